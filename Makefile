@@ -1,0 +1,57 @@
+# Two commands do all the set-up on a fresh machine: `make run` and `make test`.
+# Every step is guarded by a stamp file, so a second run is fast and quiet.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check -q
+PEERS := .peers
+STAMP := $(VENV)/.stamp-install
+PEER_STAMP := $(PEERS)/.stamp-npm
+SYS_STAMP := $(VENV)/.stamp-system
+CONFIG ?= config/default.yaml
+PYTEST_ARGS ?=
+
+.PHONY: run test lint setup peers system clean bench
+
+run: $(STAMP) $(SYS_STAMP)
+	@$(VENV)/bin/ava-console --config $(CONFIG)
+
+test: $(STAMP) $(PEER_STAMP) $(SYS_STAMP)
+	@$(VENV)/bin/ruff check --quiet engine console tests bench
+	@$(VENV)/bin/mypy --no-error-summary engine console
+	@$(VENV)/bin/pytest -n 2 -q $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	@$(VENV)/bin/ruff check engine console tests bench
+	@$(VENV)/bin/mypy engine console
+
+setup: $(STAMP) $(PEER_STAMP) $(SYS_STAMP)
+
+$(VENV)/bin/python:
+	@python3 -m venv $(VENV)
+	@$(PIP) install --upgrade pip >/dev/null 2>&1 || true
+
+$(STAMP): pyproject.toml | $(VENV)/bin/python
+	@echo "setting up .venv (one time)…"
+	@$(PIP) install -e '.[test]' 2>&1 | grep -vE '^(WARNING: Location|$$)' || true
+	@$(PY) -c "import engine, console, mcp, textual" 
+	@touch $@
+
+# Test peers from npm, installed into a project-local folder (never global).
+$(PEER_STAMP): tests/peers/package.json
+	@echo "installing npm test peers into $(PEERS)/ (one time)…"
+	@mkdir -p $(PEERS)
+	@cp tests/peers/package.json $(PEERS)/package.json
+	@cd $(PEERS) && npm install --no-audit --no-fund --loglevel=error >/dev/null
+	@touch $@
+
+# System libraries: PortAudio (and a PulseAudio null sink for the audio tests), only when root and missing.
+$(SYS_STAMP): | $(VENV)/bin/python
+	@bash tests/peers/system-deps.sh
+	@touch $@
+
+bench: $(STAMP)
+	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) $(PEERS)

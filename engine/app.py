@@ -1,0 +1,216 @@
+"""The Engine: wires registry, executor, sessions, providers and components; the console's and CLI's one API.
+
+Commands come in as method calls (start_call, user_said, set_tier, set_tool_enabled, reload …); everything that
+happens goes out as events on ``engine.bus``. Components (the MCP host, the HTTP server, the budget layer …) plug
+in through ``EngineComponent`` so this module stays wiring only.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from engine.calls import CallError, CallManager, Deliver
+from engine.config.models import Settings
+from engine.events import EventBus, TierChanged, ToolsChanged
+from engine.execution import ToolExecutor
+from engine.metrics import Metrics
+from engine.providers.base import Provider, TurnReply
+from engine.providers.factory import create_provider
+from engine.redact import Redactor, secret_values
+from engine.sessions.session import CallSession
+from engine.sessions.store import InMemorySessionStore, SessionStore
+from engine.tools.base import Tool, ToolResult
+from engine.tools.builtin import builtin_tools
+from engine.tools.registry import ToolRegistry
+from engine.tools.view import ToolView, ToolViewBuilder
+
+log = logging.getLogger(__name__)
+
+TIERS = ("fast", "standard", "deep")
+
+
+class EngineComponent(Protocol):
+    """A part of the engine with its own lifecycle (MCP host, HTTP server, budget …)."""
+
+    name: str
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    async def reload(self, old: Settings, new: Settings) -> None: ...
+
+
+class Engine:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        config_path: str | Path | None = None,
+        store: SessionStore | None = None,
+        extra_tools: list[Tool] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.config_path = Path(config_path) if config_path else None
+        self.base_dir = self.config_path.parent if self.config_path else Path.cwd()
+        self.bus = EventBus(settings.engine.event_queue_size)
+        self.metrics = Metrics()
+        self.redactor = Redactor(secret_values(settings))
+        self.registry = ToolRegistry()
+        self.views = ToolViewBuilder(self.registry)
+        self.sessions: SessionStore = store or InMemorySessionStore()
+        self.executor = ToolExecutor(self.registry, self.bus, self.metrics, lambda: self.settings, self.redactor)
+        self.calls = CallManager(self)
+        self.providers: dict[str, Provider] = {}
+        self.components: list[EngineComponent] = []
+        self.default_tier: str = settings.budget.default_tier
+        self.waiting_callers = 0
+        self.started = False
+        self.ready = False
+        self.not_ready_reason = "starting"
+        for t in builtin_tools(settings):
+            self.registry.register(t)
+        for t in extra_tools or []:
+            self.registry.register(t)
+        self._build_providers(settings)
+        self._attach_components()
+
+    # ------------------------------------------------------------------------------------------------ lifecycle
+
+    def _build_providers(self, settings: Settings) -> None:
+        self.providers = {
+            name: create_provider(name, cfg, base_dir=self.base_dir) for name, cfg in settings.providers.items()
+        }
+
+    def _attach_components(self) -> None:
+        """Components register themselves here as they are built (MCP host, HTTP, budget)."""
+        from engine.components import default_components
+
+        self.components = default_components(self)
+
+    async def start(self) -> None:
+        for c in self.components:
+            await c.start()
+        self.started = True
+        self.ready = True
+        self.not_ready_reason = ""
+
+    async def stop(self) -> None:
+        self.ready = False
+        self.not_ready_reason = "stopping"
+        await self.calls.end_all("engine stopping")
+        for c in reversed(self.components):
+            try:
+                await c.stop()
+            except Exception as e:  # stopping must reach every component
+                log.warning("stopping %s failed: %s", c.name, e)
+        for p in self.providers.values():
+            await p.aclose()
+        self.started = False
+
+    async def __aenter__(self) -> Engine:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def reload(self, settings: Settings) -> None:
+        """Apply a new config: components diff their sections; providers and contexts take effect next turn."""
+        old = self.settings
+        self._build_providers(settings)
+        self.settings = settings
+        self.redactor.update(secret_values(settings))
+        for c in self.components:
+            await c.reload(old, settings)
+
+    # ------------------------------------------------------------------------------------------------ calls
+
+    async def start_call(self, context: str, **kw: Any) -> CallSession:
+        return await self.calls.start_call(context, **kw)
+
+    async def user_said(self, call_id: str, text: str) -> TurnReply:
+        return await self.calls.user_said(call_id, text)
+
+    async def end_call(self, call_id: str, reason: str = "ended by operator") -> None:
+        await self.calls.end_call(call_id, reason)
+
+    def live_calls(self) -> list[CallSession]:
+        return self.sessions.all()
+
+    def tool_view(self, session: CallSession) -> ToolView:
+        return self.calls.view_for(session)
+
+    def context_view(self, context: str, tier: str | None = None) -> ToolView:
+        ctx = self.settings.contexts.get(context)
+        if ctx is None:
+            raise CallError(f"unknown context {context!r}")
+        return self.views.view(ctx.tools, tier or ctx.tier.default, None, 0, context)
+
+    async def execute_tool(
+        self, session: CallSession | None, exposed_name: str, args: str | Mapping[str, Any] | None,
+        *, tool_call_id: str = "",
+    ) -> ToolResult:
+        """The one execution path (see engine.execution)."""
+        return await self.executor.execute(session, exposed_name, args, tool_call_id=tool_call_id)
+
+    # ------------------------------------------------------------------------------------------------ operator
+
+    def on_user_turn(self, session: CallSession, text: str) -> None:
+        """Hook before each turn (the budget layer's tier selector replaces it)."""
+        if session.tier_override:
+            self._set_call_tier(session, session.tier_override, "operator override")
+
+    def on_turn_done(self, session: CallSession) -> None:
+        return None
+
+    def _set_call_tier(self, session: CallSession, tier: str, reason: str) -> None:
+        if tier == session.tier and reason == session.tier_reason:
+            return
+        old = session.tier
+        session.tier, session.tier_reason = tier, reason
+        session.tools_revision += 1
+        self.metrics.tier_changes.labels(reason.split(":")[0][:40]).inc()
+        self.bus.publish(TierChanged(call_id=session.call_id, old=old, new=tier, reason=reason))
+
+    def set_tier(self, call_id: str | None, tier: str) -> None:
+        """Operator override: a tier or "auto" for one call, or (call_id None) for the global default."""
+        if tier not in (*TIERS, "auto"):
+            raise ValueError(f"unknown tier {tier!r} (fast, standard, deep or auto)")
+        if call_id is None:
+            old, self.default_tier = self.default_tier, tier
+            self.bus.publish(TierChanged(call_id=None, old=old, new=tier, reason="operator set the default"))
+            return
+        session = self.calls.session(call_id)
+        if tier == "auto":
+            session.tier_override = None
+            ctx = self.settings.contexts.get(session.context)
+            self._set_call_tier(session, ctx.tier.default if ctx else "standard", "operator cleared the override")
+        else:
+            session.tier_override = tier
+            self._set_call_tier(session, tier, "operator override")
+
+    def set_tool_enabled(
+        self, call_id: str, exposed_name: str, enabled: bool, apply: Literal["next_turn", "now"] = "next_turn"
+    ) -> bool:
+        """Switch a tool on or off for a live call; "now" cancels the turn in flight and restarts it."""
+        if apply not in ("next_turn", "now"):
+            raise ValueError(f"apply must be 'next_turn' or 'now', not {apply!r}")
+        session = self.calls.session(call_id)
+        session.tool_overrides[exposed_name] = enabled
+        session.tools_revision += 1
+        restarted = self.calls.restart_turn(call_id) if apply == "now" else False
+        self.bus.publish(
+            ToolsChanged(
+                revision=session.tools_revision, call_id=call_id,
+                added=(exposed_name,) if enabled else (), removed=() if enabled else (exposed_name,),
+                apply="now" if restarted else "next_turn",
+            )
+        )
+        return restarted
+
+    async def set_provider(self, call_id: str, provider_name: str) -> None:
+        await self.calls.switch_provider(call_id, provider_name)

@@ -1,0 +1,268 @@
+"""Call lifecycle and turns: start a call, run each user turn through its provider, end it.
+
+A turn computes the call's tool view (allowlist ∩ tier ∩ operator switches), records it as the execution
+allowlist, and runs the provider on a snapshot of the canonical history. The turn runs as a task so the operator's
+"apply now" can cancel it and restart the same turn, from the same snapshot, with the new tools.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from engine.events import CallEnded, CallStarted, EngineError, TranscriptAdded
+from engine.providers.base import ProviderError, ProviderSession, ToolCallRequest, Turn, TurnReply
+from engine.sessions.history import History, Message, ToolCallItem, ToolResultItem
+from engine.sessions.session import CallSession
+from engine.templates import prompt_values, render
+from engine.tools.validation import ArgumentError, parse_arguments
+from engine.tools.view import ToolView
+
+if TYPE_CHECKING:
+    from engine.app import Engine
+
+log = logging.getLogger(__name__)
+
+Deliver = Callable[[CallSession, str], Awaitable[None]]
+
+
+class CallError(RuntimeError):
+    """An operation on a call that cannot be done (unknown call, call ended, unknown context)."""
+
+
+@dataclass
+class CallRuntime:
+    """Engine-side state of a live call that is not part of the session record."""
+
+    provider_session: ProviderSession
+    provider_name: str
+    deliver: Deliver | None = None
+    turn_task: asyncio.Task[TurnReply] | None = None
+    restart_requested: bool = False
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    view: ToolView | None = None
+
+
+class EngineGateway:
+    """The ToolGateway a provider gets for one turn: records calls in history and runs them via the engine."""
+
+    def __init__(self, engine: Engine, session: CallSession) -> None:
+        self.engine = engine
+        self.session = session
+
+    async def call_tools(self, calls: Sequence[ToolCallRequest]) -> list[ToolResultItem]:
+        history = self.session.history
+        group = history.new_group()
+        items: list[ToolCallItem] = []
+        for c in calls:
+            try:
+                args = parse_arguments(c.arguments)
+            except ArgumentError:
+                args = {"_raw": c.arguments}
+            ids = (("provider", c.provider_id),) if c.provider_id else ()
+            item = ToolCallItem(history.new_call_id(), c.name, args, group, provider_ids=ids)
+            history.add(item)
+            items.append(item)
+        results = await self.engine.executor.execute_many(
+            self.session, [(c.name, c.arguments, item.id) for c, item in zip(calls, items, strict=True)]
+        )
+        out: list[ToolResultItem] = []
+        for item, r in zip(items, results, strict=True):
+            res = ToolResultItem(item.id, item.name, r.status, r.message, r.data)
+            history.add(res)
+            out.append(res)
+        return out
+
+
+class CallManager:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._runtime: dict[str, CallRuntime] = {}
+        self._ids = itertools.count(1)
+
+    def runtime(self, call_id: str) -> CallRuntime | None:
+        return self._runtime.get(call_id)
+
+    def session(self, call_id: str) -> CallSession:
+        s = self.engine.sessions.get(call_id)
+        if s is None:
+            raise CallError(f"no live call {call_id!r}")
+        return s
+
+    async def start_call(
+        self,
+        context: str,
+        *,
+        provider: str | None = None,
+        caller_name: str | None = None,
+        caller_number: str | None = None,
+        direction: str = "inbound",
+        channel_id: str | None = None,
+        deliver: Deliver | None = None,
+        call_id: str | None = None,
+        **extra: Any,
+    ) -> CallSession:
+        settings = self.engine.settings
+        ctx = settings.contexts.get(context)
+        if ctx is None:
+            known = ", ".join(sorted(settings.contexts)) or "none"
+            raise CallError(f"unknown context {context!r} (known: {known})")
+        provider_name = provider or ctx.provider
+        prov = self.engine.providers.get(provider_name)
+        if prov is None:
+            raise CallError(f"unknown provider {provider_name!r} (known: {', '.join(sorted(self.engine.providers))})")
+        session = CallSession(
+            call_id=call_id or f"call-{next(self._ids)}",
+            context=context,
+            provider=provider_name,
+            caller_name=caller_name,
+            caller_number=caller_number,
+            direction="outbound" if direction == "outbound" else "inbound",
+            channel_id=channel_id,
+            history=History(settings.engine.history_limit),
+            campaign_id=extra.get("campaign_id"),
+            lead_id=extra.get("lead_id"),
+            tier=ctx.tier.default,
+            tier_reason="context default",
+        )
+        self.engine.sessions.add(session)
+        self._runtime[session.call_id] = CallRuntime(prov.open_session(session), provider_name, deliver)
+        self.engine.metrics.calls_active.set(len(self._runtime))
+        self.engine.metrics.calls_total.labels(context).inc()
+        session.state = "active"
+        self.engine.bus.publish(
+            CallStarted(
+                call_id=session.call_id, context=context, provider=provider_name, caller_name=caller_name,
+                caller_number=caller_number, direction=session.direction, tier=session.tier,
+            )
+        )
+        greeting = render(ctx.greeting, prompt_values(session)) if ctx.greeting else None
+        if greeting is None:
+            greeting = await self._runtime[session.call_id].provider_session.greeting(session)
+        if greeting:
+            await self._say(session, greeting)
+        return session
+
+    async def _say(self, session: CallSession, text: str) -> None:
+        session.history.add_message("assistant", text)
+        self.engine.bus.publish(TranscriptAdded(call_id=session.call_id, role="assistant", text=text))
+        rt = self._runtime.get(session.call_id)
+        if rt is not None and rt.deliver is not None:
+            await rt.deliver(session, text)
+
+    def system_prompt(self, session: CallSession) -> str:
+        ctx = self.engine.settings.contexts.get(session.context)
+        return render(ctx.prompt, prompt_values(session)) if ctx else ""
+
+    def view_for(self, session: CallSession) -> ToolView:
+        ctx = self.engine.settings.contexts.get(session.context)
+        allow = ctx.tools if ctx else []
+        return self.engine.views.view(
+            allow, session.tier, session.tool_overrides, session.tools_revision, session.context
+        )
+
+    async def user_said(self, call_id: str, text: str) -> TurnReply:
+        """One user turn: record what was said, run the provider (restarting on apply-now), speak the reply."""
+        session = self.session(call_id)
+        if not session.active:
+            raise CallError(f"call {call_id} has ended")
+        rt = self._runtime[call_id]
+        async with rt.lock:
+            session.turn += 1
+            session.history.add_message("user", text)
+            self.engine.bus.publish(TranscriptAdded(call_id=call_id, role="user", text=text))
+            self.engine.on_user_turn(session, text)
+            marker = session.history.snapshot()
+            while True:
+                rt = self._runtime[call_id]
+                view = self.view_for(session)
+                rt.view = view
+                session.shown_tools = view.names
+                await rt.provider_session.update_tools(view)
+                turn = Turn(
+                    session=session,
+                    system_prompt=self.system_prompt(session),
+                    history=session.history.items(),
+                    view=view,
+                    tools=EngineGateway(self.engine, session),
+                    current_history=session.history.items,
+                )
+                rt.restart_requested = False
+                rt.turn_task = asyncio.ensure_future(rt.provider_session.run_turn(turn))
+                try:
+                    reply = await rt.turn_task
+                except asyncio.CancelledError:
+                    if rt.restart_requested:
+                        session.history.restore(marker)
+                        continue
+                    raise
+                except ProviderError as e:
+                    self.engine.bus.publish(EngineError(message=str(e), call_id=call_id))
+                    reply = TurnReply("Sorry, I'm having trouble answering right now.", meta={"error": str(e)})
+                finally:
+                    rt.turn_task = None
+                break
+            self.engine.on_turn_done(session)
+            text = reply.text or (session.farewell if session.hangup_requested else "")
+            if text:
+                await self._say(session, text)
+            if session.hangup_requested:
+                await self.end_call(call_id, "hangup")
+            return reply
+
+    def restart_turn(self, call_id: str) -> bool:
+        """Apply now: cancel the turn in flight; ``user_said`` restarts it from the same snapshot."""
+        rt = self._runtime.get(call_id)
+        if rt is None or rt.turn_task is None or rt.turn_task.done():
+            return False
+        rt.restart_requested = True
+        rt.turn_task.cancel()
+        return True
+
+    async def switch_provider(self, call_id: str, provider_name: str) -> None:
+        session = self.session(call_id)
+        prov = self.engine.providers.get(provider_name)
+        if prov is None:
+            raise CallError(f"unknown provider {provider_name!r}")
+        rt = self._runtime[call_id]
+        async with rt.lock:  # takes effect on the next turn
+            old = rt.provider_session
+            rt.provider_session = prov.open_session(session)
+            rt.provider_name = provider_name
+            session.provider = provider_name
+            session.tools_revision += 1
+        await old.aclose()
+
+    async def end_call(self, call_id: str, reason: str = "ended") -> None:
+        session = self.engine.sessions.get(call_id)
+        if session is None or session.state == "ended":
+            return
+        session.state = "ended"
+        session.ended_at = time.time()
+        session.end_reason = reason
+        rt = self._runtime.pop(call_id, None)
+        if rt is not None:
+            if rt.turn_task is not None and not rt.turn_task.done() and asyncio.current_task() is not rt.turn_task:
+                rt.turn_task.cancel()
+            try:
+                await rt.provider_session.aclose()
+            except Exception as e:  # closing a provider must not keep a call alive
+                log.warning("closing provider for %s failed: %s", call_id, e)
+        self.engine.sessions.remove(call_id)
+        self.engine.metrics.calls_active.set(len(self._runtime))
+        self.engine.bus.publish(CallEnded(call_id=call_id, reason=reason, duration_s=round(session.duration_s, 3)))
+
+    async def end_all(self, reason: str = "engine stopping") -> None:
+        for call_id in list(self._runtime):
+            await self.end_call(call_id, reason)
+
+    def last_user_text(self, session: CallSession) -> str:
+        for i in reversed(session.history.items()):
+            if isinstance(i, Message) and i.role == "user":
+                return i.text
+        return ""

@@ -1,0 +1,260 @@
+"""The event bus and the events the engine tells the world about.
+
+Events are frozen dataclasses named in the past tense; as JSON lines their ``type`` is dotted (``tool.completed``).
+``EventBus.publish`` never blocks the engine: every subscriber has its own bounded queue that drops its oldest
+event when full and counts the drops, so a slow console or a stalled CLI pipe cannot slow a call down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import time
+from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
+    type: ClassVar[str] = "event"
+    ts: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type}
+        for f in dataclasses.fields(self):
+            out[f.name] = getattr(self, f.name)
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), default=_json_default, ensure_ascii=False)
+
+
+def _json_default(o: Any) -> Any:
+    if dataclasses.is_dataclass(o) and not isinstance(o, type):
+        return dataclasses.asdict(o)
+    if isinstance(o, set | frozenset | tuple):
+        return list(o)
+    return str(o)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallStarted(Event):
+    type: ClassVar[str] = "call.started"
+    call_id: str
+    context: str
+    provider: str
+    caller_name: str | None = None
+    caller_number: str | None = None
+    direction: str = "inbound"
+    tier: str = "standard"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallEnded(Event):
+    type: ClassVar[str] = "call.ended"
+    call_id: str
+    reason: str
+    duration_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TranscriptAdded(Event):
+    type: ClassVar[str] = "transcript.added"
+    call_id: str
+    role: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolRequested(Event):
+    type: ClassVar[str] = "tool.requested"
+    call_id: str
+    tool_call_id: str
+    exposed_name: str
+    server: str
+    tool: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    is_probe: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCompleted(Event):
+    type: ClassVar[str] = "tool.completed"
+    call_id: str
+    tool_call_id: str
+    exposed_name: str
+    server: str
+    tool: str
+    status: str
+    latency_ms: float
+    message: str
+    cache_hit: bool = False
+    is_probe: bool = False
+    data: Any = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolRejected(Event):
+    type: ClassVar[str] = "tool.rejected"
+    call_id: str
+    tool_call_id: str
+    exposed_name: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TierChanged(Event):
+    type: ClassVar[str] = "tier.changed"
+    call_id: str | None
+    old: str
+    new: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolsChanged(Event):
+    type: ClassVar[str] = "tools.changed"
+    revision: int
+    call_id: str | None = None
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    apply: str = "next_turn"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerStateChanged(Event):
+    type: ClassVar[str] = "server.state"
+    server: str
+    state: str
+    restarts: int = 0
+    last_error: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AnnouncementPlayed(Event):
+    type: ClassVar[str] = "announcement.played"
+    call_id: str
+    text: str
+    reason: str = "slow_tool"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AnnouncementRequested(Event):
+    type: ClassVar[str] = "announcement.requested"
+    call_id: str
+    text: str
+    exposed_name: str
+    reason: str = "slow_tool"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnOverBudget(Event):
+    type: ClassVar[str] = "turn.over_budget"
+    call_id: str
+    tier: str
+    budget_ms: int
+    latency_ms: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConfigReloaded(Event):
+    type: ClassVar[str] = "config.reloaded"
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EngineError(Event):
+    type: ClassVar[str] = "engine.error"
+    message: str
+    call_id: str | None = None
+
+
+class Subscription:
+    """One subscriber's bounded queue; iterate it with ``async for``."""
+
+    def __init__(self, bus: EventBus, maxsize: int, types: frozenset[str] | None) -> None:
+        self._bus = bus
+        self._items: deque[Event] = deque(maxlen=maxsize)
+        self._maxsize = maxsize
+        self._ready = asyncio.Event()
+        self._types = types
+        self.dropped = 0
+        self.closed = False
+
+    def _offer(self, event: Event) -> None:
+        if self._types is not None and event.type not in self._types:
+            return
+        if len(self._items) == self._maxsize:
+            self.dropped += 1
+            self._bus.dropped_total += 1
+        self._items.append(event)
+        self._ready.set()
+
+    def get_nowait(self) -> Event | None:
+        if self._items:
+            return self._items.popleft()
+        return None
+
+    def drain(self) -> list[Event]:
+        out = list(self._items)
+        self._items.clear()
+        return out
+
+    async def get(self) -> Event:
+        while not self._items:
+            if self.closed:
+                raise StopAsyncIteration
+            self._ready.clear()
+            await self._ready.wait()
+        return self._items.popleft()
+
+    def close(self) -> None:
+        self.closed = True
+        self._bus._unsubscribe(self)
+        self._ready.set()
+
+    def __aiter__(self) -> AsyncIterator[Event]:
+        return self
+
+    async def __anext__(self) -> Event:
+        return await self.get()
+
+    def __enter__(self) -> Subscription:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class EventBus:
+    """Fan-out of events to subscribers; publishing is synchronous and never blocks."""
+
+    def __init__(self, queue_size: int = 1000) -> None:
+        self.queue_size = queue_size
+        self._subs: list[Subscription] = []
+        self.dropped_total = 0
+        self.published_total = 0
+
+    def subscribe(self, maxsize: int | None = None, types: set[str] | None = None) -> Subscription:
+        sub = Subscription(self, maxsize or self.queue_size, frozenset(types) if types else None)
+        self._subs.append(sub)
+        return sub
+
+    def _unsubscribe(self, sub: Subscription) -> None:
+        if sub in self._subs:
+            self._subs.remove(sub)
+
+    def publish(self, event: Event) -> None:
+        self.published_total += 1
+        for sub in tuple(self._subs):
+            sub._offer(event)
+
+    @property
+    def subscriber_count(self) -> int:
+        return len(self._subs)

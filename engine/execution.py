@@ -1,0 +1,182 @@
+"""The one execution path every tool call in the product goes through.
+
+Order matters and is the contract: the name must be one this call was shown (else ``rejected`` and the tool never
+runs) → arguments parsed (malformed JSON → ``rejected`` with the parser's message) → validated against the schema
+(every violation named → ``rejected``) → cache → timeout → run → exceptions become ``error`` with a safe message →
+events, metrics and latency hooks. Several calls from one model turn run concurrently and come back in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+from engine.config.models import Settings
+from engine.events import EventBus, ToolCompleted, ToolRejected, ToolRequested
+from engine.metrics import Metrics
+from engine.redact import Redactor
+from engine.sessions.session import CallSession
+from engine.tools.base import ToolExecutionContext, ToolResult
+from engine.tools.registry import RegisteredTool, ToolRegistry
+from engine.tools.validation import ArgumentError, parse_arguments
+
+log = logging.getLogger(__name__)
+
+
+class ExecutionHooks(Protocol):
+    """What the budget layer plugs into the path: timeouts, the result cache and latency recording."""
+
+    def timeout_s(self, entry: RegisteredTool, session: CallSession | None, default_s: float) -> float: ...
+
+    def cached(self, entry: RegisteredTool, args: Mapping[str, Any]) -> ToolResult | None: ...
+
+    def completed(
+        self, entry: RegisteredTool, args: Mapping[str, Any], result: ToolResult, latency_ms: float, is_probe: bool
+    ) -> None: ...
+
+
+class DefaultHooks:
+    """No cache, no latency book: the tool's own timeout, else the global one."""
+
+    def timeout_s(self, entry: RegisteredTool, session: CallSession | None, default_s: float) -> float:
+        d = entry.tool.definition
+        ms = d.timeout_ms or d.latency.max_duration_ms
+        return ms / 1000 if ms else default_s
+
+    def cached(self, entry: RegisteredTool, args: Mapping[str, Any]) -> ToolResult | None:
+        return None
+
+    def completed(
+        self, entry: RegisteredTool, args: Mapping[str, Any], result: ToolResult, latency_ms: float, is_probe: bool
+    ) -> None:
+        return None
+
+
+class ToolExecutor:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        bus: EventBus,
+        metrics: Metrics,
+        settings: Callable[[], Settings],
+        redactor: Redactor,
+        hooks: ExecutionHooks | None = None,
+    ) -> None:
+        self.registry = registry
+        self.bus = bus
+        self.metrics = metrics
+        self._settings = settings
+        self.redact = redactor
+        self.hooks: ExecutionHooks = hooks or DefaultHooks()
+
+    def _reject(self, session: CallSession | None, name: str, tool_call_id: str, reason: str) -> ToolResult:
+        call_id = session.call_id if session else ""
+        self.metrics.tool_rejections.labels(name[:64], reason.split(":", 1)[0][:40]).inc()
+        self.bus.publish(ToolRejected(call_id=call_id, tool_call_id=tool_call_id, exposed_name=name, reason=reason))
+        return ToolResult("rejected", reason)
+
+    async def execute(
+        self,
+        session: CallSession | None,
+        exposed_name: str,
+        args: str | Mapping[str, Any] | None,
+        *,
+        tool_call_id: str = "",
+        is_probe: bool = False,
+        allowed: frozenset[str] | None = None,
+    ) -> ToolResult:
+        """Run one tool call for ``session``. ``allowed`` overrides the session's shown tools (probes, CLI)."""
+        shown = allowed if allowed is not None else (session.shown_tools if session is not None else frozenset())
+        if exposed_name not in shown:
+            return self._reject(
+                session, exposed_name, tool_call_id,
+                f"not shown: the tool {exposed_name!r} was not offered on this call, so it was not run",
+            )
+        entry = self.registry.get(exposed_name)
+        if entry is None:
+            return self._reject(
+                session, exposed_name, tool_call_id,
+                f"unavailable: the tool {exposed_name!r} is no longer available",
+            )
+        try:
+            parsed = parse_arguments(args)
+            entry.validator.validate(parsed)
+        except ArgumentError as e:
+            return self._reject(session, exposed_name, tool_call_id, f"invalid arguments for {exposed_name}: {e}")
+        return await self._run(session, entry, parsed, tool_call_id, is_probe)
+
+    async def _run(
+        self,
+        session: CallSession | None,
+        entry: RegisteredTool,
+        args: dict[str, Any],
+        tool_call_id: str,
+        is_probe: bool,
+    ) -> ToolResult:
+        d = entry.tool.definition
+        call_id = session.call_id if session else ""
+        origin = d.origin_name or d.name
+        self.bus.publish(
+            ToolRequested(
+                call_id=call_id, tool_call_id=tool_call_id, exposed_name=d.name, server=d.server, tool=origin,
+                arguments=args, is_probe=is_probe,
+            )
+        )
+        start = time.perf_counter()
+        result = self.hooks.cached(entry, args)
+        if result is None:
+            settings = self._settings()
+            ctx = ToolExecutionContext(
+                call_id=call_id,
+                session=session,
+                config=settings,
+                emit=self.bus.publish,
+                channel_id=session.channel_id if session else None,
+                tool_call_id=tool_call_id,
+                is_probe=is_probe,
+            )
+            timeout = self.hooks.timeout_s(entry, session, settings.engine.tool_timeout_ms / 1000)
+            try:
+                async with asyncio.timeout(timeout):
+                    result = await entry.tool.execute(args, ctx)
+            except TimeoutError:
+                result = ToolResult("timeout", f"{d.name} did not answer within {timeout:g} seconds.")
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # a tool bug must never take the call down
+                log.warning("tool %s raised %s", d.name, type(e).__name__, exc_info=log.isEnabledFor(logging.DEBUG))
+                detail = self.redact(str(e))[:200]
+                result = ToolResult("error", f"{d.name} failed: {type(e).__name__}{': ' + detail if detail else ''}")
+            if not isinstance(result, ToolResult):
+                result = ToolResult("error", f"{d.name} returned {type(result).__name__}, not a ToolResult")
+        latency_ms = (time.perf_counter() - start) * 1000
+        if result.message and self.redact is not None:
+            result.message = self.redact(result.message)
+        self.metrics.tool_done(d.server, origin, result.status, latency_ms / 1000)
+        if result.cache_hit:
+            self.metrics.cache_hits.labels(d.name).inc()
+        self.hooks.completed(entry, args, result, latency_ms, is_probe)
+        self.bus.publish(
+            ToolCompleted(
+                call_id=call_id, tool_call_id=tool_call_id, exposed_name=d.name, server=d.server, tool=origin,
+                status=result.status, latency_ms=round(latency_ms, 3), message=result.message,
+                cache_hit=result.cache_hit, is_probe=is_probe, data=result.data,
+            )
+        )
+        return result
+
+    async def execute_many(
+        self,
+        session: CallSession | None,
+        calls: Sequence[tuple[str, str | Mapping[str, Any] | None, str]],
+    ) -> list[ToolResult]:
+        """Run (name, args, tool_call_id) calls concurrently; results in request order."""
+        if len(calls) == 1:
+            name, args, tcid = calls[0]
+            return [await self.execute(session, name, args, tool_call_id=tcid)]
+        return list(
+            await asyncio.gather(*(self.execute(session, n, a, tool_call_id=t) for n, a, t in calls))
+        )

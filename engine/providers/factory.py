@@ -1,0 +1,29 @@
+"""Builds provider instances from ``providers.<name>`` config entries, importing each adapter only when used."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from engine.config.models import ProviderConfig
+from engine.providers.base import Provider, ProviderError
+
+#: provider type -> "module:Class". Adapters register here as they are built.
+PROVIDER_CLASSES: dict[str, str] = {
+    "scripted": "engine.providers.scripted:ScriptedProvider",
+}
+
+
+def create_provider(name: str, config: ProviderConfig, base_dir: Path | None = None) -> Provider:
+    target = PROVIDER_CLASSES.get(config.type)
+    if target is None:
+        available = ", ".join(sorted(PROVIDER_CLASSES))
+        raise ProviderError(name, f"provider type {config.type!r} is not available in this build (available: {available})")
+    module_name, cls_name = target.split(":")
+    cls = getattr(importlib.import_module(module_name), cls_name)
+    try:
+        return cls(name, config, base_dir=base_dir)  # type: ignore[no-any-return]
+    except ProviderError:
+        raise
+    except (ValueError, OSError) as e:
+        raise ProviderError(name, str(e)) from e

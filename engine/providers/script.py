@@ -1,0 +1,118 @@
+"""The scripted provider's dialog script: greeting, intents (regex → tool calls → reply), fallback.
+
+Scripts live in YAML (``config/scripts/*.yaml``). Patterns are matched case-insensitively against what the
+caller said, and also against the same text with number words turned into digits ("roll two d six" →
+"roll 2 d 6"), so the same script serves typed and recognised speech. Named groups become tool arguments.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+
+class ScriptError(ValueError):
+    """A script that cannot be used; the message names the file and the intent or key."""
+
+
+class ScriptToolCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class Intent(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    patterns: list[str]
+    tools: list[ScriptToolCall] = Field(default_factory=list)
+    reply: str = "{result}"
+    error_reply: str | None = None
+    examples: list[str] = Field(default_factory=list, description="Phrases a caller says (speech grammar).")
+
+    @field_validator("patterns")
+    @classmethod
+    def _compile(cls, v: list[str]) -> list[str]:
+        if not v:
+            raise ValueError("needs at least one pattern")
+        for p in v:
+            try:
+                re.compile(p)
+            except re.error as e:
+                raise ValueError(f"pattern {p!r} is not a valid regular expression: {e}") from e
+        return v
+
+
+class Script(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    greeting: str | None = None
+    intents: list[Intent] = Field(default_factory=list)
+    fallback: str = "Sorry, I didn't catch that."
+
+    def compiled(self) -> list[tuple[Intent, list[re.Pattern[str]]]]:
+        return [(i, [re.compile(p, re.IGNORECASE) for p in i.patterns]) for i in self.intents]
+
+    def phrases(self) -> list[str]:
+        """Every example phrase, for building a speech grammar."""
+        return [e for i in self.intents for e in i.examples]
+
+
+def load_script(path: str | Path) -> Script:
+    p = Path(path)
+    try:
+        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except FileNotFoundError as e:
+        raise ScriptError(f"{p}: script file not found") from e
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        raise ScriptError(f"{p}{line}: not valid YAML: {getattr(e, 'problem', e)}") from e
+    if not isinstance(raw, dict):
+        raise ScriptError(f"{p}: a script must be a mapping with greeting, intents and fallback")
+    try:
+        return Script.model_validate(raw)
+    except ValidationError as e:
+        problems = []
+        for err in e.errors():
+            loc = list(err["loc"])
+            where = ".".join(str(x) for x in loc)
+            if len(loc) >= 2 and loc[0] == "intents" and isinstance(loc[1], int):
+                intents = raw.get("intents") or []
+                if loc[1] < len(intents) and isinstance(intents[loc[1]], dict):
+                    where = f"intent {intents[loc[1]].get('name', loc[1])!r}: " + ".".join(str(x) for x in loc[2:])
+            msg = err["msg"].removeprefix("Value error, ")
+            if err["type"] == "extra_forbidden":
+                msg = "unknown key"
+            problems.append(f"{p}: {where}: {msg}")
+        raise ScriptError("\n".join(problems)) from e
+
+
+_UNITS = {
+    "zero": 0, "oh": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "niner": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+}
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+         "ninety": 90}
+_NUMBER_WORDS = re.compile(
+    r"\b(?:(?P<tens>" + "|".join(_TENS) + r")(?:[\s-](?P<unit2>" + "|".join(list(_UNITS)[1:10]) + r"))?"
+    r"|(?P<unit>" + "|".join(_UNITS) + r")|(?P<hundred>a hundred|one hundred|hundred))\b",
+    re.IGNORECASE,
+)
+
+
+def numbers_to_digits(text: str) -> str:
+    """'roll two d twenty' → 'roll 2 d 20'; 'a hundred' → '100'. Leaves everything else as it is."""
+
+    def sub(m: re.Match[str]) -> str:
+        if m.group("hundred"):
+            return "100"
+        if m.group("tens"):
+            return str(_TENS[m.group("tens").lower()] + (_UNITS[m.group("unit2").lower()] if m.group("unit2") else 0))
+        return str(_UNITS[m.group("unit").lower()])
+
+    return _NUMBER_WORDS.sub(sub, text)

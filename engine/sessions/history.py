@@ -1,0 +1,115 @@
+"""The canonical conversation of one call: the only source of truth for every provider request.
+
+Provider payloads are rendered from this history on every request and never stored, so a call can change its
+provider mid-conversation with its tool history intact. Tool calls carry canonical ids (``tc_1``, ``tc_2`` …),
+stable for the life of the call; adapters map them to and from their provider's own ids.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["user", "assistant", "system"]
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    role: Role
+    text: str
+    ts: float = field(default_factory=time.time)
+    kind: Literal["message"] = "message"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallItem:
+    """The model asked for a tool. ``group`` ties together the calls of one model response (parallel calls)."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    group: int
+    ts: float = field(default_factory=time.time)
+    #: The provider's own id for this call, when it gave one (kept for echoing back to the same provider).
+    provider_ids: tuple[tuple[str, str], ...] = ()
+    kind: Literal["tool_call"] = "tool_call"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultItem:
+    call_id: str
+    name: str
+    status: str
+    message: str
+    data: Any = None
+    ts: float = field(default_factory=time.time)
+    kind: Literal["tool_result"] = "tool_result"
+
+    def payload(self) -> dict[str, Any]:
+        """The result as a provider receives it (status, message, data)."""
+        return {"status": self.status, "message": self.message, "data": self.data}
+
+
+HistoryItem = Message | ToolCallItem | ToolResultItem
+
+
+class History:
+    """An append-only list of canonical items, bounded by config (oldest whole exchanges dropped first)."""
+
+    def __init__(self, limit: int = 200) -> None:
+        self.limit = limit
+        self._items: list[HistoryItem] = []
+        self._next_call = 0
+        self._next_group = 0
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def items(self) -> tuple[HistoryItem, ...]:
+        return tuple(self._items)
+
+    def snapshot(self) -> int:
+        """A marker to restore to (apply-now restarts a turn from the same snapshot)."""
+        return len(self._items)
+
+    def restore(self, marker: int) -> None:
+        del self._items[marker:]
+
+    def new_call_id(self) -> str:
+        self._next_call += 1
+        return f"tc_{self._next_call}"
+
+    def new_group(self) -> int:
+        self._next_group += 1
+        return self._next_group
+
+    def add(self, item: HistoryItem) -> None:
+        self._items.append(item)
+        self._trim()
+
+    def add_message(self, role: Role, text: str) -> Message:
+        msg = Message(role, text)
+        self.add(msg)
+        return msg
+
+    def _trim(self) -> None:
+        if len(self._items) <= self.limit:
+            return
+        # Drop from the front, but never leave a tool result without its call: cut at a user message.
+        excess = len(self._items) - self.limit
+        cut = excess
+        while cut < len(self._items) and not (
+            isinstance(self._items[cut], Message) and self._items[cut].role == "user"
+        ):
+            cut += 1
+        if cut >= len(self._items):
+            cut = excess
+            while cut < len(self._items) and isinstance(self._items[cut], ToolResultItem):
+                cut += 1
+        del self._items[:cut]
+
+    def pending_tool_calls(self) -> list[ToolCallItem]:
+        """Tool calls with no result yet (a provider must answer every one)."""
+        answered = {i.call_id for i in self._items if isinstance(i, ToolResultItem)}
+        return [i for i in self._items if isinstance(i, ToolCallItem) and i.id not in answered]
