@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from engine.calls import CallError, CallManager, Deliver
+from engine.calls import CallError, CallManager
 from engine.config.models import Settings
 from engine.events import EventBus, TierChanged, ToolsChanged
 from engine.execution import ToolExecutor
@@ -44,6 +44,14 @@ class EngineComponent(Protocol):
     async def reload(self, old: Settings, new: Settings) -> None: ...
 
 
+class TurnHooks(Protocol):
+    """Called around every turn (the budget layer's tier selector and turn accounting)."""
+
+    def before_turn(self, session: CallSession, text: str) -> None: ...
+
+    def after_turn(self, session: CallSession) -> None: ...
+
+
 class Engine:
     def __init__(
         self,
@@ -62,10 +70,13 @@ class Engine:
         self.registry = ToolRegistry()
         self.views = ToolViewBuilder(self.registry)
         self.sessions: SessionStore = store or InMemorySessionStore()
-        self.executor = ToolExecutor(self.registry, self.bus, self.metrics, lambda: self.settings, self.redactor)
+        self.executor = ToolExecutor(
+            self.registry, self.bus, self.metrics, lambda: self.settings, self.redactor
+        )
         self.calls = CallManager(self)
         self.providers: dict[str, Provider] = {}
         self.components: list[EngineComponent] = []
+        self.turn_hooks: list[TurnHooks] = []
         self.default_tier: str = settings.budget.default_tier
         self.waiting_callers = 0
         self.started = False
@@ -82,7 +93,8 @@ class Engine:
 
     def _build_providers(self, settings: Settings) -> None:
         self.providers = {
-            name: create_provider(name, cfg, base_dir=self.base_dir) for name, cfg in settings.providers.items()
+            name: create_provider(name, cfg, base_dir=self.base_dir)
+            for name, cfg in settings.providers.items()
         }
 
     def _attach_components(self) -> None:
@@ -151,8 +163,12 @@ class Engine:
         return self.views.view(ctx.tools, tier or ctx.tier.default, None, 0, context)
 
     async def execute_tool(
-        self, session: CallSession | None, exposed_name: str, args: str | Mapping[str, Any] | None,
-        *, tool_call_id: str = "",
+        self,
+        session: CallSession | None,
+        exposed_name: str,
+        args: str | Mapping[str, Any] | None,
+        *,
+        tool_call_id: str = "",
     ) -> ToolResult:
         """The one execution path (see engine.execution)."""
         return await self.executor.execute(session, exposed_name, args, tool_call_id=tool_call_id)
@@ -160,12 +176,16 @@ class Engine:
     # ------------------------------------------------------------------------------------------------ operator
 
     def on_user_turn(self, session: CallSession, text: str) -> None:
-        """Hook before each turn (the budget layer's tier selector replaces it)."""
-        if session.tier_override:
+        """Before each turn: the tier selector (turn hooks) picks the call's tier for this turn."""
+        if self.turn_hooks:
+            for h in self.turn_hooks:
+                h.before_turn(session, text)
+        elif session.tier_override:
             self._set_call_tier(session, session.tier_override, "operator override")
 
     def on_turn_done(self, session: CallSession) -> None:
-        return None
+        for h in self.turn_hooks:
+            h.after_turn(session)
 
     def _set_call_tier(self, session: CallSession, tier: str, reason: str) -> None:
         if tier == session.tier and reason == session.tier_reason:
@@ -188,7 +208,9 @@ class Engine:
         if tier == "auto":
             session.tier_override = None
             ctx = self.settings.contexts.get(session.context)
-            self._set_call_tier(session, ctx.tier.default if ctx else "standard", "operator cleared the override")
+            self._set_call_tier(
+                session, ctx.tier.default if ctx else "standard", "operator cleared the override"
+            )
         else:
             session.tier_override = tier
             self._set_call_tier(session, tier, "operator override")
@@ -205,8 +227,10 @@ class Engine:
         restarted = self.calls.restart_turn(call_id) if apply == "now" else False
         self.bus.publish(
             ToolsChanged(
-                revision=session.tools_revision, call_id=call_id,
-                added=(exposed_name,) if enabled else (), removed=() if enabled else (exposed_name,),
+                revision=session.tools_revision,
+                call_id=call_id,
+                added=(exposed_name,) if enabled else (),
+                removed=() if enabled else (exposed_name,),
                 apply="now" if restarted else "next_turn",
             )
         )

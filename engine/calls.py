@@ -115,7 +115,9 @@ class CallManager:
         provider_name = provider or ctx.provider
         prov = self.engine.providers.get(provider_name)
         if prov is None:
-            raise CallError(f"unknown provider {provider_name!r} (known: {', '.join(sorted(self.engine.providers))})")
+            raise CallError(
+                f"unknown provider {provider_name!r} (known: {', '.join(sorted(self.engine.providers))})"
+            )
         session = CallSession(
             call_id=call_id or f"call-{next(self._ids)}",
             context=context,
@@ -137,8 +139,13 @@ class CallManager:
         session.state = "active"
         self.engine.bus.publish(
             CallStarted(
-                call_id=session.call_id, context=context, provider=provider_name, caller_name=caller_name,
-                caller_number=caller_number, direction=session.direction, tier=session.tier,
+                call_id=session.call_id,
+                context=context,
+                provider=provider_name,
+                caller_name=caller_name,
+                caller_number=caller_number,
+                direction=session.direction,
+                tier=session.tier,
             )
         )
         greeting = render(ctx.greeting, prompt_values(session)) if ctx.greeting else None
@@ -203,12 +210,14 @@ class CallManager:
                     raise
                 except ProviderError as e:
                     self.engine.bus.publish(EngineError(message=str(e), call_id=call_id))
-                    reply = TurnReply("Sorry, I'm having trouble answering right now.", meta={"error": str(e)})
+                    reply = TurnReply(
+                        "Sorry, I'm having trouble answering right now.", meta={"error": str(e)}
+                    )
                 finally:
                     rt.turn_task = None
                 break
             self.engine.on_turn_done(session)
-            text = reply.text or (session.farewell if session.hangup_requested else "")
+            text = reply.text or (session.farewell or "" if session.hangup_requested else "")
             if text:
                 await self._say(session, text)
             if session.hangup_requested:
@@ -247,7 +256,11 @@ class CallManager:
         session.end_reason = reason
         rt = self._runtime.pop(call_id, None)
         if rt is not None:
-            if rt.turn_task is not None and not rt.turn_task.done() and asyncio.current_task() is not rt.turn_task:
+            if (
+                rt.turn_task is not None
+                and not rt.turn_task.done()
+                and asyncio.current_task() is not rt.turn_task
+            ):
                 rt.turn_task.cancel()
             try:
                 await rt.provider_session.aclose()
@@ -255,7 +268,9 @@ class CallManager:
                 log.warning("closing provider for %s failed: %s", call_id, e)
         self.engine.sessions.remove(call_id)
         self.engine.metrics.calls_active.set(len(self._runtime))
-        self.engine.bus.publish(CallEnded(call_id=call_id, reason=reason, duration_s=round(session.duration_s, 3)))
+        self.engine.bus.publish(
+            CallEnded(call_id=call_id, reason=reason, duration_s=round(session.duration_s, 3))
+        )
 
     async def end_all(self, reason: str = "engine stopping") -> None:
         for call_id in list(self._runtime):

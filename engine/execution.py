@@ -34,7 +34,12 @@ class ExecutionHooks(Protocol):
     def cached(self, entry: RegisteredTool, args: Mapping[str, Any]) -> ToolResult | None: ...
 
     def completed(
-        self, entry: RegisteredTool, args: Mapping[str, Any], result: ToolResult, latency_ms: float, is_probe: bool
+        self,
+        entry: RegisteredTool,
+        args: Mapping[str, Any],
+        result: ToolResult,
+        latency_ms: float,
+        is_probe: bool,
     ) -> None: ...
 
 
@@ -50,7 +55,12 @@ class DefaultHooks:
         return None
 
     def completed(
-        self, entry: RegisteredTool, args: Mapping[str, Any], result: ToolResult, latency_ms: float, is_probe: bool
+        self,
+        entry: RegisteredTool,
+        args: Mapping[str, Any],
+        result: ToolResult,
+        latency_ms: float,
+        is_probe: bool,
     ) -> None:
         return None
 
@@ -75,7 +85,9 @@ class ToolExecutor:
     def _reject(self, session: CallSession | None, name: str, tool_call_id: str, reason: str) -> ToolResult:
         call_id = session.call_id if session else ""
         self.metrics.tool_rejections.labels(name[:64], reason.split(":", 1)[0][:40]).inc()
-        self.bus.publish(ToolRejected(call_id=call_id, tool_call_id=tool_call_id, exposed_name=name, reason=reason))
+        self.bus.publish(
+            ToolRejected(call_id=call_id, tool_call_id=tool_call_id, exposed_name=name, reason=reason)
+        )
         return ToolResult("rejected", reason)
 
     async def execute(
@@ -89,23 +101,31 @@ class ToolExecutor:
         allowed: frozenset[str] | None = None,
     ) -> ToolResult:
         """Run one tool call for ``session``. ``allowed`` overrides the session's shown tools (probes, CLI)."""
-        shown = allowed if allowed is not None else (session.shown_tools if session is not None else frozenset())
+        shown = (
+            allowed if allowed is not None else (session.shown_tools if session is not None else frozenset())
+        )
         if exposed_name not in shown:
             return self._reject(
-                session, exposed_name, tool_call_id,
+                session,
+                exposed_name,
+                tool_call_id,
                 f"not shown: the tool {exposed_name!r} was not offered on this call, so it was not run",
             )
         entry = self.registry.get(exposed_name)
         if entry is None:
             return self._reject(
-                session, exposed_name, tool_call_id,
+                session,
+                exposed_name,
+                tool_call_id,
                 f"unavailable: the tool {exposed_name!r} is no longer available",
             )
         try:
             parsed = parse_arguments(args)
             entry.validator.validate(parsed)
         except ArgumentError as e:
-            return self._reject(session, exposed_name, tool_call_id, f"invalid arguments for {exposed_name}: {e}")
+            return self._reject(
+                session, exposed_name, tool_call_id, f"invalid arguments for {exposed_name}: {e}"
+            )
         return await self._run(session, entry, parsed, tool_call_id, is_probe)
 
     async def _run(
@@ -121,8 +141,13 @@ class ToolExecutor:
         origin = d.origin_name or d.name
         self.bus.publish(
             ToolRequested(
-                call_id=call_id, tool_call_id=tool_call_id, exposed_name=d.name, server=d.server, tool=origin,
-                arguments=args, is_probe=is_probe,
+                call_id=call_id,
+                tool_call_id=tool_call_id,
+                exposed_name=d.name,
+                server=d.server,
+                tool=origin,
+                arguments=args,
+                is_probe=is_probe,
             )
         )
         start = time.perf_counter()
@@ -147,9 +172,13 @@ class ToolExecutor:
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # a tool bug must never take the call down
-                log.warning("tool %s raised %s", d.name, type(e).__name__, exc_info=log.isEnabledFor(logging.DEBUG))
+                log.warning(
+                    "tool %s raised %s", d.name, type(e).__name__, exc_info=log.isEnabledFor(logging.DEBUG)
+                )
                 detail = self.redact(str(e))[:200]
-                result = ToolResult("error", f"{d.name} failed: {type(e).__name__}{': ' + detail if detail else ''}")
+                result = ToolResult(
+                    "error", f"{d.name} failed: {type(e).__name__}{': ' + detail if detail else ''}"
+                )
             if not isinstance(result, ToolResult):
                 result = ToolResult("error", f"{d.name} returned {type(result).__name__}, not a ToolResult")
         latency_ms = (time.perf_counter() - start) * 1000
@@ -161,9 +190,17 @@ class ToolExecutor:
         self.hooks.completed(entry, args, result, latency_ms, is_probe)
         self.bus.publish(
             ToolCompleted(
-                call_id=call_id, tool_call_id=tool_call_id, exposed_name=d.name, server=d.server, tool=origin,
-                status=result.status, latency_ms=round(latency_ms, 3), message=result.message,
-                cache_hit=result.cache_hit, is_probe=is_probe, data=result.data,
+                call_id=call_id,
+                tool_call_id=tool_call_id,
+                exposed_name=d.name,
+                server=d.server,
+                tool=origin,
+                status=result.status,
+                latency_ms=round(latency_ms, 3),
+                message=result.message,
+                cache_hit=result.cache_hit,
+                is_probe=is_probe,
+                data=result.data,
             )
         )
         return result
@@ -177,6 +214,4 @@ class ToolExecutor:
         if len(calls) == 1:
             name, args, tcid = calls[0]
             return [await self.execute(session, name, args, tool_call_id=tcid)]
-        return list(
-            await asyncio.gather(*(self.execute(session, n, a, tool_call_id=t) for n, a, t in calls))
-        )
+        return list(await asyncio.gather(*(self.execute(session, n, a, tool_call_id=t) for n, a, t in calls)))

@@ -4,7 +4,24 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 1.5, 2.5, 4.0, 8.0, 15.0, 30.0)
+LATENCY_BUCKETS = (
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    1.5,
+    2.5,
+    4.0,
+    8.0,
+    15.0,
+    30.0,
+)
 
 
 class Metrics:
@@ -12,19 +29,29 @@ class Metrics:
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
         self.tool_calls = Counter(
-            "ai_agent_mcp_tool_calls", "Tool calls by server, tool and status.", ["server", "tool", "status"],
+            "ai_agent_mcp_tool_calls",
+            "Tool calls by server, tool and status.",
+            ["server", "tool", "status"],
             registry=r,
         )
         self.tool_latency = Histogram(
-            "ai_agent_mcp_tool_latency_seconds", "Tool call latency.", ["server", "tool"],
-            buckets=LATENCY_BUCKETS, registry=r,
+            "ai_agent_mcp_tool_latency_seconds",
+            "Tool call latency.",
+            ["server", "tool"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
         )
         self.server_restarts = Counter(
             "ai_agent_mcp_server_restarts", "MCP server restarts.", ["server"], registry=r
         )
-        self.server_up = Gauge("ai_agent_mcp_server_up", "1 when the MCP server is up.", ["server"], registry=r)
+        self.server_up = Gauge(
+            "ai_agent_mcp_server_up", "1 when the MCP server is up.", ["server"], registry=r
+        )
         self.tool_rejections = Counter(
-            "ai_agent_mcp_tool_rejections", "Tool calls rejected before running.", ["tool", "reason"], registry=r
+            "ai_agent_mcp_tool_rejections",
+            "Tool calls rejected before running.",
+            ["tool", "reason"],
+            registry=r,
         )
         self.calls_active = Gauge("ai_agent_calls_active", "Live calls.", registry=r)
         self.calls_total = Counter("ai_agent_calls", "Calls started.", ["context"], registry=r)
@@ -32,11 +59,17 @@ class Metrics:
             "ai_agent_events_dropped", "Events dropped by slow subscribers (oldest first).", registry=r
         )
         self.turns_over_budget = Counter(
-            "ai_agent_turns_over_budget", "Turns whose tool time exceeded the tier budget.", ["tier"], registry=r
+            "ai_agent_turns_over_budget",
+            "Turns whose tool time exceeded the tier budget.",
+            ["tier"],
+            registry=r,
         )
-        self.tier_changes = Counter("ai_agent_tier_changes", "Tier changes by reason.", ["reason"], registry=r)
-        self.cache_hits = Counter("ai_agent_mcp_tool_cache_hits", "Tool results served from cache.", ["tool"],
-                                  registry=r)
+        self.tier_changes = Counter(
+            "ai_agent_tier_changes", "Tier changes by reason.", ["reason"], registry=r
+        )
+        self.cache_hits = Counter(
+            "ai_agent_mcp_tool_cache_hits", "Tool results served from cache.", ["tool"], registry=r
+        )
         self._children: dict[tuple[str, str, str], tuple[object, object]] = {}
 
     def tool_done(self, server: str, tool: str, status: str, seconds: float) -> None:

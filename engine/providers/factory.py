@@ -18,7 +18,9 @@ def create_provider(name: str, config: ProviderConfig, base_dir: Path | None = N
     target = PROVIDER_CLASSES.get(config.type)
     if target is None:
         available = ", ".join(sorted(PROVIDER_CLASSES))
-        raise ProviderError(name, f"provider type {config.type!r} is not available in this build (available: {available})")
+        raise ProviderError(
+            name, f"provider type {config.type!r} is not available in this build (available: {available})"
+        )
     module_name, cls_name = target.split(":")
     cls = getattr(importlib.import_module(module_name), cls_name)
     try:

@@ -61,6 +61,20 @@ class Script(BaseModel):
         return [e for i in self.intents for e in i.examples]
 
 
+#: The demo config's folder: relative paths that are not beside a copied config fall back to it.
+SHIPPED_CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
+
+
+def resolve_asset_path(name: str, base_dir: Path | None) -> Path:
+    """A path from the config: absolute, else beside the config file, else beside the shipped demo config."""
+    p = Path(name).expanduser()
+    if p.is_absolute():
+        return p
+    candidates = [base_dir / p] if base_dir is not None else []
+    candidates.append(SHIPPED_CONFIG_DIR / p)
+    return next((c for c in candidates if c.exists()), candidates[0])
+
+
 def load_script(path: str | Path) -> Script:
     p = Path(path)
     try:
@@ -83,7 +97,9 @@ def load_script(path: str | Path) -> Script:
             if len(loc) >= 2 and loc[0] == "intents" and isinstance(loc[1], int):
                 intents = raw.get("intents") or []
                 if loc[1] < len(intents) and isinstance(intents[loc[1]], dict):
-                    where = f"intent {intents[loc[1]].get('name', loc[1])!r}: " + ".".join(str(x) for x in loc[2:])
+                    where = f"intent {intents[loc[1]].get('name', loc[1])!r}: " + ".".join(
+                        str(x) for x in loc[2:]
+                    )
             msg = err["msg"].removeprefix("Value error, ")
             if err["type"] == "extra_forbidden":
                 msg = "unknown key"
@@ -92,12 +108,39 @@ def load_script(path: str | Path) -> Script:
 
 
 _UNITS = {
-    "zero": 0, "oh": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "niner": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+    "zero": 0,
+    "oh": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "niner": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
 }
-_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
-         "ninety": 90}
+_TENS = {
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+}
 _NUMBER_WORDS = re.compile(
     r"\b(?:(?P<tens>" + "|".join(_TENS) + r")(?:[\s-](?P<unit2>" + "|".join(list(_UNITS)[1:10]) + r"))?"
     r"|(?P<unit>" + "|".join(_UNITS) + r")|(?P<hundred>a hundred|one hundred|hundred))\b",
@@ -112,7 +155,9 @@ def numbers_to_digits(text: str) -> str:
         if m.group("hundred"):
             return "100"
         if m.group("tens"):
-            return str(_TENS[m.group("tens").lower()] + (_UNITS[m.group("unit2").lower()] if m.group("unit2") else 0))
+            return str(
+                _TENS[m.group("tens").lower()] + (_UNITS[m.group("unit2").lower()] if m.group("unit2") else 0)
+            )
         return str(_UNITS[m.group("unit").lower()])
 
     return _NUMBER_WORDS.sub(sub, text)

@@ -11,7 +11,7 @@ from typing import Any
 
 from engine.config.models import ProviderConfig
 from engine.providers.base import Provider, ProviderSession, ToolCallRequest, Turn, TurnReply
-from engine.providers.script import Intent, Script, load_script, numbers_to_digits
+from engine.providers.script import Intent, Script, load_script, numbers_to_digits, resolve_asset_path
 from engine.sessions.history import Message
 from engine.sessions.session import CallSession
 from engine.templates import prompt_values, render
@@ -23,9 +23,7 @@ class ScriptedProvider(Provider):
     def __init__(self, name: str, config: ProviderConfig, base_dir: Path | None = None) -> None:
         super().__init__(name, config)
         assert config.script is not None
-        path = Path(config.script)
-        if not path.is_absolute() and base_dir is not None:
-            path = base_dir / path
+        path = resolve_asset_path(config.script, base_dir)
         self.script: Script = load_script(path)
         self._compiled = self.script.compiled()
 
@@ -66,7 +64,10 @@ class ScriptedSession(ProviderSession):
         values.update(groups)
         if not intent.tools:
             return TurnReply(render(intent.reply, values))
-        calls = [ToolCallRequest(t.name, {k: _render_arg(v, values) for k, v in t.args.items()}) for t in intent.tools]
+        calls = [
+            ToolCallRequest(t.name, {k: _render_arg(v, values) for k, v in t.args.items()})
+            for t in intent.tools
+        ]
         results = await turn.tools.call_tools(calls)
         values["result"] = " ".join(r.message for r in results if r.message)
         values["results"] = [r.payload() for r in results]
@@ -74,8 +75,6 @@ class ScriptedSession(ProviderSession):
         failed = any(r.status != "success" for r in results)
         template = intent.error_reply if failed and intent.error_reply else intent.reply
         return TurnReply(render(template, values), tool_rounds=1, meta={"intent": intent.name})
-
-
 
 
 def _render_arg(value: Any, values: dict[str, Any]) -> Any:

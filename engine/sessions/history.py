@@ -54,6 +54,10 @@ class ToolResultItem:
 HistoryItem = Message | ToolCallItem | ToolResultItem
 
 
+def _is_user_message(item: HistoryItem) -> bool:
+    return isinstance(item, Message) and item.role == "user"
+
+
 class History:
     """An append-only list of canonical items, bounded by config (oldest whole exchanges dropped first)."""
 
@@ -99,9 +103,7 @@ class History:
         # Drop from the front, but never leave a tool result without its call: cut at a user message.
         excess = len(self._items) - self.limit
         cut = excess
-        while cut < len(self._items) and not (
-            isinstance(self._items[cut], Message) and self._items[cut].role == "user"
-        ):
+        while cut < len(self._items) and not _is_user_message(self._items[cut]):
             cut += 1
         if cut >= len(self._items):
             cut = excess

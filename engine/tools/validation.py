@@ -19,9 +19,29 @@ Check = Callable[[Any, str, list[str]], None]
 
 _FAST_KEYWORDS = frozenset(
     {
-        "type", "properties", "required", "additionalProperties", "enum", "const", "pattern", "format",
-        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "items",
-        "minItems", "maxItems", "description", "default", "title", "examples", "$schema", "uniqueItems",
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "enum",
+        "const",
+        "pattern",
+        "format",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minLength",
+        "maxLength",
+        "items",
+        "minItems",
+        "maxItems",
+        "description",
+        "default",
+        "title",
+        "examples",
+        "$schema",
+        "uniqueItems",
     }
 )
 
@@ -61,7 +81,9 @@ def parse_arguments(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
     try:
         value = json.loads(raw)
     except json.JSONDecodeError as e:
-        raise ArgumentError([f"arguments are not valid JSON: {e.msg} at line {e.lineno} column {e.colno}"]) from e
+        raise ArgumentError(
+            [f"arguments are not valid JSON: {e.msg} at line {e.lineno} column {e.colno}"]
+        ) from e
     if not isinstance(value, dict):
         raise ArgumentError([f"arguments must be a JSON object, got {type(value).__name__}"])
     return value
@@ -69,8 +91,9 @@ def parse_arguments(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
 
 _TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {
     "string": lambda v: isinstance(v, str),
-    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool)
-    or (isinstance(v, float) and v.is_integer()),
+    "integer": lambda v: (
+        (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer())
+    ),
     "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
     "boolean": lambda v: isinstance(v, bool),
     "array": lambda v: isinstance(v, list),
@@ -102,7 +125,7 @@ def _compile(schema: Mapping[str, Any]) -> Check:
         allowed = list(schema["enum"])
 
         def check_enum(v: Any, path: str, out: list[str]) -> None:
-            if not any(v == a and type(v) is type(a) or (_num(v) and _num(a) and v == a) for a in allowed):
+            if not any((v == a and type(v) is type(a)) or (_num(v) and _num(a) and v == a) for a in allowed):
                 out.append(f"{path}: must be one of {json.dumps(allowed)}, got {json.dumps(v, default=str)}")
 
         checks.append(check_enum)
@@ -225,9 +248,14 @@ def _join(path: str, key: str) -> str:
 def _kind(v: Any) -> str:
     if v is None:
         return "null"
-    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}.get(
-        type(v), type(v).__name__
-    )
+    return {
+        bool: "boolean",
+        int: "integer",
+        float: "number",
+        str: "string",
+        list: "array",
+        dict: "object",
+    }.get(type(v), type(v).__name__)
 
 
 def _uses_only_fast(schema: Any) -> bool:
@@ -256,7 +284,7 @@ class ArgumentValidator:
 
             checker = FormatChecker()
             for name, fn in FORMATS.items():
-                checker.checks(name)(fn)
+                checker.checks(name)(lambda v, fn=fn: not isinstance(v, str) or fn(v))
             self._full = Draft202012Validator(dict(schema), format_checker=checker)
 
     def problems(self, args: Mapping[str, Any]) -> list[str]:

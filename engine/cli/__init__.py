@@ -1,0 +1,58 @@
+"""``ava-engine``: the engine headless. Each command group lives in its own module with a ``register`` function.
+
+Every command takes ``--json`` and then prints only JSON. Exit codes: 0 ok, 1 the operation failed, 2 bad config
+or arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from engine.cli import common
+
+#: Modules that add commands; each has ``register(subparsers)``.
+COMMAND_MODULES = ("engine.cli.core_commands",)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    import importlib
+
+    parser = common.ArgParser(prog="ava-engine", description="The ava voice-agent engine, headless.")
+    parser.add_argument(
+        "--config", "-c", help="config file (default: the user config, created from the demo)"
+    )
+    parser.add_argument("--json", action="store_true", help="print only JSON")
+    parser.add_argument("--log-level", default=None, choices=["debug", "info", "warning", "error"])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=common.ArgParser)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    _add_global_options(sub)
+    return parser
+
+
+def _add_global_options(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Let --json and --config also follow the command (``ava-engine call … --json``)."""
+    for p in set(sub.choices.values()):
+        p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print only JSON")
+        p.add_argument("--config", "-c", default=argparse.SUPPRESS, help="config file")
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                _add_global_options(action)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except common.UsageError as e:
+        return common.fail_usage(str(e), "--json" in (argv if argv is not None else sys.argv[1:]))
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return common.EXIT_USAGE
+    return common.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,323 @@
+"""Core ``ava-engine`` commands: check, schema, tools, call, secrets."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import json
+import sys
+from typing import Any
+
+from engine.cli.common import CommandFailed, UsageError, load, print_json, running_engine
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("check", help="validate the config and build every provider")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("schema", help="write the config's JSON schema (for editor completion)")
+    p.add_argument("--output", "-o", help="file to write (default: stdout)")
+    p.set_defaults(func=cmd_schema)
+
+    p = sub.add_parser("tools", help="the tool declarations a context (and provider) would receive")
+    p.add_argument("--context", help="context name (default: every registered tool)")
+    p.add_argument(
+        "--provider", help="provider TYPE (openai_chat, anthropic, gemini …); canonical when omitted"
+    )
+    p.add_argument(
+        "--tier", choices=["fast", "standard", "deep"], help="latency tier (default: the context's)"
+    )
+    p.add_argument("--strict", action="store_true", help="OpenAI strict mode schemas")
+    p.set_defaults(func=cmd_tools)
+
+    p = sub.add_parser("call", help="a text call through the real engine")
+    p.add_argument("--context", required=True)
+    p.add_argument(
+        "--say", action="append", default=[], metavar="TEXT", help="what the caller says (repeatable)"
+    )
+    p.add_argument("--provider", help="a configured provider NAME to use instead of the context's")
+    p.add_argument("--caller-name")
+    p.add_argument("--caller-number")
+    p.set_defaults(func=cmd_call)
+
+    p = sub.add_parser("secrets", help="secrets in the OS keyring (service ava-console)")
+    ssub = p.add_subparsers(dest="secrets_command", metavar="ACTION", required=True)
+    s = ssub.add_parser("set", help="store a secret (value from --value, stdin, or a hidden prompt)")
+    s.add_argument("name")
+    s.add_argument("--value", help="the value (avoid: it stays in your shell history)")
+    s.set_defaults(func=cmd_secrets_set)
+    s = ssub.add_parser("get", help="show a secret, masked unless --reveal")
+    s.add_argument("name")
+    s.add_argument("--reveal", action="store_true")
+    s.set_defaults(func=cmd_secrets_get)
+    s = ssub.add_parser("list", help="names of stored secrets and where the config references them")
+    s.set_defaults(func=cmd_secrets_list)
+    s = ssub.add_parser("delete", help="delete a secret")
+    s.add_argument("name")
+    s.set_defaults(func=cmd_secrets_delete)
+
+
+# ---------------------------------------------------------------------------------------------------- check, schema
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from engine.providers.factory import create_provider
+
+    settings = load(args)
+    for name, cfg in settings.providers.items():
+        create_provider(name, cfg, base_dir=args.config_path.parent)
+    summary: dict[str, Any] = {
+        "ok": True,
+        "config": str(args.config_path),
+        "providers": sorted(settings.providers),
+        "contexts": sorted(settings.contexts),
+        "mcp_servers": sorted(settings.mcp.servers),
+    }
+    if args.json:
+        print_json(summary)
+    else:
+        print(
+            f"{args.config_path}: OK — {len(summary['providers'])} providers, {len(summary['contexts'])} contexts, "
+            f"{len(summary['mcp_servers'])} MCP servers"
+        )
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from engine.config.schema import json_schema
+
+    text = json.dumps(json_schema(), indent=2)
+    if args.output:
+        from pathlib import Path
+
+        Path(args.output).write_text(text + "\n", encoding="utf-8")
+        if args.json:
+            print_json({"written": args.output})
+        else:
+            print(f"wrote {args.output}")
+    else:
+        print(text)
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------------- tools
+
+
+def _render(provider_type: str | None, view: Any, strict: bool) -> list[dict[str, Any]]:
+    if provider_type is None:
+        return view.declarations()  # type: ignore[no-any-return]
+    try:
+        from engine.providers.rendering import render_declarations  # type: ignore[attr-defined]
+    except ImportError as e:  # the per-provider renderers are not in this build
+        raise CommandFailed(f"rendering for provider type {provider_type!r} is not available: {e}") from e
+    return render_declarations(provider_type, view, strict=strict)
+
+
+async def cmd_tools(args: argparse.Namespace) -> int:
+    settings = load(args)
+    from engine.config.models import ProviderConfig
+
+    if args.provider is not None:
+        allowed = ProviderConfig.model_fields["type"].annotation.__args__  # type: ignore[union-attr]
+        if args.provider not in allowed:
+            raise UsageError(
+                f"--provider: unknown provider type {args.provider!r} (one of: {', '.join(allowed)})"
+            )
+    async with running_engine(args, settings) as engine:
+        if args.context:
+            if args.context not in settings.contexts:
+                known = ", ".join(sorted(settings.contexts)) or "none"
+                raise UsageError(f"--context: unknown context {args.context!r} (known: {known})")
+            tier = args.tier or settings.contexts[args.context].tier.default
+            view = engine.context_view(args.context, tier)
+        else:
+            tier = args.tier or "deep"
+            view = engine.views.view(["*"], tier, None, 0, "")
+        tools = _render(args.provider, view, args.strict)
+        out: dict[str, Any] = {
+            "context": args.context,
+            "provider": args.provider,
+            "tier": tier,
+            "tools": tools,
+        }
+        details = _details(engine, args.context, tier)
+        if details is not None:
+            out.update(details)
+        else:
+            out["hidden"] = [{"name": n, "reason": r} for n, r in view.hidden]
+    if args.json:
+        print_json(out)
+        return 0
+    print(
+        f"context: {args.context or '(all tools)'}   tier: {tier}   provider: {args.provider or 'canonical'}"
+    )
+    for decl in view.declarations():
+        print(f"  {decl['name']:<40} {str(decl['description'])[:70]}")
+    for h in out.get("hidden", []):
+        print(f"  (hidden) {h['name']:<31} {h['reason']}")
+    return 0
+
+
+def _details(engine: Any, context: str | None, tier: str) -> dict[str, Any] | None:
+    try:
+        from engine.budget.report import tools_report
+    except ImportError:
+        return None
+    if context is None:
+        return None
+    report: dict[str, Any] = tools_report(engine, context, tier)
+    return {k: v for k, v in report.items() if k not in ("context", "provider", "tier", "tools")}
+
+
+# ---------------------------------------------------------------------------------------------------- call
+
+
+async def cmd_call(args: argparse.Namespace) -> int:
+    settings = load(args)
+    if args.context not in settings.contexts:
+        known = ", ".join(sorted(settings.contexts)) or "none"
+        raise UsageError(f"--context: unknown context {args.context!r} (known: {known})")
+    if args.provider and args.provider not in settings.providers:
+        raise UsageError(f"--provider: {args.provider!r} is not a configured provider")
+    async with running_engine(args, settings) as engine:
+        sub = engine.bus.subscribe(maxsize=100_000)
+        printer = asyncio.create_task(_print_events(sub, args.json))
+        session = await engine.start_call(
+            args.context,
+            provider=args.provider,
+            caller_name=args.caller_name,
+            caller_number=args.caller_number,
+        )
+        for text in args.say:
+            if not session.active:
+                break
+            await engine.user_said(session.call_id, text)
+        if session.active:
+            await engine.end_call(session.call_id, "caller finished")
+        await asyncio.sleep(0)
+        sub.close()
+        await printer
+    return 0
+
+
+_CALL_EVENTS = {
+    "call.started",
+    "call.ended",
+    "transcript.added",
+    "tool.requested",
+    "tool.completed",
+    "tool.rejected",
+    "tier.changed",
+    "tools.changed",
+    "announcement.requested",
+    "announcement.played",
+    "turn.over_budget",
+    "engine.error",
+}
+
+
+async def _print_events(sub: Any, as_json: bool) -> None:
+    async for ev in sub:
+        if ev.type not in _CALL_EVENTS:
+            continue
+        if as_json:
+            print(ev.to_json(), flush=True)
+        else:
+            line = _human(ev)
+            if line:
+                print(line, flush=True)
+
+
+def _human(ev: Any) -> str | None:
+    t = ev.type
+    if t == "call.started":
+        return f"── call {ev.call_id} started (context {ev.context}, provider {ev.provider}, tier {ev.tier})"
+    if t == "transcript.added":
+        return f"{'agent' if ev.role == 'assistant' else 'you':>6}: {ev.text}"
+    if t == "tool.completed":
+        return f"        ↳ {ev.exposed_name} → {ev.status} in {ev.latency_ms:.1f} ms: {ev.message}"
+    if t == "tool.rejected":
+        return f"        ✗ {ev.exposed_name} rejected: {ev.reason}"
+    if t == "tier.changed":
+        return f"        ⇅ tier {ev.old} → {ev.new} ({ev.reason})"
+    if t == "call.ended":
+        return f"── call {ev.call_id} ended ({ev.reason}, {ev.duration_s:.1f} s)"
+    if t == "engine.error":
+        return f"        ! {ev.message}"
+    if t == "announcement.requested":
+        return f"        ♪ {ev.text}"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------- secrets
+
+
+def _secrets() -> Any:
+    from engine.config import secrets
+
+    return secrets
+
+
+def cmd_secrets_set(args: argparse.Namespace) -> int:
+    value = args.value
+    if value is None:
+        value = (
+            getpass.getpass(f"value for {args.name}: ")
+            if sys.stdin.isatty()
+            else sys.stdin.read().rstrip("\n")
+        )
+    if not value:
+        raise UsageError("the secret's value is empty")
+    _secrets().set_secret(args.name, value)
+    if args.json:
+        print_json({"stored": args.name})
+    else:
+        print(f"stored {args.name}; reference it in config as ${{keyring:{args.name}}}")
+    return 0
+
+
+def cmd_secrets_get(args: argparse.Namespace) -> int:
+    s = _secrets()
+    value = s.get_secret(args.name)
+    if value is None:
+        raise CommandFailed(f"secret {args.name!r} is not in the keyring")
+    shown = value if args.reveal else s.mask(value)
+    if args.json:
+        print_json({"name": args.name, "value": shown, "masked": not args.reveal})
+    else:
+        print(shown)
+    return 0
+
+
+def cmd_secrets_list(args: argparse.Namespace) -> int:
+    s = _secrets()
+    names = s.list_secrets()
+    refs: dict[str, list[str]] = {}
+    try:
+        from engine.config import resolve_config_path
+
+        path = resolve_config_path(args.config)
+        refs = s.references(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        refs = {}
+    rows = [{"name": n, "referenced_by": refs.get(n, [])} for n in sorted(set(names) | set(refs))]
+    for r in rows:
+        r["stored"] = r["name"] in names
+    if args.json:
+        print_json({"secrets": rows})
+    else:
+        for r in rows:
+            where = ", ".join(r["referenced_by"]) or "not referenced"
+            print(f"{r['name']:<30} {'stored' if r['stored'] else 'MISSING':<8} {where}")
+    return 0
+
+
+def cmd_secrets_delete(args: argparse.Namespace) -> int:
+    if not _secrets().delete_secret(args.name):
+        raise CommandFailed(f"secret {args.name!r} is not in the keyring")
+    if args.json:
+        print_json({"deleted": args.name})
+    else:
+        print(f"deleted {args.name}")
+    return 0

@@ -1,0 +1,147 @@
+"""Calls end to end through the scripted provider: greeting, intents, tool path, hangup after the farewell."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.app import Engine
+from engine.calls import CallError
+from engine.config.models import Settings
+from engine.providers.script import ScriptError, load_script, numbers_to_digits
+from engine.tools.base import FunctionTool, ToolDefinition, ToolParameter, ToolResult
+from tests.engine.core.helpers import echo_tool, engine_with, settings_with
+
+ECHO_INTENT = {
+    "name": "echo",
+    "patterns": [r"echo (?P<text>\w+)"],
+    "tools": [{"name": "echo", "args": {"text": "{text}"}}],
+    "reply": "I said {result}.",
+}
+BYE = {"name": "bye", "patterns": [r"\bbye\b"], "tools": [{"name": "hangup_call"}], "reply": "{result}"}
+
+
+async def test_demo_call(demo_config_path: Path) -> None:
+    from engine.config import load_settings
+
+    engine = Engine(load_settings(demo_config_path), config_path=demo_config_path)
+    sub = engine.bus.subscribe()
+    async with engine:
+        call = await engine.start_call("demo", caller_name="Ada")
+        r = await engine.user_said(call.call_id, "hello")
+        assert r.text == "Hello! I'm listening."
+        await engine.user_said(call.call_id, "goodbye")
+        assert not call.active and call.end_reason == "hangup"
+    types = [e.type for e in sub.drain()]
+    assert types[0] == "call.started" and types[-1] == "call.ended"
+    assert types.index("tool.requested") < types.index("tool.completed") < types.index("call.ended")
+    # the farewell is spoken (transcript) before the call ends
+    assert types[-2] == "transcript.added"
+
+
+async def test_tool_reply_uses_result_message(tmp_path: Path) -> None:
+    engine = engine_with(settings_with(tmp_path, [ECHO_INTENT, BYE], ["echo", "hangup_call"]), echo_tool())
+    call = await engine.start_call("c")
+    reply = await engine.user_said(call.call_id, "echo banana")
+    assert reply.text == "I said echo banana."
+
+
+async def test_tool_not_in_context_is_never_run(tmp_path: Path) -> None:
+    ran: list[Any] = []
+
+    async def run(args: dict, ctx: object) -> ToolResult:
+        ran.append(args)
+        return ToolResult.success("x")
+
+    tool = FunctionTool(ToolDefinition("echo", "d", parameters=(ToolParameter("text", "string"),)), run)
+    engine = engine_with(settings_with(tmp_path, [ECHO_INTENT], ["hangup_call"]), tool)
+    sub = engine.bus.subscribe()
+    call = await engine.start_call("c")
+    await engine.user_said(call.call_id, "echo banana")
+    assert ran == []
+    assert "tool.rejected" in [e.type for e in sub.drain()]
+
+
+async def test_fallback_and_unknown_context(tmp_path: Path) -> None:
+    engine = engine_with(settings_with(tmp_path, [ECHO_INTENT], ["echo"]), echo_tool())
+    call = await engine.start_call("c")
+    assert (await engine.user_said(call.call_id, "what is this")).text == "what?"
+    with pytest.raises(CallError, match="unknown context 'nope'"):
+        await engine.start_call("nope")
+
+
+async def test_history_records_calls_and_results(tmp_path: Path) -> None:
+    engine = engine_with(settings_with(tmp_path, [ECHO_INTENT], ["echo"]), echo_tool())
+    call = await engine.start_call("c")
+    await engine.user_said(call.call_id, "echo one")
+    kinds = [i.kind for i in call.history.items()]
+    assert kinds == ["message", "message", "tool_call", "tool_result", "message"]
+    tc = call.history.items()[2]
+    assert tc.id == "tc_1" and tc.arguments == {"text": "one"}
+
+
+async def test_apply_now_restarts_turn_without_the_tool(tmp_path: Path) -> None:
+    gate = asyncio.Event()
+
+    async def slow(args: dict, ctx: object) -> ToolResult:
+        await gate.wait()
+        return ToolResult.success("slow done")
+
+    tool = FunctionTool(ToolDefinition("echo", "d", parameters=(ToolParameter("text", "string"),)), slow)
+    engine = engine_with(settings_with(tmp_path, [ECHO_INTENT], ["echo"]), tool)
+    sub = engine.bus.subscribe()
+    call = await engine.start_call("c")
+    turn = asyncio.create_task(engine.user_said(call.call_id, "echo x"))
+    for _ in range(100):
+        await asyncio.sleep(0)
+        if call.history.pending_tool_calls():
+            break
+    assert engine.set_tool_enabled(call.call_id, "echo", False, apply="now") is True
+    reply = await asyncio.wait_for(turn, 2)
+    assert "not offered" in reply.text or "I said" in reply.text
+    assert "echo" not in call.shown_tools
+    evs = sub.drain()
+    changed = [e for e in evs if e.type == "tools.changed"]
+    assert changed and changed[0].apply == "now" and changed[0].removed == ("echo",)
+    # the restarted turn starts from the same snapshot: exactly one user message "echo x"
+    users = [i for i in call.history.items() if i.kind == "message" and i.role == "user"]
+    assert len(users) == 1
+    calls = [i for i in call.history.items() if i.kind == "tool_call"]
+    assert len(calls) == 1  # the cancelled call was rolled back; only the restarted turn's (rejected) call
+    gate.set()
+
+
+async def test_next_turn_toggle(tmp_path: Path) -> None:
+    engine = engine_with(settings_with(tmp_path, [ECHO_INTENT], ["echo"]), echo_tool())
+    call = await engine.start_call("c")
+    assert engine.set_tool_enabled(call.call_id, "echo", False) is False
+    await engine.user_said(call.call_id, "echo x")
+    assert "echo" not in call.shown_tools
+    engine.set_tool_enabled(call.call_id, "echo", True)
+    r = await engine.user_said(call.call_id, "echo y")
+    assert r.text == "I said echo y."
+
+
+def test_script_errors_name_file_and_intent(tmp_path: Path) -> None:
+    p = tmp_path / "bad.yaml"
+    p.write_text("intents:\n  - name: roll\n    patterns: ['(unclosed']\n")
+    with pytest.raises(ScriptError, match=r"bad.yaml: intent 'roll': patterns: pattern '\(unclosed'"):
+        load_script(p)
+    p.write_text("intents:\n  - name: x\n    patterns: [a]\n    replly: hi\n")
+    with pytest.raises(ScriptError, match="intent 'x': replly: unknown key"):
+        load_script(p)
+    with pytest.raises(ScriptError, match="not found"):
+        load_script(tmp_path / "missing.yaml")
+
+
+def test_numbers_to_digits() -> None:
+    assert numbers_to_digits("roll two d six") == "roll 2 d 6"
+    assert numbers_to_digits("Roll Twenty-One d a hundred") == "Roll 21 d 100"
+    assert numbers_to_digits("someone done") == "someone done"
+
+
+def test_settings_without_contexts_is_fine() -> None:
+    assert Engine(Settings()).registry.names() == ["hangup_call"]

@@ -1,0 +1,68 @@
+"""EventBus: bounded queues that drop the oldest and count drops; events serialize to JSON lines."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from engine.events import CallEnded, EventBus, ToolCompleted, TranscriptAdded
+
+
+def test_drop_oldest_and_count() -> None:
+    bus = EventBus(queue_size=3)
+    sub = bus.subscribe()
+    for i in range(5):
+        bus.publish(TranscriptAdded(call_id="c", role="user", text=str(i)))
+    assert sub.dropped == 2 and bus.dropped_total == 2
+    assert [e.text for e in sub.drain()] == ["2", "3", "4"]
+
+
+def test_slow_subscriber_does_not_affect_fast_one() -> None:
+    bus = EventBus(queue_size=2)
+    slow, fast = bus.subscribe(), bus.subscribe(maxsize=100)
+    for i in range(10):
+        bus.publish(TranscriptAdded(call_id="c", role="user", text=str(i)))
+    assert len(fast.drain()) == 10 and fast.dropped == 0
+    assert slow.dropped == 8
+
+
+def test_type_filter() -> None:
+    bus = EventBus()
+    sub = bus.subscribe(types={"call.ended"})
+    bus.publish(TranscriptAdded(call_id="c", role="user", text="x"))
+    bus.publish(CallEnded(call_id="c", reason="r"))
+    assert [e.type for e in sub.drain()] == ["call.ended"]
+
+
+async def test_async_iteration_and_close() -> None:
+    bus = EventBus()
+    sub = bus.subscribe()
+    got: list[str] = []
+
+    async def reader() -> None:
+        async for ev in sub:
+            got.append(ev.type)
+
+    task = asyncio.create_task(reader())
+    bus.publish(CallEnded(call_id="c", reason="r"))
+    await asyncio.sleep(0)
+    sub.close()
+    await asyncio.wait_for(task, 1)
+    assert got == ["call.ended"] and bus.subscriber_count == 0
+
+
+def test_json_line_has_dotted_type() -> None:
+    ev = ToolCompleted(
+        call_id="c",
+        tool_call_id="tc_1",
+        exposed_name="x",
+        server="s",
+        tool="t",
+        status="success",
+        latency_ms=1.5,
+        message="ok",
+        data={"a": (1, 2)},
+    )
+    d = json.loads(ev.to_json())
+    assert d["type"] == "tool.completed" and d["latency_ms"] == 1.5 and d["data"] == {"a": [1, 2]}
+    assert "\n" not in ev.to_json()
