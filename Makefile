@@ -33,8 +33,8 @@ $(VENV)/bin/python:
 
 $(STAMP): pyproject.toml | $(VENV)/bin/python
 	@echo "setting up .venv (one time)…"
-	@$(PIP) install -e '.[test]' 2>&1 | grep -vE '^(WARNING: Location|$$)' || true
-	@$(PY) -c "import engine, console, mcp, textual" 
+	@$(PIP) install -e '.[test]' > $(VENV)/install.log 2>&1 || { tail -40 $(VENV)/install.log; exit 1; }
+	@$(PY) -c "import engine, console, mcp, textual"
 	@touch $@
 
 # Test peers from npm, installed into a project-local folder (never global).
@@ -42,7 +42,7 @@ $(PEER_STAMP): tests/peers/package.json
 	@echo "installing npm test peers into $(PEERS)/ (one time)…"
 	@mkdir -p $(PEERS)
 	@cp tests/peers/package.json $(PEERS)/package.json
-	@cd $(PEERS) && npm install --no-audit --no-fund --loglevel=error >/dev/null
+	@cd $(PEERS) && npm install --no-audit --no-fund --loglevel=error > npm-install.log 2>&1 || { tail -40 npm-install.log; exit 1; }
 	@touch $@
 
 # System libraries: PortAudio (and a PulseAudio null sink for the audio tests), only when root and missing.

@@ -1,0 +1,93 @@
+"""The config system's public API: load, validate, edit and save the YAML config; secrets; JSON schema.
+
+Where the config lives (``resolve_config_path``): an explicit ``--config PATH`` wins; otherwise
+``platformdirs.user_config_dir("ava-console")/config.yaml``, which is created on first run as a copy of the
+demo config shipped with the code. The demo is found relative to this package, ``<repo>/config/default.yaml``
+(``engine`` is a top-level package beside ``config/``), which holds for a source checkout and an editable
+install; a wheel must carry that file at the same relative place.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import platformdirs
+
+from engine.config.atomic import atomic_write
+from engine.config.document import ConfigDocument
+from engine.config.errors import ConfigConflictError, ConfigError, ConfigIssue, format_path
+from engine.config.expand import ExpansionError
+from engine.config.loader import load_settings, load_settings_text
+from engine.config.models import Settings
+from engine.config.schema import json_schema, json_schema_text
+from engine.config.secrets import (
+    SERVICE,
+    SecretsError,
+    delete_secret,
+    get_secret,
+    list_secrets,
+    mask,
+    references,
+    set_secret,
+)
+
+log = logging.getLogger(__name__)
+
+APP_NAME = "ava-console"
+CONFIG_FILE_NAME = "config.yaml"
+DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "config" / "default.yaml"
+
+__all__ = [
+    "DEFAULT_CONFIG",
+    "SERVICE",
+    "ConfigConflictError",
+    "ConfigDocument",
+    "ConfigError",
+    "ConfigIssue",
+    "ExpansionError",
+    "SecretsError",
+    "Settings",
+    "delete_secret",
+    "format_path",
+    "get_secret",
+    "json_schema",
+    "json_schema_text",
+    "list_secrets",
+    "load_settings",
+    "load_settings_text",
+    "mask",
+    "references",
+    "resolve_config_path",
+    "set_secret",
+    "user_config_path",
+]
+
+
+def user_config_path() -> Path:
+    """Where the operator's own config lives when no ``--config`` is given."""
+    return Path(platformdirs.user_config_dir(APP_NAME)) / CONFIG_FILE_NAME
+
+
+def resolve_config_path(explicit: str | os.PathLike[str] | None, *, default: Path = DEFAULT_CONFIG) -> Path:
+    """The config file to use: ``explicit`` as given (``~`` expanded), else the user config, created from the
+    demo config on first run. Raises ``ConfigError`` when the demo config cannot be found or copied."""
+    if explicit is not None and os.fspath(explicit) != "":
+        return Path(explicit).expanduser()
+    target = user_config_path()
+    if target.exists():
+        return target
+    if not default.is_file():
+        raise ConfigError.single(
+            os.fspath(default), f"the demo config to copy to {target} is missing; pass --config PATH"
+        )
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, default.read_bytes())  # never a half-copied file, even if two start at once
+    except OSError as exc:
+        raise ConfigError.single(
+            os.fspath(target), f"cannot create the user config from the demo: {exc.strerror or exc}"
+        ) from None
+    log.info("created %s from the demo config %s", target, default)
+    return target

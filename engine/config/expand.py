@@ -1,0 +1,153 @@
+"""Expansion of ``${VAR}``, ``${VAR:-default}``, ``${keyring:NAME}`` and ``{python}`` in config strings.
+
+Config files hold references, not secrets: the loader runs every string value through ``expand`` before
+validation. ``$${`` writes a literal ``${``. The keyring lookup is passed in (``lookup_secret``) so this
+module has no I/O of its own and can be tested with any mapping; every failure is an ``ExpansionError`` whose
+message never contains a resolved value (the loader adds file, line and key path).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+ENV_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?$", re.DOTALL)
+SECRET_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+PYTHON_PLACEHOLDER = "{python}"
+REFERENCE_HELP = "use ${VAR}, ${VAR:-default} or ${keyring:NAME}; write $${ for a literal '${'"
+
+
+class ExpansionError(ValueError):
+    """A reference that cannot be expanded; ``message`` is safe to show (no secret values)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One ``${...}`` found in a string: ``kind`` is "env" or "keyring"."""
+
+    kind: str
+    name: str
+    default: str | None = None
+
+
+Part = str | Reference
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _parse_body(body: str) -> Reference:
+    if body.startswith("keyring:"):
+        name = body[len("keyring:") :]
+        if not SECRET_NAME_RE.match(name):
+            raise ExpansionError(
+                f"'${{keyring:{_short(name)}}}' names no valid secret (use letters, digits, '_', '.', '-')"
+            )
+        return Reference("keyring", name)
+    match = ENV_RE.match(body)
+    if not match:
+        raise ExpansionError(f"'${{{_short(body)}}}' is not a valid reference: {REFERENCE_HELP}")
+    default = match.group(2)
+    if default is not None and "${" in default:
+        raise ExpansionError(f"'${{{_short(body)}}}': nested references are not supported in a default")
+    return Reference("env", match.group(1), default)
+
+
+def parse(text: str, *, lenient: bool = False) -> list[Part]:
+    """Split ``text`` into literal strings and references.
+
+    With ``lenient`` a malformed ``${...`` is kept as literal text instead of raising (used to scan files for
+    references without failing on them).
+    """
+    parts: list[Part] = []
+    literal: list[str] = []
+    i = 0
+    n = len(text)
+    while i < n:
+        j = text.find("$", i)
+        if j < 0:
+            literal.append(text[i:])
+            break
+        literal.append(text[i:j])
+        if text.startswith("$${", j):
+            literal.append("${")
+            i = j + 3
+            continue
+        if not text.startswith("${", j):
+            literal.append("$")
+            i = j + 1
+            continue
+        end = text.find("}", j + 2)
+        try:
+            if end < 0:
+                raise ExpansionError(f"unterminated '${{' in {_short(text[j:])!r}: {REFERENCE_HELP}")
+            ref = _parse_body(text[j + 2 : end])
+        except ExpansionError:
+            if not lenient:
+                raise
+            literal.append("${")
+            i = j + 2
+            continue
+        if literal:
+            parts.append("".join(literal))
+            literal = []
+        parts.append(ref)
+        i = end + 1
+    if literal:
+        parts.append("".join(literal))
+    return [p for p in parts if p != ""]
+
+
+def references(text: str) -> list[Reference]:
+    """Every well-formed reference in ``text`` (malformed ones are ignored)."""
+    return [p for p in parse(text, lenient=True) if isinstance(p, Reference)]
+
+
+def expand(
+    text: str,
+    *,
+    env: Mapping[str, str],
+    lookup_secret: Callable[[str], str],
+    revealed: set[str] | None = None,
+) -> str:
+    """Return ``text`` with every reference replaced.
+
+    ``lookup_secret(name)`` returns the secret or raises ``ExpansionError``. Every substituted value (from the
+    environment or the keyring) is added to ``revealed`` so callers can redact it from any message they print.
+    """
+    if "$" not in text:
+        return text
+    out: list[str] = []
+    for part in parse(text):
+        if isinstance(part, str):
+            out.append(part)
+            continue
+        if part.kind == "keyring":
+            value = lookup_secret(part.name)
+        else:
+            found = env.get(part.name)
+            if found is None or (found == "" and part.default is not None):
+                if part.default is None:
+                    raise ExpansionError(
+                        f"environment variable {part.name} is not set "
+                        f"(set it, or give a default: ${{{part.name}:-value}})"
+                    )
+                out.append(part.default)  # written in the file itself: not a secret
+                continue
+            value = found
+        if revealed is not None and value:
+            revealed.add(value)
+        out.append(value)
+    return "".join(out)
+
+
+def expand_python(text: str) -> str:
+    """``{python}`` (in an MCP server ``command``) is the interpreter running the engine."""
+    return text.replace(PYTHON_PLACEHOLDER, sys.executable)

@@ -1,0 +1,201 @@
+"""Named secrets in the OS keyring (service "ava-console"), referenced from config as ``${keyring:NAME}``.
+
+The config file never holds a credential; ``ava-engine secrets set NAME`` stores it here and the loader
+resolves it. ``keyring`` has no listing API, so the names (never the values) are kept as a JSON list inside
+the keyring itself under the reserved name ``__index__``: one store, nothing extra on disk. Every error says
+what is wrong and how to fix it, and never contains a secret value.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import keyring
+import keyring.backends.fail
+import keyring.backends.null
+from keyring.backend import KeyringBackend
+from keyring.backends.chainer import ChainerBackend
+from keyring.errors import KeyringError, NoKeyringError, PasswordDeleteError
+
+from engine.config.errors import format_path
+from engine.config.expand import SECRET_NAME_RE, ExpansionError
+from engine.config.expand import references as string_references
+
+log = logging.getLogger(__name__)
+
+SERVICE = "ava-console"
+INDEX_NAME = "__index__"
+
+NO_BACKEND_HELP = (
+    "no usable OS keyring was found (the keyring library fell back to {backend}). "
+    "Use a desktop keyring (GNOME Keyring or KWallet through Secret Service, macOS Keychain, "
+    "Windows Credential Manager), or on a headless machine `pip install keyrings.alt` "
+    "(a local file keyring); "
+    "or reference an environment variable (${{VAR}}) instead"
+)
+
+
+class SecretsError(Exception):
+    """A keyring operation failed; the message says why and how to fix it (never a secret value)."""
+
+
+def backend_problem() -> str | None:
+    """A plain explanation when no real keyring backend is available, else None."""
+    backend: KeyringBackend = keyring.get_keyring()
+    unusable = (keyring.backends.fail.Keyring, keyring.backends.null.Keyring)
+    if isinstance(backend, unusable) or (isinstance(backend, ChainerBackend) and not backend.backends):
+        name = f"{type(backend).__module__}.{type(backend).__name__}"
+        return NO_BACKEND_HELP.format(backend=name)
+    return None
+
+
+def _check_name(name: str) -> None:
+    if name == INDEX_NAME:
+        raise SecretsError(f"{INDEX_NAME!r} is reserved for the list of secret names")
+    if not SECRET_NAME_RE.match(name):
+        raise SecretsError(f"{name[:70]!r} is not a valid secret name (1-64 letters, digits, '_', '.', '-')")
+
+
+def _failure(action: str, exc: Exception) -> SecretsError:
+    if isinstance(exc, NoKeyringError):
+        return SecretsError(backend_problem() or NO_BACKEND_HELP.format(backend="no backend"))
+    return SecretsError(f"the OS keyring could not {action}: {type(exc).__name__}: {str(exc)[:200]}")
+
+
+def _require_backend() -> None:
+    problem = backend_problem()
+    if problem:
+        raise SecretsError(problem)
+
+
+def _read_index() -> list[str]:
+    try:
+        raw = keyring.get_password(SERVICE, INDEX_NAME)
+    except KeyringError as exc:
+        raise _failure("read the list of secret names", exc) from None
+    if not raw:
+        return []
+    try:
+        names = json.loads(raw)
+    except ValueError:
+        log.warning("the keyring's list of secret names (%s) is corrupt; starting a new one", INDEX_NAME)
+        return []
+    return sorted({n for n in names if isinstance(n, str)}) if isinstance(names, list) else []
+
+
+def _write_index(names: Sequence[str]) -> None:
+    try:
+        keyring.set_password(SERVICE, INDEX_NAME, json.dumps(sorted(set(names))))
+    except KeyringError as exc:
+        raise _failure("store the list of secret names", exc) from None
+
+
+def set_secret(name: str, value: str) -> None:
+    """Store (or replace) the secret ``name``."""
+    _check_name(name)
+    if not value:
+        raise SecretsError(f"refusing to store an empty value for secret {name!r}")
+    _require_backend()
+    try:
+        keyring.set_password(SERVICE, name, value)
+    except KeyringError as exc:
+        raise _failure(f"store secret {name!r}", exc) from None
+    names = _read_index()
+    if name not in names:
+        _write_index([*names, name])
+    log.info("stored secret %r in the keyring (service %s)", name, SERVICE)
+
+
+def get_secret(name: str) -> str | None:
+    """The secret's value, or None when it is not stored."""
+    _check_name(name)
+    _require_backend()
+    try:
+        return keyring.get_password(SERVICE, name)
+    except KeyringError as exc:
+        raise _failure(f"read secret {name!r}", exc) from None
+
+
+def delete_secret(name: str) -> bool:
+    """Remove the secret; True when it existed."""
+    _check_name(name)
+    _require_backend()
+    existed = True
+    try:
+        keyring.delete_password(SERVICE, name)
+    except PasswordDeleteError:
+        existed = False
+    except KeyringError as exc:
+        raise _failure(f"delete secret {name!r}", exc) from None
+    names = _read_index()
+    if name in names:
+        _write_index([n for n in names if n != name])
+        existed = True
+    log.info("deleted secret %r from the keyring (service %s)", name, SERVICE)
+    return existed
+
+
+def list_secrets() -> list[str]:
+    """Names of the stored secrets (sorted; values are never read)."""
+    _require_backend()
+    return _read_index()
+
+
+def lookup_secret(name: str) -> str:
+    """Resolve ``${keyring:NAME}`` for the loader; a missing secret or keyring is an ``ExpansionError``."""
+    problem = backend_problem()
+    if problem:
+        raise ExpansionError(f"cannot read ${{keyring:{name}}}: {problem}")
+    try:
+        value = keyring.get_password(SERVICE, name)
+    except KeyringError as exc:
+        raise ExpansionError(f"cannot read ${{keyring:{name}}}: {_failure('read it', exc)}") from None
+    if value is None:
+        raise ExpansionError(
+            f"secret {name!r} is not in the keyring (service {SERVICE}): set it with `ava-engine secrets set {name}`"
+        )
+    return value
+
+
+def _walk_strings(node: Any, path: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            yield from _walk_strings(value, (*path, str(key)))
+    elif isinstance(node, list | tuple):
+        for i, value in enumerate(node):
+            yield from _walk_strings(value, (*path, i))
+    elif isinstance(node, str):
+        yield path, node
+
+
+def references(source: str | Mapping[str, Any]) -> dict[str, list[str]]:
+    """Where the config references each secret: ``{name: [key paths]}``.
+
+    ``source`` is the raw YAML text or an already-loaded (unexpanded) mapping, e.g. ``ConfigDocument.data``.
+    """
+    if isinstance(source, str):
+        from engine.config.loader import parse_yaml  # local: the loader imports this module
+
+        data: Any = parse_yaml(source, "<references>")
+    else:
+        data = source
+    found: dict[str, list[str]] = {}
+    for path, text in _walk_strings(data, ()):
+        for ref in string_references(text):
+            if ref.kind == "keyring":
+                where = format_path(path)
+                if where not in found.setdefault(ref.name, []):
+                    found[ref.name].append(where)
+    return dict(sorted(found.items()))
+
+
+def mask(value: str | None) -> str:
+    """Show that a secret is set without showing it: ``sk-…9f3a`` for long values, ``••••••`` otherwise."""
+    if not value:
+        return "(not set)"
+    if len(value) >= 16:
+        return f"{value[:3]}…{value[-4:]}"
+    return "••••••"

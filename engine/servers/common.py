@@ -1,0 +1,150 @@
+"""Shared plumbing for the built-in MCP servers.
+
+Why it exists: every built-in server has the same command-line shape (stdio by default, ``--http PORT``
+for streamable HTTP on 127.0.0.1), the same way of declaring latency metadata in each tool's ``_meta``,
+the same way of failing (an ``isError`` result whose text says what was wrong) and the same result shape
+(a short speakable text plus structured content carrying a ``speech`` field). Keeping that here means
+each server module only holds its own job.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal, NoReturn
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
+
+__all__ = [
+    "ASSETS_DIR",
+    "LogLevel",
+    "ToolError",
+    "env_default",
+    "fail",
+    "join_spoken",
+    "make_parser",
+    "make_server",
+    "plural",
+    "run_server",
+    "spoken_result",
+    "tool_meta",
+]
+
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+
+#: The repository's ``assets/`` folder (rules corpus, METAR sample, YAML tables).
+ASSETS_DIR: Path = Path(__file__).resolve().parents[2] / "assets"
+
+
+def make_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    """An argparse parser with the options every built-in server shares."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument(
+        "--http",
+        metavar="PORT",
+        type=_port,
+        default=None,
+        help="serve streamable HTTP on 127.0.0.1:PORT (path /mcp) instead of stdio",
+    )
+    parser.add_argument(
+        "--log-level",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
+        default=os.environ.get("AVA_SERVER_LOG_LEVEL", "WARNING").upper(),
+        help="log level for the server's own stderr log (default WARNING; env AVA_SERVER_LOG_LEVEL)",
+    )
+    return parser
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--http needs a port number, got {text!r}") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"--http port must be 1..65535, got {port}")
+    return port
+
+
+def make_server(name: str, instructions: str, args: argparse.Namespace, **kwargs: Any) -> MCPServer[Any]:
+    """Build an MCPServer named ``ava-NAME`` with the log level chosen on the command line."""
+    level: LogLevel = args.log_level
+    return MCPServer(
+        name=f"ava-{name}", instructions=instructions, version="0.1.0", log_level=level, **kwargs
+    )
+
+
+def run_server(server: MCPServer[Any], args: argparse.Namespace) -> None:
+    """Run ``server`` over stdio, or over streamable HTTP on 127.0.0.1 when ``--http PORT`` was given."""
+    if args.http is None:
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host="127.0.0.1", port=args.http)
+
+
+def env_default(value: str | None, env_name: str, default: str | None = None) -> str | None:
+    """The command-line value if given, else the environment variable, else ``default``."""
+    if value is not None:
+        return value
+    env_value = os.environ.get(env_name)
+    if env_value is not None and env_value.strip():
+        return env_value
+    return default
+
+
+def tool_meta(
+    *,
+    estimated_ms: int,
+    max_ms: int,
+    idempotent: bool,
+    cacheable_seconds: int = 0,
+    probe_args: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Latency metadata the engine's budget reads from a tool's ``_meta`` in tools/list."""
+    if estimated_ms <= 0 or max_ms < estimated_ms:
+        raise ValueError(f"bad latency metadata: estimated {estimated_ms} ms, max {max_ms} ms")
+    if cacheable_seconds and not idempotent:
+        raise ValueError("a tool that is not idempotent cannot be cacheable")
+    meta: dict[str, Any] = {
+        "estimated_duration_ms": estimated_ms,
+        "max_duration_ms": max_ms,
+        "idempotent": idempotent,
+        "cacheable_seconds": cacheable_seconds,
+    }
+    if probe_args is not None:
+        meta["probe_args"] = probe_args
+    return meta
+
+
+def fail(message: str) -> NoReturn:
+    """Fail the current tool call with ``message`` as the ``isError`` text.
+
+    The SDK turns a ``ToolError`` into ``isError: true`` carrying the message (prefixed with
+    ``Error executing tool NAME:``); any other exception is reported only as the generic
+    ``Error executing tool NAME`` and the message stays on the server. So anticipated failures go here.
+    """
+    raise ToolError(message)
+
+
+def spoken_result(speech: str, data: dict[str, Any]) -> CallToolResult:
+    """A tool result: ``speech`` as the text content, ``data`` plus ``speech`` as structured content."""
+    structured = dict(data)
+    structured["speech"] = speech
+    return CallToolResult(content=[TextContent(type="text", text=speech)], structured_content=structured)
+
+
+def join_spoken(items: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    if not items:
+        return ""
+    if len(items) == 1:
+        return items[0]
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def plural(count: int, word: str, plural_word: str | None = None) -> str:
+    """``1 fact``, ``3 facts``."""
+    return f"{count} {word if count == 1 else (plural_word or word + 's')}"

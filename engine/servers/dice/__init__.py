@@ -1,0 +1,1 @@
+"""Dice MCP server package: notation parser, roller, spoken-form normalizer, random tables, server."""

@@ -1,0 +1,1 @@
+"""File I/O MCP server package: read, write and list files inside one configured root directory."""

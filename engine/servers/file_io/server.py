@@ -1,0 +1,88 @@
+"""The file_io MCP server: ``read_file``, ``write_file``, ``list_dir`` inside one root directory.
+
+Why it exists: it lets an agent keep notes and read prepared material, while the sandbox module makes
+sure nothing outside ``--root`` is ever touched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from mcp.server import MCPServer
+from mcp.types import CallToolResult
+
+from engine.servers.common import (
+    fail,
+    join_spoken,
+    make_parser,
+    make_server,
+    plural,
+    run_server,
+    spoken_result,
+    tool_meta,
+)
+from engine.servers.file_io.sandbox import DEFAULT_MAX_BYTES, MAX_LISTING, Sandbox, SandboxError
+
+# No probe for read_file: no file is guaranteed to exist under an operator's root; list_dir probes instead.
+_READ_META = tool_meta(estimated_ms=5, max_ms=1000, idempotent=True)
+_LIST_META = tool_meta(estimated_ms=5, max_ms=1000, idempotent=True, probe_args={"path": "."})
+_WRITE_META = tool_meta(estimated_ms=10, max_ms=2000, idempotent=False)
+
+
+def build_server(args: argparse.Namespace, sandbox: Sandbox) -> MCPServer[Any]:
+    server = make_server("file_io", "Reads, writes and lists text files inside one folder.", args)
+
+    @server.tool(description="Read a UTF-8 text file, by path relative to the root folder.", meta=_READ_META)
+    def read_file(path: str) -> CallToolResult:
+        try:
+            text, size = sandbox.read_text(path)
+        except SandboxError as exc:
+            fail(f"cannot read: {exc}")
+        lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+        speech = f"{path.strip()} has {plural(lines, 'line')}."
+        return spoken_result(speech, {"path": path.strip(), "content": text, "bytes": size, "lines": lines})
+
+    @server.tool(
+        description="Write a UTF-8 text file by relative path (folders are created); overwrite default true.",
+        meta=_WRITE_META,
+    )
+    def write_file(path: str, content: str, overwrite: bool = True) -> CallToolResult:
+        try:
+            target, size, existed = sandbox.write_text(path, content, overwrite)
+        except SandboxError as exc:
+            fail(f"cannot write: {exc}")
+        shown = sandbox.display(target)
+        speech = f"{'Replaced' if existed else 'Created'} {shown} with {plural(size, 'byte')}."
+        return spoken_result(speech, {"path": shown, "bytes": size, "replaced": existed})
+
+    @server.tool(description="List a folder, by path relative to the root ('.' for the root itself).",
+                 meta=_LIST_META)
+    def list_dir(path: str = ".") -> CallToolResult:
+        try:
+            entries = sandbox.list_dir(path)
+        except SandboxError as exc:
+            fail(f"cannot list: {exc}")
+        names = [f"{e['name']}/" if e["type"] == "dir" else str(e["name"]) for e in entries]
+        where = "The root folder" if path.strip() in ("", ".") else path.strip()
+        speech = (f"{where} has {plural(len(entries), 'entry', 'entries')}: {join_spoken(names[:10])}"
+                  + (" and more." if len(names) > 10 else ".")) if entries else f"{where} is empty."
+        return spoken_result(speech, {"path": path.strip() or ".", "entries": entries,
+                                      "truncated": len(entries) >= MAX_LISTING})
+
+    return server
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = make_parser("python -m engine.servers.file_io", "Sandboxed file MCP server.")
+    parser.add_argument("--root", required=True, help="the only folder the tools may touch")
+    parser.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_BYTES,
+                        help=f"largest file read or written, in bytes (default {DEFAULT_MAX_BYTES})")
+    args = parser.parse_args(argv)
+    try:
+        sandbox = Sandbox.at(args.root, args.max_bytes)
+    except SandboxError as exc:
+        print(f"file_io: {exc}", file=sys.stderr)
+        raise SystemExit(2) from exc
+    run_server(build_server(args, sandbox), args)

@@ -1,0 +1,60 @@
+"""One built-in server over streamable HTTP (``--http PORT``), reached with the SDK's HTTP client."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import sys
+from pathlib import Path
+
+from mcp import Client
+from mcp.types import TextContent
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def _wait_listening(port: int, process: asyncio.subprocess.Process) -> None:
+    for _ in range(200):
+        if process.returncode is not None:
+            raise AssertionError(f"server exited early with code {process.returncode}")
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            await asyncio.sleep(0.05)
+            continue
+        writer.close()
+        await writer.wait_closed()
+        return
+    raise AssertionError(f"server did not listen on 127.0.0.1:{port}")
+
+
+async def test_dice_over_streamable_http() -> None:
+    port = _free_port()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "engine.servers.dice", "--http", str(port), "--seed", "3",
+        cwd=str(REPO), stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        await _wait_listening(port, process)
+        async with Client(f"http://127.0.0.1:{port}/mcp", read_timeout_seconds=20.0) as client:
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+            assert (tools["roll"].meta or {})["estimated_duration_ms"] == 2
+            result = await client.call_tool("roll", {"expression": "1d20+5"})
+            assert not result.is_error
+            spoken = " ".join(b.text for b in result.content if isinstance(b, TextContent))
+            assert spoken.startswith("You rolled 1d20+5:")
+            bad = await client.call_tool("roll", {"expression": "1d0"})
+            assert bad.is_error
+    finally:
+        process.terminate()
+        try:
+            await asyncio.wait_for(process.wait(), 10)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
