@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from engine.calls import CallError, CallManager
 from engine.config.models import Settings
@@ -26,6 +26,9 @@ from engine.tools.base import Tool, ToolResult
 from engine.tools.builtin import builtin_tools
 from engine.tools.registry import ToolRegistry
 from engine.tools.view import ToolView, ToolViewBuilder
+
+if TYPE_CHECKING:  # budget
+    from engine.budget.layer import BudgetLayer
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +63,11 @@ class Engine:
         config_path: str | Path | None = None,
         store: SessionStore | None = None,
         extra_tools: list[Tool] | None = None,
+        serve_http: bool = False,
     ) -> None:
         self.settings = settings
+        #: Whether this engine runs its HTTP server (serve and the console do; tests and one-shot commands don't).
+        self.serve_http = serve_http
         self.config_path = Path(config_path) if config_path else None
         self.base_dir = self.config_path.parent if self.config_path else Path.cwd()
         self.bus = EventBus(settings.engine.event_queue_size)
@@ -207,10 +213,8 @@ class Engine:
         session = self.calls.session(call_id)
         if tier == "auto":
             session.tier_override = None
-            ctx = self.settings.contexts.get(session.context)
-            self._set_call_tier(
-                session, ctx.tier.default if ctx else "standard", "operator cleared the override"
-            )
+            default = self.budget.default_for(session)
+            self._set_call_tier(session, default.tier, f"operator cleared the override: {default.reason}")
         else:
             session.tier_override = tier
             self._set_call_tier(session, tier, "operator override")
@@ -238,3 +242,50 @@ class Engine:
 
     async def set_provider(self, call_id: str, provider_name: str) -> None:
         await self.calls.switch_provider(call_id, provider_name)
+
+    # ---- budget (delegates to the latency budget layer, engine/budget)
+
+    @property
+    def budget(self) -> BudgetLayer:
+        """The budget layer (tiers, latency book, cache, calibration); the MCP host calls on_server_up on it."""
+        from engine.budget.layer import BudgetLayer
+
+        for c in self.components:
+            if isinstance(c, BudgetLayer):
+                return c
+        raise RuntimeError("the budget layer is not attached to this engine")
+
+    async def calibrate(self, server_id: str, probes: int | None = None) -> dict[str, Any]:
+        """Probe a server's idempotent tools now (``ava-engine mcp calibrate``); returns the report."""
+        return await self.budget.calibrate(server_id, probes)
+
+    # ---- MCP (engine/mcp)
+
+    if TYPE_CHECKING:
+        from engine.mcp.host import McpHost
+
+    @property
+    def mcp(self) -> McpHost:
+        """The MCP host component (supervisors, status, restart/test/enable)."""
+        from engine.mcp.host import McpHost
+
+        for c in self.components:
+            if isinstance(c, McpHost):
+                return c
+        raise RuntimeError("the MCP host is not attached to this engine")
+
+    async def restart_server(self, server_id: str) -> dict[str, Any]:
+        """Restart one MCP server (resets its restart count; the way out of ``failed``); returns its status."""
+        return await self.mcp.restart_server(server_id)
+
+    async def test_server(self, target: str | Mapping[str, Any]) -> dict[str, Any]:
+        """Fresh connect → initialize → list for a configured server id or an unsaved server config dict."""
+        return await self.mcp.test_server(target)
+
+    def server_status(self) -> dict[str, Any]:
+        """Every MCP server's state, protocol, pid, uptime, restarts, last error, tools and stderr tail."""
+        return self.mcp.status()
+
+    async def set_server_enabled(self, server_id: str, enabled: bool) -> dict[str, Any]:
+        """Switch one MCP server on or off for this run (not saved); returns its status."""
+        return await self.mcp.set_server_enabled(server_id, enabled)

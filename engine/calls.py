@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from engine.events import CallEnded, CallStarted, EngineError, TranscriptAdded
+from engine.events import CallEnded, CallStarted, EngineError, ToolsChanged, TranscriptAdded
 from engine.providers.base import ProviderError, ProviderSession, ToolCallRequest, Turn, TurnReply
 from engine.sessions.history import History, Message, ToolCallItem, ToolResultItem
 from engine.sessions.session import CallSession
@@ -188,6 +188,7 @@ class CallManager:
             while True:
                 rt = self._runtime[call_id]
                 view = self.view_for(session)
+                self._announce_view_change(session, rt.view, view)
                 rt.view = view
                 session.shown_tools = view.names
                 await rt.provider_session.update_tools(view)
@@ -223,6 +224,20 @@ class CallManager:
             if session.hangup_requested:
                 await self.end_call(call_id, "hangup")
             return reply
+
+    def _announce_view_change(self, session: CallSession, old: ToolView | None, new: ToolView) -> None:
+        """Tell the world when this turn shows the call a different set of tools than its last turn did."""
+        if old is None or old.names == new.names:
+            return
+        self.engine.bus.publish(
+            ToolsChanged(
+                revision=session.tools_revision,
+                call_id=session.call_id,
+                added=tuple(sorted(new.names - old.names)),
+                removed=tuple(sorted(old.names - new.names)),
+                reason=f"tier {new.tier}" if old.tier != new.tier else "tool view changed",
+            )
+        )
 
     def restart_turn(self, call_id: str) -> bool:
         """Apply now: cancel the turn in flight; ``user_said`` restarts it from the same snapshot."""

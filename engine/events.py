@@ -122,6 +122,7 @@ class ToolsChanged(Event):
     added: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
     apply: str = "next_turn"
+    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

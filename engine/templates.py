@@ -7,10 +7,19 @@ Unknown placeholders stay as they are, stray or unbalanced braces are left alone
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\}")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)((?:\|[a-z]+)*)\}")
+
+#: Filters a placeholder may chain: ``{icao|nospace|upper}``. An unknown filter leaves the placeholder as it is.
+FILTERS: dict[str, Callable[[str], str]] = {
+    "upper": str.upper,
+    "lower": str.lower,
+    "title": str.title,
+    "strip": str.strip,
+    "nospace": lambda s: "".join(s.split()),
+}
 
 PROMPT_DEFAULTS = {
     "caller_name": "there",
@@ -40,7 +49,13 @@ def render(template: str, values: Mapping[str, Any]) -> str:
             v = lookup(values, m.group(1))
         except KeyError:
             return m.group(0)
-        return "" if v is None else str(v)
+        text = "" if v is None else str(v)
+        for name in m.group(2).split("|")[1:]:
+            fn = FILTERS.get(name)
+            if fn is None:
+                return m.group(0)
+            text = fn(text)
+        return text
 
     return _PLACEHOLDER.sub(sub, template)
 

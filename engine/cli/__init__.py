@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from engine.cli import common
 
 #: Modules that add commands; each has ``register(subparsers)``.
-COMMAND_MODULES = ("engine.cli.core_commands",)
+COMMAND_MODULES = ("engine.cli.core_commands", "engine.cli.mcp_commands")
 
 
 def build_parser() -> argparse.ArgumentParser:

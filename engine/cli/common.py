@@ -61,10 +61,11 @@ def load(args: argparse.Namespace) -> Any:
 
 
 @asynccontextmanager
-async def running_engine(args: argparse.Namespace, settings: Any) -> AsyncIterator[Any]:
+async def running_engine(args: argparse.Namespace, settings: Any, *, http: bool = False) -> AsyncIterator[Any]:
+    """An engine for one command; its HTTP server only when asked (``serve``), so commands never fight over ports."""
     from engine.app import Engine
 
-    engine = Engine(settings, config_path=args.config_path)
+    engine = Engine(settings, config_path=args.config_path, serve_http=http)
     await engine.start()
     try:
         yield engine

@@ -39,6 +39,8 @@ def register(sub: Any) -> None:
     p.add_argument("--provider", help="a configured provider NAME to use instead of the context's")
     p.add_argument("--caller-name")
     p.add_argument("--caller-number")
+    p.add_argument("--audio-in", metavar="WAV", help="a voice call: the caller's audio (PCM16 WAV) instead of --say")
+    p.add_argument("--audio-out", metavar="WAV", help="with --audio-in: write the agent's audio here, on the input's timeline")
     p.set_defaults(func=cmd_call)
 
     p = sub.add_parser("secrets", help="secrets in the OS keyring (service ava-console)")
@@ -108,7 +110,7 @@ def _render(provider_type: str | None, view: Any, strict: bool) -> list[dict[str
     if provider_type is None:
         return view.declarations()  # type: ignore[no-any-return]
     try:
-        from engine.providers.rendering import render_declarations  # type: ignore[attr-defined]
+        from engine.providers.rendering import render_declarations
     except ImportError as e:  # the per-provider renderers are not in this build
         raise CommandFailed(f"rendering for provider type {provider_type!r} is not available: {e}") from e
     return render_declarations(provider_type, view, strict=strict)
@@ -180,6 +182,8 @@ async def cmd_call(args: argparse.Namespace) -> int:
         raise UsageError(f"--context: unknown context {args.context!r} (known: {known})")
     if args.provider and args.provider not in settings.providers:
         raise UsageError(f"--provider: {args.provider!r} is not a configured provider")
+    if args.audio_in or args.audio_out:
+        return await _voice_call(args, settings)
     async with running_engine(args, settings) as engine:
         sub = engine.bus.subscribe(maxsize=100_000)
         printer = asyncio.create_task(_print_events(sub, args.json))
@@ -198,6 +202,40 @@ async def cmd_call(args: argparse.Namespace) -> int:
         await asyncio.sleep(0)
         sub.close()
         await printer
+    return 0
+
+
+async def _voice_call(args: argparse.Namespace, settings: Any) -> int:
+    """``call --audio-in/--audio-out``: the WAV backend as fast as possible, output on the input's timeline."""
+    if not (args.audio_in and args.audio_out):
+        raise UsageError("--audio-in and --audio-out go together (the caller's WAV and the agent's WAV)")
+    if args.say:
+        raise UsageError("--say and --audio-in are alternatives: the caller either types or speaks")
+    from pathlib import Path
+
+    from engine.voice.pipeline import VoiceCall
+    from engine.voice.wav_backend import WavBackend
+
+    if not Path(args.audio_in).is_file():
+        raise UsageError(f"--audio-in: no such file {args.audio_in}")
+    try:
+        backend = WavBackend(args.audio_in, args.audio_out, timeline=True)
+    except (ValueError, OSError) as e:
+        raise UsageError(f"--audio-in/--audio-out: {e}") from e
+    async with running_engine(args, settings) as engine:
+        sub = engine.bus.subscribe(maxsize=100_000)
+        printer = asyncio.create_task(_print_events(sub, args.json))
+        try:
+            call = VoiceCall(
+                engine, backend, args.context, provider=args.provider,
+                caller_name=args.caller_name, caller_number=args.caller_number,
+            )  # fmt: skip
+            await call.run()
+        finally:
+            await backend.close()
+            await asyncio.sleep(0)
+            sub.close()
+            await printer
     return 0
 
 
@@ -241,6 +279,9 @@ def _human(ev: Any) -> str | None:
         return f"        ✗ {ev.exposed_name} rejected: {ev.reason}"
     if t == "tier.changed":
         return f"        ⇅ tier {ev.old} → {ev.new} ({ev.reason})"
+    if t == "tools.changed" and ev.call_id:
+        parts = [f"+{n}" for n in ev.added] + [f"-{n}" for n in ev.removed]
+        return f"        ⚙ tools {' '.join(parts)} ({ev.reason or ev.apply})"
     if t == "call.ended":
         return f"── call {ev.call_id} ended ({ev.reason}, {ev.duration_s:.1f} s)"
     if t == "engine.error":

@@ -79,11 +79,30 @@ class McpEndpointConfig(Strict):
 
     enabled: bool = False
     path: str = "/mcp"
-    expose: list[str] = Field(default_factory=list)
-    auth_token: SecretStr | None = None
-    requests_per_minute: int = Field(default=120, gt=0)
-    daily_budget: int = Field(default=10_000, gt=0)
-    allowed_origins: list[str] = Field(default_factory=list)
+    expose: list[str] = Field(default_factory=list, description="Exposed names of the tools to serve.")
+    auth_token: SecretStr | None = Field(
+        default=None, description="Bearer token MCP clients must send (Authorization: Bearer <token>)."
+    )
+    requests_per_minute: int = Field(
+        default=120, gt=0, description="tools/call requests accepted per rolling minute (whole endpoint)."
+    )
+    daily_budget: int = Field(
+        default=10_000, gt=0, description="tools/call requests accepted per UTC day (whole endpoint)."
+    )
+    allowed_origins: list[str] = Field(
+        default_factory=list,
+        description="Origin values accepted besides loopback ones; 'http://host:*' allows any port.",
+    )
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host header values accepted besides loopback ones; 'host:*' allows any port.",
+    )
+    timeout_ms: int | None = Field(
+        default=None, gt=0, description="Longest a tools/call may run (default: the tool's own timeout)."
+    )
+    tool_timeouts_ms: dict[str, Annotated[int, Field(gt=0)]] = Field(
+        default_factory=dict, description="Per-tool timeout overrides, by exposed name."
+    )
 
     @field_validator("path")
     @classmethod
@@ -91,6 +110,15 @@ class McpEndpointConfig(Strict):
         if not v.startswith("/"):
             raise ValueError("must start with '/'")
         return v
+
+    @model_validator(mode="after")
+    def _timeouts_for_exposed(self) -> McpEndpointConfig:
+        for name in self.tool_timeouts_ms:
+            if name not in self.expose:
+                raise FieldError(
+                    ("tool_timeouts_ms", name), f"{name!r} is not in 'expose', so it is never served"
+                )
+        return self
 
 
 class EngineConfig(Strict):

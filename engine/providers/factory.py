@@ -11,6 +11,12 @@ from engine.providers.base import Provider, ProviderError
 #: provider type -> "module:Class". Adapters register here as they are built.
 PROVIDER_CLASSES: dict[str, str] = {
     "scripted": "engine.providers.scripted:ScriptedProvider",
+    "pipeline": "engine.providers.pipeline:PipelineProvider",
+    "openai_chat": "engine.providers.openai_chat:OpenAIChatProvider",
+    "openai_responses": "engine.providers.openai_responses:OpenAIResponsesProvider",
+    "anthropic": "engine.providers.anthropic:AnthropicProvider",
+    "gemini": "engine.providers.gemini:GeminiProvider",
+    "ollama": "engine.providers.ollama:OllamaProvider",
 }
 
 

@@ -59,12 +59,25 @@ class TierFilter(Protocol):
     def revision(self) -> int: ...
 
 
-def matches_allowlist(name: str, allowlist: Sequence[str]) -> bool:
-    """An allowlist entry is an exposed name or a shell-style pattern (``mcp_dice_*``)."""
-    for entry in allowlist:
-        if entry == name or (any(c in entry for c in "*?[") and fnmatch.fnmatchcase(name, entry)):
+def _is_pattern(entry: str) -> bool:
+    return any(c in entry for c in "*?[")
+
+
+class Allowlist:
+    """A context's allowlist: exposed names (a set lookup) and shell-style patterns (``mcp_dice_*``)."""
+
+    def __init__(self, entries: Sequence[str]) -> None:
+        self.names = frozenset(e for e in entries if not _is_pattern(e))
+        self.patterns = tuple(e for e in entries if _is_pattern(e))
+
+    def __contains__(self, name: object) -> bool:
+        if name in self.names:
             return True
-    return False
+        return isinstance(name, str) and any(fnmatch.fnmatchcase(name, p) for p in self.patterns)
+
+
+def matches_allowlist(name: str, allowlist: Sequence[str]) -> bool:
+    return name in Allowlist(allowlist)
 
 
 class ToolViewBuilder:
@@ -110,15 +123,16 @@ class ToolViewBuilder:
         assert isinstance(tools, dict) or hasattr(tools, "items")
         allowed: list[RegisteredTool] = []
         hidden: list[tuple[str, str]] = []
+        allow = Allowlist(allowlist)
         for name, entry in sorted(tools.items()):  # type: ignore[union-attr]
-            if not matches_allowlist(name, allowlist):
+            if name not in allow:
                 continue
             if overrides.get(name) is False:
                 hidden.append((name, "switched off by the operator"))
                 continue
             allowed.append(entry)
-        for name in allowlist:
-            if not any(c in name for c in "*?[") and name not in tools:  # type: ignore[operator]
+        for name in sorted(allow.names):
+            if name not in tools:  # type: ignore[operator]
                 hidden.append((name, "not available (no such tool registered)"))
         if self.tier_filter is not None:
             allowed, tier_hidden = self.tier_filter(allowed, tier)

@@ -113,7 +113,7 @@ class TafMetarSource:
         user_agent: str | None,
         *,
         cache_seconds: float = 300.0,
-        timeout_seconds: float = 8.0,
+        timeout_seconds: float = 3.0,
         in_use_seconds: float = 1800.0,
         refresh_ahead_seconds: float = 30.0,
         clock: Callable[[], float] = time.time,

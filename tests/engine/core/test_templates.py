@@ -56,3 +56,9 @@ def test_never_raises(template: str) -> None:
 def test_text_without_placeholders_is_unchanged(template: str) -> None:
     if "{" not in template:
         assert render(template, {"x": 1}) == template
+
+
+def test_filters() -> None:
+    assert render("{icao|nospace|upper}", {"icao": "l s z h"}) == "LSZH"
+    assert render("{x|bogus}", {"x": "a"}) == "{x|bogus}"
+    assert render("{x|title}", {"x": "grimble"}) == "Grimble"

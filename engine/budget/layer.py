@@ -1,0 +1,265 @@
+"""The budget layer as an engine component: it plugs the latency book, tiers, cache, selector and turn
+accounting into the engine's three seams — the execution hooks, the view builder's tier filter, and the turn
+hooks — so every live call and every tool call goes through it.
+
+Timeout rule: a tool's own hard timeout (``timeout_ms``, else ``max_duration_ms``, else the engine's global
+``tool_timeout_ms``), clamped to the call's tier budget when the tool runs inside a call. A FAST call therefore
+never waits more than the FAST budget for any tool; a built-in tool that takes a millisecond is unaffected.
+Exempt call-control tools and calls outside a session (probes, ``mcp call``) keep their own timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from prometheus_client import Counter, Gauge
+
+from engine.budget.cache import ResultCache
+from engine.budget.calibration import PROBE_MODE, calibrate_server
+from engine.budget.selector import Decision, TurnFacts, decide, default_decision
+from engine.budget.stats import LatencyBook
+from engine.budget.tiers import HEALTHY, TIER_ORDER, UNHEALTHY, TierBoard, ToolStatus
+from engine.budget.turns import TurnTracker
+from engine.config.models import BudgetConfig, ContextTierConfig, Settings
+from engine.sessions.session import CallSession
+from engine.tools.base import ToolDefinition, ToolResult
+from engine.tools.registry import RegisteredTool
+from engine.tools.view import matches_allowlist
+
+if TYPE_CHECKING:
+    from engine.app import Engine
+
+log = logging.getLogger(__name__)
+
+EnvironmentFn = Callable[[str], str]
+
+
+class BudgetLayer:
+    """ExecutionHooks + TurnHooks + EngineComponent for the latency budget."""
+
+    name = "budget"
+
+    def __init__(self, engine: Engine, clock: Callable[[], float] = time.monotonic) -> None:
+        self.engine = engine
+        self._clock = clock
+        self._env_fn: EnvironmentFn | None = None
+        self._env_cache: dict[str, str] = {}
+        cfg = self.config
+        self.book = LatencyBook(cfg.window, self.clock)
+        self.board = TierBoard(self.book, lambda: self.config, self.environment, self.clock)
+        self.board.on_change = self._status_changed
+        self.cache = ResultCache(cfg.cache_size, self.clock)
+        self.turns = TurnTracker(
+            engine.bus, self.tier_budget_ms,
+            lambda tier: engine.metrics.turns_over_budget.labels(tier).inc(),
+            lambda: self._announcements.inc(),
+        )
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.last_calibration: dict[str, dict[str, Any]] = {}
+        reg = engine.metrics.registry
+        self._probes = Counter("ai_agent_budget_probes", "Calibration probes.", ["server", "tool", "status"],
+                               registry=reg)
+        self._announcements = Counter("ai_agent_announcements_requested", "Slow-tool announcements requested.",
+                                      registry=reg)
+        self._health = Gauge("ai_agent_tool_health", "0 healthy, 1 degraded, 2 unhealthy.", ["server", "tool"],
+                             registry=reg)
+        self._tier = Gauge("ai_agent_tool_tier", "0 fast, 1 standard, 2 deep, -1 hidden on every tier.",
+                           ["server", "tool"], registry=reg)
+        engine.executor.hooks = self
+        engine.views.tier_filter = self.board
+        engine.turn_hooks.append(self)
+
+    # ------------------------------------------------------------------------------------------ plumbing
+
+    @property
+    def config(self) -> BudgetConfig:
+        return self.engine.settings.budget
+
+    def clock(self) -> float:
+        return self._clock()
+
+    def set_clock(self, clock: Callable[[], float]) -> None:
+        """Tests inject a fake clock (cooldown, cache TTL, health horizon)."""
+        self._clock = clock
+
+    def tier_budget_ms(self, tier: str) -> int:
+        return int(getattr(self.config.tiers, tier))
+
+    def set_environment_resolver(self, fn: EnvironmentFn | None) -> None:
+        """The MCP host may supply server id -> environment (e.g. "http://host:port"); default from config."""
+        self._env_fn = fn
+        self._env_cache.clear()
+        self.board.clear()
+
+    def environment(self, server: str) -> str:
+        env = self._env_cache.get(server)
+        if env is None:
+            env = self._env_fn(server) if self._env_fn is not None else self._default_environment(server)
+            self._env_cache[server] = env
+        return env
+
+    def _default_environment(self, server: str) -> str:
+        cfg = self.engine.settings.mcp.servers.get(server)
+        if cfg is None or cfg.transport in ("stdio", "inprocess") or not cfg.url:
+            return "local"
+        parts = urlsplit(cfg.url)
+        return f"{cfg.transport}://{parts.hostname or ''}{':' + str(parts.port) if parts.port else ''}"
+
+    def metrics_probe(self, server: str, tool: str, status: str) -> None:
+        self._probes.labels(server, tool, status).inc()
+
+    def _status_changed(self, old: ToolStatus | None, new: ToolStatus) -> None:
+        self._health.labels(new.server, new.key[2]).set(
+            0 if new.health == HEALTHY else 2 if new.health == UNHEALTHY else 1
+        )
+        self._tier.labels(new.server, new.key[2]).set(TIER_ORDER.index(new.tier) if new.tier else -1)
+        if old is not None:
+            log.info("tool %s: tier %s -> %s, health %s -> %s%s", new.name, old.tier, new.tier, old.health,
+                     new.health, f" ({new.health_reason})" if new.health_reason else "")
+
+    def status(self, name: str) -> ToolStatus | None:
+        entry = self.engine.registry.get(name)
+        return self.board.status(entry.tool.definition) if entry is not None else None
+
+    # ------------------------------------------------------------------------------------ execution hooks
+
+    def _exempt(self, d: ToolDefinition) -> bool:
+        return matches_allowlist(d.name, self.config.exempt_tools)
+
+    def timeout_s(self, entry: RegisteredTool, session: CallSession | None, default_s: float) -> float:
+        d = entry.tool.definition
+        own_ms = d.timeout_ms or d.latency.max_duration_ms
+        own = own_ms / 1000 if own_ms else default_s
+        if session is None:
+            return own
+        self._track_start(session, d)
+        if self._exempt(d) or session.tier not in TIER_ORDER:
+            return own
+        return min(own, self.tier_budget_ms(session.tier) / 1000)
+
+    def _track_start(self, session: CallSession, d: ToolDefinition) -> None:
+        cfg = self.config
+        server_defaults = None
+        server_cfg = self.engine.settings.mcp.servers.get(d.server)
+        if server_cfg is not None:
+            server_defaults = server_cfg.defaults
+        threshold = (
+            d.slow_response_threshold_ms
+            or (server_defaults.slow_response_threshold_ms if server_defaults else None)
+            or cfg.slow_response_threshold_ms
+        )
+        message = (
+            d.slow_response_message
+            or (server_defaults.slow_response_message if server_defaults else None)
+            or cfg.slow_response_message
+        )
+        status = self.board.status(d)
+        expected = status.p50_ms if status.p50_ms is not None else d.latency.estimated_duration_ms
+        self.turns.started(session, d, expected, threshold, message)
+
+    def cached(self, entry: RegisteredTool, args: Mapping[str, Any]) -> ToolResult | None:
+        if PROBE_MODE.get() is not None:
+            return None
+        return self.cache.get(entry.tool.definition, args)
+
+    def completed(
+        self, entry: RegisteredTool, args: Mapping[str, Any], result: ToolResult, latency_ms: float, is_probe: bool
+    ) -> None:
+        self.turns.finished()
+        if result.cache_hit or result.status == "rejected":
+            return
+        d = entry.tool.definition
+        status: str = result.status
+        if is_probe and status == "error" and PROBE_MODE.get() == "generated":
+            status = "probe_error"
+        self.book.record(self.board.key_for(d), latency_ms, status, is_probe=is_probe)
+        self.board.refresh(d)
+        if not is_probe:
+            self.cache.put(d, args, result)
+
+    # ----------------------------------------------------------------------------------------- turn hooks
+
+    def decide(self, session: CallSession, text: str) -> Decision:
+        ctx = self.engine.settings.contexts.get(session.context)
+        facts = TurnFacts(
+            text=text, turn=session.turn, now=self.clock(), override=session.tier_override,
+            context_tier=ctx.tier if ctx is not None else ContextTierConfig(),
+            engine_default=self.engine.default_tier, waiting_callers=self.engine.waiting_callers,
+            last_deep_turn_at=session.last_deep_turn_at,
+        )
+        return decide(facts, self.config.selector)
+
+    def before_turn(self, session: CallSession, text: str) -> None:
+        decision = self.decide(session, text)
+        if decision.is_deep_turn:
+            session.last_deep_turn_at = self.clock()
+        self.apply(session, decision)
+        self.turns.begin(session)
+
+    def apply(self, session: CallSession, decision: Decision) -> None:
+        """Set the call's tier; only a real change emits tier.changed (and re-renders the call's tool view)."""
+        if decision.tier != session.tier:
+            self.engine._set_call_tier(session, decision.tier, decision.reason)
+        else:
+            session.tier_reason = decision.reason
+
+    def after_turn(self, session: CallSession) -> None:
+        self.turns.end(session)
+
+    def default_for(self, session: CallSession) -> Decision:
+        ctx = self.engine.settings.contexts.get(session.context)
+        if ctx is None:
+            return Decision("standard", "context gone: standard")
+        return default_decision(ctx.tier, self.engine.default_tier)
+
+    # ------------------------------------------------------------------------------------- calibration
+
+    async def calibrate(self, server_id: str, probes: int | None = None) -> dict[str, Any]:
+        report = await calibrate_server(self.engine, server_id, probes)
+        self.last_calibration[server_id] = report
+        return report
+
+    def on_server_up(self, server_id: str) -> asyncio.Task[dict[str, Any]] | None:
+        """The MCP host calls this after a server connected and its tools are registered.
+
+        Starts calibration in the background when the server's config says ``calibrate: true``.
+        """
+        cfg = self.engine.settings.mcp.servers.get(server_id)
+        if cfg is None or not cfg.calibrate:
+            return None
+        task = asyncio.get_running_loop().create_task(self.calibrate(server_id), name=f"calibrate-{server_id}")
+        self._tasks.add(task)
+        task.add_done_callback(self._calibration_done)
+        return task
+
+    def _calibration_done(self, task: asyncio.Task[dict[str, Any]]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("calibration %s failed: %s", task.get_name(), task.exception())
+
+    # ------------------------------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        return None
+
+    async def stop(self) -> None:
+        tasks = list(self._tasks)
+        for t in tasks:
+            t.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        self.turns.cancel_all()
+
+    async def reload(self, old: Settings, new: Settings) -> None:
+        if old.mcp.servers != new.mcp.servers:
+            self._env_cache.clear()
+            self.board.clear()
+        if old.budget != new.budget:
+            self.book.set_window(new.budget.window)
+            self.cache.resize(new.budget.cache_size)
+            self.board.clear()

@@ -1,0 +1,145 @@
+"""Per-turn accounting: what a turn's tools cost against its tier, and the once-per-turn slow-tool announcement.
+
+Calls in one model turn run concurrently, and a provider may run several tool rounds in a turn, so a turn's
+tool time is the length of the union of its calls' [start, end] intervals: concurrent calls cost the slowest,
+sequential rounds add up. A turn whose tool time exceeds its tier's budget emits ``TurnOverBudget`` and counts
+in ``ai_agent_turns_over_budget_total``.
+
+A slow-tool announcement (``AnnouncementRequested``, spoken by the voice layer) is requested at most once per
+turn: at once when a tool whose effective p50 (measured, else declared) exceeds its slow-response threshold
+starts, or when any call is still running once that threshold has passed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.events import AnnouncementRequested, EventBus, TurnOverBudget
+from engine.sessions.session import CallSession
+from engine.tools.base import ToolDefinition
+
+
+@dataclass
+class _TurnState:
+    turn: int
+    tier: str
+    intervals: list[tuple[float, float]] = field(default_factory=list)
+    announced: bool = False
+
+
+@dataclass
+class _Running:
+    call_id: str
+    definition: ToolDefinition
+    started: float
+    timer: asyncio.TimerHandle | None = None
+
+
+def union_length(intervals: list[tuple[float, float]]) -> float:
+    """Total length covered by the intervals (overlaps counted once)."""
+    total, cur_start, cur_end = 0.0, None, None
+    for s, e in sorted(intervals):
+        if cur_end is None or s > cur_end:
+            if cur_end is not None and cur_start is not None:
+                total += cur_end - cur_start
+            cur_start, cur_end = s, e
+        else:
+            cur_end = max(cur_end, e)
+    if cur_end is not None and cur_start is not None:
+        total += cur_end - cur_start
+    return total
+
+
+class TurnTracker:
+    def __init__(
+        self,
+        bus: EventBus,
+        budget_ms: Callable[[str], int],
+        on_over_budget: Callable[[str], None],
+        on_announce: Callable[[], None],
+        timer: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        self.bus = bus
+        self.budget_ms = budget_ms
+        self.on_over_budget = on_over_budget
+        self.on_announce = on_announce
+        self.timer = timer
+        self._turns: dict[str, _TurnState] = {}
+        self._running: dict[Any, _Running] = {}
+
+    def begin(self, session: CallSession) -> None:
+        self._turns[session.call_id] = _TurnState(session.turn, session.tier)
+
+    def started(
+        self, session: CallSession, d: ToolDefinition, expected_p50_ms: float | None, threshold_ms: int, message: str
+    ) -> None:
+        """A tool call of ``session`` is about to run in the current task."""
+        state = self._turns.get(session.call_id)
+        if state is None:
+            state = self._turns[session.call_id] = _TurnState(session.turn, session.tier)
+        running = _Running(session.call_id, d, self.timer())
+        task = asyncio.current_task()
+        if expected_p50_ms is not None and expected_p50_ms > threshold_ms:
+            self._announce(state, session.call_id, d, message, "slow_tool")
+        elif not state.announced:
+            loop = asyncio.get_running_loop()
+            running.timer = loop.call_later(
+                threshold_ms / 1000, self._still_running, task, session.call_id, d, message
+            )
+        self._running[task] = running
+
+    def finished(self) -> None:
+        """The current task's tool call has completed."""
+        running = self._running.pop(asyncio.current_task(), None)
+        if running is None:
+            return
+        if running.timer is not None:
+            running.timer.cancel()
+        state = self._turns.get(running.call_id)
+        if state is not None:
+            state.intervals.append((running.started, self.timer()))
+
+    def _still_running(self, task: Any, call_id: str, d: ToolDefinition, message: str) -> None:
+        state = self._turns.get(call_id)
+        if task is not None and task.done():  # cancelled mid-call: completion never came
+            self._running.pop(task, None)
+            return
+        if task in self._running and state is not None:
+            self._announce(state, call_id, d, message, "still_running")
+
+    def _announce(self, state: _TurnState, call_id: str, d: ToolDefinition, message: str, reason: str) -> None:
+        if state.announced:
+            return
+        state.announced = True
+        self.on_announce()
+        self.bus.publish(AnnouncementRequested(call_id=call_id, text=message, exposed_name=d.name, reason=reason))
+
+    def end(self, session: CallSession) -> float:
+        """Close the turn; returns its tool time in ms (and reports it when over the tier's budget)."""
+        state = self._turns.pop(session.call_id, None)
+        if state is None or not state.intervals:
+            return 0.0
+        spent_ms = union_length(state.intervals) * 1000
+        budget = self.budget_ms(state.tier)
+        if spent_ms > budget:
+            self.on_over_budget(state.tier)
+            self.bus.publish(
+                TurnOverBudget(
+                    call_id=session.call_id, tier=state.tier, budget_ms=budget, latency_ms=round(spent_ms, 3)
+                )
+            )
+        return spent_ms
+
+    def forget(self, call_id: str) -> None:
+        self._turns.pop(call_id, None)
+
+    def cancel_all(self) -> None:
+        for r in self._running.values():
+            if r.timer is not None:
+                r.timer.cancel()
+        self._running.clear()
+        self._turns.clear()

@@ -1,0 +1,275 @@
+"""``ava-engine mcp list|test|call``, ``import-mcp-json FILE`` and ``serve``: the MCP host from the command line.
+
+Exit codes: 0 ok; 1 the operation failed (a server test that did not pass, a call whose status is not
+``success``, a server that did not come up); 2 bad config or arguments. One-shot commands never bind the HTTP
+port (``serve`` does, per ``engine.http``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import signal
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+from engine.cli.common import UsageError, load, print_json, running_engine
+
+log = logging.getLogger(__name__)
+
+
+def _mcp_actions(sub: Any) -> Any:
+    """The ``mcp`` group's sub-command action, creating the group when no other module has."""
+    mcp = sub.choices.get("mcp")
+    if mcp is None:
+        mcp = sub.add_parser("mcp", help="MCP servers: list, test, call, calibrate")
+        return mcp.add_subparsers(dest="mcp_command", metavar="ACTION", required=True, parser_class=type(mcp))
+    for action in mcp._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action
+    return mcp.add_subparsers(dest="mcp_command", metavar="ACTION", required=True, parser_class=type(mcp))
+
+
+def register(sub: Any) -> None:
+    actions = _mcp_actions(sub)
+    p = actions.add_parser("list", help="start the MCP servers and list their state and tools")
+    p.set_defaults(func=cmd_list)
+    p = actions.add_parser("test", help="connect, initialize and list one server, with timings (exit 1 on failure)")
+    p.add_argument("server", metavar="SERVER", help="the MCP server id")
+    p.set_defaults(func=cmd_test)
+    p = actions.add_parser(
+        "call",
+        help="call a tool through the full engine path (exit 0 when its status is success, 1 otherwise)",
+        description="Call a tool through the engine (allowlist, validation, timeout, result shaping). Exit 0 when "
+        "the call completed with status success; 1 for error, timeout or rejected; 2 for bad arguments.",
+    )
+    p.add_argument("exposed_name", metavar="EXPOSED_NAME", help="the exposed name, e.g. mcp_time_get_current_time")
+    p.add_argument("--args", default="{}", help="the arguments as a JSON object (default {})")
+    p.add_argument("--context", default=None, help="call as this context would (only the tools it is shown)")
+    p.set_defaults(func=cmd_call)
+    p = sub.add_parser("import-mcp-json", help="add the servers of a Claude Desktop / Cursor / VS Code MCP JSON")
+    p.add_argument("file", metavar="FILE", help="the JSON file (mcpServers or servers)")
+    p.add_argument("--dry-run", action="store_true", help="show what would be added; write nothing")
+    p.set_defaults(func=cmd_import)
+    p = sub.add_parser("serve", help="run the engine headless (HTTP API; reloads on SIGHUP and file change)")
+    p.add_argument("--poll", type=float, default=1.0, help="seconds between config file checks (0: never)")
+    p.set_defaults(func=cmd_serve)
+
+
+def _one_shot(args: argparse.Namespace) -> Any:
+    """Settings for a one-shot command (``running_engine`` leaves the HTTP port alone unless asked)."""
+    return load(args)
+
+
+def _print_servers(status: dict[str, Any]) -> None:
+    if not status["servers"]:
+        print("no MCP servers configured")
+    for s in status["servers"]:
+        extra = f", {s['protocol_version']}" if s["protocol_version"] else ""
+        extra += f", pid {s['pid']}" if s["pid"] else ""
+        print(f"{s['id']}: {s['state']} ({s['transport']}{extra}) restarts {s['restarts']}, {s['tool_count']} tools")
+        if s["last_error"]:
+            print(f"  last error: {s['last_error']}")
+        for t in s["tools"]:
+            print(f"  {t['exposed_name']:<40} {t['description'][:70]}")
+
+
+async def cmd_list(args: argparse.Namespace) -> int:
+    settings = _one_shot(args)
+    async with running_engine(args, settings) as engine:
+        status = engine.server_status()
+    if args.json:
+        print_json({"servers": status["servers"]})
+    else:
+        _print_servers(status)
+    return 0
+
+
+async def cmd_test(args: argparse.Namespace) -> int:
+    settings = _one_shot(args)
+    cfg = settings.mcp.servers.get(args.server)
+    if cfg is None:
+        known = ", ".join(sorted(settings.mcp.servers)) or "none"
+        raise UsageError(f"SERVER: unknown MCP server {args.server!r} (configured: {known})")
+    from engine.app import Engine
+
+    engine = Engine(settings, config_path=args.config_path)  # not started: the test uses its own connection
+    report = await engine.mcp.test_server(cfg, server_id=args.server)
+    if args.json:
+        print_json(report)
+    else:
+        t = report["timings_ms"]
+        if report["ok"]:
+            print(f"{args.server}: ok ({report['protocol_version']}, {report['server_name'] or 'unnamed'}) "
+                  f"connect+initialize {t.get('connect_initialize', 0):.0f} ms, list {t.get('list_tools', 0):.0f} ms, "
+                  f"{len(report['tools'])} tools")
+            for tool in report["tools"]:
+                print(f"  {tool['exposed_name']}")
+        else:
+            print(f"{args.server}: FAILED after {t['total']:.0f} ms: {report['error']}")
+            for line in report["stderr_tail"]:
+                print(f"  stderr: {line}")
+    return 0 if report["ok"] else 1
+
+
+async def cmd_call(args: argparse.Namespace) -> int:
+    from engine.sessions.session import CallSession
+
+    try:
+        call_args = json.loads(args.args)
+    except ValueError as e:
+        raise UsageError(f"--args is not valid JSON: {e}") from e
+    if not isinstance(call_args, dict):
+        raise UsageError("--args must be a JSON object, e.g. '{\"timezone\": \"UTC\"}'")
+    settings = _one_shot(args)
+    if args.context is not None and args.context not in settings.contexts:
+        known = ", ".join(sorted(settings.contexts)) or "none"
+        raise UsageError(f"--context: unknown context {args.context!r} (known: {known})")
+    async with running_engine(args, settings) as engine:
+        owner = engine.mcp.server_for(args.exposed_name)
+        if owner is not None and engine.registry.get(args.exposed_name) is None:
+            await engine.mcp.ensure_started(owner.server_id)
+        if engine.registry.get(args.exposed_name) is None:
+            known = ", ".join(engine.registry.names()) or "none"
+            raise UsageError(f"EXPOSED_NAME: no tool {args.exposed_name!r} (available: {known})")
+        session = CallSession(call_id=f"cli-{uuid.uuid4().hex[:8]}", context=args.context or "(operator)",
+                              provider="cli")
+        if args.context is None:
+            session.shown_tools = frozenset(engine.registry.names())  # the operator is shown every tool
+        else:
+            session.shown_tools = engine.context_view(args.context).names
+        result = await engine.execute_tool(session, args.exposed_name, call_args, tool_call_id="cli")
+    if args.json:
+        print_json(result.to_dict())
+    else:
+        print(f"{result.status}: {result.message}")
+        if result.data is not None:
+            print(json.dumps(result.data, indent=2, ensure_ascii=False, default=str))
+    return 0 if result.status == "success" else 1
+
+
+class _Lenient(dict[str, str]):
+    """An environment where every variable exists (unset ones as a placeholder): shape-only validation."""
+
+    def get(self, key: str, default: Any = None) -> str:  # type: ignore[override]
+        return super().get(key, "(not set yet)")
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from engine.config import resolve_config_path
+    from engine.config.document import ConfigDocument
+    from engine.mcp.importer import ImportFormatError, merge_plan, parse_client_config
+
+    path = Path(args.file)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise UsageError(f"FILE: cannot read {path}: {e.strerror or e}") from e
+    try:
+        plan = parse_client_config(text, str(path))
+    except ImportFormatError as e:
+        raise UsageError(str(e)) from e
+    config_path = resolve_config_path(args.config)
+    doc = ConfigDocument.load(config_path) if config_path.exists() else ConfigDocument.new(config_path)
+    existing = doc.get(("mcp", "servers"), None) or {}
+    to_add, unchanged, conflicts = merge_plan(existing, plan)
+    for sid, cfg in to_add.items():
+        doc.set_server(sid, cfg)
+    if to_add and not args.dry_run:
+        # validate the file's shape without requiring every ${VAR} / ${keyring:NAME} to be set yet
+        doc.save(env=_Lenient(os.environ), lookup_secret=lambda name: "(not set yet)")
+    out = {"config": str(config_path), "added": sorted(to_add), "unchanged": unchanged, "conflicts": conflicts,
+           "renamed": plan.renamed, "problems": plan.problems, "written": bool(to_add) and not args.dry_run}
+    if args.json:
+        print_json(out)
+    else:
+        for sid in sorted(to_add):
+            print(f"added mcp.servers.{sid} ({to_add[sid]['transport']})")
+        for name, sid in plan.renamed.items():
+            print(f"  {name!r} became the id {sid!r}")
+        for sid in unchanged:
+            print(f"unchanged mcp.servers.{sid}")
+        for line in conflicts + plan.problems:
+            print(f"warning: {line}", file=sys.stderr)
+        if not to_add:
+            print("nothing added")
+        elif args.dry_run:
+            print("(dry run: nothing written)")
+    return 1 if conflicts and not to_add else 0
+
+
+async def cmd_serve(args: argparse.Namespace) -> int:
+    from engine.app import Engine
+    from engine.config import ConfigError, load_settings
+    from engine.events import ConfigReloaded
+
+    settings = load(args)
+    path: Path = args.config_path
+    engine = Engine(settings, config_path=path, serve_http=True)
+    stop = asyncio.Event()
+    reload_now = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGINT, stop.set)
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
+    loop.add_signal_handler(signal.SIGHUP, reload_now.set)
+
+    def mtime() -> float:
+        try:
+            return path.stat().st_mtime
+        except OSError:
+            return 0.0
+
+    async def reload() -> None:
+        try:
+            new = load_settings(path)
+        except ConfigError as e:
+            log.error("config reload failed, keeping the running config: %s", e)
+            engine.bus.publish(ConfigReloaded(error=str(e)[:500]))
+            return
+        old = engine.settings
+        await engine.reload(new)
+        before, after = set(old.mcp.servers), set(new.mcp.servers)
+        changed = tuple(s for s in after & before if old.mcp.servers[s] != new.mcp.servers[s])
+        engine.bus.publish(ConfigReloaded(added=tuple(sorted(after - before)), removed=tuple(sorted(before - after)),
+                                          changed=changed))
+        log.info("config reloaded from %s", path)
+
+    await engine.start()
+    try:
+        http = next((c for c in engine.components if getattr(c, "name", "") == "http"), None)
+        url = getattr(http, "url", None)
+        states: dict[str, str] = {s["id"]: s["state"] for s in engine.server_status()["servers"]}
+        ready: dict[str, Any] = {"serving": True, "http": url, "servers": states}
+        if args.json:
+            print_json(ready)
+        else:
+            print(f"ava-engine serving{' on ' + url if url else ''}; "
+                  + ", ".join(f"{k} {v}" for k, v in states.items()), flush=True)
+        sys.stdout.flush()
+        seen = mtime()
+        while not stop.is_set():
+            waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(reload_now.wait())]
+            _done, pending = await asyncio.wait(waiters, timeout=args.poll if args.poll > 0 else None,
+                                               return_when=asyncio.FIRST_COMPLETED)
+            for w in pending:
+                w.cancel()
+            if stop.is_set():
+                break
+            current = mtime()
+            if reload_now.is_set() or (args.poll > 0 and current != seen):
+                reload_now.clear()
+                seen = current
+                await reload()
+    finally:
+        await engine.stop()
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            loop.remove_signal_handler(sig)
+    if not args.json:
+        print("ava-engine stopped")
+    return 0
+

@@ -1,0 +1,60 @@
+"""Test one server config with a fresh connection: connect → initialize → list tools, with timings.
+
+Why it exists: the console's server form and ``ava-engine mcp test`` must check a server (even an unsaved config)
+without disturbing the running supervisor: a separate child, bounded by ``connect_timeout_ms``, closed afterwards,
+with its stderr tail in the report so a failure says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from contextlib import AsyncExitStack
+from typing import TYPE_CHECKING, Any
+
+import pydantic
+
+from engine.config.models import McpServerConfig
+from engine.mcp.connection import Connection, ServerGone
+from engine.mcp.naming import exposed_names
+from engine.mcp.stderr import StderrCapture
+
+if TYPE_CHECKING:
+    from engine.mcp.supervisor import HostServices
+
+
+async def probe_server(server_id: str, cfg: McpServerConfig, services: HostServices) -> dict[str, Any]:
+    from engine.mcp.supervisor import describe
+
+    stderr = StderrCapture(f"{server_id}:test", redact=services.redact)
+    conn = Connection(server_id, cfg, base_dir=services.base_dir, stderr=stderr, on_list_changed=lambda: None)
+    report: dict[str, Any] = {
+        "server": server_id, "transport": cfg.transport, "ok": False, "protocol_version": None,
+        "server_name": None, "server_version": None, "timings_ms": {}, "tools": [], "error": None,
+    }
+    start = time.perf_counter()
+    try:
+        async with AsyncExitStack() as stack:
+            async with asyncio.timeout(cfg.connect_timeout_ms / 1000):
+                await conn.open(stack, cfg.connect_timeout_ms / 1000)
+                report["timings_ms"]["connect_initialize"] = round(conn.connect_ms, 2)
+                report["protocol_version"] = conn.protocol_version
+                info = conn.server_info
+                if info is not None:
+                    report["server_name"], report["server_version"] = info.name, info.version
+                t = time.perf_counter()
+                listed = await conn.list_tools()
+                report["timings_ms"]["list_tools"] = round((time.perf_counter() - t) * 1000, 2)
+            names = exposed_names(server_id, [t.name for t in listed],
+                                  {tc.name: tc.expose_as for tc in cfg.tools if tc.expose_as})
+            report["tools"] = [
+                {"name": t.name, "exposed_name": names[t.name], "description": t.description or ""} for t in listed
+            ]
+            report["ok"] = True
+    except TimeoutError:
+        report["error"] = f"no answer within connect_timeout_ms ({cfg.connect_timeout_ms} ms)"
+    except (ServerGone, pydantic.ValidationError, Exception) as e:
+        report["error"] = describe(e)
+    report["timings_ms"]["total"] = round((time.perf_counter() - start) * 1000, 2)
+    report["stderr_tail"] = stderr.tail(20)
+    return report

@@ -1,0 +1,170 @@
+"""Turn an MCP ``CallToolResult`` into the product's ``ToolResult`` {status, message, data}.
+
+Why it exists: the model and the caller need different things from one result. ``message`` is what a voice agent
+can say (a template, a chosen field, the first text, or a neutral fallback — never a JSON blob or a megabyte of
+text); ``data`` is what the model reasons over (structured content, else parsed JSON text, else text), with
+images, audio and embedded resources summarised by type and size instead of inlined. ``isError`` results are
+errors, not successes (the mistake the reference system makes).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.types import (
+    AudioContent,
+    CallToolResult,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+)
+
+from engine.templates import _PLACEHOLDER, lookup, render
+from engine.tools.base import ToolResult
+
+FALLBACK_MESSAGE = "I've fetched the result."
+ERROR_FALLBACK = "The tool reported an error."
+#: Longest message handed to speech; longer text is cut at a sentence or word boundary.
+MAX_SPEECH_CHARS = 300
+#: Largest text kept in ``data``; the rest is dropped and the result marked ``truncated``.
+MAX_DATA_CHARS = 64_000
+_SPACES = re.compile(r"\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class SpeechOptions:
+    """Per-tool speech shaping from config: a template with ``{a.b}`` paths, or a dotted field."""
+
+    template: str | None = None
+    field: str | None = None
+
+
+def speakable(text: str, limit: int = MAX_SPEECH_CHARS) -> str:
+    """Collapse whitespace and cut to ``limit`` characters at a sentence end, else a word, adding an ellipsis."""
+    flat = _SPACES.sub(" ", text).strip()
+    if len(flat) <= limit:
+        return flat
+    cut = flat[:limit]
+    for mark in (". ", "! ", "? "):
+        end = cut.rfind(mark)
+        if end >= limit // 2:
+            return cut[: end + 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space >= limit // 2 else cut).rstrip(" ,;:") + "…"
+
+
+def _parse_json(text: str) -> Any:
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "{[":
+        return None
+    try:
+        return json.loads(stripped)
+    except ValueError:
+        return None
+
+
+def _b64_size(data: str) -> int:
+    try:
+        return len(base64.b64decode(data, validate=False))
+    except ValueError:
+        return len(data) * 3 // 4
+
+
+def _summary(item: Any) -> dict[str, Any] | None:
+    """A short description of a non-text content block (never its raw bytes)."""
+    if isinstance(item, ImageContent | AudioContent):
+        return {"type": item.type, "mime_type": item.mime_type, "size_bytes": _b64_size(item.data)}
+    if isinstance(item, ResourceLink):
+        return {"type": "resource_link", "uri": str(item.uri), "name": item.name, "mime_type": item.mime_type}
+    if isinstance(item, EmbeddedResource):
+        res = item.resource
+        text = getattr(res, "text", None)
+        blob = getattr(res, "blob", None)
+        size = len(text.encode("utf-8")) if isinstance(text, str) else _b64_size(blob) if isinstance(blob, str) else 0
+        return {"type": "resource", "uri": str(res.uri), "mime_type": res.mime_type, "size_bytes": size}
+    return None
+
+
+def _template_message(template: str, values: Mapping[str, Any]) -> str | None:
+    """Render only when every placeholder resolves (a missing key falls through to the next option)."""
+    for m in _PLACEHOLDER.finditer(template):
+        try:
+            lookup(values, m.group(1))
+        except KeyError:
+            return None
+    out = render(template, values).strip()
+    return out or None
+
+
+def _field_message(path: str, sources: list[Any]) -> str | None:
+    for src in sources:
+        if not isinstance(src, Mapping | list):
+            continue
+        try:
+            value = lookup(src, path) if isinstance(src, Mapping) else lookup({"_": src}, f"_.{path}")
+        except KeyError:
+            continue
+        if value is None:
+            continue
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        return speakable(text) or None
+    return None
+
+
+def _cap(text: str) -> tuple[str, bool]:
+    return (text, False) if len(text) <= MAX_DATA_CHARS else (text[:MAX_DATA_CHARS], True)
+
+
+def to_tool_result(result: CallToolResult, speech: SpeechOptions | None = None) -> ToolResult:
+    """Shape one MCP result; see the module docstring for the order of choices."""
+    speech = speech or SpeechOptions()
+    texts = [c.text for c in result.content if isinstance(c, TextContent)]
+    attachments = [s for s in (_summary(c) for c in result.content) if s is not None]
+    joined = "\n".join(texts)
+    parsed = _parse_json(texts[0]) if len(texts) == 1 and len(texts[0]) <= 4 * MAX_DATA_CHARS else None
+    data: Any
+    if result.structured_content is not None:
+        data = result.structured_content
+        if len(joined) > MAX_DATA_CHARS or not texts:  # only then can it be big: measure it
+            dumped = json.dumps(data, ensure_ascii=False, default=str)
+            if len(dumped) > MAX_DATA_CHARS:
+                data = {"text": dumped[:MAX_DATA_CHARS], "truncated": True, "size_chars": len(dumped)}
+    elif parsed is not None:
+        data = parsed
+    elif texts:
+        data, truncated = _cap(joined)
+        if truncated:
+            data = {"text": data, "truncated": True, "size_chars": len(joined)}
+    else:
+        data = None
+    if attachments:
+        data = {"result": data, "attachments": attachments} if data is not None else {"attachments": attachments}
+
+    values: dict[str, Any] = {}
+    if isinstance(data, Mapping):
+        values.update(data)
+    elif data is not None:
+        values["result"] = data
+    if isinstance(parsed, Mapping):
+        values = {**parsed, **values}
+    values.setdefault("text", joined)
+
+    message: str | None = None
+    if speech.template:
+        message = _template_message(speech.template, values)
+    if message is None and speech.field:
+        message = _field_message(speech.field, [result.structured_content, parsed])
+    if message is None:
+        for text in texts:
+            if text.strip() and _parse_json(text) is None:
+                message = speakable(text)
+                break
+    if result.is_error:
+        return ToolResult("error", message or ERROR_FALLBACK, data)
+    return ToolResult("success", message or FALLBACK_MESSAGE, data)

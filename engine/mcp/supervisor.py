@@ -1,0 +1,405 @@
+"""The supervisor of one MCP server: its state machine, restarts, tool registration and calls.
+
+Why it exists: a server may crash at start, die mid-call, hang, flood stderr or change its tools at run time; the
+engine must stay up and tell the truth about it. States: ``starting → up → restarting → failed`` or ``stopped``,
+each change published as ``server.state`` and mirrored in ``ai_agent_mcp_server_up``. Every step is bounded
+(``connect_timeout_ms`` for connect + list, the tool timeout for calls). A dead child is noticed at once and calls
+in flight end with an error. Restarts back off exponentially with jitter up to ``max_restarts``; the count resets
+after ``stable_after_ms`` up; past the limit the server is ``failed`` until the operator restarts it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Callable
+from contextlib import AsyncExitStack, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import pydantic
+from mcp.shared.exceptions import MCPError
+from mcp.types import REQUEST_TIMEOUT
+
+from engine.config.models import McpServerConfig
+from engine.events import EventBus, ServerStateChanged, ToolsChanged
+from engine.mcp.connection import Connection, ServerGone
+from engine.mcp.events import ToolProgressed
+from engine.mcp.results import to_tool_result
+from engine.mcp.stderr import StderrCapture
+from engine.mcp.tool import MCPTool, build_tools
+from engine.metrics import Metrics
+from engine.tools.base import ToolExecutionContext, ToolResult
+from engine.tools.registry import ToolNameConflict, ToolRegistry
+
+log = logging.getLogger(__name__)
+
+State = Literal["starting", "up", "restarting", "failed", "stopped"]
+
+
+@dataclass(slots=True)
+class HostServices:
+    """What a supervisor needs from the engine (kept narrow so tests can build one without an Engine)."""
+
+    registry: ToolRegistry
+    bus: EventBus
+    metrics: Metrics
+    base_dir: Path
+    global_timeout_s: Callable[[], float]
+    redact: Callable[[str], str] | None = None
+    #: How long a burst of list_changed notifications is collected before one re-list.
+    debounce_s: float = 0.2
+    #: Called once a server is up with its tools registered (the budget layer's calibration hook).
+    on_up: Callable[[str], object] | None = None
+
+
+def describe(exc: BaseException) -> str:
+    """A short, safe description of why a connection attempt failed."""
+    if isinstance(exc, TimeoutError):
+        return "timed out"
+    if isinstance(exc, BaseExceptionGroup):
+        inner = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]
+        if inner:
+            return describe(inner[0])
+    if isinstance(exc, MCPError):
+        return f"protocol error {exc.code}: {exc.message}"[:300]
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found: {exc.filename or exc}"
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}{': ' + text[:250] if text else ''}"
+
+
+class Supervisor:
+    def __init__(self, server_id: str, cfg: McpServerConfig, services: HostServices) -> None:
+        self.server_id = server_id
+        self.cfg = cfg
+        self.services = services
+        self.state: State = "stopped"
+        self.restarts = 0
+        self.restarts_total = 0
+        self.last_error: str | None = None
+        self.warnings: list[str] = []
+        self.tools: list[MCPTool] = []
+        self.conn: Connection | None = None
+        self.up_since: float | None = None
+        self.stderr = StderrCapture(server_id, redact=services.redact)
+        self.settled = asyncio.Event()
+        self._up = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._changed = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._attempt_started = 0.0
+
+    # ------------------------------------------------------------------------------------------- control
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def start(self) -> None:
+        """Start the supervision loop (idempotent while running)."""
+        if self.running:
+            return
+        self._stop.clear()
+        self.settled.clear()
+        self._task = asyncio.get_running_loop().create_task(self._run(), name=f"mcp:{self.server_id}")
+
+    async def stop(self, reason: str | None = None) -> None:
+        """Stop the child (no orphans), unregister the tools, end in ``stopped``."""
+        self._stop.set()
+        task = self._task
+        if task is not None and not task.done():
+            if self.state != "up":  # connecting or backing off: nothing to drain, end it now
+                task.cancel()
+            done, _ = await asyncio.wait({task}, timeout=10)
+            if not done:
+                task.cancel()
+                await asyncio.wait({task}, timeout=5)
+        self._task = None
+        self._unregister()
+        self._set_state("stopped", reason or self.last_error)
+        self.settled.set()
+
+    async def restart(self) -> None:
+        """Operator restart: a fresh start with the restart count reset (also leaves ``failed``)."""
+        await self.stop()
+        self.restarts = 0
+        self.last_error = None
+        self.start()
+
+    async def wait_up(self, timeout_s: float) -> bool:
+        """Start if needed (lazy servers) and wait until up, or until this attempt settled otherwise."""
+        if self.state == "up":
+            return True
+        if not self.running and self.state != "failed":
+            self.start()
+        with suppress(TimeoutError):
+            async with asyncio.timeout(timeout_s):
+                while self.state != "up" and self.running:
+                    waiter = asyncio.ensure_future(self._up.wait())
+                    settled = asyncio.ensure_future(self.settled.wait())
+                    try:
+                        await asyncio.wait((waiter, settled), return_when=asyncio.FIRST_COMPLETED)
+                    finally:
+                        waiter.cancel()
+                        settled.cancel()
+                    if self.state != "up" and self.settled.is_set() and self.state != "starting":
+                        break
+        return self.state == "up"
+
+    # ------------------------------------------------------------------------------------------- state
+
+    def _set_state(self, state: State, error: str | None = None) -> None:
+        if error is not None:
+            self.last_error = error
+        changed = state != self.state
+        self.state = state
+        self.services.metrics.server_up.labels(self.server_id).set(1 if state == "up" else 0)
+        if state == "up":
+            self._up.set()
+        else:
+            self._up.clear()
+        if changed:
+            log.info("MCP server %s: %s%s", self.server_id, state, f" ({self.last_error})" if error else "")
+            self.services.bus.publish(
+                ServerStateChanged(
+                    server=self.server_id, state=state, restarts=self.restarts, last_error=self.last_error
+                )
+            )
+
+    def _register(self, tools: list[MCPTool], warnings: list[str]) -> None:
+        self.warnings = warnings
+        for w in warnings:
+            log.warning("MCP server %s: %s", self.server_id, w)
+        old = {t.name: t for t in self.tools}
+        if len(old) == len(tools) and all(t.name in old and old[t.name].same_as(t) for t in tools):
+            for t in tools:  # same declarations: keep the registered objects (nothing for providers to redo)
+                old[t.name].supervisor = self
+            return
+        try:
+            added, removed = self.services.registry.replace_group(self.server_id, tools)
+        except ToolNameConflict as e:
+            self.warnings.append(str(e))
+            log.error("MCP server %s: %s", self.server_id, e)
+            return
+        self.tools = tools
+        changed = [t.name for t in tools if t.name in old and not old[t.name].same_as(t)]
+        if added or removed or changed:
+            self.services.bus.publish(
+                ToolsChanged(
+                    revision=self.services.registry.revision, added=tuple(added), removed=tuple(removed),
+                )
+            )
+
+    def _unregister(self) -> None:
+        if not self.tools:
+            return
+        _added, removed = self.services.registry.replace_group(self.server_id, [])
+        self.tools = []
+        self.services.bus.publish(ToolsChanged(revision=self.services.registry.revision, removed=tuple(removed)))
+
+    def _taken(self, name: str) -> bool:
+        entry = self.services.registry.get(name)
+        return entry is not None and entry.tool.definition.server != self.server_id
+
+    def _on_list_changed(self) -> None:
+        self._changed.set()
+
+    # ------------------------------------------------------------------------------------------- the loop
+
+    def _backoff_s(self) -> float:
+        r = self.cfg.restart
+        base = min(r.backoff_max_ms, r.backoff_ms * (2 ** max(0, self.restarts - 1)))
+        return base * random.uniform(0.5, 1.0) / 1000
+
+    async def _run(self) -> None:
+        first = True
+        while not self._stop.is_set():
+            self._set_state("starting" if first else "restarting")
+            first = False
+            reason = await self._attempt()
+            self.settled.set()
+            if self._stop.is_set():
+                return
+            self.last_error = reason
+            r = self.cfg.restart
+            if not r.enabled or self.restarts >= r.max_restarts:
+                limit = "restarts disabled" if not r.enabled else f"gave up after {self.restarts} restarts"
+                self._unregister()
+                self._set_state("failed", f"{reason} ({limit})")
+                return
+            self.restarts += 1
+            self.restarts_total += 1
+            self.services.metrics.server_restarts.labels(self.server_id).inc()
+            if self.state == "restarting":  # a failed restart: still tell the world about the new count
+                self.services.bus.publish(
+                    ServerStateChanged(server=self.server_id, state="restarting", restarts=self.restarts,
+                                       last_error=self.last_error)
+                )
+            self._set_state("restarting", reason)
+            with suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), timeout=self._backoff_s())
+
+    async def _attempt(self) -> str:
+        """One connection, from spawn to death or stop; returns why it ended."""
+        connect_s = self.cfg.connect_timeout_ms / 1000
+        self._attempt_started = time.monotonic()
+        conn = Connection(
+            self.server_id, self.cfg, base_dir=self.services.base_dir, stderr=self.stderr,
+            on_list_changed=self._on_list_changed,
+        )
+        helpers: list[asyncio.Task[Any]] = []
+        try:
+            async with AsyncExitStack() as stack:
+                try:
+                    async with asyncio.timeout(connect_s):
+                        await conn.open(stack, connect_s)
+                        listed = await conn.list_tools()
+                except TimeoutError:
+                    return f"no answer within connect_timeout_ms ({self.cfg.connect_timeout_ms} ms)"
+                except ServerGone as e:
+                    return self._with_exit(conn, str(e))
+                self.conn = conn
+                self._changed.clear()
+                tools, warnings = build_tools(self.server_id, self.cfg, listed, self, self._taken)
+                self._register(tools, warnings)
+                self.up_since = time.monotonic()
+                self.last_error = None
+                self._set_state("up")
+                self.settled.set()
+                if self.services.on_up is not None:
+                    try:
+                        self.services.on_up(self.server_id)
+                    except Exception as e:  # a hook bug must not take the server down
+                        log.warning("MCP server %s: on_up hook failed: %s", self.server_id, e)
+                loop = asyncio.get_running_loop()
+                helpers = [
+                    loop.create_task(conn.listen()),
+                    loop.create_task(self._refresher(conn)),
+                    loop.create_task(self._stability_timer()),
+                ]
+                stop_wait = loop.create_task(self._stop.wait())
+                helpers.append(stop_wait)
+                await asyncio.wait((conn.dead, stop_wait), return_when=asyncio.FIRST_COMPLETED)
+                for h in helpers:
+                    h.cancel()
+                await asyncio.gather(*helpers, return_exceptions=True)
+                self.conn = None
+                if self._stop.is_set():
+                    conn.mark_dead(f"server {self.server_id} stopped")
+                    return "stopped"
+                return self._with_exit(conn, conn.dead.result())
+        except Exception as e:  # a failed attempt (spawn error, handshake error, transport crash)
+            return self._with_exit(conn, describe(e))
+        finally:
+            for h in helpers:
+                h.cancel()
+            self.conn = None
+            self.up_since = None
+
+    def _with_exit(self, conn: Connection, reason: str) -> str:
+        tail = self.stderr.tail(1)
+        if tail and "exited" in reason:
+            return f"{reason}; stderr: {tail[0][:200]}"
+        return reason
+
+    async def _stability_timer(self) -> None:
+        await asyncio.sleep(self.cfg.restart.stable_after_ms / 1000)
+        if self.restarts:
+            log.info("MCP server %s stayed up %d ms: restart count reset", self.server_id,
+                     self.cfg.restart.stable_after_ms)
+        self.restarts = 0
+
+    async def _refresher(self, conn: Connection) -> None:
+        """Re-list after list_changed notifications, one re-list per burst (debounced)."""
+        while True:
+            await self._changed.wait()
+            await asyncio.sleep(self.services.debounce_s)
+            self._changed.clear()
+            try:
+                async with asyncio.timeout(self.cfg.connect_timeout_ms / 1000):
+                    listed = await conn.list_tools()
+            except (TimeoutError, ServerGone, MCPError, pydantic.ValidationError) as e:
+                log.warning("MCP server %s: re-listing tools failed: %s", self.server_id, describe(e))
+                continue
+            tools, warnings = build_tools(self.server_id, self.cfg, listed, self, self._taken)
+            self._register(tools, warnings)
+
+    # ------------------------------------------------------------------------------------------- calls
+
+    def _timeout_s(self, tool: MCPTool) -> float:
+        d = tool.definition
+        ms = d.timeout_ms or d.latency.max_duration_ms
+        return ms / 1000 if ms else self.services.global_timeout_s()
+
+    async def call_tool(self, tool: MCPTool, args: dict[str, Any], ctx: ToolExecutionContext) -> ToolResult:
+        conn = self.conn
+        if conn is None or self.state != "up":
+            if self.cfg.start == "lazy" and self.state in ("stopped", "starting"):
+                await self.wait_up(self.cfg.connect_timeout_ms / 1000)
+                conn = self.conn
+            if conn is None or self.state != "up":
+                return ToolResult("error", f"server {self.server_id} is {self.state}; the tool did not run.")
+        d = tool.definition
+        timeout_s = self._timeout_s(tool)
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            ctx.emit(
+                ToolProgressed(
+                    call_id=ctx.call_id, tool_call_id=ctx.tool_call_id, exposed_name=d.name,
+                    server=self.server_id, progress=progress, total=total, message=message,
+                )
+            )
+
+        try:
+            result = await conn.call(d.origin_name, args, timeout_s + 0.25, on_progress)
+        except ServerGone:
+            return ToolResult("error", f"server {self.server_id} stopped")
+        except MCPError as e:
+            if e.code == REQUEST_TIMEOUT:
+                return ToolResult("timeout", f"{d.name} did not answer within {timeout_s:g} seconds.")
+            return ToolResult("error", f"server {self.server_id} refused the call: {e.message[:200]}")
+        except pydantic.ValidationError:
+            return ToolResult("error", f"server {self.server_id} returned a result that is not valid MCP")
+        return to_tool_result(result, tool.speech)
+
+    # ------------------------------------------------------------------------------------------- status
+
+    def snapshot(self) -> dict[str, Any]:
+        conn = self.conn
+        info = conn.server_info if conn is not None else None
+        return {
+            "id": self.server_id,
+            "state": self.state,
+            "transport": self.cfg.transport,
+            "enabled": self.cfg.enabled,
+            "start": self.cfg.start,
+            "protocol_version": conn.protocol_version if conn is not None else None,
+            "server_name": info.name if info is not None else None,
+            "server_version": info.version if info is not None else None,
+            "pid": conn.pid if conn is not None else None,
+            "uptime_s": round(time.monotonic() - self.up_since, 3) if self.up_since is not None else None,
+            "restarts": self.restarts,
+            "restarts_total": self.restarts_total,
+            "last_error": self.last_error,
+            "warnings": list(self.warnings),
+            "tool_count": len(self.tools),
+            "tools": [
+                {
+                    "name": t.definition.origin_name,
+                    "exposed_name": t.definition.name,
+                    "description": t.definition.description,
+                    "timeout_ms": t.definition.timeout_ms,
+                    "estimated_duration_ms": t.definition.latency.estimated_duration_ms,
+                    "max_duration_ms": t.definition.latency.max_duration_ms,
+                }
+                for t in self.tools
+            ],
+            "stderr_tail": self.stderr.tail(20),
+            "stderr_lines": self.stderr.total_lines,
+            "stderr_suppressed": self.stderr.suppressed_total,
+            "malformed_messages": conn.malformed_messages if conn is not None else 0,
+        }

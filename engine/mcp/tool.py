@@ -1,0 +1,120 @@
+"""``MCPTool``: one discovered MCP tool as a registry ``Tool``, and building the set for one server.
+
+Why it exists: the registry and the execution path know only ``Tool``; this wraps a server's ``tools/list`` entry
+with its exposed name, the per-tool config overrides (description, timeout, speech, latency metadata — config
+wins over the tool's ``_meta``), and routes ``execute`` through the server's supervisor, which owns the live
+connection.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import mcp.types as types
+
+from engine.budget.metadata import resolve_latency, resolve_probe_args
+from engine.config.models import McpServerConfig
+from engine.mcp.naming import exposed_names
+from engine.mcp.results import SpeechOptions
+from engine.tools.base import Tool, ToolCategory, ToolDefinition, ToolExecutionContext, ToolResult
+
+if TYPE_CHECKING:
+    from engine.mcp.supervisor import Supervisor
+
+log = logging.getLogger(__name__)
+
+
+class MCPTool(Tool):
+    """A tool living on an MCP server; ``definition.origin_name`` is its name on that server."""
+
+    def __init__(
+        self,
+        definition: ToolDefinition,
+        supervisor: Supervisor,
+        speech: SpeechOptions,
+        probe_args: dict[str, Any] | None = None,
+    ) -> None:
+        self.definition = definition
+        self.supervisor = supervisor
+        self.speech = speech
+        #: Arguments the budget layer may use to probe this tool (from ``_meta`` or config).
+        self.probe_args = probe_args
+
+    async def execute(self, args: dict[str, Any], ctx: ToolExecutionContext) -> ToolResult:
+        return await self.supervisor.call_tool(self, args, ctx)
+
+    def same_as(self, other: MCPTool) -> bool:
+        """Equal declaration and metadata (so a re-list that changed nothing leaves the registry alone)."""
+        return (
+            self.definition == other.definition
+            and self.speech == other.speech
+            and self.probe_args == other.probe_args
+        )
+
+
+def build_tools(
+    server_id: str,
+    cfg: McpServerConfig,
+    listed: list[types.Tool],
+    supervisor: Supervisor,
+    taken: Callable[[str], bool] | None = None,
+) -> tuple[list[MCPTool], list[str]]:
+    """The ``MCPTool`` set for one server's listing, plus warnings (unlisted config tools, name conflicts).
+
+    ``taken(name)`` says whether another server already owns an exposed name; a generated name that is taken
+    gets the hashed form, an ``expose_as`` that is taken is skipped with a warning.
+    """
+    from engine.mcp.naming import hashed_name
+
+    by_name = {t.name: t for t in cfg.tools}
+    warnings: list[str] = []
+    chosen = [t for t in listed if cfg.expose_unlisted or t.name in by_name]
+    seen_raw: set[str] = set()
+    unique: list[types.Tool] = []
+    for t in chosen:
+        if t.name in seen_raw:
+            warnings.append(f"tool {t.name!r} is listed twice by the server; the first one is used")
+            continue
+        seen_raw.add(t.name)
+        unique.append(t)
+    listed_names = {t.name for t in unique}
+    for name in by_name:
+        if name not in listed_names and name not in {t.name for t in listed}:
+            warnings.append(f"tools: {name!r} is configured but the server does not list it")
+    overrides = {n: tc.expose_as for n, tc in by_name.items() if tc.expose_as}
+    names = exposed_names(server_id, [t.name for t in unique], overrides)
+    out: list[MCPTool] = []
+    for t in unique:
+        tc = by_name.get(t.name)
+        exposed = names[t.name]
+        if taken is not None and taken(exposed):
+            if tc is not None and tc.expose_as:
+                warnings.append(f"expose_as {exposed!r} for tool {t.name!r} is already used by another server; skipped")
+                continue
+            exposed = hashed_name(server_id, t.name)
+            if taken(exposed):
+                warnings.append(f"tool {t.name!r}: exposed name {exposed!r} is taken by another server; skipped")
+                continue
+        annotations = t.annotations.model_dump(by_alias=True, exclude_none=True) if t.annotations else None
+        latency, problems = resolve_latency(t.name, tc, t.meta, annotations)
+        probe, probe_problems = resolve_probe_args(t.name, tc, t.meta)
+        warnings.extend(problems + probe_problems)
+        description = (tc.description if tc and tc.description else None) or t.description or t.title or t.name
+        schema = dict(t.input_schema) if t.input_schema else {"type": "object", "properties": {}}
+        definition = ToolDefinition(
+            name=exposed,
+            description=description,
+            category=ToolCategory.INFORMATION,
+            input_schema=schema,
+            latency=latency,
+            server=server_id,
+            origin_name=t.name,
+            slow_response_message=(tc.slow_response_message if tc else None) or cfg.defaults.slow_response_message,
+            slow_response_threshold_ms=cfg.defaults.slow_response_threshold_ms,
+            timeout_ms=(tc.timeout_ms if tc else None) or cfg.defaults.timeout_ms,
+        )
+        speech = SpeechOptions(template=tc.speech_template if tc else None, field=tc.speech_field if tc else None)
+        out.append(MCPTool(definition, supervisor, speech, probe))
+    return out, warnings

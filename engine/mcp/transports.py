@@ -1,0 +1,214 @@
+"""Build an SDK ``Client`` for one configured server, and learn the stdio child's process.
+
+Why it exists: every transport goes through the official mcp 2.x SDK (stdio, streamable HTTP, SSE, in-process),
+and the host must know the pid of a stdio child to notice its death at once — the SDK gives no signal of it and
+keeps the process private. A context-variable hook around the SDK's process spawn hands the process to whichever
+connection is opening in the current task, so concurrent starts never mix their children up. The child gets the
+SDK's allow-listed environment plus the configured ``env``, never the whole parent environment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import os
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, TextIO
+
+import httpx2
+import mcp.client.stdio as sdk_stdio
+from mcp import Client, StdioServerParameters
+from mcp.client.session import MessageHandlerFnT
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.server import MCPServer, Server
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+from engine.config.models import McpServerConfig
+
+log = logging.getLogger(__name__)
+
+SpawnSink = Callable[[Any], None]
+_spawn_sink: ContextVar[SpawnSink | None] = ContextVar("ava_mcp_spawn_sink", default=None)
+#: Called with the pid of every stdio child the SDK spawns (diagnostics; the tests' no-orphan check).
+spawn_listeners: list[Callable[[int], None]] = []
+
+
+class TransportConfigError(ValueError):
+    """A server config that cannot become a transport (bad target, unknown protocol version …)."""
+
+
+def _install_spawn_hook() -> None:
+    original = sdk_stdio._create_platform_compatible_process
+    if getattr(original, "_ava_hook", False):
+        return
+
+    async def spawn_and_report(*args: Any, **kwargs: Any) -> Any:
+        process = await original(*args, **kwargs)
+        for listener in tuple(spawn_listeners):
+            listener(process.pid)
+        sink = _spawn_sink.get()
+        if sink is not None:
+            sink(process)
+        return process
+
+    spawn_and_report._ava_hook = True  # type: ignore[attr-defined]
+    sdk_stdio._create_platform_compatible_process = spawn_and_report  # type: ignore[assignment]
+
+
+_install_spawn_hook()
+
+
+@asynccontextmanager
+async def report_spawn(sink: SpawnSink) -> AsyncIterator[None]:
+    """Within this block, a stdio child spawned by the SDK in this task is passed to ``sink``."""
+    token = _spawn_sink.set(sink)
+    try:
+        yield
+    finally:
+        _spawn_sink.reset(token)
+
+
+def client_mode(mode: str) -> str:
+    """The SDK's ``mode=``: auto, legacy, a modern version; a handshake-era version means the legacy handshake."""
+    if mode in ("auto", "legacy") or mode in MODERN_PROTOCOL_VERSIONS:
+        return mode
+    if mode in HANDSHAKE_PROTOCOL_VERSIONS:
+        return "legacy"
+    known = ", ".join([*MODERN_PROTOCOL_VERSIONS, *HANDSHAKE_PROTOCOL_VERSIONS])
+    raise TransportConfigError(f"mode {mode!r} is not auto, legacy or a known protocol version ({known})")
+
+
+def load_target(target: str) -> Server[Any] | MCPServer:
+    """``module:attribute`` → an SDK server object (or a zero-argument factory returning one)."""
+    module_name, sep, attr = target.partition(":")
+    if not sep or not module_name or not attr:
+        raise TransportConfigError(f"target {target!r} must be 'module:attribute'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise TransportConfigError(f"target {target!r}: cannot import {module_name!r}: {e}") from e
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise TransportConfigError(f"target {target!r}: {module_name} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    if callable(obj) and not isinstance(obj, MCPServer | Server):
+        obj = obj()
+    if not isinstance(obj, MCPServer | Server):
+        raise TransportConfigError(f"target {target!r} is a {type(obj).__name__}, not an MCP server object")
+    return obj
+
+
+def _secrets(values: dict[str, Any]) -> dict[str, str]:
+    return {k: v.get_secret_value() if hasattr(v, "get_secret_value") else str(v) for k, v in values.items()}
+
+
+def stdio_parameters(cfg: McpServerConfig, base_dir: Path) -> StdioServerParameters:
+    if not cfg.command:
+        raise TransportConfigError("a stdio server needs 'command'")
+    cwd = cfg.cwd
+    if cwd is not None and not os.path.isabs(cwd):
+        cwd = str(base_dir / cwd)
+    return StdioServerParameters(
+        command=cfg.command[0], args=list(cfg.command[1:]), env=_secrets(dict(cfg.env)) or None, cwd=cwd,
+        encoding_error_handler="replace",
+    )
+
+
+@asynccontextmanager
+async def _http_transport(url: str, headers: dict[str, str], connect_s: float) -> AsyncIterator[Any]:
+    timeout = httpx2.Timeout(connect_s, read=300.0)
+    async with create_mcp_http_client(headers=headers or None, timeout=timeout) as http:
+        async with streamable_http_client(url, http_client=http) as streams:
+            yield streams
+
+
+def build_client(
+    cfg: McpServerConfig,
+    *,
+    base_dir: Path,
+    message_handler: MessageHandlerFnT | None,
+    errlog: TextIO | None,
+    connect_s: float,
+) -> Client:
+    """An un-entered SDK ``Client`` for ``cfg`` (entering it connects and negotiates the protocol)."""
+    mode = client_mode(cfg.mode)
+    server: Any
+    if cfg.transport == "stdio":
+        params = stdio_parameters(cfg, base_dir)
+        server = sdk_stdio.stdio_client(params, errlog=errlog) if errlog is not None else params
+    elif cfg.transport == "http":
+        server = _http_transport(str(cfg.url), _secrets(dict(cfg.headers)), connect_s)
+    elif cfg.transport == "sse":
+        server = sse_client(str(cfg.url), headers=_secrets(dict(cfg.headers)) or None, timeout=connect_s)
+    elif cfg.transport == "inprocess":
+        server = load_target(str(cfg.target))
+    else:  # pragma: no cover - the config model only allows the four above
+        raise TransportConfigError(f"unknown transport {cfg.transport!r}")
+    return Client(server, mode=mode, message_handler=message_handler, cache=None)
+
+
+class ProcessWatch:
+    """Calls ``on_exit`` as soon as the process exits (a pidfd on Linux; polling its returncode elsewhere)."""
+
+    POLL_S = 0.02
+
+    def __init__(self, process: Any, on_exit: Callable[[int | None], None]) -> None:
+        self.process = process
+        self.pid: int = process.pid
+        self._on_exit = on_exit
+        self._loop = asyncio.get_running_loop()
+        self._fd: int | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._fired = False
+        try:
+            self._fd = os.pidfd_open(self.pid)
+            self._loop.add_reader(self._fd, self._fire)
+        except (AttributeError, OSError):
+            self._fd = None
+            self._task = self._loop.create_task(self._poll())
+
+    async def _poll(self) -> None:
+        while self.process.returncode is None:  # noqa: ASYNC110 - nothing to wait on without a pidfd
+            await asyncio.sleep(self.POLL_S)
+        self._fire()
+
+    def _fire(self) -> None:
+        if self._fired:
+            return
+        self._fired = True
+        self.close()
+        code = self.process.returncode
+        if code is None:
+            try:  # the pidfd says it exited; read the status without reaping (the SDK's watcher reaps)
+                status = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+                code = status.si_status if status is not None else None
+            except (ChildProcessError, OSError, AttributeError):
+                code = None
+        self._on_exit(code)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            if not self._loop.is_closed():
+                self._loop.remove_reader(self._fd)
+            os.close(self._fd)
+            self._fd = None
+        if self._task is not None and self._task is not asyncio.current_task():
+            self._task.cancel()
+        self._task = None
+
+
+def kill_process_group(pid: int) -> None:
+    """Kill whatever is left of the child's process group (the SDK starts each child in its own session)."""
+    import signal
+
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, OSError):
+        return

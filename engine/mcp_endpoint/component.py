@@ -1,0 +1,206 @@
+"""The engine component that serves ``engine.mcp_server`` over streamable HTTP on the engine's HTTP server.
+
+Why it exists: it owns the SDK's ``StreamableHTTPSessionManager`` (its task group lives as long as the endpoint
+is enabled), puts it on the aiohttp app at ``engine.mcp_server.path`` through the ASGI adapter, and guards it:
+Host and Origin are checked first (DNS rebinding: the SDK's ``TransportSecurityMiddleware``, loopback names plus
+``allowed_hosts`` / ``allowed_origins``), then the bearer token (constant-time compare). Legacy clients get the
+initialize handshake and ``Mcp-Session-Id`` sessions; 2026-07-28 clients are served statelessly by the same
+manager (it routes on the ``MCP-Protocol-Version`` header).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+from collections.abc import MutableMapping
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from engine.config.models import McpEndpointConfig, Settings
+from engine.mcp_endpoint.asgi import Receive, Send, serve_asgi
+from engine.mcp_endpoint.server import EndpointTools, build_server, calls_counter
+
+if TYPE_CHECKING:
+    from engine.app import Engine
+
+log = logging.getLogger(__name__)
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+MAX_SESSIONS = 1000
+STOP_TIMEOUT_S = 5.0
+
+
+def security_settings(cfg: McpEndpointConfig, http_host: str) -> TransportSecuritySettings:
+    """Accepted Host and Origin values: loopback on any port, the bind host, and the configured extras."""
+    hosts = list(LOOPBACK_HOSTS)
+    if http_host not in ("0.0.0.0", "::", "", *LOOPBACK_HOSTS, "::1"):
+        hosts.append(f"[{http_host}]" if ":" in http_host else http_host)
+    allowed_hosts = [h for host in hosts for h in (host, f"{host}:*")] + list(cfg.allowed_hosts)
+    allowed_origins = [
+        o for host in hosts for scheme in ("http", "https") for o in (f"{scheme}://{host}", f"{scheme}://{host}:*")
+    ] + list(cfg.allowed_origins)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins
+    )
+
+
+def bearer_ok(header: str | None, token: str) -> bool:
+    """``Authorization: Bearer <token>`` (scheme case-insensitive), compared in constant time."""
+    scheme, _, given = (header or "").strip().partition(" ")
+    ok_scheme = scheme.lower() == "bearer"
+    return hmac.compare_digest(given.strip().encode(), token.encode()) and ok_scheme
+
+
+class McpEndpoint:
+    name = "mcp_endpoint"
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.handlers = EndpointTools(engine, calls_counter(engine))
+        self.security = security_settings(self.config, engine.settings.engine.http.host)
+        self._guard = TransportSecurityMiddleware(self.security)
+        self._manager: StreamableHTTPSessionManager | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._stop: asyncio.Event | None = None
+        self._inflight: set[asyncio.Task[Any]] = set()
+        self._route_path: str | None = None
+
+    @property
+    def config(self) -> McpEndpointConfig:
+        return self.engine.settings.engine.mcp_server
+
+    @property
+    def running(self) -> bool:
+        return self._manager is not None
+
+    # ------------------------------------------------------------------------------------------ HTTP
+
+    def install_routes(self, app: web.Application) -> None:
+        """Called by the HTTP app builder: the endpoint's path, all methods (POST, GET stream, DELETE)."""
+        self._route_path = self.config.path
+        app.router.add_route("*", self._route_path, self._handle)
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        if not self.config.enabled or self.config.path != self._route_path:
+            return web.json_response({"error": "the engine's MCP endpoint is not enabled here"}, status=404)
+        if self._manager is None:
+            return web.json_response({"error": "the engine's MCP endpoint is starting"}, status=503)
+        task = asyncio.current_task()
+        if task is not None:
+            self._inflight.add(task)
+        try:
+            return await serve_asgi(self._asgi, request)
+        finally:
+            if task is not None:
+                self._inflight.discard(task)
+
+    async def _asgi(self, scope: MutableMapping[str, Any], receive: Receive, send: Send) -> None:
+        manager = self._manager
+        if manager is None:
+            await JSONResponse({"error": "the engine's MCP endpoint is stopping"}, 503)(scope, receive, send)
+            return
+        refused = await self._guard.validate_request(Request(scope), is_post=False)
+        if refused is not None:
+            await refused(scope, receive, send)
+            return
+        token = self.config.auth_token
+        if token is not None and not bearer_ok(_header(scope, b"authorization"), token.get_secret_value()):
+            await JSONResponse(
+                {"error": "missing or wrong bearer token (Authorization: Bearer <engine.mcp_server.auth_token>)"},
+                401,
+                headers={"WWW-Authenticate": 'Bearer realm="ava-engine-mcp"'},
+            )(scope, receive, send)
+            return
+        await manager.handle_request(scope, receive, send)
+
+    # ------------------------------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        if self.config.enabled:
+            await self._start_manager()
+
+    async def _start_manager(self) -> None:
+        http_token = self.engine.settings.engine.http.auth_token
+        own = self.config.auth_token
+        if http_token is not None and own is not None and http_token.get_secret_value() != own.get_secret_value():
+            log.warning(
+                "engine.http.auth_token and engine.mcp_server.auth_token differ: the HTTP API's token check also "
+                "covers %s, so MCP clients cannot pass both; use the same token",
+                self.config.path,
+            )
+        manager = StreamableHTTPSessionManager(
+            app=build_server(self.handlers), security_settings=self.security, max_sessions=MAX_SESSIONS
+        )
+        stop = asyncio.Event()
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._stop = stop
+        self._task = asyncio.create_task(self._serve(manager, stop, ready), name="mcp-endpoint")
+        await ready
+        log.info("engine MCP endpoint serving %d tool(s) at %s", len(self.config.expose), self.config.path)
+
+    async def _serve(
+        self, manager: StreamableHTTPSessionManager, stop: asyncio.Event, ready: asyncio.Future[None]
+    ) -> None:
+        try:
+            async with manager.run():
+                self._manager = manager
+                ready.set_result(None)
+                await stop.wait()
+        except BaseException as e:
+            if not ready.done():
+                ready.set_exception(e if isinstance(e, Exception) else RuntimeError(str(e)))
+            raise
+        finally:
+            self._manager = None
+
+    async def stop(self) -> None:
+        self._manager = None
+        task, self._task = self._task, None
+        if self._stop is not None:
+            self._stop.set()
+        if task is not None:
+            try:
+                await asyncio.wait_for(task, STOP_TIMEOUT_S)
+            except (TimeoutError, asyncio.CancelledError):
+                task.cancel()
+            except Exception as e:  # stopping must finish
+                log.warning("MCP endpoint stopped with %s", type(e).__name__)
+        for t in list(self._inflight):  # requests whose transport did not end with the manager
+            t.cancel()
+        self._inflight.clear()
+
+    async def reload(self, old: Settings, new: Settings) -> None:
+        o, n = old.engine.mcp_server, new.engine.mcp_server
+        fresh = security_settings(n, new.engine.http.host)
+        self.security.allowed_hosts = fresh.allowed_hosts  # shared with live transports: applies at once
+        self.security.allowed_origins = fresh.allowed_origins
+        if n.path != o.path and self._route_path != n.path:
+            await self._rebuild_http_routes()
+        if n.enabled and not self.running:
+            await self._start_manager()
+        elif not n.enabled and self.running:
+            await self.stop()
+
+    async def _rebuild_http_routes(self) -> None:
+        """A new path needs a new aiohttp app: restart the HTTP component (routes are fixed once built)."""
+        for c in self.engine.components:
+            if c.name == "http" and getattr(c, "port", None) is not None:
+                log.info("engine.mcp_server.path changed: restarting the HTTP server to move the endpoint")
+                await c.stop()
+                await c.start()
+
+
+def _header(scope: MutableMapping[str, Any], name: bytes) -> str | None:
+    for k, v in scope.get("headers", ()):
+        if k == name:
+            return bytes(v).decode("latin-1")
+    return None
+
+
+__all__ = ["McpEndpoint", "bearer_ok", "security_settings"]

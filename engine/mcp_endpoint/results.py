@@ -1,0 +1,76 @@
+"""ToolResult → MCP CallToolResult, and progress reporting from an engine tool to the MCP caller.
+
+Why it exists: other agents read the engine's results over MCP. The contract is fixed: the text content is the
+result's speakable ``message``, ``structuredContent`` is ``{status, message, data}`` and ``isError`` is set for
+every status but ``success`` (so a rejected argument or a timeout is a result the calling model can read, not a
+protocol error). A tool that really produces media may put MCP content blocks under ``data["mcp_content"]``
+(a list of content-block objects as the MCP spec writes them); they follow the message in ``content`` and are left
+out of ``structuredContent``. ``report_progress`` lets any tool tell an MCP caller how far it is; it does nothing
+when the tool runs for anything else (a phone call, the CLI).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import pydantic
+from mcp.types import CallToolResult, ContentBlock, TextContent
+
+from engine.tools.base import ToolResult
+
+#: Key under ``ToolResult.data`` for MCP content blocks a tool wants sent as they are.
+MCP_CONTENT_KEY = "mcp_content"
+
+ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
+_progress: contextvars.ContextVar[ProgressFn | None] = contextvars.ContextVar("mcp_endpoint_progress", default=None)
+_CONTENT = pydantic.TypeAdapter(list[ContentBlock])
+
+
+async def report_progress(progress: float, total: float | None = None, message: str | None = None) -> None:
+    """Send a progress notification to the MCP client whose tools/call runs this tool (no-op otherwise)."""
+    fn = _progress.get()
+    if fn is not None:
+        await fn(progress, total, message)
+
+
+def bind_progress(fn: ProgressFn | None) -> contextvars.Token[ProgressFn | None]:
+    """Make ``report_progress`` reach ``fn`` in this task (the endpoint binds it around one call)."""
+    return _progress.set(fn)
+
+
+def unbind_progress(token: contextvars.Token[ProgressFn | None]) -> None:
+    _progress.reset(token)
+
+
+def _split_content(data: Any) -> tuple[Any, list[ContentBlock], str | None]:
+    """(data without the media blocks, the blocks, a problem with them if any)."""
+    if not isinstance(data, Mapping) or MCP_CONTENT_KEY not in data:
+        return data, [], None
+    rest = {k: v for k, v in data.items() if k != MCP_CONTENT_KEY}
+    try:
+        blocks = _CONTENT.validate_python(data[MCP_CONTENT_KEY])
+    except pydantic.ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return rest, [], f"data.{MCP_CONTENT_KEY}[{where}]: {first['msg']}"
+    return rest, blocks, None
+
+
+def _jsonable(value: Any) -> Any:
+    """``data`` as plain JSON (tools may return dataclasses, dates …; they become strings)."""
+    return json.loads(json.dumps(value, default=str, ensure_ascii=False))
+
+
+def to_call_tool_result(result: ToolResult) -> CallToolResult:
+    data, blocks, problem = _split_content(result.data)
+    status = result.status
+    message = result.message
+    if problem is not None:
+        status, message = "error", f"The tool returned malformed MCP content: {problem}"
+    structured: dict[str, Any] = {"status": status, "message": message, "data": _jsonable(data)}
+    content: list[ContentBlock] = [TextContent(type="text", text=message)]
+    content.extend(blocks)
+    return CallToolResult(content=content, structured_content=structured, is_error=status != "success")

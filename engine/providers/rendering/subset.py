@@ -1,0 +1,183 @@
+"""Down-converting JSON Schema to the restricted dialects: Gemini's OpenAPI ``Schema`` and ElevenLabs' subset.
+
+Used only where the lossless path is not available: Gemini's legacy ``parameters`` field (the OpenAPI 3.0
+subset: upper-case types, ``nullable``, string-only enums, no ``$ref``/``oneOf``/``allOf``/``not``/tuples) and
+ElevenLabs client tools (type, description, properties, required, items, enum). Every change is noted so the
+renderer can log it once per tool. Inputs have ``$ref`` inlined and vendor keys dropped already.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from engine.providers.rendering.schemas import Notes, Schema
+
+GEMINI_KEYS = frozenset({
+    "type", "format", "title", "description", "nullable", "enum", "items", "minItems", "maxItems", "properties",
+    "required", "propertyOrdering", "minProperties", "maxProperties", "minLength", "maxLength", "pattern",
+    "minimum", "maximum", "anyOf", "default", "example",
+})
+GEMINI_FORMATS = {"STRING": {"enum", "date-time"}, "INTEGER": {"int32", "int64"}, "NUMBER": {"float", "double"}}
+ELEVEN_KEYS = frozenset({"type", "description", "properties", "required", "items", "enum"})
+
+
+def _infer_type(values: list[Any]) -> str | None:
+    kinds = {type(v) for v in values if v is not None}
+    if kinds <= {str}:
+        return "string"
+    if kinds <= {bool}:
+        return "boolean"
+    if kinds <= {int}:
+        return "integer"
+    if kinds <= {int, float}:
+        return "number"
+    return None
+
+
+def _describe_values(node: Schema, values: list[Any]) -> None:
+    text = "Allowed values: " + ", ".join(json.dumps(v) for v in values) + "."
+    desc = node.get("description")
+    node["description"] = f"{desc} {text}" if desc else text
+
+
+def _merge_all_of(node: Schema) -> Schema:
+    merged: Schema = {k: v for k, v in node.items() if k != "allOf"}
+    for part in node["allOf"]:
+        if not isinstance(part, dict):
+            continue
+        for k, v in part.items():
+            if k == "properties":
+                merged.setdefault("properties", {}).update(v)
+            elif k == "required":
+                merged["required"] = list(dict.fromkeys([*merged.get("required", []), *v]))
+            else:
+                merged.setdefault(k, v)
+    return merged
+
+
+def _normalise(node: Schema, path: str, notes: Notes) -> Schema:
+    """Shared first step: allOf merged, oneOf → anyOf, const → enum, type unions and null branches resolved."""
+    where = path or "/"
+    node = dict(node)
+    if "allOf" in node:
+        node = _merge_all_of(node)
+        notes.append(f"merged allOf at {where}")
+    if "oneOf" in node:
+        node["anyOf"] = node.pop("oneOf")
+        notes.append(f"oneOf as anyOf at {where}")
+    if "const" in node:
+        node["enum"] = [node.pop("const")]
+        notes.append(f"const as enum at {where}")
+    nullable = False
+    t = node.get("type")
+    if isinstance(t, list):
+        rest = [x for x in t if x != "null"]
+        nullable = len(rest) < len(t)
+        if len(rest) == 1:
+            node["type"] = rest[0]
+        elif rest:
+            node.pop("type")
+            node["anyOf"] = [{"type": x} for x in rest]
+        else:
+            node["type"] = "string"
+        notes.append(f"type union {t} converted at {where}")
+    if isinstance(node.get("anyOf"), list):
+        branches = [b for b in node["anyOf"] if isinstance(b, dict)]
+        real = [b for b in branches if b.get("type") != "null"]
+        if len(real) < len(branches):
+            nullable = True
+            notes.append(f"null branch of anyOf as nullable at {where}")
+        if len(real) == 1:
+            node.pop("anyOf")
+            node = {**real[0], **node}
+        else:
+            node["anyOf"] = real
+    if nullable:
+        node["nullable"] = True
+    if "enum" in node and isinstance(node["enum"], list):
+        values = [v for v in node["enum"] if v is not None]
+        if len(values) < len(node["enum"]):
+            node["nullable"] = True
+        if "type" not in node and "anyOf" not in node:
+            inferred = _infer_type(values)
+            if inferred:
+                node["type"] = inferred
+        if not all(isinstance(v, str) for v in values):
+            node.pop("enum")
+            _describe_values(node, values)
+            notes.append(f"non-string enum moved into the description at {where}")
+        else:
+            node["enum"] = values
+    for lo, hi in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+        if isinstance(node.get(lo), (int, float)) and not isinstance(node.get(lo), bool):
+            node.setdefault(hi, node.pop(lo))
+            notes.append(f"{lo} as {hi} at {where}")
+    if "prefixItems" in node:
+        prefix = [p for p in node.pop("prefixItems") if isinstance(p, dict)]
+        node["items"] = prefix[0] if len({json.dumps(p, sort_keys=True) for p in prefix}) == 1 else {"anyOf": prefix}
+        notes.append(f"tuple items as a list at {where}")
+    if node.get("items") is False or isinstance(node.get("items"), list):
+        node.pop("items")
+    return node
+
+
+def to_gemini_openapi(schema: Schema, notes: Notes, path: str = "") -> Schema:
+    """JSON Schema → Gemini's OpenAPI 3.0 ``Schema`` (upper-case types)."""
+    node = _normalise(schema, path, notes)
+    out: Schema = {}
+    dropped = sorted(k for k in node if k not in GEMINI_KEYS and k != "nullable")
+    if dropped:
+        notes.append(f"dropped {', '.join(dropped)} at {path or '/'}")
+    for k, v in node.items():
+        if k not in GEMINI_KEYS or (k == "default" and v is None):
+            continue
+        if k == "type":
+            out["type"] = str(v).upper()
+        elif k == "properties" and isinstance(v, dict):
+            if v:
+                out["properties"] = {n: to_gemini_openapi(s, notes, f"{path}/properties/{n}") for n, s in v.items()
+                                     if isinstance(s, dict)}
+        elif k == "items" and isinstance(v, dict):
+            out["items"] = to_gemini_openapi(v, notes, f"{path}/items")
+        elif k == "anyOf":
+            out["anyOf"] = [to_gemini_openapi(b, notes, f"{path}/anyOf/{i}") for i, b in enumerate(v)]
+        else:
+            out[k] = v
+    fmt = out.get("format")
+    if fmt is not None and fmt not in GEMINI_FORMATS.get(out.get("type", ""), set()):
+        out.pop("format")
+        notes.append(f"dropped format {fmt!r} at {path or '/'}")
+    if "required" in out:
+        props = out.get("properties", {})
+        out["required"] = [r for r in out["required"] if r in props]
+        if not out["required"]:
+            out.pop("required")
+    return out
+
+
+def to_elevenlabs(schema: Schema, notes: Notes, path: str = "", name: str = "") -> Schema:
+    """JSON Schema → ElevenLabs' client-tool parameter subset (one type per property, descriptions present)."""
+    node = _normalise(schema, path, notes)
+    node.pop("nullable", None)
+    if "anyOf" in node:
+        first = node.pop("anyOf")[0] if node["anyOf"] else {"type": "string"}
+        node = {**to_elevenlabs(first, notes, path, name), **{k: v for k, v in node.items() if k in ELEVEN_KEYS}}
+        notes.append(f"kept the first anyOf branch at {path or '/'}")
+    out: Schema = {}
+    for k, v in node.items():
+        if k not in ELEVEN_KEYS:
+            continue
+        if k == "properties" and isinstance(v, dict):
+            out[k] = {n: to_elevenlabs(s, notes, f"{path}/properties/{n}", n) for n, s in v.items()
+                      if isinstance(s, dict)}
+        elif k == "items" and isinstance(v, dict):
+            out[k] = to_elevenlabs(v, notes, f"{path}/items", name)
+        else:
+            out[k] = v
+    out.setdefault("type", "object" if "properties" in out else "string")
+    if out["type"] == "object":
+        out.setdefault("properties", {})
+    if out["type"] not in ("object", "array") and not out.get("description"):
+        out["description"] = (name or "value").replace("_", " ")
+    return out

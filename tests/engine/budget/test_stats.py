@@ -1,0 +1,95 @@
+"""The latency book: percentiles against numpy (property-based), the rolling window, the health horizon."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.budget.stats import LatencyBook, LatencyWindow, Sample, WindowStats, percentile
+from tests.engine.budget.helpers import FakeClock
+
+durations = st.lists(
+    st.floats(min_value=0, max_value=1e6, allow_nan=False, allow_infinity=False), min_size=1, max_size=200
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(values=durations, q=st.floats(min_value=0, max_value=1))
+def test_percentile_matches_numpy_default_linear(values: list[float], q: float) -> None:
+    ours = percentile(sorted(values), q)
+    theirs = float(np.quantile(np.array(values), q))  # numpy's default method is "linear"
+    assert ours == pytest.approx(theirs, rel=1e-9, abs=1e-6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=durations)
+def test_window_p50_p99_match_numpy(values: list[float]) -> None:
+    stats = WindowStats.of([Sample(0.0, v, "success") for v in values])
+    assert stats.p50_ms == pytest.approx(float(np.percentile(values, 50)), rel=1e-9, abs=1e-6)
+    assert stats.p99_ms == pytest.approx(float(np.percentile(values, 99)), rel=1e-9, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("values", "q", "expected"),
+    [
+        ([10.0], 0.99, 10.0),
+        ([1.0, 2.0], 0.5, 1.5),
+        ([1.0, 2.0, 3.0, 4.0], 0.5, 2.5),
+        ([0.0, 100.0], 0.99, 99.0),
+        ([5.0, 6.0, 7.0], 0.0, 5.0),
+        ([5.0, 6.0, 7.0], 1.0, 7.0),
+    ],
+)
+def test_percentile_worked_examples(values: list[float], q: float, expected: float) -> None:
+    assert percentile(values, q) == pytest.approx(expected)
+
+
+def test_percentile_rejects_bad_input() -> None:
+    with pytest.raises(ValueError, match="no samples"):
+        percentile([], 0.5)
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        percentile([1.0], 1.5)
+
+
+def test_window_keeps_the_last_n_and_errors_age_out() -> None:
+    w = LatencyWindow(10)
+    for i in range(10):
+        w.add(Sample(float(i), 5.0, "error"))
+    assert w.stats().error_rate == 1.0
+    for i in range(9):
+        w.add(Sample(10.0 + i, 5.0, "success"))
+    assert (w.stats().count, w.stats().errors) == (10, 1)
+    w.add(Sample(20.0, 5.0, "success"))
+    assert w.stats().errors == 0 and len(w) == 10
+
+
+def test_timeouts_count_as_failures_but_probe_errors_do_not() -> None:
+    stats = WindowStats.of([Sample(0, 1, "timeout"), Sample(0, 1, "probe_error"), Sample(0, 1, "success", True)])
+    assert (stats.errors, stats.probes) == (1, 1)
+
+
+def test_recent_only_counts_samples_inside_the_horizon() -> None:
+    w = LatencyWindow(100)
+    w.add(Sample(0.0, 1.0, "error"))
+    w.add(Sample(100.0, 1.0, "success"))
+    assert w.recent(50.0).count == 1 and w.recent(50.0).errors == 0
+    assert w.oldest_failure_at(0.0) == 0.0 and w.oldest_failure_at(1.0) is None
+
+
+def test_book_tracks_environments_apart_and_rejects_bad_durations() -> None:
+    clock = FakeClock()
+    book = LatencyBook(5, clock)
+    book.record(("local", "wx", "forecast"), 10.0, "success")
+    book.record(("http://wx.example:8080", "wx", "forecast"), 900.0, "success")
+    assert book.stats(("local", "wx", "forecast")).p50_ms == 10.0
+    assert book.stats(("http://wx.example:8080", "wx", "forecast")).p50_ms == 900.0
+    with pytest.raises(ValueError, match="non-negative"):
+        book.record(("local", "wx", "forecast"), -1.0, "success")
+    book.set_window(2)
+    for _ in range(3):
+        book.record(("local", "wx", "forecast"), 1.0, "success")
+    assert book.stats(("local", "wx", "forecast")).count == 2
+    with pytest.raises(ValueError, match="positive"):
+        LatencyWindow(0)
