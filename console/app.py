@@ -1,0 +1,301 @@
+"""AvaConsole: the operator console app. Wiring only: screens, keys, the engine's lifecycle and the event pump.
+
+The engine runs in the app's own event loop (started by a worker); config loading runs in a thread. ONE worker
+pumps bus events into Textual messages in batches, and the app hands each batch's ``Changes`` to the visible
+screens so they update incrementally.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shlex
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.css.query import NoMatches
+from textual.screen import Screen
+
+from console.bindings import app_bindings, validate_keymap
+from console.commands import ConsoleCommands
+from console.format import Clock
+from console.host import Features, load_config, resolve_path
+from console.messages import EngineReady, EventBatch
+from console.screens.base import ConsoleScreen
+from console.screens.budget import BudgetScreen
+from console.screens.calls import CallsScreen
+from console.screens.config import ConfigScreen
+from console.screens.invocations import ToolLogScreen
+from console.screens.secrets import SecretsScreen
+from console.screens.servers import ServersScreen
+from console.state import Changes, ConsoleState
+from engine.app import Engine
+from engine.config.models import Settings
+from engine.events import Subscription
+
+
+class AvaConsole(App[None]):
+    TITLE = "ava-console"
+    CSS_PATH = "app.tcss"
+    MODES: ClassVar[dict[str, Any]] = {
+        "calls": CallsScreen,
+        "tools": ToolLogScreen,
+        "servers": ServersScreen,
+        "budget": BudgetScreen,
+        "secrets": SecretsScreen,
+        "config": ConfigScreen,
+    }
+    BINDINGS: ClassVar[list[BindingType]] = list(app_bindings())
+    COMMANDS = App.COMMANDS | {ConsoleCommands}
+
+    def __init__(
+        self,
+        config_path: str | Path,
+        *,
+        engine: Engine | None = None,
+        clock: Clock | None = None,
+        tick: bool = True,
+        pump_interval: float = 0.05,
+        serve_http: bool = False,
+    ) -> None:
+        super().__init__()
+        self.config_path = Path(config_path)
+        #: Run the engine's HTTP API (health, metrics, MCP status) beside the console; off in tests.
+        self.serve_http = serve_http
+        self.engine: Engine | None = engine
+        self.engine_error: str | None = None
+        self.engine_running = False
+        self.engine_features: Features | None = None
+        self.state = ConsoleState()
+        self.clock = clock or Clock()
+        self.tick = tick
+        self.pump_interval = pump_interval
+        self.selected_call: str | None = None
+        self._sub: Subscription | None = None
+        self._owns_engine = engine is None
+        self.batches = 0
+
+    # ----------------------------------------------------------------------------------------- lifecycle
+
+    def on_mount(self) -> None:
+        self.sub_title = str(self.config_path)
+        self.switch_mode("calls")
+        if self.engine is None:
+            self.load_engine()
+        else:
+            self._attach_engine(self.engine)
+
+    @work(thread=True, group="config", name="load-config")
+    def load_engine(self) -> None:
+        try:
+            settings = load_config(self.config_path)
+        except Exception as e:  # shown in the UI: the console stays up to fix the config
+            self.call_from_thread(self._engine_failed, f"{type(e).__name__}: {e}")
+            return
+        self.call_from_thread(self._build_engine, settings)
+
+    def _build_engine(self, settings: Settings) -> None:
+        try:
+            engine = Engine(settings, config_path=self.config_path, serve_http=self.serve_http)
+        except Exception as e:  # a provider that cannot be built, a bad script …
+            self._engine_failed(f"{type(e).__name__}: {e}")
+            return
+        self.engine = engine
+        self._attach_engine(engine)
+
+    def _engine_failed(self, message: str) -> None:
+        self.engine_error = message
+        self.post_message(EngineReady(error=message))
+
+    def _attach_engine(self, engine: Engine) -> None:
+        self.engine_features = Features.detect(engine)
+        self.state.default_tier = engine.default_tier
+        keymap = dict(engine.settings.console.keymap)
+        problems = validate_keymap(keymap)
+        for p in problems:
+            self.notify(p, title="keymap", severity="error", timeout=10)
+        self.set_keymap({k: v for k, v in keymap.items() if not any(p.startswith(f"console.keymap.{k}:")
+                                                                      for p in problems)})
+        self._sub = engine.bus.subscribe(maxsize=50_000)
+        self.pump_events(self._sub)
+        self.start_engine(engine)
+
+    @work(group="engine", name="engine-start", exit_on_error=False)
+    async def start_engine(self, engine: Engine) -> None:
+        try:
+            if not engine.started:
+                await engine.start()
+        except Exception as e:  # shown in the UI
+            self.engine_error = f"engine failed to start: {type(e).__name__}: {e}"
+            self.post_message(EngineReady(error=self.engine_error))
+            return
+        self.engine_running = True
+        self.post_message(EngineReady())
+
+    @work(group="pump", name="event-pump", exclusive=True, exit_on_error=False)
+    async def pump_events(self, sub: Subscription) -> None:
+        """The one pump: post everything queued as one message, then rest ``pump_interval`` before the next.
+
+        Leading edge: an event after a quiet spell (the answer to a key press) goes out at once; under load,
+        everything that arrived during the rest goes out together, so there is at most one message per interval.
+        """
+        try:
+            while not sub.closed:
+                first = await sub.get()
+                self.post_message(EventBatch([first, *sub.drain()], sub.dropped))
+                await asyncio.sleep(self.pump_interval)
+        except StopAsyncIteration:
+            return
+
+    async def shutdown_engine(self) -> None:
+        if self._sub is not None:
+            self._sub.close()
+        engine, self.engine_running = self.engine, False
+        if engine is not None and engine.started and self._owns_engine:
+            await engine.stop()
+
+    async def action_quit(self) -> None:
+        await self.shutdown_engine()
+        self.exit()
+
+    async def on_unmount(self) -> None:
+        await self.shutdown_engine()
+
+    # ------------------------------------------------------------------------------------------ events
+
+    def on_engine_ready(self, message: EngineReady) -> None:
+        if message.error:
+            self.notify(message.error, title="engine", severity="error", timeout=15)
+        for screen in self._live_screens():
+            refresh = getattr(screen, "refresh_all", None)
+            if callable(refresh):
+                refresh()
+
+    def on_event_batch(self, message: EventBatch) -> None:
+        self.batches += 1
+        self.state.dropped = message.dropped
+        changes = self.state.apply(message.events)
+        self._dispatch(changes)
+
+    def _dispatch(self, changes: Changes) -> None:
+        for screen in self._live_screens():
+            try:
+                if isinstance(screen, ConsoleScreen):
+                    screen.apply_changes(changes)
+                    if changes.default_tier:
+                        screen.update_keybar()
+            except NoMatches:  # the screen is being torn down (app exiting): nothing to update
+                continue
+
+    def _live_screens(self) -> list[Screen[Any]]:
+        return [s for s in self.screen_stack if s.is_mounted]
+
+    # ----------------------------------------------------------------------------------------- actions
+
+    def require_engine(self) -> Engine | None:
+        if self.engine is None or not self.engine_running:
+            why = self.engine_error or "the engine is still starting"
+            self.notify(why, title="engine", severity="warning")
+            return None
+        return self.engine
+
+    def action_tier(self, tier: str) -> None:
+        self.set_call_tier(self.selected_call, tier)
+
+    def set_call_tier(self, call_id: str | None, tier: str) -> None:
+        engine = self.require_engine()
+        if engine is None:
+            return
+        if call_id is None:
+            self.notify("select a call first (F1 Calls)", title="tier", severity="warning")
+            return
+        try:
+            engine.set_tier(call_id, tier)
+        except Exception as e:  # unknown call, ended call
+            self.notify(str(e), title="tier", severity="error")
+            return
+        self.notify(f"{call_id}: tier {tier.upper() if tier != 'auto' else 'auto'}", title="tier")
+
+    def action_default_tier(self, tier: str) -> None:
+        engine = self.require_engine()
+        if engine is None:
+            return
+        engine.set_tier(None, tier)
+        self.notify(f"default tier: {tier.upper() if tier != 'auto' else 'auto'}", title="tier")
+
+    # ------------------------------------------------------------------------------------------ config
+
+    def after_config_saved(self, settings: Settings, on_saved: Callable[[Settings], None] | None = None) -> None:
+        self.reload_engine(settings, on_saved)
+
+    @work(group="config", name="engine-reload", exit_on_error=False)
+    async def reload_engine(
+        self, settings: Settings, on_saved: Callable[[Settings], None] | None = None
+    ) -> None:
+        engine = self.engine
+        if engine is None:
+            self.notify("saved; the engine is not running, so nothing was reloaded", title="config")
+            return
+        try:
+            await engine.reload(settings)
+        except Exception as e:  # a component refused the new config: the file is saved, say so
+            self.notify(f"saved, but the reload failed: {type(e).__name__}: {e}", title="config",
+                        severity="error", timeout=15)
+            return
+        self.notify("saved and reloaded", title="config")
+        if on_saved is not None:
+            on_saved(settings)
+        self.config_changed()
+
+    def config_changed(self) -> None:
+        """The engine runs a new config: every visible screen rebuilds from it."""
+        self.engine_features = Features.detect(self.engine) if self.engine is not None else None
+        for screen in self._live_screens():
+            refresh = getattr(screen, "refresh_all", None)
+            if callable(refresh):
+                refresh()
+
+    def bindings_for_palette(self) -> list[Binding]:
+        """Every active binding (app and current screen) for the command palette."""
+        seen: dict[str, Binding] = {}
+        for _node, binding, _enabled, _tooltip in self.screen.active_bindings.values():
+            if binding.id and binding.id not in seen:
+                seen[binding.id] = binding
+        return list(seen.values())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ava-console", description="Operator console for the ava voice engine.")
+    p.add_argument("--config", help="config file (default: your user config, copied from the demo on first run)")
+    p.add_argument("--web", action="store_true", help="serve the console in a browser on localhost")
+    p.add_argument("--port", type=int, default=8000, help="port for --web (default 8000)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        path = resolve_path(args.config)
+    except Exception as e:  # a config dir we cannot create, a missing demo file
+        print(f"ava-console: cannot find a config file: {e}", file=sys.stderr)
+        return 2
+    if not path.exists():
+        print(f"ava-console: config file {path} does not exist", file=sys.stderr)
+        return 2
+    if args.web:
+        from textual_serve.server import Server
+
+        command = f"{shlex.quote(sys.executable)} -m console.app --config {shlex.quote(str(path))}"
+        Server(command, host="localhost", port=args.port, title="ava-console").serve()
+        return 0
+    AvaConsole(path, serve_http=True).run()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,88 @@
+"""The console's keymap: every Binding has an id (remappable via ``console.keymap`` in the config).
+
+App-wide keys switch screens and set tiers (the game master's keys: one each for FAST, STANDARD, DEEP and auto
+on the selected call, and shifted for the global default). Screen keys live beside their screens but are listed
+here too so ``validate_keymap`` can reject unknown ids with the list of known ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from textual.binding import Binding
+
+TIER_KEYS = {"fast": "f5", "standard": "f6", "deep": "f7", "auto": "f8"}
+# Shift+F5..F8: most terminals send modified F-keys (shift+f5); some send F17..F20 instead. Both are bound.
+DEFAULT_TIER_KEYS = {"fast": "shift+f5,f17", "standard": "shift+f6,f18", "deep": "shift+f7,f19",
+                     "auto": "shift+f8,f20"}
+
+SCREENS = {
+    "calls": ("f1", "Calls"),
+    "tools": ("f2", "Tool log"),
+    "servers": ("f3", "Servers"),
+    "budget": ("f4", "Budget"),
+    "secrets": ("f9", "Secrets"),
+    "config": ("f10", "Config"),
+}
+
+
+def app_bindings() -> list[Binding]:
+    out: list[Binding] = []
+    for mode, (key, title) in SCREENS.items():
+        out.append(Binding(key, f"switch_mode('{mode}')", f"screen: {title}", id=f"screen_{mode}", show=False))
+    for tier, key in TIER_KEYS.items():
+        label = "auto" if tier == "auto" else tier.upper()
+        out.append(Binding(key, f"tier('{tier}')", f"tier: {label} for the selected call", id=f"tier_{tier}",
+                           show=False))
+    for tier, key in DEFAULT_TIER_KEYS.items():
+        label = "auto" if tier == "auto" else tier.upper()
+        out.append(Binding(key, f"default_tier('{tier}')", f"tier: default {label} (all calls)",
+                           id=f"default_{tier}", show=False))
+    out.append(Binding("ctrl+q", "quit", "Quit", id="quit", priority=True))
+    return out
+
+
+# Screen bindings (declared on the screens; repeated here for keymap validation and the README).
+SCREEN_BINDING_IDS: dict[str, str] = {
+    "call_new": "start a test call (softphone)",
+    "call_end": "end the selected call",
+    "call_talk": "focus the talk box",
+    "tool_toggle_next": "toggle the highlighted tool, from the next turn",
+    "tool_toggle_now": "toggle the highlighted tool now (restart the turn)",
+    "log_filter": "filter the tool log",
+    "log_status": "cycle the status filter",
+    "log_detail": "show an invocation's arguments and result",
+    "server_test": "test the selected server",
+    "server_restart": "restart the selected server",
+    "server_toggle": "enable/disable the selected server",
+    "server_add": "add a server",
+    "server_edit": "edit the selected server",
+    "server_remove": "remove the selected server",
+    "server_import": "import Claude Desktop / VS Code JSON",
+    "secret_set": "set or replace a secret",
+    "secret_delete": "delete a secret",
+    "config_reload": "reload the config file",
+    "config_validate": "validate the config file",
+    "form_test": "test the unsaved server form",
+    "form_save": "save the server form",
+    "form_cancel": "leave the form",
+    "budget_context": "next context in the budget view",
+}
+
+
+def known_ids() -> set[str]:
+    return {b.id for b in app_bindings() if b.id} | set(SCREEN_BINDING_IDS)
+
+
+def validate_keymap(keymap: Mapping[str, str], known: Iterable[str] | None = None) -> list[str]:
+    """Problems with a ``console.keymap`` (unknown ids, empty keys); empty when it is fine."""
+    ids = set(known) if known is not None else known_ids()
+    problems: list[str] = []
+    for action_id, key in keymap.items():
+        if action_id not in ids:
+            problems.append(
+                f"console.keymap.{action_id}: unknown action id (known: {', '.join(sorted(ids))})"
+            )
+        elif not key.strip():
+            problems.append(f"console.keymap.{action_id}: the key is empty")
+    return problems

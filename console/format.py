@@ -1,0 +1,134 @@
+"""How the console shows things: status icons and colours, times, durations, masked arguments.
+
+The clock is injectable so snapshot tests render the same screen every run (no ticking durations).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from rich.text import Text
+
+STATUS_STYLE: dict[str, tuple[str, str]] = {
+    "running": ("◌", "yellow"),
+    "success": ("✔", "green"),
+    "error": ("✖", "red"),
+    "timeout": ("⧗", "dark_orange"),
+    "rejected": ("⊘", "magenta"),
+}
+
+SERVER_STYLE: dict[str, tuple[str, str]] = {
+    "ready": ("●", "green"),
+    "up": ("●", "green"),
+    "running": ("●", "green"),
+    "starting": ("◐", "yellow"),
+    "connecting": ("◐", "yellow"),
+    "restarting": ("↻", "yellow"),
+    "degraded": ("◑", "dark_orange"),
+    "failed": ("✖", "red"),
+    "crashed": ("✖", "red"),
+    "unhealthy": ("✖", "red"),
+    "stopped": ("○", "grey50"),
+    "disabled": ("○", "grey50"),
+}
+
+TIER_STYLE = {"fast": "cyan", "standard": "green", "deep": "magenta", "auto": "grey70"}
+
+SECRET_KEY_RE = re.compile(r"(pass(word)?|secret|token|api[_-]?key|auth|credential|private)", re.I)
+MASK = "••••••"
+
+
+class Clock:
+    """Wall time for the console's displays."""
+
+    def now(self) -> float:
+        return time.time()
+
+    def hms(self, ts: float) -> str:
+        return time.strftime("%H:%M:%S", time.localtime(ts))
+
+
+class FixedClock(Clock):
+    """A stopped clock: every time shows as the same instant (snapshot tests)."""
+
+    def __init__(self, at: float = 0.0, shown: str = "12:00:00") -> None:
+        self._at = at
+        self._shown = shown
+
+    def now(self) -> float:
+        return self._at
+
+    def hms(self, ts: float) -> str:
+        return self._shown
+
+
+def duration(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    h, rem = divmod(seconds, 3600)
+    m, s = divmod(rem, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+def status_text(status: str) -> Text:
+    icon, style = STATUS_STYLE.get(status, ("?", "white"))
+    return Text(f"{icon} {status}", style=style)
+
+
+def server_state_text(state: str) -> Text:
+    icon, style = SERVER_STYLE.get(state, ("?", "white"))
+    return Text(f"{icon} {state}", style=style)
+
+
+def tier_text(tier: str) -> Text:
+    return Text(tier.upper(), style=f"bold {TIER_STYLE.get(tier, 'white')}")
+
+
+def latency(ms: float | None) -> str:
+    if ms is None:
+        return "…"
+    return f"{ms:.0f} ms" if ms >= 1 else "<1 ms"
+
+
+def mask_secrets(value: Any, secrets: Iterable[str] = ()) -> Any:
+    """A copy of ``value`` with secret-looking keys and every known secret value masked."""
+    known = sorted({s for s in secrets if s}, key=len, reverse=True)
+
+    def scrub(text: str) -> str:
+        for s in known:
+            text = text.replace(s, MASK)
+        return text
+
+    def walk(node: Any, key: str = "") -> Any:
+        if key and SECRET_KEY_RE.search(key) and node not in (None, ""):
+            return MASK
+        if isinstance(node, dict):
+            return {k: walk(v, str(k)) for k, v in node.items()}
+        if isinstance(node, list | tuple):
+            return [walk(v) for v in node]
+        if isinstance(node, str):
+            return scrub(node)
+        return node
+
+    return walk(value)
+
+
+def pretty(value: Any) -> str:
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def sparkline(values: Iterable[float], width: int = 12) -> str:
+    """A tiny unicode sparkline for table cells (the Sparkline widget is too heavy for a cell)."""
+    vals = list(values)[-width:]
+    if not vals:
+        return ""
+    bars = "▁▂▃▄▅▆▇█"
+    lo, hi = min(vals), max(vals)
+    span = hi - lo or 1.0
+    return "".join(bars[min(7, int((v - lo) / span * 7))] for v in vals)

@@ -1,0 +1,40 @@
+"""The base of every console screen: typed access to the app, incremental updates, refresh on resume."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+from textual.screen import Screen
+
+from console.state import Changes
+
+if TYPE_CHECKING:
+    from console.app import AvaConsole
+
+
+class ConsoleScreen(Screen[Any]):
+    """A screen fed by the app: ``apply_changes`` per event batch, ``refresh_all`` when shown again."""
+
+    @property
+    def capp(self) -> AvaConsole:
+        return cast("AvaConsole", self.app)
+
+    def apply_changes(self, changes: Changes) -> None:
+        """Update only what ``changes`` names (default: nothing on this screen depends on events)."""
+
+    def refresh_all(self) -> None:
+        """Rebuild everything from the app's state (on first show and when the screen is resumed)."""
+
+    def on_screen_resume(self) -> None:
+        self.refresh_all()
+        self.update_keybar()
+
+    def update_keybar(self) -> None:
+        """Redraw the key bar (selection, default tier or keymap changed)."""
+        from console.widgets.keybar import KeyBar
+
+        for bar in self.query(KeyBar):
+            bindings = [b for _n, b, _e, _t in self.active_bindings.values()]
+            engine = self.capp.engine
+            default = engine.default_tier if engine is not None else self.capp.state.default_tier
+            bar.show(bindings, self.capp.selected_call, default)

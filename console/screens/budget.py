@@ -1,0 +1,179 @@
+"""Budget: the latency tiers and their budgets, the tools each tier shows for a context, the global default
+tier, and the leaderboard with badges (from the budget layer's report, when it is in the build)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Footer, Header, Label, Static
+
+from console.format import tier_text
+from console.host import leaderboard_rows
+from console.screens.base import ConsoleScreen
+from console.state import Changes
+from console.widgets.keybar import KeyBar
+
+TIERS = ("fast", "standard", "deep")
+
+
+def _rows(report: Any) -> list[dict[str, Any]]:
+    """The report's tool entries as plain dicts, whatever container the budget layer returns."""
+    if isinstance(report, Mapping):
+        report = report.get("tools", report.get("leaderboard", []))
+    else:
+        report = getattr(report, "tools", report)
+    out: list[dict[str, Any]] = []
+    for item in report or []:
+        if dataclasses.is_dataclass(item) and not isinstance(item, type):
+            out.append(dataclasses.asdict(item))
+        elif isinstance(item, Mapping):
+            out.append(dict(item))
+        elif hasattr(item, "model_dump"):
+            out.append(item.model_dump())
+    return out
+
+
+class BudgetScreen(ConsoleScreen):
+    CSS_PATH = "budget.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("c", "next_context", "Next context", id="budget_context"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.context: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="budget-top"):
+            with Vertical(id="tiers-pane"):
+                yield Label("Tiers", classes="section-title")
+                yield Static("", id="default-tier")
+                yield DataTable(id="tiers", cursor_type="row")
+            with Vertical(id="tier-tools-pane"):
+                yield Label("Tools each tier shows", id="tier-tools-title", classes="section-title")
+                yield DataTable(id="tier-tools", cursor_type="row")
+        yield Label("Leaderboard", classes="section-title")
+        yield Static("", id="leaderboard-note", classes="missing")
+        yield DataTable(id="leaderboard", cursor_type="row", zebra_stripes=True)
+        yield KeyBar(classes="keybar")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        tiers = self.query_one("#tiers", DataTable)
+        for col in ("Tier", "Budget", "Tools", "Key (call)", "Key (default)"):
+            tiers.add_column(col)
+        tt = self.query_one("#tier-tools", DataTable)
+        tt.add_column("Tool", key="tool")
+        for t in TIERS:
+            tt.add_column(t.upper(), key=t)
+        self.refresh_all()
+
+    def apply_changes(self, changes: Changes) -> None:
+        if changes.default_tier or changes.config_reloaded or changes.invocations_changed:
+            self.refresh_all()
+
+    def action_next_context(self) -> None:
+        engine = self.capp.engine
+        if engine is None or not engine.settings.contexts:
+            return
+        names = sorted(engine.settings.contexts)
+        idx = names.index(self.context) + 1 if self.context in names else 0
+        self.context = names[idx % len(names)]
+        self.refresh_all()
+
+    def _key(self, binding_id: str) -> str:
+        for _node, binding, _enabled, _tooltip in self.active_bindings.values():
+            if binding.id == binding_id:
+                return binding.key_display or binding.key.upper()
+        return "-"
+
+    def refresh_all(self) -> None:
+        if not self.is_mounted:
+            return
+        engine = self.capp.engine
+        default = engine.default_tier if engine is not None else self.capp.state.default_tier
+        line = Text("Global default tier: ")
+        line.append_text(tier_text(default))
+        self.query_one("#default-tier", Static).update(line)
+        tiers = self.query_one("#tiers", DataTable)
+        tt = self.query_one("#tier-tools", DataTable)
+        tiers.clear()
+        tt.clear()
+        if engine is None:
+            self.query_one("#leaderboard-note", Static).update(self.capp.engine_error or "engine starting…")
+            return
+        if self.context not in engine.settings.contexts:
+            self.context = next(iter(sorted(engine.settings.contexts)), None)
+        budgets = engine.settings.budget.tiers
+        shown: dict[str, dict[str, str]] = {}
+        for tier in TIERS:
+            names: list[str] = []
+            if self.context is not None:
+                view = engine.context_view(self.context, tier)
+                names = [t.name for t in view.tools]
+                for name in names:
+                    shown.setdefault(name, {})[tier] = "✔"
+                for name, reason in view.hidden:
+                    shown.setdefault(name, {}).setdefault(tier, f"– {reason}")
+            tiers.add_row(tier_text(tier), f"{getattr(budgets, tier)} ms", str(len(names)),
+                          self._key(f"tier_{tier}"), self._key(f"default_{tier}"))
+        tiers.add_row(tier_text("auto"), "selector", "-", self._key("tier_auto"), self._key("default_auto"))
+        self.query_one("#tier-tools-title", Label).update(
+            f"Tools each tier shows — context {self.context or '(none)'}  (c: next context)"
+        )
+        for name in sorted(shown):
+            tt.add_row(name, *(shown[name].get(t, "") for t in TIERS))
+        self._leaderboard()
+
+    def _leaderboard(self) -> None:
+        engine = self.capp.engine
+        note = self.query_one("#leaderboard-note", Static)
+        board = self.query_one("#leaderboard", DataTable)
+        board.clear(columns=True)
+        features = self.capp.engine_features
+        if engine is None:
+            note.update("engine starting…")
+            return
+        if features is None or not features.budget_report:
+            note.update("The budget layer (leaderboard, badges) is not in this build yet; tiers above come "
+                        "from the config.")
+            return
+        try:
+            rows = leaderboard_rows(engine)
+        except Exception as e:  # the report failed: say so, keep the screen
+            note.update(f"leaderboard unavailable: {type(e).__name__}: {e}")
+            return
+        note.display = not rows
+        note.update("" if rows else "no tools registered yet")
+        for col, label in LEADER_COLUMNS:
+            board.add_column(label, key=col)
+        for row in rows:
+            cells: list[str | Text] = [_cell(row.get(c)) for c, _ in LEADER_COLUMNS]
+            badge = str(row.get("badge") or "")
+            cells[LEADER_KEYS.index("badge")] = Text(badge, style=BADGE_STYLE.get(badge, ""))
+            board.add_row(*cells)
+
+
+LEADER_COLUMNS = (
+    ("category", "Category"), ("rank", "#"), ("name", "Tool"), ("server", "Server"), ("tier", "Tier"),
+    ("p50_ms", "p50 ms"), ("p99_ms", "p99 ms"), ("samples", "Samples"), ("badge", "Badge"),
+    ("health", "Health"), ("compatibility", "Fits"),
+)
+LEADER_KEYS = [c for c, _ in LEADER_COLUMNS]
+BADGE_STYLE = {"Lightning": "bold cyan", "Fast": "green", "Standard": "yellow", "Slow": "red",
+               "Unmeasured": "grey50"}
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.0f}"
+    if isinstance(value, list | tuple | set):
+        return " ".join(str(v) for v in value)
+    return "" if value is None else str(value)

@@ -1,0 +1,175 @@
+"""Tool log: every tool invocation live (time, call, exposed name, server, status, latency, cache hit),
+filterable by status and searchable; Enter opens the arguments and result with secrets masked."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.coordinate import Coordinate
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Footer, Header, Input, Label, Static
+
+from console.format import latency, mask_secrets, pretty, status_text
+from console.screens.base import ConsoleScreen
+from console.state import Changes, Invocation
+from console.widgets.keybar import KeyBar
+from console.widgets.tables import cursor_key
+from engine.redact import secret_values
+
+STATUSES = ("all", "success", "error", "timeout", "rejected", "running")
+MAX_ROWS = 2000
+COLUMNS = ("time", "call", "tool", "server", "status", "latency", "cache")
+
+
+class InvocationDetail(ModalScreen[None]):
+    CSS_PATH = "invocations.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "app.pop_screen", "Close", id="detail_close"),
+    ]
+
+    def __init__(self, inv: Invocation, secrets: set[str]) -> None:
+        super().__init__()
+        self.inv = inv
+        self.secrets = secrets
+
+    def compose(self) -> ComposeResult:
+        i = self.inv
+        with VerticalScroll(id="detail"):
+            yield Label(f"{i.exposed_name} — {i.call_id} / {i.tool_call_id}", classes="section-title")
+            head = Text()
+            head.append_text(status_text(i.status))
+            head.append(f"   server {i.server or '-'} · tool {i.tool} · {latency(i.latency_ms)}")
+            head.append("   cache hit" if i.cache_hit else "")
+            yield Static(head)
+            yield Label("Arguments", classes="section-title")
+            yield Static(pretty(mask_secrets(i.arguments, self.secrets)), id="detail-args", markup=False)
+            yield Label("Result", classes="section-title")
+            result = {"status": i.status, "message": i.message, "data": i.data}
+            yield Static(pretty(mask_secrets(result, self.secrets)), id="detail-result", markup=False)
+            yield Label("Esc closes", classes="muted")
+
+
+class ToolLogScreen(ConsoleScreen):
+    CSS_PATH = "invocations.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "search", "Search", id="log_filter"),
+        Binding("f", "cycle_status", "Status filter", id="log_status"),
+        Binding("enter", "detail", "Details", id="log_detail"),
+        Binding("escape", "focus_table", "Table", id="log_focus", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.status_filter = "all"
+        self.search = ""
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="log-bar"):
+            yield Input(placeholder="search: call, tool, server, status, message  (/ to focus)", id="log-search")
+            yield Label("status: all", id="log-status")
+            yield Label("", id="log-count", classes="muted")
+        yield DataTable(id="invocations", cursor_type="row", zebra_stripes=True)
+        yield KeyBar(classes="keybar")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#invocations", DataTable)
+        for col in COLUMNS:
+            table.add_column(col.capitalize(), key=col)
+        self.refresh_all()
+        table.focus()
+
+    def _keep(self, i: Invocation) -> bool:
+        if self.status_filter != "all" and i.status != self.status_filter:
+            return False
+        return not self.search or i.matches(self.search)
+
+    def _cells(self, i: Invocation) -> list[str | Text]:
+        cache = Text("hit", style="cyan") if i.cache_hit else Text("-", style="dim")
+        return [self.capp.clock.hms(i.ts), i.call_id, i.exposed_name, i.server or "-", status_text(i.status),
+                latency(i.latency_ms), cache]
+
+    def _count(self) -> None:
+        table = self.query_one("#invocations", DataTable)
+        total = len(self.capp.state.invocations)
+        self.query_one("#log-count", Label).update(f"{table.row_count} shown of {total}")
+
+    def refresh_all(self) -> None:
+        if not self.is_mounted:
+            return
+        table = self.query_one("#invocations", DataTable)
+        table.clear()
+        rows = [i for i in self.capp.state.invocations if self._keep(i)][-MAX_ROWS:]
+        for i in rows:
+            table.add_row(*self._cells(i), key=str(i.seq))
+        if rows:
+            table.move_cursor(row=table.row_count - 1)
+        self._count()
+
+    def apply_changes(self, changes: Changes) -> None:
+        if not (changes.invocations_added or changes.invocations_changed):
+            return
+        table = self.query_one("#invocations", DataTable)
+        follow = table.row_count == 0 or table.cursor_row >= table.row_count - 1
+        for i in changes.invocations_added:
+            if self._keep(i):
+                table.add_row(*self._cells(i), key=str(i.seq))
+        for i in changes.invocations_changed:
+            key = str(i.seq)
+            if key in table.rows:
+                if self._keep(i):
+                    for col, value in zip(COLUMNS, self._cells(i), strict=True):
+                        table.update_cell(key, col, value)
+                else:
+                    table.remove_row(key)
+            elif self._keep(i):
+                table.add_row(*self._cells(i), key=key)
+        while table.row_count > MAX_ROWS:
+            first = table.coordinate_to_cell_key(Coordinate(0, 0)).row_key
+            table.remove_row(first)
+        if follow and table.row_count:
+            table.move_cursor(row=table.row_count - 1, animate=False)
+        self._count()
+
+    @on(Input.Changed, "#log-search")
+    def _search_changed(self, event: Input.Changed) -> None:
+        self.search = event.value.strip()
+        self.refresh_all()
+
+    @on(Input.Submitted, "#log-search")
+    def _search_done(self) -> None:
+        self.query_one("#invocations", DataTable).focus()
+
+    @on(DataTable.RowSelected, "#invocations")
+    def _row_selected(self) -> None:
+        self.action_detail()
+
+    def action_search(self) -> None:
+        self.query_one("#log-search", Input).focus()
+
+    def action_focus_table(self) -> None:
+        self.query_one("#invocations", DataTable).focus()
+
+    def action_cycle_status(self) -> None:
+        self.status_filter = STATUSES[(STATUSES.index(self.status_filter) + 1) % len(STATUSES)]
+        self.query_one("#log-status", Label).update(f"status: {self.status_filter}")
+        self.refresh_all()
+
+    def action_detail(self) -> None:
+        table = self.query_one("#invocations", DataTable)
+        if table.row_count == 0:
+            self.notify("no invocation to show", title="tool log", severity="warning")
+            return
+        key = cursor_key(table)
+        inv = next((i for i in self.capp.state.invocations if str(i.seq) == key), None)
+        if inv is None:
+            return
+        engine = self.capp.engine
+        secrets = secret_values(engine.settings) if engine is not None else set()
+        self.app.push_screen(InvocationDetail(inv, secrets))

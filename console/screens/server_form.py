@@ -1,0 +1,298 @@
+"""Server form: every key of one MCP server's config, with the fields of the chosen transport, live validation
+beside each field, env/header rows with "store in keyring", Test (the unsaved form through the engine's test)
+and Save (diff → atomic save keeping comments → hot reload, which restarts only this server). Esc cancels;
+nothing is written before Save."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widget import Widget
+from textual.widgets import Button, Footer, Header, Input, Label, Select, Static, Switch, TextArea
+
+from console.config_flow import call_engine, save_document
+from console.screens.base import ConsoleScreen
+from console.server_model import (
+    KEYRING_REF,
+    KV,
+    FormValues,
+    check_field,
+    check_kv,
+    from_config,
+    keyring_name,
+    model_errors,
+    to_config,
+)
+from console.widgets.kv_row import KVRow
+from engine.config import ConfigDocument, ConfigError, SecretsError, get_secret, set_secret
+
+TEXT_FIELDS = (
+    ("id", "Server id"), ("command", "Command"), ("cwd", "Working dir"), ("url", "URL"), ("target", "Target"),
+    ("mode", "Protocol mode"), ("connect_timeout_ms", "Connect timeout ms"), ("max_restarts", "Max restarts"),
+    ("backoff_ms", "Backoff ms"), ("backoff_max_ms", "Backoff max ms"), ("stable_after_ms", "Stable after ms"),
+    ("timeout_ms", "Tool timeout ms"), ("slow_response_threshold_ms", "Slow after ms"),
+    ("slow_response_message", "Slow message"),
+)
+SWITCHES = (("enabled", "Enabled"), ("restart_enabled", "Restart on crash"),
+            ("expose_unlisted", "Expose unlisted tools"), ("calibrate", "Calibrate latency"))
+TRANSPORT_ONLY = {"command": "stdio", "cwd": "stdio", "url": "http sse", "target": "inprocess"}
+
+
+class ServerForm(ConsoleScreen):
+    CSS_PATH = "server_form.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+t", "test", "Test", id="form_test", priority=True),
+        Binding("ctrl+s", "save", "Save", id="form_save", priority=True),
+        Binding("escape", "cancel", "Cancel", id="form_cancel"),
+    ]
+
+    def __init__(self, server_id: str | None) -> None:
+        super().__init__()
+        self.server_id = server_id
+        self.taken: set[str] = set()
+        self.loaded = False
+
+    # ------------------------------------------------------------------------------------------ layout
+
+    def _row(self, name: str, label: str, widget: Widget) -> Horizontal:
+        classes = "field" + (f" only-{TRANSPORT_ONLY[name].replace(' ', ' only-')}" if name in TRANSPORT_ONLY else "")
+        return Horizontal(Label(label, classes="flabel"), widget, Static("", id=f"msg-{name}", classes="fmsg"),
+                          classes=classes, id=f"row-{name}")
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        title = f"Edit server {self.server_id}" if self.server_id else "Add an MCP server"
+        yield Label(f"{title}   (Ctrl+T test · Ctrl+S save · Esc cancel)", classes="section-title")
+        with VerticalScroll(id="form"):
+            yield self._row("id", "Server id", Input(id="f-id", placeholder="e.g. weather"))
+            yield self._row("transport", "Transport", Select(
+                [(t, t) for t in ("stdio", "http", "sse", "inprocess")], value="stdio", allow_blank=False,
+                id="f-transport"))
+            for name, label in TEXT_FIELDS[1:]:
+                yield self._row(name, label, Input(id=f"f-{name}"))
+            yield self._row("start", "Start", Select([("eager", "eager"), ("lazy", "lazy")], value="eager",
+                                                      allow_blank=False, id="f-start"))
+            for name, label in SWITCHES:
+                yield self._row(name, label, Switch(id=f"f-{name}", value=name != "calibrate"))
+            with Vertical(id="env-block", classes="kv-block only-stdio"):
+                yield Label("Environment", classes="section-title")
+                yield Vertical(id="env-rows")
+                yield Button("+ env variable", id="add-env")
+            with Vertical(id="headers-block", classes="kv-block only-http only-sse"):
+                yield Label("Headers", classes="section-title")
+                yield Vertical(id="headers-rows")
+                yield Button("+ header", id="add-header")
+            yield self._row("tools", "Tools (YAML list)", TextArea(id="f-tools", language="yaml"))
+            yield Static("", id="form-result")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.load_form()
+
+    # ------------------------------------------------------------------------------------------- load
+
+    @work(thread=True, group="config", name="form-load")
+    def load_form(self) -> None:
+        values = FormValues()
+        taken: set[str] = set()
+        try:
+            doc = ConfigDocument.load(self.capp.config_path)
+            servers = doc.get(("mcp", "servers"), {}) or {}
+            taken = {str(k) for k in servers}
+            if self.server_id is not None:
+                values = from_config(self.server_id, servers.get(self.server_id) or {})
+        except (ConfigError, KeyError) as e:
+            self.app.call_from_thread(self.notify, f"cannot read the config: {e}", severity="error")
+        self.app.call_from_thread(self._fill, values, taken)
+
+    def _fill(self, f: FormValues, taken: set[str]) -> None:
+        self.taken = taken - ({self.server_id} if self.server_id else set())
+        for name, _label in TEXT_FIELDS:
+            self.query_one(f"#f-{name}", Input).value = str(getattr(f, name))
+        self.query_one("#f-transport", Select).value = f.transport
+        self.query_one("#f-start", Select).value = f.start
+        for name, _label in SWITCHES:
+            self.query_one(f"#f-{name}", Switch).value = bool(getattr(f, name))
+        self.query_one("#f-tools", TextArea).text = f.tools
+        for kv in f.env:
+            self.query_one("#env-rows").mount(KVRow("env", kv.key, kv.value, kv.keyring))
+        for kv in f.headers:
+            self.query_one("#headers-rows").mount(KVRow("headers", kv.key, kv.value, kv.keyring))
+        self._show_transport(f.transport)
+        self.loaded = True
+        self.query_one("#f-id", Input).focus()
+
+    # ------------------------------------------------------------------------------------- validation
+
+    def _show_transport(self, transport: str) -> None:
+        for w in self.query(".field, .kv-block"):
+            only = [c[5:] for c in w.classes if c.startswith("only-")]
+            w.display = not only or transport in only
+
+    def values(self) -> FormValues:
+        f = FormValues()
+        for name, _label in TEXT_FIELDS:
+            setattr(f, name, self.query_one(f"#f-{name}", Input).value)
+        f.transport = str(self.query_one("#f-transport", Select).value)
+        f.start = str(self.query_one("#f-start", Select).value)
+        for name, _label in SWITCHES:
+            setattr(f, name, self.query_one(f"#f-{name}", Switch).value)
+        f.tools = self.query_one("#f-tools", TextArea).text
+        f.env = [KV(r.key, r.value, r.keyring) for r in self.query_one("#env-rows").query(KVRow)]
+        f.headers = [KV(r.key, r.value, r.keyring) for r in self.query_one("#headers-rows").query(KVRow)]
+        return f
+
+    def _check(self, name: str, value: str) -> str:
+        msg = check_field(name, value, base_dir=self.capp.engine.base_dir if self.capp.engine else None,
+                          taken=self.taken)
+        self.query_one(f"#msg-{name}", Static).update(msg)
+        return msg
+
+    @on(Input.Changed)
+    def _input_changed(self, event: Input.Changed) -> None:
+        if not self.loaded:
+            return
+        wid = event.input.id or ""
+        if wid.startswith("f-"):
+            self._check(wid[2:], event.value)
+        else:
+            for row in self.query(KVRow):
+                if event.input in row.query(Input):
+                    row.set_message(check_kv(row.kind, row.key))
+
+    @on(TextArea.Changed, "#f-tools")
+    def _tools_changed(self, event: TextArea.Changed) -> None:
+        if self.loaded:
+            self._check("tools", event.text_area.text)
+
+    @on(Select.Changed, "#f-transport")
+    def _transport_changed(self, event: Select.Changed) -> None:
+        self._show_transport(str(event.value))
+
+    @on(Button.Pressed, "#add-env")
+    async def _add_env(self) -> None:
+        row = KVRow("env")
+        await self.query_one("#env-rows").mount(row)
+        row.query_one(Input).focus()
+
+    @on(Button.Pressed, "#add-header")
+    async def _add_header(self) -> None:
+        row = KVRow("headers")
+        await self.query_one("#headers-rows").mount(row)
+        row.query_one(Input).focus()
+
+    @on(KVRow.Removed)
+    def _remove_row(self, message: KVRow.Removed) -> None:
+        message.row.remove()
+
+    def validate_all(self) -> tuple[FormValues, dict[str, Any]] | None:
+        """Check every visible field and the whole entry; None (messages shown) when something is wrong."""
+        f = self.values()
+        problems = 0
+        for name, _label in (*TEXT_FIELDS, ("tools", "")):
+            row = self.query_one(f"#row-{name}")
+            value = f.tools if name == "tools" else str(getattr(f, name))
+            if row.display and self._check(name, value):
+                problems += 1
+        block = "#env-rows" if f.transport == "stdio" else "#headers-rows"
+        for r in self.query_one(block).query(KVRow):
+            msg = check_kv(r.kind, r.key)
+            r.set_message(msg)
+            problems += bool(msg)
+        if problems:
+            self._result(f"✖ {problems} field(s) need attention", error=True)
+            return None
+        data = to_config(f)
+        errors = model_errors(data)
+        for name, msg in errors.items():
+            target = self.query(f"#msg-{name}")
+            if target:
+                target.first(Static).update(msg)
+        if errors:
+            self._result("✖ " + "; ".join(f"{k or 'server'}: {v}" for k, v in errors.items()), error=True)
+            return None
+        return f, data
+
+    def _result(self, text: str, *, error: bool = False) -> None:
+        res = self.query_one("#form-result", Static)
+        res.update(text)
+        res.set_class(error, "error-text")
+
+    # ------------------------------------------------------------------------------------------ actions
+
+    def action_cancel(self) -> None:
+        self.app.pop_screen()
+        self.notify("closed the form; nothing was written", title="servers")
+
+    def action_test(self) -> None:
+        checked = self.validate_all()
+        if checked is not None:
+            self._result("testing…")
+            self.run_test(checked[0])
+
+    @work(group="form-test", name="form-test", exclusive=True, exit_on_error=False)
+    async def run_test(self, f: FormValues) -> None:
+        engine = self.capp.require_engine()
+        if engine is None:
+            return
+        try:
+            real: dict[str, str] = {}
+            for kind, rows in (("env", f.env), ("headers", f.headers)):
+                for kv in rows:
+                    m = KEYRING_REF.match(kv.value)
+                    if m:
+                        real[f"{kind}:{kv.key.strip()}"] = await asyncio.to_thread(_secret, m.group(1))
+            data = to_config(f, secret_refs=real)
+            report = await call_engine(engine, "test_server", {"id": f.id.strip() or "test", **data})
+        except Exception as e:  # a missing MCP host, keyring trouble, a probe that raised
+            self._result(f"✖ test could not run: {e}", error=True)
+            return
+        if isinstance(report, dict) and report.get("ok"):
+            tools = ", ".join(t.get("exposed_name", t.get("name", "?")) for t in report.get("tools", []))
+            timings = ", ".join(f"{k} {v} ms" for k, v in (report.get("timings_ms") or {}).items())
+            self._result(f"✔ test passed ({report.get('protocol_version') or '?'}; {timings})\ntools: {tools}")
+        else:
+            err = report.get("error") if isinstance(report, dict) else report
+            tail = "\n".join((report.get("stderr_tail") or [])[-5:]) if isinstance(report, dict) else ""
+            self._result(f"✖ test failed: {err}\n{tail}", error=True)
+
+    def action_save(self) -> None:
+        checked = self.validate_all()
+        if checked is not None:
+            self.prepare_save(checked[0])
+
+    @work(thread=True, group="config", name="form-save")
+    def prepare_save(self, f: FormValues) -> None:
+        sid = f.id.strip()
+        refs: dict[str, str] = {}
+        try:
+            for kind, rows in (("env", f.env), ("headers", f.headers)):
+                for kv in rows:
+                    if kv.keyring and not KEYRING_REF.match(kv.value):
+                        name = keyring_name(sid, kv.key.strip())
+                        set_secret(name, kv.value)
+                        refs[f"{kind}:{kv.key.strip()}"] = f"${{keyring:{name}}}"
+            doc = ConfigDocument.load(self.capp.config_path)
+            if self.server_id is not None and self.server_id != sid:
+                doc.remove_server(self.server_id)
+            doc.set_server(sid, to_config(f, secret_refs=refs))
+        except (SecretsError, ConfigError, KeyError) as e:
+            self.app.call_from_thread(self._result, f"✖ not saved: {e}", error=True)
+            return
+        if refs:
+            names = ", ".join(v[10:-1] for v in refs.values())
+            self.app.call_from_thread(self.notify, f"stored in the keyring: {names}", title="secrets")
+        self.app.call_from_thread(save_document, self.capp, doc, f"Save server {sid}", self._saved)
+
+    def _saved(self, _settings: object) -> None:
+        if self.is_current:
+            self.app.pop_screen()
+
+
+def _secret(name: str) -> str:
+    return get_secret(name) or ""

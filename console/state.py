@@ -1,0 +1,285 @@
+"""What the console knows, built from engine events: calls, transcripts, tool invocations, servers, the log.
+
+The app feeds each batch of events from the pump into ``ConsoleState.apply`` and gets back a ``Changes`` record
+naming exactly what moved, so screens update only those rows instead of rebuilding tables. Pure data: no Textual,
+no I/O, so it is unit-tested directly and stays cheap under thousands of events.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.events import (
+    CallEnded,
+    CallStarted,
+    ConfigReloaded,
+    EngineError,
+    Event,
+    ServerStateChanged,
+    TierChanged,
+    ToolCompleted,
+    ToolRejected,
+    ToolRequested,
+    ToolsChanged,
+    TranscriptAdded,
+)
+
+MAX_INVOCATIONS = 5000
+MAX_LOG = 2000
+MAX_TRANSCRIPT = 500
+MAX_ENDED_KEPT = 50
+LATENCY_WINDOW = 100
+
+
+@dataclass
+class CallRow:
+    call_id: str
+    context: str
+    provider: str
+    caller: str
+    tier: str
+    tier_reason: str = "context default"
+    state: str = "active"
+    started_at: float = 0.0
+    ended_at: float | None = None
+    end_reason: str | None = None
+    tools_note: str = ""
+
+
+@dataclass
+class Invocation:
+    seq: int
+    ts: float
+    call_id: str
+    tool_call_id: str
+    exposed_name: str
+    server: str
+    tool: str
+    status: str = "running"
+    latency_ms: float | None = None
+    cache_hit: bool = False
+    arguments: dict[str, Any] = field(default_factory=dict)
+    message: str = ""
+    data: Any = None
+    is_probe: bool = False
+
+    def matches(self, text: str) -> bool:
+        needle = text.lower()
+        hay = f"{self.call_id} {self.exposed_name} {self.server} {self.tool} {self.status} {self.message}"
+        return needle in hay.lower()
+
+
+@dataclass
+class ServerRow:
+    server: str
+    state: str
+    restarts: int = 0
+    last_error: str | None = None
+    ts: float = 0.0
+
+
+@dataclass
+class LogLine:
+    ts: float
+    type: str
+    call_id: str | None
+    text: str
+
+
+@dataclass
+class Changes:
+    """What one batch changed; screens update just these."""
+
+    calls_added: list[str] = field(default_factory=list)
+    calls_changed: set[str] = field(default_factory=set)
+    calls_removed: list[str] = field(default_factory=list)
+    transcripts: set[str] = field(default_factory=set)
+    tools_changed: set[str] = field(default_factory=set)
+    invocations_added: list[Invocation] = field(default_factory=list)
+    invocations_changed: list[Invocation] = field(default_factory=list)
+    servers: set[str] = field(default_factory=set)
+    log: list[LogLine] = field(default_factory=list)
+    default_tier: str | None = None
+    config_reloaded: bool = False
+
+    @property
+    def empty(self) -> bool:
+        return not (
+            self.calls_added or self.calls_changed or self.calls_removed or self.transcripts
+            or self.tools_changed or self.invocations_added or self.invocations_changed or self.servers
+            or self.log or self.default_tier or self.config_reloaded
+        )
+
+
+def summarize(ev: Event) -> str:
+    """One human line for the event log."""
+    d = ev.to_dict()
+    if isinstance(ev, CallStarted):
+        return f"{ev.call_id} started in {ev.context} ({ev.provider}) caller {ev.caller_name or '-'}"
+    if isinstance(ev, CallEnded):
+        return f"{ev.call_id} ended: {ev.reason} after {ev.duration_s:.0f}s"
+    if isinstance(ev, TranscriptAdded):
+        return f"{ev.call_id} {ev.role}: {ev.text}"
+    if isinstance(ev, ToolRequested):
+        return f"{ev.call_id} asked for {ev.exposed_name}"
+    if isinstance(ev, ToolCompleted):
+        hit = " (cache)" if ev.cache_hit else ""
+        return f"{ev.call_id} {ev.exposed_name} {ev.status} in {ev.latency_ms:.0f} ms{hit}"
+    if isinstance(ev, ToolRejected):
+        return f"{ev.call_id} {ev.exposed_name} rejected: {ev.reason}"
+    if isinstance(ev, TierChanged):
+        who = ev.call_id or "default"
+        return f"{who} tier {ev.old} → {ev.new} ({ev.reason})"
+    if isinstance(ev, ToolsChanged):
+        who = ev.call_id or "all calls"
+        parts = [f"+{n}" for n in ev.added] + [f"-{n}" for n in ev.removed]
+        how = "now (turn restarted)" if ev.apply == "now" else "next turn"
+        return f"{who} tools {' '.join(parts) or 'changed'}, applies {how}"
+    if isinstance(ev, ServerStateChanged):
+        err = f": {ev.last_error}" if ev.last_error else ""
+        return f"server {ev.server} {ev.state} (restarts {ev.restarts}){err}"
+    if isinstance(ev, ConfigReloaded):
+        if ev.error:
+            return f"config reload failed: {ev.error}"
+        return f"config reloaded (+{len(ev.added)} -{len(ev.removed)} ~{len(ev.changed)})"
+    if isinstance(ev, EngineError):
+        return f"{ev.call_id or 'engine'} error: {ev.message}"
+    rest = {k: v for k, v in d.items() if k not in ("type", "ts")}
+    return " ".join(f"{k}={v}" for k, v in rest.items())[:200]
+
+
+class ConsoleState:
+    def __init__(self) -> None:
+        self.calls: dict[str, CallRow] = {}
+        self.ended: dict[str, CallRow] = {}
+        self.transcripts: dict[str, deque[tuple[float, str, str]]] = {}
+        self.invocations: deque[Invocation] = deque(maxlen=MAX_INVOCATIONS)
+        self._open: dict[tuple[str, str], Invocation] = {}
+        self.servers: dict[str, ServerRow] = {}
+        self.log: deque[LogLine] = deque(maxlen=MAX_LOG)
+        #: Recent latencies per MCP server (ms), for p50/p99 and the sparkline.
+        self.server_latency: dict[str, deque[float]] = {}
+        self.default_tier: str = "auto"
+        self.events_seen = 0
+        self.dropped = 0
+        self._seq = 0
+
+    # ------------------------------------------------------------------------------------------ queries
+
+    def call_or_ended(self, call_id: str) -> CallRow | None:
+        return self.calls.get(call_id) or self.ended.get(call_id)
+
+    def invocations_for(self, call_id: str) -> list[Invocation]:
+        return [i for i in self.invocations if i.call_id == call_id]
+
+    def percentile(self, server: str, q: float) -> float | None:
+        values = sorted(self.server_latency.get(server, ()))
+        if not values:
+            return None
+        return values[min(len(values) - 1, round(q * (len(values) - 1)))]
+
+    def transcript(self, call_id: str) -> list[tuple[float, str, str]]:
+        return list(self.transcripts.get(call_id, ()))
+
+    # ------------------------------------------------------------------------------------------ updates
+
+    def apply(self, events: Iterable[Event]) -> Changes:
+        ch = Changes()
+        for ev in events:
+            self.events_seen += 1
+            self._apply_one(ev, ch)
+            call_id = getattr(ev, "call_id", None)
+            line = LogLine(ev.ts, ev.type, call_id if isinstance(call_id, str) else None, summarize(ev))
+            self.log.append(line)
+            ch.log.append(line)
+        if len(ch.log) > MAX_LOG:
+            ch.log = ch.log[-MAX_LOG:]
+        return ch
+
+    def _apply_one(self, ev: Event, ch: Changes) -> None:
+        if isinstance(ev, CallStarted):
+            self.calls[ev.call_id] = CallRow(
+                ev.call_id, ev.context, ev.provider, ev.caller_name or ev.caller_number or "-", ev.tier,
+                started_at=ev.ts,
+            )
+            ch.calls_added.append(ev.call_id)
+        elif isinstance(ev, CallEnded):
+            row = self.calls.pop(ev.call_id, None)
+            if row is not None:
+                row.state, row.ended_at, row.end_reason = "ended", ev.ts, ev.reason
+                self.ended[ev.call_id] = row
+                while len(self.ended) > MAX_ENDED_KEPT:
+                    old = next(iter(self.ended))
+                    self.ended.pop(old)
+                    self.transcripts.pop(old, None)
+                if ev.call_id in ch.calls_added:
+                    ch.calls_added.remove(ev.call_id)
+                else:
+                    ch.calls_removed.append(ev.call_id)
+                ch.calls_changed.discard(ev.call_id)
+        elif isinstance(ev, TranscriptAdded):
+            buf = self.transcripts.setdefault(ev.call_id, deque(maxlen=MAX_TRANSCRIPT))
+            buf.append((ev.ts, ev.role, ev.text))
+            ch.transcripts.add(ev.call_id)
+        elif isinstance(ev, TierChanged):
+            if ev.call_id is None:
+                self.default_tier = ev.new
+                ch.default_tier = ev.new
+            elif (row := self.calls.get(ev.call_id)) is not None:
+                row.tier, row.tier_reason = ev.new, ev.reason
+                self._changed(ev.call_id, ch)
+            if ev.call_id is not None:
+                ch.tools_changed.add(ev.call_id)
+        elif isinstance(ev, ToolsChanged):
+            if ev.call_id is not None:
+                ch.tools_changed.add(ev.call_id)
+                if (row := self.calls.get(ev.call_id)) is not None:
+                    row.tools_note = "now" if ev.apply == "now" else "next turn"
+                    self._changed(ev.call_id, ch)
+            else:
+                ch.tools_changed.update(self.calls)
+        elif isinstance(ev, ToolRequested):
+            self._seq += 1
+            inv = Invocation(
+                self._seq, ev.ts, ev.call_id, ev.tool_call_id, ev.exposed_name, ev.server, ev.tool,
+                arguments=dict(ev.arguments), is_probe=ev.is_probe,
+            )
+            self._open[(ev.call_id, ev.tool_call_id)] = inv
+            self.invocations.append(inv)
+            ch.invocations_added.append(inv)
+        elif isinstance(ev, ToolCompleted | ToolRejected):
+            self._complete(ev, ch)
+        elif isinstance(ev, ServerStateChanged):
+            self.servers[ev.server] = ServerRow(ev.server, ev.state, ev.restarts, ev.last_error, ev.ts)
+            ch.servers.add(ev.server)
+        elif isinstance(ev, ConfigReloaded):
+            ch.config_reloaded = True
+
+    def _changed(self, call_id: str, ch: Changes) -> None:
+        if call_id not in ch.calls_added:
+            ch.calls_changed.add(call_id)
+
+    def _complete(self, ev: ToolCompleted | ToolRejected, ch: Changes) -> None:
+        inv = self._open.pop((ev.call_id, ev.tool_call_id), None)
+        fresh = inv is None
+        if inv is None:
+            self._seq += 1
+            server = ev.server if isinstance(ev, ToolCompleted) else ""
+            tool = ev.tool if isinstance(ev, ToolCompleted) else ev.exposed_name
+            inv = Invocation(self._seq, ev.ts, ev.call_id, ev.tool_call_id, ev.exposed_name, server, tool)
+            self.invocations.append(inv)
+        if isinstance(ev, ToolCompleted):
+            inv.status, inv.latency_ms, inv.cache_hit = ev.status, ev.latency_ms, ev.cache_hit
+            inv.message, inv.data = ev.message, ev.data
+            if ev.server and ev.server != "builtin" and not ev.cache_hit:
+                self.server_latency.setdefault(ev.server, deque(maxlen=LATENCY_WINDOW)).append(ev.latency_ms)
+                ch.servers.add(ev.server)
+        else:
+            inv.status, inv.message = "rejected", ev.reason
+        if fresh:
+            ch.invocations_added.append(inv)
+        elif inv not in ch.invocations_added:
+            ch.invocations_changed.append(inv)

@@ -1,0 +1,1 @@
+"""Reusable console widgets; they render state and post messages, and never do I/O."""

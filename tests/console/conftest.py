@@ -1,0 +1,85 @@
+"""Shared fixtures for the console tests: a private copy of the demo config, an in-memory keyring, waiting."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import keyring
+import pytest
+from keyring.backend import KeyringBackend
+from keyring.errors import PasswordDeleteError
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE_SERVER = ROOT / "tests" / "fixtures" / "mcp_servers" / "fixture_server.py"
+
+
+class MemoryKeyring(KeyringBackend):
+    priority = 1  # type: ignore[assignment]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.store: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.store.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.store[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        if self.store.pop((service, username), None) is None:
+            raise PasswordDeleteError(username)
+
+
+@pytest.fixture
+def memory_keyring() -> Iterator[MemoryKeyring]:
+    old = keyring.get_keyring()
+    ring = MemoryKeyring()
+    keyring.set_keyring(ring)
+    try:
+        yield ring
+    finally:
+        keyring.set_keyring(old)
+
+
+@pytest.fixture
+def config_path(tmp_path: Path) -> Path:
+    """The console tests' config and its script, copied so tests may save over it."""
+    data = Path(__file__).resolve().parent / "data"
+    shutil.copy(data / "console.yaml", tmp_path / "config.yaml")
+    shutil.copy(data / "script.yaml", tmp_path / "script.yaml")
+    return tmp_path / "config.yaml"
+
+
+def crash_server_yaml(server_id: str = "crashy") -> str:
+    return (
+        f"    {server_id}:\n"
+        f"      command: [{sys.executable}, {FIXTURE_SERVER}, --crash-at-start]\n"
+        f"      connect_timeout_ms: 5000\n"
+        f"      restart: {{max_restarts: 0, backoff_ms: 50}}\n"
+    )
+
+
+async def wait_for(pilot: object, predicate: Callable[[], bool], within: float = 10.0) -> None:
+    """Let the app run until ``predicate()`` holds; fail with a clear message otherwise."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    end = loop.time() + within
+    while not predicate():
+        if loop.time() > end:
+            raise AssertionError(f"condition not met within {within}s: {predicate.__doc__ or predicate}")
+        await pilot.pause(0.05)  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def wait() -> Callable[..., object]:
+    return wait_for
+
+
+@pytest.fixture
+def crash_yaml() -> Callable[[str], str]:
+    return crash_server_yaml

@@ -1,0 +1,137 @@
+"""Pilot tests of the MCP server screens by keyboard alone: add → test → save → reload with a form error
+corrected on the way, a secret stored in the keyring and referenced from the config, restart of a failed server,
+import from Claude Desktop JSON."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from console.app import AvaConsole
+
+FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "mcp_servers" / "fixture_server.py"
+
+
+def _read(path: Path) -> str:
+    return path.read_text()
+
+
+def _write(path: Path, text: str) -> None:
+    path.write_text(text)
+
+
+async def tab_to(pilot, app: AvaConsole, widget_id: str, limit: int = 60) -> None:
+    for _ in range(limit):
+        if app.focused is not None and app.focused.id == widget_id:
+            return
+        await pilot.press("tab")
+    raise AssertionError(f"Tab never reached #{widget_id}")
+
+
+def _servers(config_path: Path) -> dict:
+    return yaml.safe_load(_read(config_path))["mcp"]["servers"] or {}
+
+
+async def test_add_test_save_reload_with_secret(config_path: Path, memory_keyring, wait) -> None:
+    app = AvaConsole(config_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait(pilot, lambda: app.engine_running)
+        await pilot.press("f3")
+        await wait(pilot, lambda: type(app.screen).__name__ == "ServersScreen")
+        await pilot.press("a")
+        await wait(pilot, lambda: app.focused is not None and app.focused.id == "f-id")
+        await pilot.press(*"Bad id")
+        msg = app.screen.query_one("#msg-id")
+        await wait(pilot, lambda: "lower-case" in str(msg.render()))
+        await pilot.press(*["backspace"] * 6, *"fixture")
+        await wait(pilot, lambda: str(msg.render()) == "")
+        await tab_to(pilot, app, "f-command")
+        await pilot.press(*"no-such-program-xyz")
+        await wait(pilot, lambda: "not found on PATH" in str(app.screen.query_one("#msg-command").render()))
+        await pilot.press(*["backspace"] * len("no-such-program-xyz"))
+        await pilot.press(*f"{sys.executable} {FIXTURE}")
+        await wait(pilot, lambda: str(app.screen.query_one("#msg-command").render()) == "")
+        await tab_to(pilot, app, "add-env")
+        await pilot.press("enter")
+        await wait(pilot, lambda: app.focused is not None and "kv-key" in app.focused.classes)
+        await pilot.press(*"API_TOKEN", "tab", *"tok-123456", "tab", "space")
+        await pilot.press("ctrl+t")
+        result = app.screen.query_one("#form-result")
+        await wait(pilot, lambda: "test passed" in str(result.render()), within=20)
+        assert "mcp_fixture_echo" in str(result.render())
+        assert "fixture" not in _servers(config_path)
+        await pilot.press("ctrl+s")
+        await wait(pilot, lambda: type(app.screen).__name__ == "DiffScreen")
+        await pilot.press("y")
+        await wait(pilot, lambda: "fixture" in _servers(config_path))
+        saved = _servers(config_path)["fixture"]
+        assert saved["env"] == {"API_TOKEN": "${keyring:FIXTURE_API_TOKEN}"}
+        assert "tok-123456" not in _read(config_path)
+        assert memory_keyring.store[("ava-console", "FIXTURE_API_TOKEN")] == "tok-123456"
+        await wait(pilot, lambda: type(app.screen).__name__ == "ServersScreen")
+        await wait(pilot, lambda: any(s.get("id") == "fixture" and s.get("state") == "up"
+                                      for s in app.engine.server_status()["servers"]), within=20)
+        table = app.screen.query_one("#servers")
+        await wait(pilot, lambda: "fixture" in [k.value for k in table.rows])  # type: ignore[attr-defined]
+        # The secrets screen shows the name and where the config references it, never the value.
+        await pilot.press("f9")
+        await wait(pilot, lambda: type(app.screen).__name__ == "SecretsScreen")
+        secrets = app.screen.query_one("#secrets")
+        await wait(pilot, lambda: "FIXTURE_API_TOKEN" in [k.value for k in secrets.rows])  # type: ignore[attr-defined]
+        row = secrets.get_row("FIXTURE_API_TOKEN")  # type: ignore[attr-defined]
+        assert "mcp.servers.fixture.env.API_TOKEN" in str(row[2])
+        assert all("tok-123456" not in str(c) for c in row)
+
+
+async def test_restart_failed_server(config_path: Path, crash_yaml, wait) -> None:
+    text = _read(config_path).replace("  servers: {}\n", "  servers:\n" + crash_yaml("crashy"))
+    _write(config_path, text)
+    app = AvaConsole(config_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait(pilot, lambda: app.engine_running, within=20)
+        await pilot.press("f3")
+        await wait(pilot, lambda: app.state.servers.get("crashy") is not None
+                   and app.state.servers["crashy"].state == "failed", within=20)
+        table = app.screen.query_one("#servers")
+        await wait(pilot, lambda: "failed" in str(table.get_row("crashy")[1]))  # type: ignore[attr-defined]
+        def starts() -> int:
+            return sum(1 for ln in app.state.log if ln.type == "server.state" and "crashy starting" in ln.text)
+
+        before = starts()
+        await pilot.press("r")
+        await wait(pilot, lambda: starts() > before, within=20)
+        await wait(pilot, lambda: app.state.servers["crashy"].state == "failed", within=20)
+        assert "failed" in str(table.get_row("crashy")[1])  # type: ignore[attr-defined]
+        stderr = app.screen.query_one("#stderr")
+        await wait(pilot, lambda: len(stderr.lines) > 0)  # type: ignore[attr-defined]
+
+
+@pytest.mark.slow
+async def test_import_claude_desktop_json(config_path: Path, tmp_path: Path, wait) -> None:
+    doc = {"mcpServers": {"Time Server": {"command": sys.executable, "args": ["-m", "mcp_server_time"]}}}
+    src = tmp_path / "claude_desktop_config.json"
+    src.write_text(json.dumps(doc))
+    app = AvaConsole(config_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait(pilot, lambda: app.engine_running)
+        await pilot.press("f3")
+        await wait(pilot, lambda: type(app.screen).__name__ == "ServersScreen")
+        await pilot.press("i")
+        await wait(pilot, lambda: app.focused is not None and app.focused.id == "import-path")
+        await pilot.press(*str(src), "enter")
+        await wait(pilot, lambda: type(app.screen).__name__ == "DiffScreen")
+        await pilot.press("escape")
+        await wait(pilot, lambda: type(app.screen).__name__ == "ServersScreen")
+        assert "time_server" not in _servers(config_path)
+        await pilot.press("i")
+        await wait(pilot, lambda: app.focused is not None and app.focused.id == "import-path")
+        await pilot.press(*str(src), "enter")
+        await wait(pilot, lambda: type(app.screen).__name__ == "DiffScreen")
+        await pilot.press("y")
+        await wait(pilot, lambda: "time_server" in _servers(config_path))
+        assert _servers(config_path)["time_server"]["command"] == [sys.executable, "-m", "mcp_server_time"]
+        assert "# The console tests' config" in _read(config_path)

@@ -1,0 +1,55 @@
+"""Unit tests of the console's pure parts: state from events, the JSON importer, the server form's rules."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from console.importer import McpImportError, parse_mcp_json
+from console.server_model import KV, FormValues, check_field, from_config, model_errors, to_config
+from console.state import ConsoleState
+from engine.events import CallEnded, CallStarted, TierChanged, ToolCompleted, ToolRequested
+
+
+def test_state_merges_requested_and_completed() -> None:
+    st = ConsoleState()
+    ch = st.apply([CallStarted(call_id="c1", context="demo", provider="p"),
+                   ToolRequested(call_id="c1", tool_call_id="t1", exposed_name="x", server="s", tool="x")])
+    assert ch.calls_added == ["c1"] and len(ch.invocations_added) == 1
+    ch = st.apply([ToolCompleted(call_id="c1", tool_call_id="t1", exposed_name="x", server="s", tool="x",
+                                 status="error", latency_ms=5.0, message="no")])
+    assert ch.invocations_changed[0].status == "error" and len(st.invocations) == 1
+    assert st.percentile("s", 0.5) == 5.0
+    ch = st.apply([TierChanged(call_id=None, old="auto", new="deep", reason="op"), CallEnded(call_id="c1", reason="x")])
+    assert ch.default_tier == "deep" and ch.calls_removed == ["c1"] and "c1" in st.ended
+
+
+def test_import_claude_and_vscode() -> None:
+    claude = '{"mcpServers": {"My Files": {"command": "npx", "args": ["-y", "fs"], "env": {"K": "v"}}}}'
+    assert parse_mcp_json(claude) == {"my_files": {"transport": "stdio", "command": ["npx", "-y", "fs"],
+                                                   "env": {"K": "v"}}}
+    vscode = '{"servers": {"web": {"type": "http", "url": "https://x.example/mcp", "headers": {"A": "b"}}}}'
+    assert parse_mcp_json(vscode, {"web"}) == {"web_2": {"transport": "http", "url": "https://x.example/mcp",
+                                                        "headers": {"A": "b"}}}
+    with pytest.raises(McpImportError, match="no server list"):
+        parse_mcp_json('{"other": 1}')
+    with pytest.raises(McpImportError, match="line 1"):
+        parse_mcp_json("{nope")
+
+
+def test_form_rules_and_round_trip() -> None:
+    assert "lower-case" in check_field("id", "Bad id")
+    assert "already exists" in check_field("id", "dice", taken={"dice"})
+    assert "not found on PATH" in check_field("command", "no-such-prog-xyz")
+    assert check_field("command", f"{sys.executable} -m x") == ""
+    assert "http" in check_field("url", "ftp://x")
+    assert "out of range" in check_field("connect_timeout_ms", "0")
+    assert "tools[0]" in check_field("tools", "- {name: a, bogus: 1}")
+    f = FormValues(id="w", command="python -m w", max_restarts="2", env=[KV("T", "${keyring:W_T}", True)])
+    data = to_config(f)
+    assert data == {"transport": "stdio", "command": ["python", "-m", "w"], "env": {"T": "${keyring:W_T}"},
+                    "restart": {"max_restarts": 2}}
+    back = from_config("w", data)
+    assert back.command == "python -m w" and back.env[0].keyring and back.max_restarts == "2"
+    assert "url" in model_errors({"transport": "http"})
