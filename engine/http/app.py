@@ -42,7 +42,10 @@ def _error(status: int, message: str) -> web.Response:
 async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     engine = request.app[ENGINE_KEY]
     token = engine.settings.engine.http.auth_token
-    if token is None or request.path in PUBLIC_PATHS:
+    endpoint = engine.settings.engine.mcp_server
+    own_token = endpoint.enabled and endpoint.auth_token is not None and request.path == endpoint.path
+    if token is None or request.path in PUBLIC_PATHS or own_token:
+        # /health and /ready answer probes; an MCP endpoint with its own token checks that one instead
         return await handler(request)
     expected = f"Bearer {token.get_secret_value()}".encode()
     given = request.headers.get("Authorization", "").encode()

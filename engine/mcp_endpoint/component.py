@@ -126,14 +126,6 @@ class McpEndpoint:
             await self._start_manager()
 
     async def _start_manager(self) -> None:
-        http_token = self.engine.settings.engine.http.auth_token
-        own = self.config.auth_token
-        if http_token is not None and own is not None and http_token.get_secret_value() != own.get_secret_value():
-            log.warning(
-                "engine.http.auth_token and engine.mcp_server.auth_token differ: the HTTP API's token check also "
-                "covers %s, so MCP clients cannot pass both; use the same token",
-                self.config.path,
-            )
         manager = StreamableHTTPSessionManager(
             app=build_server(self.handlers), security_settings=self.security, max_sessions=MAX_SESSIONS
         )

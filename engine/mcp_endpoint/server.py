@@ -85,9 +85,7 @@ class EndpointTools:
     ) -> ListToolsResult:
         return ListToolsResult(tools=self.tools())
 
-    async def on_call_tool(
-        self, ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams
-    ) -> CallToolResult:
+    async def on_call_tool(self, ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams) -> CallToolResult:
         cfg = self.config
         name = params.name
         if name not in cfg.expose:

@@ -1,0 +1,10 @@
+"""Lets the conformance tests import their helpers (engine_fixture, run_conformance) from this folder."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = str(Path(__file__).resolve().parent)
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)

@@ -1,0 +1,62 @@
+"""The official MCP conformance suite's server scenarios against the engine's own /mcp endpoint (real Node peer)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from engine_fixture import conformance_engine, endpoint_url
+from run_conformance import SPEC_VERSIONS, missing_prerequisite, run_suite
+
+#: Scenarios that apply to a tools endpoint and must have run with every check passing (not merely baselined).
+MUST_PASS = {
+    "2025-11-25": [
+        "server-initialize",
+        "server-session-lifecycle",
+        "ping",
+        "tools-list",
+        "tools-call-simple-text",
+        "tools-call-image",
+        "tools-call-audio",
+        "tools-call-embedded-resource",
+        "tools-call-mixed-content",
+        "tools-call-error",
+        "tools-call-with-progress",
+        "json-schema-2020-12",
+        "server-sse-multiple-streams",
+        "dns-rebinding-protection",
+    ],
+    "2026-07-28": [
+        "tools-list",
+        "tools-call-simple-text",
+        "tools-call-image",
+        "tools-call-audio",
+        "tools-call-embedded-resource",
+        "tools-call-mixed-content",
+        "tools-call-error",
+        "tools-call-with-progress",
+        "json-schema-2020-12",
+        "dns-rebinding-protection",
+        "http-header-validation",
+    ],
+}
+
+pytestmark = pytest.mark.timeout(120)
+
+
+async def test_conformance_suite_passes_with_only_non_applicable_scenarios_baselined(tmp_path: Path) -> None:
+    problem = missing_prerequisite()
+    if problem:
+        pytest.skip(problem)
+    async with conformance_engine() as engine:
+        url = endpoint_url(engine)
+        for version in SPEC_VERSIONS:
+            run = await run_suite(url, version, tmp_path / version)
+            tail = run.output[-4000:]
+            assert run.returncode == 0, f"conformance ({version}) exit {run.returncode}:\n{tail}"
+            for scenario in MUST_PASS[version]:
+                checks = run.checks.get(scenario)
+                assert checks, f"{scenario} did not run for {version}:\n{tail}"
+                bad = [(cid, st) for cid, st in checks if st in ("FAILURE", "WARNING")]
+                assert not bad, f"{scenario} ({version}) failed checks {bad}"
+                assert any(st == "SUCCESS" for _, st in checks), f"{scenario} ({version}) had no passing check"
