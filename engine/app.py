@@ -19,6 +19,7 @@ from engine.execution import ToolExecutor
 from engine.metrics import Metrics
 from engine.providers.base import Provider, TurnReply
 from engine.providers.factory import create_provider
+from engine.providers.pipeline import bind_pipelines
 from engine.redact import Redactor, secret_values
 from engine.sessions.session import CallSession
 from engine.sessions.store import InMemorySessionStore, SessionStore
@@ -102,6 +103,7 @@ class Engine:
             name: create_provider(name, cfg, base_dir=self.base_dir)
             for name, cfg in settings.providers.items()
         }
+        bind_pipelines(self.providers)
 
     def _attach_components(self) -> None:
         """Components register themselves here as they are built (MCP host, HTTP, budget)."""

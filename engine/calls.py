@@ -208,6 +208,7 @@ class CallManager:
                     if rt.restart_requested:
                         session.history.restore(marker)
                         continue
+                    self.engine.on_turn_done(session)
                     raise
                 except ProviderError as e:
                     self.engine.bus.publish(EngineError(message=str(e), call_id=call_id))
@@ -238,6 +239,15 @@ class CallManager:
                 reason=f"tier {new.tier}" if old.tier != new.tier else "tool view changed",
             )
         )
+
+    def cancel_turn(self, call_id: str) -> bool:
+        """Barge-in: abandon the turn in flight (its answer is never spoken); the next utterance starts a new turn."""
+        rt = self._runtime.get(call_id)
+        if rt is None or rt.turn_task is None or rt.turn_task.done():
+            return False
+        rt.restart_requested = False
+        rt.turn_task.cancel()
+        return True
 
     def restart_turn(self, call_id: str) -> bool:
         """Apply now: cancel the turn in flight; ``user_said`` restarts it from the same snapshot."""

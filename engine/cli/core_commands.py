@@ -40,7 +40,9 @@ def register(sub: Any) -> None:
     p.add_argument("--caller-name")
     p.add_argument("--caller-number")
     p.add_argument("--audio-in", metavar="WAV", help="a voice call: the caller's audio (PCM16 WAV) instead of --say")
-    p.add_argument("--audio-out", metavar="WAV", help="with --audio-in: write the agent's audio here, on the input's timeline")
+    p.add_argument(
+        "--audio-out", metavar="WAV", help="with --audio-in: the agent's audio, on the input's timeline"
+    )
     p.set_defaults(func=cmd_call)
 
     p = sub.add_parser("secrets", help="secrets in the OS keyring (service ava-console)")
@@ -216,7 +218,7 @@ async def _voice_call(args: argparse.Namespace, settings: Any) -> int:
     from engine.voice.pipeline import VoiceCall
     from engine.voice.wav_backend import WavBackend
 
-    if not Path(args.audio_in).is_file():
+    if not await asyncio.to_thread(Path(args.audio_in).is_file):
         raise UsageError(f"--audio-in: no such file {args.audio_in}")
     try:
         backend = WavBackend(args.audio_in, args.audio_out, timeline=True)

@@ -62,7 +62,8 @@ class PipelineProvider(Provider):
     def open_session(self, session: CallSession) -> ProviderSession:
         if self.brain is None:
             raise ProviderError(
-                self.name, f"not bound to its brain {self.brain_name!r} (the engine binds pipelines after building providers)"
+                self.name,
+                f"not bound to its brain {self.brain_name!r} (the engine binds pipelines after building providers)",
             )
         return PipelineSession(self, self.brain.open_session(session))
 

@@ -48,9 +48,7 @@ class Announcer:
         return True
 
     async def _speak(self, event: AnnouncementRequested, turn: int) -> None:
-        pb = await self.speaker.say(
-            event.text, "announcement", turn, only_if=lambda: self.thinking_turn() == turn
-        )
+        pb = await self.speaker.say(event.text, "announcement", turn, only_if=lambda: self.thinking_turn() == turn)
         if pb is None:
             self.skipped.append(event.text)
             log.debug("announcement %r skipped: the answer was ready first", event.text)

@@ -62,7 +62,8 @@ class VoiceOptions:
         allowed = {f.name for f in dataclasses.fields(self)} - {"voice", "sample_rate", "frame_ms"}
         unknown = sorted(set(options) - allowed)
         if unknown:
-            raise ValueError(f"{where}: unknown voice option(s) {', '.join(unknown)} (known: {', '.join(sorted(allowed))})")
+            known = ", ".join(sorted(allowed))
+            raise ValueError(f"{where}: unknown voice option(s) {', '.join(unknown)} (known: {known})")
         changes: dict[str, Any] = dict(options)
         for key, value in changes.items():
             want = bool if key in ("barge_in", "push_to_talk") else (str if key == "dictionary" else int)

@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -89,7 +89,10 @@ def resolve_voice(engine: Engine, context: str, provider: str | None = None) -> 
     if prov is None:
         raise CallError(f"unknown provider {provider or ctx.provider!r}")
     softphone = engine.settings.softphone
-    opts = prov.voice_options(softphone) if isinstance(prov, PipelineProvider) else VoiceOptions.from_softphone(softphone)
+    if isinstance(prov, PipelineProvider):
+        opts = prov.voice_options(softphone)
+    else:
+        opts = VoiceOptions.from_softphone(softphone)
     return opts, provider_phrases(prov)
 
 
@@ -135,6 +138,8 @@ class VoiceCall:
         self._cancelled_turn: asyncio.Future[Any] | None = None
         self._pending: TurnStats | None = None
         self._greeted = False
+        #: Set once the call exists (its id is known), before or while the greeting plays.
+        self.started = asyncio.Event()
         self._done = asyncio.Event()
         self._input_ended = asyncio.Event()
         self._closing = False
@@ -203,6 +208,7 @@ class VoiceCall:
                 )  # fmt: skip
             finally:
                 self.pacer.add_busy(-1)
+            self.started.set()
             self._refresh_state()
             waits = [asyncio.ensure_future(self._drained()), asyncio.ensure_future(self._done.wait())]
             try:
@@ -246,14 +252,17 @@ class VoiceCall:
             self.on_level(level)
         if self.muted:
             frame = AudioFrame(np.zeros(frame.num_samples, dtype=np.int16), frame.sample_rate, frame.timestamp)
-        if (
-            self.speaker.playing
-            and self.options.barge_in
-            and isinstance(self.segmenter, VadSegmenter)
-            and self.speaker.current_played_ms() >= self.options.echo_guard_ms
-            and self.onset.push(frame)
-        ):
-            self.barge_in()
+        if isinstance(self.segmenter, VadSegmenter):
+            # the onset VAD hears every frame (its internal smoothing must follow the real audio), but fires
+            # barge-in only while the agent talks, past the echo guard
+            onset = self.onset.push(frame)
+            if (
+                onset
+                and self.speaker.playing
+                and self.options.barge_in
+                and self.speaker.current_played_ms() >= self.options.echo_guard_ms
+            ):
+                self.barge_in()
         for utt in self.segmenter.push(frame):
             self._enqueue(utt)
         self._refresh_state()
@@ -312,6 +321,7 @@ class VoiceCall:
     async def _deliver(self, session: CallSession, text: str) -> None:
         if self.session is None:
             self.session = session
+            self.started.set()
         kind = "greeting" if not self._greeted and session.turn == 0 else "reply"
         if session.hangup_requested:
             kind = "farewell"
@@ -358,7 +368,7 @@ class VoiceCall:
             if self.on_state is not None:
                 self.on_state(new)
 
-    async def _shutdown(self, tasks: list[asyncio.Future[Any]], sub: Any) -> None:
+    async def _shutdown(self, tasks: Sequence[asyncio.Future[Any]], sub: Any) -> None:
         self._closing = True
         self.speaker.interrupt()
         for t in tasks:

@@ -66,9 +66,7 @@ class Speaker:
         pb = self.current
         return 0.0 if pb is None else pb.chunks * self.backend.frame_ms
 
-    async def say(
-        self, text: str, kind: str, turn: int, only_if: Callable[[], bool] | None = None
-    ) -> Playback | None:
+    async def say(self, text: str, kind: str, turn: int, only_if: Callable[[], bool] | None = None) -> Playback | None:
         """Speak ``text`` after whatever is playing; None when ``only_if`` said no once it was our turn."""
         pb = Playback(kind=kind, text=text, turn=turn, requested=time.perf_counter())
         async with self._lock:

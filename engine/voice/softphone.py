@@ -1,0 +1,197 @@
+"""The operator's softphone: one local mic/speaker call at a time, driven by the console (or any UI).
+
+``Softphone(engine)`` opens the sound devices (``DeviceBackend``; PortAudio through sounddevice), puts a
+``VoiceCall`` around a context and exposes what a UI needs: ``start(context, input_device, output_device)`` /
+``end()``, ``mute(bool)``, push-to-talk ``press()`` / ``release()``, the input level (dBFS) and state changes,
+both as optional callbacks and as an async iterator (``events()``). The live transcript is the engine's own
+``transcript.added`` events on ``engine.bus``; announcements are ``announcement.played``.
+
+Without PortAudio, or without a usable device, ``start`` raises ``AudioUnavailable`` with a plain message saying
+what is missing and how to fix it, and changes nothing: text calls (``engine.start_call`` / ``user_said``) keep
+working. Echo: with loudspeakers the mic hears the agent and barges in on it; use a headset, or set
+``options.echo_guard_ms`` on a pipeline provider (ignores barge-in during the first N ms of each answer).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from engine.voice.backend import AudioBackend, AudioUnavailable
+from engine.voice.device_backend import DeviceSpec
+from engine.voice.pipeline import CallState, VoiceCall, resolve_voice
+from engine.voice.stt import Recognizer
+
+if TYPE_CHECKING:
+    from engine.app import Engine
+
+BackendFactory = Callable[[DeviceSpec, DeviceSpec, int, int], AudioBackend]
+IDLE = "idle"
+
+
+@dataclass(frozen=True, slots=True)
+class SoftphoneEvent:
+    kind: str  # "state" | "level"
+    state: str  # "idle", or a CallState value
+    level_dbfs: float
+    muted: bool
+    call_id: str | None
+    ts: float
+
+
+def device_backend(
+    input_device: DeviceSpec, output_device: DeviceSpec, sample_rate: int, frame_ms: int
+) -> AudioBackend:
+    """The default backend: the sound card (raises AudioUnavailable with the fix when it cannot)."""
+    from engine.voice.device_backend import DeviceBackend
+
+    return DeviceBackend(input_device, output_device, sample_rate=sample_rate, frame_ms=frame_ms)
+
+
+class Softphone:
+    def __init__(
+        self, engine: Engine, *, backend_factory: BackendFactory = device_backend,
+        recognizer: Recognizer | None = None, level_interval_s: float = 0.1, queue_size: int = 256,
+        on_state: Callable[[str], None] | None = None, on_level: Callable[[float], None] | None = None,
+    ) -> None:  # fmt: skip
+        self.engine = engine
+        self.backend_factory = backend_factory
+        self.level_interval_s = level_interval_s
+        self.on_state, self.on_level = on_state, on_level
+        self.state: str = IDLE
+        self.input_level_dbfs = -120.0
+        self.call: VoiceCall | None = None
+        self._recognizer = recognizer
+        self._task: asyncio.Task[str] | None = None
+        self._muted = False
+        self._last_level = 0.0
+        self._queue: deque[SoftphoneEvent] = deque(maxlen=queue_size)
+        self._ready = asyncio.Event()
+
+    # ------------------------------------------------------------------------------------------------ commands
+
+    @property
+    def active(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    @property
+    def call_id(self) -> str | None:
+        return self.call.call_id if self.call is not None else None
+
+    @property
+    def muted(self) -> bool:
+        return self._muted
+
+    @property
+    def push_to_talk(self) -> bool:
+        return self.call is not None and self.call.options.push_to_talk
+
+    async def start(
+        self, context: str, input_device: DeviceSpec = None, output_device: DeviceSpec = None, *,
+        caller_name: str | None = "Operator", provider: str | None = None,
+    ) -> str:  # fmt: skip
+        """Open the devices and start a voice call of ``context``; returns the call id once the call exists."""
+        if self.active:
+            raise RuntimeError(f"the softphone already has a call ({self.call_id}); end it first")
+        options, _ = resolve_voice(self.engine, context, provider)  # CallError for an unknown context/provider
+        backend = self.backend_factory(input_device, output_device, options.sample_rate, options.frame_ms)
+        try:
+            if self._recognizer is None:
+                self._recognizer = await asyncio.to_thread(Recognizer, user_dictionary=options.dictionary)
+            call = VoiceCall(
+                self.engine, backend, context, provider=provider, caller_name=caller_name,
+                recognizer=self._recognizer, on_state=self._call_state, on_level=self._level,
+            )  # fmt: skip
+        except BaseException:
+            await backend.close()  # the devices were opened: release them
+            raise
+        call.mute(self._muted)
+        self.call = call
+        self._task = asyncio.ensure_future(call.run())
+        started = asyncio.ensure_future(call.started.wait())
+        await asyncio.wait([started, self._task], return_when="FIRST_COMPLETED")
+        started.cancel()
+        if self._task.done() and not call.started.is_set():
+            self._set_state(IDLE)
+            self._task.result()  # raises what went wrong
+            raise AudioUnavailable("the voice call ended before it started")
+        assert call.call_id is not None
+        return call.call_id
+
+    async def end(self, reason: str = "ended by operator") -> None:
+        """Hang up (the engine ends the call) and close the devices; a no-op without a call."""
+        task, call = self._task, self.call
+        if task is None or call is None:
+            return
+        call.stop(reason)
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        self._task = None
+        self._set_state(IDLE)
+
+    async def wait_ended(self) -> str | None:
+        """Wait until the current call ends (the caller or agent hung up); returns its end reason."""
+        if self._task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        return self.call.end_reason if self.call is not None else None
+
+    def mute(self, muted: bool) -> None:
+        self._muted = muted
+        if self.call is not None:
+            self.call.mute(muted)
+        self._publish("state")
+
+    def press(self) -> None:
+        """Push-to-talk key down (talking over the agent cuts it off)."""
+        self._require_call().ptt_press()
+
+    def release(self) -> None:
+        """Push-to-talk key up: what was said becomes one utterance."""
+        self._require_call().ptt_release()
+
+    def _require_call(self) -> VoiceCall:
+        if self.call is None or not self.active:
+            raise RuntimeError("the softphone has no call; start one first")
+        return self.call
+
+    # ------------------------------------------------------------------------------------------------ events
+
+    async def events(self) -> AsyncIterator[SoftphoneEvent]:
+        """State changes and (at most every ``level_interval_s``) input levels, oldest dropped when not read."""
+        while True:
+            while self._queue:
+                yield self._queue.popleft()
+            self._ready.clear()
+            await self._ready.wait()
+
+    def _publish(self, kind: str) -> None:
+        ev = SoftphoneEvent(kind, self.state, self.input_level_dbfs, self._muted, self.call_id, time.time())
+        self._queue.append(ev)
+        self._ready.set()
+
+    def _set_state(self, state: str) -> None:
+        if state == self.state:
+            return
+        self.state = state
+        if self.on_state is not None:
+            self.on_state(state)
+        self._publish("state")
+
+    def _call_state(self, state: CallState) -> None:
+        self._set_state(state.value)
+
+    def _level(self, dbfs: float) -> None:
+        self.input_level_dbfs = dbfs
+        now = time.monotonic()
+        if now - self._last_level < self.level_interval_s:
+            return
+        self._last_level = now
+        if self.on_level is not None:
+            self.on_level(dbfs)
+        self._publish("level")
