@@ -8,8 +8,8 @@ from pathlib import Path
 import keyring
 import keyring.backends.fail
 import pytest
-from keyring.backend import KeyringBackend
-from keyring.errors import PasswordDeleteError
+
+from tests.fixtures.memory_keyring import MemoryKeyring
 
 CONFIGS = Path(__file__).resolve().parents[2] / "fixtures" / "configs"
 CANARY = "sk-CANARY-1234567890-9f3a"
@@ -24,28 +24,6 @@ def configs_dir() -> Path:
 def canary() -> str:
     """The secret that must never show up anywhere (it is the openai_key of ``full_keyring``)."""
     return CANARY
-
-
-class MemoryKeyring(KeyringBackend):
-    """A keyring that keeps secrets in a dict (never touches the OS)."""
-
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.store: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.store.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.store[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        if (service, username) not in self.store:
-            raise PasswordDeleteError("not found")
-        del self.store[(service, username)]
-
 
 @pytest.fixture
 def memory_keyring() -> Iterator[MemoryKeyring]:
