@@ -42,6 +42,10 @@ class KV:
     keyring: bool = False
 
 
+#: The config's own defaults, so a new form starts from exactly what an omitted key means.
+_SERVER_DEFAULTS = McpServerConfig(transport="inprocess", target="x:y")
+
+
 @dataclass
 class FormValues:
     """Everything the form shows, as text (what the operator typed)."""
@@ -54,13 +58,13 @@ class FormValues:
     url: str = ""
     target: str = ""
     start: str = "eager"
-    mode: str = "auto"
-    connect_timeout_ms: str = "10000"
-    restart_enabled: bool = True
-    max_restarts: str = "5"
-    backoff_ms: str = "500"
-    backoff_max_ms: str = "30000"
-    stable_after_ms: str = "60000"
+    mode: str = _SERVER_DEFAULTS.mode
+    connect_timeout_ms: str = str(_SERVER_DEFAULTS.connect_timeout_ms)
+    restart_enabled: bool = _SERVER_DEFAULTS.restart.enabled
+    max_restarts: str = str(_SERVER_DEFAULTS.restart.max_restarts)
+    backoff_ms: str = str(_SERVER_DEFAULTS.restart.backoff_ms)
+    backoff_max_ms: str = str(_SERVER_DEFAULTS.restart.backoff_max_ms)
+    stable_after_ms: str = str(_SERVER_DEFAULTS.restart.stable_after_ms)
     timeout_ms: str = ""
     slow_response_threshold_ms: str = ""
     slow_response_message: str = ""

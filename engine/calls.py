@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.events import CallEnded, CallStarted, EngineError, ToolsChanged, TranscriptAdded
 from engine.providers.base import ProviderError, ProviderSession, ToolCallRequest, Turn, TurnReply
-from engine.sessions.history import History, Message, ToolCallItem, ToolResultItem
+from engine.sessions.history import History, ToolCallItem, ToolResultItem
 from engine.sessions.session import CallSession
 from engine.templates import prompt_values, render
 from engine.tools.validation import ArgumentError, parse_arguments
@@ -300,9 +300,3 @@ class CallManager:
     async def end_all(self, reason: str = "engine stopping") -> None:
         for call_id in list(self._runtime):
             await self.end_call(call_id, reason)
-
-    def last_user_text(self, session: CallSession) -> str:
-        for i in reversed(session.history.items()):
-            if isinstance(i, Message) and i.role == "user":
-                return i.text
-        return ""

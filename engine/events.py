@@ -97,6 +97,20 @@ class ToolCompleted(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ToolProgressed(Event):
+    """Progress an MCP server reported for a call in flight (console spinner, CLI ``--json``)."""
+
+    type: ClassVar[str] = "tool.progress"
+    call_id: str
+    tool_call_id: str
+    exposed_name: str
+    server: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolRejected(Event):
     type: ClassVar[str] = "tool.rejected"
     call_id: str

@@ -111,10 +111,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
 def _render(provider_type: str | None, view: Any, strict: bool) -> list[dict[str, Any]]:
     if provider_type is None:
         return view.declarations()  # type: ignore[no-any-return]
-    try:
-        from engine.providers.rendering import render_declarations
-    except ImportError as e:  # the per-provider renderers are not in this build
-        raise CommandFailed(f"rendering for provider type {provider_type!r} is not available: {e}") from e
+    from engine.providers.rendering import render_declarations
+
     return render_declarations(provider_type, view, strict=strict)
 
 
@@ -164,10 +162,8 @@ async def cmd_tools(args: argparse.Namespace) -> int:
 
 
 def _details(engine: Any, context: str | None, tier: str) -> dict[str, Any] | None:
-    try:
-        from engine.budget.report import tools_report
-    except ImportError:
-        return None
+    from engine.budget.report import tools_report
+
     if context is None:
         return None
     report: dict[str, Any] = tools_report(engine, context, tier)

@@ -25,9 +25,8 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import REQUEST_TIMEOUT
 
 from engine.config.models import McpServerConfig
-from engine.events import EventBus, ServerStateChanged, ToolsChanged
+from engine.events import EventBus, ServerStateChanged, ToolProgressed, ToolsChanged
 from engine.mcp.connection import Connection, ServerGone
-from engine.mcp.events import ToolProgressed
 from engine.mcp.results import to_tool_result
 from engine.mcp.stderr import StderrCapture
 from engine.mcp.tool import MCPTool, build_tools

@@ -9,8 +9,9 @@ model was actually shown.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Protocol
 
 from engine.tools.base import ToolDefinition
@@ -36,10 +37,6 @@ class ToolView:
         tier: str,
     ) -> ToolView:
         return cls(key, tuple(tools), tuple(hidden), tier, frozenset(t.name for t in tools))
-
-    @property
-    def revision(self) -> int:
-        return hash(self.key) & 0x7FFFFFFF
 
     def definitions(self) -> list[ToolDefinition]:
         return [t.tool.definition for t in self.tools]
@@ -76,8 +73,14 @@ class Allowlist:
         return isinstance(name, str) and any(fnmatch.fnmatchcase(name, p) for p in self.patterns)
 
 
+@lru_cache(maxsize=256)
+def allowlist_of(entries: tuple[str, ...]) -> Allowlist:
+    """The parsed allowlist for these entries, built once (views and per-call checks reuse it)."""
+    return Allowlist(entries)
+
+
 def matches_allowlist(name: str, allowlist: Sequence[str]) -> bool:
-    return name in Allowlist(allowlist)
+    return name in allowlist_of(tuple(allowlist))
 
 
 class ToolViewBuilder:
@@ -123,7 +126,7 @@ class ToolViewBuilder:
         assert isinstance(tools, dict) or hasattr(tools, "items")
         allowed: list[RegisteredTool] = []
         hidden: list[tuple[str, str]] = []
-        allow = Allowlist(allowlist)
+        allow = allowlist_of(tuple(allowlist))
         for name, entry in sorted(tools.items()):  # type: ignore[union-attr]
             if name not in allow:
                 continue
@@ -139,5 +142,3 @@ class ToolViewBuilder:
             hidden.extend(tier_hidden)
         return ToolView.build(key, allowed, hidden, tier)
 
-
-ViewFn = Callable[..., ToolView]

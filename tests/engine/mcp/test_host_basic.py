@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.events import ServerStateChanged
-from engine.mcp.events import ToolProgressed
+from engine.events import ServerStateChanged, ToolProgressed
 from tests.engine.mcp.helpers import settings, stdio, wait_for
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from engine.mcp.events import ToolProgressed
+from engine.events import ToolProgressed
 from tests.engine.mcp.helpers import EVERYTHING_BIN, settings
 
 needs_everything = pytest.mark.skipif(
