@@ -68,7 +68,8 @@ class Connection:
         stack.callback(self._cleanup)
         errlog = self.stderr.open() if self.stderr is not None and self.cfg.transport == "stdio" else None
         client = build_client(
-            self.cfg, base_dir=self.base_dir, message_handler=self._on_message, errlog=errlog, connect_s=connect_s
+            self.cfg, base_dir=self.base_dir, message_handler=self._on_message, errlog=errlog, connect_s=connect_s,
+            on_transport_end=self._transport_ended,
         )
         start = time.perf_counter()
         async with report_spawn(self._spawned):
@@ -87,6 +88,9 @@ class Connection:
         self.exit_code = code
         how = f"process exited with code {code}" if code is not None else "process exited"
         self.mark_dead(f"server {self.server_id} stopped ({how})")
+
+    def _transport_ended(self) -> None:
+        self.mark_dead(f"server {self.server_id} stopped (connection closed)")
 
     def mark_dead(self, reason: str) -> None:
         if not self.dead.done():
@@ -125,9 +129,12 @@ class Connection:
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification):
             self._on_list_changed()
-        elif isinstance(message, Exception):
+        elif isinstance(message, ValueError):  # a line or event that is not a valid JSON-RPC message
             self.malformed_messages += 1
             log.warning("server %s sent a malformed message: %s", self.server_id, str(message)[:200])
+        elif isinstance(message, Exception):  # the transport failed (e.g. the SSE stream broke off)
+            log.warning("server %s: transport error: %s: %s", self.server_id, type(message).__name__,
+                        str(message)[:200])
 
     async def listen(self) -> None:
         """2026-07-28: ``subscriptions/listen`` for tool list changes, re-listening when the stream drops."""

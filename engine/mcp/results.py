@@ -47,7 +47,13 @@ class SpeechOptions:
 
 def speakable(text: str, limit: int = MAX_SPEECH_CHARS) -> str:
     """Collapse whitespace and cut to ``limit`` characters at a sentence end, else a word, adding an ellipsis."""
-    flat = _SPACES.sub(" ", text).strip()
+    # Only a prefix is flattened (growing while whitespace collapses it below the limit): a multi-megabyte text
+    # costs no more than a short one, instead of a regex pass over all of it on the event loop.
+    window = 4 * limit + 1
+    flat = _SPACES.sub(" ", text[:window]).strip()
+    while len(flat) <= limit and window < len(text):
+        window *= 4
+        flat = _SPACES.sub(" ", text[:window]).strip()
     if len(flat) <= limit:
         return flat
     cut = flat[:limit]

@@ -4,7 +4,9 @@ Why it exists: every transport goes through the official mcp 2.x SDK (stdio, str
 and the host must know the pid of a stdio child to notice its death at once — the SDK gives no signal of it and
 keeps the process private. A context-variable hook around the SDK's process spawn hands the process to whichever
 connection is opening in the current task, so concurrent starts never mix their children up. The child gets the
-SDK's allow-listed environment plus the configured ``env``, never the whole parent environment.
+SDK's allow-listed environment plus the configured ``env``, never the whole parent environment. A network server
+has no process to watch: there the end of the transport's read stream (the SSE stream dropped) is the signal, seen
+through a pass-through read stream handed to the SDK's ``Client`` as its transport.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TextIO
 
+import anyio
 import httpx2
 import mcp.client.stdio as sdk_stdio
 from mcp import Client, StdioServerParameters
+from mcp.client import Transport
 from mcp.client.session import MessageHandlerFnT
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
@@ -37,6 +41,9 @@ SpawnSink = Callable[[Any], None]
 _spawn_sink: ContextVar[SpawnSink | None] = ContextVar("ava_mcp_spawn_sink", default=None)
 #: Called with the pid of every stdio child the SDK spawns (diagnostics; the tests' no-orphan check).
 spawn_listeners: list[Callable[[int], None]] = []
+#: Largest SSE event accepted on streamable HTTP (one JSON-RPC message; the SDK's default is 1 MiB, which ends any
+#: bigger result in an error). Results are cut to ``results.MAX_DATA_CHARS`` after they arrive.
+MAX_SSE_EVENT_BYTES = 64 * 1024 * 1024
 
 
 class TransportConfigError(ValueError):
@@ -125,8 +132,60 @@ def stdio_parameters(cfg: McpServerConfig, base_dir: Path) -> StdioServerParamet
 async def _http_transport(url: str, headers: dict[str, str], connect_s: float) -> AsyncIterator[Any]:
     timeout = httpx2.Timeout(connect_s, read=300.0)
     async with create_mcp_http_client(headers=headers or None, timeout=timeout) as http:
-        async with streamable_http_client(url, http_client=http) as streams:
+        async with streamable_http_client(url, http_client=http, max_sse_event_size=MAX_SSE_EVENT_BYTES) as streams:
             yield streams
+
+
+class EndWatchStream:
+    """The transport's read stream, passed through unchanged; ``on_end`` is called once when it ends.
+
+    It ends when the server side is gone (EOF after the SSE stream dropped) or when the session closes it.
+    """
+
+    def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
+        self._inner = inner
+        self._on_end: Callable[[], None] | None = on_end
+
+    @property
+    def last_context(self) -> Any:  # the SDK reads the sender's contextvars from here (ReadStream protocol)
+        return getattr(self._inner, "last_context", None)
+
+    def _ended(self) -> None:
+        on_end, self._on_end = self._on_end, None
+        if on_end is not None:
+            on_end()
+
+    async def receive(self) -> Any:
+        try:
+            return await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._ended()
+            raise
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> EndWatchStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> EndWatchStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+@asynccontextmanager
+async def watch_end(transport: Transport, on_end: Callable[[], None]) -> AsyncIterator[tuple[Any, Any]]:
+    """An SDK transport whose read stream reports its end to ``on_end``."""
+    async with transport as (read_stream, write_stream):
+        yield EndWatchStream(read_stream, on_end), write_stream
 
 
 def build_client(
@@ -136,8 +195,12 @@ def build_client(
     message_handler: MessageHandlerFnT | None,
     errlog: TextIO | None,
     connect_s: float,
+    on_transport_end: Callable[[], None] | None = None,
 ) -> Client:
-    """An un-entered SDK ``Client`` for ``cfg`` (entering it connects and negotiates the protocol)."""
+    """An un-entered SDK ``Client`` for ``cfg`` (entering it connects and negotiates the protocol).
+
+    ``on_transport_end`` is called when a network transport's read stream ends (the server went away).
+    """
     mode = client_mode(cfg.mode)
     server: Any
     if cfg.transport == "stdio":
@@ -151,6 +214,8 @@ def build_client(
         server = load_target(str(cfg.target))
     else:  # pragma: no cover - the config model only allows the four above
         raise TransportConfigError(f"unknown transport {cfg.transport!r}")
+    if on_transport_end is not None and cfg.transport in ("http", "sse"):
+        server = watch_end(server, on_transport_end)
     return Client(server, mode=mode, message_handler=message_handler, cache=None)
 
 

@@ -1,10 +1,10 @@
-"""Fixtures for the MCP host tests: settings builders, a running engine, and the no-orphan check."""
+"""Fixtures for the MCP host tests: settings builders, a running engine, network servers, the no-orphan check."""
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
@@ -12,6 +12,7 @@ import pytest
 from engine.app import Engine
 from engine.config.models import Settings
 from engine.mcp import transports
+from tests.engine.mcp.helpers import NetServer
 
 
 def _stat(pid: str) -> tuple[str, int, int] | None:
@@ -81,3 +82,18 @@ async def make_engine() -> AsyncIterator[Any]:
     yield factory
     for e in engines:
         await e.stop()
+
+
+@pytest.fixture
+def net_server() -> Iterator[Callable[..., NetServer]]:
+    """``net_server("sse" | "http", *flags)`` → a started ``NetServer``, killed after the test."""
+    servers: list[NetServer] = []
+
+    def factory(transport: str, *args: str) -> NetServer:
+        server = NetServer(transport, *args)
+        servers.append(server)
+        return server.start()
+
+    yield factory
+    for server in servers:
+        server.kill()

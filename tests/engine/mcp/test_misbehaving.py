@@ -61,18 +61,15 @@ async def test_malformed_output_is_counted_and_the_call_still_answers(make_engin
     await wait_for(lambda: engine.server_status()["servers"][0]["malformed_messages"] >= 1)
 
 
-async def test_big_results_are_capped_and_ten_megabytes_is_bounded_by_the_timeout(make_engine: Any) -> None:
-    engine = await make_engine(settings({"fx": stdio(tools=[{"name": "big", "timeout_ms": 1500}])}))
+async def test_big_results_are_capped(make_engine: Any) -> None:
+    engine = await make_engine(settings({"fx": stdio(tools=[{"name": "big", "timeout_ms": 30_000}])}))
     r = await call(engine, "mcp_fx_big", {"size": 2_000_000})
     assert r.status == "success"
     assert len(r.message) <= 301 and r.message.endswith("…")  # the first text, trimmed to speakable
     assert r.data["truncated"] is True and r.data["size_chars"] > 1_000_000
     assert len(r.data["text"]) == 64_000
-    # 10 MB: the SDK's stdio framing needs several seconds for one line that long, so the tool timeout ends the
-    # call (the server is told to cancel) and the server stays up.
-    r = await call(engine, "mcp_fx_big", {"size": 10_000_000})
-    assert r.status == "timeout"
     assert engine.mcp.supervisors["fx"].state == "up"
+    # 10 MB on every transport, and past a tool's timeout: test_large_results.py
 
 
 async def test_stderr_flood_is_ring_buffered_and_rate_limited(make_engine: Any) -> None:
