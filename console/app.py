@@ -12,8 +12,9 @@ import asyncio
 import shlex
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import work
 from textual.app import App
@@ -25,7 +26,7 @@ from console.bindings import app_bindings, validate_keymap
 from console.commands import ConsoleCommands
 from console.format import Clock
 from console.host import Features, load_config, resolve_path
-from console.messages import EngineReady, EventBatch
+from console.messages import EngineReady, EventBatch, VoiceUpdate
 from console.screens.base import ConsoleScreen
 from console.screens.budget import BudgetScreen
 from console.screens.calls import CallsScreen
@@ -37,6 +38,21 @@ from console.state import Changes, ConsoleState
 from engine.app import Engine
 from engine.config.models import Settings
 from engine.events import Subscription
+
+if TYPE_CHECKING:  # the voice modules pull in numpy and the speech engines: imported on first use
+    from engine.voice.device_backend import DeviceInfo, DeviceSpec
+    from engine.voice.softphone import BackendFactory, Softphone
+
+
+@dataclass
+class VoiceStatus:
+    """What the softphone panel shows: the voice call's state, mic level, mute, push-to-talk, or the problem."""
+
+    state: str = "idle"
+    level_dbfs: float = -120.0
+    muted: bool = False
+    talking: bool = False
+    problem: str | None = None
 
 
 class AvaConsole(App[None]):
@@ -62,6 +78,8 @@ class AvaConsole(App[None]):
         tick: bool = True,
         pump_interval: float = 0.05,
         serve_http: bool = False,
+        audio_backend_factory: BackendFactory | None = None,
+        list_audio_devices: Callable[[bool], list[DeviceInfo]] | None = None,
     ) -> None:
         super().__init__()
         self.config_path = Path(config_path)
@@ -79,6 +97,13 @@ class AvaConsole(App[None]):
         self._sub: Subscription | None = None
         self._owns_engine = engine is None
         self.batches = 0
+        #: The sound card by default; tests pass WAV/in-memory backends and device lists.
+        self.audio_backend_factory = audio_backend_factory
+        self.list_audio_devices = list_audio_devices
+        #: The local mic/speaker softphone (one voice call at a time), made when the engine is attached.
+        self.phone: Softphone | None = None
+        self.voice = VoiceStatus()
+        self.audio_devices: tuple[DeviceSpec, DeviceSpec] = (None, None)
 
     # ----------------------------------------------------------------------------------------- lifecycle
 
@@ -123,7 +148,27 @@ class AvaConsole(App[None]):
                                                                       for p in problems)})
         self._sub = engine.bus.subscribe(maxsize=50_000)
         self.pump_events(self._sub)
+        self.audio_devices = (engine.settings.softphone.input_device, engine.settings.softphone.output_device)
         self.start_engine(engine)
+
+    def voice_phone(self) -> Softphone | None:
+        """The softphone (made on first use: it loads the speech engines), or None while the engine is down."""
+        engine = self.require_engine()
+        if engine is None:
+            return None
+        if self.phone is None:
+            from engine.voice.softphone import Softphone, device_backend
+
+            self.phone = Softphone(engine, backend_factory=self.audio_backend_factory or device_backend)
+            self.pump_voice(self.phone)
+        return self.phone
+
+    def audio_device_lister(self) -> Callable[[bool], list[DeviceInfo]]:
+        if self.list_audio_devices is not None:
+            return self.list_audio_devices
+        from engine.voice.device_backend import list_devices
+
+        return list_devices
 
     @work(group="engine", name="engine-start", exit_on_error=False)
     async def start_engine(self, engine: Engine) -> None:
@@ -152,7 +197,15 @@ class AvaConsole(App[None]):
         except StopAsyncIteration:
             return
 
+    @work(group="voice", name="voice-events", exclusive=True, exit_on_error=False)
+    async def pump_voice(self, phone: Softphone) -> None:
+        """Softphone state changes and mic levels (at most ten a second) into ``VoiceUpdate`` messages."""
+        async for event in phone.events():
+            self.post_message(VoiceUpdate(event))
+
     async def shutdown_engine(self) -> None:
+        if self.phone is not None:
+            await self.phone.end("console closed")  # releases the sound devices before the engine stops
         if self._sub is not None:
             self._sub.close()
         engine, self.engine_running = self.engine, False
@@ -175,6 +228,20 @@ class AvaConsole(App[None]):
             refresh = getattr(screen, "refresh_all", None)
             if callable(refresh):
                 refresh()
+
+    def on_voice_update(self, message: VoiceUpdate) -> None:
+        event = message.event
+        self.voice.state, self.voice.level_dbfs, self.voice.muted = event.state, event.level_dbfs, event.muted
+        if event.state in ("idle", "ended"):
+            self.voice.talking = False
+        self.show_voice()
+
+    def show_voice(self) -> None:
+        """Redraw the voice status wherever it is shown."""
+        for screen in self._live_screens():
+            show = getattr(screen, "show_voice", None)
+            if callable(show):
+                show()
 
     def on_event_batch(self, message: EventBatch) -> None:
         self.batches += 1

@@ -132,3 +132,44 @@ def sparkline(values: Iterable[float], width: int = 12) -> str:
     lo, hi = min(vals), max(vals)
     span = hi - lo or 1.0
     return "".join(bars[min(7, int((v - lo) / span * 7))] for v in vals)
+
+
+VOICE_STYLE: dict[str, tuple[str, str]] = {
+    "idle": ("○", "grey50"),
+    "starting": ("◐", "yellow"),
+    "listening": ("●", "green"),
+    "hearing": ("●", "bold green"),
+    "thinking": ("◌", "yellow"),
+    "speaking": ("▶", "cyan"),
+    "ended": ("○", "grey50"),
+}
+METER_FLOOR_DBFS = -60.0
+
+
+def level_meter(dbfs: float, width: int = 6) -> Text:
+    """The input level as a bar: empty at -60 dBFS or below, full at 0 dBFS, red near clipping."""
+    fraction = min(1.0, max(0.0, (dbfs - METER_FLOOR_DBFS) / -METER_FLOOR_DBFS))
+    eighths = round(fraction * width * 8)
+    full, part = divmod(eighths, 8)
+    bar = "█" * full + ("▏▎▍▌▋▊▉"[part - 1] if part else "")
+    style = "red" if dbfs > -6 else "yellow" if dbfs > -20 else "green"
+    return Text.assemble((bar, style), ("·" * (width - len(bar)), "grey50"))
+
+
+def voice_slot_text(
+    state: str, level_dbfs: float = -120.0, *, muted: bool = False, push_to_talk: bool = False,
+    talking: bool = False, problem: str | None = None,
+) -> Text:  # fmt: skip
+    """The softphone's voice status in one short line: state, mic level, mute and push-to-talk."""
+    if state in ("idle", "ended"):
+        if problem:
+            return Text("voice: no audio", style="yellow")
+        return Text("voice: off (v)", style="grey50")
+    icon, style = VOICE_STYLE.get(state, ("?", "white"))
+    out = Text(f"{icon} {state:<9} ", style=style)
+    out.append_text(level_meter(level_dbfs))
+    if muted:
+        out.append(" MUTE", style="bold red")
+    elif push_to_talk:
+        out.append(" TALK" if talking else " ptt", style="bold red" if talking else "grey50")
+    return out

@@ -11,6 +11,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
+#: Fixtures shared across folders: ``pulse`` (a private PulseAudio daemon with a null sink).
+pytest_plugins = ["tests.fixtures.pulse"]
+
 
 @pytest.fixture
 def repo_root() -> Path:

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import ctypes
+import ctypes.util
+import logging
 import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -26,6 +29,7 @@ from engine.voice.audio import SILENCE_DBFS, AudioFrame, StreamResampler, rms_db
 from engine.voice.backend import AudioBackend, AudioUnavailable
 
 DeviceSpec = int | str | None
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,8 +42,44 @@ class DeviceInfo:
     default_samplerate: float
 
 
+def route_alsa_messages() -> bool:
+    """Send ALSA's own messages ("underrun occurred", unknown PCM cards …) to our log instead of stderr.
+
+    libasound prints them straight to file descriptor 2, which scribbles over a full-screen terminal UI. ALSA has a
+    hook for this (``snd_lib_error_set_handler``); the handler must outlive every use of ALSA, so it is kept in a
+    module global. Returns False where there is no ALSA (macOS, Windows, no libasound2).
+    """
+    global _alsa_handler
+    if _alsa_handler is not None:
+        return True
+    name = ctypes.util.find_library("asound")
+    if name is None:
+        return False
+    try:
+        lib = ctypes.CDLL(name)
+    except OSError:
+        return False
+
+    @ALSA_ERROR_HANDLER
+    def handler(file: bytes | None, line: int, function: bytes | None, err: int, fmt: bytes | None) -> None:
+        where = f"{(function or b'?').decode(errors='replace')} ({(file or b'?').decode(errors='replace')}:{line})"
+        log.debug("ALSA %s: %s (error %d)", where, (fmt or b"").decode(errors="replace"), err)
+
+    lib.snd_lib_error_set_handler(handler)
+    _alsa_handler = handler
+    return True
+
+
+# void (*)(const char *file, int line, const char *function, int err, const char *fmt, ...); the variadic
+# arguments are not read (ctypes cannot), so the message is logged unformatted.
+ALSA_ERROR_HANDLER = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_int,
+                                      ctypes.c_char_p)
+_alsa_handler: Any = None
+
+
 def import_sounddevice() -> ModuleType:
     """Import sounddevice, turning a missing PortAudio into ``AudioUnavailable`` with the fix."""
+    route_alsa_messages()
     try:
         import sounddevice
     except OSError as exc:

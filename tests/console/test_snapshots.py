@@ -8,6 +8,7 @@ import pytest
 
 from console.app import AvaConsole
 from console.format import FixedClock
+from tests.fixtures.audio_backends import FeedBackend
 
 ROOT = Path(__file__).resolve().parents[2]
 SIZES = [(120, 40), (80, 24)]
@@ -18,8 +19,8 @@ def _repo_cwd(monkeypatch: pytest.MonkeyPatch, memory_keyring) -> None:
     monkeypatch.chdir(ROOT)
 
 
-def _app() -> AvaConsole:
-    return AvaConsole(Path("tests/console/data/console.yaml"), clock=FixedClock(), tick=False)
+def _app(**kwargs: object) -> AvaConsole:
+    return AvaConsole(Path("tests/console/data/console.yaml"), clock=FixedClock(), tick=False, **kwargs)  # type: ignore[arg-type]
 
 
 async def _settle(pilot, predicate, within: float = 10.0) -> None:
@@ -58,3 +59,18 @@ def test_other_screens(snap_compare, size, key) -> None:
         await pilot.pause(0.8)
 
     assert snap_compare(_app(), run_before=run_before, terminal_size=size)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_calls_screen_during_a_muted_voice_call(snap_compare, size) -> None:
+    async def run_before(pilot) -> None:
+        app: AvaConsole = pilot.app
+        await _settle(pilot, lambda: app.engine_running)
+        await pilot.press("v")
+        await _settle(pilot, lambda: app.voice.state == "listening", within=30)
+        await pilot.press("m")
+        await _settle(pilot, lambda: app.voice.muted)
+        app.clear_notifications()
+
+    assert snap_compare(_app(audio_backend_factory=lambda i, o, rate, ms: FeedBackend(rate, ms)),
+                        run_before=run_before, terminal_size=size)

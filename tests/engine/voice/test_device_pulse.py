@@ -1,93 +1,22 @@
 """The sounddevice backend on a real (virtual) device: a private PulseAudio daemon with a null sink.
 
 espeak audio is played through PortAudio into the null sink and recorded back from the sink's monitor source.
-PortAudio (Debian's libportaudio2) reaches PulseAudio through ALSA's "pulse" device, so the system needs:
-libportaudio2, pulseaudio, pulseaudio-utils (pactl) and libasound2-plugins (the ALSA pulse plugin).
-The test skips with the reason when any of these is missing, and always stops the daemon it started.
+The daemon and what it needs are in ``tests.fixtures.pulse``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
-import subprocess
-import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from engine.voice.audio import AudioFrame, concat
 from engine.voice.backend import AudioUnavailable
-from engine.voice.device_backend import DeviceBackend, find_device, import_sounddevice, list_devices
+from engine.voice.device_backend import DeviceBackend, find_device, list_devices
 from engine.voice.tts import Synthesizer
 
 pytestmark = pytest.mark.audio
-
-ALSA_PULSE_PLUGIN_GLOBS = (
-    "/usr/lib/*/alsa-lib/libasound_module_pcm_pulse.so",
-    "/usr/lib/alsa-lib/libasound_module_pcm_pulse.so",
-)
-
-
-def _missing() -> str | None:
-    for tool in ("pulseaudio", "pactl"):
-        if shutil.which(tool) is None:
-            return f"{tool} not installed (apt-get install pulseaudio pulseaudio-utils)"
-    if not any(Path("/").glob(g.lstrip("/")) for g in ALSA_PULSE_PLUGIN_GLOBS):
-        return "ALSA pulse plugin missing (apt-get install libasound2-plugins)"
-    try:
-        import_sounddevice()
-    except AudioUnavailable as exc:
-        return str(exc)
-    return None
-
-
-@pytest.fixture
-def pulse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    reason = _missing()
-    if reason:
-        pytest.skip(reason)
-    runtime = tmp_path / "pulse-runtime"
-    runtime.mkdir()
-    socket = runtime / "native"
-    env = dict(os.environ, HOME=str(tmp_path), XDG_RUNTIME_DIR=str(tmp_path), PULSE_RUNTIME_PATH=str(runtime))
-    proc = subprocess.Popen(
-        [
-            "pulseaudio", "--daemonize=no", "--exit-idle-time=-1", "-n", "--use-pid-file=no", "--disallow-exit",
-            "--disable-shm=yes", f"--load=module-native-protocol-unix auth-anonymous=1 socket={socket}",
-            "--load=module-null-sink sink_name=ava_test rate=48000 channels=1",
-        ],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
-    server = f"unix:{socket}"
-    try:
-        penv = dict(env, PULSE_SERVER=server)
-        deadline = time.monotonic() + 15
-        while subprocess.run(["pactl", "info"], env=penv, capture_output=True).returncode != 0:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                err = proc.stderr.read().decode(errors="replace")[-500:] if proc.stderr else ""
-                pytest.skip(f"private pulseaudio daemon did not start: {err}")
-            time.sleep(0.1)
-        for cmd in (["set-default-sink", "ava_test"], ["set-default-source", "ava_test.monitor"]):
-            subprocess.run(["pactl", *cmd], env=penv, check=True, capture_output=True)
-        monkeypatch.setenv("PULSE_SERVER", server)
-        monkeypatch.setenv("PULSE_RUNTIME_PATH", str(runtime))
-        list_devices(rescan=True)  # PortAudio enumerates again, now seeing the daemon through ALSA
-        yield server
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if proc.stderr:
-            proc.stderr.close()
-        monkeypatch.undo()
-        list_devices(rescan=True)
 
 
 def _xcorr_peak(played: np.ndarray, recorded: np.ndarray) -> float:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -13,12 +13,12 @@ from engine.app import Engine
 from engine.config.models import ContextConfig, ProviderConfig, Settings
 from engine.events import Event
 from engine.voice import device_backend as devmod
-from engine.voice.audio import AudioFrame
 from engine.voice.backend import AudioBackend, AudioUnavailable
 from engine.voice.device_backend import DeviceSpec
 from engine.voice.softphone import Softphone, SoftphoneEvent
 from engine.voice.stt import Recognizer
 from engine.voice.tts import Synthesizer
+from tests.fixtures.audio_backends import FeedBackend
 
 SCRIPT = """
 greeting: "Hi."
@@ -29,44 +29,6 @@ intents:
     reply: "Rolling."
 fallback: "Pardon?"
 """
-
-
-class FeedBackend(AudioBackend):
-    """The test is the microphone (``feed``); output is kept in memory at real-time pace."""
-
-    def __init__(self, sample_rate: int = 16000, frame_ms: int = 20) -> None:
-        super().__init__(sample_rate, frame_ms)
-        self.mic: asyncio.Queue[AudioFrame | None] = asyncio.Queue()
-        self.played: list[AudioFrame] = []
-        self._t = 0.0
-
-    def feed(self, samples: np.ndarray) -> None:
-        n = self.sample_rate * self.frame_ms // 1000
-        samples = np.concatenate([samples, np.zeros(-samples.size % n, dtype=np.int16)])
-        for i in range(0, samples.size, n):
-            self.mic.put_nowait(AudioFrame(samples[i : i + n], self.sample_rate, self._t))
-            self._t += self.frame_ms / 1000
-
-    async def frames(self) -> AsyncIterator[AudioFrame]:
-        while not self._closed:
-            frame = await self.mic.get()
-            if frame is None:
-                return
-            yield frame
-
-    async def _output_chunk(self, frame: AudioFrame) -> None:
-        self.played.append(frame)
-        await asyncio.sleep(0)
-
-    def _drop_pending_output(self) -> None:
-        """Nothing is buffered."""
-
-    async def _drain_output(self) -> None:
-        """Nothing is buffered."""
-
-    async def close(self) -> None:
-        self._closed = True
-        self.mic.put_nowait(None)
 
 
 @pytest.fixture(scope="module")
