@@ -1,0 +1,118 @@
+"""The ``mcp:`` section: MCP servers the engine connects to, their transports, restarts and per-tool settings.
+
+Also owns the naming rules shared with the MCP host and console (``SERVER_ID_RE`` for server ids,
+``EXPOSED_NAME_RE`` for the names tools are exposed under).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field, SecretStr, field_validator, model_validator
+
+from engine.config.models.common import FieldError, Strict
+
+EXPOSED_NAME_RE = re.compile(r"^[a-z0-9_]{1,64}$")
+SERVER_ID_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+
+
+class RestartConfig(Strict):
+    enabled: bool = True
+    max_restarts: int = Field(default=5, ge=0)
+    backoff_ms: int = Field(default=500, gt=0)
+    backoff_max_ms: int = Field(default=30_000, gt=0)
+    stable_after_ms: int = Field(default=60_000, gt=0, description="Up this long resets the restart count.")
+
+    @model_validator(mode="after")
+    def _backoff_bounded(self) -> RestartConfig:
+        if self.backoff_ms > self.backoff_max_ms:
+            raise FieldError(
+                "backoff_ms", f"must not exceed backoff_max_ms ({self.backoff_max_ms})", ("backoff_max_ms",)
+            )
+        return self
+
+
+class ServerDefaults(Strict):
+    timeout_ms: int | None = Field(default=None, gt=0)
+    slow_response_threshold_ms: int | None = Field(default=None, gt=0)
+    slow_response_message: str | None = None
+
+
+class McpToolConfig(Strict):
+    name: str
+    expose_as: str | None = None
+    description: str | None = None
+    speech_field: str | None = None
+    speech_template: str | None = None
+    timeout_ms: int | None = Field(default=None, gt=0)
+    estimated_duration_ms: int | None = Field(default=None, ge=0)
+    max_duration_ms: int | None = Field(default=None, gt=0)
+    idempotent: bool | None = None
+    cacheable_seconds: int | None = Field(default=None, ge=0)
+    probe_args: dict[str, Any] | None = None
+    slow_response_message: str | None = None
+
+    @field_validator("expose_as")
+    @classmethod
+    def _valid_exposed(cls, v: str | None) -> str | None:
+        if v is not None and not EXPOSED_NAME_RE.match(v):
+            raise ValueError(f"{v!r} is not a valid exposed name ([a-z0-9_], at most 64 characters)")
+        return v
+
+
+class McpServerConfig(Strict):
+    transport: Literal["stdio", "http", "sse", "inprocess"] = "stdio"
+    enabled: bool = True
+    command: list[str] = Field(default_factory=list)
+    cwd: str | None = None
+    env: dict[str, SecretStr] = Field(default_factory=dict)
+    url: str | None = None
+    headers: dict[str, SecretStr] = Field(default_factory=dict)
+    target: str | None = Field(
+        default=None, description="inprocess: 'module:attribute' of an SDK server object."
+    )
+    start: Literal["eager", "lazy"] = "eager"
+    mode: str = Field(default="auto", description="auto, legacy, or a protocol version such as 2026-07-28.")
+    connect_timeout_ms: int = Field(default=10_000, gt=0)
+    restart: RestartConfig = Field(default_factory=RestartConfig)
+    defaults: ServerDefaults = Field(default_factory=ServerDefaults)
+    tools: list[McpToolConfig] = Field(default_factory=list)
+    expose_unlisted: bool = True
+    calibrate: bool = False
+
+    @model_validator(mode="after")
+    def _transport_fields(self) -> McpServerConfig:
+        if self.transport == "stdio" and not self.command:
+            raise FieldError("command", "a stdio server needs 'command' (a list: program and arguments)")
+        if self.transport in ("http", "sse"):
+            if not self.url:
+                raise FieldError("url", f"an {self.transport} server needs 'url'")
+            if not re.match(r"^https?://[^\s/]+", self.url):
+                raise FieldError("url", f"{self.url!r} is not an http(s) URL")
+        if self.transport == "inprocess" and not self.target:
+            raise FieldError("target", "an inprocess server needs 'target' (module:attribute)")
+        if self.mode not in ("auto", "legacy") and not re.match(r"^\d{4}-\d{2}-\d{2}$", self.mode):
+            raise FieldError("mode", f"{self.mode!r} must be auto, legacy or a protocol version (YYYY-MM-DD)")
+        seen: set[str] = set()
+        for i, tool in enumerate(self.tools):
+            if tool.name in seen:
+                raise FieldError(("tools", i, "name"), f"tool {tool.name!r} is listed twice")
+            seen.add(tool.name)
+        return self
+
+
+def _check_server_id(sid: str) -> str:
+    if not SERVER_ID_RE.match(sid):
+        raise ValueError(f"server id {sid!r} must match [a-z][a-z0-9_]* (at most 32 characters)")
+    return sid
+
+
+# Validated per key (not in a validator over the whole dict) so a bad id is reported even when a server's
+# own settings have errors too.
+ServerId = Annotated[str, AfterValidator(_check_server_id)]
+
+
+class McpConfig(Strict):
+    enabled: bool = True
+    servers: dict[ServerId, McpServerConfig] = Field(default_factory=dict)
