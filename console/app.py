@@ -25,7 +25,7 @@ from textual.screen import Screen
 from console.bindings import app_bindings, validate_keymap
 from console.commands import ConsoleCommands
 from console.format import Clock
-from console.host import Features, load_config, resolve_path
+from console.host import load_config, resolve_path
 from console.messages import EngineReady, EventBatch, VoiceUpdate
 from console.screens.base import ConsoleScreen
 from console.screens.budget import BudgetScreen
@@ -88,7 +88,6 @@ class AvaConsole(App[None]):
         self.engine: Engine | None = engine
         self.engine_error: str | None = None
         self.engine_running = False
-        self.engine_features: Features | None = None
         self.state = ConsoleState()
         self.clock = clock or Clock()
         self.tick = tick
@@ -138,7 +137,6 @@ class AvaConsole(App[None]):
         self.post_message(EngineReady(error=message))
 
     def _attach_engine(self, engine: Engine) -> None:
-        self.engine_features = Features.detect(engine)
         self.state.default_tier = engine.default_tier
         keymap = dict(engine.settings.console.keymap)
         problems = validate_keymap(keymap)
@@ -321,7 +319,6 @@ class AvaConsole(App[None]):
 
     def config_changed(self) -> None:
         """The engine runs a new config: every visible screen rebuilds from it."""
-        self.engine_features = Features.detect(self.engine) if self.engine is not None else None
         for screen in self._live_screens():
             refresh = getattr(screen, "refresh_all", None)
             if callable(refresh):

@@ -6,37 +6,14 @@ diff and said yes; the file write runs in a thread worker and the reload in the 
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from console.screens.modals import DiffScreen
 from engine.config import ConfigDocument, ConfigError, Settings
 
 if TYPE_CHECKING:
     from console.app import AvaConsole
-    from engine.app import Engine
-
-
-class FeatureMissing(RuntimeError):
-    """The engine in this build has no such operation (a layer that has not landed)."""
-
-
-async def call_engine(engine: Engine, name: str, *args: Any) -> Any:
-    """Call a public Engine method that may be sync or async; ``FeatureMissing`` if this build lacks it."""
-    fn = getattr(engine, name, None)
-    if not callable(fn):
-        raise FeatureMissing(f"this engine has no {name}() yet (the MCP host has not landed)")
-    result = fn(*args)
-    if inspect.isawaitable(result):
-        result = await result
-    return result
-
-
-async def server_snapshots(engine: Engine) -> list[dict[str, Any]]:
-    status = await call_engine(engine, "server_status")
-    servers = status.get("servers", []) if isinstance(status, dict) else status
-    return [dict(s) for s in servers or []]
 
 
 def save_document(

@@ -1,11 +1,9 @@
 """Budget: the latency tiers and their budgets, the tools each tier shows for a context, the global default
-tier, and the leaderboard with badges (from the budget layer's report, when it is in the build)."""
+tier, and the leaderboard with badges (the budget layer's report, ``engine/budget/report.py``)."""
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -19,24 +17,10 @@ from console.screens.base import ConsoleScreen
 from console.state import Changes
 from console.widgets.keybar import KeyBar
 
+if TYPE_CHECKING:
+    from engine.app import Engine
+
 TIERS = ("fast", "standard", "deep")
-
-
-def _rows(report: Any) -> list[dict[str, Any]]:
-    """The report's tool entries as plain dicts, whatever container the budget layer returns."""
-    if isinstance(report, Mapping):
-        report = report.get("tools", report.get("leaderboard", []))
-    else:
-        report = getattr(report, "tools", report)
-    out: list[dict[str, Any]] = []
-    for item in report or []:
-        if dataclasses.is_dataclass(item) and not isinstance(item, type):
-            out.append(dataclasses.asdict(item))
-        elif isinstance(item, Mapping):
-            out.append(dict(item))
-        elif hasattr(item, "model_dump"):
-            out.append(item.model_dump())
-    return out
 
 
 class BudgetScreen(ConsoleScreen):
@@ -130,26 +114,13 @@ class BudgetScreen(ConsoleScreen):
         )
         for name in sorted(shown):
             tt.add_row(name, *(shown[name].get(t, "") for t in TIERS))
-        self._leaderboard()
+        self._leaderboard(engine)
 
-    def _leaderboard(self) -> None:
-        engine = self.capp.engine
+    def _leaderboard(self, engine: Engine) -> None:
         note = self.query_one("#leaderboard-note", Static)
         board = self.query_one("#leaderboard", DataTable)
         board.clear(columns=True)
-        features = self.capp.engine_features
-        if engine is None:
-            note.update("engine starting…")
-            return
-        if features is None or not features.budget_report:
-            note.update("The budget layer (leaderboard, badges) is not in this build yet; tiers above come "
-                        "from the config.")
-            return
-        try:
-            rows = leaderboard_rows(engine)
-        except Exception as e:  # the report failed: say so, keep the screen
-            note.update(f"leaderboard unavailable: {type(e).__name__}: {e}")
-            return
+        rows = leaderboard_rows(engine)
         note.display = not rows
         note.update("" if rows else "no tools registered yet")
         for col, label in LEADER_COLUMNS:

@@ -15,7 +15,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Button, Footer, Header, Input, Label, Select, Static, Switch, TextArea
 
-from console.config_flow import call_engine, save_document
+from console.config_flow import save_document
 from console.screens.base import ConsoleScreen
 from console.server_model import (
     KEYRING_REF,
@@ -248,18 +248,17 @@ class ServerForm(ConsoleScreen):
                     if m:
                         real[f"{kind}:{kv.key.strip()}"] = await asyncio.to_thread(_secret, m.group(1))
             data = to_config(f, secret_refs=real)
-            report = await call_engine(engine, "test_server", {"id": f.id.strip() or "test", **data})
-        except Exception as e:  # a missing MCP host, keyring trouble, a probe that raised
+            report = await engine.test_server({"id": f.id.strip() or "test", **data})
+        except Exception as e:  # keyring trouble, a config the model refuses, a probe that raised
             self._result(f"✖ test could not run: {e}", error=True)
             return
-        if isinstance(report, dict) and report.get("ok"):
-            tools = ", ".join(t.get("exposed_name", t.get("name", "?")) for t in report.get("tools", []))
-            timings = ", ".join(f"{k} {v} ms" for k, v in (report.get("timings_ms") or {}).items())
-            self._result(f"✔ test passed ({report.get('protocol_version') or '?'}; {timings})\ntools: {tools}")
+        if report["ok"]:
+            tools = ", ".join(t["exposed_name"] for t in report["tools"])
+            timings = ", ".join(f"{k} {v} ms" for k, v in report["timings_ms"].items())
+            self._result(f"✔ test passed ({report['protocol_version'] or '?'}; {timings})\ntools: {tools}")
         else:
-            err = report.get("error") if isinstance(report, dict) else report
-            tail = "\n".join((report.get("stderr_tail") or [])[-5:]) if isinstance(report, dict) else ""
-            self._result(f"✖ test failed: {err}\n{tail}", error=True)
+            tail = "\n".join(report["stderr_tail"][-5:])
+            self._result(f"✖ test failed: {report['error']}\n{tail}", error=True)
 
     def action_save(self) -> None:
         checked = self.validate_all()

@@ -1,6 +1,7 @@
 """MCP servers: a health table (state, transport, protocol, restarts, p50/p99 with a sparkline, badge, last
-error), the selected server's stderr tail, and the actions test, restart, enable/disable, add, edit, remove and
-import. Engine calls run in workers (group "servers"); config edits go through the diff-and-save flow."""
+error), the selected server's stderr tail, and the actions test, restart, enable/disable for this run,
+enable/disable saved to the config, add, edit, remove and import. Engine calls run in workers (group "servers");
+config edits go through the diff-and-save flow, whose hot reload starts or stops only the servers that changed."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Header, Label, RichLog, Static
 
-from console.config_flow import FeatureMissing, call_engine, save_document, server_snapshots
+from console.config_flow import save_document
 from console.format import latency, server_state_text, sparkline
-from console.host import MISSING_MCP, server_badges
+from console.host import server_badges
 from console.importer import McpImportError, parse_mcp_json
 from console.screens.base import ConsoleScreen
 from console.screens.import_dialog import ImportScreen
@@ -26,6 +27,10 @@ from console.widgets.keybar import KeyBar
 from console.widgets.tables import cursor_key
 from engine.config import ConfigDocument, ConfigError
 
+MCP_OFF = "MCP is switched off in this config (mcp.enabled: false): no server runs; entries can still be edited."
+#: What the workers say while an engine operation runs (the ops the command palette also names).
+OP_VERBS = {"test_server": "testing", "restart_server": "restarting", "set_server_enabled": "switching"}
+
 COLUMNS = ("server", "state", "transport", "protocol", "restarts", "p50", "p99", "trend", "badge", "last error")
 
 
@@ -34,7 +39,9 @@ class ServersScreen(ConsoleScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("t", "test", "Test", id="server_test"),
         Binding("r", "restart", "Restart", id="server_restart"),
-        Binding("x", "toggle_server", "On/off", id="server_toggle"),
+        Binding("x", "toggle_server", "On/off", id="server_toggle", tooltip="enable/disable for this run only"),
+        Binding("X", "toggle_server_save", "On/off+save", id="server_toggle_save",
+                tooltip="enable/disable and save enabled: true/false to the config"),
         Binding("a", "add", "Add", id="server_add"),
         Binding("e", "edit", "Edit", id="server_edit"),
         Binding("d", "remove", "Remove", id="server_remove"),
@@ -73,22 +80,19 @@ class ServersScreen(ConsoleScreen):
         if changes.servers or changes.config_reloaded:
             self.poll()
 
-    @work(group="server-poll", name="server-poll", exclusive=True, exit_on_error=False)
-    async def poll(self) -> None:
+    def poll(self) -> None:
+        """Re-read the MCP host's status and the badges, and redraw the table."""
         engine = self.capp.engine
         note = self.query_one("#mcp-note", Static)
         if engine is None:
             note.update(self.capp.engine_error or "engine starting…")
+            note.display = True
             self._render_rows()
             return
-        try:
-            snaps = await server_snapshots(engine)
-            note.display = False
-        except FeatureMissing:
-            snaps = []
-            note.update(MISSING_MCP)
-            note.display = True
-        self.snapshots = {str(s.get("id")): s for s in snaps}
+        status = engine.server_status()
+        note.update("" if status["enabled"] else MCP_OFF)
+        note.display = not status["enabled"]
+        self.snapshots = {str(s["id"]): s for s in status["servers"]}
         self.badges = server_badges(engine)
         self._render_rows()
 
@@ -100,11 +104,14 @@ class ServersScreen(ConsoleScreen):
     def _cells(self, sid: str) -> list[str | Text]:
         snap = self.snapshots.get(sid, {})
         live = self.capp.state.servers.get(sid)
-        state = live.state if live is not None and not snap else str(snap.get("state", "unknown"))
-        if not snap and live is None:
-            state = "configured"
         engine = self.capp.engine
         cfg = engine.settings.mcp.servers.get(sid) if engine is not None else None
+        if snap:
+            state = "disabled" if snap["state"] == "stopped" and not snap["enabled"] else str(snap["state"])
+        elif live is not None:
+            state = live.state
+        else:  # not running: MCP switched off, or the engine not up yet
+            state = "disabled" if cfg is not None and not cfg.enabled else "configured"
         transport = str(snap.get("transport") or (cfg.transport if cfg else "-"))
         err = snap.get("last_error") or (live.last_error if live else None) or ""
         st = self.capp.state
@@ -172,26 +179,66 @@ class ServersScreen(ConsoleScreen):
         if (sid := self._need_selection()) is not None:
             self.run_op("restart_server", sid)
 
+    def _enabled(self, sid: str) -> bool:
+        """Whether the server is on now: the running engine's view, else the config's (MCP switched off)."""
+        if sid in self.snapshots:
+            return bool(self.snapshots[sid]["enabled"])
+        engine = self.capp.engine
+        cfg = engine.settings.mcp.servers.get(sid) if engine is not None else None
+        return cfg.enabled if cfg is not None else True
+
     def action_toggle_server(self) -> None:
         if (sid := self._need_selection()) is not None:
-            snap = self.snapshots.get(sid, {})
-            enabled = bool(snap.get("enabled", True))
-            self.run_op("set_server_enabled", sid, not enabled)
+            self.run_op("set_server_enabled", sid, not self._enabled(sid))
+
+    def action_toggle_server_save(self) -> None:
+        if (sid := self._need_selection()) is not None:
+            self.prepare_toggle_save(sid, not self._enabled(sid))
 
     @work(group="servers", name="server-op", exit_on_error=False)
-    async def run_op(self, op: str, sid: str, *args: Any) -> None:
+    async def run_op(self, op: str, sid: str, enabled: bool = True) -> None:
+        """``op`` is "test_server", "restart_server" or "set_server_enabled" (``enabled`` is for the last)."""
+        verb = OP_VERBS[op]
         engine = self.capp.require_engine()
         if engine is None:
             return
-        verb = {"test_server": "testing", "restart_server": "restarting", "set_server_enabled": "switching"}[op]
+        if op != "test_server" and not engine.settings.mcp.enabled:  # a test probes the config entry alone
+            self.notify(MCP_OFF, title="servers", severity="warning")
+            return
         self.notify(f"{verb} {sid}…", title="servers")
         try:
-            result = await call_engine(engine, op, sid, *args)
-        except Exception as e:  # unknown server, a failed probe, a missing MCP host
+            if op == "test_server":
+                summary = _test_summary(await engine.test_server(sid))
+            elif op == "restart_server":
+                summary = _state_summary(await engine.restart_server(sid))
+            else:
+                summary = _state_summary(await engine.set_server_enabled(sid, enabled))
+        except Exception as e:  # an unknown server, a probe that raised
             self.notify(f"{sid}: {e}", title="servers", severity="error", timeout=10)
             return
-        self.notify(f"{sid}: {_summary(op, result)}", title="servers", timeout=8)
+        self.notify(f"{sid}: {summary}", title="servers", timeout=8)
         self.poll()
+
+    @work(thread=True, group="config", name="server-toggle-save")
+    def prepare_toggle_save(self, sid: str, enabled: bool) -> None:
+        """Write ``enabled`` into the server's config entry; the save's hot reload starts or stops the server."""
+        try:
+            doc = ConfigDocument.load(self.capp.config_path)
+            if not isinstance(doc.get(("mcp", "servers", sid), None), dict):  # removed from the file meanwhile
+                self.app.call_from_thread(self.notify, f"{self.capp.config_path} has no server {sid!r}",
+                                          title="servers", severity="error")
+                return
+            doc.set(("mcp", "servers", sid, "enabled"), enabled)
+        except (ConfigError, KeyError) as e:
+            self.app.call_from_thread(self.notify, str(e), title="servers", severity="error")
+            return
+        if not doc.diff():  # the file says so already; only this run differs (an earlier x)
+            self.app.call_from_thread(self.notify, f"the config already has enabled: {str(enabled).lower()} "
+                                      f"for {sid}; switching it for this run", title="servers")
+            self.app.call_from_thread(self.run_op, "set_server_enabled", sid, enabled)
+            return
+        title = f"{'Enable' if enabled else 'Disable'} server {sid} in the config"
+        self.app.call_from_thread(save_document, self.capp, doc, title)
 
     def action_add(self) -> None:
         from console.screens.server_form import ServerForm
@@ -249,15 +296,14 @@ class ServersScreen(ConsoleScreen):
         self.app.call_from_thread(save_document, self.capp, doc, title)
 
 
-def _summary(op: str, result: Any) -> str:
-    if not isinstance(result, dict):
-        return "done"
-    if op == "test_server":
-        ok = result.get("ok", result.get("status") == "ok")
-        tools = result.get("tools") or []
-        err = result.get("error") or result.get("last_error")
-        head = "test passed" if ok else f"test failed: {err}"
-        timing = result.get("timings_ms") or result.get("timings") or {}
-        timing_text = ", ".join(f"{k} {v} ms" for k, v in dict(timing).items()) if timing else ""
-        return f"{head}; {len(tools)} tool(s) {timing_text}".strip()
-    return f"state {result.get('state', '?')}, restarts {result.get('restarts', 0)}"
+def _test_summary(report: dict[str, Any]) -> str:
+    """One line from ``Engine.test_server``'s report: passed or why not, the tool count, the timings."""
+    head = "test passed" if report["ok"] else f"test failed: {report['error']}"
+    timings = ", ".join(f"{k} {v} ms" for k, v in report["timings_ms"].items())
+    return f"{head}; {len(report['tools'])} tool(s) {timings}".strip()
+
+
+def _state_summary(snapshot: dict[str, Any]) -> str:
+    """One line from a server's status snapshot (after restart or enable/disable)."""
+    on = "enabled" if snapshot["enabled"] else "disabled"
+    return f"{on}, state {snapshot['state']}, restarts {snapshot['restarts']}"

@@ -1,17 +1,20 @@
 """Pilot tests of the MCP server screens by keyboard alone: add → test → save → reload with a form error
 corrected on the way, a secret stored in the keyring and referenced from the config, restart of a failed server,
-import from Claude Desktop JSON."""
+enable/disable saved to the config (X) and for this run (x), the plain message when MCP is switched off, import
+from Claude Desktop JSON."""
 
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
 from console.app import AvaConsole
+from console.screens.servers import MCP_OFF
 
 FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "mcp_servers" / "fixture_server.py"
 
@@ -34,6 +37,31 @@ async def tab_to(pilot, app: AvaConsole, widget_id: str, limit: int = 60) -> Non
 
 def _servers(config_path: Path) -> dict:
     return yaml.safe_load(_read(config_path))["mcp"]["servers"] or {}
+
+
+def _with_server(config_path: Path, server_id: str = "fx") -> None:
+    entry = (f"    {server_id}:\n"
+             f"      command: [{sys.executable}, {FIXTURE}]\n"
+             f"      connect_timeout_ms: 10000\n")
+    _write(config_path, _read(config_path).replace("  servers: {}\n", "  servers:\n" + entry))
+
+
+def _status(app: AvaConsole, server_id: str) -> dict[str, Any]:
+    assert app.engine is not None
+    return next(s for s in app.engine.server_status()["servers"] if s["id"] == server_id)
+
+
+def _notes(app: AvaConsole) -> list[str]:
+    """Every notification the app shows, recorded as text."""
+    seen: list[str] = []
+    original = app.notify
+
+    def record(message: str, **kwargs: Any) -> None:
+        seen.append(message)
+        original(message, **kwargs)
+
+    app.notify = record  # type: ignore[method-assign]
+    return seen
 
 
 async def test_add_test_save_reload_with_secret(config_path: Path, memory_keyring, wait) -> None:
@@ -108,6 +136,66 @@ async def test_restart_failed_server(config_path: Path, crash_yaml, wait) -> Non
         assert "failed" in str(table.get_row("crashy")[1])  # type: ignore[attr-defined]
         stderr = app.screen.query_one("#stderr")
         await wait(pilot, lambda: len(stderr.lines) > 0)  # type: ignore[attr-defined]
+
+
+async def test_toggle_and_save_enabled(config_path: Path, wait) -> None:
+    _with_server(config_path)
+    app = AvaConsole(config_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        notes = _notes(app)
+        await wait(pilot, lambda: app.engine_running, within=20)
+        await pilot.press("f3")
+        await wait(pilot, lambda: _status(app, "fx")["state"] == "up", within=20)
+        table = app.screen.query_one("#servers")
+        await wait(pilot, lambda: "up" in str(table.get_row("fx")[1]))  # type: ignore[attr-defined]
+        assert "enabled" not in _servers(config_path)["fx"]
+
+        # X: switch off and save; nothing is written until the diff is confirmed.
+        await pilot.press("X")
+        await wait(pilot, lambda: type(app.screen).__name__ == "DiffScreen")
+        assert "+      enabled: false" in app.screen.diff  # type: ignore[attr-defined]
+        await pilot.press("y")
+        await wait(pilot, lambda: _servers(config_path)["fx"].get("enabled") is False)
+        await wait(pilot, lambda: app.engine.settings.mcp.servers["fx"].enabled is False)  # type: ignore[union-attr]
+        await wait(pilot, lambda: _status(app, "fx")["state"] == "stopped", within=20)
+        assert _status(app, "fx")["pid"] is None and _status(app, "fx")["enabled"] is False
+        await wait(pilot, lambda: "disabled" in str(table.get_row("fx")[1]))  # type: ignore[attr-defined]
+        assert "# The console tests' config" in _read(config_path)
+
+        # X again: switch on and save; the hot reload starts it.
+        await pilot.press("X")
+        await wait(pilot, lambda: type(app.screen).__name__ == "DiffScreen")
+        await pilot.press("y")
+        await wait(pilot, lambda: _servers(config_path)["fx"].get("enabled") is True)
+        await wait(pilot, lambda: _status(app, "fx")["state"] == "up", within=20)
+
+        # x: off for this run only, the file untouched; then X finds the file already says enabled: true and
+        # switches it back on for the run without a save.
+        saved = _read(config_path)
+        await pilot.press("x")
+        await wait(pilot, lambda: _status(app, "fx")["state"] == "stopped", within=20)
+        assert _status(app, "fx")["enabled"] is False and _read(config_path) == saved
+        await pilot.press("X")
+        await wait(pilot, lambda: _status(app, "fx")["state"] == "up", within=20)
+        assert _read(config_path) == saved
+        assert any("already has enabled: true for fx" in n for n in notes)
+
+
+async def test_mcp_switched_off(config_path: Path, wait) -> None:
+    _with_server(config_path)
+    _write(config_path, _read(config_path).replace("  enabled: true\n", "  enabled: false\n", 1))
+    app = AvaConsole(config_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        notes = _notes(app)
+        await wait(pilot, lambda: app.engine_running)
+        await pilot.press("f3")
+        note = app.screen.query_one("#mcp-note")
+        await wait(pilot, lambda: "mcp.enabled: false" in str(note.render()))
+        table = app.screen.query_one("#servers")
+        await wait(pilot, lambda: "configured" in str(table.get_row("fx")[1]))  # type: ignore[attr-defined]
+        assert app.engine.server_status() == {"enabled": False, "pending": [], "servers": []}  # type: ignore[union-attr]
+        await pilot.press("r")
+        await wait(pilot, lambda: MCP_OFF in notes)
 
 
 @pytest.mark.slow
