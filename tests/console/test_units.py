@@ -53,3 +53,23 @@ def test_form_rules_and_round_trip() -> None:
     back = from_config("w", data)
     assert back.command == "python -m w" and back.env[0].keyring and back.max_restarts == "2"
     assert "url" in model_errors({"transport": "http"})
+
+
+def test_every_console_binding_id_can_be_remapped() -> None:
+    """Each Binding id declared anywhere in the console is known to ``console.keymap`` validation."""
+    import importlib
+    import pkgutil
+
+    import console.screens
+    from console.app import AvaConsole
+    from console.bindings import known_ids
+
+    declared: set[str] = {b.id for b in AvaConsole.BINDINGS if hasattr(b, "id") and b.id}  # type: ignore[union-attr]
+    for mod_info in pkgutil.iter_modules(console.screens.__path__):
+        module = importlib.import_module(f"console.screens.{mod_info.name}")
+        for obj in vars(module).values():
+            for b in getattr(obj, "BINDINGS", []) if isinstance(obj, type) else []:
+                if getattr(b, "id", None):
+                    declared.add(b.id)
+    assert len(declared) > 30
+    assert declared - known_ids() == set()
