@@ -5,6 +5,7 @@ real sound-card backend on a private PulseAudio null sink."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -245,8 +246,9 @@ async def test_audio_devices_dialog_chooses_and_saves(config_path: Path, wait) -
 async def test_voice_call_on_a_real_sound_device(config_path: Path, wait, pulse: str) -> None:
     """PortAudio → ALSA → a private PulseAudio null sink: the greeting plays into the sink, whose monitor is the
     microphone, so the level meter moves; mute and hang-up release the devices. Push-to-talk keeps the agent
-    from hearing itself (no echo loop)."""
-    _append(config_path, "softphone:\n  push_to_talk: true\n")
+    from hearing itself (no echo loop). The devices are named in the config: ALSA's "default" is not always
+    routed to PulseAudio."""
+    _append(config_path, "softphone:\n  push_to_talk: true\n  input_device: pulse\n  output_device: pulse\n")
     app = AvaConsole(config_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait(pilot, lambda: app.engine_running)
@@ -254,13 +256,24 @@ async def test_voice_call_on_a_real_sound_device(config_path: Path, wait, pulse:
         await wait(pilot, lambda: app.phone is not None and app.phone.call_id is not None, within=30)
         assert app.phone is not None and app.phone.call_id is not None
         call_id = app.phone.call_id
-        peak = [-120.0]
+        phone = app.phone
+        device_peak, shown_peak = [-120.0], [-120.0]
 
-        def heard_the_greeting() -> bool:
-            peak[0] = max(peak[0], app.voice.level_dbfs)
-            return peak[0] > -50
+        async def sample() -> None:  # every frame's level, not only what a poll happens to see
+            while True:
+                device_peak[0] = max(device_peak[0], phone.input_level_dbfs)
+                shown_peak[0] = max(shown_peak[0], app.voice.level_dbfs)
+                await asyncio.sleep(0.005)
 
-        await wait(pilot, heard_the_greeting, within=15)
+        sampler = asyncio.ensure_future(sample())
+        try:
+            await wait(pilot, lambda: device_peak[0] > -50 and shown_peak[0] > -50, within=20)
+        except AssertionError as e:
+            call = phone.call
+            raise AssertionError(f"{e}; device peak {device_peak[0]:.0f} dBFS, shown peak {shown_peak[0]:.0f}, "
+                                 f"state {phone.state}, playbacks {call.playbacks if call else None}") from None
+        finally:
+            sampler.cancel()
         await pilot.press("m")
         assert app.phone is not None and app.phone.muted
         await pilot.press("e")
