@@ -13,9 +13,11 @@ the sorted samples x[0..n-1] and q in [0, 1]: h = (n - 1)·q, and the result is 
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, insort
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import islice
 
 BookKey = tuple[str, str, str]
 """(environment, server, tool)."""
@@ -79,29 +81,85 @@ class WindowStats:
         )
 
 
-class LatencyWindow:
-    """The last ``size`` invocations of one tool in one environment."""
+def _at(sample: Sample) -> float:
+    return sample.at
 
-    __slots__ = ("_samples", "_stats")
+
+class LatencyWindow:
+    """The last ``size`` invocations of one tool in one environment.
+
+    Kept incrementally, because the budget layer reads it after every tool call: the durations also live in a
+    sorted list (insert and evict by bisection) and the failure and probe counts are running totals, so
+    ``stats()`` sorts nothing. ``recent()`` reuses ``stats()`` when no sample is older than the horizon, which
+    is the steady state of a tool in use.
+    """
+
+    __slots__ = ("_errors", "_inversions", "_probes", "_recent", "_samples", "_sorted", "_stats")
 
     def __init__(self, size: int) -> None:
+        self._samples: deque[Sample]
+        self._sorted: list[float]
+        self._errors: int
+        self._probes: int
+        self._stats: WindowStats | None
+        # Adjacent pairs recorded out of time order (an injected clock that went back); while there are none,
+        # the samples inside a horizon are exactly a suffix of the window.
+        self._inversions: int
+        self._recent: tuple[int, WindowStats] | None  # (samples cut off the front, their stats)
+        self._clear(size)
+
+    def _clear(self, size: int) -> None:
         if size <= 0:
             raise ValueError(f"window size must be positive, got {size}")
-        self._samples: deque[Sample] = deque(maxlen=size)
-        self._stats: WindowStats | None = None
+        self._samples = deque(maxlen=size)
+        self._sorted = []
+        self._errors = self._probes = self._inversions = 0
+        self._stats = self._recent = None
 
     def add(self, sample: Sample) -> None:
-        self._samples.append(sample)
+        samples = self._samples
+        if len(samples) == samples.maxlen:
+            self._evict_oldest()
+        if samples and sample.at < samples[-1].at:
+            self._inversions += 1
+        samples.append(sample)
+        insort(self._sorted, sample.duration_ms)
+        self._errors += sample.failed
+        self._probes += sample.is_probe
         self._stats = None
+        self._recent = None
+
+    def _evict_oldest(self) -> None:
+        samples = self._samples
+        old = samples.popleft()
+        if samples and samples[0].at < old.at:
+            self._inversions -= 1
+        del self._sorted[bisect_left(self._sorted, old.duration_ms)]
+        self._errors -= old.failed
+        self._probes -= old.is_probe
 
     def stats(self) -> WindowStats:
         if self._stats is None:
-            self._stats = WindowStats.of(list(self._samples))
+            ordered = self._sorted
+            if not ordered:
+                self._stats = WindowStats(0, None, None, 0, 0)
+            else:
+                self._stats = WindowStats(
+                    len(ordered), percentile(ordered, 0.5), percentile(ordered, 0.99), self._errors, self._probes
+                )
         return self._stats
 
     def recent(self, since: float) -> WindowStats:
         """Stats over the window's samples taken at or after ``since`` (the health horizon)."""
-        return WindowStats.of([s for s in self._samples if s.at >= since])
+        samples = self._samples
+        if self._inversions:
+            return WindowStats.of([s for s in samples if s.at >= since])
+        if not samples or samples[0].at >= since:
+            return self.stats()
+        cut = bisect_left(samples, since, key=_at)
+        if self._recent is None or self._recent[0] != cut:
+            self._recent = (cut, WindowStats.of(list(islice(samples, cut, None))))
+        return self._recent[1]
 
     def newest_at(self) -> float | None:
         return self._samples[-1].at if self._samples else None
@@ -111,8 +169,10 @@ class LatencyWindow:
         return next((s.at for s in self._samples if s.at >= since and s.failed), None)
 
     def resize(self, size: int) -> None:
-        self._samples = deque(self._samples, maxlen=size)
-        self._stats = None
+        kept = list(self._samples)[-size:] if size > 0 else []
+        self._clear(size)
+        for s in kept:
+            self.add(s)
 
     def __len__(self) -> int:
         return len(self._samples)

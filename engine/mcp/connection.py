@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine, Generator
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,9 @@ log = logging.getLogger(__name__)
 
 #: A paginating server that never stops cannot hang discovery.
 MAX_PAGES = 100
+
+#: How long a cancelled request may spend on its way out (the SDK's courtesy cancel) before it is cut short.
+CANCEL_GRACE_S = 0.1
 
 
 class ServerGone(Exception):
@@ -160,26 +163,73 @@ class Connection:
     # ------------------------------------------------------------------------------------------- requests
 
     async def _race(self, coro: Any) -> Any:
-        """Await ``coro`` unless the server dies first; a cancelled caller cancels the request (→ cancelled)."""
+        """Await ``coro`` unless the server dies first; a cancelled caller cancels the request (→ cancelled).
+
+        The request runs in the caller's own task (a task per call costs several loop turns on every call). The
+        server's death cancels that task, and only a cancellation that is ours alone becomes ``ServerGone``: a
+        caller cancelled from outside (the tool timeout, a barge-in) stays cancelled even when the server dies
+        in the same moment, and the task's cancel count is left as it was found, so an ``asyncio.timeout``
+        around the call still turns its own cancellation into ``TimeoutError``.
+
+        A cancelled request first sends the SDK's courtesy ``notifications/cancelled``, in this task. That write
+        blocks when a stdio server has stopped reading its stdin and the pipe is full, and the SDK only gives
+        up on it after seconds, so once a cancellation has reached the request it gets ``CANCEL_GRACE_S`` to
+        finish and is then cancelled again: a timeout or a death ends the call on time, as the task per call did.
+        """
         if self.dead.done():
             coro.close()
             raise ServerGone(self.dead.result())
-        task = asyncio.ensure_future(coro)
+        task = asyncio.current_task()
+        if task is None:
+            raise RuntimeError("Connection._race must be awaited in a task")
+        loop = task.get_loop()
+        baseline = task.cancelling()
+        active, killed, forced = True, False, 0
+        guard: asyncio.TimerHandle | None = None
+
+        def on_dead(_: asyncio.Future[str]) -> None:
+            # Runs as a scheduled callback: by then the request may already have ended (``active``).
+            nonlocal killed
+            if active:
+                killed = True
+                task.cancel()
+
+        def on_cancel() -> None:
+            nonlocal guard
+            if guard is None:
+                guard = loop.call_later(CANCEL_GRACE_S, force)
+
+        def force() -> None:
+            # Only while a cancellation is still pending: the SDK's own read timeout cancels inside its cancel
+            # scope and takes that back at once; its courtesy cancel then runs unforced, as it always has.
+            nonlocal guard, forced
+            guard = None
+            if active and task.cancelling() > baseline:
+                forced += 1
+                task.cancel()
+
+        self.dead.add_done_callback(on_dead)
         try:
-            await asyncio.wait((task, self.dead), return_when=asyncio.FIRST_COMPLETED)
+            result = await _Watched(coro, on_cancel)
         except asyncio.CancelledError:
-            task.cancel()
+            if _uncancel(task, killed + forced) == 0 and killed:
+                raise ServerGone(self.dead.result()) from None
             raise
-        if task.done():
-            try:
-                return task.result()
-            except MCPError as e:
-                if e.error.code == types.CONNECTION_CLOSED:
-                    self.mark_dead(f"server {self.server_id} stopped (connection closed)")
-                    raise ServerGone(self.dead.result()) from e
-                raise
-        task.cancel()
-        raise ServerGone(self.dead.result())
+        except Exception as e:
+            _uncancel(task, killed + forced)
+            if killed:  # our cancellation became another error on its way out: the server is gone all the same
+                raise ServerGone(self.dead.result()) from e
+            if isinstance(e, MCPError) and e.error.code == types.CONNECTION_CLOSED:
+                self.mark_dead(f"server {self.server_id} stopped (connection closed)")
+                raise ServerGone(self.dead.result()) from e
+            raise
+        finally:
+            active = False
+            self.dead.remove_done_callback(on_dead)
+            if guard is not None:
+                guard.cancel()
+        _uncancel(task, killed + forced)  # the request swallowed a cancellation of ours and answered anyway
+        return result
 
     async def list_tools(self) -> list[types.Tool]:
         """Every tool, page by page (at most ``MAX_PAGES``; a repeated cursor ends the walk)."""
@@ -204,3 +254,43 @@ class Connection:
             client.call_tool(name, arguments, read_timeout_seconds=timeout_s, progress_callback=progress)
         )
         return result
+
+
+def _uncancel(task: asyncio.Task[Any], times: int) -> int:
+    """Take back ``times`` cancellation requests of ours; returns the requests still pending (someone else's)."""
+    for _ in range(times):
+        task.uncancel()
+    return task.cancelling()
+
+
+class _Watched:
+    """Awaits a coroutine like ``await coro`` does, and calls ``on_cancel`` each time a cancellation reaches it.
+
+    A plain ``await`` hands a cancellation straight to the innermost frame, so nothing in between hears of it;
+    this steps the coroutine itself (send/throw, as ``yield from`` would) to notice.
+    """
+
+    __slots__ = ("_coro", "_on_cancel")
+
+    def __init__(self, coro: Coroutine[Any, Any, Any], on_cancel: Callable[[], None]) -> None:
+        self._coro = coro
+        self._on_cancel = on_cancel
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        coro = self._coro
+        value: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                step = coro.send(value) if error is None else coro.throw(error)
+            except StopIteration as done:
+                return done.value
+            try:
+                value, error = (yield step), None
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as e:  # handed on to the coroutine, exactly as ``yield from`` would
+                value, error = None, e
+                if isinstance(e, asyncio.CancelledError):
+                    self._on_cancel()

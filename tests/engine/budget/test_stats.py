@@ -93,3 +93,59 @@ def test_book_tracks_environments_apart_and_rejects_bad_durations() -> None:
     assert book.stats(("local", "wx", "forecast")).count == 2
     with pytest.raises(ValueError, match="positive"):
         LatencyWindow(0)
+
+
+samples_st = st.lists(
+    st.tuples(
+        st.floats(min_value=0, max_value=100),  # at (sometimes out of order: an injected clock may go back)
+        st.floats(min_value=0, max_value=1e6, allow_nan=False, allow_infinity=False),
+        st.sampled_from(["success", "error", "timeout", "probe_error"]),
+        st.booleans(),
+    ),
+    max_size=120,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    size=st.integers(min_value=1, max_value=30),
+    items=samples_st,
+    monotonic=st.booleans(),
+    since=st.floats(min_value=-1, max_value=101),
+    resize_to=st.integers(min_value=1, max_value=30),
+)
+def test_incremental_window_equals_recomputing_from_scratch(
+    size: int, items: list[tuple[float, float, str, bool]], monotonic: bool, since: float, resize_to: int
+) -> None:
+    if monotonic:
+        items = sorted(items)
+    w = LatencyWindow(size)
+    for i, (at, duration, status, probe) in enumerate(items):
+        w.add(Sample(at, duration, status, probe))
+        kept = items[max(0, i + 1 - size): i + 1]
+        expected = [Sample(*t) for t in kept]
+        assert w.stats() == WindowStats.of(expected)
+        assert w.recent(since) == WindowStats.of([s for s in expected if s.at >= since])
+    w.resize(resize_to)
+    kept = [Sample(*t) for t in items[-size:]][-resize_to:] if items else []
+    assert w.stats() == WindowStats.of(kept) and len(w) == len(kept)
+    assert w.recent(since) == WindowStats.of([s for s in kept if s.at >= since])
+
+
+def test_recent_follows_the_horizon_as_it_moves_and_new_samples_arrive() -> None:
+    w = LatencyWindow(4)
+    for at, ms, status in [(0.0, 50.0, "error"), (10.0, 1.0, "success"), (20.0, 2.0, "success")]:
+        w.add(Sample(at, ms, status))
+    assert w.recent(-1.0) is w.stats()  # nothing older than the horizon: the whole window
+    assert (w.recent(5.0).count, w.recent(5.0).errors, w.recent(5.0).p50_ms) == (2, 0, 1.5)
+    assert w.recent(15.0).count == 1 and w.recent(25.0).count == 0
+    w.add(Sample(30.0, 3.0, "error"))
+    assert (w.recent(5.0).count, w.recent(5.0).errors, w.recent(5.0).p50_ms) == (3, 1, 2.0)
+    w.add(Sample(5.0, 4.0, "success"))  # a clock that went back: the window still answers by timestamp
+    assert (w.recent(5.0).count, w.recent(5.0).p50_ms) == (4, 2.5)
+    assert (w.recent(6.0).count, w.recent(6.0).p50_ms) == (3, 2.0)  # the late-stamped sample is outside
+    assert (w.stats().count, w.stats().errors) == (4, 1)  # the first error has left the window
+    assert w.recent(0.0) is not w.stats()  # out of order: filtered sample by sample
+    for at in (40.0, 50.0, 60.0):
+        w.add(Sample(at, 1.0, "success"))
+    assert w.recent(0.0) is w.stats()  # the out-of-order pair has left: back to the shortcut
