@@ -92,8 +92,9 @@ class Connection:
         how = f"process exited with code {code}" if code is not None else "process exited"
         self.mark_dead(f"server {self.server_id} stopped ({how})")
 
-    def _transport_ended(self) -> None:
-        self.mark_dead(f"server {self.server_id} stopped (connection closed)")
+    def _transport_ended(self, error: Exception | None) -> None:
+        why = f": {str(error)[:200] or type(error).__name__}" if error is not None else ""
+        self.mark_dead(f"server {self.server_id} stopped (connection closed{why})")
 
     def mark_dead(self, reason: str) -> None:
         if not self.dead.done():

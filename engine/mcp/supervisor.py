@@ -355,8 +355,8 @@ class Supervisor:
 
         try:
             result = await conn.call(d.origin_name, args, timeout_s + 0.25, on_progress)
-        except ServerGone:
-            return ToolResult("error", f"server {self.server_id} stopped")
+        except ServerGone as e:  # "server dice stopped (process exited with code 1)"
+            return ToolResult("error", str(e))
         except MCPError as e:
             if e.code == REQUEST_TIMEOUT:
                 return ToolResult("timeout", f"{d.name} did not answer within {timeout_s:g} seconds.")

@@ -142,9 +142,11 @@ class EndWatchStream:
     It ends when the server side is gone (EOF after the SSE stream dropped) or when the session closes it.
     """
 
-    def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
+    def __init__(self, inner: Any, on_end: Callable[[Exception | None], None]) -> None:
         self._inner = inner
-        self._on_end: Callable[[], None] | None = on_end
+        self._on_end: Callable[[Exception | None], None] | None = on_end
+        #: The last error the transport put in the stream (it usually ends the stream right after).
+        self._error: Exception | None = None
 
     @property
     def last_context(self) -> Any:  # the SDK reads the sender's contextvars from here (ReadStream protocol)
@@ -153,14 +155,17 @@ class EndWatchStream:
     def _ended(self) -> None:
         on_end, self._on_end = self._on_end, None
         if on_end is not None:
-            on_end()
+            on_end(self._error)
 
     async def receive(self) -> Any:
         try:
-            return await self._inner.receive()
+            item = await self._inner.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._ended()
             raise
+        if isinstance(item, Exception):
+            self._error = item
+        return item
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -182,8 +187,10 @@ class EndWatchStream:
 
 
 @asynccontextmanager
-async def watch_end(transport: Transport, on_end: Callable[[], None]) -> AsyncIterator[tuple[Any, Any]]:
-    """An SDK transport whose read stream reports its end to ``on_end``."""
+async def watch_end(
+    transport: Transport, on_end: Callable[[Exception | None], None]
+) -> AsyncIterator[tuple[Any, Any]]:
+    """An SDK transport whose read stream reports its end (and the transport's last error) to ``on_end``."""
     async with transport as (read_stream, write_stream):
         yield EndWatchStream(read_stream, on_end), write_stream
 
@@ -195,11 +202,12 @@ def build_client(
     message_handler: MessageHandlerFnT | None,
     errlog: TextIO | None,
     connect_s: float,
-    on_transport_end: Callable[[], None] | None = None,
+    on_transport_end: Callable[[Exception | None], None] | None = None,
 ) -> Client:
     """An un-entered SDK ``Client`` for ``cfg`` (entering it connects and negotiates the protocol).
 
-    ``on_transport_end`` is called when a network transport's read stream ends (the server went away).
+    ``on_transport_end`` is called when a network transport's read stream ends (the server went away), with the
+    last error the transport reported, if any.
     """
     mode = client_mode(cfg.mode)
     server: Any

@@ -101,7 +101,7 @@ async def test_over_sse_a_result_past_one_mebibyte_ends_the_stream_and_the_serve
     r = await call(engine, "mcp_remote_big_text", {"size": 500_000})  # under the SDK's 1 MiB event limit
     assert_shaped(r, 500_000)
     r = await call(engine, "mcp_remote_big_text", {"size": TEN_MB})
-    assert (r.status, r.message) == ("error", "server remote stopped")
+    assert r.status == "error" and r.message.startswith("server remote stopped (connection closed")
     await wait_for(lambda: sup.state == "up" and sup.restarts_total == 1, limit_s=20)
     restarting = [e for e in sub.drain() if isinstance(e, ServerStateChanged) and e.state == "restarting"]
     assert restarting and "1048576 byte limit" in (restarting[0].last_error or "")
