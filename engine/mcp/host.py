@@ -100,13 +100,16 @@ class McpHost:
         self.started = False
 
     async def reload(self, old: Settings, new: Settings) -> None:
-        """Start added servers, stop removed ones, restart changed ones; untouched servers keep running."""
+        """Start added servers, stop removed ones, restart changed ones; untouched servers keep running.
+
+        "Changed" compares the two files, not the running servers: a server the operator switched off for this
+        run (``set_server_enabled``) stays off through a reload that does not touch its entry.
+        """
         check_config(new.mcp)
         before, after = self._configured(old), self._configured(new)
         removed = [sid for sid in self.supervisors if sid not in after]
         added = [sid for sid in after if sid not in self.supervisors]
-        changed = [sid for sid in after if sid in self.supervisors and self.supervisors[sid].cfg != after[sid]]
-        del before
+        changed = [sid for sid in after if sid in self.supervisors and before.get(sid) != after[sid]]
         await asyncio.gather(*(self.supervisors.pop(sid).stop("removed from the config") for sid in removed))
         await asyncio.gather(*(self.supervisors[sid].stop("config changed") for sid in changed))
         for sid in changed:

@@ -61,6 +61,13 @@ async def test_reload_restarts_only_changed_servers(make_engine: Any) -> None:
     assert st["change"]["tools"][0]["timeout_ms"] == 1234
     assert st["new"]["state"] == "up"
     assert engine.registry.by_server("drop") == []
+    # switched off for this run: a reload that leaves its entry alone leaves it off; editing the entry applies it
+    await engine.set_server_enabled("keep", False)
+    await engine.reload(settings({"keep": stdio(), "change": stdio(defaults={"timeout_ms": 1234})}))
+    st = {s["id"]: s for s in engine.server_status()["servers"]}
+    assert st["keep"]["state"] == "stopped" and st["change"]["state"] == "up" and "new" not in st
+    await engine.reload(settings({"keep": stdio(defaults={"timeout_ms": 999}), "change": stdio()}))
+    assert engine.server_status()["servers"][0]["state"] == "up"
 
 
 async def test_test_server_with_an_unsaved_config(make_engine: Any) -> None:
