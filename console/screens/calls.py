@@ -1,9 +1,8 @@
 """Calls: the live calls, the selected call's transcript, tools (with on/off switches) and invocations, the
 softphone panel and the event log.
 
-Tables update row by row from each batch's ``Changes``; engine commands (start, say, end, toggle) and the voice
-softphone (start, hang up) run in workers so a slow turn or a sound card never blocks the screen. Terminals send
-no key-release events, so push-to-talk is a toggle: space starts talking, space again sends what was said.
+Tables update row by row from each batch's ``Changes``; engine commands (start, say, end, toggle) run in
+workers so a slow turn never blocks the screen. The voice side of the softphone is in ``calls_voice``.
 """
 
 from __future__ import annotations
@@ -17,22 +16,19 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Footer, Header, Input, Label, RichLog
 
-from console.config_flow import save_document
 from console.format import duration, latency, status_text, tier_text
-from console.screens.audio_devices import AudioChoice, AudioDevicesScreen
-from console.screens.base import ConsoleScreen
+from console.screens.calls_voice import VoiceControls
 from console.state import Changes, Invocation
 from console.widgets.keybar import KeyBar
 from console.widgets.softphone import Softphone
 from console.widgets.tables import cursor_key
-from engine.config import ConfigDocument, ConfigError
 from engine.sessions.session import CallSession
 
 NARROW_WIDTH = 110
 CALL_COLUMNS = ("Call", "Caller", "Context", "Provider", "Tier", "Why", "Duration", "State")
 
 
-class CallsScreen(ConsoleScreen):
+class CallsScreen(VoiceControls):
     CSS_PATH = "calls.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+n", "new_call", "New call", id="call_new"),
@@ -86,16 +82,6 @@ class CallsScreen(ConsoleScreen):
         """On a narrow terminal the softphone drops its buttons and caller box (the keys do the same) so the
         talk box and the voice status keep their room."""
         self.query_one(Softphone).set_class(self.size.width < NARROW_WIDTH, "narrow")
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Mute and push-to-talk only mean something during a voice call (greyed out otherwise)."""
-        if action in ("mute", "push_to_talk"):
-            phone = self.capp.phone
-            if phone is None or not phone.active:
-                return None
-            if action == "push_to_talk" and not phone.push_to_talk:
-                return None
-        return True
 
     # ------------------------------------------------------------------------------------------ helpers
 
@@ -194,6 +180,10 @@ class CallsScreen(ConsoleScreen):
                     inv.update_cell(str(i.seq), col, value)
 
     # -------------------------------------------------------------------------------------- call detail
+
+    def voice_call_started(self, call_id: str) -> None:
+        self._select(call_id)
+        self.query_one("#calls", DataTable).focus()  # so m and space reach the softphone, not the talk box
 
     def _select(self, call_id: str | None) -> None:
         if call_id == self.capp.selected_call:
@@ -323,55 +313,6 @@ class CallsScreen(ConsoleScreen):
         if engine is not None:
             await engine.end_call(call_id, "ended by operator")
 
-    @work(group="voice", name="voice-start", exclusive=True, exit_on_error=False)
-    async def start_voice_call(self, context: str, caller: str) -> None:
-        from engine.voice.backend import AudioUnavailable
-
-        phone = self.capp.voice_phone()
-        if phone is None:
-            return
-        if phone.active:
-            self.notify(f"the softphone is on a voice call ({phone.call_id}): hang up first (e)", title="voice",
-                        severity="warning")
-            return
-        voice = self.capp.voice
-        voice.problem = None
-        try:
-            call_id = await phone.start(context, *self.capp.audio_devices, caller_name=caller)
-        except AudioUnavailable as e:
-            voice.problem = str(e)
-            self.notify(f"{e}\n\nText calls still work: Ctrl+N. Devices: a.", title="no audio", severity="error",
-                        timeout=20)
-            self.show_voice()
-            return
-        except Exception as e:  # unknown context, a provider that cannot start, a bad pronunciation dictionary
-            self.notify(f"{type(e).__name__}: {e}", title="voice", severity="error", timeout=15)
-            return
-        self._select(call_id)
-        self.query_one("#calls", DataTable).focus()  # so m and space reach the softphone, not the talk box
-        how = "space: talk, space again: send" if phone.push_to_talk else "just talk"
-        self.notify(f"voice call {call_id} on {context}: {how} · m: mute · e: hang up", title="voice")
-
-    @work(group="voice", name="voice-end", exit_on_error=False)
-    async def end_voice_call(self) -> None:
-        if self.capp.phone is not None:
-            await self.capp.phone.end("ended by operator")
-
-    @work(thread=True, group="config", name="audio-devices-save")
-    def save_audio_devices(self, choice: AudioChoice) -> None:
-        try:
-            doc = ConfigDocument.load(self.capp.config_path)
-            for key, value in (("input_device", choice.input_device), ("output_device", choice.output_device)):
-                if value is None:
-                    if doc.get(("softphone", key), None) is not None:
-                        doc.remove(("softphone", key))
-                else:
-                    doc.set(("softphone", key), value)
-        except (ConfigError, KeyError, OSError) as e:
-            self.app.call_from_thread(self.notify, f"not saved: {e}", title="audio devices", severity="error")
-            return
-        self.app.call_from_thread(save_document, self.capp, doc, "Softphone audio devices")
-
     # ----------------------------------------------------------------------------------------- actions
 
     def action_new_call(self) -> None:
@@ -387,57 +328,6 @@ class CallsScreen(ConsoleScreen):
             self.end_voice_call()  # hangs up and closes the sound devices
         else:
             self.end_call(call_id)
-
-    def action_voice_call(self) -> None:
-        self.query_one(Softphone).request_start(voice=True)
-
-    def action_mute(self) -> None:
-        phone = self.capp.phone
-        if phone is None or not phone.active:
-            self.notify("no voice call: v starts one", title="voice", severity="warning")
-            return
-        phone.mute(not phone.muted)
-        self.capp.voice.muted = phone.muted
-        self.show_voice()
-
-    def action_push_to_talk(self) -> None:
-        phone, voice = self.capp.phone, self.capp.voice
-        if phone is None or not phone.active:
-            self.notify("no voice call: v starts one", title="voice", severity="warning")
-            return
-        if not phone.push_to_talk:
-            self.notify("push-to-talk is off: the softphone hears you by itself (softphone.push_to_talk: true "
-                        "turns it on)", title="voice")
-            return
-        if voice.talking:
-            phone.release()
-        else:
-            phone.press()
-        voice.talking = not voice.talking
-        self.show_voice()
-
-    def action_audio_devices(self) -> None:
-        def chosen(choice: AudioChoice | None) -> None:
-            if choice is None:
-                return
-            self.capp.audio_devices = (choice.input_device, choice.output_device)
-            names = " / ".join(str(d) if d is not None else "system default"
-                               for d in self.capp.audio_devices)
-            self.notify(f"next voice call uses {names}", title="audio devices")
-            if choice.save:
-                self.save_audio_devices(choice)
-
-        self.app.push_screen(AudioDevicesScreen(self.capp.audio_devices, self.capp.audio_device_lister()), chosen)
-
-    def show_voice(self) -> None:
-        """Redraw the softphone's voice slot from the app's ``VoiceStatus``."""
-        if not self.is_mounted:
-            return
-        v, phone = self.capp.voice, self.capp.phone
-        ptt = phone is not None and phone.active and phone.push_to_talk
-        self.query_one(Softphone).show_voice(v.state, v.level_dbfs, muted=v.muted, push_to_talk=ptt,
-                                             talking=v.talking, problem=v.problem)
-        self.refresh_bindings()
 
     def action_talk(self) -> None:
         self.query_one("#talk", Input).focus()
