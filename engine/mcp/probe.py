@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pydantic
 
 from engine.config.models import McpServerConfig
-from engine.mcp.connection import Connection, ServerGone
+from engine.mcp.connection import Connection, ServerGone, describe
 from engine.mcp.naming import exposed_names
 from engine.mcp.stderr import StderrCapture
 
@@ -24,8 +24,6 @@ if TYPE_CHECKING:
 
 
 async def probe_server(server_id: str, cfg: McpServerConfig, services: HostServices) -> dict[str, Any]:
-    from engine.mcp.supervisor import describe
-
     stderr = StderrCapture(f"{server_id}:test", redact=services.redact)
     conn = Connection(server_id, cfg, base_dir=services.base_dir, stderr=stderr, on_list_changed=lambda: None)
     report: dict[str, Any] = {

@@ -26,7 +26,7 @@ from mcp.types import REQUEST_TIMEOUT
 
 from engine.config.models import McpServerConfig
 from engine.events import EventBus, ServerStateChanged, ToolProgressed, ToolsChanged
-from engine.mcp.connection import Connection, ServerGone
+from engine.mcp.connection import Connection, ServerGone, describe
 from engine.mcp.results import to_tool_result
 from engine.mcp.stderr import StderrCapture
 from engine.mcp.tool import MCPTool, build_tools
@@ -53,22 +53,6 @@ class HostServices:
     debounce_s: float = 0.2
     #: Called once a server is up with its tools registered (the budget layer's calibration hook).
     on_up: Callable[[str], object] | None = None
-
-
-def describe(exc: BaseException) -> str:
-    """A short, safe description of why a connection attempt failed."""
-    if isinstance(exc, TimeoutError):
-        return "timed out"
-    if isinstance(exc, BaseExceptionGroup):
-        inner = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]
-        if inner:
-            return describe(inner[0])
-    if isinstance(exc, MCPError):
-        return f"protocol error {exc.code}: {exc.message}"[:300]
-    if isinstance(exc, FileNotFoundError):
-        return f"command not found: {exc.filename or exc}"
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}{': ' + text[:250] if text else ''}"
 
 
 class Supervisor:
