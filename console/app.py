@@ -222,24 +222,16 @@ class AvaConsole(App[None]):
     def on_engine_ready(self, message: EngineReady) -> None:
         if message.error:
             self.notify(message.error, title="engine", severity="error", timeout=15)
-        for screen in self._live_screens():
-            refresh = getattr(screen, "refresh_all", None)
-            if callable(refresh):
-                refresh()
+        self._tell_screens("refresh_all")
 
     def on_voice_update(self, message: VoiceUpdate) -> None:
         event = message.event
         self.voice.state, self.voice.level_dbfs, self.voice.muted = event.state, event.level_dbfs, event.muted
         if event.state in ("idle", "ended"):
             self.voice.talking = False
-        self.show_voice()
-
-    def show_voice(self) -> None:
-        """Redraw the voice status wherever it is shown."""
-        for screen in self._live_screens():
-            show = getattr(screen, "show_voice", None)
-            if callable(show):
-                show()
+        self._tell_screens("show_voice")
+        if event.kind == "state":  # mute and push-to-talk keys are live only during a voice call
+            self.screen.refresh_bindings()
 
     def on_event_batch(self, message: EventBatch) -> None:
         self.batches += 1
@@ -259,6 +251,13 @@ class AvaConsole(App[None]):
 
     def _live_screens(self) -> list[Screen[Any]]:
         return [s for s in self.screen_stack if s.is_mounted]
+
+    def _tell_screens(self, method: str) -> None:
+        """Call ``method`` on every mounted screen that has it (dialogs on the stack do not)."""
+        for screen in self._live_screens():
+            fn = getattr(screen, method, None)
+            if callable(fn):
+                fn()
 
     # ----------------------------------------------------------------------------------------- actions
 
@@ -319,10 +318,7 @@ class AvaConsole(App[None]):
 
     def config_changed(self) -> None:
         """The engine runs a new config: every visible screen rebuilds from it."""
-        for screen in self._live_screens():
-            refresh = getattr(screen, "refresh_all", None)
-            if callable(refresh):
-                refresh()
+        self._tell_screens("refresh_all")
 
     def bindings_for_palette(self) -> list[Binding]:
         """Every active binding (app and current screen) for the command palette."""

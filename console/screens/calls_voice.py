@@ -8,6 +8,8 @@ sends what was said. Without PortAudio or devices the operator gets the fix, and
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual import work
 
 from console.config_flow import save_document
@@ -15,6 +17,9 @@ from console.screens.audio_devices import AudioChoice, AudioDevicesScreen
 from console.screens.base import ConsoleScreen
 from console.widgets.softphone import Softphone
 from engine.config import ConfigDocument, ConfigError
+
+if TYPE_CHECKING:
+    from engine.voice.softphone import Softphone as VoicePhone
 
 
 class VoiceControls(ConsoleScreen):
@@ -85,19 +90,25 @@ class VoiceControls(ConsoleScreen):
     def action_voice_call(self) -> None:
         self.query_one(Softphone).request_start(voice=True)
 
-    def action_mute(self) -> None:
+    def _voice_call_phone(self) -> VoicePhone | None:
+        """The softphone while it has a call; otherwise None, and the operator is told how to start one."""
         phone = self.capp.phone
         if phone is None or not phone.active:
             self.notify("no voice call: v starts one", title="voice", severity="warning")
+            return None
+        return phone
+
+    def action_mute(self) -> None:
+        phone = self._voice_call_phone()
+        if phone is None:
             return
         phone.mute(not phone.muted)
         self.capp.voice.muted = phone.muted
         self.show_voice()
 
     def action_push_to_talk(self) -> None:
-        phone, voice = self.capp.phone, self.capp.voice
-        if phone is None or not phone.active:
-            self.notify("no voice call: v starts one", title="voice", severity="warning")
+        phone, voice = self._voice_call_phone(), self.capp.voice
+        if phone is None:
             return
         if not phone.push_to_talk:
             self.notify("push-to-talk is off: the softphone hears you by itself (softphone.push_to_talk: true "
@@ -131,4 +142,3 @@ class VoiceControls(ConsoleScreen):
         ptt = phone is not None and phone.active and phone.push_to_talk
         self.query_one(Softphone).show_voice(v.state, v.level_dbfs, muted=v.muted, push_to_talk=ptt,
                                              talking=v.talking, problem=v.problem)
-        self.refresh_bindings()

@@ -15,6 +15,7 @@ import yaml
 
 from console.app import AvaConsole
 from console.screens.servers import MCP_OFF
+from tests.console.helpers import record_notifications
 
 FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "mcp_servers" / "fixture_server.py"
 
@@ -49,19 +50,6 @@ def _with_server(config_path: Path, server_id: str = "fx") -> None:
 def _status(app: AvaConsole, server_id: str) -> dict[str, Any]:
     assert app.engine is not None
     return next(s for s in app.engine.server_status()["servers"] if s["id"] == server_id)
-
-
-def _notes(app: AvaConsole) -> list[str]:
-    """Every notification the app shows, recorded as text."""
-    seen: list[str] = []
-    original = app.notify
-
-    def record(message: str, **kwargs: Any) -> None:
-        seen.append(message)
-        original(message, **kwargs)
-
-    app.notify = record  # type: ignore[method-assign]
-    return seen
 
 
 async def test_add_test_save_reload_with_secret(config_path: Path, memory_keyring, wait) -> None:
@@ -142,7 +130,7 @@ async def test_toggle_and_save_enabled(config_path: Path, wait) -> None:
     _with_server(config_path)
     app = AvaConsole(config_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        notes = _notes(app)
+        notes = record_notifications(app)
         await wait(pilot, lambda: app.engine_running, within=20)
         await pilot.press("f3")
         await wait(pilot, lambda: _status(app, "fx")["state"] == "up", within=20)
@@ -186,7 +174,7 @@ async def test_mcp_switched_off(config_path: Path, wait) -> None:
     _write(config_path, _read(config_path).replace("  enabled: true\n", "  enabled: false\n", 1))
     app = AvaConsole(config_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        notes = _notes(app)
+        notes = record_notifications(app)
         await wait(pilot, lambda: app.engine_running)
         await pilot.press("f3")
         note = app.screen.query_one("#mcp-note")

@@ -20,6 +20,7 @@ from engine.voice import device_backend as devmod
 from engine.voice.backend import AudioBackend, AudioUnavailable
 from engine.voice.device_backend import DeviceInfo, DeviceSpec
 from engine.voice.tts import Synthesizer
+from tests.console.helpers import record_notifications
 from tests.fixtures.audio_backends import FeedBackend
 
 
@@ -42,19 +43,6 @@ class Backends:
         backend = FeedBackend(rate, frame_ms)
         self.made.append(backend)
         return backend
-
-
-def _notes(app: AvaConsole) -> list[str]:
-    """Every notification the app shows, recorded as text."""
-    seen: list[str] = []
-    original = app.notify
-
-    def record(message: str, **kwargs: Any) -> None:
-        seen.append(message)
-        original(message, **kwargs)
-
-    app.notify = record  # type: ignore[method-assign]
-    return seen
 
 
 def _text(path: Path) -> str:
@@ -143,7 +131,7 @@ async def test_without_portaudio_the_operator_is_told_the_fix_and_text_calls_wor
     monkeypatch.setattr(devmod, "import_sounddevice", no_portaudio)
     app = AvaConsole(config_path)  # the real sound-card backend and device list
     async with app.run_test(size=(120, 40)) as pilot:
-        notes = _notes(app)
+        notes = record_notifications(app)
         await wait(pilot, lambda: app.engine_running)
         await pilot.press("v")
         await wait(pilot, lambda: app.voice.problem is not None)
