@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -20,6 +19,7 @@ sys.path.insert(0, str(ROOT))
 
 from console.app import AvaConsole  # noqa: E402
 from engine.events import ToolCompleted, ToolRequested  # noqa: E402
+from engine.stats import percentiles  # noqa: E402
 
 PRESSES = 30
 CALLS = 50
@@ -59,8 +59,7 @@ async def feeder(app: AvaConsole, stop: asyncio.Event) -> None:
 
 
 def summary(name: str, values: list[float]) -> float:
-    med = statistics.median(values)
-    p95 = sorted(values)[int(0.95 * (len(values) - 1))]
+    med, p95 = percentiles(values, 0.5, 0.95)
     print(f"{name:<28} median {med:6.1f} ms   p95 {p95:6.1f} ms   (n={len(values)})")
     return med
 

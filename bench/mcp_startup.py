@@ -24,9 +24,9 @@ import asyncio
 import logging
 import os
 import resource
-import statistics
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 from engine.app import Engine  # noqa: E402
 from engine.config.models import Settings  # noqa: E402
 from engine.mcp import transports  # noqa: E402
+from engine.stats import percentiles  # noqa: E402
 
 LIGHT = str(ROOT / "bench" / "fixtures" / "light_server.py")
 SDK_SERVER = str(ROOT / "tests" / "fixtures" / "mcp_servers" / "fixture_server.py")
@@ -125,13 +126,17 @@ async def start_once(n: int, kind: str, delay: float) -> Run:
 def median_run(runs: list[Run]) -> Run:
     """Field by field medians (the runs are noisy; one slow round should not decide)."""
     spreads = [r.spawn_spread_s for r in runs if r.spawn_spread_s is not None]
+
+    def median(values: Iterable[float]) -> float:
+        return percentiles(values, 0.5)[0]
+
     return Run(
-        elapsed_s=statistics.median(r.elapsed_s for r in runs),
-        engine_cpu_s=statistics.median(r.engine_cpu_s for r in runs),
-        children_cpu_s=statistics.median(r.children_cpu_s for r in runs),
+        elapsed_s=median(r.elapsed_s for r in runs),
+        engine_cpu_s=median(r.engine_cpu_s for r in runs),
+        children_cpu_s=median(r.children_cpu_s for r in runs),
         children_whole_life=any(r.children_whole_life for r in runs),
-        spawn_spread_s=statistics.median(spreads) if spreads else None,
-        up_spread_s=statistics.median(r.up_spread_s for r in runs),
+        spawn_spread_s=median(spreads) if spreads else None,
+        up_spread_s=median(r.up_spread_s for r in runs),
     )
 
 

@@ -7,7 +7,6 @@ Goal: at most 50 µs added at the median with events and metrics on.
 from __future__ import annotations
 
 import asyncio
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -18,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from engine.app import Engine
 from engine.config.models import Settings
 from engine.sessions.session import CallSession
+from engine.stats import percentiles
 from engine.tools.base import (
     FunctionTool,
     ToolDefinition,
@@ -31,11 +31,6 @@ N = 20_000
 
 async def echo(args: dict[str, Any], ctx: ToolExecutionContext) -> ToolResult:
     return ToolResult.success(args["text"])
-
-
-def pct(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, round(p / 100 * (len(xs) - 1)))]
 
 
 async def main() -> None:
@@ -70,8 +65,8 @@ async def main() -> None:
         await engine.execute_tool(session, "echo", args)
         path.append(time.perf_counter() - t)
         sub.drain()
-    d50, p50 = statistics.median(direct) * 1e6, statistics.median(path) * 1e6
-    d99, p99 = pct(direct, 99) * 1e6, pct(path, 99) * 1e6
+    d50, d99 = (v * 1e6 for v in percentiles(direct, 0.5, 0.99))
+    p50, p99 = (v * 1e6 for v in percentiles(path, 0.5, 0.99))
     print(f"calls: {N} each, events and metrics on, one live subscriber")
     print(f"direct tool.execute      p50 {d50:8.2f} µs   p99 {d99:8.2f} µs")
     print(f"Engine.execute_tool      p50 {p50:8.2f} µs   p99 {p99:8.2f} µs")

@@ -9,7 +9,6 @@ Run: ``.venv/bin/python bench/tool_view.py [--tools 500] [--rounds 2000]``.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -20,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from engine.app import Engine
 from engine.config.models import Settings
 from engine.sessions.session import CallSession
+from engine.stats import percentiles
 from engine.tools.base import FunctionTool, LatencyMeta, Tool, ToolDefinition, ToolExecutionContext, ToolResult
 
 
@@ -80,12 +80,12 @@ def main() -> None:
     cold_times = measure(cold, max(20, args.rounds // 50))
     entries = list(engine.views.registry.snapshot().tools.values())
     filt = measure(lambda: engine.budget.board(entries, session.tier), max(200, args.rounds // 5))
-    med_c, med_u, med_k = (statistics.median(x) for x in (cached, recomputed, cold_times))
-    p99_c = sorted(cached)[int(len(cached) * 0.99) - 1]
+    (med_c, p99_c), (med_u,), (med_k,) = (percentiles(cached, 0.5, 0.99), percentiles(recomputed, 0.5),
+                                           percentiles(cold_times, 0.5))
     print(f"with revision cache : median {med_c * 1000:8.1f} µs   p99 {p99_c * 1000:8.1f} µs")
     print(f"without view cache  : median {med_u * 1000:8.1f} µs")
     print(f"cold (no statuses)  : median {med_k * 1000:8.1f} µs")
-    print(f"  of which the tier filter alone: median {statistics.median(filt) * 1000:8.1f} µs "
+    print(f"  of which the tier filter alone: median {percentiles(filt, 0.5)[0] * 1000:8.1f} µs "
           "(the rest is the allowlist match in engine/tools/view.py)")
     print(f"ratio without/with  : {med_u / med_c:,.0f}x   goal (median with cache < 1 ms): "
           f"{'met' if med_c < 1.0 else 'NOT met'}")

@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 from engine.app import Engine  # noqa: E402
 from engine.config import load_settings  # noqa: E402
 from engine.providers.script import load_script  # noqa: E402
+from engine.stats import percentiles  # noqa: E402
 from engine.voice.audio import AudioFrame  # noqa: E402
 from engine.voice.phrases import PhraseSet  # noqa: E402
 from engine.voice.pipeline import VoiceCall  # noqa: E402
@@ -71,11 +72,6 @@ async def one_round(tmp: Path, texts: list[str], recognizer: Recognizer) -> tupl
     return latencies, rtfs, exact
 
 
-def pct(values: list[float], q: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, round(q * (len(s) - 1)))]
-
-
 async def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=2, help="calls to run (each says every phrase once)")
@@ -93,10 +89,10 @@ async def main() -> int:
         rtfs += rtf
         exact += ok
     n = len(texts) * args.rounds
-    p50 = statistics.median(latencies)
+    p50, p90 = percentiles(latencies, 0.5, 0.9)
     print(f"phrases: {len(texts)} x {args.rounds} rounds, recognised exactly: {exact}/{n}")
     print(
-        f"utterance end -> first answer sample: p50 {p50:.0f} ms, p90 {pct(latencies, 0.9):.0f} ms, "
+        f"utterance end -> first answer sample: p50 {p50:.0f} ms, p90 {p90:.0f} ms, "
         f"max {max(latencies):.0f} ms (n={len(latencies)}; plus the 600 ms endpointing silence)"
     )
     print(f"STT real-time factor: mean {statistics.mean(rtfs):.3f}, max {max(rtfs):.3f} (decode time / audio time)")

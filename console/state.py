@@ -26,6 +26,7 @@ from engine.events import (
     ToolsChanged,
     TranscriptAdded,
 )
+from engine.stats import percentile
 
 MAX_INVOCATIONS = 5000
 MAX_LOG = 2000
@@ -176,10 +177,9 @@ class ConsoleState:
         return [i for i in self.invocations if i.call_id == call_id]
 
     def percentile(self, server: str, q: float) -> float | None:
+        """The server's recent latency at quantile ``q`` (the engine's one definition), None without samples."""
         values = sorted(self.server_latency.get(server, ()))
-        if not values:
-            return None
-        return values[min(len(values) - 1, round(q * (len(values) - 1)))]
+        return percentile(values, q) if values else None
 
     def transcript(self, call_id: str) -> list[tuple[float, str, str]]:
         return list(self.transcripts.get(call_id, ()))

@@ -6,8 +6,8 @@ invocations (duration and outcome); older ones fall out, so errors age out with 
 looks only at samples younger than a horizon (see ``recent``), so a tool that is hidden and gets no traffic still
 recovers.
 
-Percentile definition (tested against numpy): numpy's default ``method="linear"`` (Hyndman & Fan type 7). For
-the sorted samples x[0..n-1] and q in [0, 1]: h = (n - 1)·q, and the result is x[⌊h⌋] + (h - ⌊h⌋)·(x[⌊h⌋+1] - x[⌊h⌋]).
+Percentiles are ``engine.stats.percentile`` (numpy's default linear interpolation), the one definition every
+screen, endpoint and benchmark uses.
 """
 
 from __future__ import annotations
@@ -19,26 +19,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import islice
 
+from engine.stats import percentile
+
 BookKey = tuple[str, str, str]
 """(environment, server, tool)."""
 
 #: Outcomes that count as failures of the tool (rejections never reach the tool, so they are never recorded).
 FAILED = frozenset({"error", "timeout"})
-
-
-def percentile(sorted_values: Sequence[float], q: float) -> float:
-    """The q-quantile (0 ≤ q ≤ 1) of already sorted values, numpy's default linear interpolation."""
-    n = len(sorted_values)
-    if n == 0:
-        raise ValueError("percentile of no samples")
-    if not 0.0 <= q <= 1.0:
-        raise ValueError(f"quantile must be between 0 and 1, got {q}")
-    h = (n - 1) * q
-    lo = math.floor(h)
-    if lo >= n - 1:
-        return float(sorted_values[-1])
-    a, b = sorted_values[lo], sorted_values[lo + 1]
-    return float(a + (h - lo) * (b - a))
 
 
 @dataclass(frozen=True, slots=True)
