@@ -12,8 +12,10 @@ from collections.abc import Sequence
 
 from engine.cli import common
 
-#: Modules that add commands; each has ``register(subparsers)``.
-COMMAND_MODULES = ("engine.cli.core_commands", "engine.cli.mcp_commands")
+#: Every module that adds commands, in registration order; each has ``register(subparsers)``. This is the one list:
+#: a command module missing here does not exist for users (``tests/cli`` runs every documented command's ``--help``
+#: through the installed ``ava-engine``). ``budget_commands`` adds ``mcp calibrate`` to the group ``mcp_commands`` made.
+COMMAND_MODULES = ("engine.cli.core_commands", "engine.cli.mcp_commands", "engine.cli.budget_commands")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,7 +1,6 @@
 """``ava-engine mcp calibrate SERVER``: probe a server's idempotent tools and print what was measured.
 
-The command joins the ``mcp`` command group whichever module created it (register this module after the MCP
-commands, or first: it creates the group when it does not exist yet).
+It joins the ``mcp`` command group, so ``engine.cli.COMMAND_MODULES`` lists this module after ``mcp_commands``.
 """
 
 from __future__ import annotations
@@ -10,26 +9,11 @@ import argparse
 from typing import Any
 
 from engine.cli.common import CommandFailed, UsageError, load, print_json, running_engine
-
-
-def _mcp_actions(sub: Any) -> Any:
-    """The ``mcp`` group's sub-command action, creating the group when no other module has."""
-    mcp = sub.choices.get("mcp")
-    if mcp is None:
-        mcp = sub.add_parser("mcp", help="MCP servers: list, test, call, calibrate")
-        return mcp.add_subparsers(dest="mcp_command", metavar="ACTION", required=True,
-                                  parser_class=type(mcp))
-    for action in mcp._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return action
-    return mcp.add_subparsers(dest="mcp_command", metavar="ACTION", required=True, parser_class=type(mcp))
+from engine.cli.mcp_commands import _mcp_actions
 
 
 def register(sub: Any) -> None:
-    actions = _mcp_actions(sub)
-    if "calibrate" in actions.choices:  # registered already (the module was listed twice)
-        return
-    p = actions.add_parser(
+    p = _mcp_actions(sub).add_parser(
         "calibrate", help="probe a server's idempotent tools (never the others) and report tiers and latency"
     )
     p.add_argument("server", metavar="SERVER", help="the MCP server id")

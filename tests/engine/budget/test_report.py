@@ -1,22 +1,16 @@
 """What operators see: tools_report (shown with tier/p50/p99/badge/health, hidden with reasons), badges and the
-leaderboard, and ``ava-engine mcp calibrate`` end to end against the project's dice server over stdio."""
+leaderboard (``ava-engine mcp calibrate`` runs through the installed entry point in tests/cli)."""
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
 
 from engine.budget.report import leaderboard, tools_report
 from engine.budget.tiers import badge_for
 from engine.tools.base import ToolCategory
 from tests.engine.budget.helpers import FakeClock, engine_for, settings_for, tool
-
-ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.mark.parametrize(
@@ -65,34 +59,3 @@ async def test_leaderboard_ranks_per_category(tmp_path: Path) -> None:
     assert [r["name"] for r in board["telephony"]] == ["c_calls", "hangup_call"]
     assert board["telephony"][1]["compatibility"] == "every tier (call control)"
 
-
-def _run_cli(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> int:
-    import engine.cli as cli
-
-    if "engine.cli.budget_commands" not in cli.COMMAND_MODULES:
-        monkeypatch.setattr(cli, "COMMAND_MODULES", (*cli.COMMAND_MODULES, "engine.cli.budget_commands"))
-    return cli.main(argv)
-
-
-@pytest.mark.timeout(60)
-def test_cli_calibrate_against_the_dice_server(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    cfg: dict[str, Any] = {
-        "engine": {"http": {"enabled": False}},
-        "mcp": {"servers": {"dice": {"transport": "stdio", "cwd": str(ROOT),
-                                     "command": [sys.executable, "-m", "engine.servers.dice", "--seed", "1"]}}},
-    }
-    path = tmp_path / "cfg.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    code = _run_cli(["--config", str(path), "--json", "mcp", "calibrate", "dice", "--probes", "3"], monkeypatch)
-    out = capsys.readouterr().out
-    assert code == 0, out
-    report = json.loads(out)
-    rows = {r["name"]: r for r in report["tools"]}
-    assert rows["roll"]["result"] == "skipped" and rows["roll"]["reason"] == "not idempotent: never probed"
-    listed = rows["list_tables"]
-    assert listed["result"] == "calibrated" and listed["outcomes"] == {"success": 3}
-    assert report["environment"] == "local"
-    code = _run_cli(["--config", str(path), "--json", "mcp", "calibrate", "nosuch"], monkeypatch)
-    assert code == 2 and "unknown MCP server 'nosuch'" in capsys.readouterr().out
