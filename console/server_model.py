@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-import yaml
 from pydantic import ValidationError
 
+from engine.config import ConfigError, dump_yaml_fragment, parse_yaml_fragment
 from engine.config.models import SERVER_ID_RE, FieldError, McpServerConfig, McpToolConfig
 
 KEYRING_REF = re.compile(r"^\$\{keyring:([A-Za-z0-9_.\-]{1,64})\}$")
@@ -128,9 +128,12 @@ def check_tools(text: str) -> str:
     if not text.strip():
         return ""
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        return f"not valid YAML: {str(e).splitlines()[0]}"
+        data = parse_yaml_fragment(text, "tools")
+    except ConfigError as e:
+        issue = e.issues[0]
+        path = f"tools{issue.path}" if issue.path.startswith("[") else issue.path
+        where = ", ".join(w for w in (f"line {issue.line}" if issue.line else "", path) if w)
+        return f"{where}: {issue.message}" if where else issue.message
     if not isinstance(data, list):
         return "a YAML list of tool entries (- name: ...)"
     for i, item in enumerate(data):
@@ -210,7 +213,7 @@ def to_config(f: FormValues, *, secret_refs: Mapping[str, str] | None = None) ->
     if f.calibrate:
         out["calibrate"] = True
     if f.tools.strip():
-        tools = yaml.safe_load(f.tools)
+        tools = parse_yaml_fragment(f.tools, "tools")
         if isinstance(tools, list) and tools:
             out["tools"] = tools
     return out
@@ -243,7 +246,7 @@ def from_config(server_id: str, raw: Mapping[str, Any]) -> FormValues:
     f.calibrate = bool(raw.get("calibrate", False))
     tools = raw.get("tools") or []
     if tools:
-        f.tools = yaml.safe_dump(_plain(tools), sort_keys=False, allow_unicode=True).strip()
+        f.tools = dump_yaml_fragment(_plain(tools))
     for kind in ("env", "headers"):
         rows = [KV(str(k), str(v), bool(KEYRING_REF.match(str(v)))) for k, v in dict(raw.get(kind) or {}).items()]
         setattr(f, kind, rows)

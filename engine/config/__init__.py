@@ -19,6 +19,7 @@ from engine.config.atomic import atomic_write
 from engine.config.document import ConfigDocument
 from engine.config.errors import ConfigConflictError, ConfigError, ConfigIssue, format_path
 from engine.config.expand import ExpansionError
+from engine.config.fragment import dump_yaml_fragment, parse_yaml_fragment
 from engine.config.loader import load_settings, load_settings_text
 from engine.config.models import Settings
 from engine.config.schema import json_schema, json_schema_text
@@ -50,6 +51,7 @@ __all__ = [
     "SecretsError",
     "Settings",
     "delete_secret",
+    "dump_yaml_fragment",
     "format_path",
     "get_secret",
     "json_schema",
@@ -58,6 +60,7 @@ __all__ = [
     "load_settings",
     "load_settings_text",
     "mask",
+    "parse_yaml_fragment",
     "references",
     "resolve_config_path",
     "set_secret",

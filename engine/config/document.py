@@ -21,7 +21,8 @@ from ruamel.yaml.tokens import CommentToken
 
 from engine.config.atomic import atomic_write
 from engine.config.errors import ConfigConflictError, ConfigError, format_path
-from engine.config.loader import decode_config, new_yaml, parse_yaml, read_config_bytes, settings_from_tree
+from engine.config.fragment import new_dumper
+from engine.config.loader import decode_config, parse_yaml, read_config_bytes, settings_from_tree
 from engine.config.models import Settings
 
 KeyPart = str | int
@@ -99,11 +100,6 @@ def _merge_into(target: CommentedMap, new: Mapping[str, Any]) -> None:
             _add_key(target, key, value)
         elif target[key] != value:
             target[key] = _to_tree(value)
-
-
-def _represent_null(representer: Any, _data: None) -> Any:
-    """Write ``null`` explicitly (ruamel would leave ``key:`` empty, which reads as a mistake)."""
-    return representer.represent_scalar("tag:yaml.org,2002:null", "null")
 
 
 def _guess_indent(tree: CommentedMap) -> tuple[int, int, int]:
@@ -240,11 +236,7 @@ class ConfigDocument:
     def text(self) -> str:
         buf = io.StringIO()
         if len(self.data) or self.data.ca.comment:
-            yaml = new_yaml()
-            mapping, sequence, offset = self._indent
-            yaml.indent(mapping=mapping, sequence=sequence, offset=offset)
-            yaml.representer.add_representer(type(None), _represent_null)
-            yaml.dump(self.data, buf)
+            new_dumper(*self._indent).dump(self.data, buf)
         return buf.getvalue()
 
     def validate(

@@ -199,9 +199,6 @@ class _Expander:
             return {key: self.convert(value, (*path, key), stack) for key, value in node.items()}
         if isinstance(node, list):
             return [self.convert(item, (*path, i), stack) for i, item in enumerate(node)]
-        if isinstance(node, TaggedScalar):
-            self._issue(path, f"YAML tags such as {node.tag.value!r} are not supported here")
-            return None
         if isinstance(node, str):
             try:
                 text = expand(str(node), env=self.env, lookup_secret=self._cached_lookup, revealed=self.revealed)
@@ -209,16 +206,27 @@ class _Expander:
                 self._issue(path, exc.message)
                 return ""
             return expand_python(text) if _is_command_item(path) else text
-        if isinstance(node, bool) or node is None:
-            return node
-        if isinstance(node, int):
-            return int(node)
-        if isinstance(node, float):
-            return float(node)
-        if isinstance(node, datetime.date):  # an unquoted 2025-06-18 is a date in YAML; fields want the text
-            return node.isoformat()
-        self._issue(path, f"unsupported YAML value of type {type(node).__name__}")
-        return None
+        try:
+            return plain_scalar(node)
+        except ValueError as exc:
+            self._issue(path, str(exc))
+            return None
+
+
+def plain_scalar(node: Any) -> Any:
+    """A parsed scalar other than a string as the config reads it (``engine.config.fragment`` reads the same):
+    ruamel's number subclasses become plain numbers, an unquoted date its text; ``ValueError`` for a YAML tag."""
+    if isinstance(node, TaggedScalar):
+        raise ValueError(f"YAML tags such as {node.tag.value!r} are not supported here")
+    if isinstance(node, bool) or node is None:
+        return node
+    if isinstance(node, int):
+        return int(node)
+    if isinstance(node, float):
+        return float(node)
+    if isinstance(node, datetime.date):  # an unquoted 2025-06-18 is a date in YAML; fields want the text
+        return node.isoformat()
+    raise ValueError(f"unsupported YAML value of type {type(node).__name__}")
 
 
 def redact(message: str, revealed: set[str]) -> str:

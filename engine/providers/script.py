@@ -1,8 +1,9 @@
 """The scripted provider's dialog script: greeting, intents (regex → tool calls → reply), fallback.
 
-Scripts live in YAML (``config/scripts/*.yaml``). Patterns are matched case-insensitively against what the
-caller said, and also against the same text with number words turned into digits ("roll two d six" →
-"roll 2 d 6"), so the same script serves typed and recognised speech. Named groups become tool arguments.
+Scripts live in YAML (``config/scripts/*.yaml``) and are read like the config file (YAML 1.2: ``on`` and ``no``
+are text). Patterns are matched case-insensitively against what the caller said, and also against the same text
+with number words turned into digits ("roll two d six" → "roll 2 d 6"), so the same script serves typed and
+recognised speech. Named groups become tool arguments.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from engine.config import ConfigError, parse_yaml_fragment
 
 
 class ScriptError(ValueError):
@@ -78,13 +80,11 @@ def resolve_asset_path(name: str, base_dir: Path | None) -> Path:
 def load_script(path: str | Path) -> Script:
     p = Path(path)
     try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+        raw = parse_yaml_fragment(p.read_text(encoding="utf-8"), str(p))  # the config file's YAML dialect
     except FileNotFoundError as e:
         raise ScriptError(f"{p}: script file not found") from e
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise ScriptError(f"{p}{line}: not valid YAML: {getattr(e, 'problem', e)}") from e
+    except ConfigError as e:
+        raise ScriptError(str(e)) from e
     if not isinstance(raw, dict):
         raise ScriptError(f"{p}: a script must be a mapping with greeting, intents and fallback")
     try:
