@@ -12,9 +12,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from engine.calls import CallError, CallManager
+from engine.call_tiers import TIERS, TierControl
+from engine.calls import CallError, CallManager, TurnHooks
 from engine.config.models import Settings
-from engine.events import EventBus, TierChanged, ToolsChanged
+from engine.events import ConfigReloaded, EngineError, EventBus, ToolsChanged
 from engine.execution import ToolExecutor
 from engine.metrics import Metrics
 from engine.providers.base import Provider, TurnReply
@@ -23,6 +24,7 @@ from engine.providers.pipeline import bind_pipelines
 from engine.redact import Redactor, secret_values
 from engine.sessions.session import CallSession
 from engine.sessions.store import InMemorySessionStore, SessionStore
+from engine.tasks import EngineTasks, Spawn
 from engine.tools.base import Tool, ToolResult
 from engine.tools.builtin import builtin_tools
 from engine.tools.registry import ToolRegistry
@@ -33,7 +35,7 @@ if TYPE_CHECKING:  # budget
 
 log = logging.getLogger(__name__)
 
-TIERS = ("fast", "standard", "deep")
+__all__ = ["TIERS", "CallError", "Engine", "EngineComponent", "TurnHooks"]
 
 
 class EngineComponent(Protocol):
@@ -46,14 +48,6 @@ class EngineComponent(Protocol):
     async def stop(self) -> None: ...
 
     async def reload(self, old: Settings, new: Settings) -> None: ...
-
-
-class TurnHooks(Protocol):
-    """Called around every turn (the budget layer's tier selector and turn accounting)."""
-
-    def before_turn(self, session: CallSession, text: str) -> None: ...
-
-    def after_turn(self, session: CallSession) -> None: ...
 
 
 class Engine:
@@ -74,18 +68,33 @@ class Engine:
         self.bus = EventBus(settings.engine.event_queue_size)
         self.metrics = Metrics()
         self.redactor = Redactor(secret_values(settings))
+        #: The one task group: every background task of the engine is spawned here, named.
+        self.tasks = EngineTasks(on_failure=self._task_failed)
+        #: What parts get to start background tasks (never the group or the engine).
+        self.spawn: Spawn = self.tasks.spawn
+        self.tiers = TierControl(self.bus, self.metrics, settings.budget.default_tier)
         self.registry = ToolRegistry()
-        self.views = ToolViewBuilder(self.registry)
         self.sessions: SessionStore = store or InMemorySessionStore()
-        self.executor = ToolExecutor(
-            self.registry, self.bus, self.metrics, lambda: self.settings, self.redactor
-        )
-        self.calls = CallManager(self)
         self.providers: dict[str, Provider] = {}
-        self.components: list[EngineComponent] = []
-        self.turn_hooks: list[TurnHooks] = []
-        self.default_tier: str = settings.budget.default_tier
-        self.waiting_callers = 0
+        from engine.components import budget_layer, default_components
+
+        # the budget layer plugs into the three declared seams as they are built
+        self._budget = budget_layer(self)
+        self.views = ToolViewBuilder(self.registry, tier_filter=self._budget.board)
+        self.executor = ToolExecutor(
+            self.registry, self.bus, self.metrics, lambda: self.settings, self.redactor, hooks=self._budget
+        )
+        self.turn_hooks: list[TurnHooks] = [self._budget]
+        self.calls = CallManager(
+            settings=lambda: self.settings,
+            providers=lambda: self.providers,
+            sessions=self.sessions,
+            bus=self.bus,
+            metrics=self.metrics,
+            executor=self.executor,
+            views=self.views,
+            turn_hooks=self.turn_hooks,
+        )
         self.started = False
         self.ready = False
         self.not_ready_reason = "starting"
@@ -94,7 +103,7 @@ class Engine:
         for t in extra_tools or []:
             self.registry.register(t)
         self._build_providers(settings)
-        self._attach_components()
+        self.components: list[EngineComponent] = default_components(self, self._budget)
 
     # ------------------------------------------------------------------------------------------------ lifecycle
 
@@ -105,13 +114,19 @@ class Engine:
         }
         bind_pipelines(self.providers)
 
-    def _attach_components(self) -> None:
-        """Components register themselves here as they are built (MCP host, HTTP, budget)."""
-        from engine.components import default_components
+    def _task_failed(self, name: str, exc: BaseException) -> None:
+        """A background task failed: the engine stays up and says so on the bus."""
+        self.bus.publish(EngineError(message=f"background task {name} failed: {type(exc).__name__}: {exc}"))
 
-        self.components = default_components(self)
+    async def run_probe(self, exposed_name: str, args: Mapping[str, Any]) -> ToolResult:
+        """One calibration probe through the execution path (``is_probe``; only that tool is allowed)."""
+        return await self.executor.execute(
+            None, exposed_name, args, is_probe=True, allowed=frozenset({exposed_name})
+        )
 
     async def start(self) -> None:
+        """Open the task group and start every component in order (returns once MCP servers settled)."""
+        self.tasks.open()
         for c in self.components:
             await c.start()
         self.started = True
@@ -129,6 +144,7 @@ class Engine:
                 log.warning("stopping %s failed: %s", c.name, e)
         for p in self.providers.values():
             await p.aclose()
+        await self.tasks.close()  # whatever a component left running is cancelled and awaited
         self.started = False
 
     async def __aenter__(self) -> Engine:
@@ -139,13 +155,27 @@ class Engine:
         await self.stop()
 
     async def reload(self, settings: Settings) -> None:
-        """Apply a new config: components diff their sections; providers and contexts take effect next turn."""
+        """Apply a new config: components diff their sections; providers and contexts take effect next turn.
+
+        Publishes ``config.reloaded`` (MCP servers added, removed and changed; ``error`` when a part refused it,
+        and then the error is raised too).
+        """
         old = self.settings
-        self._build_providers(settings)
-        self.settings = settings
-        self.redactor.update(secret_values(settings))
-        for c in self.components:
-            await c.reload(old, settings)
+        before, after = old.mcp.servers, settings.mcp.servers
+        added = tuple(sorted(set(after) - set(before)))
+        removed = tuple(sorted(set(before) - set(after)))
+        changed = tuple(sorted(s for s in set(after) & set(before) if before[s] != after[s]))
+        try:
+            self._build_providers(settings)
+            self.settings = settings
+            self.redactor.update(secret_values(settings))
+            for c in self.components:
+                await c.reload(old, settings)
+        except Exception as e:
+            self.bus.publish(ConfigReloaded(added=added, removed=removed, changed=changed,
+                                            error=f"{type(e).__name__}: {e}"[:500]))
+            raise
+        self.bus.publish(ConfigReloaded(added=added, removed=removed, changed=changed))
 
     # ------------------------------------------------------------------------------------------------ calls
 
@@ -183,43 +213,35 @@ class Engine:
 
     # ------------------------------------------------------------------------------------------------ operator
 
-    def on_user_turn(self, session: CallSession, text: str) -> None:
-        """Before each turn: the tier selector (turn hooks) picks the call's tier for this turn."""
-        if self.turn_hooks:
-            for h in self.turn_hooks:
-                h.before_turn(session, text)
-        elif session.tier_override:
-            self._set_call_tier(session, session.tier_override, "operator override")
+    @property
+    def default_tier(self) -> str:
+        """The operator's global default tier ("auto": each context's own default)."""
+        return self.tiers.default_tier
 
-    def on_turn_done(self, session: CallSession) -> None:
-        for h in self.turn_hooks:
-            h.after_turn(session)
+    @property
+    def waiting_callers(self) -> int:
+        """Callers waiting for an agent (telephony sets it; the selector drops to FAST past a depth)."""
+        return self.tiers.waiting_callers
 
-    def _set_call_tier(self, session: CallSession, tier: str, reason: str) -> None:
-        if tier == session.tier and reason == session.tier_reason:
-            return
-        old = session.tier
-        session.tier, session.tier_reason = tier, reason
-        session.tools_revision += 1
-        self.metrics.tier_changes.labels(reason.split(":")[0][:40]).inc()
-        self.bus.publish(TierChanged(call_id=session.call_id, old=old, new=tier, reason=reason))
+    @waiting_callers.setter
+    def waiting_callers(self, n: int) -> None:
+        self.tiers.waiting_callers = n
 
     def set_tier(self, call_id: str | None, tier: str) -> None:
         """Operator override: a tier or "auto" for one call, or (call_id None) for the global default."""
         if tier not in (*TIERS, "auto"):
             raise ValueError(f"unknown tier {tier!r} (fast, standard, deep or auto)")
         if call_id is None:
-            old, self.default_tier = self.default_tier, tier
-            self.bus.publish(TierChanged(call_id=None, old=old, new=tier, reason="operator set the default"))
+            self.tiers.set_default(tier)
             return
         session = self.calls.session(call_id)
         if tier == "auto":
             session.tier_override = None
             default = self.budget.default_for(session)
-            self._set_call_tier(session, default.tier, f"operator cleared the override: {default.reason}")
+            self.tiers.set_call_tier(session, default.tier, f"operator cleared the override: {default.reason}")
         else:
             session.tier_override = tier
-            self._set_call_tier(session, tier, "operator override")
+            self.tiers.set_call_tier(session, tier, "operator override")
 
     def set_tool_enabled(
         self, call_id: str, exposed_name: str, enabled: bool, apply: Literal["next_turn", "now"] = "next_turn"
@@ -249,13 +271,23 @@ class Engine:
 
     @property
     def budget(self) -> BudgetLayer:
-        """The budget layer (tiers, latency book, cache, calibration); the MCP host calls on_server_up on it."""
-        from engine.budget.layer import BudgetLayer
+        """The budget layer (tiers, latency book, cache, calibration)."""
+        return self._budget
 
-        for c in self.components:
-            if isinstance(c, BudgetLayer):
-                return c
-        raise RuntimeError("the budget layer is not attached to this engine")
+    def tools_report(
+        self, context: str | None, tier: str | None, provider_type: str | None = None
+    ) -> dict[str, Any]:
+        """Shown tools (tier, p50, p99, badge, health) and hidden ones with the reason, for a context and tier;
+        ``tools`` is the declarations array as ``provider_type`` receives it (``ava-engine tools``)."""
+        from engine.budget.report import tools_report
+
+        return tools_report(self.settings, self.views, self._budget.board, context, tier, provider_type)
+
+    def leaderboard(self) -> dict[str, list[dict[str, Any]]]:
+        """Per tool category, the tools ranked fastest first (rows as in ``tools_report``, plus ``rank``)."""
+        from engine.budget.report import leaderboard
+
+        return leaderboard(self.registry, self._budget.board)
 
     async def calibrate(self, server_id: str, probes: int | None = None) -> dict[str, Any]:
         """Probe a server's idempotent tools now (``ava-engine mcp calibrate``); returns the report."""

@@ -3,6 +3,9 @@
 A turn computes the call's tool view (allowlist ∩ tier ∩ operator switches), records it as the execution
 allowlist, and runs the provider on a snapshot of the canonical history. The turn runs as a task so the operator's
 "apply now" can cancel it and restart the same turn, from the same snapshot, with the new tools.
+
+``CallManager`` gets the parts it works with (settings and providers getters, the session store, bus, metrics,
+the executor, the view builder and the turn hooks), not the engine.
 """
 
 from __future__ import annotations
@@ -11,20 +14,21 @@ import asyncio
 import itertools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from engine.events import CallEnded, CallStarted, EngineError, ToolsChanged, TranscriptAdded
-from engine.providers.base import ProviderError, ProviderSession, ToolCallRequest, Turn, TurnReply
+from engine.config.models import Settings
+from engine.events import CallEnded, CallStarted, EngineError, EventBus, ToolsChanged, TranscriptAdded
+from engine.execution import ToolExecutor
+from engine.metrics import Metrics
+from engine.providers.base import Provider, ProviderError, ProviderSession, ToolCallRequest, Turn, TurnReply
 from engine.sessions.history import History, ToolCallItem, ToolResultItem
 from engine.sessions.session import CallSession
+from engine.sessions.store import SessionStore
 from engine.templates import prompt_values, render
 from engine.tools.validation import ArgumentError, parse_arguments
-from engine.tools.view import ToolView
-
-if TYPE_CHECKING:
-    from engine.app import Engine
+from engine.tools.view import ToolView, ToolViewBuilder
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +37,14 @@ Deliver = Callable[[CallSession, str], Awaitable[None]]
 
 class CallError(RuntimeError):
     """An operation on a call that cannot be done (unknown call, call ended, unknown context)."""
+
+
+class TurnHooks(Protocol):
+    """Called around every turn (the budget layer's tier selector and turn accounting)."""
+
+    def before_turn(self, session: CallSession, text: str) -> None: ...
+
+    def after_turn(self, session: CallSession) -> None: ...
 
 
 @dataclass
@@ -49,10 +61,10 @@ class CallRuntime:
 
 
 class EngineGateway:
-    """The ToolGateway a provider gets for one turn: records calls in history and runs them via the engine."""
+    """The ToolGateway a provider gets for one turn: records calls in history and runs them via the executor."""
 
-    def __init__(self, engine: Engine, session: CallSession) -> None:
-        self.engine = engine
+    def __init__(self, executor: ToolExecutor, session: CallSession) -> None:
+        self.executor = executor
         self.session = session
 
     async def call_tools(self, calls: Sequence[ToolCallRequest]) -> list[ToolResultItem]:
@@ -68,7 +80,7 @@ class EngineGateway:
             item = ToolCallItem(history.new_call_id(), c.name, args, group, provider_ids=ids)
             history.add(item)
             items.append(item)
-        results = await self.engine.executor.execute_many(
+        results = await self.executor.execute_many(
             self.session, [(c.name, c.arguments, item.id) for c, item in zip(calls, items, strict=True)]
         )
         out: list[ToolResultItem] = []
@@ -80,8 +92,27 @@ class EngineGateway:
 
 
 class CallManager:
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
+    def __init__(
+        self,
+        *,
+        settings: Callable[[], Settings],
+        providers: Callable[[], Mapping[str, Provider]],
+        sessions: SessionStore,
+        bus: EventBus,
+        metrics: Metrics,
+        executor: ToolExecutor,
+        views: ToolViewBuilder,
+        turn_hooks: Sequence[TurnHooks],
+    ) -> None:
+        self._settings = settings
+        self._providers = providers
+        self.sessions = sessions
+        self.bus = bus
+        self.metrics = metrics
+        self.executor = executor
+        self.views = views
+        #: The engine's hook list (read at every turn, so a hook added by the wiring later is seen).
+        self.turn_hooks = turn_hooks
         self._runtime: dict[str, CallRuntime] = {}
         self._ids = itertools.count(1)
 
@@ -89,7 +120,7 @@ class CallManager:
         return self._runtime.get(call_id)
 
     def session(self, call_id: str) -> CallSession:
-        s = self.engine.sessions.get(call_id)
+        s = self.sessions.get(call_id)
         if s is None:
             raise CallError(f"no live call {call_id!r}")
         return s
@@ -107,17 +138,16 @@ class CallManager:
         call_id: str | None = None,
         **extra: Any,
     ) -> CallSession:
-        settings = self.engine.settings
+        settings = self._settings()
         ctx = settings.contexts.get(context)
         if ctx is None:
             known = ", ".join(sorted(settings.contexts)) or "none"
             raise CallError(f"unknown context {context!r} (known: {known})")
         provider_name = provider or ctx.provider
-        prov = self.engine.providers.get(provider_name)
+        providers = self._providers()
+        prov = providers.get(provider_name)
         if prov is None:
-            raise CallError(
-                f"unknown provider {provider_name!r} (known: {', '.join(sorted(self.engine.providers))})"
-            )
+            raise CallError(f"unknown provider {provider_name!r} (known: {', '.join(sorted(providers))})")
         session = CallSession(
             call_id=call_id or f"call-{next(self._ids)}",
             context=context,
@@ -132,12 +162,12 @@ class CallManager:
             tier=ctx.tier.default,
             tier_reason="context default",
         )
-        self.engine.sessions.add(session)
+        self.sessions.add(session)
         self._runtime[session.call_id] = CallRuntime(prov.open_session(session), provider_name, deliver)
-        self.engine.metrics.calls_active.set(len(self._runtime))
-        self.engine.metrics.calls_total.labels(context).inc()
+        self.metrics.calls_active.set(len(self._runtime))
+        self.metrics.calls_total.labels(context).inc()
         session.state = "active"
-        self.engine.bus.publish(
+        self.bus.publish(
             CallStarted(
                 call_id=session.call_id,
                 context=context,
@@ -157,19 +187,19 @@ class CallManager:
 
     async def _say(self, session: CallSession, text: str) -> None:
         session.history.add_message("assistant", text)
-        self.engine.bus.publish(TranscriptAdded(call_id=session.call_id, role="assistant", text=text))
+        self.bus.publish(TranscriptAdded(call_id=session.call_id, role="assistant", text=text))
         rt = self._runtime.get(session.call_id)
         if rt is not None and rt.deliver is not None:
             await rt.deliver(session, text)
 
     def system_prompt(self, session: CallSession) -> str:
-        ctx = self.engine.settings.contexts.get(session.context)
+        ctx = self._settings().contexts.get(session.context)
         return render(ctx.prompt, prompt_values(session)) if ctx else ""
 
     def view_for(self, session: CallSession) -> ToolView:
-        ctx = self.engine.settings.contexts.get(session.context)
+        ctx = self._settings().contexts.get(session.context)
         allow = ctx.tools if ctx else []
-        return self.engine.views.view(
+        return self.views.view(
             allow, session.tier, session.tool_overrides, session.tools_revision, session.context
         )
 
@@ -182,8 +212,9 @@ class CallManager:
         async with rt.lock:
             session.turn += 1
             session.history.add_message("user", text)
-            self.engine.bus.publish(TranscriptAdded(call_id=call_id, role="user", text=text))
-            self.engine.on_user_turn(session, text)
+            self.bus.publish(TranscriptAdded(call_id=call_id, role="user", text=text))
+            for hook in self.turn_hooks:
+                hook.before_turn(session, text)
             marker = session.history.snapshot()
             while True:
                 rt = self._runtime[call_id]
@@ -197,28 +228,30 @@ class CallManager:
                     system_prompt=self.system_prompt(session),
                     history=session.history.items(),
                     view=view,
-                    tools=EngineGateway(self.engine, session),
+                    tools=EngineGateway(self.executor, session),
                     current_history=session.history.items,
                 )
                 rt.restart_requested = False
-                rt.turn_task = asyncio.ensure_future(rt.provider_session.run_turn(turn))
+                rt.turn_task = asyncio.create_task(
+                    rt.provider_session.run_turn(turn), name=f"turn:{call_id}:{session.turn}"
+                )
                 try:
                     reply = await rt.turn_task
                 except asyncio.CancelledError:
                     if rt.restart_requested:
                         session.history.restore(marker)
                         continue
-                    self.engine.on_turn_done(session)
+                    self._turn_done(session)
                     raise
                 except ProviderError as e:
-                    self.engine.bus.publish(EngineError(message=str(e), call_id=call_id))
+                    self.bus.publish(EngineError(message=str(e), call_id=call_id))
                     reply = TurnReply(
                         "Sorry, I'm having trouble answering right now.", meta={"error": str(e)}
                     )
                 finally:
                     rt.turn_task = None
                 break
-            self.engine.on_turn_done(session)
+            self._turn_done(session)
             text = reply.text or (session.farewell or "" if session.hangup_requested else "")
             if text:
                 await self._say(session, text)
@@ -226,11 +259,15 @@ class CallManager:
                 await self.end_call(call_id, "hangup")
             return reply
 
+    def _turn_done(self, session: CallSession) -> None:
+        for hook in self.turn_hooks:
+            hook.after_turn(session)
+
     def _announce_view_change(self, session: CallSession, old: ToolView | None, new: ToolView) -> None:
         """Tell the world when this turn shows the call a different set of tools than its last turn did."""
         if old is None or old.names == new.names:
             return
-        self.engine.bus.publish(
+        self.bus.publish(
             ToolsChanged(
                 revision=session.tools_revision,
                 call_id=session.call_id,
@@ -260,7 +297,7 @@ class CallManager:
 
     async def switch_provider(self, call_id: str, provider_name: str) -> None:
         session = self.session(call_id)
-        prov = self.engine.providers.get(provider_name)
+        prov = self._providers().get(provider_name)
         if prov is None:
             raise CallError(f"unknown provider {provider_name!r}")
         rt = self._runtime[call_id]
@@ -273,7 +310,7 @@ class CallManager:
         await old.aclose()
 
     async def end_call(self, call_id: str, reason: str = "ended") -> None:
-        session = self.engine.sessions.get(call_id)
+        session = self.sessions.get(call_id)
         if session is None or session.state == "ended":
             return
         session.state = "ended"
@@ -291,9 +328,9 @@ class CallManager:
                 await rt.provider_session.aclose()
             except Exception as e:  # closing a provider must not keep a call alive
                 log.warning("closing provider for %s failed: %s", call_id, e)
-        self.engine.sessions.remove(call_id)
-        self.engine.metrics.calls_active.set(len(self._runtime))
-        self.engine.bus.publish(
+        self.sessions.remove(call_id)
+        self.metrics.calls_active.set(len(self._runtime))
+        self.bus.publish(
             CallEnded(call_id=call_id, reason=reason, duration_s=round(session.duration_s, 3))
         )
 

@@ -1,4 +1,10 @@
-"""The list of engine components, in start order. Each issue's layer adds itself here."""
+"""The engine's wiring: which components exist, in start order, and what each one is handed.
+
+Every part gets what it needs — the event bus, the registry, metrics, a settings getter, the engine's ``spawn``
+and a narrow protocol for what it calls back — never the ``Engine`` itself (the HTTP server gets the engine as
+its ``HttpBackend``, the one surface it serves). The budget layer is built first because the engine plugs it into
+its declared seams (the executor's hooks, the view builder's tier filter, a turn hook) as it builds them.
+"""
 
 from __future__ import annotations
 
@@ -6,18 +12,62 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from engine.app import Engine, EngineComponent
+    from engine.budget.layer import BudgetLayer
 
 
-def default_components(engine: Engine) -> list[EngineComponent]:
-    from engine.budget.layer import BudgetLayer  # budget: tiers, latency book, cache, selector
+def budget_layer(engine: Engine) -> BudgetLayer:
+    """The latency budget layer (tiers, latency book, cache, selector), before the executor and view builder."""
+    from engine.budget.layer import BudgetLayer
+
+    return BudgetLayer(
+        settings=lambda: engine.settings,
+        registry=engine.registry,
+        bus=engine.bus,
+        metrics=engine.metrics,
+        tiers=engine.tiers,
+        probe=engine.run_probe,
+        spawn=engine.spawn,
+    )
+
+
+def default_components(engine: Engine, budget: BudgetLayer) -> list[EngineComponent]:
     from engine.http.server import HttpServer  # /health /ready /metrics /mcp/status /mcp/test
     from engine.mcp.host import McpHost  # MCP servers: supervisors, discovery, calls
+    from engine.mcp.supervisor import HostServices
     from engine.mcp_endpoint import McpEndpoint  # serves exposed tools to other agents
 
     components: list[EngineComponent] = []
+    http: HttpServer | None = None
     if engine.serve_http and engine.settings.engine.http.enabled:
-        components.append(HttpServer(engine))  # first up, so /ready answers 503 while MCP servers start
-    components.append(BudgetLayer(engine))  # budget
-    components.append(McpHost(engine))  # mcp
-    components.append(McpEndpoint(engine))  # the engine's own /mcp (engine.mcp_server)
+        http = HttpServer(engine)
+        components.append(http)  # first up, so /ready answers 503 while MCP servers start
+    components.append(budget)
+    services = HostServices(
+        registry=engine.registry,
+        bus=engine.bus,
+        metrics=engine.metrics,
+        base_dir=engine.base_dir,
+        global_timeout_s=lambda: engine.settings.engine.tool_timeout_ms / 1000,
+        redact=engine.redactor,
+        on_up=budget.on_server_up,
+        spawn=engine.spawn,
+    )
+    components.append(McpHost(services, lambda: engine.settings, engine.spawn))
+
+    async def restart_http() -> None:
+        if http is not None and http.port is not None:
+            await http.stop()
+            await http.start()
+
+    components.append(
+        McpEndpoint(  # the engine's own /mcp (engine.mcp_server)
+            settings=lambda: engine.settings,
+            registry=engine.registry,
+            runner=engine.executor,
+            bus=engine.bus,
+            metrics=engine.metrics,
+            spawn=engine.spawn,
+            restart_http=restart_http,
+        )
+    )
     return components

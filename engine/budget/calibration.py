@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 from engine.budget.probe_args import ProbeArgsError, minimal_args
 
 if TYPE_CHECKING:
-    from engine.app import Engine
+    from engine.budget.layer import BudgetLayer
+    from engine.config.models import Settings
     from engine.tools.registry import RegisteredTool
 
 #: Set while calibration runs a probe: "declared" (an example call) or "generated" (from the schema).
@@ -30,10 +31,10 @@ class CalibrationError(RuntimeError):
     """Calibration cannot run (unknown server, no tools)."""
 
 
-def probe_arguments(engine: Engine, entry: RegisteredTool) -> tuple[dict[str, Any], str]:
+def probe_arguments(settings: Settings, entry: RegisteredTool) -> tuple[dict[str, Any], str]:
     """(arguments, source) for probing one tool; raises ProbeArgsError when none can be built."""
     d = entry.tool.definition
-    server_cfg = engine.settings.mcp.servers.get(d.server)
+    server_cfg = settings.mcp.servers.get(d.server)
     origin = d.origin_name or d.name
     if server_cfg is not None:
         for t in server_cfg.tools:
@@ -45,19 +46,23 @@ def probe_arguments(engine: Engine, entry: RegisteredTool) -> tuple[dict[str, An
     return minimal_args(d.schema()), "generated from schema"
 
 
-async def calibrate_server(engine: Engine, server_id: str, probes: int | None = None) -> dict[str, Any]:
-    """Probe every idempotent tool of ``server_id``; the report names what was probed, skipped and why."""
-    entries = sorted(engine.registry.by_server(server_id), key=lambda e: e.name)
+async def calibrate_server(layer: BudgetLayer, server_id: str, probes: int | None = None) -> dict[str, Any]:
+    """Probe every idempotent tool of ``server_id``; the report names what was probed, skipped and why.
+
+    Reads the tools from the layer's registry, runs each probe through the layer's probe runner (the engine's one
+    execution path) and records the outcomes in the layer's latency book.
+    """
+    registry, settings = layer.registry, layer.settings
+    entries = sorted(registry.by_server(server_id), key=lambda e: e.name)
     if not entries:
-        known = sorted({e.tool.definition.server for e in engine.registry.snapshot().tools.values()} - {"builtin"})
+        known = sorted({e.tool.definition.server for e in registry.snapshot().tools.values()} - {"builtin"})
         raise CalibrationError(
             f"server {server_id!r} has no registered tools (is it connected? servers with tools: "
             f"{', '.join(known) or 'none'})"
         )
-    n = probes if probes is not None else engine.settings.budget.calibration_probes
+    n = probes if probes is not None else settings.budget.calibration_probes
     if n <= 0:
         raise CalibrationError(f"probes must be a positive number, got {n}")
-    layer = engine.budget
     rows: list[dict[str, Any]] = []
     for entry in entries:
         d = entry.tool.definition
@@ -66,7 +71,7 @@ async def calibrate_server(engine: Engine, server_id: str, probes: int | None = 
             rows.append({**row, "result": "skipped", "reason": "not idempotent: never probed"})
             continue
         try:
-            args, source = probe_arguments(engine, entry)
+            args, source = probe_arguments(settings, entry)
         except ProbeArgsError as e:
             rows.append({**row, "result": "skipped", "reason": f"no probe arguments: {e}"})
             continue
@@ -79,9 +84,7 @@ async def calibrate_server(engine: Engine, server_id: str, probes: int | None = 
         token = PROBE_MODE.set("generated" if source == "generated from schema" else "declared")
         try:
             for _ in range(n):
-                result = await engine.executor.execute(
-                    None, d.name, args, is_probe=True, allowed=frozenset({d.name})
-                )
+                result = await layer.probe(d.name, args)
                 outcomes[result.status] += 1
                 layer.metrics_probe(d.server, d.origin_name or d.name, result.status)
                 if result.status == "timeout":

@@ -1,6 +1,10 @@
-"""The budget layer as an engine component: it plugs the latency book, tiers, cache, selector and turn
-accounting into the engine's three seams — the execution hooks, the view builder's tier filter, and the turn
-hooks — so every live call and every tool call goes through it.
+"""The budget layer as an engine component: the latency book, tiers, cache, selector and turn accounting.
+
+It plugs into the engine through three DECLARED seams that the engine's wiring (``engine/components.py``) hands
+it to: the executor's ``ExecutionHooks`` (timeouts, cache, latency recording), the view builder's tier filter
+(``self.board``) and a ``TurnHooks`` entry (tier selection and turn accounting). It never rewires other objects:
+it gets the registry, the bus, metrics, a settings getter, the narrow ``CallTiers`` protocol to set a call's tier,
+a ``ProbeRunner`` for calibration and the engine's ``Spawn`` for background calibrations.
 
 Timeout rule: a tool's own hard timeout (``timeout_ms``, else ``max_duration_ms``, else the engine's global
 ``tool_timeout_ms``), clamped to the call's tier budget when the tool runs inside a call. A FAST call therefore
@@ -14,7 +18,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from prometheus_client import Counter, Gauge
@@ -25,18 +29,25 @@ from engine.budget.selector import Decision, TurnFacts, decide, default_decision
 from engine.budget.stats import LatencyBook
 from engine.budget.tiers import HEALTHY, TIER_ORDER, UNHEALTHY, TierBoard, ToolStatus
 from engine.budget.turns import TurnTracker
+from engine.call_tiers import CallTiers
 from engine.config.models import BudgetConfig, ContextTierConfig, Settings
+from engine.events import EventBus
+from engine.metrics import Metrics
 from engine.sessions.session import CallSession
+from engine.tasks import Spawn
 from engine.tools.base import ToolDefinition, ToolResult
-from engine.tools.registry import RegisteredTool
+from engine.tools.registry import RegisteredTool, ToolRegistry
 from engine.tools.view import matches_allowlist
-
-if TYPE_CHECKING:
-    from engine.app import Engine
 
 log = logging.getLogger(__name__)
 
 EnvironmentFn = Callable[[str], str]
+
+
+class ProbeRunner(Protocol):
+    """Runs one calibration probe through the engine's execution path (``is_probe``, only that tool allowed)."""
+
+    async def __call__(self, exposed_name: str, args: Mapping[str, Any]) -> ToolResult: ...
 
 
 class BudgetLayer:
@@ -44,8 +55,23 @@ class BudgetLayer:
 
     name = "budget"
 
-    def __init__(self, engine: Engine, clock: Callable[[], float] = time.monotonic) -> None:
-        self.engine = engine
+    def __init__(
+        self,
+        *,
+        settings: Callable[[], Settings],
+        registry: ToolRegistry,
+        bus: EventBus,
+        metrics: Metrics,
+        tiers: CallTiers,
+        probe: ProbeRunner,
+        spawn: Spawn,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._settings = settings
+        self.registry = registry
+        self.tiers = tiers
+        self.probe = probe
+        self._spawn = spawn
         self._clock = clock
         self._env_fn: EnvironmentFn | None = None
         self._env_cache: dict[str, str] = {}
@@ -55,13 +81,13 @@ class BudgetLayer:
         self.board.on_change = self._status_changed
         self.cache = ResultCache(cfg.cache_size, self.clock)
         self.turns = TurnTracker(
-            engine.bus, self.tier_budget_ms,
-            lambda tier: engine.metrics.turns_over_budget.labels(tier).inc(),
+            bus, self.tier_budget_ms,
+            lambda tier: metrics.turns_over_budget.labels(tier).inc(),
             lambda: self._announcements.inc(),
         )
         self._tasks: set[asyncio.Task[Any]] = set()
         self.last_calibration: dict[str, dict[str, Any]] = {}
-        reg = engine.metrics.registry
+        reg = metrics.registry
         self._probes = Counter("ai_agent_budget_probes", "Calibration probes.", ["server", "tool", "status"],
                                registry=reg)
         self._announcements = Counter("ai_agent_announcements_requested", "Slow-tool announcements requested.",
@@ -70,15 +96,16 @@ class BudgetLayer:
                              registry=reg)
         self._tier = Gauge("ai_agent_tool_tier", "0 fast, 1 standard, 2 deep, -1 hidden on every tier.",
                            ["server", "tool"], registry=reg)
-        engine.executor.hooks = self
-        engine.views.tier_filter = self.board
-        engine.turn_hooks.append(self)
+
+    @property
+    def settings(self) -> Settings:
+        return self._settings()
 
     # ------------------------------------------------------------------------------------------ plumbing
 
     @property
     def config(self) -> BudgetConfig:
-        return self.engine.settings.budget
+        return self._settings().budget
 
     def clock(self) -> float:
         return self._clock()
@@ -104,7 +131,7 @@ class BudgetLayer:
         return env
 
     def _default_environment(self, server: str) -> str:
-        cfg = self.engine.settings.mcp.servers.get(server)
+        cfg = self._settings().mcp.servers.get(server)
         if cfg is None or cfg.transport in ("stdio", "inprocess") or not cfg.url:
             return "local"
         parts = urlsplit(cfg.url)
@@ -123,7 +150,7 @@ class BudgetLayer:
                      new.health, f" ({new.health_reason})" if new.health_reason else "")
 
     def status(self, name: str) -> ToolStatus | None:
-        entry = self.engine.registry.get(name)
+        entry = self.registry.get(name)
         return self.board.status(entry.tool.definition) if entry is not None else None
 
     # ------------------------------------------------------------------------------------ execution hooks
@@ -145,7 +172,7 @@ class BudgetLayer:
     def _track_start(self, session: CallSession, d: ToolDefinition) -> None:
         cfg = self.config
         server_defaults = None
-        server_cfg = self.engine.settings.mcp.servers.get(d.server)
+        server_cfg = self._settings().mcp.servers.get(d.server)
         if server_cfg is not None:
             server_defaults = server_cfg.defaults
         threshold = (
@@ -185,11 +212,11 @@ class BudgetLayer:
     # ----------------------------------------------------------------------------------------- turn hooks
 
     def decide(self, session: CallSession, text: str) -> Decision:
-        ctx = self.engine.settings.contexts.get(session.context)
+        ctx = self._settings().contexts.get(session.context)
         facts = TurnFacts(
             text=text, turn=session.turn, now=self.clock(), override=session.tier_override,
             context_tier=ctx.tier if ctx is not None else ContextTierConfig(),
-            engine_default=self.engine.default_tier, waiting_callers=self.engine.waiting_callers,
+            engine_default=self.tiers.default_tier, waiting_callers=self.tiers.waiting_callers,
             last_deep_turn_at=session.last_deep_turn_at,
         )
         return decide(facts, self.config.selector)
@@ -204,7 +231,7 @@ class BudgetLayer:
     def apply(self, session: CallSession, decision: Decision) -> None:
         """Set the call's tier; only a real change emits tier.changed (and re-renders the call's tool view)."""
         if decision.tier != session.tier:
-            self.engine._set_call_tier(session, decision.tier, decision.reason)
+            self.tiers.set_call_tier(session, decision.tier, decision.reason)
         else:
             session.tier_reason = decision.reason
 
@@ -212,15 +239,15 @@ class BudgetLayer:
         self.turns.end(session)
 
     def default_for(self, session: CallSession) -> Decision:
-        ctx = self.engine.settings.contexts.get(session.context)
+        ctx = self._settings().contexts.get(session.context)
         if ctx is None:
             return Decision("standard", "context gone: standard")
-        return default_decision(ctx.tier, self.engine.default_tier)
+        return default_decision(ctx.tier, self.tiers.default_tier)
 
     # ------------------------------------------------------------------------------------- calibration
 
     async def calibrate(self, server_id: str, probes: int | None = None) -> dict[str, Any]:
-        report = await calibrate_server(self.engine, server_id, probes)
+        report = await calibrate_server(self, server_id, probes)
         self.last_calibration[server_id] = report
         return report
 
@@ -229,18 +256,16 @@ class BudgetLayer:
 
         Starts calibration in the background when the server's config says ``calibrate: true``.
         """
-        cfg = self.engine.settings.mcp.servers.get(server_id)
+        cfg = self._settings().mcp.servers.get(server_id)
         if cfg is None or not cfg.calibrate:
             return None
-        task = asyncio.get_running_loop().create_task(self.calibrate(server_id), name=f"calibrate-{server_id}")
+        task = self._spawn(self.calibrate(server_id), name=f"budget:calibrate:{server_id}")
         self._tasks.add(task)
         task.add_done_callback(self._calibration_done)
         return task
 
     def _calibration_done(self, task: asyncio.Task[dict[str, Any]]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.warning("calibration %s failed: %s", task.get_name(), task.exception())
+        self._tasks.discard(task)  # a failure is logged and published by the engine's task group
 
     # ------------------------------------------------------------------------------------------ lifecycle
 

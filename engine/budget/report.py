@@ -10,11 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from engine.budget.tiers import TIER_ORDER, ToolStatus, tier_index
+from engine.budget.tiers import TIER_ORDER, TierBoard, ToolStatus, tier_index
 from engine.tools.base import ToolDefinition
 
 if TYPE_CHECKING:
-    from engine.app import Engine
+    from engine.config.models import Settings
+    from engine.tools.registry import ToolRegistry
+    from engine.tools.view import ToolViewBuilder
 
 _BADGE_RANK = {"Lightning": 0, "Fast": 1, "Standard": 2, "Slow": 3, "Unmeasured": 4}
 
@@ -60,16 +62,21 @@ def tool_row(d: ToolDefinition, status: ToolStatus) -> dict[str, Any]:
 
 
 def tools_report(
-    engine: Engine, context: str | None, tier: str | None, provider_type: str | None = None
+    settings: Settings,
+    views: ToolViewBuilder,
+    board: TierBoard,
+    context: str | None,
+    tier: str | None,
+    provider_type: str | None = None,
 ) -> dict[str, Any]:
     """Shown tools (fastest first) with tier, p50, p99, badge and health; hidden ones with the reason.
 
     ``tools`` is the declarations array exactly as ``provider_type`` would receive it (canonical without one).
     """
     if context is not None:
-        ctx = engine.settings.contexts.get(context)
+        ctx = settings.contexts.get(context)
         if ctx is None:
-            known = ", ".join(sorted(engine.settings.contexts)) or "none"
+            known = ", ".join(sorted(settings.contexts)) or "none"
             raise ValueError(f"unknown context {context!r} (known: {known})")
         allow: list[str] = list(ctx.tools)
         tier = tier or ctx.tier.default
@@ -77,8 +84,7 @@ def tools_report(
         allow = ["*"]
         tier = tier or "deep"
     tier_index(tier)
-    view = engine.views.view(allow, tier, None, 0, context or "")
-    board = engine.budget.board
+    view = views.view(allow, tier, None, 0, context or "")
     shown = [tool_row(e.tool.definition, board.status(e.tool.definition)) for e in view.tools]
     if provider_type is None:
         tools: list[dict[str, Any]] = view.declarations()
@@ -93,15 +99,16 @@ def tools_report(
         "tools": tools,
         "shown": shown,
         "hidden": [{"name": n, "reason": r} for n, r in view.hidden],
-        "tiers": {t: int(getattr(engine.settings.budget.tiers, t)) for t in TIER_ORDER},
+        "tiers": {t: int(getattr(settings.budget.tiers, t)) for t in TIER_ORDER},
     }
 
 
-def leaderboard(engine: Engine, names: Iterable[str] | None = None) -> dict[str, list[dict[str, Any]]]:
+def leaderboard(
+    registry: ToolRegistry, board: TierBoard, names: Iterable[str] | None = None
+) -> dict[str, list[dict[str, Any]]]:
     """Per category, tools ranked fastest first: by badge, then measured p50, then effective latency."""
-    snap = engine.registry.snapshot().tools
+    snap = registry.snapshot().tools
     wanted = set(names) if names is not None else None
-    board = engine.budget.board
     by_cat: dict[str, list[tuple[tuple[int, float, float, str], dict[str, Any]]]] = {}
     for name, entry in snap.items():
         if wanted is not None and name not in wanted:

@@ -162,11 +162,9 @@ async def cmd_tools(args: argparse.Namespace) -> int:
 
 
 def _details(engine: Any, context: str | None, tier: str) -> dict[str, Any] | None:
-    from engine.budget.report import tools_report
-
     if context is None:
         return None
-    report: dict[str, Any] = tools_report(engine, context, tier)
+    report: dict[str, Any] = engine.tools_report(context, tier)
     return {k: v for k, v in report.items() if k not in ("context", "provider", "tier", "tools")}
 
 

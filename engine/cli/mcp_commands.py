@@ -231,12 +231,7 @@ async def cmd_serve(args: argparse.Namespace) -> int:
             log.error("config reload failed, keeping the running config: %s", e)
             engine.bus.publish(ConfigReloaded(error=str(e)[:500]))
             return
-        old = engine.settings
-        await engine.reload(new)
-        before, after = set(old.mcp.servers), set(new.mcp.servers)
-        changed = tuple(s for s in after & before if old.mcp.servers[s] != new.mcp.servers[s])
-        engine.bus.publish(ConfigReloaded(added=tuple(sorted(after - before)), removed=tuple(sorted(before - after)),
-                                          changed=changed))
+        await engine.reload(new)  # publishes config.reloaded itself
         log.info("config reloaded from %s", path)
 
     await engine.start()

@@ -5,22 +5,23 @@ starts every eager server concurrently and returns once each has come up or fail
 bounded by its ``connect_timeout_ms``, so one hung server never blocks readiness), starts lazy servers on first
 use, applies config reloads by diff (added started, removed stopped, changed restarted, the rest untouched),
 and answers ``status()``, ``restart_server``, ``set_server_enabled`` and ``test_server``.
+
+It gets what it needs, not the engine: ``HostServices`` (registry, bus, metrics, redaction, the budget layer's
+``on_up`` callback, the engine's ``spawn``), a settings getter and ``spawn`` for its own watcher task.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from engine.config.models import McpServerConfig, Settings
 from engine.mcp.naming import check_config
 from engine.mcp.probe import probe_server
 from engine.mcp.supervisor import HostServices, Supervisor
-
-if TYPE_CHECKING:
-    from engine.app import Engine
+from engine.tasks import Spawn
 
 log = logging.getLogger(__name__)
 
@@ -35,28 +36,13 @@ class UnknownServer(KeyError):
 class McpHost:
     name = "mcp"
 
-    def __init__(self, engine: Engine, *, debounce_s: float = 0.2) -> None:
-        self.engine = engine
-        self.services = HostServices(
-            registry=engine.registry,
-            bus=engine.bus,
-            metrics=engine.metrics,
-            base_dir=engine.base_dir,
-            global_timeout_s=lambda: engine.settings.engine.tool_timeout_ms / 1000,
-            redact=engine.redactor,
-            debounce_s=debounce_s,
-            on_up=self._server_up,
-        )
+    def __init__(self, services: HostServices, settings: Callable[[], Settings], spawn: Spawn) -> None:
+        self.services = services
+        self._settings = settings
+        self._spawn = spawn
         self.supervisors: dict[str, Supervisor] = {}
         self._lazy_watch: asyncio.Task[None] | None = None
         self.started = False
-
-    def _server_up(self, server_id: str) -> None:
-        """Tell the budget layer (when attached) so it can calibrate the server's tools."""
-        for c in self.engine.components:
-            hook = getattr(c, "on_server_up", None)
-            if callable(hook):
-                hook(server_id)
 
     # ------------------------------------------------------------------------------------------- lifecycle
 
@@ -66,7 +52,7 @@ class McpHost:
         return dict(settings.mcp.servers)
 
     async def start(self) -> None:
-        settings = self.engine.settings
+        settings = self._settings()
         check_config(settings.mcp)
         for sid, cfg in self._configured(settings).items():
             self.supervisors[sid] = Supervisor(sid, cfg, self.services)
@@ -75,16 +61,19 @@ class McpHost:
             s.start()
         self.started = True
         if any(s.cfg.start == "lazy" for s in self.supervisors.values()):
-            self._lazy_watch = asyncio.get_running_loop().create_task(self._watch_calls())
+            self._lazy_watch = self._spawn(self._watch_calls(), name="mcp:lazy-start")
         await self.wait_settled()
 
     async def wait_settled(self) -> None:
         """Until every running eager server is up or has ended its first attempt (the engine's readiness)."""
         pending = [s for s in self.supervisors.values() if s.running and not s.settled.is_set()]
         while pending:
-            self.engine.not_ready_reason = "waiting for MCP servers: " + ", ".join(s.server_id for s in pending)
-            await asyncio.wait([asyncio.ensure_future(s.settled.wait()) for s in pending],
-                               return_when=asyncio.FIRST_COMPLETED)
+            waiters = [asyncio.create_task(s.settled.wait(), name=f"mcp:settled:{s.server_id}") for s in pending]
+            try:
+                await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for w in waiters:
+                    w.cancel()
             pending = [s for s in pending if not s.settled.is_set()]
 
     def pending(self) -> list[str]:
@@ -111,6 +100,8 @@ class McpHost:
         added = [sid for sid in after if sid not in self.supervisors]
         changed = [sid for sid in after if sid in self.supervisors and before.get(sid) != after[sid]]
         await asyncio.gather(*(self.supervisors.pop(sid).stop("removed from the config") for sid in removed))
+        for sid in removed:
+            self.services.names.forget(sid)  # its name claims go: servers that now win a name take it
         await asyncio.gather(*(self.supervisors[sid].stop("config changed") for sid in changed))
         for sid in changed:
             self.supervisors[sid] = Supervisor(sid, after[sid], self.services)
@@ -121,7 +112,7 @@ class McpHost:
             if s.cfg.enabled and s.cfg.start == "eager":
                 s.start()
         if self._lazy_watch is None and any(s.cfg.start == "lazy" for s in self.supervisors.values()):
-            self._lazy_watch = asyncio.get_running_loop().create_task(self._watch_calls())
+            self._lazy_watch = self._spawn(self._watch_calls(), name="mcp:lazy-start")
         if removed or added or changed:
             log.info("MCP reload: added %s, removed %s, restarted %s", added or "-", removed or "-", changed or "-")
         await self.wait_settled()
@@ -129,7 +120,7 @@ class McpHost:
     # ------------------------------------------------------------------------------------------- lazy start
 
     def _lazy_for_context(self, context: str) -> list[Supervisor]:
-        ctx = self.engine.settings.contexts.get(context)
+        ctx = self._settings().contexts.get(context)
         if ctx is None:
             return []
         out = []
@@ -144,7 +135,7 @@ class McpHost:
 
     async def _watch_calls(self) -> None:
         """Lazy servers start when a call begins in a context that lists one of their tools."""
-        with self.engine.bus.subscribe(types={"call.started"}) as sub:
+        with self.services.bus.subscribe(types={"call.started"}) as sub:
             async for event in sub:
                 for s in self._lazy_for_context(getattr(event, "context", "")):
                     log.info("MCP server %s: first use by context %s, starting", s.server_id,
@@ -153,7 +144,7 @@ class McpHost:
 
     def server_for(self, exposed_name: str) -> Supervisor | None:
         """The server whose tool is (or would be) exposed under ``exposed_name``."""
-        entry = self.engine.registry.get(exposed_name)
+        entry = self.services.registry.get(exposed_name)
         if entry is not None and entry.tool.definition.server in self.supervisors:
             return self.supervisors[entry.tool.definition.server]
         for s in sorted(self.supervisors.values(), key=lambda x: -len(x.server_id)):
@@ -203,7 +194,7 @@ class McpHost:
         if isinstance(target, str):
             cfg = self.supervisors[target].cfg if target in self.supervisors else None
             if cfg is None:
-                cfg = self.engine.settings.mcp.servers.get(target)
+                cfg = self._settings().mcp.servers.get(target)
             if cfg is None:
                 self._get(target)  # raises UnknownServer naming the known ones
                 raise AssertionError("unreachable")
@@ -219,7 +210,7 @@ class McpHost:
     def status(self) -> dict[str, Any]:
         """The snapshot the console, ``mcp list`` and ``/mcp/status`` show."""
         return {
-            "enabled": self.engine.settings.mcp.enabled,
+            "enabled": self._settings().mcp.enabled,
             "pending": self.pending(),
             "servers": [s.snapshot() for s in self.supervisors.values()],
         }

@@ -53,6 +53,8 @@ class HostServices:
     debounce_s: float = 0.2
     #: Called once a server is up with its tools registered (the budget layer's calibration hook).
     on_up: Callable[[str], object] | None = None
+    #: Starts the supervision loop as a named task of the engine's task group (``engine.tasks.Spawn``).
+    spawn: Callable[..., asyncio.Task[Any]] | None = None
 
 
 class Supervisor:
@@ -88,7 +90,8 @@ class Supervisor:
             return
         self._stop.clear()
         self.settled.clear()
-        self._task = asyncio.get_running_loop().create_task(self._run(), name=f"mcp:{self.server_id}")
+        spawn = self.services.spawn or asyncio.get_running_loop().create_task
+        self._task = spawn(self._run(), name=f"mcp:{self.server_id}")
 
     async def stop(self, reason: str | None = None) -> None:
         """Stop the child (no orphans), unregister the tools, end in ``stopped``."""
@@ -259,12 +262,13 @@ class Supervisor:
                     except Exception as e:  # a hook bug must not take the server down
                         log.warning("MCP server %s: on_up hook failed: %s", self.server_id, e)
                 loop = asyncio.get_running_loop()
+                sid = self.server_id
                 helpers = [
-                    loop.create_task(conn.listen()),
-                    loop.create_task(self._refresher(conn)),
-                    loop.create_task(self._stability_timer()),
+                    loop.create_task(conn.listen(), name=f"mcp:{sid}:listen"),
+                    loop.create_task(self._refresher(conn), name=f"mcp:{sid}:refresh"),
+                    loop.create_task(self._stability_timer(), name=f"mcp:{sid}:stable"),
                 ]
-                stop_wait = loop.create_task(self._stop.wait())
+                stop_wait = loop.create_task(self._stop.wait(), name=f"mcp:{sid}:stop-wait")
                 helpers.append(stop_wait)
                 await asyncio.wait((conn.dead, stop_wait), return_when=asyncio.FIRST_COMPLETED)
                 for h in helpers:

@@ -6,6 +6,9 @@ Host and Origin are checked first (DNS rebinding: the SDK's ``TransportSecurityM
 ``allowed_hosts`` / ``allowed_origins``), then the bearer token (constant-time compare). Legacy clients get the
 initialize handshake and ``Mcp-Session-Id`` sessions; 2026-07-28 clients are served statelessly by the same
 manager (it routes on the ``MCP-Protocol-Version`` header).
+
+It gets the registry, the execution path (``ToolRunner``), bus, metrics, a settings getter, the engine's ``spawn``
+for the manager's task, and a ``restart_http`` callback for when its path moves — not the engine.
 """
 
 from __future__ import annotations
@@ -13,8 +16,8 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
-from collections.abc import MutableMapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
 
 from aiohttp import web
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -23,11 +26,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from engine.config.models import McpEndpointConfig, Settings
+from engine.events import EventBus
 from engine.mcp_endpoint.asgi import Receive, Send, serve_asgi
-from engine.mcp_endpoint.server import EndpointTools, build_server, calls_counter
-
-if TYPE_CHECKING:
-    from engine.app import Engine
+from engine.mcp_endpoint.server import EndpointTools, ToolRunner, build_server, calls_counter
+from engine.metrics import Metrics
+from engine.tasks import Spawn
+from engine.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
 
@@ -60,10 +64,24 @@ def bearer_ok(header: str | None, token: str) -> bool:
 class McpEndpoint:
     name = "mcp_endpoint"
 
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        self.handlers = EndpointTools(engine, calls_counter(engine))
-        self.security = security_settings(self.config, engine.settings.engine.http.host)
+    def __init__(
+        self,
+        *,
+        settings: Callable[[], Settings],
+        registry: ToolRegistry,
+        runner: ToolRunner,
+        bus: EventBus,
+        metrics: Metrics,
+        spawn: Spawn,
+        restart_http: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        self._settings = settings
+        self._spawn = spawn
+        self._restart_http = restart_http
+        self.handlers = EndpointTools(
+            lambda: settings().engine.mcp_server, registry, runner, bus, metrics, calls_counter(metrics)
+        )
+        self.security = security_settings(self.config, settings().engine.http.host)
         self._guard = TransportSecurityMiddleware(self.security)
         self._manager: StreamableHTTPSessionManager | None = None
         self._task: asyncio.Task[None] | None = None
@@ -73,7 +91,7 @@ class McpEndpoint:
 
     @property
     def config(self) -> McpEndpointConfig:
-        return self.engine.settings.engine.mcp_server
+        return self._settings().engine.mcp_server
 
     @property
     def running(self) -> bool:
@@ -132,7 +150,7 @@ class McpEndpoint:
         stop = asyncio.Event()
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._stop = stop
-        self._task = asyncio.create_task(self._serve(manager, stop, ready), name="mcp-endpoint")
+        self._task = self._spawn(self._serve(manager, stop, ready), name="mcp-endpoint")
         await ready
         log.info("engine MCP endpoint serving %d tool(s) at %s", len(self.config.expose), self.config.path)
 
@@ -181,11 +199,9 @@ class McpEndpoint:
 
     async def _rebuild_http_routes(self) -> None:
         """A new path needs a new aiohttp app: restart the HTTP component (routes are fixed once built)."""
-        for c in self.engine.components:
-            if c.name == "http" and getattr(c, "port", None) is not None:
-                log.info("engine.mcp_server.path changed: restarting the HTTP server to move the endpoint")
-                await c.stop()
-                await c.start()
+        if self._restart_http is not None:
+            log.info("engine.mcp_server.path changed: restarting the HTTP server to move the endpoint")
+            await self._restart_http()
 
 
 def _header(scope: MutableMapping[str, Any], name: bytes) -> str | None:

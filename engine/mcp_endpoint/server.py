@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 from mcp import MCPError
@@ -31,14 +32,16 @@ from mcp.types import (
 from prometheus_client import Counter
 
 import engine
-from engine.events import ToolCompleted
+from engine.events import EventBus, ToolCompleted
 from engine.mcp_endpoint.limits import CallLimits
 from engine.mcp_endpoint.results import bind_progress, to_call_tool_result, unbind_progress
+from engine.metrics import Metrics
 from engine.tools.base import ToolResult
+from engine.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
-    from engine.app import Engine
     from engine.config.models import McpEndpointConfig
+    from engine.sessions.session import CallSession
 
 log = logging.getLogger(__name__)
 
@@ -55,23 +58,50 @@ OUTPUT_SCHEMA: dict[str, Any] = {
 }
 
 
-class EndpointTools:
-    """The handlers: reads the engine's registry and settings at every request (reload applies at once)."""
+class ToolRunner(Protocol):
+    """The engine's one execution path (``ToolExecutor.execute``), as much of it as the endpoint calls."""
 
-    def __init__(self, engine: Engine, calls: Counter) -> None:
-        self.engine = engine
+    async def execute(
+        self,
+        session: CallSession | None,
+        exposed_name: str,
+        args: str | Mapping[str, Any] | None,
+        *,
+        tool_call_id: str = "",
+        is_probe: bool = False,
+        allowed: frozenset[str] | None = None,
+    ) -> ToolResult: ...
+
+
+class EndpointTools:
+    """The handlers: read the registry and the endpoint's config at every request (reload applies at once)."""
+
+    def __init__(
+        self,
+        config: Callable[[], McpEndpointConfig],
+        registry: ToolRegistry,
+        runner: ToolRunner,
+        bus: EventBus,
+        metrics: Metrics,
+        calls: Counter,
+    ) -> None:
+        self._config = config
+        self.registry = registry
+        self.runner = runner
+        self.bus = bus
+        self.metrics = metrics
         self.limits = CallLimits()
         self._calls = calls
 
     @property
     def config(self) -> McpEndpointConfig:
-        return self.engine.settings.engine.mcp_server
+        return self._config()
 
     def tools(self) -> list[Tool]:
         """Exposed tools the registry has right now, in ``expose`` order (a missing one is left out)."""
         out: list[Tool] = []
         for name in dict.fromkeys(self.config.expose):
-            entry = self.engine.registry.get(name)
+            entry = self.registry.get(name)
             if entry is None:
                 continue
             d = entry.tool.definition
@@ -109,7 +139,7 @@ class EndpointTools:
         start = time.perf_counter()
         try:
             with anyio.fail_after(timeout_ms / 1000 if timeout_ms else None):
-                return await self.engine.executor.execute(
+                return await self.runner.execute(
                     None, name, args, tool_call_id=tool_call_id, allowed=frozenset(cfg.expose)
                 )
         except TimeoutError:
@@ -120,11 +150,11 @@ class EndpointTools:
     def _timed_out(self, name: str, tool_call_id: str, timeout_ms: int, seconds: float) -> ToolResult:
         """The endpoint's own deadline cancelled the run: report it like the executor reports its timeouts."""
         result = ToolResult("timeout", f"{name} did not answer within {timeout_ms / 1000:g} seconds.")
-        entry = self.engine.registry.get(name)
+        entry = self.registry.get(name)
         server = entry.tool.definition.server if entry else "unknown"
         origin = (entry.tool.definition.origin_name or name) if entry else name
-        self.engine.metrics.tool_done(server, origin, "timeout", seconds)
-        self.engine.bus.publish(
+        self.metrics.tool_done(server, origin, "timeout", seconds)
+        self.bus.publish(
             ToolCompleted(
                 call_id="",
                 tool_call_id=tool_call_id,
@@ -153,10 +183,10 @@ def build_server(handlers: EndpointTools) -> Server[Any]:
     )
 
 
-def calls_counter(engine: Engine) -> Counter:
+def calls_counter(metrics: Metrics) -> Counter:
     return Counter(
         "ai_agent_mcp_endpoint_calls",
         "tools/call requests to the engine's own MCP endpoint, by tool and outcome.",
         ["tool", "outcome"],
-        registry=engine.metrics.registry,
+        registry=metrics.registry,
     )

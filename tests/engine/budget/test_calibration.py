@@ -35,7 +35,7 @@ async def test_required_arguments_calibrate_into_fast(tmp_path: Path) -> None:
     before = engine.budget.status("mcp_fakesrv_metar")
     assert before is not None and before.tier == "standard"  # no latency declared: STANDARD until measured
     sub = engine.bus.subscribe(types={"tool.requested", "tool.completed"})
-    report = await calibrate_server(engine, SERVER)
+    report = await calibrate_server(engine.budget, SERVER)
     row = report["tools"][0]
     assert row["result"] == "calibrated" and row["args_source"] == "generated from schema"
     assert row["args"] == {"icao": "AAAA", "kind": "metar", "hours": 1}
@@ -52,7 +52,7 @@ async def test_error_answers_to_generated_arguments_do_not_demote(tmp_path: Path
                  params=(ToolParameter("city", "string", required=True),),
                  outcome=lambda a: ToolResult.error(f"no city called {a['city']}"))
     engine = engine_for(settings_for(tmp_path, [], mcp=server_cfg()), picky, clock=FakeClock())
-    row = (await calibrate_server(engine, SERVER))["tools"][0]
+    row = (await calibrate_server(engine.budget, SERVER))["tools"][0]
     assert row["outcomes"] == {"error": 5} and (row["tier"], row["health"]) == ("fast", "healthy")
 
 
@@ -66,7 +66,7 @@ async def test_declared_examples_win_and_their_errors_count(tmp_path: Path) -> N
                      outcome=lambda a: ToolResult.error("closed"))
     meta_tool.probe_args = {"icao": "KSFO"}  # type: ignore[attr-defined]  # as MCPTool carries _meta.probe_args
     engine = engine_for(settings_for(tmp_path, [], mcp=cfg), metar, meta_tool, clock=FakeClock())
-    report = await calibrate_server(engine, SERVER, probes=5)
+    report = await calibrate_server(engine.budget, SERVER, probes=5)
     rows = {r["name"]: r for r in report["tools"]}
     assert rows["metar"]["args"] == {"icao": "EGLL", "kind": "taf", "hours": 6}
     assert rows["metar"]["args_source"] == "config probe_args"
@@ -81,7 +81,7 @@ async def test_non_idempotent_tools_are_never_probed(tmp_path: Path) -> None:
     odd = tool("mcp_fakesrv_odd", server=SERVER, idempotent=True, origin_name="odd",
                params=(ToolParameter("n", "integer", required=True),), calls=runs)
     engine = engine_for(settings_for(tmp_path, [], mcp=bad_cfg), send, odd, clock=FakeClock())
-    report = await calibrate_server(engine, SERVER)
+    report = await calibrate_server(engine.budget, SERVER)
     rows = {r["name"]: r for r in report["tools"]}
     assert rows["send"] == {"name": "send", "exposed_name": "mcp_fakesrv_send", "result": "skipped",
                             "reason": "not idempotent: never probed"}
@@ -93,7 +93,7 @@ async def test_a_timeout_ends_probing_and_counts(tmp_path: Path) -> None:
     runs: list[dict[str, Any]] = []
     hang = tool("mcp_fakesrv_hang", server=SERVER, idempotent=True, mx=20, delay=5, calls=runs)
     engine = engine_for(settings_for(tmp_path, [], mcp=server_cfg()), hang, clock=FakeClock())
-    row = (await calibrate_server(engine, SERVER))["tools"][0]
+    row = (await calibrate_server(engine.budget, SERVER))["tools"][0]
     assert row["outcomes"] == {"timeout": 1} and len(runs) == 1
 
 
@@ -101,7 +101,7 @@ async def test_unknown_server_and_the_server_up_hook(tmp_path: Path) -> None:
     quick = tool("mcp_fakesrv_quick", server=SERVER, idempotent=True)
     engine = engine_for(settings_for(tmp_path, [], mcp=server_cfg()), quick, clock=FakeClock())
     with pytest.raises(CalibrationError, match=r"'nosuch' has no registered tools .*servers with tools: fakesrv"):
-        await calibrate_server(engine, "nosuch")
+        await calibrate_server(engine.budget, "nosuch")
     task = engine.budget.on_server_up(SERVER)
     assert task is not None
     report = await task

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from engine.budget.report import leaderboard, tools_report
 from engine.budget.tiers import badge_for
 from engine.tools.base import ToolCategory
 from tests.engine.budget.helpers import FakeClock, engine_for, settings_for, tool
@@ -28,7 +27,7 @@ async def test_tools_report_for_a_context_and_tier(tmp_path: Path) -> None:
                         clock=FakeClock())
     for _ in range(5):
         await engine.executor.execute(None, "lookup", {}, allowed=frozenset({"lookup"}))
-    report = tools_report(engine, "c", "fast")
+    report = engine.tools_report("c", "fast")
     assert (report["context"], report["tier"], report["provider"]) == ("c", "fast", None)
     assert [t["name"] for t in report["tools"]] == ["lookup", "quick"]  # measured p99 ~0 ms beats declared 100
     rows = {r["name"]: r for r in report["shown"]}
@@ -40,12 +39,12 @@ async def test_tools_report_for_a_context_and_tier(tmp_path: Path) -> None:
         "deep_one": "needs DEEP (declared max 3000 ms)",
     }
     assert report["tiers"] == {"fast": 500, "standard": 1500, "deep": 4000}
-    rendered = tools_report(engine, "c", "fast", provider_type="openai_chat")["tools"]
+    rendered = engine.tools_report("c", "fast", provider_type="openai_chat")["tools"]
     assert [t["function"]["name"] for t in rendered] == ["lookup", "quick"]
     with pytest.raises(ValueError, match="unknown context 'nope'"):
-        tools_report(engine, "nope", None)
+        engine.tools_report("nope", None)
     with pytest.raises(ValueError, match="unknown tier"):
-        tools_report(engine, "c", "warp")
+        engine.tools_report("c", "warp")
 
 
 async def test_leaderboard_ranks_per_category(tmp_path: Path) -> None:
@@ -53,7 +52,7 @@ async def test_leaderboard_ranks_per_category(tmp_path: Path) -> None:
     engine = engine_for(settings_for(tmp_path, []), *tools, clock=FakeClock())
     for _ in range(5):
         await engine.executor.execute(None, "a_slow", {}, allowed=frozenset({"a_slow"}))
-    board = leaderboard(engine)
+    board = engine.leaderboard()
     info = [(r["rank"], r["name"], r["badge"]) for r in board["information"]]
     assert info == [(1, "a_slow", "Lightning"), (2, "b_fast", "Unmeasured")]  # measured beats unmeasured
     assert [r["name"] for r in board["telephony"]] == ["c_calls", "hangup_call"]
