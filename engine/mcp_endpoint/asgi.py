@@ -9,7 +9,9 @@ sse-starlette's disconnect listeners spin; this adapter keeps to the ASGI 3 HTTP
   response is complete, and then answers ``http.disconnect``;
 * ``send()`` starts the aiohttp ``StreamResponse`` on ``http.response.start`` (repeated headers kept, chunked when
   no Content-Length is given) and writes each ``http.response.body`` chunk as it comes, so SSE events reach the
-  client at once; writes after the client left are dropped and turn into ``http.disconnect``.
+  client at once; writes after the client left are dropped and turn into ``http.disconnect``;
+* a body longer than ``engine.http.max_body_bytes`` (also a chunked one, which has no Content-Length for the
+  guard to refuse early) ends the exchange: the app is told the client left and the client gets a JSON 413.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from typing import Any
 
 from aiohttp import web
 from multidict import CIMultiDict
+
+from engine.http.backend import BACKEND_KEY
+from engine.http.guard import too_large
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +62,11 @@ def build_scope(request: web.Request) -> dict[str, Any]:
 class _Exchange:
     """One request/response pair between aiohttp and the ASGI app."""
 
-    def __init__(self, request: web.Request) -> None:
+    def __init__(self, request: web.Request, max_body: int | None = None) -> None:
         self.request = request
+        self.max_body = max_body
+        self.received = 0
+        self.overflow = False
         self.response: web.StreamResponse | None = None
         self.body_done = False
         self.finished = False
@@ -75,6 +83,12 @@ class _Exchange:
             except (ConnectionError, asyncio.IncompleteReadError):
                 self.gone.set()
                 return {"type": "http.disconnect"}
+            self.received += len(chunk)
+            if self.max_body is not None and self.received > self.max_body:
+                self.overflow = True  # the app sees a client that left; run() answers 413
+                self.body_done = True
+                self.gone.set()
+                return {"type": "http.disconnect"}
             more = bool(chunk) and not self.request.content.at_eof()
             self.body_done = not more
             return {"type": "http.request", "body": chunk, "more_body": more}
@@ -89,6 +103,8 @@ class _Exchange:
         return {"type": "http.disconnect"}
 
     async def send(self, message: Message) -> None:
+        if self.overflow and self.response is None:
+            return  # whatever the app says about a body it never got whole, the client gets the 413
         kind = message["type"]
         if kind == "http.response.start":
             if self.response is not None:
@@ -130,9 +146,16 @@ class _Exchange:
     async def run(self, app: AsgiApp) -> web.StreamResponse:
         try:
             await app(build_scope(self.request), self.receive, self.send)
+        except Exception:
+            if not self.overflow:
+                raise
+            log.debug("the ASGI app failed after an oversized body", exc_info=True)
         finally:
             self.finished = True
             self.gone.set()
+        if self.overflow and self.response is None and self.max_body is not None:
+            message = too_large(self.received, self.max_body) + " (counted so far)"
+            return web.json_response({"error": message, "key": "engine.http.max_body_bytes"}, status=413)
         if self.response is None:
             return web.json_response({"error": "the MCP endpoint sent no response"}, status=500)
         if self.response.prepared:
@@ -143,6 +166,15 @@ class _Exchange:
         return self.response
 
 
-async def serve_asgi(app: AsgiApp, request: web.Request) -> web.StreamResponse:
-    """Run ``app`` for one aiohttp request and return the (already sent) response."""
-    return await _Exchange(request).run(app)
+def body_limit(request: web.Request) -> int | None:
+    """``engine.http.max_body_bytes`` of the app serving ``request`` (None outside the engine's HTTP app)."""
+    backend = request.app.get(BACKEND_KEY)
+    return None if backend is None else backend.settings.engine.http.max_body_bytes
+
+
+async def serve_asgi(app: AsgiApp, request: web.Request, max_body: int | None = None) -> web.StreamResponse:
+    """Run ``app`` for one aiohttp request and return the (already sent) response.
+
+    The body is bounded by ``max_body`` bytes, by default the engine's ``engine.http.max_body_bytes``.
+    """
+    return await _Exchange(request, max_body if max_body is not None else body_limit(request)).run(app)

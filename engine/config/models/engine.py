@@ -6,24 +6,119 @@ servers) or what calls do (contexts, budget).
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Annotated, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
 from engine.config.models.common import FieldError, Strict
 
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+
+
+def is_loopback_host(host: str) -> bool:
+    """True for names and addresses that only this machine can reach (localhost, 127.0.0.0/8, ::1)."""
+    name = host.strip().lower()
+    if name in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(name.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _check_host_entry(entry: str) -> str:
+    if not entry or "/" in entry or "@" in entry or entry != entry.strip():
+        raise ValueError(f"{entry!r} is not a Host value: write 'name', 'name:port' or 'name:*' (no scheme, no path)")
+    return entry
+
+
+def _check_origin_entry(entry: str) -> str:
+    scheme, sep, rest = entry.partition("://")
+    if not sep or scheme not in ("http", "https") or not rest or "/" in rest or entry != entry.strip():
+        raise ValueError(
+            f"{entry!r} is not an origin: write 'https://name', 'http://name:port' or 'http://name:*' "
+            "(scheme and host, no path or trailing '/')"
+        )
+    return entry
+
 
 class HttpConfig(Strict):
+    """The engine's HTTP API. Safe by default: loopback only, Host/Origin checked, JSON-only state changes."""
+
     enabled: bool = True
-    host: str = "127.0.0.1"
+    host: str = Field(
+        default="127.0.0.1", description="Address to bind; anything but loopback requires auth_token."
+    )
     port: int = Field(default=8088, ge=0, le=65535)
-    auth_token: SecretStr | None = None
+    auth_token: SecretStr | None = Field(
+        default=None,
+        description="Bearer token required on every route but /health and /ready (Authorization: Bearer <token>).",
+    )
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host header values accepted besides loopback names and engine.http.host "
+        "('name' or 'name:*' any port, 'name:8088' that port only).",
+    )
+    allowed_origins: list[str] = Field(
+        default_factory=list,
+        description="Browser Origin values accepted ('https://ui.example', 'http://name:*'); "
+        "every other request carrying an Origin header is refused.",
+    )
+    max_body_bytes: int = Field(
+        default=1024 * 1024, gt=0, description="Largest request body accepted (larger: HTTP 413)."
+    )
+
+    @field_validator("auth_token")
+    @classmethod
+    def _token_not_empty(cls, v: SecretStr | None) -> SecretStr | None:
+        if v is not None and not v.get_secret_value().strip():
+            raise ValueError("must not be empty (leave the key out for no token, on loopback only)")
+        return v
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _hosts_well_formed(cls, v: list[str]) -> list[str]:
+        return [_check_host_entry(e) for e in v]
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _origins_well_formed(cls, v: list[str]) -> list[str]:
+        return [_check_origin_entry(e) for e in v]
+
+    @model_validator(mode="after")
+    def _token_off_loopback(self) -> HttpConfig:
+        if self.enabled and self.auth_token is None and not is_loopback_host(self.host):
+            raise FieldError(
+                "host",
+                f"binding {self.host!r} (not loopback) requires engine.http.auth_token: without it anyone who "
+                "can reach this address could test-run commands; set engine.http.auth_token "
+                "(e.g. ${keyring:ava_http_token}) or bind host: 127.0.0.1",
+                ("auth_token",),
+            )
+        return self
+
+
+LogLevel = Literal["debug", "info", "warning", "error"]
 
 
 class LoggingConfig(Strict):
-    level: Literal["debug", "info", "warning", "error"] = "info"
-    file: str | None = None
-    json_format: bool = Field(default=False, alias="json")
+    """How the engine logs (applied by ``engine.logs.configure_logging``; secrets are always masked)."""
+
+    level: LogLevel = Field(
+        default="info", description="Level for the log file, and for stderr when set here (else warnings)."
+    )
+    file: str | None = Field(
+        default=None, description="Log file (relative to the config file's folder; '~' expands)."
+    )
+    json_format: bool = Field(default=False, alias="json", description="One JSON object per line.")
+    max_bytes: int = Field(
+        default=10_000_000, gt=0, description="Size at which the log file is rotated."
+    )
+    backup_count: int = Field(default=3, ge=0, description="Rotated log files kept (file.1, file.2, ...).")
+    loggers: dict[str, LogLevel] = Field(
+        default_factory=dict, description="Per-logger levels, e.g. {engine.mcp: debug, aiohttp: error}."
+    )
 
 
 class McpEndpointConfig(Strict):
@@ -73,6 +168,20 @@ class McpEndpointConfig(Strict):
         return self
 
 
+class ToolArgumentsConfig(Strict):
+    """Bounds on a tool call's arguments, checked before they are parsed or validated (engine.tools.limits)."""
+
+    max_depth: int = Field(
+        default=64, ge=2, le=512, description="Deepest nesting of objects and arrays (the arguments object is 1)."
+    )
+    max_size: int = Field(
+        default=1_048_576, ge=1024, description="Longest argument JSON text, in characters."
+    )
+    max_string: int = Field(
+        default=65_536, ge=16, description="Longest string value or key in the arguments, in characters."
+    )
+
+
 class EngineConfig(Strict):
     http: HttpConfig = Field(default_factory=HttpConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
@@ -82,3 +191,4 @@ class EngineConfig(Strict):
     )
     history_limit: int = Field(default=200, gt=0, description="Most history items kept per call.")
     event_queue_size: int = Field(default=1000, gt=0, description="Bounded queue per event subscriber.")
+    tool_arguments: ToolArgumentsConfig = Field(default_factory=ToolArgumentsConfig)

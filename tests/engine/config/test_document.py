@@ -189,11 +189,12 @@ def test_new_keys_go_before_the_blank_line_and_comments_of_the_next_section(tmp_
         "# top comment\nmcp: {}\n"
     )
     doc = ConfigDocument.load(path)
-    doc.set(("engine", "http", "host"), "h")
+    doc.set(("engine", "http", "host"), "localhost")
     doc.set(("engine", "history_limit"), 2)
     assert doc.text() == (
-        "engine:\n  http:\n    port: 1   # eol\n    host: h\n\n  # about logging\n  logging:\n    level: info  # lvl\n"
+        "engine:\n  http:\n    port: 1   # eol\n    host: localhost\n\n"
+        "  # about logging\n  logging:\n    level: info  # lvl\n"
         "  history_limit: 2\n# top comment\nmcp: {}\n"
     )
     doc.save()
-    assert load_settings(path).engine.http.host == "h"
+    assert load_settings(path).engine.http.host == "localhost"

@@ -89,6 +89,7 @@ async def test_http_endpoints(make_engine: Any) -> None:
     http = next(c for c in engine.components if c.name == "http")
     base = http.url
     auth = {"Authorization": "Bearer s3cret"}
+    as_json = {**auth, "Content-Type": "application/json"}
     async with aiohttp.ClientSession() as client:
         async with client.get(f"{base}/health") as r:
             assert r.status == 200 and (await r.json())["status"] == "ok"
@@ -103,9 +104,9 @@ async def test_http_endpoints(make_engine: Any) -> None:
             assert 'ai_agent_mcp_server_up{server="hi"} 1.0' in await r.text()
         async with client.post(f"{base}/mcp/test/hi", headers=auth) as r:
             assert (await r.json())["ok"] is True
-        async with client.post(f"{base}/mcp/test/new", headers=auth, data=json.dumps(INPROC)) as r:
+        async with client.post(f"{base}/mcp/test/new", headers=as_json, data=json.dumps(INPROC)) as r:
             assert (await r.json())["tools"][0]["exposed_name"] == "mcp_new_greet"
-        async with client.post(f"{base}/mcp/test/new", headers=auth, data=json.dumps({"transport": "http"})) as r:
+        async with client.post(f"{base}/mcp/test/new", headers=as_json, data=json.dumps({"transport": "http"})) as r:
             assert r.status == 400 and "url" in (await r.json())["error"]
         async with client.post(f"{base}/mcp/test/nope", headers=auth) as r:
             assert r.status == 404

@@ -84,10 +84,17 @@ async def test_dns_rebinding_host_and_origin_are_rejected_before_auth(
 
 
 @pytest.mark.parametrize("origin", ["http://localhost:3000", "http://127.0.0.1:9", "https://agents.example.com"])
-async def test_loopback_and_configured_origins_are_accepted(serve: Any, origin: str) -> None:
-    s: Served = await serve(allowed_origins=["https://agents.example.com"])
+async def test_configured_origins_are_accepted(serve: Any, origin: str) -> None:
+    s: Served = await serve(allowed_origins=["http://localhost:*", "http://127.0.0.1:9", "https://agents.example.com"])
     status, body, _ = await post_init(s.url, Authorization=f"Bearer {TOKEN}", Origin=origin)
     assert status == 200, body
+
+
+@pytest.mark.parametrize("origin", ["http://localhost:3000", "http://127.0.0.1:9"])
+async def test_loopback_origins_are_refused_unless_listed(serve: Any, origin: str) -> None:
+    s: Served = await serve(allowed_origins=["https://agents.example.com"])
+    status, body, _ = await post_init(s.url, Authorization=f"Bearer {TOKEN}", Origin=origin)
+    assert status == 403 and "allowed_origins" in body, body  # a page on another local port is still a web page
 
 
 async def test_configured_host_is_accepted(serve: Any) -> None:
