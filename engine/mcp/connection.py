@@ -4,12 +4,17 @@ Why it exists: the supervisor restarts connections; this module is what one atte
 by its caller, a stdio child's exit is noticed the moment it happens (a pidfd watch, not the next call's timeout),
 and a call in flight races that death: it ends as soon as the server is gone. ``tools/list_changed`` arrives as a
 legacy notification or, on 2026-07-28 connections, through ``subscriptions/listen``; both end in one callback.
+
+Stopping is bounded too: the SDK closes the child's stdin and waits seconds before it escalates, so
+``stop_soon`` SIGTERMs the child's process group after ``TERM_AFTER_S`` and SIGKILLs it after ``KILL_AFTER_S``
+(a child hung in initialize, in a call, or ignoring SIGTERM is gone within ``KILL_AFTER_S``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 import time
 from collections.abc import Callable, Coroutine, Generator
 from contextlib import AsyncExitStack
@@ -25,7 +30,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from engine.config.models import McpServerConfig
 from engine.mcp.stderr import StderrCapture
-from engine.mcp.transports import ProcessWatch, build_client, kill_process_group, report_spawn
+from engine.mcp.transports import ProcessWatch, build_client, kill_process_group, report_spawn, signal_group
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +39,11 @@ MAX_PAGES = 100
 
 #: How long a cancelled request may spend on its way out (the SDK's courtesy cancel) before it is cut short.
 CANCEL_GRACE_S = 0.1
+
+#: On stop: the child has this long after its stdin closed to exit on its own, then its group gets SIGTERM …
+TERM_AFTER_S = 0.5
+#: … and this long (from the stop) before SIGKILL.
+KILL_AFTER_S = 1.5
 
 
 def describe(exc: BaseException) -> str:
@@ -79,6 +89,8 @@ class Connection:
         self.dead: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._watch: ProcessWatch | None = None
         self.connect_ms = 0.0
+        self._stopping_at: float | None = None
+        self._timers: list[asyncio.TimerHandle] = []
 
     # ------------------------------------------------------------------------------------------- lifecycle
 
@@ -102,6 +114,31 @@ class Connection:
         if self.stderr is not None:
             self.stderr.child_started()
         self._watch = ProcessWatch(process, self._exited)
+        if self._stopping_at is not None:  # stopped while spawning: bound this child too
+            self._arm_timers()
+
+    def stop_soon(self) -> None:
+        """Bound the child's exit from now: SIGTERM to its group after ``TERM_AFTER_S``, SIGKILL after ``KILL_AFTER_S``.
+
+        The caller still ends the connection as usual (cancel, or leave the exit stack); this only makes sure a
+        child that ignores its closed stdin, or SIGTERM, cannot hold the stop up. Network transports have no child.
+        """
+        if self._stopping_at is not None:
+            return
+        self._stopping_at = time.monotonic()
+        if self.pid is not None:
+            self._arm_timers()
+
+    def _arm_timers(self) -> None:
+        if self._timers or self._stopping_at is None or self.pid is None:
+            return
+        loop = asyncio.get_running_loop()
+        elapsed = time.monotonic() - self._stopping_at
+        pid = self.pid
+        self._timers = [
+            loop.call_later(max(0.0, TERM_AFTER_S - elapsed), signal_group, pid, signal.SIGTERM),
+            loop.call_later(max(0.0, KILL_AFTER_S - elapsed), signal_group, pid, signal.SIGKILL),
+        ]
 
     def _exited(self, code: int | None) -> None:
         self.exit_code = code
@@ -120,6 +157,9 @@ class Connection:
         self.mark_dead(f"server {self.server_id} stopped")
         if self._watch is not None:
             self._watch.close()
+        for timer in self._timers:
+            timer.cancel()
+        self._timers = []
         if self.pid is not None:
             kill_process_group(self.pid)  # grandchildren that outlived their parent
         if self.stderr is not None:

@@ -16,7 +16,6 @@ import pydantic
 
 from engine.config.models import McpServerConfig
 from engine.mcp.connection import Connection, ServerGone, describe
-from engine.mcp.naming import exposed_names
 from engine.mcp.stderr import StderrCapture
 
 if TYPE_CHECKING:
@@ -43,8 +42,7 @@ async def probe_server(server_id: str, cfg: McpServerConfig, services: HostServi
                 t = time.perf_counter()
                 listed = await conn.list_tools()
                 report["timings_ms"]["list_tools"] = round((time.perf_counter() - t) * 1000, 2)
-            names = exposed_names(server_id, [t.name for t in listed],
-                                  {tc.name: tc.expose_as for tc in cfg.tools if tc.expose_as})
+            names = services.names.preview(server_id, cfg, [t.name for t in listed])
             report["tools"] = [
                 {"name": t.name, "exposed_name": names[t.name], "description": t.description or ""} for t in listed
             ]

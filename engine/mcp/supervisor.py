@@ -12,24 +12,26 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import random
 import time
 from collections.abc import Callable
 from contextlib import AsyncExitStack, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import mcp.types as types
 import pydantic
 from mcp.shared.exceptions import MCPError
 from mcp.types import REQUEST_TIMEOUT
 
+from engine.backoff import Backoff
 from engine.config.models import McpServerConfig
 from engine.events import EventBus, ServerStateChanged, ToolProgressed, ToolsChanged
 from engine.mcp.connection import Connection, ServerGone, describe
+from engine.mcp.naming import NameBook
 from engine.mcp.results import to_tool_result
 from engine.mcp.stderr import StderrCapture
-from engine.mcp.tool import MCPTool, build_tools
+from engine.mcp.tool import MCPTool, build_tools, exposable
 from engine.metrics import Metrics
 from engine.tools.base import ToolExecutionContext, ToolResult
 from engine.tools.registry import ToolNameConflict, ToolRegistry
@@ -37,6 +39,9 @@ from engine.tools.registry import ToolNameConflict, ToolRegistry
 log = logging.getLogger(__name__)
 
 State = Literal["starting", "up", "restarting", "failed", "stopped"]
+
+#: How long ``stop`` waits for the supervision loop to wind down (the child is SIGKILLed well before that).
+STOP_WAIT_S = 2.0
 
 
 @dataclass(slots=True)
@@ -55,6 +60,8 @@ class HostServices:
     on_up: Callable[[str], object] | None = None
     #: Starts the supervision loop as a named task of the engine's task group (``engine.tasks.Spawn``).
     spawn: Callable[..., asyncio.Task[Any]] | None = None
+    #: Every server's exposed-name claims; settles collisions across servers whatever order they come up in.
+    names: NameBook = field(default_factory=NameBook)
 
 
 class Supervisor:
@@ -68,7 +75,11 @@ class Supervisor:
         self.last_error: str | None = None
         self.warnings: list[str] = []
         self.tools: list[MCPTool] = []
+        #: The server's last tool listing (renames after another server's claims changed rebuild from it).
+        self._listed: list[types.Tool] = []
         self.conn: Connection | None = None
+        #: The connection of the attempt in progress, from spawn on (``conn`` is set only once it is up).
+        self._attempt_conn: Connection | None = None
         self.up_since: float | None = None
         self.stderr = StderrCapture(server_id, redact=services.redact)
         self.settled = asyncio.Event()
@@ -77,6 +88,7 @@ class Supervisor:
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._attempt_started = 0.0
+        services.names.configure(server_id, cfg, self._names_changed)
 
     # ------------------------------------------------------------------------------------------- control
 
@@ -97,13 +109,15 @@ class Supervisor:
         """Stop the child (no orphans), unregister the tools, end in ``stopped``."""
         self._stop.set()
         task = self._task
+        if self._attempt_conn is not None:
+            self._attempt_conn.stop_soon()  # a child that ignores its closed stdin or SIGTERM is killed anyway
         if task is not None and not task.done():
             if self.state != "up":  # connecting or backing off: nothing to drain, end it now
                 task.cancel()
-            done, _ = await asyncio.wait({task}, timeout=10)
+            done, _ = await asyncio.wait({task}, timeout=STOP_WAIT_S)
             if not done:
                 task.cancel()
-                await asyncio.wait({task}, timeout=5)
+                await asyncio.wait({task}, timeout=1.0)
         self._task = None
         self._unregister()
         self._set_state("stopped", reason or self.last_error)
@@ -157,9 +171,10 @@ class Supervisor:
             )
 
     def _register(self, tools: list[MCPTool], warnings: list[str]) -> None:
-        self.warnings = warnings
         for w in warnings:
-            log.warning("MCP server %s: %s", self.server_id, w)
+            if w not in self.warnings:  # a re-list or a rename repeats the same warnings: log each once
+                log.warning("MCP server %s: %s", self.server_id, w)
+        self.warnings = warnings
         old = {t.name: t for t in self.tools}
         if len(old) == len(tools) and all(t.name in old and old[t.name].same_as(t) for t in tools):
             for t in tools:  # same declarations: keep the registered objects (nothing for providers to redo)
@@ -180,6 +195,21 @@ class Supervisor:
                 )
             )
 
+    def _adopt(self, listed: list[types.Tool]) -> None:
+        """Claim the listing's names (other servers that lose or win a name rename around us), then register."""
+        self._listed = listed
+        unique, _warnings = exposable(self.cfg, listed)
+        raw = [t.name for t in unique]
+        names, changed = self.services.names.claim(self.server_id, raw)
+        tools, warnings = build_tools(self.server_id, self.cfg, listed, self, self._taken, names)
+        self._register(tools, [*self.services.names.collisions(self.server_id, raw), *warnings])
+        self.services.names.notify(changed)  # a server winning a name we just gave up takes it now
+
+    def _names_changed(self) -> None:
+        """Another server's claims moved some of our names: re-register under the new ones (``tools.changed``)."""
+        if self.tools and self._listed:
+            self._adopt(self._listed)
+
     def _unregister(self) -> None:
         if not self.tools:
             return
@@ -197,9 +227,9 @@ class Supervisor:
     # ------------------------------------------------------------------------------------------- the loop
 
     def _backoff_s(self) -> float:
+        """The wait before restart number ``restarts`` (1 for the first): ``backoff_ms`` doubling to the cap."""
         r = self.cfg.restart
-        base = min(r.backoff_max_ms, r.backoff_ms * (2 ** max(0, self.restarts - 1)))
-        return base * random.uniform(0.5, 1.0) / 1000
+        return Backoff(r.backoff_ms / 1000, r.backoff_max_ms / 1000).delay_s(self.restarts - 1)
 
     async def _run(self) -> None:
         first = True
@@ -237,6 +267,9 @@ class Supervisor:
             self.server_id, self.cfg, base_dir=self.services.base_dir, stderr=self.stderr,
             on_list_changed=self._on_list_changed,
         )
+        self._attempt_conn = conn
+        if self._stop.is_set():
+            conn.stop_soon()
         helpers: list[asyncio.Task[Any]] = []
         try:
             async with AsyncExitStack() as stack:
@@ -250,8 +283,7 @@ class Supervisor:
                     return self._with_exit(conn, str(e))
                 self.conn = conn
                 self._changed.clear()
-                tools, warnings = build_tools(self.server_id, self.cfg, listed, self, self._taken)
-                self._register(tools, warnings)
+                self._adopt(listed)
                 self.up_since = time.monotonic()
                 self.last_error = None
                 self._set_state("up")
@@ -285,6 +317,7 @@ class Supervisor:
             for h in helpers:
                 h.cancel()
             self.conn = None
+            self._attempt_conn = None
             self.up_since = None
 
     def _with_exit(self, conn: Connection, reason: str) -> str:
@@ -312,8 +345,7 @@ class Supervisor:
             except (TimeoutError, ServerGone, MCPError, pydantic.ValidationError) as e:
                 log.warning("MCP server %s: re-listing tools failed: %s", self.server_id, describe(e))
                 continue
-            tools, warnings = build_tools(self.server_id, self.cfg, listed, self, self._taken)
-            self._register(tools, warnings)
+            self._adopt(listed)
 
     # ------------------------------------------------------------------------------------------- calls
 

@@ -9,7 +9,7 @@ connection.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import mcp.types as types
@@ -54,49 +54,60 @@ class MCPTool(Tool):
         )
 
 
+def exposable(cfg: McpServerConfig, listed: list[types.Tool]) -> tuple[list[types.Tool], list[str]]:
+    """The listed tools this server exposes (``expose_unlisted``, first of duplicates), plus warnings."""
+    by_name = {t.name: t for t in cfg.tools}
+    warnings: list[str] = []
+    seen_raw: set[str] = set()
+    unique: list[types.Tool] = []
+    for t in listed:
+        if not (cfg.expose_unlisted or t.name in by_name):
+            continue
+        if t.name in seen_raw:
+            warnings.append(f"tool {t.name!r} is listed twice by the server; the first one is used")
+            continue
+        seen_raw.add(t.name)
+        unique.append(t)
+    listed_names = {t.name for t in listed}
+    for name in by_name:
+        if name not in listed_names:
+            warnings.append(f"tools: {name!r} is configured but the server does not list it")
+    return unique, warnings
+
+
 def build_tools(
     server_id: str,
     cfg: McpServerConfig,
     listed: list[types.Tool],
     supervisor: Supervisor,
     taken: Callable[[str], bool] | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> tuple[list[MCPTool], list[str]]:
     """The ``MCPTool`` set for one server's listing, plus warnings (unlisted config tools, name conflicts).
 
-    ``taken(name)`` says whether another server already owns an exposed name; a generated name that is taken
-    gets the hashed form, an ``expose_as`` that is taken is skipped with a warning.
+    ``names`` maps raw tool names to exposed names (the host's ``NameBook``, which settles collisions across
+    servers); without it the server's names are worked out alone. ``taken(name)`` says whether something outside
+    the MCP servers (a built-in tool) already owns a name: such a tool gets the hashed form, with a warning.
     """
     from engine.mcp.naming import hashed_name
 
     by_name = {t.name: t for t in cfg.tools}
-    warnings: list[str] = []
-    chosen = [t for t in listed if cfg.expose_unlisted or t.name in by_name]
-    seen_raw: set[str] = set()
-    unique: list[types.Tool] = []
-    for t in chosen:
-        if t.name in seen_raw:
-            warnings.append(f"tool {t.name!r} is listed twice by the server; the first one is used")
-            continue
-        seen_raw.add(t.name)
-        unique.append(t)
-    listed_names = {t.name for t in unique}
-    for name in by_name:
-        if name not in listed_names and name not in {t.name for t in listed}:
-            warnings.append(f"tools: {name!r} is configured but the server does not list it")
-    overrides = {n: tc.expose_as for n, tc in by_name.items() if tc.expose_as}
-    names = exposed_names(server_id, [t.name for t in unique], overrides)
+    unique, warnings = exposable(cfg, listed)
+    if names is None:
+        overrides = {n: tc.expose_as for n, tc in by_name.items() if tc.expose_as}
+        names = exposed_names(server_id, [t.name for t in unique], overrides)
     out: list[MCPTool] = []
     for t in unique:
         tc = by_name.get(t.name)
-        exposed = names[t.name]
+        exposed = names.get(t.name) or hashed_name(server_id, t.name)
         if taken is not None and taken(exposed):
-            if tc is not None and tc.expose_as:
-                warnings.append(f"expose_as {exposed!r} for tool {t.name!r} is already used by another server; skipped")
+            fallback = hashed_name(server_id, t.name)
+            if fallback == exposed or taken(fallback):
+                warnings.append(f"tool {t.name!r}: exposed name {exposed!r} is taken by another tool; skipped")
                 continue
-            exposed = hashed_name(server_id, t.name)
-            if taken(exposed):
-                warnings.append(f"tool {t.name!r}: exposed name {exposed!r} is taken by another server; skipped")
-                continue
+            warnings.append(f"tool {t.name!r}: exposed name {exposed!r} is taken by another tool; "
+                            f"exposed as {fallback!r}")
+            exposed = fallback
         annotations = t.annotations.model_dump(by_alias=True, exclude_none=True) if t.annotations else None
         latency, problems = resolve_latency(t.name, tc, t.meta, annotations)
         probe, probe_problems = resolve_probe_args(t.name, tc, t.meta)

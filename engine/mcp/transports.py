@@ -7,6 +7,11 @@ connection is opening in the current task, so concurrent starts never mix their 
 SDK's allow-listed environment plus the configured ``env``, never the whole parent environment. A network server
 has no process to watch: there the end of the transport's read stream (the SSE stream dropped) is the signal, seen
 through a pass-through read stream handed to the SDK's ``Client`` as its transport.
+
+Only stdio spawns children, and the SDK starts each in a session (process group) of its own
+(``start_new_session=True`` in ``mcp.client.stdio``), so the group id is the child's pid and ``killpg`` reaches its
+grandchildren (``npx`` → node, ``sh -c`` → sleep). ``live_groups`` holds every group not yet reaped, so a forced
+exit can kill them all (``kill_all_groups``).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import asyncio
 import importlib
 import logging
 import os
+import signal
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
@@ -41,6 +47,8 @@ SpawnSink = Callable[[Any], None]
 _spawn_sink: ContextVar[SpawnSink | None] = ContextVar("ava_mcp_spawn_sink", default=None)
 #: Called with the pid of every stdio child the SDK spawns (diagnostics; the tests' no-orphan check).
 spawn_listeners: list[Callable[[int], None]] = []
+#: Process groups of stdio children spawned and not yet killed (a forced exit kills them all).
+live_groups: set[int] = set()
 #: Largest SSE event accepted on streamable HTTP (one JSON-RPC message; the SDK's default is 1 MiB, which ends any
 #: bigger result in an error). Results are cut to ``results.MAX_DATA_CHARS`` after they arrive.
 MAX_SSE_EVENT_BYTES = 64 * 1024 * 1024
@@ -57,6 +65,7 @@ def _install_spawn_hook() -> None:
 
     async def spawn_and_report(*args: Any, **kwargs: Any) -> Any:
         process = await original(*args, **kwargs)
+        live_groups.add(process.pid)
         for listener in tuple(spawn_listeners):
             listener(process.pid)
         sink = _spawn_sink.get()
@@ -277,11 +286,25 @@ class ProcessWatch:
         self._task = None
 
 
+def signal_group(pgid: int, sig: int) -> bool:
+    """Send ``sig`` to a child's process group; False when the group is gone (or not ours to signal)."""
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError, OSError):
+        return False
+    return True
+
+
 def kill_process_group(pid: int) -> None:
     """Kill whatever is left of the child's process group (the SDK starts each child in its own session)."""
-    import signal
+    signal_group(pid, signal.SIGKILL)
+    live_groups.discard(pid)
 
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError, OSError):
-        return
+
+def kill_all_groups() -> int:
+    """SIGKILL every stdio child's process group still alive (a forced exit); returns how many were signalled."""
+    killed = 0
+    for pgid in sorted(live_groups):
+        killed += signal_group(pgid, signal.SIGKILL)
+    live_groups.clear()
+    return killed

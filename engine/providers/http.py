@@ -13,7 +13,6 @@ import asyncio
 import email.utils
 import json
 import logging
-import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from typing import Any, TypeVar
 
 import aiohttp
 
+from engine.backoff import Backoff
 from engine.providers.base import ProviderError
 
 log = logging.getLogger(__name__)
@@ -103,8 +103,7 @@ class HttpClient:
         after = retry_after(header)
         if after is not None:
             return min(after, self.settings.max_retry_after_s)
-        base = min(self.settings.max_backoff_s, self.settings.backoff_s * (2**attempt))
-        return base * random.uniform(0.5, 1.0)
+        return Backoff(self.settings.backoff_s, self.settings.max_backoff_s).delay_s(attempt)
 
     async def post(
         self,

@@ -1,7 +1,10 @@
 """The ``mcp:`` section: MCP servers the engine connects to, their transports, restarts and per-tool settings.
 
 Also owns the naming rules shared with the MCP host and console (``SERVER_ID_RE`` for server ids,
-``EXPOSED_NAME_RE`` for the names tools are exposed under).
+``EXPOSED_NAME_RE`` for the names tools are exposed under, ``default_exposed_name``) and the config-time half of
+the naming check: an ``expose_as`` claimed twice, or equal to the default name of a tool another server lists
+under ``tools:``, is a config error naming both key paths (``expose_as_conflicts``). Collisions only discovery can
+see are resolved by the MCP host (``engine.mcp.naming``), never by rejecting the config.
 """
 
 from __future__ import annotations
@@ -15,6 +18,19 @@ from engine.config.models.common import FieldError, Strict
 
 EXPOSED_NAME_RE = re.compile(r"^[a-z0-9_]{1,64}$")
 SERVER_ID_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+_BAD_NAME_CHARS = re.compile(r"[^a-z0-9_]+")
+_UNDERSCORES = re.compile(r"_+")
+
+
+def normalise_name(text: str) -> str:
+    """Lower-case, every run of characters outside ``[a-z0-9_]`` becomes one ``_``, no edge underscores."""
+    out = _UNDERSCORES.sub("_", _BAD_NAME_CHARS.sub("_", text.strip().lower())).strip("_")
+    return out or "tool"
+
+
+def default_exposed_name(server_id: str, tool: str) -> str:
+    """``mcp_{server_id}_{tool}``: the name a tool gets unless it collides or is too long (then it gets a hash)."""
+    return f"mcp_{server_id}_{normalise_name(tool)}"
 
 
 class RestartConfig(Strict):
@@ -113,6 +129,48 @@ def _check_server_id(sid: str) -> str:
 ServerId = Annotated[str, AfterValidator(_check_server_id)]
 
 
+def _where(sid: str, index: int, key: str) -> str:
+    return f"mcp.servers.{sid}.tools[{index}].{key}"
+
+
+def expose_as_conflicts(servers: dict[str, McpServerConfig]) -> list[tuple[tuple[str | int, ...], str]]:
+    """(loc under ``mcp``, message) for every ``expose_as`` claimed twice or equal to another tool's default name.
+
+    Only what the config itself shows: the tools listed under ``tools:``. Each message names both key paths.
+    """
+    claimed: dict[str, str] = {}
+    defaults: dict[str, str] = {}
+    for sid, server in servers.items():
+        for i, tool in enumerate(server.tools):
+            if tool.expose_as is None:
+                defaults.setdefault(default_exposed_name(sid, tool.name), _where(sid, i, "name"))
+    out: list[tuple[tuple[str | int, ...], str]] = []
+    for sid, server in servers.items():
+        for i, tool in enumerate(server.tools):
+            name = tool.expose_as
+            if name is None:
+                continue
+            loc: tuple[str | int, ...] = ("servers", sid, "tools", i, "expose_as")
+            prior = claimed.get(name)
+            if prior is not None:
+                out.append((loc, f"{name!r} is already claimed by {prior}; every expose_as must be unique"))
+                continue
+            claimed[name] = _where(sid, i, "expose_as")
+            owner = defaults.get(name)
+            if owner is not None:
+                out.append((loc, f"{name!r} is the default exposed name of the tool at {owner}; "
+                                 "choose another expose_as (or give that tool an expose_as of its own)"))
+    return out
+
+
 class McpConfig(Strict):
     enabled: bool = True
     servers: dict[ServerId, McpServerConfig] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _unique_exposed_names(self) -> McpConfig:
+        conflicts = expose_as_conflicts(self.servers)
+        if conflicts:
+            loc, message = conflicts[0]
+            raise FieldError(loc, message)
+        return self

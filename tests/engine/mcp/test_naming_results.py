@@ -6,9 +6,11 @@ import re
 
 import pytest
 from mcp.types import CallToolResult, EmbeddedResource, ImageContent, TextContent, TextResourceContents
+from pydantic import ValidationError
 
-from engine.config.models import McpConfig
-from engine.mcp.naming import NamingError, check_config, exposed_names, normalise_server_id
+from engine.config.mcp_import import normalise_server_id
+from engine.config.models import McpConfig, McpServerConfig
+from engine.mcp.naming import NamingError, check_config, exposed_names
 from engine.mcp.results import FALLBACK_MESSAGE, SpeechOptions, speakable, to_tool_result
 
 VALID = re.compile(r"^[a-z0-9_]{1,64}$")
@@ -47,12 +49,16 @@ def test_expose_as_wins_and_a_generated_name_yields() -> None:
 
 
 def test_expose_as_claimed_twice_is_a_config_error_naming_both() -> None:
-    cfg = McpConfig.model_validate({"servers": {
+    servers = {
         "one": {"transport": "http", "url": "http://127.0.0.1:1/mcp", "tools": [{"name": "a", "expose_as": "roll"}]},
         "two": {"transport": "http", "url": "http://127.0.0.1:2/mcp", "tools": [{"name": "b", "expose_as": "roll"}]},
-    }})
-    with pytest.raises(NamingError) as e:
-        check_config(cfg)
+    }
+    with pytest.raises(ValidationError) as info:
+        McpConfig.model_validate({"servers": servers})
+    assert "already claimed by mcp.servers.one.tools[0].expose_as" in str(info.value)
+    built = McpConfig.model_construct(servers={k: McpServerConfig.model_validate(v) for k, v in servers.items()})
+    with pytest.raises(NamingError) as e:  # a config built in code, past the model's check
+        check_config(built)
     assert "mcp.servers.two.tools[0].expose_as" in str(e.value) and "mcp.servers.one.tools[0].expose_as" in str(e.value)
 
 
