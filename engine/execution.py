@@ -16,10 +16,11 @@ from typing import Any, Protocol
 
 from engine.config.models import Settings
 from engine.events import EventBus, ToolCompleted, ToolRejected, ToolRequested
-from engine.metrics import Metrics
+from engine.metrics import UNKNOWN_TOOL, Metrics
 from engine.redact import Redactor
 from engine.sessions.session import CallSession
 from engine.tools.base import ToolExecutionContext, ToolResult
+from engine.tools.limits import clip, clip_repr
 from engine.tools.registry import RegisteredTool, ToolRegistry
 from engine.tools.validation import ArgumentError, parse_arguments
 
@@ -82,11 +83,15 @@ class ToolExecutor:
         self.redact = redactor
         self.hooks: ExecutionHooks = hooks or DefaultHooks()
 
-    def _reject(self, session: CallSession | None, name: str, tool_call_id: str, reason: str) -> ToolResult:
+    def _reject(
+        self, session: CallSession | None, name: str, tool_call_id: str, kind: str, reason: str, known: bool
+    ) -> ToolResult:
+        """``kind`` is the metric's reason label (a fixed word); ``known`` whether ``name`` may be a label value
+        (a registered tool): any other name counts under one series, so bad names cannot grow the metrics."""
         call_id = session.call_id if session else ""
-        self.metrics.tool_rejections.labels(name[:64], reason.split(":", 1)[0][:40]).inc()
+        self.metrics.tool_rejected(name if known else UNKNOWN_TOOL, kind)
         self.bus.publish(
-            ToolRejected(call_id=call_id, tool_call_id=tool_call_id, exposed_name=name, reason=reason)
+            ToolRejected(call_id=call_id, tool_call_id=tool_call_id, exposed_name=clip(name), reason=reason)
         )
         return ToolResult("rejected", reason)
 
@@ -104,12 +109,19 @@ class ToolExecutor:
         shown = (
             allowed if allowed is not None else (session.shown_tools if session is not None else frozenset())
         )
+        if not isinstance(exposed_name, str):
+            return self._reject(
+                session, repr(exposed_name), tool_call_id, "not shown",
+                f"not shown: a tool name must be text, got {type(exposed_name).__name__}", False,
+            )
         if exposed_name not in shown:
             return self._reject(
                 session,
                 exposed_name,
                 tool_call_id,
-                f"not shown: the tool {exposed_name!r} was not offered on this call, so it was not run",
+                "not shown",
+                f"not shown: the tool {clip_repr(exposed_name)} was not offered on this call, so it was not run",
+                self.registry.get(exposed_name) is not None,
             )
         entry = self.registry.get(exposed_name)
         if entry is None:
@@ -117,14 +129,16 @@ class ToolExecutor:
                 session,
                 exposed_name,
                 tool_call_id,
-                f"unavailable: the tool {exposed_name!r} is no longer available",
+                "unavailable",
+                f"unavailable: the tool {clip_repr(exposed_name)} is no longer available",
+                False,
             )
         try:
-            parsed = parse_arguments(args)
-            entry.validator.validate(parsed)
+            parsed = entry.validator.check(parse_arguments(args, self._settings().engine.tool_arguments))
         except ArgumentError as e:
             return self._reject(
-                session, exposed_name, tool_call_id, f"invalid arguments for {exposed_name}: {e}"
+                session, exposed_name, tool_call_id, "invalid arguments",
+                f"invalid arguments for {exposed_name}: {e}", True,
             )
         return await self._run(session, entry, parsed, tool_call_id, is_probe)
 

@@ -24,6 +24,10 @@ LATENCY_BUCKETS = (
 )
 
 
+#: The ``tool`` label of a rejection whose name is not a registered tool: one series however many bad names arrive.
+UNKNOWN_TOOL = "(unknown)"
+
+
 class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
@@ -71,6 +75,7 @@ class Metrics:
             "ai_agent_mcp_tool_cache_hits", "Tool results served from cache.", ["tool"], registry=r
         )
         self._children: dict[tuple[str, str, str], tuple[object, object]] = {}
+        self._rejections: dict[tuple[str, str], object] = {}
 
     def tool_done(self, server: str, tool: str, status: str, seconds: float) -> None:
         key = (server, tool, status)
@@ -80,6 +85,15 @@ class Metrics:
             self._children[key] = pair
         pair[0].inc()  # type: ignore[attr-defined]
         pair[1].observe(seconds)  # type: ignore[attr-defined]
+
+    def tool_rejected(self, tool: str, reason: str) -> None:
+        """Count a rejection. Label values must come from a bounded set: a registered tool's name or
+        ``UNKNOWN_TOOL``, and a fixed reason word (callers guarantee it; see ToolExecutor._reject)."""
+        key = (tool, reason)
+        child = self._rejections.get(key)
+        if child is None:
+            child = self._rejections[key] = self.tool_rejections.labels(tool, reason)
+        child.inc()  # type: ignore[attr-defined]
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
