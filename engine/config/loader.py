@@ -28,6 +28,7 @@ from engine.config.expand import ExpansionError, expand, expand_python
 from engine.config.models import Settings
 from engine.config.secrets import lookup_secret as keyring_lookup
 from engine.config.validation import issues_from_validation, line_for
+from engine.yaml_limits import MAX_YAML_BYTES, alias_bomb, bomb_message, size_message
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,12 @@ def read_config_bytes(path: str | os.PathLike[str]) -> bytes:
     """The file's bytes, or a ``ConfigError`` naming the path and what is wrong with it."""
     name = os.fspath(path)
     try:
-        return Path(path).read_bytes()
+        with Path(path).open("rb") as f:
+            raw = f.read(MAX_YAML_BYTES + 1)  # never more, whatever the file (or device) holds
+            if len(raw) > MAX_YAML_BYTES:
+                size = os.fstat(f.fileno()).st_size
+                raise ConfigError.single(name, size_message(max(size, len(raw))))
+            return raw
     except FileNotFoundError:
         raise ConfigError.single(name, "config file not found") from None
     except IsADirectoryError:
@@ -107,9 +113,16 @@ def _duplicate_issues(text: str, source: str) -> list[ConfigIssue]:
 
 
 def parse_yaml(text: str, source: str) -> Any:
-    """Round-trip parse; syntax errors and duplicate keys become a ``ConfigError`` at the parser's line."""
+    """Round-trip parse; syntax errors and duplicate keys become a ``ConfigError`` at the parser's line.
+
+    Every YAML the engine reads as config goes through here (files, the console's YAML boxes, scripts), so the
+    bounds live here too: more than ``MAX_YAML_BYTES`` is refused before parsing, an alias bomb after parsing
+    (measured without expanding it) with the line of the container that blows up.
+    """
+    if len(text) > MAX_YAML_BYTES // 4 and (size := len(text.encode("utf-8", "surrogatepass"))) > MAX_YAML_BYTES:
+        raise ConfigError.single(source, size_message(size))
     try:
-        return new_yaml().load(text)
+        tree = new_yaml().load(text)
     except DuplicateKeyError as exc:
         issues = _duplicate_issues(text, source)
         if issues:
@@ -128,6 +141,12 @@ def parse_yaml(text: str, source: str) -> Any:
         raise ConfigError.single(source, f"YAML error: {str(exc).splitlines()[0][:200]}") from None
     except RecursionError:
         raise ConfigError.single(source, "YAML nesting is too deep") from None
+    bomb = alias_bomb(tree)
+    if bomb is not None:
+        lc = getattr(bomb.node, "lc", None)
+        line = lc.line + 1 if lc is not None and lc.line is not None else None
+        raise ConfigError.single(source, bomb_message(bomb), line=line, path=format_path(bomb.path))
+    return tree
 
 
 def line_index(node: Any) -> dict[KeyPath, int]:

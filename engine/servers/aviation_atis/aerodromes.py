@@ -25,6 +25,8 @@ from typing import Any
 
 import yaml
 
+from engine.yaml_limits import load_file as load_yaml_file
+
 log = logging.getLogger(__name__)
 _KEYS = {"name", "runway_in_use", "frequency", "advisories", "explicit_not_available"}
 
@@ -79,7 +81,7 @@ class Aerodromes:
         assert self.path is not None
         try:
             self._mtime = self.path.stat().st_mtime
-            raw = yaml.safe_load(self.path.read_text(encoding="utf-8"))
+            raw = load_yaml_file(self.path)
         except OSError as exc:
             reason = exc.strerror or exc
             raise AerodromeFileError(f"cannot read aerodromes file {self.path}: {reason}") from exc

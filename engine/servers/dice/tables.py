@@ -23,6 +23,8 @@ from typing import Any
 
 import yaml
 
+from engine.yaml_limits import load_file as load_yaml_file
+
 
 class TableError(ValueError):
     """The tables file is missing or malformed; the message names the place."""
@@ -75,7 +77,7 @@ def _entry(table: str, index: int, raw: Any) -> Entry:
 def load_tables(path: Path) -> dict[str, Table]:
     """Read and validate the tables file at ``path``."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml_file(path)
     except OSError as exc:
         raise TableError(f"cannot read dice tables file {path}: {exc.strerror or exc}") from exc
     except yaml.YAMLError as exc:

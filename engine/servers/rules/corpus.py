@@ -23,6 +23,8 @@ from typing import Any
 
 import yaml
 
+from engine.yaml_limits import load_file as load_yaml_file
+
 _STOPWORDS = frozenset(
     "a an and are as at be by can do does for from how i if in is it of on or the to what when where "
     "which who why with work works you your".split()
@@ -48,7 +50,7 @@ class Rule:
 
 def _load_file(path: Path) -> tuple[str, str, list[Rule]]:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml_file(path)
     except (OSError, yaml.YAMLError) as exc:
         raise CorpusError(f"cannot read rules file {path}: {exc}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("system"), str) or not isinstance(
