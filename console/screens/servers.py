@@ -5,7 +5,6 @@ config edits go through the diff-and-save flow, whose hot reload starts or stops
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -18,14 +17,13 @@ from textual.widgets import DataTable, Footer, Header, Label, RichLog, Static
 from console.config_flow import save_document
 from console.format import latency, server_state_text, sparkline
 from console.host import server_badges
-from console.importer import McpImportError, parse_mcp_json
 from console.screens.base import ConsoleScreen
 from console.screens.import_dialog import ImportScreen
 from console.screens.modals import ConfirmScreen
 from console.state import Changes
 from console.widgets.keybar import KeyBar
 from console.widgets.tables import cursor_key
-from engine.config import ConfigDocument, ConfigError
+from engine.config import ConfigDocument, ConfigError, McpImportError, import_mcp_json
 
 MCP_OFF = "MCP is switched off in this config (mcp.enabled: false): no server runs; entries can still be edited."
 #: What the workers say while an engine operation runs (the ops the command palette also names).
@@ -283,16 +281,18 @@ class ServersScreen(ConsoleScreen):
     @work(thread=True, group="config", name="server-import")
     def prepare_import(self, path: str) -> None:
         try:
-            text = Path(path).expanduser().read_text(encoding="utf-8")
             doc = ConfigDocument.load(self.capp.config_path)
-            existing = set(doc.get(("mcp", "servers"), {}) or {})
-            servers = parse_mcp_json(text, existing)
-            for sid, cfg in servers.items():
-                doc.set_server(sid, cfg)
-        except (OSError, McpImportError, ConfigError, KeyError) as e:
+            result = import_mcp_json(doc, path)  # the same importer as `ava-engine import-mcp-json`
+        except (McpImportError, ConfigError, KeyError) as e:
             self.app.call_from_thread(self.notify, f"import failed: {e}", title="servers", severity="error")
             return
-        title = f"Import {len(servers)} server(s) from {path}: {', '.join(servers)}"
+        if result.warnings():
+            self.app.call_from_thread(self.notify, "\n".join(result.warnings()), title="import", severity="warning",
+                                      timeout=15)
+        if not result.added:
+            self.app.call_from_thread(self.notify, "\n".join(result.summary()), title="import")
+            return
+        title = f"Import {len(result.added)} server(s) from {path}: {', '.join(result.added)}"
         self.app.call_from_thread(save_document, self.capp, doc, title)
 
 

@@ -161,46 +161,30 @@ class _Lenient(dict[str, str]):
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from engine.config import resolve_config_path
-    from engine.config.document import ConfigDocument
-    from engine.mcp.importer import ImportFormatError, merge_plan, parse_client_config
+    from engine.config import ConfigDocument, McpImportError, import_mcp_json, resolve_config_path
 
-    path = Path(args.file)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise UsageError(f"FILE: cannot read {path}: {e.strerror or e}") from e
-    try:
-        plan = parse_client_config(text, str(path))
-    except ImportFormatError as e:
-        raise UsageError(str(e)) from e
     config_path = resolve_config_path(args.config)
     doc = ConfigDocument.load(config_path) if config_path.exists() else ConfigDocument.new(config_path)
-    existing = doc.get(("mcp", "servers"), None) or {}
-    to_add, unchanged, conflicts = merge_plan(existing, plan)
-    for sid, cfg in to_add.items():
-        doc.set_server(sid, cfg)
-    if to_add and not args.dry_run:
+    try:
+        result = import_mcp_json(doc, args.file)  # the console's Servers screen imports through the same function
+    except McpImportError as e:
+        raise UsageError(str(e)) from e
+    if result.added and not args.dry_run:
         # validate the file's shape without requiring every ${VAR} / ${keyring:NAME} to be set yet
         doc.save(env=_Lenient(os.environ), lookup_secret=lambda name: "(not set yet)")
-    out = {"config": str(config_path), "added": sorted(to_add), "unchanged": unchanged, "conflicts": conflicts,
-           "renamed": plan.renamed, "problems": plan.problems, "written": bool(to_add) and not args.dry_run}
+    out = {"config": str(config_path), "added": sorted(result.added), "unchanged": result.unchanged,
+           "conflicts": result.conflicts, "renamed": result.renamed, "problems": result.problems,
+           "written": bool(result.added) and not args.dry_run}
     if args.json:
         print_json(out)
     else:
-        for sid in sorted(to_add):
-            print(f"added mcp.servers.{sid} ({to_add[sid]['transport']})")
-        for name, sid in plan.renamed.items():
-            print(f"  {name!r} became the id {sid!r}")
-        for sid in unchanged:
-            print(f"unchanged mcp.servers.{sid}")
-        for line in conflicts + plan.problems:
+        for line in result.summary():
+            print(line)
+        for line in result.warnings():
             print(f"warning: {line}", file=sys.stderr)
-        if not to_add:
-            print("nothing added")
-        elif args.dry_run:
+        if result.added and args.dry_run:
             print("(dry run: nothing written)")
-    return 1 if conflicts and not to_add else 0
+    return 1 if result.conflicts and not result.added else 0
 
 
 async def cmd_serve(args: argparse.Namespace) -> int:

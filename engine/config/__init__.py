@@ -21,6 +21,7 @@ from engine.config.errors import ConfigConflictError, ConfigError, ConfigIssue, 
 from engine.config.expand import ExpansionError
 from engine.config.fragment import dump_yaml_fragment, parse_yaml_fragment
 from engine.config.loader import load_settings, load_settings_text
+from engine.config.mcp_import import ImportResult, McpImportError, import_mcp_json
 from engine.config.models import Settings
 from engine.config.schema import json_schema, json_schema_text
 from engine.config.secrets import (
@@ -48,12 +49,15 @@ __all__ = [
     "ConfigError",
     "ConfigIssue",
     "ExpansionError",
+    "ImportResult",
+    "McpImportError",
     "SecretsError",
     "Settings",
     "delete_secret",
     "dump_yaml_fragment",
     "format_path",
     "get_secret",
+    "import_mcp_json",
     "json_schema",
     "json_schema_text",
     "list_secrets",

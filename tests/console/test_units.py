@@ -1,12 +1,9 @@
-"""Unit tests of the console's pure parts: state from events, the JSON importer, the server form's rules."""
+"""Unit tests of the console's pure parts: state from events, the server form's rules."""
 
 from __future__ import annotations
 
 import sys
 
-import pytest
-
-from console.importer import McpImportError, parse_mcp_json
 from console.server_model import KV, FormValues, check_field, from_config, model_errors, to_config
 from console.state import ConsoleState
 from engine.events import CallEnded, CallStarted, TierChanged, ToolCompleted, ToolRequested
@@ -23,19 +20,6 @@ def test_state_merges_requested_and_completed() -> None:
     assert st.percentile("s", 0.5) == 5.0
     ch = st.apply([TierChanged(call_id=None, old="auto", new="deep", reason="op"), CallEnded(call_id="c1", reason="x")])
     assert ch.default_tier == "deep" and ch.calls_removed == ["c1"] and "c1" in st.ended
-
-
-def test_import_claude_and_vscode() -> None:
-    claude = '{"mcpServers": {"My Files": {"command": "npx", "args": ["-y", "fs"], "env": {"K": "v"}}}}'
-    assert parse_mcp_json(claude) == {"my_files": {"transport": "stdio", "command": ["npx", "-y", "fs"],
-                                                   "env": {"K": "v"}}}
-    vscode = '{"servers": {"web": {"type": "http", "url": "https://x.example/mcp", "headers": {"A": "b"}}}}'
-    assert parse_mcp_json(vscode, {"web"}) == {"web_2": {"transport": "http", "url": "https://x.example/mcp",
-                                                        "headers": {"A": "b"}}}
-    with pytest.raises(McpImportError, match="no server list"):
-        parse_mcp_json('{"other": 1}')
-    with pytest.raises(McpImportError, match="line 1"):
-        parse_mcp_json("{nope")
 
 
 def test_form_rules_and_round_trip() -> None:

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from engine.cli import main
+from engine.config.mcp_import import parse_mcp_json
 from engine.config.models import Settings
-from engine.mcp.importer import parse_client_config
 from tests.engine.mcp.helpers import FIXTURE_SERVER, ROOT
 
 CONFIG = f"""# my config
@@ -90,7 +90,7 @@ def test_import_claude_and_vscode_json(config: Path, tmp_path: Path, capsys: Any
     code, out = run(capsys, "--config", str(config), "--json", "import-mcp-json", str(claude))
     assert out["added"] == [] and set(out["unchanged"]) == {"my_files", "remote"}
 
-    vscode = parse_client_config(json.dumps({"servers": {"gh": {"type": "sse", "url": "http://127.0.0.1:1/sse"},
+    vscode = parse_mcp_json(json.dumps({"servers": {"gh": {"type": "sse", "url": "http://127.0.0.1:1/sse"},
                                                          "py": {"type": "stdio", "command": "${env:PY}"}}}))
     assert vscode.servers == {"gh": {"transport": "sse", "url": "http://127.0.0.1:1/sse"},
                               "py": {"transport": "stdio", "command": ["${PY}"]}}

@@ -1,0 +1,250 @@
+"""Import MCP server definitions from Claude Desktop / Cursor (``mcpServers``) and VS Code (``servers``) JSON.
+
+Why it exists: users already have servers configured in other MCP clients; retyping them is error-prone. This is
+the one importer: ``ava-engine import-mcp-json FILE`` and the console's Servers screen (``i``) both call
+``import_mcp_json``, so they add the same servers and say the same things.
+
+Entries become ``mcp.servers.<id>`` configs (stdio: command/args/env/cwd; http/sse: url/headers), ids normalised to
+``[a-z][a-z0-9_]*`` (at most 32 characters), VS Code ``${input:NAME}`` / ``${env:VAR}`` references turned into the
+config's own ``${keyring:NAME}`` / ``${VAR}``, ``"disabled": true`` into ``enabled: false``. Every entry is checked
+against the config model; a bad entry is skipped with a problem naming it, the rest are imported. Merging never
+overwrites: an id that exists with a different config is a reported conflict, one with the same config is
+``unchanged`` (importing a file twice adds nothing).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from engine.config.document import ConfigDocument
+from engine.config.errors import format_path
+from engine.config.models import FieldError, McpServerConfig
+from engine.config.models.mcp import normalise_name
+
+__all__ = [
+    "ImportPlan",
+    "ImportResult",
+    "McpImportError",
+    "import_mcp_json",
+    "merge_plan",
+    "normalise_server_id",
+    "parse_mcp_json",
+    "read_mcp_json",
+]
+
+_INPUT = re.compile(r"\$\{input:([^}]+)\}")
+_ENV = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
+_HTTP_KINDS = {"http": "http", "sse": "sse", "streamable-http": "http", "streamablehttp": "http"}
+MAX_SERVER_ID = 32
+
+
+class McpImportError(ValueError):
+    """The file is not an MCP client config this importer understands (the message names the file and where)."""
+
+
+@dataclass
+class ImportPlan:
+    """What a file holds: server configs by id, the names that became other ids, entries skipped and why."""
+
+    servers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: original name -> the id it got (only when they differ)
+    renamed: dict[str, str] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ImportResult:
+    """What an import did to a config document (nothing is written: the caller saves)."""
+
+    source: str
+    added: dict[str, dict[str, Any]]
+    unchanged: list[str]
+    conflicts: list[str]
+    renamed: dict[str, str]
+    problems: list[str]
+
+    def summary(self) -> list[str]:
+        """One line per fact, the same wherever the import ran (CLI output, console notification)."""
+        lines = [f"added mcp.servers.{sid} ({cfg['transport']})" for sid, cfg in sorted(self.added.items())]
+        lines += [f"  {name!r} became the id {sid!r}" for name, sid in self.renamed.items()]
+        lines += [f"unchanged mcp.servers.{sid}" for sid in self.unchanged]
+        if not self.added:
+            lines.append(f"nothing added from {self.source}")
+        return lines
+
+    def warnings(self) -> list[str]:
+        """Conflicts (never overwritten) and entries that were skipped or partly imported."""
+        return [*self.conflicts, *self.problems]
+
+
+def normalise_server_id(raw: str) -> str:
+    """A server id from free text: ``[a-z][a-z0-9_]*``, at most 32 characters (longer names keep a stable hash)."""
+    if not raw.strip():
+        raise ValueError("an empty server name cannot become a server id")
+    sid = normalise_name(raw)
+    if not sid[0].isalpha():
+        sid = f"s_{sid}"
+    if len(sid) > MAX_SERVER_ID:
+        sid = f"{sid[:23]}_{hashlib.sha256(raw.encode('utf-8')).hexdigest()[:8]}"
+    return sid
+
+
+def _refs(value: Any) -> str:
+    """VS Code's ``${input:NAME}`` and ``${env:VAR}`` as the config's ``${keyring:NAME}`` and ``${VAR}``."""
+    text = _INPUT.sub(lambda m: "${keyring:" + m.group(1).strip() + "}", str(value))
+    return _ENV.sub(lambda m: "${" + m.group(1) + "}", text)
+
+
+def _str_map(raw: Any, where: str, problems: list[str]) -> dict[str, str]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        problems.append(f"{where}: must be an object of strings; ignored")
+        return {}
+    return {str(k): _refs(v) for k, v in raw.items()}
+
+
+def _convert(name: str, entry: Any, problems: list[str]) -> dict[str, Any] | None:
+    """One entry as a config, or None (with the reason in ``problems``)."""
+    where = f"server {name!r}"
+    if not isinstance(entry, Mapping):
+        problems.append(f"{where}: is not an object; skipped")
+        return None
+    kind = str(entry.get("type") or entry.get("transport") or "").strip().lower()
+    url = entry.get("url") or entry.get("serverUrl")
+    out: dict[str, Any]
+    if entry.get("command") is not None and kind in ("", "stdio"):
+        command, args = entry["command"], entry.get("args") or []
+        if not isinstance(command, str) or not command.strip():
+            problems.append(f"{where}: 'command' must be a non-empty string; skipped")
+            return None
+        if not isinstance(args, list):
+            problems.append(f"{where}: 'args' must be a list; skipped")
+            return None
+        out = {"transport": "stdio", "command": [_refs(command), *(_refs(a) for a in args)]}
+        if env := _str_map(entry.get("env"), f"{where}.env", problems):
+            out["env"] = env
+        if entry.get("cwd"):
+            out["cwd"] = _refs(entry["cwd"])
+        if entry.get("envFile"):
+            problems.append(f"{where}: 'envFile' is not imported; copy its variables into env")
+    elif url and kind in ("", *_HTTP_KINDS):
+        if not isinstance(url, str):
+            problems.append(f"{where}: 'url' must be a string; skipped")
+            return None
+        out = {"transport": _HTTP_KINDS.get(kind, "http"), "url": _refs(url)}
+        if headers := _str_map(entry.get("headers"), f"{where}.headers", problems):
+            out["headers"] = headers
+    elif kind and kind not in ("stdio", *_HTTP_KINDS):
+        problems.append(f"{where}: unknown server type {kind!r} (stdio, http, sse or streamable-http); skipped")
+        return None
+    else:
+        needs = "'url'" if kind in _HTTP_KINDS else "'command'" if kind == "stdio" else "'command' or 'url'"
+        problems.append(f"{where}: needs {needs}; skipped")
+        return None
+    if entry.get("disabled") is True:
+        out["enabled"] = False
+    try:
+        McpServerConfig.model_validate(out)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc, msg = tuple(err["loc"]), str(err["msg"]).removeprefix("Value error, ")
+        blamed = (err.get("ctx") or {}).get("error")
+        if isinstance(blamed, FieldError):  # a model-level check that names the field
+            loc, msg = (*loc, *blamed.loc), blamed.message
+        at = format_path(loc)
+        problems.append(f"{where}: {at + ': ' if at else ''}{msg}; skipped")
+        return None
+    return out
+
+
+def parse_mcp_json(text: str, source: str = "<json>") -> ImportPlan:
+    """Read a Claude Desktop / Cursor / VS Code MCP config into server configs (nothing is merged yet)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise McpImportError(f"{source}:{e.lineno}: not valid JSON: {e.msg} (column {e.colno})") from None
+    if not isinstance(data, Mapping):
+        raise McpImportError(f"{source}: the top level must be a JSON object")
+    servers: Any = None
+    for path in (("mcpServers",), ("servers",), ("mcp", "servers")):
+        node: Any = data
+        for key in path:
+            node = node.get(key) if isinstance(node, Mapping) else None
+        if node is not None:
+            servers = node
+            break
+    if not isinstance(servers, Mapping):
+        raise McpImportError(
+            f"{source}: no 'mcpServers' (Claude Desktop, Cursor) or 'servers' (VS Code) object found"
+        )
+    plan = ImportPlan()
+    for name, entry in servers.items():
+        try:
+            sid = normalise_server_id(str(name))
+        except ValueError as e:
+            plan.problems.append(f"server {name!r}: {e}; skipped")
+            continue
+        if sid in plan.servers:
+            plan.problems.append(f"server {name!r}: its id {sid!r} is already used by another entry; skipped")
+            continue
+        cfg = _convert(str(name), entry, plan.problems)
+        if cfg is None:
+            continue
+        plan.servers[sid] = cfg
+        if sid != name:
+            plan.renamed[str(name)] = sid
+    return plan
+
+
+def merge_plan(existing: Mapping[str, Any], plan: ImportPlan) -> tuple[dict[str, dict[str, Any]], list[str], list[str]]:
+    """(to_add, unchanged, conflicts): ids already configured are never overwritten."""
+    to_add: dict[str, dict[str, Any]] = {}
+    unchanged: list[str] = []
+    conflicts: list[str] = []
+    for sid, cfg in plan.servers.items():
+        if sid not in existing:
+            to_add[sid] = cfg
+            continue
+        current = existing[sid]
+        plain = json.loads(json.dumps(current, default=str)) if current is not None else None
+        if plain == cfg:
+            unchanged.append(sid)
+        else:
+            conflicts.append(f"mcp.servers.{sid} already exists with a different config; not overwritten")
+    return to_add, unchanged, conflicts
+
+
+def read_mcp_json(path: str | os.PathLike[str]) -> str:
+    """The file's text, or ``McpImportError`` naming the file and what is wrong with it."""
+    p = Path(path).expanduser()
+    try:
+        return p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise McpImportError(f"{p}: is not UTF-8 text") from None
+    except OSError as e:
+        raise McpImportError(f"{p}: cannot read the file: {e.strerror or e}") from None
+
+
+def import_mcp_json(doc: ConfigDocument, path: str | os.PathLike[str]) -> ImportResult:
+    """Read the MCP JSON file at ``path`` and add its new servers to ``doc`` (the caller shows the diff and saves).
+
+    ``McpImportError`` when the file cannot be read or is not an MCP client config at all; problems with single
+    entries and conflicts with servers already in ``doc`` are in the result.
+    """
+    source = os.fspath(path)
+    plan = parse_mcp_json(read_mcp_json(path), source)
+    existing = doc.get(("mcp", "servers"), None) or {}
+    to_add, unchanged, conflicts = merge_plan(existing, plan)
+    for sid, cfg in to_add.items():
+        doc.set_server(sid, cfg)
+    return ImportResult(source, to_add, unchanged, conflicts, plan.renamed, plan.problems)
