@@ -14,9 +14,8 @@ for the manager's task, and a ``restart_http`` callback for when its path moves 
 from __future__ import annotations
 
 import asyncio
-import hmac
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 
 from aiohttp import web
@@ -27,6 +26,7 @@ from starlette.responses import JSONResponse
 
 from engine.config.models import McpEndpointConfig, Settings
 from engine.events import EventBus
+from engine.http.guard import bearer_ok, split_host
 from engine.mcp_endpoint.asgi import Receive, Send, serve_asgi
 from engine.mcp_endpoint.server import EndpointTools, ToolRunner, build_server, calls_counter
 from engine.metrics import Metrics
@@ -40,25 +40,25 @@ MAX_SESSIONS = 1000
 STOP_TIMEOUT_S = 5.0
 
 
-def security_settings(cfg: McpEndpointConfig, http_host: str) -> TransportSecuritySettings:
-    """Accepted Host and Origin values: loopback on any port, the bind host, and the configured extras."""
+def security_settings(
+    cfg: McpEndpointConfig, http_host: str, http_hosts: Iterable[str] = (), http_origins: Iterable[str] = ()
+) -> TransportSecuritySettings:
+    """Accepted Host and Origin values: loopback on any port, the bind host, and the configured extras.
+
+    ``http_hosts`` / ``http_origins`` are ``engine.http.allowed_hosts`` / ``allowed_origins``, which the engine's
+    HTTP guard (engine.http.guard, run first on every route) also admits here; a bare name there means any port.
+    """
     hosts = list(LOOPBACK_HOSTS)
     if http_host not in ("0.0.0.0", "::", "", *LOOPBACK_HOSTS, "::1"):
         hosts.append(f"[{http_host}]" if ":" in http_host else http_host)
-    allowed_hosts = [h for host in hosts for h in (host, f"{host}:*")] + list(cfg.allowed_hosts)
+    extra_hosts = [h for e in http_hosts for h in ((e,) if split_host(e)[1] else (e, f"{e}:*"))]
+    allowed_hosts = [h for host in hosts for h in (host, f"{host}:*")] + list(cfg.allowed_hosts) + extra_hosts
     allowed_origins = [
         o for host in hosts for scheme in ("http", "https") for o in (f"{scheme}://{host}", f"{scheme}://{host}:*")
-    ] + list(cfg.allowed_origins)
+    ] + [*cfg.allowed_origins, *http_origins]
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins
     )
-
-
-def bearer_ok(header: str | None, token: str) -> bool:
-    """``Authorization: Bearer <token>`` (scheme case-insensitive), compared in constant time."""
-    scheme, _, given = (header or "").strip().partition(" ")
-    ok_scheme = scheme.lower() == "bearer"
-    return hmac.compare_digest(given.strip().encode(), token.encode()) and ok_scheme
 
 
 class McpEndpoint:
@@ -81,7 +81,8 @@ class McpEndpoint:
         self.handlers = EndpointTools(
             lambda: settings().engine.mcp_server, registry, runner, bus, metrics, calls_counter(metrics)
         )
-        self.security = security_settings(self.config, settings().engine.http.host)
+        http = settings().engine.http
+        self.security = security_settings(self.config, http.host, http.allowed_hosts, http.allowed_origins)
         self._guard = TransportSecurityMiddleware(self.security)
         self._manager: StreamableHTTPSessionManager | None = None
         self._task: asyncio.Task[None] | None = None
@@ -187,7 +188,8 @@ class McpEndpoint:
 
     async def reload(self, old: Settings, new: Settings) -> None:
         o, n = old.engine.mcp_server, new.engine.mcp_server
-        fresh = security_settings(n, new.engine.http.host)
+        http = new.engine.http
+        fresh = security_settings(n, http.host, http.allowed_hosts, http.allowed_origins)
         self.security.allowed_hosts = fresh.allowed_hosts  # shared with live transports: applies at once
         self.security.allowed_origins = fresh.allowed_origins
         if n.path != o.path and self._route_path != n.path:

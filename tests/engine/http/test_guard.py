@@ -109,3 +109,15 @@ def test_origin_matching() -> None:
     assert not origin_allowed("http://h.evil:3000", ["http://h:*"])
     assert not origin_allowed("http://h:3000@evil", ["http://h:*"])
     assert not origin_allowed("null", [])
+
+
+async def test_engine_http_keys_admit_hosts_and_origins_on_the_mcp_endpoint_too(api: ApiFactory) -> None:
+    a = await api(
+        mcp_server={"enabled": True}, http={"allowed_hosts": ["ava.lan"], "allowed_origins": ["https://ui.example"]}
+    )
+    for extra in ({"Host": "ava.lan:8088"}, {"Origin": "https://ui.example"}):
+        got = await send("POST", f"{a.base}/mcp", headers={**MCP, **extra}, data=json.dumps(INIT))
+        assert got.status == 200, (extra, got.text)  # the guard and the MCP SDK's own check agree
+    await a.engine.reload(a.engine.settings.model_copy(deep=True))  # a reload keeps them
+    got = await send("POST", f"{a.base}/mcp", headers={**MCP, "Host": "ava.lan"}, data=json.dumps(INIT))
+    assert got.status == 200, got.text
