@@ -1,8 +1,9 @@
 """AvaConsole: the operator console app. Wiring only: screens, keys, the engine's lifecycle and the event pump.
 
 The engine runs in the app's own event loop (started by a worker); config loading runs in a thread. ONE worker
-pumps bus events into Textual messages in batches, and the app hands each batch's ``Changes`` to the visible
-screens so they update incrementally.
+pumps bus events (the softphone's state and levels among them) into Textual messages in batches, and the app
+hands each batch's ``Changes`` to the visible screens so they update incrementally. The console uses only the
+engine's public API (``engine``, ``engine.events``, ``engine.config``; see ``engine/__init__.py``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from console.bindings import app_bindings, validate_keymap
 from console.commands import ConsoleCommands
 from console.format import Clock
 from console.host import load_config, resolve_path
-from console.messages import EngineReady, EventBatch, VoiceUpdate
+from console.messages import EngineReady, EventBatch
 from console.screens.base import ConsoleScreen
 from console.screens.budget import BudgetScreen
 from console.screens.calls import CallsScreen
@@ -35,13 +36,12 @@ from console.screens.invocations import ToolLogScreen
 from console.screens.secrets import SecretsScreen
 from console.screens.servers import ServersScreen
 from console.state import Changes, ConsoleState
-from engine.app import Engine
+from engine import Engine, list_audio_devices
 from engine.config.models import Settings
-from engine.events import Subscription
+from engine.events import Event, SoftphoneLevel, SoftphoneStateChanged, Subscription
 
 if TYPE_CHECKING:  # the voice modules pull in numpy and the speech engines: imported on first use
-    from engine.voice.device_backend import DeviceInfo, DeviceSpec
-    from engine.voice.softphone import BackendFactory, Softphone
+    from engine import BackendFactory, DeviceInfo, DeviceSpec, Softphone
 
 
 @dataclass
@@ -99,7 +99,7 @@ class AvaConsole(App[None]):
         #: The sound card by default; tests pass WAV/in-memory backends and device lists.
         self.audio_backend_factory = audio_backend_factory
         self.list_audio_devices = list_audio_devices
-        #: The local mic/speaker softphone (one voice call at a time), made when the engine is attached.
+        #: The engine's local mic/speaker softphone (one voice call at a time), asked for on first use.
         self.phone: Softphone | None = None
         self.voice = VoiceStatus()
         self.audio_devices: tuple[DeviceSpec, DeviceSpec] = (None, None)
@@ -155,18 +155,13 @@ class AvaConsole(App[None]):
         if engine is None:
             return None
         if self.phone is None:
-            from engine.voice.softphone import Softphone, device_backend
-
-            self.phone = Softphone(engine, backend_factory=self.audio_backend_factory or device_backend)
-            self.pump_voice(self.phone)
+            self.phone = engine.softphone(self.audio_backend_factory)
         return self.phone
 
     def audio_device_lister(self) -> Callable[[bool], list[DeviceInfo]]:
         if self.list_audio_devices is not None:
             return self.list_audio_devices
-        from engine.voice.device_backend import list_devices
-
-        return list_devices
+        return list_audio_devices
 
     @work(group="engine", name="engine-start", exit_on_error=False)
     async def start_engine(self, engine: Engine) -> None:
@@ -195,19 +190,14 @@ class AvaConsole(App[None]):
         except StopAsyncIteration:
             return
 
-    @work(group="voice", name="voice-events", exclusive=True, exit_on_error=False)
-    async def pump_voice(self, phone: Softphone) -> None:
-        """Softphone state changes and mic levels (at most ten a second) into ``VoiceUpdate`` messages."""
-        async for event in phone.events():
-            self.post_message(VoiceUpdate(event))
-
     async def shutdown_engine(self) -> None:
         if self.phone is not None:
             await self.phone.end("console closed")  # releases the sound devices before the engine stops
         if self._sub is not None:
             self._sub.close()
         engine, self.engine_running = self.engine, False
-        if engine is not None and engine.started and self._owns_engine:
+        if engine is not None and self._owns_engine and (engine.started or len(engine.tasks)):
+            self.workers.cancel_group(self, "engine")  # quit while servers still connect: stop them, don't wait
             await engine.stop()
 
     async def action_quit(self) -> None:
@@ -224,19 +214,31 @@ class AvaConsole(App[None]):
             self.notify(message.error, title="engine", severity="error", timeout=15)
         self._tell_screens("refresh_all")
 
-    def on_voice_update(self, message: VoiceUpdate) -> None:
-        event = message.event
-        self.voice.state, self.voice.level_dbfs, self.voice.muted = event.state, event.level_dbfs, event.muted
-        if event.state in ("idle", "ended"):
-            self.voice.talking = False
+    def _voice_events(self, events: list[Event]) -> None:
+        """The softphone's ``softphone.state`` / ``softphone.level`` events (from the one pump) into ``voice``."""
+        state_changed = False
+        for event in events:
+            if isinstance(event, SoftphoneStateChanged):
+                self.voice.state, self.voice.muted = event.state, event.muted
+                self.voice.level_dbfs = event.level_dbfs
+                if event.state in ("idle", "ended"):
+                    self.voice.talking = False
+                state_changed = True
+            elif isinstance(event, SoftphoneLevel):
+                self.voice.level_dbfs = event.level_dbfs
         self._tell_screens("show_voice")
-        if event.kind == "state":  # mute and push-to-talk keys are live only during a voice call
+        if state_changed:  # mute and push-to-talk keys are live only during a voice call
             self.screen.refresh_bindings()
 
     def on_event_batch(self, message: EventBatch) -> None:
         self.batches += 1
         self.state.dropped = message.dropped
-        changes = self.state.apply(message.events)
+        voice = [e for e in message.events if e.type.startswith("softphone.")]
+        if voice:  # the panel's meter, not the event log
+            self._voice_events(voice)
+            if len(voice) == len(message.events):
+                return
+        changes = self.state.apply(e for e in message.events if not e.type.startswith("softphone."))
         self._dispatch(changes)
 
     def _dispatch(self, changes: Changes) -> None:

@@ -32,19 +32,18 @@ class ConsoleCommands(Provider):
         engine = app.engine
         if engine is None:
             return
-        for session in engine.live_calls():
-            cid = session.call_id
+        for call in engine.calls_info():
+            cid = call.call_id
             for tier, label in TIER_LABEL.items():
                 yield (f"tier: {label} for {cid}", partial(app.set_call_tier, cid, tier),
-                       f"{session.context} · caller {session.caller_name or '-'}")
+                       f"{call.context} · caller {call.caller_name or '-'}")
             yield (f"call: end {cid}", partial(_end_call, app, cid), "")
             try:
-                view = engine.tool_view(session)
+                states = {t.name: t for t in engine.tool_states(cid)}
             except Exception:  # a call ending right now: skip its tools
                 continue
-            names = {t.name for t in view.tools} | {n for n, _ in view.hidden}
-            for name in sorted(names):
-                on = session.tool_overrides.get(name) is not False
+            for name in sorted(states):
+                on = states[name].enabled
                 verb = "off" if on else "on"
                 for apply in ("next_turn", "now"):
                     yield (f"tool: {verb} {name} for {cid} ({apply.replace('_', ' ')})",

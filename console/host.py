@@ -1,5 +1,5 @@
 """Where the console meets the engine beyond single method calls: which config file to use, loading it, and the
-budget report (``engine/budget/report.py``) flattened for the Budget leaderboard and the Servers badge column."""
+budget leaderboard (``Engine.leaderboard``) flattened for the Budget screen and the Servers badge column."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from engine.app import Engine
-from engine.budget.report import leaderboard
+from engine import Engine
 from engine.config import Settings, load_settings, resolve_config_path
 
 
@@ -24,7 +23,7 @@ def load_config(path: str | os.PathLike[str]) -> Settings:
 
 def leaderboard_rows(engine: Engine) -> list[dict[str, Any]]:
     """The budget leaderboard as one list: each row a tool with its category and rank in that category."""
-    return [row for rows in leaderboard(engine).values() for row in rows]
+    return [row for rows in engine.leaderboard().values() for row in rows]
 
 
 def server_badges(engine: Engine) -> dict[str, str]:

@@ -1,16 +1,12 @@
-"""Textual messages the console's workers post to the app (the event pump's batches, engine start, voice)."""
+"""Textual messages the console's workers post to the app (the event pump's batches, engine start)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from textual.message import Message
 
 from engine.events import Event
-
-if TYPE_CHECKING:
-    from engine.voice.softphone import SoftphoneEvent
 
 
 class EventBatch(Message):
@@ -28,11 +24,3 @@ class EngineReady(Message):
     def __init__(self, error: str | None = None) -> None:
         super().__init__()
         self.error = error
-
-
-class VoiceUpdate(Message):
-    """The softphone's state or mic level changed."""
-
-    def __init__(self, event: SoftphoneEvent) -> None:
-        super().__init__()
-        self.event = event

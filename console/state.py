@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine import percentile
 from engine.events import (
     CallEnded,
     CallStarted,
@@ -26,7 +27,6 @@ from engine.events import (
     ToolsChanged,
     TranscriptAdded,
 )
-from engine.stats import percentile
 
 MAX_INVOCATIONS = 5000
 MAX_LOG = 2000

@@ -1,3 +1,98 @@
-"""ava-console's engine: brings tools (built-in and MCP) into LLM and voice providers. Never imports textual."""
+"""ava-console's engine: brings tools (built-in and MCP) into LLM and voice providers. Never imports textual.
+
+The public API — what the console (and any other UI or embedding program) may use — is this package's names
+plus ``engine.events`` (events out) and ``engine.config`` (settings, loading, saving, secrets). Everything else is
+the engine's internals and may change.
+
+``Engine(settings, config_path=…, serve_http=…)`` — commands in (methods, each with a docstring):
+  lifecycle   ``start()``, ``stop()``, ``reload(settings)`` (publishes ``config.reloaded``)
+  calls       ``start_call(context, …)``, ``user_said(call_id, text)``, ``end_call(call_id, reason)``,
+              ``set_provider(call_id, provider)``
+  operator    ``set_tier(call_id | None, tier)``, ``set_tool_enabled(call_id, name, enabled, apply)``
+  MCP         ``restart_server(id)``, ``test_server(id | config)``, ``set_server_enabled(id, on)``,
+              ``calibrate(id)``
+  softphone   ``softphone(backend_factory=None)`` → ``Softphone`` with ``start(context, input, output)``,
+              ``end()``, ``mute(on)``, ``press()``, ``release()`` (and read-only ``active``, ``call_id``,
+              ``muted``, ``push_to_talk``, ``state``)
+Queries (plain data or frozen snapshots, taken when called):
+  ``calls_info()`` / ``call_info(id)`` → ``CallInfo``; ``tool_states(call_id)`` → ``[ToolState]``;
+  ``server_status()``; ``leaderboard()``; ``tools_report(context, tier, provider)``; ``context_view(context)``;
+  ``known_secrets()``; attributes ``settings``, ``default_tier``, ``started``, ``base_dir``, ``config_path``.
+Helpers: ``percentile(sorted_values, q)`` (the one definition every screen uses), ``configure_logging``.
+Events out: ``engine.bus.subscribe(maxsize=…, types=…)`` → a ``Subscription`` of the dataclasses in
+``engine.events`` (``call.*``, ``transcript.added``, ``tool.*``, ``tier.changed``, ``tools.changed``,
+``server.state``, ``announcement.*``, ``turn.over_budget``, ``config.reloaded``, ``engine.error``,
+``softphone.state``, ``softphone.level``). Slow subscribers lose their oldest events, counted in ``dropped``.
+Audio devices: ``list_audio_devices(rescan)`` → ``[DeviceInfo]``; ``AudioUnavailable`` says what is missing.
+
+The names are imported on first use (``engine.config`` and the CLI must not pay for the engine and its voice
+stack), so ``import engine`` stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from engine.app import Engine
+    from engine.calls import CallError
+    from engine.logs import configure_logging
+    from engine.sessions.snapshot import CallInfo, ToolState
+    from engine.stats import percentile
+    from engine.voice.backend import AudioBackend, AudioUnavailable
+    from engine.voice.device_backend import DeviceInfo, DeviceSpec
+    from engine.voice.softphone import BackendFactory, Softphone
+
+#: name -> (module, attribute) of every public name.
+_PUBLIC: dict[str, tuple[str, str]] = {
+    "Engine": ("engine.app", "Engine"),
+    "CallError": ("engine.calls", "CallError"),
+    "CallInfo": ("engine.sessions.snapshot", "CallInfo"),
+    "ToolState": ("engine.sessions.snapshot", "ToolState"),
+    "configure_logging": ("engine.logs", "configure_logging"),
+    "percentile": ("engine.stats", "percentile"),
+    "Softphone": ("engine.voice.softphone", "Softphone"),
+    "BackendFactory": ("engine.voice.softphone", "BackendFactory"),
+    "AudioBackend": ("engine.voice.backend", "AudioBackend"),
+    "AudioUnavailable": ("engine.voice.backend", "AudioUnavailable"),
+    "DeviceInfo": ("engine.voice.device_backend", "DeviceInfo"),
+    "DeviceSpec": ("engine.voice.device_backend", "DeviceSpec"),
+}
+
+__all__ = [
+    "AudioBackend",
+    "AudioUnavailable",
+    "BackendFactory",
+    "CallError",
+    "CallInfo",
+    "DeviceInfo",
+    "DeviceSpec",
+    "Engine",
+    "Softphone",
+    "ToolState",
+    "__version__",
+    "configure_logging",
+    "list_audio_devices",
+    "percentile",
+]
+
+
+def list_audio_devices(rescan: bool = False) -> list[DeviceInfo]:
+    """The sound card's input and output devices (``AudioUnavailable`` without PortAudio)."""
+    from engine.voice import device_backend
+
+    return device_backend.list_devices(rescan)
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attr = _PUBLIC[name]
+    except KeyError:
+        raise AttributeError(f"module 'engine' has no attribute {name!r}") from None
+    import importlib
+
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value
+    return value

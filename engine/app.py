@@ -1,8 +1,10 @@
 """The Engine: wires registry, executor, sessions, providers and components; the console's and CLI's one API.
 
-Commands come in as method calls (start_call, user_said, set_tier, set_tool_enabled, reload …); everything that
-happens goes out as events on ``engine.bus``. Components (the MCP host, the HTTP server, the budget layer …) plug
-in through ``EngineComponent`` so this module stays wiring only.
+Commands come in as method calls (start_call, user_said, set_tier, set_tool_enabled, reload …); queries return
+plain data or snapshots (calls_info, tool_states, server_status, leaderboard …); everything that happens goes
+out as events on ``engine.bus``. The public surface is listed in ``engine/__init__.py``; attributes not listed
+there (registry, executor, views, sessions, calls, components …) are the engine's internals. Components (the MCP
+host, the HTTP server, the budget layer …) plug in through ``EngineComponent`` so this module stays wiring only.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from engine.providers.factory import create_provider
 from engine.providers.pipeline import bind_pipelines
 from engine.redact import Redactor, secret_values
 from engine.sessions.session import CallSession
+from engine.sessions.snapshot import CallInfo, ToolState
 from engine.sessions.store import InMemorySessionStore, SessionStore
 from engine.tasks import EngineTasks, Spawn
 from engine.tools.base import Tool, ToolResult
@@ -30,8 +33,9 @@ from engine.tools.builtin import builtin_tools
 from engine.tools.registry import ToolRegistry
 from engine.tools.view import ToolView, ToolViewBuilder
 
-if TYPE_CHECKING:  # budget
+if TYPE_CHECKING:  # budget, voice (numpy and the speech engines load on first use)
     from engine.budget.layer import BudgetLayer
+    from engine.voice.softphone import BackendFactory, Softphone
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +80,7 @@ class Engine:
         self.registry = ToolRegistry()
         self.sessions: SessionStore = store or InMemorySessionStore()
         self.providers: dict[str, Provider] = {}
+        self._softphone: Softphone | None = None
         from engine.components import budget_layer, default_components
 
         # the budget layer plugs into the three declared seams as they are built
@@ -136,6 +141,8 @@ class Engine:
     async def stop(self) -> None:
         self.ready = False
         self.not_ready_reason = "stopping"
+        if self._softphone is not None:
+            await self._softphone.end("engine stopping")  # releases the sound devices first
         await self.calls.end_all("engine stopping")
         for c in reversed(self.components):
             try:
@@ -180,16 +187,44 @@ class Engine:
     # ------------------------------------------------------------------------------------------------ calls
 
     async def start_call(self, context: str, **kw: Any) -> CallSession:
+        """Start a call of ``context`` (provider, caller_name, caller_number, direction, deliver …); the greeting
+        is said before this returns. ``CallError`` for an unknown context or provider."""
         return await self.calls.start_call(context, **kw)
 
     async def user_said(self, call_id: str, text: str) -> TurnReply:
+        """One caller turn: the text goes through the call's provider (and tools); returns the reply."""
         return await self.calls.user_said(call_id, text)
 
     async def end_call(self, call_id: str, reason: str = "ended by operator") -> None:
+        """End a live call (a no-op for an ended or unknown one)."""
         await self.calls.end_call(call_id, reason)
 
     def live_calls(self) -> list[CallSession]:
+        """The live calls' sessions (engine internals: UIs use ``calls_info``)."""
         return self.sessions.all()
+
+    def calls_info(self) -> list[CallInfo]:
+        """A snapshot of every live call (id, context, provider, caller, state, tier and why, turn)."""
+        return [CallInfo.of(s) for s in self.sessions.all()]
+
+    def call_info(self, call_id: str) -> CallInfo | None:
+        """A snapshot of one live call, or None when there is no such live call."""
+        s = self.sessions.get(call_id)
+        return CallInfo.of(s) if s is not None else None
+
+    def tool_states(self, call_id: str) -> list[ToolState]:
+        """The call's tools for its next turn: shown ones first (in view order), then hidden ones with the reason,
+        each with the operator's on/off switch. ``CallError`` when there is no such live call."""
+        session = self.calls.session(call_id)
+        view = self.calls.view_for(session)
+        out = [ToolState(t.name, t.tool.definition.server, True, True) for t in view.tools]
+        shown = {t.name for t in out}
+        for name, reason in view.hidden:
+            if name not in shown:
+                entry = self.registry.get(name)
+                server = entry.tool.definition.server if entry is not None else ""
+                out.append(ToolState(name, server, False, session.tool_overrides.get(name) is not False, reason))
+        return out
 
     def tool_view(self, session: CallSession) -> ToolView:
         return self.calls.view_for(session)
@@ -265,7 +300,27 @@ class Engine:
         return restarted
 
     async def set_provider(self, call_id: str, provider_name: str) -> None:
+        """Switch a live call to another provider from its next turn."""
         await self.calls.switch_provider(call_id, provider_name)
+
+    def known_secrets(self) -> set[str]:
+        """The secret values of the running config (for UIs that mask them in what they show)."""
+        return secret_values(self.settings)
+
+    # ---- softphone (engine/voice)
+
+    def softphone(self, backend_factory: BackendFactory | None = None) -> Softphone:
+        """The engine's local mic/speaker softphone (one voice call at a time), made on first use.
+
+        Commands: ``start(context, input_device, output_device)``, ``end()``, ``mute(bool)``, ``press()`` /
+        ``release()``; state and levels come as ``softphone.state`` / ``softphone.level`` events on the bus.
+        ``backend_factory`` (WAV files, tests) replaces the sound card when the softphone is made.
+        """
+        if self._softphone is None:
+            from engine.voice.softphone import Softphone, device_backend
+
+            self._softphone = Softphone(self, spawn=self.spawn, backend_factory=backend_factory or device_backend)
+        return self._softphone
 
     # ---- budget (delegates to the latency budget layer, engine/budget)
 

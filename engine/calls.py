@@ -24,7 +24,7 @@ from engine.execution import ToolExecutor
 from engine.metrics import Metrics
 from engine.providers.base import Provider, ProviderError, ProviderSession, ToolCallRequest, Turn, TurnReply
 from engine.sessions.history import History, ToolCallItem, ToolResultItem
-from engine.sessions.session import CallSession
+from engine.sessions.session import CallError, CallSession
 from engine.sessions.store import SessionStore
 from engine.templates import prompt_values, render
 from engine.tools.validation import ArgumentError, parse_arguments
@@ -32,11 +32,9 @@ from engine.tools.view import ToolView, ToolViewBuilder
 
 log = logging.getLogger(__name__)
 
+__all__ = ["CallError", "CallManager", "CallRuntime", "Deliver", "EngineGateway", "TurnHooks"]
+
 Deliver = Callable[[CallSession, str], Awaitable[None]]
-
-
-class CallError(RuntimeError):
-    """An operation on a call that cannot be done (unknown call, call ended, unknown context)."""
 
 
 class TurnHooks(Protocol):

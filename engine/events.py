@@ -190,6 +190,29 @@ class EngineError(Event):
     call_id: str | None = None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SoftphoneStateChanged(Event):
+    """The local softphone's state ("idle", or its voice call's: starting, listening, hearing, thinking,
+    speaking, ended), mute or push-to-talk changed."""
+
+    type: ClassVar[str] = "softphone.state"
+    state: str
+    muted: bool = False
+    push_to_talk: bool = False
+    call_id: str | None = None
+    level_dbfs: float = -120.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SoftphoneLevel(Event):
+    """The softphone's microphone input level (at most every ``level_interval_s``; frequent, so a slow
+    subscriber loses the oldest ones first, counted like every drop)."""
+
+    type: ClassVar[str] = "softphone.level"
+    level_dbfs: float
+    call_id: str | None = None
+
+
 class Subscription:
     """One subscriber's bounded queue; iterate it with ``async for``."""
 

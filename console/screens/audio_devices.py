@@ -19,7 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Label, Select, Static
 
 if TYPE_CHECKING:  # the voice modules pull in numpy: imported when a voice feature is first used
-    from engine.voice.device_backend import DeviceInfo, DeviceSpec
+    from engine import DeviceInfo, DeviceSpec
 
 DEFAULT = "(system default)"
 DeviceLister = Callable[[bool], "list[DeviceInfo]"]
@@ -77,7 +77,7 @@ class AudioDevicesScreen(ModalScreen[AudioChoice | None]):
 
     @work(thread=True, group="audio", name="list-devices", exclusive=True, exit_on_error=False)
     def load_devices(self, rescan: bool) -> None:
-        from engine.voice.backend import AudioUnavailable
+        from engine import AudioUnavailable
 
         try:
             devices = self.lister(rescan)

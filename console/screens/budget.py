@@ -1,5 +1,5 @@
 """Budget: the latency tiers and their budgets, the tools each tier shows for a context, the global default
-tier, and the leaderboard with badges (the budget layer's report, ``engine/budget/report.py``)."""
+tier, and the leaderboard with badges (the budget layer's leaderboard, ``Engine.leaderboard``)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from console.state import Changes
 from console.widgets.keybar import KeyBar
 
 if TYPE_CHECKING:
-    from engine.app import Engine
+    from engine import Engine
 
 TIERS = ("fast", "standard", "deep")
 

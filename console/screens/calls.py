@@ -22,7 +22,7 @@ from console.state import Changes, Invocation
 from console.widgets.keybar import KeyBar
 from console.widgets.softphone import Softphone
 from console.widgets.tables import cursor_key
-from engine.sessions.session import CallSession
+from engine import CallInfo
 
 NARROW_WIDTH = 110
 CALL_COLUMNS = ("Call", "Caller", "Context", "Provider", "Tier", "Why", "Duration", "State")
@@ -85,14 +85,11 @@ class CallsScreen(VoiceControls):
 
     # ------------------------------------------------------------------------------------------ helpers
 
-    def _session(self, call_id: str | None) -> CallSession | None:
+    def _session(self, call_id: str | None) -> CallInfo | None:
         engine = self.capp.engine
         if engine is None or call_id is None:
             return None
-        for s in engine.live_calls():
-            if s.call_id == call_id:
-                return s
-        return None
+        return engine.call_info(call_id)
 
     def _row_cells(self, call_id: str) -> list[str | Text]:
         row = self.capp.state.calls[call_id]
@@ -241,15 +238,12 @@ class CallsScreen(VoiceControls):
         engine = self.capp.engine
         if session is None or engine is None:
             return
-        view = engine.tool_view(session)
-        for t in view.tools:
-            table.add_row(Text("● on", style="green"), t.name, t.tool.definition.server, "shown", key=t.name)
-        for name, reason in view.hidden:
-            if name in table.rows:
+        for t in engine.tool_states(session.call_id):
+            if t.shown:
+                table.add_row(Text("● on", style="green"), t.name, t.server, "shown", key=t.name)
                 continue
-            off = session.tool_overrides.get(name) is False
-            mark = Text("○ off", style="red") if off else Text("● on", style="green")
-            table.add_row(mark, name, "", Text(f"hidden: {reason}", style="dim"), key=name)
+            mark = Text("● on", style="green") if t.enabled else Text("○ off", style="red")
+            table.add_row(mark, t.name, "", Text(f"hidden: {t.reason}", style="dim"), key=t.name)
         if table.row_count:
             table.move_cursor(row=min(cursor, table.row_count - 1))
 
@@ -348,8 +342,9 @@ class CallsScreen(VoiceControls):
         name = cursor_key(table)
         if name is None:
             return
-        enabled = session.tool_overrides.get(name) is False
         try:
+            current = next((t for t in engine.tool_states(call_id) if t.name == name), None)
+            enabled = current is not None and not current.enabled
             restarted = engine.set_tool_enabled(call_id, name, enabled, apply="now" if apply == "now" else "next_turn")
         except Exception as e:  # ended call
             self.notify(str(e), title="tools", severity="error")

@@ -19,7 +19,7 @@ from console.widgets.softphone import Softphone
 from engine.config import ConfigDocument, ConfigError
 
 if TYPE_CHECKING:
-    from engine.voice.softphone import Softphone as VoicePhone
+    from engine import Softphone as VoicePhone
 
 
 class VoiceControls(ConsoleScreen):
@@ -41,7 +41,7 @@ class VoiceControls(ConsoleScreen):
 
     @work(group="voice", name="voice-start", exclusive=True, exit_on_error=False)
     async def start_voice_call(self, context: str, caller: str) -> None:
-        from engine.voice.backend import AudioUnavailable
+        from engine import AudioUnavailable
 
         phone = self.capp.voice_phone()
         if phone is None:

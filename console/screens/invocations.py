@@ -19,7 +19,6 @@ from console.screens.base import ConsoleScreen
 from console.state import Changes, Invocation
 from console.widgets.keybar import KeyBar
 from console.widgets.tables import cursor_key
-from engine.redact import secret_values
 
 STATUSES = ("all", "success", "error", "timeout", "rejected", "running")
 MAX_ROWS = 2000
@@ -171,5 +170,5 @@ class ToolLogScreen(ConsoleScreen):
         if inv is None:
             return
         engine = self.capp.engine
-        secrets = secret_values(engine.settings) if engine is not None else set()
+        secrets = engine.known_secrets() if engine is not None else set()
         self.app.push_screen(InvocationDetail(inv, secrets))

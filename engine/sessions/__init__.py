@@ -2,9 +2,11 @@
 
 from engine.sessions.history import History, HistoryItem, Message, ToolCallItem, ToolResultItem
 from engine.sessions.session import CallSession
+from engine.sessions.snapshot import CallInfo, ToolState
 from engine.sessions.store import InMemorySessionStore, SessionStore
 
 __all__ = [
+    "CallInfo",
     "CallSession",
     "History",
     "HistoryItem",
@@ -13,4 +15,5 @@ __all__ = [
     "SessionStore",
     "ToolCallItem",
     "ToolResultItem",
+    "ToolState",
 ]

@@ -11,6 +11,10 @@ from engine.sessions.history import History
 CallState = Literal["starting", "active", "ending", "ended"]
 
 
+class CallError(RuntimeError):
+    """An operation on a call that cannot be done (unknown call, call ended, unknown context)."""
+
+
 @dataclass(eq=False)
 class CallSession:
     call_id: str

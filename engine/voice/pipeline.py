@@ -22,17 +22,18 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from engine.calls import CallError
-from engine.events import AnnouncementRequested, CallEnded
+from engine.config.models import Settings
+from engine.events import AnnouncementRequested, CallEnded, EventBus
+from engine.providers.base import Provider, TurnReply
 from engine.providers.pipeline import PipelineProvider, bind_pipelines, provider_phrases
-from engine.sessions.session import CallSession
+from engine.sessions.session import CallError, CallSession
 from engine.voice.announcer import Announcer
 from engine.voice.audio import AudioFrame
 from engine.voice.backend import AudioBackend
@@ -44,10 +45,32 @@ from engine.voice.stt import Recognizer
 from engine.voice.tts import Synthesizer
 from engine.voice.vad import PushToTalkSegmenter, Utterance, VadSegmenter
 
-if TYPE_CHECKING:
-    from engine.app import Engine
-
 log = logging.getLogger(__name__)
+
+#: How the engine hands a call's assistant utterances to the voice side (``start_call(deliver=…)``).
+Deliver = Callable[[CallSession, str], Awaitable[None]]
+
+
+class VoiceHost(Protocol):
+    """What a voice call needs from the engine: its settings, providers and bus, and the call commands."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def providers(self) -> Mapping[str, Provider]: ...
+
+    @property
+    def bus(self) -> EventBus: ...
+
+    async def start_call(
+        self, context: str, *, provider: str | None = ..., caller_name: str | None = ...,
+        caller_number: str | None = ..., deliver: Deliver | None = ...,
+    ) -> CallSession: ...  # fmt: skip
+
+    async def user_said(self, call_id: str, text: str) -> TurnReply: ...
+
+    async def end_call(self, call_id: str, reason: str = ...) -> None: ...
 
 
 class CallState(StrEnum):
@@ -79,7 +102,9 @@ class TurnStats:
         return self.stt_s / self.audio_s if self.audio_s else 0.0
 
 
-def resolve_voice(engine: Engine, context: str, provider: str | None = None) -> tuple[VoiceOptions, list[str] | None]:
+def resolve_voice(
+    engine: VoiceHost, context: str, provider: str | None = None
+) -> tuple[VoiceOptions, list[str] | None]:
     """Voice settings and expected phrases for a call of ``context`` (CallError for an unknown name)."""
     bind_pipelines(engine.providers)
     ctx = engine.settings.contexts.get(context)
@@ -98,7 +123,7 @@ def resolve_voice(engine: Engine, context: str, provider: str | None = None) -> 
 
 class VoiceCall:
     def __init__(
-        self, engine: Engine, backend: AudioBackend, context: str, *, options: VoiceOptions | None = None,
+        self, engine: VoiceHost, backend: AudioBackend, context: str, *, options: VoiceOptions | None = None,
         recognizer: Recognizer | None = None, synthesizer: Synthesizer | None = None, provider: str | None = None,
         caller_name: str | None = None, caller_number: str | None = None, close_backend: bool = True,
         on_state: Callable[[CallState], None] | None = None, on_level: Callable[[float], None] | None = None,
@@ -195,9 +220,9 @@ class VoiceCall:
         """Run the call to its end; returns the call id."""
         sub = self.engine.bus.subscribe(types={AnnouncementRequested.type, CallEnded.type})
         tasks = [
-            asyncio.ensure_future(self._input_loop()),
-            asyncio.ensure_future(self._worker()),
-            asyncio.ensure_future(self._watch(sub)),
+            asyncio.create_task(self._input_loop(), name=f"voice:{self.context}:input"),
+            asyncio.create_task(self._worker(), name=f"voice:{self.context}:turns"),
+            asyncio.create_task(self._watch(sub), name=f"voice:{self.context}:events"),
         ]
         try:
             self.pacer.add_busy(1)
@@ -210,7 +235,8 @@ class VoiceCall:
                 self.pacer.add_busy(-1)
             self.started.set()
             self._refresh_state()
-            waits = [asyncio.ensure_future(self._drained()), asyncio.ensure_future(self._done.wait())]
+            waits = [asyncio.create_task(self._drained(), name=f"voice:{self.context}:drained"),
+                     asyncio.create_task(self._done.wait(), name=f"voice:{self.context}:done")]
             try:
                 await asyncio.wait(waits, return_when="FIRST_COMPLETED")
             finally:
@@ -299,7 +325,8 @@ class VoiceCall:
             return
         self._pending = stats
         self._phase = "thinking"
-        task = asyncio.ensure_future(self.engine.user_said(session.call_id, transcript.text))
+        task = asyncio.create_task(self.engine.user_said(session.call_id, transcript.text),
+                                   name=f"voice:{session.call_id}:turn:{session.turn + 1}")
         self._turn_task = task
         try:
             await task

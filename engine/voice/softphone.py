@@ -1,10 +1,11 @@
 """The operator's softphone: one local mic/speaker call at a time, driven by the console (or any UI).
 
-``Softphone(engine)`` opens the sound devices (``DeviceBackend``; PortAudio through sounddevice), puts a
-``VoiceCall`` around a context and exposes what a UI needs: ``start(context, input_device, output_device)`` /
-``end()``, ``mute(bool)``, push-to-talk ``press()`` / ``release()``, the input level (dBFS) and state changes,
-both as optional callbacks and as an async iterator (``events()``). The live transcript is the engine's own
-``transcript.added`` events on ``engine.bus``; announcements are ``announcement.played``.
+The engine owns it (``engine.softphone()``); it opens the sound devices (``DeviceBackend``; PortAudio through
+sounddevice), puts a ``VoiceCall`` around a context and takes the commands a UI sends: ``start(context,
+input_device, output_device)`` / ``end()``, ``mute(bool)``, push-to-talk ``press()`` / ``release()``. What it
+tells goes out on the engine's event bus like everything else: ``softphone.state`` (state, mute, push-to-talk)
+and ``softphone.level`` (the input level in dBFS, at most every ``level_interval_s``); the live transcript is
+``transcript.added``, announcements ``announcement.played``. Its voice call runs as a named engine task.
 
 Without PortAudio, or without a usable device, ``start`` raises ``AudioUnavailable`` with a plain message saying
 what is missing and how to fix it, and changes nothing: text calls (``engine.start_call`` / ``user_said``) keep
@@ -17,31 +18,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections import deque
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
+from engine.events import SoftphoneLevel, SoftphoneStateChanged
+from engine.tasks import Spawn
 from engine.voice.backend import AudioBackend, AudioUnavailable
 from engine.voice.device_backend import DeviceSpec
-from engine.voice.pipeline import CallState, VoiceCall, resolve_voice
+from engine.voice.pipeline import CallState, VoiceCall, VoiceHost, resolve_voice
 from engine.voice.stt import Recognizer
-
-if TYPE_CHECKING:
-    from engine.app import Engine
 
 BackendFactory = Callable[[DeviceSpec, DeviceSpec, int, int], AudioBackend]
 IDLE = "idle"
-
-
-@dataclass(frozen=True, slots=True)
-class SoftphoneEvent:
-    kind: str  # "state" | "level"
-    state: str  # "idle", or a CallState value
-    level_dbfs: float
-    muted: bool
-    call_id: str | None
-    ts: float
 
 
 def device_backend(
@@ -55,11 +42,12 @@ def device_backend(
 
 class Softphone:
     def __init__(
-        self, engine: Engine, *, backend_factory: BackendFactory = device_backend,
-        recognizer: Recognizer | None = None, level_interval_s: float = 0.1, queue_size: int = 256,
+        self, host: VoiceHost, *, spawn: Spawn | None = None, backend_factory: BackendFactory = device_backend,
+        recognizer: Recognizer | None = None, level_interval_s: float = 0.1,
         on_state: Callable[[str], None] | None = None, on_level: Callable[[float], None] | None = None,
     ) -> None:  # fmt: skip
-        self.engine = engine
+        self.host = host
+        self._spawn = spawn
         self.backend_factory = backend_factory
         self.level_interval_s = level_interval_s
         self.on_state, self.on_level = on_state, on_level
@@ -70,8 +58,6 @@ class Softphone:
         self._task: asyncio.Task[str] | None = None
         self._muted = False
         self._last_level = 0.0
-        self._queue: deque[SoftphoneEvent] = deque(maxlen=queue_size)
-        self._ready = asyncio.Event()
 
     # ------------------------------------------------------------------------------------------------ commands
 
@@ -98,13 +84,13 @@ class Softphone:
         """Open the devices and start a voice call of ``context``; returns the call id once the call exists."""
         if self.active:
             raise RuntimeError(f"the softphone already has a call ({self.call_id}); end it first")
-        options, _ = resolve_voice(self.engine, context, provider)  # CallError for an unknown context/provider
+        options, _ = resolve_voice(self.host, context, provider)  # CallError for an unknown context/provider
         backend = self.backend_factory(input_device, output_device, options.sample_rate, options.frame_ms)
         try:
             if self._recognizer is None:
                 self._recognizer = await asyncio.to_thread(Recognizer, user_dictionary=options.dictionary)
             call = VoiceCall(
-                self.engine, backend, context, provider=provider, caller_name=caller_name,
+                self.host, backend, context, provider=provider, caller_name=caller_name,
                 recognizer=self._recognizer, on_state=self._call_state, on_level=self._level,
             )  # fmt: skip
         except BaseException:
@@ -112,8 +98,9 @@ class Softphone:
             raise
         call.mute(self._muted)
         self.call = call
-        self._task = asyncio.ensure_future(call.run())
-        started = asyncio.ensure_future(call.started.wait())
+        name = f"softphone:{context}"
+        self._task = self._spawn(call.run(), name=name) if self._spawn else asyncio.create_task(call.run(), name=name)
+        started = asyncio.create_task(call.started.wait(), name="softphone:started")
         await asyncio.wait([started, self._task], return_when="FIRST_COMPLETED")
         started.cancel()
         if self._task.done() and not call.started.is_set():
@@ -162,18 +149,14 @@ class Softphone:
 
     # ------------------------------------------------------------------------------------------------ events
 
-    async def events(self) -> AsyncIterator[SoftphoneEvent]:
-        """State changes and (at most every ``level_interval_s``) input levels, oldest dropped when not read."""
-        while True:
-            while self._queue:
-                yield self._queue.popleft()
-            self._ready.clear()
-            await self._ready.wait()
-
     def _publish(self, kind: str) -> None:
-        ev = SoftphoneEvent(kind, self.state, self.input_level_dbfs, self._muted, self.call_id, time.time())
-        self._queue.append(ev)
-        self._ready.set()
+        if kind == "level":
+            self.host.bus.publish(SoftphoneLevel(level_dbfs=self.input_level_dbfs, call_id=self.call_id))
+            return
+        self.host.bus.publish(SoftphoneStateChanged(
+            state=self.state, muted=self._muted, push_to_talk=self.push_to_talk, call_id=self.call_id,
+            level_dbfs=self.input_level_dbfs,
+        ))  # fmt: skip
 
     def _set_state(self, state: str) -> None:
         if state == self.state:

@@ -1,4 +1,5 @@
-"""The Softphone controller: start/end, states, level, mute, push-to-talk, and the no-audio error path."""
+"""The Softphone controller: start/end, states, level, mute, push-to-talk (all as events on the engine's bus),
+and the no-audio error path."""
 
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ import pytest
 
 from engine.app import Engine
 from engine.config.models import ContextConfig, ProviderConfig, Settings
-from engine.events import Event
+from engine.events import Event, SoftphoneLevel, SoftphoneStateChanged
 from engine.voice import device_backend as devmod
 from engine.voice.backend import AudioBackend, AudioUnavailable
 from engine.voice.device_backend import DeviceSpec
-from engine.voice.softphone import Softphone, SoftphoneEvent
+from engine.voice.softphone import Softphone
 from engine.voice.stt import Recognizer
 from engine.voice.tts import Synthesizer
 from tests.fixtures.audio_backends import FeedBackend
@@ -69,15 +70,11 @@ async def test_push_to_talk_call_with_states_levels_and_mute(tmp_path: Path, rec
     made: list[FeedBackend] = []
     async with Engine(_settings(tmp_path, push_to_talk=True)) as engine:
         sub = engine.bus.subscribe(maxsize=1000)
-        phone = Softphone(engine, backend_factory=_factory(made), recognizer=recognizer, level_interval_s=0.0)
-        seen: list[SoftphoneEvent] = []
-
-        async def collect() -> None:
-            async for ev in phone.events():
-                seen.append(ev)
-
-        collector = asyncio.ensure_future(collect())
+        phone_sub = engine.bus.subscribe(maxsize=100_000, types={SoftphoneStateChanged.type, SoftphoneLevel.type})
+        phone = Softphone(engine, spawn=engine.spawn, backend_factory=_factory(made), recognizer=recognizer,
+                          level_interval_s=0.0)
         call_id = await phone.start("desk")
+        assert "softphone:desk" in engine.tasks.names()  # the voice call is a named task of the engine
         mic = made[0]
         await _until(lambda: phone.state == "listening")
         assert phone.push_to_talk and call_id == phone.call_id
@@ -102,19 +99,20 @@ async def test_push_to_talk_call_with_states_levels_and_mute(tmp_path: Path, rec
         phone.release()
         await asyncio.sleep(0.05)
         await phone.end()
-        await _until(lambda: bool(seen) and seen[-1].state == "idle")
-        collector.cancel()
+        seen = phone_sub.drain()
         events: list[Event] = sub.drain()
 
     said = [(e.role, e.text) for e in events if e.type == "transcript.added"]  # type: ignore[attr-defined]
     assert said == [("assistant", "Hi."), ("user", "roll two d six"), ("assistant", "Rolling.")]
-    assert [e.type for e in events if e.call_id == call_id][-1] == "call.ended"  # type: ignore[attr-defined]
-    states = [e.state for e in seen if e.kind == "state"]
+    call_events = [e.type for e in events if e.call_id == call_id and not e.type.startswith("softphone.")]  # type: ignore[attr-defined]
+    assert call_events[-1] == "call.ended"
+    states = [e.state for e in seen if isinstance(e, SoftphoneStateChanged)]
     for s in ("speaking", "listening", "hearing", "thinking", "ended", "idle"):
         assert s in states
     assert states[-1] == "idle" and phone.state == "idle" and not phone.active
-    assert any(e.kind == "level" and e.level_dbfs > -40 for e in seen)
-    assert any(e.muted for e in seen)
+    assert any(isinstance(e, SoftphoneLevel) and e.level_dbfs > -40 for e in seen)
+    assert any(isinstance(e, SoftphoneStateChanged) and e.muted for e in seen)
+    assert phone_sub.dropped == 0
     assert mic.played  # greeting and reply were played
 
 
