@@ -117,7 +117,7 @@ async def test_execute_tool_rejects_deep_arguments_with_the_configured_limit() -
     engine, session = _engine()
     sub = engine.bus.subscribe()
     for args in (deep_text(5_000), deep_value(5_000), {"text": "x", "n": deep_value(20)}):
-        r = await engine.execute_tool(session, "echo", args)  # type: ignore[arg-type]
+        r = await engine.execute_tool(session, "echo", args)
         assert r.status == "rejected", r
         assert r.message.startswith("invalid arguments for echo: nested more than 16 levels deep (limit 16)")
     assert [e.type for e in sub.drain()] == ["tool.rejected"] * 3
