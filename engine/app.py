@@ -69,9 +69,9 @@ class Engine:
         self.serve_http = serve_http
         self.config_path = Path(config_path) if config_path else None
         self.base_dir = self.config_path.parent if self.config_path else Path.cwd()
-        self.bus = EventBus(settings.engine.event_queue_size)
-        self.metrics = Metrics()
         self.redactor = Redactor(secret_values(settings))
+        self.bus = EventBus(settings.engine.event_queue_size, redact=self.redactor.event)
+        self.metrics = Metrics()
         #: The one task group: every background task of the engine is spawned here, named.
         self.tasks = EngineTasks(on_failure=self._task_failed)
         #: What parts get to start background tasks (never the group or the engine).
@@ -373,7 +373,7 @@ class Engine:
 
     def server_status(self) -> dict[str, Any]:
         """Every MCP server's state, protocol, pid, uptime, restarts, last error, tools and stderr tail."""
-        return self.mcp.status()
+        return self.redactor.value(self.mcp.status())
 
     async def set_server_enabled(self, server_id: str, enabled: bool) -> dict[str, Any]:
         """Switch one MCP server on or off for this run (not saved); returns its status."""

@@ -12,7 +12,7 @@ import dataclasses
 import json
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -273,8 +273,10 @@ class Subscription:
 class EventBus:
     """Fan-out of events to subscribers; publishing is synchronous and never blocks."""
 
-    def __init__(self, queue_size: int = 1000) -> None:
+    def __init__(self, queue_size: int = 1000, *, redact: Callable[[Event], Event] | None = None) -> None:
         self.queue_size = queue_size
+        #: Masks known secrets in every event before any subscriber sees it (``Redactor.event``).
+        self.redact = redact
         self._subs: list[Subscription] = []
         self.dropped_total = 0
         self.published_total = 0
@@ -290,6 +292,8 @@ class EventBus:
 
     def publish(self, event: Event) -> None:
         self.published_total += 1
+        if self.redact is not None:
+            event = self.redact(event)
         for sub in tuple(self._subs):
             sub._offer(event)
 

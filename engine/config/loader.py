@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime
 import logging
 import os
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -186,6 +187,17 @@ def _is_command_item(path: KeyPath) -> bool:
     return len(path) == 5 and path[0] == "mcp" and path[1] == "servers" and path[3] == "command"
 
 
+#: Keys under which a value from ``${VAR}`` is a credential to mask in every output (``${keyring:…}`` always is).
+_CREDENTIAL_PLACES = frozenset({"env", "headers", "command", "args"})
+_CREDENTIAL_KEY_RE = re.compile(r"token|key|secret|passw|auth|credential|bearer|cookie", re.IGNORECASE)
+
+
+def _is_credential_place(path: KeyPath) -> bool:
+    """Where a ``${VAR}`` value is a credential: an env/headers map, a command line, a credential-named key."""
+    keys = [k for k in path if isinstance(k, str)]
+    return any(k in _CREDENTIAL_PLACES for k in keys) or bool(keys and _CREDENTIAL_KEY_RE.search(keys[-1]))
+
+
 class _Expander:
     """Converts a round-trip tree to plain data, expanding strings; collects issues instead of stopping."""
 
@@ -198,6 +210,8 @@ class _Expander:
         self.lookup = lookup
         self.issues: list[tuple[KeyPath, ConfigIssue]] = []
         self.revealed: set[str] = set()
+        #: Substituted values every output must mask (``Settings._expanded_secrets``).
+        self.secrets: set[str] = set()
         self._secrets: dict[str, str] = {}
 
     def _issue(self, path: KeyPath, message: str) -> None:
@@ -219,11 +233,15 @@ class _Expander:
         if isinstance(node, list):
             return [self.convert(item, (*path, i), stack) for i, item in enumerate(node)]
         if isinstance(node, str):
+            found: set[str] = set()
             try:
-                text = expand(str(node), env=self.env, lookup_secret=self._cached_lookup, revealed=self.revealed)
+                text = expand(str(node), env=self.env, lookup_secret=self._cached_lookup, revealed=found)
             except ExpansionError as exc:
+                self.revealed |= found
                 self._issue(path, exc.message)
                 return ""
+            self.revealed |= found
+            self.secrets |= found if _is_credential_place(path) else found & set(self._secrets.values())
             return expand_python(text) if _is_command_item(path) else text
         try:
             return plain_scalar(node)
@@ -289,6 +307,7 @@ def settings_from_tree(
                 len(settings.mcp.servers),
                 len(settings.contexts),
             )
+            settings._expanded_secrets = frozenset(expander.secrets)
             return settings
     issues = sorted((issue for _, issue in found), key=lambda i: (i.line or 0, i.path))
     raise ConfigError(

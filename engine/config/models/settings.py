@@ -6,7 +6,7 @@ live here because no single section can see the names the others define.
 
 from __future__ import annotations
 
-from pydantic import Field, model_validator
+from pydantic import Field, PrivateAttr, model_validator
 
 from engine.config.models.budget import BudgetConfig
 from engine.config.models.common import FieldError, Strict
@@ -28,6 +28,9 @@ class Settings(Strict):
     softphone: SoftphoneConfig = Field(default_factory=SoftphoneConfig)
     asterisk: AsteriskConfig = Field(default_factory=AsteriskConfig)
     console: ConsoleConfig = Field(default_factory=ConsoleConfig)
+    #: Values the loader substituted from the keyring, or from the environment into a credential place (an
+    #: ``env:``/``headers:`` map, a command line): ``engine.redact`` masks them like ``SecretStr`` values.
+    _expanded_secrets: frozenset[str] = PrivateAttr(default_factory=frozenset)
 
     @model_validator(mode="after")
     def _contexts_name_providers(self) -> Settings:
