@@ -1,4 +1,8 @@
-"""Shared plumbing for CLI commands: argument errors, exit codes, JSON output, loading config and the engine."""
+"""Shared plumbing for CLI commands: argument errors, exit codes, JSON output, loading config and the engine.
+
+Every command runs inside ``redacted_output``: whatever it prints (text or ``--json``) and every log record pass
+the process's ``REDACTOR``, which knows the secrets of the config ``load`` read.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,14 @@ import asyncio
 import json
 import logging
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+import traceback
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
 from typing import Any, NoReturn
+
+from engine.redact import RedactingWriter, Redactor
+
+log = logging.getLogger(__name__)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -43,21 +52,48 @@ def print_json(obj: Any) -> None:
     print(json.dumps(obj, ensure_ascii=False, default=str))
 
 
-def setup_logging(level: str | None, as_json: bool) -> None:
-    logging.basicConfig(
-        level=getattr(logging, (level or "warning").upper()),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+#: Every secret this process knows (filled by ``load``): masks all CLI output, text and JSON, and every log record.
+REDACTOR = Redactor()
 
 
 def load(args: argparse.Namespace) -> Any:
-    """Load the settings named by --config (or the user config); ConfigError propagates (exit 2)."""
+    """Load the settings named by --config (or the user config); ConfigError propagates (exit 2).
+
+    The config's secrets join ``REDACTOR`` and ``engine.logging`` is applied (``--log-level`` still wins).
+    """
     from engine.config import load_settings, resolve_config_path
+    from engine.logs import configure_logging
 
     path = resolve_config_path(args.config)
     args.config_path = path
-    return load_settings(path)
+    settings = load_settings(path)
+    remember_secrets(settings)
+    configure_logging(
+        settings.engine.logging, REDACTOR, cli_level=args.log_level, stream=sys.stderr, base_dir=path.parent
+    )
+    log.debug("ava-engine %s: config %s", getattr(args, "command", "?"), path)
+    return settings
+
+
+def remember_secrets(settings: Any) -> None:
+    """Mask this config's secrets in all further output (``load`` does it; ``serve`` on reload too)."""
+    from engine.redact import secret_values
+
+    REDACTOR.update(secret_values(settings))
+
+
+@contextmanager
+def redacted_output() -> Iterator[None]:
+    """stdout and stderr masked by ``REDACTOR`` for one command: every print, whatever the command."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = RedactingWriter(out, REDACTOR), RedactingWriter(err, REDACTOR)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with suppress(Exception):
+                stream.flush()
+        sys.stdout, sys.stderr = out, err
 
 
 @asynccontextmanager
@@ -77,11 +113,18 @@ Handler = Callable[[argparse.Namespace], Awaitable[int] | int]
 
 
 def run(args: argparse.Namespace) -> int:
+    from engine.logs import configure_logging
+
+    with redacted_output():
+        configure_logging(None, REDACTOR, cli_level=args.log_level, stream=sys.stderr)
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from engine.calls import CallError
     from engine.config import ConfigError, SecretsError
     from engine.providers.base import ProviderError
 
-    setup_logging(args.log_level, args.json)
     try:
         out = args.func(args)
         if asyncio.iscoroutine(out):
@@ -98,3 +141,6 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     except KeyboardInterrupt:
         return 130
+    except Exception:  # a bug: its traceback leaves through the redacting stderr, not Python's raw hook
+        traceback.print_exc()
+        return EXIT_FAILED
