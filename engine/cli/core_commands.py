@@ -51,7 +51,7 @@ def register(sub: Any) -> None:
     s.add_argument("name")
     s.add_argument("--value", help="the value (avoid: it stays in your shell history)")
     s.set_defaults(func=cmd_secrets_set)
-    s = ssub.add_parser("get", help="show a secret, masked unless --reveal")
+    s = ssub.add_parser("get", help="show whether a secret is set and its length (the value only with --reveal)")
     s.add_argument("name")
     s.add_argument("--reveal", action="store_true")
     s.set_defaults(func=cmd_secrets_get)
@@ -321,7 +321,7 @@ def cmd_secrets_get(args: argparse.Namespace) -> int:
         raise CommandFailed(f"secret {args.name!r} is not in the keyring")
     shown = value if args.reveal else s.mask(value)
     if args.json:
-        print_json({"name": args.name, "value": shown, "masked": not args.reveal})
+        print_json({"name": args.name, "value": shown, "masked": not args.reveal, "length": len(value)})
     else:
         print(shown)
     return 0

@@ -193,9 +193,7 @@ def references(source: str | Mapping[str, Any]) -> dict[str, list[str]]:
 
 
 def mask(value: str | None) -> str:
-    """Show that a secret is set without showing it: ``sk-…9f3a`` for long values, ``••••••`` otherwise."""
+    """Show that a secret is set without showing any character of it: ``set (32 characters)``."""
     if not value:
         return "(not set)"
-    if len(value) >= 16:
-        return f"{value[:3]}…{value[-4:]}"
-    return "••••••"
+    return f"set ({len(value)} character{'' if len(value) == 1 else 's'})"
