@@ -34,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_global_options(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _add_global_options(sub: argparse._SubParsersAction) -> None:
     """Let --json and --config also follow the command (``ava-engine call … --json``)."""
     for p in set(sub.choices.values()):
         p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print only JSON")

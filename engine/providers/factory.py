@@ -30,7 +30,7 @@ def create_provider(name: str, config: ProviderConfig, base_dir: Path | None = N
     module_name, cls_name = target.split(":")
     cls = getattr(importlib.import_module(module_name), cls_name)
     try:
-        return cls(name, config, base_dir=base_dir)  # type: ignore[no-any-return]
+        return cls(name, config, base_dir=base_dir)
     except ProviderError:
         raise
     except (ValueError, OSError) as e:

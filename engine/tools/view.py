@@ -127,7 +127,7 @@ class ToolViewBuilder:
         allowed: list[RegisteredTool] = []
         hidden: list[tuple[str, str]] = []
         allow = allowlist_of(tuple(allowlist))
-        for name, entry in sorted(tools.items()):  # type: ignore[union-attr]
+        for name, entry in sorted(tools.items()):
             if name not in allow:
                 continue
             if overrides.get(name) is False:

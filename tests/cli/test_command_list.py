@@ -117,7 +117,8 @@ def test_every_command_is_documented_in_the_readme() -> None:
     undocumented = []
     for top in listed_subcommands(ava_engine("--help").stdout):
         actions = listed_subcommands(ava_engine(top, "--help").stdout)
-        for words in [(top, a) for a in actions] or [(top,)]:
+        candidates: list[tuple[str, ...]] = [(top, a) for a in actions] or [(top,)]
+        for words in candidates:
             if words not in documented:
                 undocumented.append(" ".join(words))
     assert undocumented == [], "add these to the README's command table"

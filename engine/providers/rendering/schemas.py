@@ -53,7 +53,7 @@ def walk(schema: Schema, fn: Callable[[Schema, str], Schema], path: str = "") ->
     def rec(node: Schema, p: str) -> Any:
         return fn(map_subschemas(node, rec, p), p)
 
-    return rec(schema, path)  # type: ignore[no-any-return]
+    return rec(schema, path)
 
 
 def _pointer(root: Schema, ref: str, where: str) -> Schema:

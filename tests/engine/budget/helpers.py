@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
 from engine.app import Engine
 from engine.config.models import Settings
+from engine.events import Event
 from engine.sessions.session import CallSession
 from engine.tools.base import (
     FunctionTool,
@@ -20,6 +21,16 @@ from engine.tools.base import (
     ToolParameter,
     ToolResult,
 )
+
+E = TypeVar("E", bound=Event)
+
+
+def only(events: Iterable[Event], cls: type[E]) -> list[E]:
+    """``events``, each one asserted to be a ``cls`` (so the test reads their fields with their types)."""
+    got = list(events)
+    typed = [e for e in got if isinstance(e, cls)]
+    assert len(typed) == len(got), f"expected only {cls.__name__}: {[e.type for e in got]}"
+    return typed
 
 
 class FakeClock:

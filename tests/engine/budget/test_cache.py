@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.budget.cache import ResultCache, canonical_args
+from engine.events import ToolCompleted
 from engine.tools.base import LatencyMeta, ToolDefinition, ToolParameter, ToolResult
-from tests.engine.budget.helpers import FakeClock, engine_for, session_on, settings_for, tool
+from tests.engine.budget.helpers import FakeClock, engine_for, only, session_on, settings_for, tool
 
 
 def defn(name: str = "wx", idempotent: bool = True, ttl: int = 60) -> ToolDefinition:
@@ -68,7 +69,7 @@ async def test_cache_hits_through_the_execution_path(tmp_path: Path) -> None:
     second = await engine.execute_tool(call, "weather", {"unit": "c", "city": "Oslo"})
     assert (first.status, second.status) == ("success", "success")
     assert (first.cache_hit, second.cache_hit) == (False, True) and len(runs) == 1
-    assert [e.cache_hit for e in sub.drain()] == [False, True]
+    assert [e.cache_hit for e in only(sub.drain(), ToolCompleted)] == [False, True]
     assert 'ai_agent_mcp_tool_cache_hits_total{tool="weather"} 1.0' in engine.metrics.render().decode()
     clock.advance(31)
     third = await engine.execute_tool(call, "weather", {"city": "Oslo", "unit": "c"})

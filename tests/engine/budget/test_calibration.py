@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from engine.budget.calibration import CalibrationError, calibrate_server
+from engine.events import ToolCompleted, ToolRequested
 from engine.tools.base import ToolParameter, ToolResult
 from tests.engine.budget.helpers import FakeClock, engine_for, settings_for, tool
 
@@ -42,7 +43,7 @@ async def test_required_arguments_calibrate_into_fast(tmp_path: Path) -> None:
     assert row["outcomes"] == {"success": 5} and (row["tier"], row["health"]) == ("fast", "healthy")
     assert len(runs) == 5 and all(r["is_probe"] for r in runs)
     evs = sub.drain()
-    assert len(evs) == 10 and all(e.is_probe for e in evs)
+    assert len(evs) == 10 and all(isinstance(e, ToolRequested | ToolCompleted) and e.is_probe for e in evs)
     assert [t.name for t in engine.context_view("c", "fast").tools] == ["mcp_fakesrv_metar"]
     assert report["environment"] == "local"
 

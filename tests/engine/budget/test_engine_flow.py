@@ -12,7 +12,8 @@ import yaml
 from engine.app import Engine
 from engine.budget.turns import union_length
 from engine.config.models import Settings
-from tests.engine.budget.helpers import FakeClock, engine_for, session_on, settings_for, tool
+from engine.events import AnnouncementRequested, TierChanged, TurnOverBudget
+from tests.engine.budget.helpers import FakeClock, engine_for, only, session_on, settings_for, tool
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -54,7 +55,7 @@ async def test_deep_keyword_changes_tier_and_the_next_view(tmp_path: Path) -> No
     sub.drain()
 
     reply = await engine.user_said(call.call_id, "think carefully: what's the forecast")
-    changed = [e for e in sub.drain() if e.type == "tier.changed"]
+    changed = [e for e in sub.drain() if isinstance(e, TierChanged)]
     assert [(e.call_id, e.old, e.new, e.reason) for e in changed] == [
         (call.call_id, "standard", "deep", "deep keyword 'think carefully'")
     ]
@@ -64,7 +65,7 @@ async def test_deep_keyword_changes_tier_and_the_next_view(tmp_path: Path) -> No
 
     clock.advance(5)
     await engine.user_said(call.call_id, "hello")
-    evs = sub.drain()
+    evs = only(sub.drain(), TierChanged)
     assert [(e.new, e.reason) for e in evs] == [("standard", "context default")]
     assert "mcp_wx_forecast" not in engine.tool_view(call).names
     await engine.end_call(call.call_id)
@@ -81,7 +82,7 @@ async def test_slow_tool_is_announced_once_per_turn(tmp_path: Path) -> None:
     results = await engine.executor.execute_many(call, [("slow_a", {}, "1"), ("slow_b", {}, "2")])
     engine.budget.after_turn(call)
     assert [r.status for r in results] == ["success", "success"]
-    evs = sub.drain()
+    evs = only(sub.drain(), AnnouncementRequested)
     assert [(e.call_id, e.text, e.exposed_name, e.reason) for e in evs] == [
         ("call-t", "Let me look that up.", "slow_a", "slow_tool")
     ]
@@ -100,7 +101,7 @@ async def test_a_call_still_running_past_the_threshold_is_announced(tmp_path: Pa
     assert sub.drain() == []  # fast enough: the pending announcement was cancelled
     await engine.execute_tool(call, "lagging", {})
     engine.budget.after_turn(call)
-    evs = sub.drain()
+    evs = only(sub.drain(), AnnouncementRequested)
     assert [(e.text, e.exposed_name, e.reason) for e in evs] == [("Hang on.", "lagging", "still_running")]
 
 
@@ -113,7 +114,7 @@ async def test_turn_over_budget_is_reported(tmp_path: Path) -> None:
     await engine.execute_tool(call, "step", {})  # two sequential rounds add up: > 50 ms
     await engine.execute_tool(call, "step", {})
     engine.budget.after_turn(call)
-    evs = sub.drain()
+    evs = only(sub.drain(), TurnOverBudget)
     assert len(evs) == 1 and (evs[0].tier, evs[0].budget_ms) == ("standard", 50) and evs[0].latency_ms > 50
     assert 'ai_agent_turns_over_budget_total{tier="standard"} 1.0' in engine.metrics.render().decode()
 

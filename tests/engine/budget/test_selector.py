@@ -10,7 +10,8 @@ import pytest
 
 from engine.budget.selector import TurnFacts, decide, find_keyword
 from engine.config.models import ContextTierConfig, SelectorConfig
-from tests.engine.budget.helpers import FakeClock, engine_for, settings_for
+from engine.events import TierChanged
+from tests.engine.budget.helpers import FakeClock, engine_for, only, settings_for
 
 CFG = SelectorConfig()
 AUTO = ContextTierConfig(default="standard", mode="auto")
@@ -93,7 +94,7 @@ async def test_every_turn_runs_the_selector_and_emits_tier_changed(tmp_path: Pat
     await engine.user_said(call.call_id, "take your time")  # cooldown
     clock.advance(30)
     await engine.user_said(call.call_id, "take your time")
-    got = [(e.old, e.new, e.reason.split(":")[0].split(" '")[0]) for e in sub.drain()]
+    got = [(e.old, e.new, e.reason.split(":")[0].split(" '")[0]) for e in only(sub.drain(), TierChanged)]
     assert got == [
         ("fast", "standard", "first turn"),
         ("standard", "fast", "context default"),
@@ -124,7 +125,7 @@ async def test_operator_override_is_sticky_until_cleared(tmp_path: Path, clock: 
     assert call.tier == "standard" and call.tier_override is None
     await engine.user_said(call.call_id, "think carefully")
     assert call.tier == "deep"
-    reasons = [e.reason for e in sub.drain()]
+    reasons = [e.reason for e in only(sub.drain(), TierChanged)]
     assert reasons[0].startswith("operator cleared the override") and reasons[-1].startswith("deep keyword")
 
 

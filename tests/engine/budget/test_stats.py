@@ -127,9 +127,9 @@ def test_incremental_window_equals_recomputing_from_scratch(
         assert w.stats() == WindowStats.of(expected)
         assert w.recent(since) == WindowStats.of([s for s in expected if s.at >= since])
     w.resize(resize_to)
-    kept = [Sample(*t) for t in items[-size:]][-resize_to:] if items else []
-    assert w.stats() == WindowStats.of(kept) and len(w) == len(kept)
-    assert w.recent(since) == WindowStats.of([s for s in kept if s.at >= since])
+    resized = [Sample(*t) for t in items[-size:]][-resize_to:] if items else []
+    assert w.stats() == WindowStats.of(resized) and len(w) == len(resized)
+    assert w.recent(since) == WindowStats.of([s for s in resized if s.at >= since])
 
 
 def test_recent_follows_the_horizon_as_it_moves_and_new_samples_arrive() -> None:

@@ -10,6 +10,7 @@ import pytest
 from engine.budget.stats import WindowStats
 from engine.budget.tiers import ToolStatus, classify
 from engine.config.models import BudgetConfig
+from engine.events import ToolRejected
 from engine.tools.base import LatencyMeta, ToolDefinition, ToolResult
 from tests.engine.budget.helpers import FakeClock, engine_for, session_on, settings_for, tool
 
@@ -147,7 +148,8 @@ async def test_stripped_tool_call_is_rejected_through_a_live_call(tmp_path: Path
     reply = await engine.user_said(call.call_id, "the forecast")  # fast turn: forecast is not shown
     assert call.tier == "fast" and "forecast" not in engine.tool_view(call).names
     evs = sub.drain()
-    assert [e.type for e in evs] == ["tool.rejected"] and "not offered on this call" in evs[0].reason
+    assert [e.type for e in evs] == ["tool.rejected"]
+    assert isinstance(evs[0], ToolRejected) and "not offered on this call" in evs[0].reason
     assert calls == [] and reply.text.startswith("no: ")
     direct = await engine.execute_tool(call, "forecast", {})
     assert direct.status == "rejected" and calls == []

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from engine.config import ConfigError, load_settings_text
 from engine.config.expand import ExpansionError, Reference, expand, parse, references
+from tests.fixtures.memory_keyring import MemoryKeyring
 
 
 def _no_secret(name: str) -> str:
@@ -133,7 +134,7 @@ def test_python_placeholder_only_in_mcp_commands() -> None:
     assert settings.contexts["c"].prompt == "say {python}"
 
 
-def test_keyring_reference_resolved(memory_keyring) -> None:  # type: ignore[no-untyped-def]
+def test_keyring_reference_resolved(memory_keyring: MemoryKeyring) -> None:
     memory_keyring.set_password("ava-console", "openai_key", "sk-test-abcdef")
     settings = load_settings_text(
         "providers:\n  p:\n    type: openai_chat\n    api_key: ${keyring:openai_key}\n", "k.yaml", env={}
@@ -142,7 +143,7 @@ def test_keyring_reference_resolved(memory_keyring) -> None:  # type: ignore[no-
     assert settings.providers["p"].api_key.get_secret_value() == "sk-test-abcdef"
 
 
-def test_missing_keyring_secret_message(memory_keyring) -> None:  # type: ignore[no-untyped-def]
+def test_missing_keyring_secret_message(memory_keyring: MemoryKeyring) -> None:
     with pytest.raises(ConfigError) as info:
         load_settings_text("providers:\n  p:\n    type: openai_chat\n    api_key: ${keyring:openai_key}\n", "k.yaml")
     assert str(info.value) == (
@@ -151,7 +152,7 @@ def test_missing_keyring_secret_message(memory_keyring) -> None:  # type: ignore
     )
 
 
-def test_no_keyring_backend_message(no_keyring) -> None:  # type: ignore[no-untyped-def]
+def test_no_keyring_backend_message(no_keyring: None) -> None:
     with pytest.raises(ConfigError) as info:
         load_settings_text("providers:\n  p:\n    type: openai_chat\n    api_key: ${keyring:openai_key}\n", "k.yaml")
     text = str(info.value)
@@ -160,5 +161,5 @@ def test_no_keyring_backend_message(no_keyring) -> None:  # type: ignore[no-unty
     assert "keyring.backends.fail.Keyring" in text
 
 
-def test_config_without_keyring_references_never_touches_keyring(no_keyring) -> None:  # type: ignore[no-untyped-def]
+def test_config_without_keyring_references_never_touches_keyring(no_keyring: None) -> None:
     assert load_settings_text("engine: {}\n", "x.yaml").engine.http.port == 8088

@@ -48,6 +48,8 @@ def test_no_engine_module_imports_textual_or_rich() -> None:
                 names = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 names = [node.module]
+            else:
+                continue
             for n in names:
                 if n.split(".")[0] in ("textual", "rich"):
                     offenders.append(f"{p.relative_to(ROOT)}:{node.lineno}: {n}")

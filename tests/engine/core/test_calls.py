@@ -11,7 +11,9 @@ import pytest
 from engine.app import Engine
 from engine.calls import CallError
 from engine.config.models import Settings
+from engine.events import ToolsChanged
 from engine.providers.script import ScriptError, load_script, numbers_to_digits
+from engine.sessions.history import ToolCallItem
 from engine.tools.base import FunctionTool, ToolDefinition, ToolParameter, ToolResult
 from tests.engine.core.helpers import echo_tool, engine_with, settings_with
 
@@ -80,6 +82,7 @@ async def test_history_records_calls_and_results(tmp_path: Path) -> None:
     kinds = [i.kind for i in call.history.items()]
     assert kinds == ["message", "message", "tool_call", "tool_result", "message"]
     tc = call.history.items()[2]
+    assert isinstance(tc, ToolCallItem)
     assert tc.id == "tc_1" and tc.arguments == {"text": "one"}
 
 
@@ -104,7 +107,7 @@ async def test_apply_now_restarts_turn_without_the_tool(tmp_path: Path) -> None:
     assert "not offered" in reply.text or "I said" in reply.text
     assert "echo" not in call.shown_tools
     evs = sub.drain()
-    changed = [e for e in evs if e.type == "tools.changed"]
+    changed = [e for e in evs if isinstance(e, ToolsChanged)]
     assert changed and changed[0].apply == "now" and changed[0].removed == ("echo",)
     # the restarted turn starts from the same snapshot: exactly one user message "echo x"
     users = [i for i in call.history.items() if i.kind == "message" and i.role == "user"]

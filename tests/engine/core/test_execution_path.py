@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine.config.models import Settings
+from engine.events import ToolRejected
 from engine.sessions.session import CallSession
 from engine.tools.base import FunctionTool, ToolDefinition, ToolResult
 from tests.engine.core.helpers import echo_tool, engine_with
@@ -50,7 +51,7 @@ async def test_unshown_tool_is_rejected_and_never_runs(settings: Settings) -> No
     assert ran == []
     evs = sub.drain()
     assert [e.type for e in evs] == ["tool.rejected"]
-    assert evs[0].exposed_name == "secret_tool"
+    assert isinstance(evs[0], ToolRejected) and evs[0].exposed_name == "secret_tool"
 
 
 async def test_unknown_tool_even_if_shown_is_rejected(settings: Settings) -> None:

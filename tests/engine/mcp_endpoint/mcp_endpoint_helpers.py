@@ -109,5 +109,5 @@ class Served:
 async def mcp_client(url: str, mode: str = "legacy", token: str | None = TOKEN) -> AsyncIterator[Client]:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     async with httpx2.AsyncClient(headers=headers) as http:
-        async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:  # type: ignore[arg-type]
+        async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
             yield client

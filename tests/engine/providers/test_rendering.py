@@ -103,7 +103,7 @@ def test_sdk_types_accept_every_declaration() -> None:
     for t in render_declarations("anthropic", decls):
         anth.validate_python(t)
     for mode in ("json_schema", "openapi"):
-        for t in render_tools("gemini", decls, gemini_schema=mode).tools:  # type: ignore[arg-type]
+        for t in render_tools("gemini", decls, gemini_schema=mode).tools:
             gt.Tool.model_validate(t)
     for t in render_declarations("ollama", decls):
         ot.Tool.model_validate(t)
