@@ -1,4 +1,6 @@
-"""Shared test fixtures: the repo root, a demo config, an in-memory keyring, and a leftover-process check."""
+"""Shared test fixtures (the repo root, a demo config, isolated user dirs, a leftover-process check) and the CI rule
+that a skipped test fails the run: in CI a skip means a dependency the machine should have is missing, and a
+missing dependency must be fixed, not silently counted as a pass."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _pytest.reports import TestReport
+from _pytest.terminal import TerminalReporter
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -55,3 +59,40 @@ def children_of(pid: int) -> list[int]:
         if int(fields[1]) == pid and fields[0] != "Z":
             out.append(int(entry))
     return out
+
+
+def in_ci() -> bool:
+    """CI sets ``CI=true`` (GitHub Actions, GitLab, and ``.ci/run``)."""
+    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
+def _skipped(config: pytest.Config) -> list[TestReport]:
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    return list(reporter.stats.get("skipped", [])) if reporter is not None else []
+
+
+def _skip_reason(report: TestReport) -> str:
+    if isinstance(report.longrepr, tuple):  # (path, line, "Skipped: reason")
+        path, line, reason = report.longrepr
+        return f"{path}:{line + 1}: {reason.removeprefix('Skipped: ')}"
+    return str(report.longrepr)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    # only the controller decides (under xdist every worker runs this hook too, with no terminal reporter stats)
+    if in_ci() and not hasattr(session.config, "workerinput") and _skipped(session.config):
+        if session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: TerminalReporter, exitstatus: int, config: pytest.Config) -> None:
+    skipped = _skipped(config)
+    if not (in_ci() and skipped):
+        return
+    terminalreporter.section("skipped tests fail the run in CI (CI=true)", sep="=", red=True, bold=True)
+    for report in skipped:
+        terminalreporter.line(f"SKIPPED {report.nodeid} -- {_skip_reason(report)}")
+    terminalreporter.line(
+        f"{len(skipped)} test(s) skipped: install what they need (make test installs the system packages when it"
+        " runs as root) instead of skipping."
+    )
