@@ -21,12 +21,14 @@ from engine.providers.http import sse_events
 from engine.providers.ids import provider_call_id
 from engine.providers.rendering import RenderedTools
 from engine.providers.textloop import (
+    CALL_OPENED,
     HttpRequest,
     ModelOutput,
     RawCall,
     TextProvider,
     ToolMode,
     ToolRound,
+    alternating_turns,
     call_arguments_object,
     emit_text,
     result_text,
@@ -35,22 +37,10 @@ from engine.providers.textloop import (
 from engine.sessions.history import HistoryItem, Message
 
 API_VERSION = "2023-06-01"
-CALL_OPENED = "(The call is connected.)"
 
 
-def merge_roles(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Merge consecutive same-role messages (content block lists are concatenated)."""
-    out: list[dict[str, Any]] = []
-    for m in messages:
-        if out and out[-1]["role"] == m["role"]:
-            prev = out[-1]["content"]
-            # A user message that carries tool results must keep them first.
-            results = [b for b in prev + m["content"] if b.get("type") == "tool_result"]
-            others = [b for b in prev + m["content"] if b.get("type") != "tool_result"]
-            out[-1]["content"] = results + others
-        else:
-            out.append({"role": m["role"], "content": list(m["content"])})
-    return out
+def _is_tool_result(block: dict[str, Any]) -> bool:
+    return block.get("type") == "tool_result"  # a user message that carries tool results must have them first
 
 
 class AnthropicProvider(TextProvider):
@@ -80,9 +70,8 @@ class AnthropicProvider(TextProvider):
                     block["is_error"] = True
                 blocks.append(block)
             raw.append({"role": "user", "content": blocks})
-        if raw and raw[0]["role"] != "user":
-            raw.insert(0, {"role": "user", "content": [{"type": "text", "text": CALL_OPENED}]})
-        return merge_roles(raw), system
+        opener = {"type": "text", "text": CALL_OPENED}
+        return alternating_turns(raw, "content", opener, leading=_is_tool_result), system
 
     def build_request(self, turn: Turn, history: Sequence[HistoryItem], tools: RenderedTools, mode: ToolMode,
                       state: dict[str, Any]) -> HttpRequest:

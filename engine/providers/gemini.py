@@ -17,34 +17,24 @@ from urllib.parse import quote
 
 import aiohttp
 
-from engine.providers.base import ProviderError, Turn
+from engine.providers.base import Turn
 from engine.providers.http import sse_events
 from engine.providers.ids import provider_call_id
 from engine.providers.rendering import RenderedTools
 from engine.providers.textloop import (
+    CALL_OPENED,
     HttpRequest,
     ModelOutput,
     RawCall,
     TextProvider,
     ToolMode,
     ToolRound,
+    alternating_turns,
     call_arguments_object,
     emit_text,
     segments,
 )
 from engine.sessions.history import HistoryItem, Message, ToolResultItem
-
-CALL_OPENED = "(The call is connected.)"
-
-
-def merge_contents(contents: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for c in contents:
-        if out and out[-1]["role"] == c["role"]:
-            out[-1]["parts"] = out[-1]["parts"] + c["parts"]
-        else:
-            out.append({"role": c["role"], "parts": list(c["parts"])})
-    return out
 
 
 class GeminiProvider(TextProvider):
@@ -73,9 +63,7 @@ class GeminiProvider(TextProvider):
                 parts.append(part)
             raw.append({"role": "model", "parts": parts})
             raw.append({"role": "user", "parts": [self.function_response(r, tools) for r in seg.results]})
-        if raw and raw[0]["role"] != "user":
-            raw.insert(0, {"role": "user", "parts": [{"text": CALL_OPENED}]})
-        return merge_contents(raw), system
+        return alternating_turns(raw, "parts", {"text": CALL_OPENED}), system
 
     def function_response(self, r: ToolResultItem, tools: RenderedTools) -> dict[str, Any]:
         key = "output" if r.status == "success" else "error"
@@ -118,8 +106,7 @@ class GeminiProvider(TextProvider):
                 sigs[res.call_id] = sig
 
     async def _chunk(self, data: dict[str, Any], turn: Turn, out: ModelOutput) -> None:
-        if isinstance(data.get("error"), dict):
-            raise ProviderError(self.name, str(data["error"].get("message") or data["error"]))
+        self.raise_embedded_error(data)
         for cand in (data.get("candidates") or [])[:1]:
             for part in (cand.get("content") or {}).get("parts") or []:
                 if "functionCall" in part:

@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 
 import aiohttp
 
-from engine.providers.base import ProviderError, Turn
+from engine.providers.base import Turn
 from engine.providers.http import sse_events
 from engine.providers.ids import provider_call_id
 from engine.providers.rendering import RenderedTools
@@ -99,7 +99,7 @@ class OpenAIChatProvider(TextProvider):
     async def read_response(self, resp: aiohttp.ClientResponse, turn: Turn, stream: bool) -> ModelOutput:
         if not stream:
             data = await resp.json(content_type=None)
-            self._raise_embedded(data)
+            self.raise_embedded_error(data)
             choice = (data.get("choices") or [{}])[0]
             msg = choice.get("message") or {}
             calls = [RawCall(tc["function"]["name"], tc["function"].get("arguments"), tc.get("id"))
@@ -114,7 +114,7 @@ class OpenAIChatProvider(TextProvider):
             if data.strip() == "[DONE]":
                 break
             chunk = json.loads(data)
-            self._raise_embedded(chunk)
+            self.raise_embedded_error(chunk)
             for choice in chunk.get("choices") or []:
                 delta = choice.get("delta") or {}
                 if delta.get("content"):
@@ -129,7 +129,3 @@ class OpenAIChatProvider(TextProvider):
                 finish = choice.get("finish_reason") or finish
         calls = [RawCall(s["name"], s["args"], s["id"]) for _, s in sorted(acc.items())]
         return ModelOutput("".join(parts), calls, finish)
-
-    def _raise_embedded(self, data: Any) -> None:
-        if isinstance(data, dict) and isinstance(data.get("error"), dict):
-            raise ProviderError(self.name, str(data["error"].get("message") or data["error"]))

@@ -82,16 +82,11 @@ class OpenAIResponsesProvider(TextProvider):
                     if emit:
                         await emit_text(turn, part.get("text", ""))
 
-    def _failed(self, response: dict[str, Any]) -> None:
-        err = response.get("error")
-        if isinstance(err, dict):
-            raise ProviderError(self.name, str(err.get("message") or err))
-
     async def read_response(self, resp: aiohttp.ClientResponse, turn: Turn, stream: bool) -> ModelOutput:
         out = ModelOutput()
         if not stream:
             data = await resp.json(content_type=None)
-            self._failed(data)
+            self.raise_embedded_error(data)
             for item in data.get("output") or []:
                 await self._item(item, turn, out, emit=True)
             out.finish = data.get("status", "")
@@ -109,7 +104,7 @@ class OpenAIResponsesProvider(TextProvider):
                 out.finish = (ev.get("response") or {}).get("status", kind)
                 break
             elif kind == "response.failed":
-                self._failed(ev.get("response") or {})
+                self.raise_embedded_error(ev.get("response") or {})
                 raise ProviderError(self.name, "response failed")
             elif kind == "error":
                 raise ProviderError(self.name, str(ev.get("message") or ev))

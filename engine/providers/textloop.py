@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 import json
 from abc import abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -32,6 +32,9 @@ from engine.tools.view import ToolView
 ToolMode = Literal["auto", "none", "off"]  # off: no tools in the request at all
 ERROR_ROUNDS_BEFORE_NO_TOOLS = 2
 INTERRUPTED = "no result: the call was interrupted"
+#: The user turn put in front of a conversation that opens with the agent's greeting (for APIs that want the
+#: user to speak first).
+CALL_OPENED = "(The call is connected.)"
 
 
 @dataclass(slots=True)
@@ -107,6 +110,29 @@ def call_arguments_object(call: ToolCallItem) -> dict[str, Any]:
     return dict(call.arguments)
 
 
+def alternating_turns(
+    entries: Sequence[dict[str, Any]],
+    key: str,
+    opener: dict[str, Any],
+    leading: Callable[[dict[str, Any]], bool] | None = None,
+) -> list[dict[str, Any]]:
+    """Entries (``{"role", key: [blocks]}``) as APIs with strict turns take them (Anthropic, Gemini): a user turn
+    holding ``opener`` in front when the conversation opens with the agent, and consecutive entries of one role
+    merged into one (their block lists joined; blocks for which ``leading`` holds go first)."""
+    if entries and entries[0]["role"] != "user":
+        entries = [{"role": "user", key: [opener]}, *entries]
+    out: list[dict[str, Any]] = []
+    for entry in entries:
+        if out and out[-1]["role"] == entry["role"]:
+            blocks = out[-1][key] + entry[key]
+            if leading is not None:
+                blocks = [b for b in blocks if leading(b)] + [b for b in blocks if not leading(b)]
+            out[-1][key] = blocks
+        else:
+            out.append({"role": entry["role"], key: list(entry[key])})
+    return out
+
+
 class TextProvider(Provider):
     """Base of the REST providers: tool rendering with a per-view cache, HTTP settings, the session loop."""
 
@@ -146,6 +172,11 @@ class TextProvider(Provider):
 
     def sampling(self) -> dict[str, Any]:
         return {k: v for k, v in (("temperature", self.config.temperature),) if v is not None}
+
+    def raise_embedded_error(self, data: Any) -> None:
+        """A response body (or stream chunk) that carries ``{"error": {"message": …}}`` instead of an answer."""
+        if isinstance(data, dict) and isinstance(data.get("error"), dict):
+            raise ProviderError(self.name, str(data["error"].get("message") or data["error"]))
 
     # -------------------------------------------------------------------------------------------- adapter API
 
