@@ -10,8 +10,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _pytest.reports import TestReport
-from _pytest.terminal import TerminalReporter
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,12 +64,12 @@ def in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
 
 
-def _skipped(config: pytest.Config) -> list[TestReport]:
+def _skipped(config: pytest.Config) -> list[pytest.TestReport]:
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     return list(reporter.stats.get("skipped", [])) if reporter is not None else []
 
 
-def _skip_reason(report: TestReport) -> str:
+def _skip_reason(report: pytest.TestReport) -> str:
     if isinstance(report.longrepr, tuple):  # (path, line, "Skipped: reason")
         path, line, reason = report.longrepr
         return f"{path}:{line + 1}: {reason.removeprefix('Skipped: ')}"
@@ -85,7 +83,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
-def pytest_terminal_summary(terminalreporter: TerminalReporter, exitstatus: int, config: pytest.Config) -> None:
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config) -> None:
     skipped = _skipped(config)
     if not (in_ci() and skipped):
         return
