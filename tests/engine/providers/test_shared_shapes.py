@@ -33,13 +33,14 @@ def _tools() -> RenderedTools:
 
 
 def test_alternating_turns_opens_with_the_user_and_merges_one_role() -> None:
+    hi, r = {"text": "hi"}, {"type": "result"}
     turns = alternating_turns(
-        [{"role": "assistant", "b": [1]}, {"role": "assistant", "b": [2]}, {"role": "user", "b": [3]},
-         {"role": "user", "b": [4, "r"]}],
-        "b", "hi", leading=lambda block: block == "r")
-    assert turns == [{"role": "user", "b": ["hi"]}, {"role": "assistant", "b": [1, 2]},
-                     {"role": "user", "b": ["r", 3, 4]}]
-    assert alternating_turns([], "b", "hi") == []
+        [{"role": "assistant", "b": [{"n": 1}]}, {"role": "assistant", "b": [{"n": 2}]},
+         {"role": "user", "b": [{"n": 3}]}, {"role": "user", "b": [{"n": 4}, r]}],
+        "b", hi, leading=lambda block: block is r)
+    assert turns == [{"role": "user", "b": [hi]}, {"role": "assistant", "b": [{"n": 1}, {"n": 2}]},
+                     {"role": "user", "b": [r, {"n": 3}, {"n": 4}]}]
+    assert alternating_turns([], "b", hi) == []
 
 
 @pytest.mark.parametrize("kind", ["anthropic", "gemini"])
