@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal, NoReturn
 
@@ -31,6 +33,7 @@ __all__ = [
     "plural",
     "run_server",
     "spoken_result",
+    "startup",
     "tool_meta",
 ]
 
@@ -83,6 +86,17 @@ def run_server(server: MCPServer[Any], args: argparse.Namespace) -> None:
         server.run("stdio")
     else:
         server.run("streamable-http", host="127.0.0.1", port=args.http)
+
+
+@contextmanager
+def startup(server: str, *errors: type[BaseException], doing: str = "") -> Iterator[None]:
+    """Setting a server up (its data files, folder or database): one of ``errors`` is a bad setup, not a crash, so
+    it is printed as one line ``SERVER: [DOING: ]message`` on stderr and the process exits with status 2."""
+    try:
+        yield
+    except errors as exc:
+        print(f"{server}: {doing + ': ' if doing else ''}{exc}", file=sys.stderr)
+        raise SystemExit(2) from exc
 
 
 def env_default(value: str | None, env_name: str, default: str | None = None) -> str | None:

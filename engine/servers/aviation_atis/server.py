@@ -11,7 +11,6 @@ import argparse
 import asyncio
 import contextlib
 import re
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from engine.servers.common import (
     make_server,
     run_server,
     spoken_result,
+    startup,
     tool_meta,
 )
 
@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--refresh-interval must be 0 (off) or positive")
     source: MetarSource
     metar_file = env_default(args.metar_file, "AVA_ATIS_METAR_FILE")
-    try:
+    with startup("aviation_atis", SourceError, AerodromeFileError):
         if metar_file:
             source = FileSource(_shipped_or_given(Path(metar_file)))
         else:
@@ -153,7 +153,4 @@ def main(argv: list[str] | None = None) -> None:
             )
         aerodromes_path = env_default(args.aerodromes, "AVA_ATIS_AERODROMES", str(DEFAULT_AERODROMES))
         aerodromes = Aerodromes(Path(aerodromes_path) if aerodromes_path else None)
-    except (SourceError, AerodromeFileError) as exc:
-        print(f"aviation_atis: {exc}", file=sys.stderr)
-        raise SystemExit(2) from exc
     run_server(build_server(args, source, aerodromes, args.refresh_interval), args)

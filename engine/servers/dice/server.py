@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from engine.servers.common import (
     make_server,
     run_server,
     spoken_result,
+    startup,
     tool_meta,
 )
 from engine.servers.dice.notation import DiceError, Limits, parse
@@ -105,9 +105,6 @@ def main(argv: list[str] | None = None) -> None:
         except ValueError:
             parser.error(f"--seed / AVA_DICE_SEED must be a whole number, got {seed_text!r}")
     tables_path = Path(env_default(args.tables, "AVA_DICE_TABLES", str(DEFAULT_TABLES)) or DEFAULT_TABLES)
-    try:
+    with startup("dice", TableError):
         tables = load_tables(tables_path)
-    except TableError as exc:
-        print(f"dice: {exc}", file=sys.stderr)
-        raise SystemExit(2) from exc
     run_server(build_server(args, tables, random.Random(seed)), args)

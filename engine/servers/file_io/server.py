@@ -7,7 +7,6 @@ sure nothing outside ``--root`` is ever touched.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from mcp.server import MCPServer
@@ -21,6 +20,7 @@ from engine.servers.common import (
     plural,
     run_server,
     spoken_result,
+    startup,
     tool_meta,
 )
 from engine.servers.file_io.sandbox import DEFAULT_MAX_BYTES, MAX_LISTING, Sandbox, SandboxError
@@ -80,9 +80,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_BYTES,
                         help=f"largest file read or written, in bytes (default {DEFAULT_MAX_BYTES})")
     args = parser.parse_args(argv)
-    try:
+    with startup("file_io", SandboxError):
         sandbox = Sandbox.at(args.root, args.max_bytes)
-    except SandboxError as exc:
-        print(f"file_io: {exc}", file=sys.stderr)
-        raise SystemExit(2) from exc
     run_server(build_server(args, sandbox), args)

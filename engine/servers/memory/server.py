@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import os
 import sqlite3
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from engine.servers.common import (
     plural,
     run_server,
     spoken_result,
+    startup,
     tool_meta,
 )
 from engine.servers.memory.store import Fact, MemoryStore, StoreInputError
@@ -116,11 +116,8 @@ def main(argv: list[str] | None = None) -> None:
                         help=f"database file (env AVA_MEMORY_DB; default {default_db_path()})")
     args = parser.parse_args(argv)
     path = Path(env_default(args.db, "AVA_MEMORY_DB") or default_db_path()).expanduser()
-    try:
+    with startup("memory", OSError, sqlite3.Error, doing=f"cannot open the database {os.fspath(path)}"):
         store = MemoryStore(path)
-    except (OSError, sqlite3.Error) as exc:
-        print(f"memory: cannot open the database {os.fspath(path)}: {exc}", file=sys.stderr)
-        raise SystemExit(2) from exc
     try:
         run_server(build_server(args, store), args)
     finally:

@@ -7,7 +7,6 @@ our own original text shipped in ``assets/rules/`` (a generic d20 system and a g
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from engine.servers.common import (
     make_server,
     run_server,
     spoken_result,
+    startup,
     tool_meta,
 )
 from engine.servers.rules.corpus import CorpusError, RulesCorpus
@@ -80,9 +80,6 @@ def main(argv: list[str] | None = None) -> None:
                         help=f"folder of rules YAML files (env AVA_RULES_DIR; default {DEFAULT_RULES_DIR})")
     args = parser.parse_args(argv)
     folder = Path(env_default(args.rules_dir, "AVA_RULES_DIR", str(DEFAULT_RULES_DIR)) or DEFAULT_RULES_DIR)
-    try:
+    with startup("rules", CorpusError):
         corpus = RulesCorpus(folder)
-    except CorpusError as exc:
-        print(f"rules: {exc}", file=sys.stderr)
-        raise SystemExit(2) from exc
     run_server(build_server(args, corpus), args)
