@@ -7,8 +7,10 @@ preflight) and DNS rebinding (a site's own name re-pointed at 127.0.0.1, so the 
 
 1. ``guard_middleware``: the ``Host`` must be a loopback name (localhost, 127.0.0.1, [::1], any port), the bound
    address itself, or listed in ``engine.http.allowed_hosts`` (421 otherwise, even from 127.0.0.1); a request with
-   an ``Origin`` header (a browser) is refused unless that origin is listed in ``engine.http.allowed_origins``
-   (403). On the engine's own MCP endpoint path ``engine.mcp_server.allowed_hosts`` / ``allowed_origins`` count too.
+   an ``Origin`` header (a browser) is refused (403) unless that origin is listed in
+   ``engine.http.allowed_origins`` or is the request's own ``Host`` (same origin: only a page served from this
+   very port has it). On the engine's own MCP endpoint path ``engine.mcp_server.allowed_hosts`` /
+   ``allowed_origins`` count too.
 2. ``auth_middleware``: when ``engine.http.auth_token`` is set every route but ``GET /health`` and ``GET /ready``
    needs ``Authorization: Bearer <token>`` (the MCP endpoint with a token of its own checks that one instead).
 3. ``body_middleware``: a request body larger than ``engine.http.max_body_bytes`` is a 413 before it is read, and
@@ -83,6 +85,12 @@ def origin_allowed(value: str, allowed: Iterable[str]) -> bool:
     return False
 
 
+def same_origin(origin: str, host: str | None) -> bool:
+    """An Origin naming the very host:port the request was sent to: a page served from here, not a foreign site."""
+    scheme, sep, rest = origin.strip().lower().partition("://")
+    return bool(sep) and scheme in ("http", "https") and host is not None and rest == host.strip().lower()
+
+
 def admitted(settings: Settings, path: str) -> tuple[list[str], list[str], str]:
     """(allowed hosts, allowed origins, the keys that admit them) for a request to ``path``."""
     http, endpoint = settings.engine.http, settings.engine.mcp_server
@@ -110,8 +118,9 @@ async def guard_middleware(request: web.Request, handler: Handler) -> web.Stream
                 f"to admit this name add it to {key}",
                 key=key.split(" ")[0],
             )
+    host = request.headers.get(hdrs.HOST)  # already admitted above
     for origin in request.headers.getall(hdrs.ORIGIN, []):
-        if not origin_allowed(origin, origins):
+        if not same_origin(origin, host) and not origin_allowed(origin, origins):
             key = keys.format("origins")
             return error(
                 403,

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from engine.http.guard import host_allowed, origin_allowed, split_host
+from engine.http.guard import host_allowed, origin_allowed, same_origin, split_host
 from tests.engine.http.conftest import ApiFactory
 from tests.engine.http.helpers import AUTH, JSON, TOKEN, send
 
@@ -45,7 +45,7 @@ async def test_every_route_refuses_a_foreign_host(
 @pytest.mark.parametrize(("method", "path", "body"), ROUTES, ids=[p for _, p, _ in ROUTES])
 async def test_every_route_refuses_a_browser_origin(api: ApiFactory, method: str, path: str, body: str | None) -> None:
     a = await api(mcp_server={"enabled": True})
-    for origin in ("http://evil.example", f"http://127.0.0.1:{a.port}", "null"):
+    for origin in ("http://evil.example", f"http://127.0.0.1:{a.port + 1}", f"http://localhost:{a.port}", "null"):
         got = await send(method, a.base + path, headers={**MCP, "Origin": origin}, data=body)
         assert got.status == 403, (origin, got.text)
         assert got.json()["key"] == "engine.http.allowed_origins"
@@ -121,3 +121,19 @@ async def test_engine_http_keys_admit_hosts_and_origins_on_the_mcp_endpoint_too(
     await a.engine.reload(a.engine.settings.model_copy(deep=True))  # a reload keeps them
     got = await send("POST", f"{a.base}/mcp", headers={**MCP, "Host": "ava.lan"}, data=json.dumps(INIT))
     assert got.status == 200, got.text
+
+
+async def test_a_same_origin_request_is_served(api: ApiFactory) -> None:
+    """Origin equal to the request's own Host: only a page served from this very port carries it."""
+    a = await api(mcp_server={"enabled": True})
+    for path, body in (("/mcp/status", None), ("/mcp", json.dumps(INIT))):
+        got = await send("POST" if body else "GET", a.base + path, headers={**MCP, "Origin": a.base}, data=body)
+        assert got.status == 200, got.text
+
+
+def test_same_origin_matching() -> None:
+    assert same_origin("http://127.0.0.1:8088", "127.0.0.1:8088")
+    assert not same_origin("http://127.0.0.1:8089", "127.0.0.1:8088")
+    assert not same_origin("http://127.0.0.1:8088", None)
+    assert not same_origin("ftp://127.0.0.1:8088", "127.0.0.1:8088")
+    assert not same_origin("null", "null")
