@@ -1,20 +1,59 @@
 #!/usr/bin/env bash
-# Installs the system libraries the project needs, only when running as root and only what is missing:
-# libportaudio2 (sounddevice), pulseaudio + pulseaudio-utils + libasound2-plugins (PortAudio reaches PulseAudio
-# through ALSA's pulse plugin: a null sink for the real audio-device tests).
+# Installs the system packages the test suite needs, only those missing: libportaudio2 (sounddevice), pulseaudio +
+# pulseaudio-utils + libasound2-plugins (PortAudio reaches PulseAudio through ALSA's pulse plugin: a null sink for
+# the real audio-device tests). It installs with apt-get as root, or through passwordless sudo.
+# Under CI=true a package still missing afterwards is an error that names it (exit 1): CI must run every test.
+# Elsewhere it is a warning, and the tests that need the package skip with the reason.
 set -euo pipefail
-need=()
-ldconfig -p 2>/dev/null | grep -q libportaudio.so.2 || need+=(libportaudio2)
-command -v pulseaudio >/dev/null 2>&1 || need+=(pulseaudio)
-command -v pactl >/dev/null 2>&1 || need+=(pulseaudio-utils)
-dpkg -s libasound2-plugins >/dev/null 2>&1 || need+=(libasound2-plugins)
-[ ${#need[@]} -eq 0 ] && exit 0
-if [ "$(id -u)" != "0" ]; then
-  echo "note: missing system packages ${need[*]} (not root, so not installing them); audio-device tests will skip" >&2
-  exit 0
+export PATH="$PATH:/sbin:/usr/sbin"  # ldconfig lives there, and a non-root PATH often lacks it
+
+missing() {
+  local need=()
+  ldconfig -p 2>/dev/null | grep -q libportaudio.so.2 || need+=(libportaudio2)
+  command -v pulseaudio >/dev/null 2>&1 || need+=(pulseaudio)
+  command -v pactl >/dev/null 2>&1 || need+=(pulseaudio-utils)
+  dpkg -s libasound2-plugins >/dev/null 2>&1 || need+=(libasound2-plugins)
+  echo "${need[*]}"
+}
+
+in_ci() {
+  case "$(echo "${CI:-}" | tr '[:upper:]' '[:lower:]')" in true | 1 | yes) return 0 ;; *) return 1 ;; esac
+}
+
+need="$(missing)"
+[ -z "$need" ] && exit 0
+
+why=""
+if ! command -v apt-get >/dev/null 2>&1; then
+  why="there is no apt-get on this machine"
+else
+  if [ "$(id -u)" = "0" ]; then
+    as_root=()
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true >/dev/null 2>&1; then
+    as_root=(sudo -n)
+  else
+    why="not root and no passwordless sudo, so nothing was installed"
+  fi
+  if [ -z "$why" ]; then
+    echo "installing system packages: $need (one time)…"
+    log="$(mktemp)"
+    # shellcheck disable=SC2086  # $need is a list of package names
+    if ! { "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq \
+        && "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $need; } \
+        >"$log" 2>&1; then
+      why="apt-get failed: $(tail -5 "$log" | tr '\n' ' ')"
+    fi
+    rm -f "$log"
+  fi
 fi
-echo "installing system packages: ${need[*]} (one time)…"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >/dev/null 2>&1 || true
-apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null 2>&1 \
-  || echo "warning: apt-get could not install ${need[*]}; audio-device tests will skip" >&2
+
+still="$(missing)"
+[ -z "$still" ] && exit 0
+[ -n "$why" ] || why="apt-get reported success but they are still not there"
+if in_ci; then
+  echo "error: missing system packages: $still ($why)." >&2
+  echo "error: CI must run every test: install them in the CI image or run make test as root." >&2
+  exit 1
+fi
+echo "warning: missing system packages: $still ($why); the audio-device tests will skip." >&2
+echo "warning: install them with: sudo apt-get install $still" >&2
