@@ -86,3 +86,10 @@ def test_nesting_scan_ignores_brackets_in_strings() -> None:
     assert nesting_exceeds("[" * 65 + "]" * 65, 64)
     assert not nesting_exceeds("[" * 64 + "]" * 64, 64)
     assert parse_json(b"[" * 64 + b"]" * 64) is not None
+
+
+async def test_deep_json_on_the_stateless_mcp_path_is_400(api: ApiFactory) -> None:
+    a = await api(http={"auth_token": TOKEN}, mcp_server={"enabled": True})
+    modern = {**MCP, "MCP-Protocol-Version": "2026-07-28"}
+    got = await send("POST", f"{a.base}/mcp", headers=modern, data=DEEP)
+    assert got.status == 400 and "Parse error" in got.text, got.text[:300]
