@@ -8,6 +8,7 @@ connection.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -114,6 +115,12 @@ def build_tools(
         warnings.extend(problems + probe_problems)
         description = (tc.description if tc and tc.description else None) or t.description or t.title or t.name
         schema = dict(t.input_schema) if t.input_schema else {"type": "object", "properties": {}}
+        redact = supervisor.services.redact
+        if redact is not None:  # what a server says about its tools reaches providers, status and screens
+            description = redact(description)
+            dumped = json.dumps(schema, ensure_ascii=False)
+            if (clean := redact(dumped)) != dumped:
+                schema = json.loads(clean)
         definition = ToolDefinition(
             name=exposed,
             description=description,

@@ -1,5 +1,6 @@
 """The secret canary: a secret in the keyring and one in an environment variable, both handed to an MCP server
-that echoes its whole environment (message, data, JSON text, structured content, error text, stderr), must not
+that echoes its whole environment (message, data, JSON text, structured content, error text, stderr, a tool's
+description), must not
 come out of any output of the product: ``mcp call`` (text and ``--json``), a text call to an OpenAI-compatible
 loopback fake (every request body it received), ``serve`` with ``/mcp/status``, ``/mcp/test`` and ``/metrics``
 over HTTP and the tools called through the engine's own MCP endpoint, debug logs on stderr and in the
@@ -104,7 +105,7 @@ contexts:
   canary:
     provider: fake
     prompt: "Test agent."
-    tools: [mcp_echo_dump_env, mcp_echo_fail_env]
+    tools: [mcp_echo_dump_env, mcp_echo_fail_env, mcp_echo_describe_env]
 """,
             encoding="utf-8",
         )
@@ -205,6 +206,8 @@ async def test_text_call_to_openai_fake(canary: Canary) -> None:
     assert not fake.errors, fake.errors
     canary.assert_echoed()
     assert len(fake.requests) == 3
+    described = [t["function"]["description"] for t in fake.requests[0]["tools"]]
+    assert any("KR_CANARY=" in d for d in described)  # the description reached the provider, masked
     tool_messages = [m for m in fake.requests[2]["messages"] if m["role"] == "tool"]
     assert len(tool_messages) == 2 and all("KR_CANARY" in m["content"] for m in tool_messages)
     events = [json.loads(line) for line in out.decode().splitlines()]
