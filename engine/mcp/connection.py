@@ -41,9 +41,9 @@ MAX_PAGES = 100
 CANCEL_GRACE_S = 0.1
 
 #: On stop: the child has this long after its stdin closed to exit on its own, then its group gets SIGTERM …
-TERM_AFTER_S = 0.5
+TERM_AFTER_S = 0.3
 #: … and this long (from the stop) before SIGKILL.
-KILL_AFTER_S = 1.5
+KILL_AFTER_S = 1.0
 
 
 def describe(exc: BaseException) -> str:

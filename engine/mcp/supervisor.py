@@ -6,6 +6,8 @@ each change published as ``server.state`` and mirrored in ``ai_agent_mcp_server_
 (``connect_timeout_ms`` for connect + list, the tool timeout for calls). A dead child is noticed at once and calls
 in flight end with an error. Restarts back off exponentially with jitter up to ``max_restarts``; the count resets
 after ``stable_after_ms`` up; past the limit the server is ``failed`` until the operator restarts it.
+Its tools' registration (names settled across servers, renames) is the ``ToolRegistration`` half, in
+``engine.mcp.registration``; ``stop`` is bounded (the child is killed within ``connection.KILL_AFTER_S``).
 """
 
 from __future__ import annotations
@@ -26,15 +28,16 @@ from mcp.types import REQUEST_TIMEOUT
 
 from engine.backoff import Backoff
 from engine.config.models import McpServerConfig
-from engine.events import EventBus, ServerStateChanged, ToolProgressed, ToolsChanged
+from engine.events import EventBus, ServerStateChanged, ToolProgressed
 from engine.mcp.connection import Connection, ServerGone, describe
 from engine.mcp.naming import NameBook
+from engine.mcp.registration import ToolRegistration
 from engine.mcp.results import to_tool_result
 from engine.mcp.stderr import StderrCapture
-from engine.mcp.tool import MCPTool, build_tools, exposable
+from engine.mcp.tool import MCPTool
 from engine.metrics import Metrics
 from engine.tools.base import ToolExecutionContext, ToolResult
-from engine.tools.registry import ToolNameConflict, ToolRegistry
+from engine.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +67,7 @@ class HostServices:
     names: NameBook = field(default_factory=NameBook)
 
 
-class Supervisor:
+class Supervisor(ToolRegistration):
     def __init__(self, server_id: str, cfg: McpServerConfig, services: HostServices) -> None:
         self.server_id = server_id
         self.cfg = cfg
@@ -169,57 +172,6 @@ class Supervisor:
                     server=self.server_id, state=state, restarts=self.restarts, last_error=self.last_error
                 )
             )
-
-    def _register(self, tools: list[MCPTool], warnings: list[str]) -> None:
-        for w in warnings:
-            if w not in self.warnings:  # a re-list or a rename repeats the same warnings: log each once
-                log.warning("MCP server %s: %s", self.server_id, w)
-        self.warnings = warnings
-        old = {t.name: t for t in self.tools}
-        if len(old) == len(tools) and all(t.name in old and old[t.name].same_as(t) for t in tools):
-            for t in tools:  # same declarations: keep the registered objects (nothing for providers to redo)
-                old[t.name].supervisor = self
-            return
-        try:
-            added, removed = self.services.registry.replace_group(self.server_id, tools)
-        except ToolNameConflict as e:
-            self.warnings.append(str(e))
-            log.error("MCP server %s: %s", self.server_id, e)
-            return
-        self.tools = tools
-        changed = [t.name for t in tools if t.name in old and not old[t.name].same_as(t)]
-        if added or removed or changed:
-            self.services.bus.publish(
-                ToolsChanged(
-                    revision=self.services.registry.revision, added=tuple(added), removed=tuple(removed),
-                )
-            )
-
-    def _adopt(self, listed: list[types.Tool]) -> None:
-        """Claim the listing's names (other servers that lose or win a name rename around us), then register."""
-        self._listed = listed
-        unique, _warnings = exposable(self.cfg, listed)
-        raw = [t.name for t in unique]
-        names, changed = self.services.names.claim(self.server_id, raw)
-        tools, warnings = build_tools(self.server_id, self.cfg, listed, self, self._taken, names)
-        self._register(tools, [*self.services.names.collisions(self.server_id, raw), *warnings])
-        self.services.names.notify(changed)  # a server winning a name we just gave up takes it now
-
-    def _names_changed(self) -> None:
-        """Another server's claims moved some of our names: re-register under the new ones (``tools.changed``)."""
-        if self.tools and self._listed:
-            self._adopt(self._listed)
-
-    def _unregister(self) -> None:
-        if not self.tools:
-            return
-        _added, removed = self.services.registry.replace_group(self.server_id, [])
-        self.tools = []
-        self.services.bus.publish(ToolsChanged(revision=self.services.registry.revision, removed=tuple(removed)))
-
-    def _taken(self, name: str) -> bool:
-        entry = self.services.registry.get(name)
-        return entry is not None and entry.tool.definition.server != self.server_id
 
     def _on_list_changed(self) -> None:
         self._changed.set()

@@ -74,7 +74,7 @@ def _install_spawn_hook() -> None:
         return process
 
     spawn_and_report._ava_hook = True  # type: ignore[attr-defined]
-    sdk_stdio._create_platform_compatible_process = spawn_and_report  # type: ignore[assignment]
+    sdk_stdio._create_platform_compatible_process = spawn_and_report
 
 
 _install_spawn_hook()
