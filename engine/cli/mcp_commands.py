@@ -8,14 +8,11 @@ port (``serve`` does, per ``engine.http``).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import logging
 import os
-import signal
 import sys
 import uuid
-from pathlib import Path
 from typing import Any
 
 from engine.cli.common import UsageError, load, print_json, running_engine
@@ -57,7 +54,9 @@ def register(sub: Any) -> None:
     p.add_argument("--dry-run", action="store_true", help="show what would be added; write nothing")
     p.set_defaults(func=cmd_import)
     p = sub.add_parser("serve", help="run the engine headless (HTTP API; reloads on SIGHUP and file change)")
-    p.add_argument("--poll", type=float, default=1.0, help="seconds between config file checks (0: never)")
+    p.add_argument("--no-watch", dest="watch", action="store_false",
+                   help="do not reload when the config file changes (SIGHUP still reloads)")
+    p.add_argument("--poll", type=float, default=None, help=argparse.SUPPRESS)  # old spelling: --poll 0 = --no-watch
     p.set_defaults(func=cmd_serve)
 
 
@@ -188,67 +187,9 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 async def cmd_serve(args: argparse.Namespace) -> int:
-    from engine.app import Engine
-    from engine.config import ConfigError, load_settings
-    from engine.events import ConfigReloaded
+    """``serve`` lives in ``engine.cli.serve`` (signals, shutdown deadline, config watch)."""
+    from engine.cli.serve import cmd_serve as serve
 
-    settings = load(args)
-    path: Path = args.config_path
-    engine = Engine(settings, config_path=path, serve_http=True)
-    stop = asyncio.Event()
-    reload_now = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGINT, stop.set)
-    loop.add_signal_handler(signal.SIGTERM, stop.set)
-    loop.add_signal_handler(signal.SIGHUP, reload_now.set)
-
-    def mtime() -> float:
-        try:
-            return path.stat().st_mtime
-        except OSError:
-            return 0.0
-
-    async def reload() -> None:
-        try:
-            new = load_settings(path)
-        except ConfigError as e:
-            log.error("config reload failed, keeping the running config: %s", e)
-            engine.bus.publish(ConfigReloaded(error=str(e)[:500]))
-            return
-        await engine.reload(new)  # publishes config.reloaded itself
-        log.info("config reloaded from %s", path)
-
-    await engine.start()
-    try:
-        http = next((c for c in engine.components if getattr(c, "name", "") == "http"), None)
-        url = getattr(http, "url", None)
-        states: dict[str, str] = {s["id"]: s["state"] for s in engine.server_status()["servers"]}
-        ready: dict[str, Any] = {"serving": True, "http": url, "servers": states}
-        if args.json:
-            print_json(ready)
-        else:
-            print(f"ava-engine serving{' on ' + url if url else ''}; "
-                  + ", ".join(f"{k} {v}" for k, v in states.items()), flush=True)
-        sys.stdout.flush()
-        seen = mtime()
-        while not stop.is_set():
-            waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(reload_now.wait())]
-            _done, pending = await asyncio.wait(waiters, timeout=args.poll if args.poll > 0 else None,
-                                               return_when=asyncio.FIRST_COMPLETED)
-            for w in pending:
-                w.cancel()
-            if stop.is_set():
-                break
-            current = mtime()
-            if reload_now.is_set() or (args.poll > 0 and current != seen):
-                reload_now.clear()
-                seen = current
-                await reload()
-    finally:
-        await engine.stop()
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            loop.remove_signal_handler(sig)
-    if not args.json:
-        print("ava-engine stopped")
-    return 0
-
+    if args.poll is not None and args.poll <= 0:
+        args.watch = False
+    return await serve(args)
