@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from engine.config.models.common import FieldError, Strict, TierChoice
+from engine.config.models.common import Strict, TierChoice
 
 
 class TiersConfig(Strict):
@@ -18,18 +18,9 @@ class TiersConfig(Strict):
 
     @model_validator(mode="after")
     def _ordered(self) -> TiersConfig:
-        if not self.fast < self.standard:
-            raise FieldError(
-                "standard",
-                f"tiers must grow: fast < standard < deep (fast={self.fast}, standard={self.standard})",
-                ("fast",),
-            )
-        if not self.standard < self.deep:
-            raise FieldError(
-                "deep",
-                f"tiers must grow: fast < standard < deep (standard={self.standard}, deep={self.deep})",
-                ("standard",),
-            )
+        grow = "tiers must grow: fast < standard < deep"
+        self.require_below("fast", "standard", f"{grow} (fast={self.fast}, standard={self.standard})")
+        self.require_below("standard", "deep", f"{grow} (standard={self.standard}, deep={self.deep})")
         return self
 
 
@@ -81,10 +72,6 @@ class BudgetConfig(Strict):
 
     @model_validator(mode="after")
     def _rates_ordered(self) -> BudgetConfig:
-        if not self.degraded_error_rate < self.unhealthy_error_rate:
-            raise FieldError(
-                "unhealthy_error_rate",
-                f"must be greater than degraded_error_rate ({self.degraded_error_rate})",
-                ("degraded_error_rate",),
-            )
+        self.require_below("degraded_error_rate", "unhealthy_error_rate",
+                           f"must be greater than degraded_error_rate ({self.degraded_error_rate})")
         return self

@@ -37,3 +37,9 @@ class Strict(BaseModel):
     """Base for every config section: unknown keys are errors."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    def require_below(self, low: str, high: str, message: str) -> None:
+        """A model-level order check: ``low`` < ``high``, else a ``FieldError`` blaming ``high`` (or ``low`` when
+        only that one is written in the file)."""
+        if not getattr(self, low) < getattr(self, high):
+            raise FieldError(high, message, (low,))
