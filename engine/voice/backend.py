@@ -21,7 +21,7 @@ class AudioUnavailable(RuntimeError):
 
 
 class AudioBackend(ABC):
-    """Base class: subclasses implement input (``frames``), the output primitives and ``close``."""
+    """Base class: subclasses implement input (``frames``), the output primitives and ``_release``."""
 
     def __init__(self, sample_rate: int = 16000, frame_ms: int = 20) -> None:
         if sample_rate <= 0:
@@ -50,8 +50,17 @@ class AudioBackend(ABC):
     async def _drain_output(self) -> None:
         """Wait until everything handed to the output has been played."""
 
+    async def close(self) -> None:
+        """Stop playback and release what the backend holds; closing twice does nothing."""
+        if self._closed:
+            return
+        self._closed = True
+        self.stop_playback()
+        await self._release()
+
     @abstractmethod
-    async def close(self) -> None: ...
+    async def _release(self) -> None:
+        """Free the backend's streams or files (called once, by ``close``, after playback stopped)."""
 
     @property
     def is_playing(self) -> bool:

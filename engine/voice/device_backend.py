@@ -309,11 +309,7 @@ class DeviceBackend(AudioBackend):
         if self._out_resampler is not None:
             self._out_resampler = StreamResampler(self.sample_rate, self.output_rate)
 
-    async def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        self.stop_playback()
+    async def _release(self) -> None:
         for stream in (self._in_stream, self._out_stream):
             if stream is not None:
                 await asyncio.to_thread(stream.close)

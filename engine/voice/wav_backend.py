@@ -143,11 +143,7 @@ class WavBackend(AudioBackend):
     async def _drain_output(self) -> None:
         """Nothing is buffered: a chunk is in the file once ``_output_chunk`` returned."""
 
-    async def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        self.stop_playback()
+    async def _release(self) -> None:
         if self._reader is not None:
             self._reader.close()
         if self._writer is not None:
@@ -183,6 +179,5 @@ class NullBackend(AudioBackend):
     async def _drain_output(self) -> None:
         """Nothing is buffered: a chunk is done once ``_output_chunk`` returned."""
 
-    async def close(self) -> None:
-        self._closed = True
-        self.stop_playback()
+    async def _release(self) -> None:
+        """Nothing is held."""
