@@ -124,7 +124,7 @@ def test_logging_filter_masks_message_args_and_exception_text() -> None:
 
 def test_writer_masks_a_secret_written_in_pieces() -> None:
     inner = io.StringIO()
-    w = RedactingWriter(inner, Redactor([SECRET]))  # type: ignore[arg-type]
+    w = RedactingWriter(inner, Redactor([SECRET]))
     for piece in (SECRET[:5], SECRET[5:], "\n", "tail ", SECRET):
         w.write(piece)
     w.flush()
@@ -158,3 +158,19 @@ async def test_execution_masks_message_and_data_for_every_consumer(settings_with
     event = sub.get_nowait()
     assert event is not None and "0123456789" not in event.to_json()
 
+
+
+def test_secret_made_only_of_escaped_characters_is_still_found_in_nested_data() -> None:
+    """Such a secret has no run of characters every encoding keeps, so the quick pre-check cannot be used."""
+    odd = '"\\"é€'
+    r = Redactor([odd])
+    data = {"a": [{"b": f"x{odd}y"}], "j": json.dumps({"k": odd})}
+    assert r.value(data) == {"a": [{"b": f"x{MASK}y"}], "j": json.dumps({"k": MASK}, ensure_ascii=False)}
+
+
+def test_event_with_a_secret_only_in_its_data_is_masked() -> None:
+    r = Redactor([SECRET])
+    ev = ToolCompleted(call_id="c", tool_call_id="t", exposed_name="x", server="s", tool="x", status="success",
+                       latency_ms=1.0, message="fine", data={"deep": [{"json": json.dumps([SECRET])}]})
+    clean = r.event(ev)
+    assert clean is not ev and "0123456789" not in clean.to_json() and clean.message == "fine"
