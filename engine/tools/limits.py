@@ -106,7 +106,32 @@ def check_value(value: Any, limits: Limits = DEFAULT_LIMITS) -> None:
     """Bound an already-parsed value: depth, approximate JSON size, string and key lengths, finite numbers.
 
     Iterative (an explicit stack), so a self-containing or absurdly deep mapping is refused, never recursed into.
+    The common case, a flat object of short strings, numbers and booleans, is settled by one quick loop.
     """
+    if type(value) is dict and len(value) <= 256:
+        max_string = limits.max_string
+        size = 0
+        for k, v in value.items():
+            t = type(v)
+            if t is str:
+                if len(v) > max_string:
+                    break
+                size += len(v)
+            elif t is float:
+                if v - v != 0:  # inf or nan
+                    break
+            elif t is not int and t is not bool and v is not None:
+                break
+            if type(k) is not str or len(k) > max_string:
+                break
+            size += len(k)
+        else:
+            if size + 32 * len(value) <= limits.max_size:
+                return
+    _check_tree(value, limits)
+
+
+def _check_tree(value: Any, limits: Limits) -> None:
     max_depth, max_string, max_size = limits.max_depth, limits.max_string, limits.max_size
     size = 0
     # (value, depth, path) — the path is only materialised for the message, from parent links.

@@ -218,11 +218,20 @@ def _compile(schema: Mapping[str, Any] | bool) -> Check:
     if types:
         fns = [_TYPE_CHECKS[x] for x in types]
         label = " or ".join(types)
+        if len(fns) == 1:
+            only = fns[0]
 
-        def check_type(v: Any, path: str, out: list[str]) -> None:
-            if not any(f(v) for f in fns):
-                out.append(f"{path or 'arguments'}: expected {label}, got {_kind(v)}")
-                raise _Stop
+            def check_type(v: Any, path: str, out: list[str]) -> None:
+                if not only(v):
+                    out.append(f"{path or 'arguments'}: expected {label}, got {_kind(v)}")
+                    raise _Stop
+
+        else:
+
+            def check_type(v: Any, path: str, out: list[str]) -> None:
+                if not any(f(v) for f in fns):
+                    out.append(f"{path or 'arguments'}: expected {label}, got {_kind(v)}")
+                    raise _Stop
 
         checks.append(check_type)
     if "enum" in schema:
@@ -306,8 +315,8 @@ def _compile(schema: Mapping[str, Any] | bool) -> Check:
                     out.append(f"{_join(path, r)}: is required")
             for k, x in v.items():
                 pc = prop_checks.get(k)
-                if pc is not None:
-                    _run(pc, x, _join(path, k), out)
+                if pc is not None:  # a key of the schema: short, no need to clip it
+                    _run(pc, x, f"{path}.{k}" if path else k, out)
                 elif closed:
                     out.append(f"{_join(path, k)}: is not an argument of this tool")
 
