@@ -91,10 +91,7 @@ class AnthropicProvider(TextProvider):
         payload.update(self.sampling())
         if self.stream:
             payload["stream"] = True
-        headers = {"content-type": "application/json", "anthropic-version": API_VERSION}
-        if self.api_key:
-            headers["x-api-key"] = self.api_key
-        headers.update(self.extra_headers())
+        headers = self.json_headers("x-api-key", self.api_key, {"anthropic-version": API_VERSION})
         return HttpRequest(f"{self.base_url}/v1/messages", payload, headers, self.stream)
 
     async def read_response(self, resp: aiohttp.ClientResponse, turn: Turn, stream: bool) -> ModelOutput:

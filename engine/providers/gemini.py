@@ -92,11 +92,7 @@ class GeminiProvider(TextProvider):
         model = model if model.startswith(("models/", "tunedModels/")) else f"models/{model}"
         method = "streamGenerateContent?alt=sse" if self.stream else "generateContent"
         url = f"{self.base_url}/{quote(model, safe='/')}:{method}"
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["x-goog-api-key"] = self.api_key
-        headers.update(self.extra_headers())
-        return HttpRequest(url, payload, headers, self.stream)
+        return HttpRequest(url, payload, self.json_headers("x-goog-api-key", self.api_key), self.stream)
 
     def remember(self, state: dict[str, Any], calls: Sequence[RawCall], results: Sequence[ToolResultItem]) -> None:
         sigs: dict[str, str] = state.setdefault("signatures", {})

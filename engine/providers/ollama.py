@@ -69,10 +69,7 @@ class OllamaProvider(TextProvider):
             payload["options"] = options
         if "keep_alive" in self.config.options:
             payload["keep_alive"] = self.config.options["keep_alive"]
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        headers.update(self.extra_headers())
+        headers = self.json_headers("Authorization", f"Bearer {self.api_key}")
         return HttpRequest(f"{self.base_url}/api/chat", payload, headers, self.stream)
 
     async def _chunk(self, data: dict[str, Any], turn: Turn, out: ModelOutput) -> None:

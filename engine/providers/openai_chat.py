@@ -36,13 +36,9 @@ from engine.sessions.history import HistoryItem, Message
 
 def auth_headers(provider: TextProvider) -> dict[str, str]:
     """Bearer auth by default; ``options.auth_header`` names another header (Azure: ``api-key``)."""
-    headers = {"Content-Type": "application/json"}
+    header = str(provider.config.options.get("auth_header", "Authorization"))
     key = provider.api_key
-    if key:
-        header = str(provider.config.options.get("auth_header", "Authorization"))
-        headers[header] = f"Bearer {key}" if header.lower() == "authorization" else key
-    headers.update(provider.extra_headers())
-    return headers
+    return provider.json_headers(header, f"Bearer {key}" if header.lower() == "authorization" else key)
 
 
 def with_query(provider: TextProvider, url: str) -> str:

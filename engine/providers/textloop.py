@@ -163,6 +163,15 @@ class TextProvider(Provider):
     def extra_headers(self) -> dict[str, str]:
         return {k: v.get_secret_value() for k, v in self.config.headers.items()}
 
+    def json_headers(self, auth_header: str, auth_value: str, fixed: Mapping[str, str] | None = None) -> dict[str, str]:
+        """A JSON request's headers: the content type, ``fixed`` ones (an API version), the credential under
+        ``auth_header`` when a key is configured, then the config's own ``headers``, which win."""
+        headers = {"Content-Type": "application/json", **(fixed or {})}
+        if self.api_key:
+            headers[auth_header] = auth_value
+        headers.update(self.extra_headers())
+        return headers
+
     def render_tools(self, view: ToolView) -> list[dict[str, Any]]:
         return self.renderer.render(view).tools
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 
 from engine.config.models import ProviderConfig
 from engine.providers.anthropic import AnthropicProvider
-from engine.providers.base import ProviderError
+from engine.providers.base import ProviderError, Turn
 from engine.providers.gemini import GeminiProvider
+from engine.providers.ollama import OllamaProvider
 from engine.providers.openai_chat import OpenAIChatProvider
 from engine.providers.openai_responses import OpenAIResponsesProvider
 from engine.providers.rendering import RenderedTools
@@ -68,3 +70,21 @@ def test_an_error_body_is_a_provider_error(cls: Any) -> None:
         provider.raise_embedded_error({"error": {"message": "quota exceeded", "code": 429}})
     provider.raise_embedded_error({"choices": []})
     provider.raise_embedded_error("not a dict")
+
+
+@pytest.mark.parametrize(
+    ("cls", "header", "value"),
+    [(AnthropicProvider, "x-api-key", "k"), (GeminiProvider, "x-goog-api-key", "k"),
+     (OllamaProvider, "Authorization", "Bearer k"), (OpenAIChatProvider, "Authorization", "Bearer k"),
+     (OpenAIResponsesProvider, "Authorization", "Bearer k")],
+)
+def test_json_headers_carry_the_key_and_let_the_config_headers_win(cls: Any, header: str, value: str) -> None:
+    def request_headers(**config: Any) -> dict[str, str]:
+        provider = cls("p", ProviderConfig(type=cls.type, model="m", **config))
+        turn = cast(Turn, SimpleNamespace(system_prompt="Be brief."))  # all build_request reads of a turn
+        return dict(provider.build_request(turn, HISTORY, _tools(), "off", {}).headers)
+
+    with_key = request_headers(api_key="k", headers={"X-Trace": "1"})
+    assert with_key[header] == value and with_key["Content-Type"] == "application/json" and with_key["X-Trace"] == "1"
+    assert header not in request_headers()
+    assert request_headers(api_key="k", headers={header: "mine"})[header] == "mine"
