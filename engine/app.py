@@ -369,7 +369,7 @@ class Engine:
 
     async def test_server(self, target: str | Mapping[str, Any]) -> dict[str, Any]:
         """Fresh connect → initialize → list for a configured server id or an unsaved server config dict."""
-        return await self.mcp.test_server(target)
+        return self.redactor.value(await self.mcp.test_server(target))
 
     def server_status(self) -> dict[str, Any]:
         """Every MCP server's state, protocol, pid, uptime, restarts, last error, tools and stderr tail."""
@@ -377,4 +377,4 @@ class Engine:
 
     async def set_server_enabled(self, server_id: str, enabled: bool) -> dict[str, Any]:
         """Switch one MCP server on or off for this run (not saved); returns its status."""
-        return await self.mcp.set_server_enabled(server_id, enabled)
+        return self.redactor.value(await self.mcp.set_server_enabled(server_id, enabled))

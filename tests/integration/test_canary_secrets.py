@@ -262,6 +262,8 @@ async def test_serve_status_test_and_metrics_over_http(canary: Canary) -> None:
             assert status["state"] == "up" and any("KR_CANARY" in line for line in status["stderr_tail"])
             async with http.post(f"{url}/mcp/test/echo", json={}) as r:
                 responses["/mcp/test/echo"] = await r.text()
+                assert r.status == 200, responses["/mcp/test/echo"]
+            assert "KR_CANARY" in responses["/mcp/test/echo"]  # a fresh probe's stderr, masked
             async with http.get(f"{url}/metrics") as r:
                 assert r.status == 200
                 responses["/metrics"] = await r.text()
