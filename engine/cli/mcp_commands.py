@@ -118,14 +118,14 @@ async def cmd_test(args: argparse.Namespace) -> int:
 
 async def cmd_call(args: argparse.Namespace) -> int:
     from engine.sessions.session import CallSession
+    from engine.tools.limits import clip_repr
+    from engine.tools.validation import ArgumentError, parse_arguments
 
-    try:
-        call_args = json.loads(args.args)
-    except ValueError as e:
-        raise UsageError(f"--args is not valid JSON: {e}") from e
-    if not isinstance(call_args, dict):
-        raise UsageError("--args must be a JSON object, e.g. '{\"timezone\": \"UTC\"}'")
     settings = _one_shot(args)
+    try:  # bounded (engine.tool_arguments) before parsing: a deeply nested --args is an error, not a crash
+        call_args = parse_arguments(args.args, settings.engine.tool_arguments)
+    except ArgumentError as e:
+        raise UsageError(f"--args: {e} (e.g. '{{\"timezone\": \"UTC\"}}')") from e
     if args.context is not None and args.context not in settings.contexts:
         known = ", ".join(sorted(settings.contexts)) or "none"
         raise UsageError(f"--context: unknown context {args.context!r} (known: {known})")
@@ -135,7 +135,7 @@ async def cmd_call(args: argparse.Namespace) -> int:
             await engine.mcp.ensure_started(owner.server_id)
         if engine.registry.get(args.exposed_name) is None:
             known = ", ".join(engine.registry.names()) or "none"
-            raise UsageError(f"EXPOSED_NAME: no tool {args.exposed_name!r} (available: {known})")
+            raise UsageError(f"EXPOSED_NAME: no tool {clip_repr(args.exposed_name)} (available: {known})")
         session = CallSession(call_id=f"cli-{uuid.uuid4().hex[:8]}", context=args.context or "(operator)",
                               provider="cli")
         if args.context is None:
