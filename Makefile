@@ -8,10 +8,12 @@ PEERS := .peers
 STAMP := $(VENV)/.stamp-install
 PEER_STAMP := $(PEERS)/.stamp-npm
 SYS_STAMP := $(VENV)/.stamp-system
+# Every Python package, pinned with hashes (`make lock` writes it from pyproject.toml); npm peers: package-lock.json.
+LOCK := requirements/test.lock
 CONFIG ?= config/default.yaml
 PYTEST_ARGS ?=
 
-.PHONY: run test lint setup peers system clean bench
+.PHONY: run test lint setup peers system clean bench lock lock-upgrade
 
 run: $(STAMP) $(SYS_STAMP)
 	@$(VENV)/bin/ava-console --config $(CONFIG)
@@ -35,18 +37,32 @@ $(VENV)/bin/python:
 	@python3 -m venv $(VENV)
 	@$(PIP) install --upgrade pip >/dev/null 2>&1 || true
 
-$(STAMP): pyproject.toml | $(VENV)/bin/python
+# Exactly the locked versions (hashes checked), then the project itself on top with no dependency resolution;
+# `pip check` fails when pyproject.toml asks for something the lock lacks (then run `make lock`).
+$(STAMP): pyproject.toml $(LOCK) | $(VENV)/bin/python
 	@echo "setting up .venv (one time)…"
-	@$(PIP) install -e '.[test]' > $(VENV)/install.log 2>&1 || { tail -40 $(VENV)/install.log; exit 1; }
+	@{ $(PIP) install --require-hashes -r $(LOCK) && $(PIP) install --no-deps --no-build-isolation -e . \
+	   && $(PIP) check; } > $(VENV)/install.log 2>&1 \
+	   || { tail -40 $(VENV)/install.log; echo "if pyproject.toml changed: make lock"; exit 1; }
 	@$(PY) -c "import engine, console, mcp, textual"
 	@touch $@
 
+# Re-resolve the lock after editing dependencies in pyproject.toml, keeping every pin that still fits;
+# `make lock-upgrade` moves every package to its newest allowed version. Commit requirements/test.lock.
+lock: | $(VENV)/bin/python
+	@$(PIP) install uv
+	@$(VENV)/bin/uv pip compile --quiet pyproject.toml requirements/build.in --extra test --universal \
+	   --generate-hashes --python-version 3.11 -o $(LOCK) $(LOCK_ARGS)
+
+lock-upgrade: LOCK_ARGS := --upgrade
+lock-upgrade: lock
+
 # Test peers from npm, installed into a project-local folder (never global).
-$(PEER_STAMP): tests/peers/package.json
+$(PEER_STAMP): tests/peers/package.json tests/peers/package-lock.json
 	@echo "installing npm test peers into $(PEERS)/ (one time)…"
 	@mkdir -p $(PEERS)
-	@cp tests/peers/package.json $(PEERS)/package.json
-	@cd $(PEERS) && npm install --no-audit --no-fund --loglevel=error > npm-install.log 2>&1 || { tail -40 npm-install.log; exit 1; }
+	@cp tests/peers/package.json tests/peers/package-lock.json $(PEERS)/
+	@cd $(PEERS) && npm ci --no-audit --no-fund --loglevel=error > npm-install.log 2>&1 || { tail -40 npm-install.log; exit 1; }
 	@touch $@
 
 # System libraries: PortAudio (and a PulseAudio null sink for the audio tests), only what is missing, as root or
