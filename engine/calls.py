@@ -71,9 +71,9 @@ class EngineGateway:
         items: list[ToolCallItem] = []
         for c in calls:
             try:
-                args = parse_arguments(c.arguments)
-            except ArgumentError:
-                args = {"_raw": c.arguments}
+                args = parse_arguments(c.arguments, self.executor.argument_limits())
+            except ArgumentError:  # kept as the model wrote it; an object beyond the bounds cannot be kept safely
+                args = {"_raw": c.arguments if isinstance(c.arguments, str) else ""}
             ids = (("provider", c.provider_id),) if c.provider_id else ()
             item = ToolCallItem(history.new_call_id(), c.name, args, group, provider_ids=ids)
             history.add(item)

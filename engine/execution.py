@@ -20,7 +20,7 @@ from engine.metrics import UNKNOWN_TOOL, Metrics
 from engine.redact import Redactor
 from engine.sessions.session import CallSession
 from engine.tools.base import ToolExecutionContext, ToolResult
-from engine.tools.limits import clip, clip_repr
+from engine.tools.limits import Limits, clip, clip_repr
 from engine.tools.registry import RegisteredTool, ToolRegistry
 from engine.tools.validation import ArgumentError, parse_arguments
 
@@ -83,6 +83,10 @@ class ToolExecutor:
         self.redact = redactor
         self.hooks: ExecutionHooks = hooks or DefaultHooks()
 
+    def argument_limits(self) -> Limits:
+        """The bounds arguments are checked against (``engine.tool_arguments``), for whoever parses them first."""
+        return self._settings().engine.tool_arguments
+
     def _reject(
         self, session: CallSession | None, name: str, tool_call_id: str, kind: str, reason: str, known: bool
     ) -> ToolResult:
@@ -134,7 +138,7 @@ class ToolExecutor:
                 False,
             )
         try:
-            parsed = entry.validator.check(parse_arguments(args, self._settings().engine.tool_arguments))
+            parsed = entry.validator.check(parse_arguments(args, self.argument_limits()))
         except ArgumentError as e:
             return self._reject(
                 session, exposed_name, tool_call_id, "invalid arguments",

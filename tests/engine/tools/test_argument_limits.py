@@ -153,3 +153,21 @@ async def test_rejected_names_share_one_metric_series() -> None:
         ('reason="invalid arguments",tool="echo"', "1.0"),
         ('reason="not shown",tool="(unknown)"', "500.0"),
     ]
+
+
+async def test_a_model_call_with_out_of_bounds_arguments_is_kept_in_history_safely() -> None:
+    """The call is recorded before it runs; an object beyond the bounds must not poison the next request."""
+    from engine.calls import EngineGateway
+    from engine.providers.base import ToolCallRequest
+    from engine.providers.textloop import call_arguments_json
+    from engine.sessions.history import ToolCallItem
+
+    engine, session = _engine()
+    gateway = EngineGateway(engine.executor, session)
+    deep_text_call = deep_text(3_000)
+    results = await gateway.call_tools([
+        ToolCallRequest("echo", deep_value(3_000)), ToolCallRequest("echo", deep_text_call)
+    ])
+    assert [r.status for r in results] == ["rejected", "rejected"]
+    calls = [i for i in session.history.items() if isinstance(i, ToolCallItem)]
+    assert [call_arguments_json(c) for c in calls] == ["", deep_text_call]  # the text as the model wrote it
