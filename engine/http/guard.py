@@ -108,12 +108,12 @@ async def guard_middleware(request: web.Request, handler: Handler) -> web.Stream
     settings = request.app[BACKEND_KEY].settings
     hosts, origins, keys = admitted(settings, request.path)
     # A request without Host cannot come from a browser (browsers always send it), so it is no rebinding vector.
-    for host in request.headers.getall(hdrs.HOST, []):
-        if not host_allowed(host, settings.engine.http.host, hosts):
+    for value in request.headers.getall(hdrs.HOST, []):
+        if not host_allowed(value, settings.engine.http.host, hosts):
             key = keys.format("hosts")
             return error(
                 421,
-                f"Host {echo(host)} is not served here: the engine's HTTP API answers loopback names "
+                f"Host {echo(value)} is not served here: the engine's HTTP API answers loopback names "
                 f"({LOOPBACK_HINT}) and engine.http.host only, to defeat DNS rebinding; "
                 f"to admit this name add it to {key}",
                 key=key.split(" ")[0],
