@@ -155,7 +155,7 @@ async def cmd_call(args: argparse.Namespace) -> int:
 class _Lenient(dict[str, str]):
     """An environment where every variable exists (unset ones as a placeholder): shape-only validation."""
 
-    def get(self, key: str, default: Any = None) -> str:  # type: ignore[override]
+    def get(self, key: str, default: Any = None) -> str:
         return super().get(key, "(not set yet)")
 
 

@@ -28,6 +28,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from engine.backoff import Backoff
 from engine.config.models import McpServerConfig
 from engine.mcp.stderr import StderrCapture
 from engine.mcp.transports import ProcessWatch, build_client, kill_process_group, report_spawn, signal_group
@@ -39,6 +40,9 @@ MAX_PAGES = 100
 
 #: How long a cancelled request may spend on its way out (the SDK's courtesy cancel) before it is cut short.
 CANCEL_GRACE_S = 0.1
+
+#: Waits before subscribing again after a lost ``subscriptions/listen`` stream (0.2 s doubling to 5 s).
+RELISTEN = Backoff(0.2, 5.0)
 
 #: On stop: the child has this long after its stdin closed to exit on its own, then its group gets SIGTERM …
 TERM_AFTER_S = 0.3
@@ -99,7 +103,11 @@ class Connection:
         stack.callback(self._cleanup)
         errlog = self.stderr.open() if self.stderr is not None and self.cfg.transport == "stdio" else None
         client = build_client(
-            self.cfg, base_dir=self.base_dir, message_handler=self._on_message, errlog=errlog, connect_s=connect_s,
+            self.cfg,
+            base_dir=self.base_dir,
+            message_handler=self._on_message,
+            errlog=errlog,
+            connect_s=connect_s,
             on_transport_end=self._transport_ended,
         )
         start = time.perf_counter()
@@ -193,8 +201,9 @@ class Connection:
             self.malformed_messages += 1
             log.warning("server %s sent a malformed message: %s", self.server_id, str(message)[:200])
         elif isinstance(message, Exception):  # the transport failed (e.g. the SSE stream broke off)
-            log.warning("server %s: transport error: %s: %s", self.server_id, type(message).__name__,
-                        str(message)[:200])
+            log.warning(
+                "server %s: transport error: %s: %s", self.server_id, type(message).__name__, str(message)[:200]
+            )
 
     async def listen(self) -> None:
         """2026-07-28: ``subscriptions/listen`` for tool list changes, re-listening when the stream drops."""
@@ -202,17 +211,20 @@ class Connection:
         caps = client.server_capabilities.tools
         if not self.modern or caps is None or not caps.list_changed:
             return
+        lost = 0  # streams lost in a row: a server that keeps dropping it is re-subscribed ever more slowly
         while not self.dead.done():
             try:
                 async with client.listen(tools_list_changed=True) as sub:
                     async for _event in sub:
+                        lost = 0
                         self._on_list_changed()
                 return
             except ListenNotSupportedError:
                 return
             except SubscriptionLost:
                 self._on_list_changed()  # no replay: refetch, then listen again
-                await asyncio.sleep(0.2)
+                await asyncio.sleep(RELISTEN.delay_s(lost))
+                lost += 1
             except (MCPError, TimeoutError) as e:
                 log.info("server %s: tools listen ended: %s", self.server_id, e)
                 return

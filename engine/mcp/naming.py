@@ -119,8 +119,10 @@ def check_config(mcp: McpConfig) -> None:
     for sid, server in mcp.servers.items():
         for i, tool in enumerate(server.tools):
             if tool.expose_as is not None and not EXPOSED_NAME_RE.match(tool.expose_as):
-                problems.append(f"mcp.servers.{sid}.tools[{i}].expose_as: {tool.expose_as!r} is not a valid "
-                                "exposed name ([a-z0-9_], at most 64)")
+                problems.append(
+                    f"mcp.servers.{sid}.tools[{i}].expose_as: {tool.expose_as!r} is not a valid "
+                    "exposed name ([a-z0-9_], at most 64)"
+                )
     for loc, message in expose_as_conflicts(dict(mcp.servers)):
         path = "mcp." + ".".join(str(p) for p in loc[:3]) + f"[{loc[3]}]." + str(loc[4])
         problems.append(f"{path}: {message}")
@@ -199,8 +201,10 @@ class NameBook:
             wanted, _explicit = _wanted(server_id, tool, overrides)
             owner = self._owner.get(wanted) if wanted is not None else None
             if owner is not None and owner.server_id != server_id and tool in names:
-                out.append(f"tool {tool!r} is exposed as {names[tool]!r}: {wanted!r} belongs to tool "
-                           f"{owner.tool!r} of server {owner.server_id} (it sorts first)")
+                out.append(
+                    f"tool {tool!r} is exposed as {names[tool]!r}: {wanted!r} belongs to tool "
+                    f"{owner.tool!r} of server {owner.server_id} (it sorts first)"
+                )
         return out
 
     def preview(self, server_id: str, cfg: McpServerConfig, tools: Iterable[str]) -> dict[str, str]:

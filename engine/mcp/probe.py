@@ -26,8 +26,15 @@ async def probe_server(server_id: str, cfg: McpServerConfig, services: HostServi
     stderr = StderrCapture(f"{server_id}:test", redact=services.redact)
     conn = Connection(server_id, cfg, base_dir=services.base_dir, stderr=stderr, on_list_changed=lambda: None)
     report: dict[str, Any] = {
-        "server": server_id, "transport": cfg.transport, "ok": False, "protocol_version": None,
-        "server_name": None, "server_version": None, "timings_ms": {}, "tools": [], "error": None,
+        "server": server_id,
+        "transport": cfg.transport,
+        "ok": False,
+        "protocol_version": None,
+        "server_name": None,
+        "server_version": None,
+        "timings_ms": {},
+        "tools": [],
+        "error": None,
     }
     start = time.perf_counter()
     try:

@@ -56,7 +56,9 @@ class ToolRegistration:
         if added or removed or changed:
             self.services.bus.publish(
                 ToolsChanged(
-                    revision=self.services.registry.revision, added=tuple(added), removed=tuple(removed),
+                    revision=self.services.registry.revision,
+                    added=tuple(added),
+                    removed=tuple(removed),
                 )
             )
 

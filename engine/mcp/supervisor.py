@@ -204,8 +204,9 @@ class Supervisor(ToolRegistration):
             self.services.metrics.server_restarts.labels(self.server_id).inc()
             if self.state == "restarting":  # a failed restart: still tell the world about the new count
                 self.services.bus.publish(
-                    ServerStateChanged(server=self.server_id, state="restarting", restarts=self.restarts,
-                                       last_error=self.last_error)
+                    ServerStateChanged(
+                        server=self.server_id, state="restarting", restarts=self.restarts, last_error=self.last_error
+                    )
                 )
             self._set_state("restarting", reason)
             with suppress(TimeoutError):
@@ -216,7 +217,10 @@ class Supervisor(ToolRegistration):
         connect_s = self.cfg.connect_timeout_ms / 1000
         self._attempt_started = time.monotonic()
         conn = Connection(
-            self.server_id, self.cfg, base_dir=self.services.base_dir, stderr=self.stderr,
+            self.server_id,
+            self.cfg,
+            base_dir=self.services.base_dir,
+            stderr=self.stderr,
             on_list_changed=self._on_list_changed,
         )
         self._attempt_conn = conn
@@ -281,8 +285,9 @@ class Supervisor(ToolRegistration):
     async def _stability_timer(self) -> None:
         await asyncio.sleep(self.cfg.restart.stable_after_ms / 1000)
         if self.restarts:
-            log.info("MCP server %s stayed up %d ms: restart count reset", self.server_id,
-                     self.cfg.restart.stable_after_ms)
+            log.info(
+                "MCP server %s stayed up %d ms: restart count reset", self.server_id, self.cfg.restart.stable_after_ms
+            )
         self.restarts = 0
 
     async def _refresher(self, conn: Connection) -> None:
@@ -320,8 +325,13 @@ class Supervisor(ToolRegistration):
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             ctx.emit(
                 ToolProgressed(
-                    call_id=ctx.call_id, tool_call_id=ctx.tool_call_id, exposed_name=d.name,
-                    server=self.server_id, progress=progress, total=total, message=message,
+                    call_id=ctx.call_id,
+                    tool_call_id=ctx.tool_call_id,
+                    exposed_name=d.name,
+                    server=self.server_id,
+                    progress=progress,
+                    total=total,
+                    message=message,
                 )
             )
 

@@ -49,9 +49,7 @@ class MCPTool(Tool):
     def same_as(self, other: MCPTool) -> bool:
         """Equal declaration and metadata (so a re-list that changed nothing leaves the registry alone)."""
         return (
-            self.definition == other.definition
-            and self.speech == other.speech
-            and self.probe_args == other.probe_args
+            self.definition == other.definition and self.speech == other.speech and self.probe_args == other.probe_args
         )
 
 
@@ -106,8 +104,9 @@ def build_tools(
             if fallback == exposed or taken(fallback):
                 warnings.append(f"tool {t.name!r}: exposed name {exposed!r} is taken by another tool; skipped")
                 continue
-            warnings.append(f"tool {t.name!r}: exposed name {exposed!r} is taken by another tool; "
-                            f"exposed as {fallback!r}")
+            warnings.append(
+                f"tool {t.name!r}: exposed name {exposed!r} is taken by another tool; exposed as {fallback!r}"
+            )
             exposed = fallback
         annotations = t.annotations.model_dump(by_alias=True, exclude_none=True) if t.annotations else None
         latency, problems = resolve_latency(t.name, tc, t.meta, annotations)

@@ -132,7 +132,10 @@ def stdio_parameters(cfg: McpServerConfig, base_dir: Path) -> StdioServerParamet
     if cwd is not None and not os.path.isabs(cwd):
         cwd = str(base_dir / cwd)
     return StdioServerParameters(
-        command=cfg.command[0], args=list(cfg.command[1:]), env=_secrets(dict(cfg.env)) or None, cwd=cwd,
+        command=cfg.command[0],
+        args=list(cfg.command[1:]),
+        env=_secrets(dict(cfg.env)) or None,
+        cwd=cwd,
         encoding_error_handler="replace",
     )
 
@@ -196,9 +199,7 @@ class EndWatchStream:
 
 
 @asynccontextmanager
-async def watch_end(
-    transport: Transport, on_end: Callable[[Exception | None], None]
-) -> AsyncIterator[tuple[Any, Any]]:
+async def watch_end(transport: Transport, on_end: Callable[[Exception | None], None]) -> AsyncIterator[tuple[Any, Any]]:
     """An SDK transport whose read stream reports its end (and the transport's last error) to ``on_end``."""
     async with transport as (read_stream, write_stream):
         yield EndWatchStream(read_stream, on_end), write_stream

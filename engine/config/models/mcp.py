@@ -85,9 +85,7 @@ class McpServerConfig(Strict):
     env: dict[str, SecretStr] = Field(default_factory=dict)
     url: str | None = None
     headers: dict[str, SecretStr] = Field(default_factory=dict)
-    target: str | None = Field(
-        default=None, description="inprocess: 'module:attribute' of an SDK server object."
-    )
+    target: str | None = Field(default=None, description="inprocess: 'module:attribute' of an SDK server object.")
     start: Literal["eager", "lazy"] = "eager"
     mode: str = Field(default="auto", description="auto, legacy, or a protocol version such as 2026-07-28.")
     connect_timeout_ms: int = Field(default=10_000, gt=0)
@@ -158,8 +156,13 @@ def expose_as_conflicts(servers: dict[str, McpServerConfig]) -> list[tuple[tuple
             claimed[name] = _where(sid, i, "expose_as")
             owner = defaults.get(name)
             if owner is not None:
-                out.append((loc, f"{name!r} is the default exposed name of the tool at {owner}; "
-                                 "choose another expose_as (or give that tool an expose_as of its own)"))
+                out.append(
+                    (
+                        loc,
+                        f"{name!r} is the default exposed name of the tool at {owner}; "
+                        "choose another expose_as (or give that tool an expose_as of its own)",
+                    )
+                )
     return out
 
 

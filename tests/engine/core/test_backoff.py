@@ -26,8 +26,9 @@ def test_steps_double_up_to_the_cap_and_waits_stay_in_the_upper_half() -> None:
 
 
 def test_supervisor_restarts_and_provider_retries_wait_by_the_same_policy() -> None:
-    cfg = McpServerConfig.model_validate({"transport": "inprocess", "target": "m:x",
-                                          "restart": {"backoff_ms": 100, "backoff_max_ms": 350}})
+    cfg = McpServerConfig.model_validate(
+        {"transport": "inprocess", "target": "m:x", "restart": {"backoff_ms": 100, "backoff_max_ms": 350}}
+    )
     waits: list[float] = []
     sup = Supervisor.__new__(Supervisor)  # only the policy is exercised: no services, no loop
     sup.cfg = cfg

@@ -36,10 +36,12 @@ def _owner(engine: Any, name: str) -> tuple[str, str] | None:
 @pytest.mark.parametrize("first", ["my", "my_files"])
 async def test_cross_server_collision_does_not_depend_on_start_order(make_engine: Any, first: str) -> None:
     later = "my_files" if first == "my" else "my"
-    s: Settings = settings({
-        "my": _server("files_read", "eager" if first == "my" else "lazy"),
-        "my_files": _server("read", "eager" if first == "my_files" else "lazy"),
-    })
+    s: Settings = settings(
+        {
+            "my": _server("files_read", "eager" if first == "my" else "lazy"),
+            "my_files": _server("read", "eager" if first == "my_files" else "lazy"),
+        }
+    )
     engine = await make_engine(s)
     with engine.bus.subscribe(types={"tools.changed"}) as sub:
         assert await engine.mcp.ensure_started(later)
@@ -68,8 +70,14 @@ def test_resolution_is_a_function_of_the_claims_only() -> None:
 
 def test_name_book_renames_the_loser_when_the_winner_appears_and_back_when_it_leaves() -> None:
     book, calls = NameBook(), []
-    cfg = McpConfig.model_validate({"servers": {"my": {"transport": "inprocess", "target": "m:x"},
-                                                "my_files": {"transport": "inprocess", "target": "m:y"}}})
+    cfg = McpConfig.model_validate(
+        {
+            "servers": {
+                "my": {"transport": "inprocess", "target": "m:x"},
+                "my_files": {"transport": "inprocess", "target": "m:y"},
+            }
+        }
+    )
     book.configure("my_files", cfg.servers["my_files"], lambda: calls.append("my_files"))
     book.configure("my", cfg.servers["my"], lambda: calls.append("my"))
     names, changed = book.claim("my_files", ["read"])
@@ -100,9 +108,11 @@ DUPLICATE = """mcp:
 def test_duplicate_expose_as_is_a_config_error_not_a_traceback(tmp_path: Path, command: list[str]) -> None:
     cfg = tmp_path / "config.yaml"
     cfg.write_text(DUPLICATE)
-    proc = subprocess.run([ENGINE_BIN, "--config", str(cfg), *command], capture_output=True, text=True,
-                          timeout=60, cwd=tmp_path)
+    proc = subprocess.run(
+        [ENGINE_BIN, "--config", str(cfg), *command], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
-    assert (f"{cfg}:12: mcp.servers.two.tools[0].expose_as: 'roll' is already claimed by "
-            "mcp.servers.one.tools[0].expose_as") in proc.stderr
+    assert (
+        f"{cfg}:12: mcp.servers.two.tools[0].expose_as: 'roll' is already claimed by mcp.servers.one.tools[0].expose_as"
+    ) in proc.stderr

@@ -89,13 +89,16 @@ def test_error_results_and_attachments() -> None:
     assert (r.status, r.message) == ("error", "No such city.")
     assert to_tool_result(_result(error=True)).message == "The tool reported an error."
     img = ImageContent(type="image", data="AAAA", mime_type="image/png")
-    res = EmbeddedResource(type="resource", resource=TextResourceContents(uri="file:///a.txt", text="hello",
-                                                                          mime_type="text/plain"))
+    res = EmbeddedResource(
+        type="resource", resource=TextResourceContents(uri="file:///a.txt", text="hello", mime_type="text/plain")
+    )
     r = to_tool_result(_result(img, res))
-    assert r.data == {"attachments": [
-        {"type": "image", "mime_type": "image/png", "size_bytes": 3},
-        {"type": "resource", "uri": "file:///a.txt", "mime_type": "text/plain", "size_bytes": 5},
-    ]}
+    assert r.data == {
+        "attachments": [
+            {"type": "image", "mime_type": "image/png", "size_bytes": 3},
+            {"type": "resource", "uri": "file:///a.txt", "mime_type": "text/plain", "size_bytes": 5},
+        ]
+    }
     assert r.message == FALLBACK_MESSAGE
 
 
