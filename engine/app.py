@@ -132,8 +132,12 @@ class Engine:
     async def start(self) -> None:
         """Open the task group and start every component in order (returns once MCP servers settled)."""
         self.tasks.open()
-        for c in self.components:
-            await c.start()
+        try:
+            for c in self.components:
+                await c.start()
+        except BaseException:
+            await self.stop()  # what did start is stopped, and no task of this engine is left running
+            raise
         self.started = True
         self.ready = True
         self.not_ready_reason = ""

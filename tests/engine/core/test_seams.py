@@ -152,3 +152,32 @@ async def test_engine_reload_publishes_config_reloaded_once() -> None:
         assert (events[0].added, events[0].removed, events[0].error) == (("b",), ("a",), None)
     finally:
         await engine.stop()
+
+
+class RefusesToStart:
+    """A component whose start fails after the MCP host has started its servers and watcher."""
+
+    name = "refuses"
+
+    async def start(self) -> None:
+        raise RuntimeError("cannot start")
+
+    async def stop(self) -> None:
+        return None
+
+    async def reload(self, old: Settings, new: Settings) -> None:
+        return None
+
+
+async def test_a_failed_start_leaves_no_task_of_the_engine_running() -> None:
+    before = asyncio.all_tasks()
+    engine = Engine(Settings.model_validate({
+        "engine": {"http": {"enabled": False}},
+        "mcp": {"servers": {"hi": INPROC, "lz": {**INPROC, "start": "lazy"}}},
+    }))
+    engine.components.append(RefusesToStart())
+    with pytest.raises(RuntimeError, match="cannot start"):
+        await engine.start()
+    assert not engine.started and engine.tasks.names() == []
+    left = sorted(t.get_name() for t in asyncio.all_tasks() - before)
+    assert left == [], f"engine tasks still running after a failed start: {left}"
