@@ -369,7 +369,7 @@ class Engine:
 
     async def restart_server(self, server_id: str) -> dict[str, Any]:
         """Restart one MCP server (resets its restart count; the way out of ``failed``); returns its status."""
-        return await self.mcp.restart_server(server_id)
+        return self.redactor.value(await self.mcp.restart_server(server_id))
 
     async def test_server(self, target: str | Mapping[str, Any]) -> dict[str, Any]:
         """Fresh connect → initialize → list for a configured server id or an unsaved server config dict."""
