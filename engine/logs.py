@@ -120,8 +120,9 @@ def configure_logging(
         setattr(h, _MARK, True)
         root.addHandler(h)
     # Records must be created for the most verbose handler; each handler's threshold then picks its own.
-    levels = [level for _, level in handlers] or [_level(cli_level or cfg.level)]
-    root.setLevel(min(levels))
+    levels = [level for _, level in handlers]
+    if levels:  # no handler of ours (the console without a file): leave the root logger as it is
+        root.setLevel(min(levels))
     for name in _leveled - set(overrides):
         logging.getLogger(name).setLevel(logging.NOTSET)
     _leveled.clear()
