@@ -86,7 +86,7 @@ def remember_secrets(settings: Any) -> None:
 def redacted_output() -> Iterator[None]:
     """stdout and stderr masked by ``REDACTOR`` for one command: every print, whatever the command."""
     out, err = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = RedactingWriter(out, REDACTOR), RedactingWriter(err, REDACTOR)  # type: ignore[assignment]
+    sys.stdout, sys.stderr = RedactingWriter(out, REDACTOR), RedactingWriter(err, REDACTOR)
     try:
         yield
     finally:
