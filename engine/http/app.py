@@ -18,7 +18,7 @@ from aiohttp import web
 from engine.http.backend import BACKEND_KEY, HttpBackend
 from engine.http.guard import MIDDLEWARES
 from engine.http.responses import json_response
-from engine.http.server_probe import SLOTS_KEY, TestSlots, mcp_test
+from engine.http.server_probe import SLOTS_KEY, ProbeSlots, mcp_test
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ def build_app(backend: HttpBackend, installers: Iterable[RouteInstaller] = ()) -
     limit = backend.settings.engine.http.max_body_bytes
     app = web.Application(middlewares=list(MIDDLEWARES), client_max_size=limit)
     app[BACKEND_KEY] = backend
-    app[SLOTS_KEY] = TestSlots()
+    app[SLOTS_KEY] = ProbeSlots()
     app.router.add_get("/health", health)
     app.router.add_get("/ready", ready)
     app.router.add_get("/metrics", metrics)

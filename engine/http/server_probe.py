@@ -35,10 +35,8 @@ UNSAVED_NEEDS_TOKEN = (
 )
 
 
-class TestSlots:
+class ProbeSlots:
     """A non-blocking counter: a test either gets a slot now or is refused (429), never queued."""
-
-    __test__ = False  # not a pytest class
 
     def __init__(self, limit: int = MAX_CONCURRENT_TESTS) -> None:
         self.limit = limit
@@ -54,7 +52,7 @@ class TestSlots:
         self.busy -= 1
 
 
-SLOTS_KEY: web.AppKey[TestSlots] = web.AppKey("test_slots", TestSlots)
+SLOTS_KEY: web.AppKey[ProbeSlots] = web.AppKey("test_slots", ProbeSlots)
 
 
 def expand_server_config(
