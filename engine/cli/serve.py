@@ -73,7 +73,11 @@ def force_exit(why: str, code: int) -> None:
 
 
 async def unless_stopped(work: Awaitable[Any], stop: asyncio.Event) -> bool:
-    """Run ``work`` until it ends (True) or ``stop`` is set first (False: ``work`` is cancelled)."""
+    """Run ``work`` until it ends (True) or ``stop`` is set first (False: ``work`` is cancelled).
+
+    A cancelled ``Engine.start`` stops what it had started before it ends; should that not end within
+    ``STOP_DEADLINE_S``, the children are killed and the process exits (the stop must always finish).
+    """
     task = asyncio.ensure_future(work)
     stopper = asyncio.ensure_future(stop.wait())
     try:
@@ -84,7 +88,11 @@ async def unless_stopped(work: Awaitable[Any], stop: asyncio.Event) -> bool:
         task.result()  # its exception, if any, is the caller's
         return True
     task.cancel()
-    await asyncio.wait({task}, timeout=1.0)
+    done, _ = await asyncio.wait({task}, timeout=STOP_DEADLINE_S)
+    if not done:
+        force_exit(
+            f"start-up did not end within {STOP_DEADLINE_S:g} s of the stop; killed the MCP servers", EXIT_FAILED
+        )
     return False
 
 
