@@ -93,6 +93,8 @@ async def unless_stopped(work: Awaitable[Any], stop: asyncio.Event) -> bool:
         force_exit(
             f"start-up did not end within {STOP_DEADLINE_S:g} s of the stop; killed the MCP servers", EXIT_FAILED
         )
+    if not task.cancelled() and task.exception() is not None:  # it failed on its way out: say so, we stop anyway
+        log.warning("abandoned on stop: %s", task.exception())
     return False
 
 
