@@ -110,7 +110,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def _render(provider_type: str | None, view: Any, strict: bool) -> list[dict[str, Any]]:
     if provider_type is None:
-        return view.declarations()  # type: ignore[no-any-return]
+        return view.declarations()
     from engine.providers.rendering import render_declarations
 
     return render_declarations(provider_type, view, strict=strict)

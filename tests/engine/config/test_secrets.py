@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,11 +22,12 @@ from engine.config import (
     set_secret,
 )
 from engine.config.secrets import INDEX_NAME, SERVICE
+from tests.fixtures.memory_keyring import MemoryKeyring
 
 ENV = {"AVA_TEST_PORT": "8123"}
 
 
-def test_full_example_loads(full_keyring, configs_dir: Path) -> None:  # type: ignore[no-untyped-def]
+def test_full_example_loads(full_keyring: MemoryKeyring, configs_dir: Path) -> None:
     settings = load_settings(configs_dir / "full.yaml", env=ENV)
     assert settings.engine.http.port == 8123
     assert settings.engine.logging.json_format is True
@@ -42,7 +44,9 @@ def test_full_example_loads(full_keyring, configs_dir: Path) -> None:  # type: i
     assert set(raw) == set(type(settings).model_fields)
 
 
-def test_canary_never_printed_by_settings(full_keyring, configs_dir: Path, canary: str, caplog) -> None:  # type: ignore[no-untyped-def]
+def test_canary_never_printed_by_settings(
+    full_keyring: MemoryKeyring, configs_dir: Path, canary: str, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.DEBUG)
     settings = load_settings(configs_dir / "full.yaml", env=ENV)
     assert settings.providers["gpt"].api_key is not None
@@ -64,7 +68,9 @@ def test_canary_never_printed_by_settings(full_keyring, configs_dir: Path, canar
         "providers:\n  p:\n    type: openai_chat\n    api_key: ${CANARY}\n    api_kye: ${keyring:openai_key}\n",
     ],
 )
-def test_canary_never_in_error_messages(snippet: str, full_keyring, canary: str, caplog) -> None:  # type: ignore[no-untyped-def]
+def test_canary_never_in_error_messages(
+    snippet: str, full_keyring: MemoryKeyring, canary: str, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.DEBUG)
     with pytest.raises(ConfigError) as info:
         load_settings_text(snippet, "c.yaml", env={"CANARY": canary})
@@ -75,7 +81,9 @@ def test_canary_never_in_error_messages(snippet: str, full_keyring, canary: str,
     assert canary not in caplog.text
 
 
-def test_saved_config_keeps_reference_not_value(full_keyring, tmp_path: Path, canary: str, configs_dir: Path) -> None:  # type: ignore[no-untyped-def]
+def test_saved_config_keeps_reference_not_value(
+    full_keyring: MemoryKeyring, tmp_path: Path, canary: str, configs_dir: Path
+) -> None:
     path = tmp_path / "config.yaml"
     path.write_text((configs_dir / "full.yaml").read_text())
     doc = ConfigDocument.load(path)
@@ -88,7 +96,7 @@ def test_saved_config_keeps_reference_not_value(full_keyring, tmp_path: Path, ca
     assert canary not in doc.diff() and canary not in Path(str(path) + ".bak").read_text()
 
 
-def test_secret_store_roundtrip_and_index(memory_keyring) -> None:  # type: ignore[no-untyped-def]
+def test_secret_store_roundtrip_and_index(memory_keyring: MemoryKeyring) -> None:
     assert list_secrets() == []
     set_secret("openai_key", "sk-aaaa")
     set_secret("b.key-2", "v2")
@@ -102,7 +110,7 @@ def test_secret_store_roundtrip_and_index(memory_keyring) -> None:  # type: igno
     assert list_secrets() == ["b.key-2"]
 
 
-def test_corrupt_index_is_recovered(memory_keyring, caplog) -> None:  # type: ignore[no-untyped-def]
+def test_corrupt_index_is_recovered(memory_keyring: MemoryKeyring, caplog: pytest.LogCaptureFixture) -> None:
     memory_keyring.set_password(SERVICE, INDEX_NAME, "{not json")
     assert list_secrets() == []
     set_secret("x", "value")
@@ -110,18 +118,18 @@ def test_corrupt_index_is_recovered(memory_keyring, caplog) -> None:  # type: ig
 
 
 @pytest.mark.parametrize("name", ["", "a b", "x" * 65, INDEX_NAME, "semi;colon"])
-def test_bad_secret_names(name: str, memory_keyring) -> None:  # type: ignore[no-untyped-def]
+def test_bad_secret_names(name: str, memory_keyring: MemoryKeyring) -> None:
     with pytest.raises(SecretsError):
         set_secret(name, "v")
 
 
-def test_empty_value_refused(memory_keyring) -> None:  # type: ignore[no-untyped-def]
+def test_empty_value_refused(memory_keyring: MemoryKeyring) -> None:
     with pytest.raises(SecretsError, match="empty value"):
         set_secret("k", "")
 
 
 @pytest.mark.parametrize("call", [lambda: set_secret("k", "v"), lambda: get_secret("k"), list_secrets])
-def test_no_backend_is_explained(call, no_keyring) -> None:  # type: ignore[no-untyped-def]
+def test_no_backend_is_explained(call: Callable[[], object], no_keyring: None) -> None:
     with pytest.raises(SecretsError) as info:
         call()
     assert "no usable OS keyring" in str(info.value) and "keyrings.alt" in str(info.value)
