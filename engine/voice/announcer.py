@@ -42,7 +42,7 @@ class Announcer:
             log.debug("announcement %r skipped: no turn thinking, or already announced", event.text)
             return False
         self._announced_turns.add(turn)
-        task = asyncio.ensure_future(self._speak(event, turn))
+        task = asyncio.create_task(self._speak(event, turn), name=f"voice:announce:{event.call_id}:{turn}")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return True

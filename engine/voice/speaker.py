@@ -141,7 +141,7 @@ class Speaker:
         self.pacer.changed()
         stream = self._stream
         if stream is not None:
-            task = asyncio.ensure_future(stream.aclose())
+            task = asyncio.create_task(stream.aclose(), name="voice:speaker:close-stream")
             self._closers.add(task)
             task.add_done_callback(self._closers.discard)
         log.debug("playback of %r interrupted", self.current.text[:40])

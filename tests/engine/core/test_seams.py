@@ -93,7 +93,7 @@ async def test_a_task_needs_a_name() -> None:
 
 @pytest.mark.parametrize("part", [BudgetLayer, McpHost, McpEndpoint, CallManager])
 def test_parts_are_built_from_narrow_dependencies_not_the_engine(part: type) -> None:
-    params = inspect.signature(part.__init__).parameters
+    params = inspect.signature(part).parameters
     assert "engine" not in params, f"{part.__name__} still takes the whole Engine"
     assert not any("Engine" == str(p.annotation) for p in params.values())
 

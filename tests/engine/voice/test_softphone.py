@@ -43,7 +43,7 @@ def _settings(tmp_path: Path, push_to_talk: bool) -> Settings:
     s = Settings()
     s.providers["brain"] = ProviderConfig(type="scripted", script=str(script))
     opts = {"push_to_talk": push_to_talk}
-    s.providers["voice"] = ProviderConfig(type="pipeline", brain="brain", options=opts)  # type: ignore[arg-type]
+    s.providers["voice"] = ProviderConfig(type="pipeline", brain="brain", options=opts)
     s.contexts["desk"] = ContextConfig(provider="voice", tools=[])
     s.contexts["text"] = ContextConfig(provider="brain", tools=[])
     s.mcp.enabled = False
