@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from jsonschema import Draft202012Validator, FormatChecker, ValidationError, validators
+from jsonschema.exceptions import SchemaError
 
 from engine.tools.limits import DEFAULT_LIMITS, LimitExceeded, Limits, check_text, check_value, clip, text_needs_walk
 
@@ -482,11 +483,28 @@ class ArgumentValidator:
 
     def __init__(self, schema: Mapping[str, Any]) -> None:
         self.schema = schema
-        reference = Reference(dict(schema), format_checker=FORMAT_CHECKER)
-        self.fast = _uses_only_fast(schema)
-        self._fast: Check | None = _compile(schema) if self.fast else None
-        self._reference: Any = None if self.fast else reference
-        self._nulls = _null_plan(schema, reference)
+        self.fast = False
+        self._fast: Check | None = None
+        self._reference: Any = None
+        self._nulls: _NullPlan | None = None
+        #: Set when the schema itself is unusable (a server's mistake): every call is rejected with this.
+        self.broken: str | None = None
+        try:
+            Reference.check_schema(dict(schema), format_checker=None)  # a pattern Python cannot compile fails later
+            reference = Reference(dict(schema), format_checker=FORMAT_CHECKER)
+            self.fast = _uses_only_fast(schema)
+            self._fast = _compile(schema) if self.fast else None
+            self._reference = None if self.fast else reference
+            self._nulls = _null_plan(schema, reference)
+        except SchemaError as e:
+            where = "".join(f"[{p}]" if isinstance(p, int) else f".{clip(str(p), 40)}" for p in e.absolute_path)
+            self._break(f"{clip(e.message, 120)} at schema{where}")
+        except Exception as e:  # an unresolvable $ref, an unknown type ...: never a crash at registration
+            self._break(f"{type(e).__name__}: {clip(str(e).splitlines()[0] if str(e) else '', 120)}")
+
+    def _break(self, why: str) -> None:
+        self.fast, self._fast, self._reference, self._nulls = False, None, None, None
+        self.broken = f"the tool's input schema is unusable ({why}), so the engine cannot check its arguments"
 
     def normalize(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """The arguments the tool receives: optional nulls its schema does not allow removed (see module doc)."""
@@ -498,7 +516,13 @@ class ArgumentValidator:
         if self._fast is not None:
             _run(self._fast, args, "", out)
             return out
-        for err in sorted(self._reference.iter_errors(args), key=lambda e: [str(p) for p in e.absolute_path]):
+        if self.broken is not None:
+            return [self.broken]
+        try:
+            errors = sorted(self._reference.iter_errors(args), key=lambda e: [str(p) for p in e.absolute_path])
+        except Exception as e:  # a $ref to nowhere, a keyword of the wrong type deep in the schema
+            return [f"the tool's input schema cannot be checked ({type(e).__name__}: {clip(str(e), 120)})"]
+        for err in errors:
             where = "".join(
                 f"[{p}]" if isinstance(p, int) else f".{clip(str(p), 40)}" for p in err.absolute_path
             ).lstrip(".")
