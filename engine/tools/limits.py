@@ -133,7 +133,7 @@ def check_value(value: Any, limits: Limits = DEFAULT_LIMITS) -> None:
 
 def _check_tree(value: Any, limits: Limits) -> None:
     max_depth, max_string, max_size = limits.max_depth, limits.max_string, limits.max_size
-    size = 0
+    size = 0  # a lower bound of the JSON text's length, so text within max_size is never refused for size
     # (value, depth, path) — the path is only materialised for the message, from parent links.
     stack: list[tuple[Any, int, tuple[Any, ...] | None]] = [(value, 1, None)]
     while stack:
@@ -157,18 +157,15 @@ def _check_tree(value: Any, limits: Limits) -> None:
                         raise LimitExceeded(
                             f"a key of {len(key):,} characters (limit {max_string:,}) at {_where(_path(link))}"
                         )
-                    size += len(key) + 4
+                    size += len(key) + 3
                     stack.append((x, depth + 1, (link, key)))
             else:
                 for i, x in enumerate(v):
-                    size += 1
                     stack.append((x, depth + 1, (link, i)))
-        elif isinstance(v, float):
-            if not math.isfinite(v):
-                raise LimitExceeded(f"{v!r} is not a JSON number at {_where(_path(link))}")
-            size += 8
         else:
-            size += 4
+            if isinstance(v, float) and not math.isfinite(v):
+                raise LimitExceeded(f"{v!r} is not a JSON number at {_where(_path(link))}")
+            size += 1
         if size > max_size:
             raise LimitExceeded(f"arguments are more than {max_size:,} characters of JSON (limit {max_size:,})")
 

@@ -74,6 +74,12 @@ def test_size_and_string_bounds() -> None:
     with pytest.raises(ArgumentError, match="more than 1,048,576 characters of JSON"):
         parse_arguments({"list": ["y" * 60_000] * 20})
     assert parse_arguments({"s": "x" * 65_536})
+    # Text within max_size is never refused for its size, however many small values it holds.
+    text = json.dumps({"nums": [1] * 300_000, "s": "x" * 70_000})
+    assert 900_000 < len(text) < 1_048_576
+    with pytest.raises(ArgumentError, match=r"a string of 70,000 characters \(limit 65,536\) at \$\.s"):
+        parse_arguments(text)
+    assert len(parse_arguments(json.dumps({"nums": [1] * 300_000, "s": "x" * 60_000}))["nums"]) == 300_000
 
 
 def test_non_json_numbers_are_named_errors() -> None:
