@@ -36,7 +36,7 @@ from console.screens.invocations import ToolLogScreen
 from console.screens.secrets import SecretsScreen
 from console.screens.servers import ServersScreen
 from console.state import Changes, ConsoleState
-from engine import Engine, configure_logging, list_audio_devices
+from engine import Engine, list_audio_devices
 from engine.config.models import Settings
 from engine.events import Event, SoftphoneLevel, SoftphoneStateChanged, Subscription
 
@@ -130,7 +130,7 @@ class AvaConsole(App[None]):
             self._engine_failed(f"{type(e).__name__}: {e}")
             return
         self.engine = engine
-        configure_logging(settings.engine.logging, engine.redactor, stream=None, base_dir=self.config_path.parent)
+        engine.configure_logging(stream=None)
         self._attach_engine(engine)
 
     def _engine_failed(self, message: str) -> None:
@@ -314,7 +314,7 @@ class AvaConsole(App[None]):
             self.notify(f"saved, but the reload failed: {type(e).__name__}: {e}", title="config",
                         severity="error", timeout=15)
             return
-        configure_logging(settings.engine.logging, engine.redactor, stream=None, base_dir=self.config_path.parent)
+        engine.configure_logging(stream=None)
         self.notify("saved and reloaded", title="config")
         if on_saved is not None:
             on_saved(settings)

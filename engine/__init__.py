@@ -5,7 +5,8 @@ plus ``engine.events`` (events out) and ``engine.config`` (settings, loading, sa
 the engine's internals and may change.
 
 ``Engine(settings, config_path=…, serve_http=…)`` — commands in (methods, each with a docstring):
-  lifecycle   ``start()``, ``stop()``, ``reload(settings)`` (publishes ``config.reloaded``)
+  lifecycle   ``start()``, ``stop()``, ``reload(settings)`` (publishes ``config.reloaded``),
+              ``configure_logging(stream)`` (the config's ``engine.logging``, secrets masked)
   calls       ``start_call(context, …)``, ``user_said(call_id, text)``, ``end_call(call_id, reason)``,
               ``set_provider(call_id, provider)``
   operator    ``set_tier(call_id | None, tier)``, ``set_tool_enabled(call_id, name, enabled, apply)``

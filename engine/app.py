@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO
 
 from engine.call_tiers import TIERS, TierControl
 from engine.calls import CallError, CallManager, TurnHooks
@@ -306,6 +306,13 @@ class Engine:
     async def set_provider(self, call_id: str, provider_name: str) -> None:
         """Switch a live call to another provider from its next turn."""
         await self.calls.switch_provider(call_id, provider_name)
+
+    def configure_logging(self, stream: TextIO | None = None) -> None:
+        """Install the handlers the running config's ``engine.logging`` asks for (file paths relative to the
+        config's folder), every one masking known secrets; ``stream`` adds a console handler (None: none)."""
+        from engine.logs import configure_logging
+
+        configure_logging(self.settings.engine.logging, self.redactor, stream=stream, base_dir=self.base_dir)
 
     def known_secrets(self) -> set[str]:
         """The secret values of the running config (for UIs that mask them in what they show)."""

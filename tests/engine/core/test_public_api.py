@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import logging
 from pathlib import Path
 
 import pytest
@@ -84,3 +85,19 @@ async def test_the_softphone_belongs_to_the_engine(tmp_path: Path) -> None:
     eng = engine_with(settings_with(tmp_path, [], []))
     phone = eng.softphone()
     assert eng.softphone() is phone and phone.state == "idle" and not phone.active
+
+
+def test_configure_logging_is_an_engine_command(tmp_path: Path) -> None:
+    settings = settings_with(tmp_path, [], [], engine={"logging": {"level": "info", "file": "logs/e.log"}})
+    eng = Engine(settings, config_path=tmp_path / "config.yaml")
+    root = logging.getLogger()
+    before, level = list(root.handlers), root.level
+    try:
+        eng.configure_logging()
+        logging.getLogger("test.public_api").info("through the engine's logging")
+    finally:
+        for h in [h for h in root.handlers if h not in before]:
+            root.removeHandler(h)
+            h.close()
+        root.setLevel(level)
+    assert "through the engine's logging" in (tmp_path / "logs" / "e.log").read_text()
