@@ -50,10 +50,28 @@ async def feeder(app: AvaConsole, stop: asyncio.Event) -> None:
     while not stop.is_set():
         cid = f"call-{n % CALLS + 1}"
         tc = f"bench_{n}"
-        engine.bus.publish(ToolRequested(call_id=cid, tool_call_id=tc, exposed_name="mcp_dice_roll",
-                                         server="dice", tool="roll", arguments={"expression": "2d6"}))
-        engine.bus.publish(ToolCompleted(call_id=cid, tool_call_id=tc, exposed_name="mcp_dice_roll",
-                                         server="dice", tool="roll", status="success", latency_ms=4.0, message="7"))
+        engine.bus.publish(
+            ToolRequested(
+                call_id=cid,
+                tool_call_id=tc,
+                exposed_name="mcp_dice_roll",
+                server="dice",
+                tool="roll",
+                arguments={"expression": "2d6"},
+            )
+        )
+        engine.bus.publish(
+            ToolCompleted(
+                call_id=cid,
+                tool_call_id=tc,
+                exposed_name="mcp_dice_roll",
+                server="dice",
+                tool="roll",
+                status="success",
+                latency_ms=4.0,
+                message="7",
+            )
+        )
         n += 1
         await asyncio.sleep(1 / RATE)
 
@@ -92,8 +110,10 @@ async def main() -> None:
         print(f"console key → screen update, {CALLS} live calls and {RATE:.0f} tool invocations/s vs idle")
         a = summary("idle console", idle)
         b = summary(f"{CALLS} calls + {RATE:.0f} inv/s", loaded)
-        print(f"ratio loaded/idle (median): {b / a:.2f}   goal: loaded median ≤ 100 ms -> "
-              f"{'met' if b <= 100 else 'NOT met'}")
+        print(
+            f"ratio loaded/idle (median): {b / a:.2f}   goal: loaded median ≤ 100 ms -> "
+            f"{'met' if b <= 100 else 'NOT met'}"
+        )
     shutil.rmtree(tmp, ignore_errors=True)
 
 

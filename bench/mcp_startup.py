@@ -171,21 +171,27 @@ async def main(n: int, rounds: int, delay: float) -> None:
         print(TITLES[kind].format(delay=delay))
         print(f"  one server {ms(one.elapsed_s)}; {n} together {ms(many.elapsed_s)}; ratio {ratio:.2f}{goal}")
         spawn = f"spawned within {ms(many.spawn_spread_s)}, " if many.spawn_spread_s is not None else ""
-        print(f"  {n} together: {spawn}up within {ms(many.up_spread_s)} of each other; engine CPU "
-              f"{ms(many.engine_cpu_s)} ({ms(many.engine_cpu_s / n)} a server), children CPU "
-              f"{ms(many.children_cpu_s)} ({ms(many.children_cpu_s / n)} a server"
-              f"{', whole life' if many.children_whole_life else ' until all up'})")
+        print(
+            f"  {n} together: {spawn}up within {ms(many.up_spread_s)} of each other; engine CPU "
+            f"{ms(many.engine_cpu_s)} ({ms(many.engine_cpu_s / n)} a server), children CPU "
+            f"{ms(many.children_cpu_s)} ({ms(many.children_cpu_s / n)} a server"
+            f"{', whole life' if many.children_whole_life else ' until all up'})"
+        )
         # n servers take at least as long as one; the CPU both sides must spend cannot finish faster than all cores
         # allow; and the engine's share runs on its one event-loop thread. Whatever the host does, no less.
         total_cpu = many.engine_cpu_s + many.children_cpu_s
         floor = max(one.elapsed_s, many.engine_cpu_s, total_cpu / cores)
-        print(f"  floor for {n} together: max(one server {ms(one.elapsed_s)}, engine CPU {ms(many.engine_cpu_s)} on "
-              f"one thread, engine + children CPU {ms(total_cpu)} / {cores} cores) = {ms(floor)}; "
-              f"ratio floor {floor / one.elapsed_s:.2f}")
-    print("note: the engine starts every server at once (spawned within a few ms of each other) and spends a few ms "
-          f"of its own CPU a server; what {n} cost beyond one is the CPU the servers themselves need at start, shared "
-          f"by {cores} cores (the SDK servers' imports, the light servers' interpreter start-up) and, in-process, the "
-          "servers' work on the engine's one thread.")
+        print(
+            f"  floor for {n} together: max(one server {ms(one.elapsed_s)}, engine CPU {ms(many.engine_cpu_s)} on "
+            f"one thread, engine + children CPU {ms(total_cpu)} / {cores} cores) = {ms(floor)}; "
+            f"ratio floor {floor / one.elapsed_s:.2f}"
+        )
+    print(
+        "note: the engine starts every server at once (spawned within a few ms of each other) and spends a few ms "
+        f"of its own CPU a server; what {n} cost beyond one is the CPU the servers themselves need at start, shared "
+        f"by {cores} cores (the SDK servers' imports, the light servers' interpreter start-up) and, in-process, the "
+        "servers' work on the engine's one thread."
+    )
 
 
 if __name__ == "__main__":

@@ -55,7 +55,7 @@ def main() -> None:
     print(f"{'provider':<25}{'cold ms':>10}{'cached ms':>12}{'ratio':>10}  goal")
     worst = 0.0
     for ptype in PROVIDER_TYPES:
-        for strict in ((False, True) if ptype in ("openai_chat", "openai_responses") else (False,)):
+        for strict in (False, True) if ptype in ("openai_chat", "openai_responses") else (False,):
             cold = per_call_ms(lambda p=ptype, s=strict: render_tools(p, view, strict=s), args.repeat)
             r = ToolRenderer(ptype, strict=strict)
             r.render(view)

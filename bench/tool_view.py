@@ -31,16 +31,30 @@ def build(n: int) -> tuple[Engine, CallSession]:
     tools: list[Tool] = []
     for i in range(n):
         mx = (50, 400, 1200, 3000, 6000)[i % 5]  # every tier, and some too slow for any
-        tools.append(FunctionTool(ToolDefinition(f"bench_{i:04d}", "benchmark tool", server=f"srv{i % 7}",
-                                                 latency=LatencyMeta(estimated_duration_ms=mx // 4,
-                                                                     max_duration_ms=mx)), _ok))
+        tools.append(
+            FunctionTool(
+                ToolDefinition(
+                    f"bench_{i:04d}",
+                    "benchmark tool",
+                    server=f"srv{i % 7}",
+                    latency=LatencyMeta(estimated_duration_ms=mx // 4, max_duration_ms=mx),
+                ),
+                _ok,
+            )
+        )
     names = [t.name for t in tools]
-    settings = Settings.model_validate({
-        "engine": {"http": {"enabled": False}},
-        "providers": {"p": {"type": "scripted", "script": str(Path(__file__).resolve().parents[1]
-                                                              / "config" / "scripts" / "demo.yaml")}},
-        "contexts": {"bench": {"provider": "p", "tools": names, "tier": {"default": "standard"}}},
-    })
+    settings = Settings.model_validate(
+        {
+            "engine": {"http": {"enabled": False}},
+            "providers": {
+                "p": {
+                    "type": "scripted",
+                    "script": str(Path(__file__).resolve().parents[1] / "config" / "scripts" / "demo.yaml"),
+                }
+            },
+            "contexts": {"bench": {"provider": "p", "tools": names, "tier": {"default": "standard"}}},
+        }
+    )
     engine = Engine(settings, extra_tools=tools)
     session = CallSession(call_id="bench", context="bench", provider="p", tier="standard")
     return engine, session
@@ -80,15 +94,22 @@ def main() -> None:
     cold_times = measure(cold, max(20, args.rounds // 50))
     entries = list(engine.views.registry.snapshot().tools.values())
     filt = measure(lambda: engine.budget.board(entries, session.tier), max(200, args.rounds // 5))
-    (med_c, p99_c), (med_u,), (med_k,) = (percentiles(cached, 0.5, 0.99), percentiles(recomputed, 0.5),
-                                           percentiles(cold_times, 0.5))
+    (med_c, p99_c), (med_u,), (med_k,) = (
+        percentiles(cached, 0.5, 0.99),
+        percentiles(recomputed, 0.5),
+        percentiles(cold_times, 0.5),
+    )
     print(f"with revision cache : median {med_c * 1000:8.1f} µs   p99 {p99_c * 1000:8.1f} µs")
     print(f"without view cache  : median {med_u * 1000:8.1f} µs")
     print(f"cold (no statuses)  : median {med_k * 1000:8.1f} µs")
-    print(f"  of which the tier filter alone: median {percentiles(filt, 0.5)[0] * 1000:8.1f} µs "
-          "(the rest is the allowlist match in engine/tools/view.py)")
-    print(f"ratio without/with  : {med_u / med_c:,.0f}x   goal (median with cache < 1 ms): "
-          f"{'met' if med_c < 1.0 else 'NOT met'}")
+    print(
+        f"  of which the tier filter alone: median {percentiles(filt, 0.5)[0] * 1000:8.1f} µs "
+        "(the rest is the allowlist match in engine/tools/view.py)"
+    )
+    print(
+        f"ratio without/with  : {med_u / med_c:,.0f}x   goal (median with cache < 1 ms): "
+        f"{'met' if med_c < 1.0 else 'NOT met'}"
+    )
 
 
 if __name__ == "__main__":

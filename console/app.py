@@ -143,8 +143,9 @@ class AvaConsole(App[None]):
         problems = validate_keymap(keymap)
         for p in problems:
             self.notify(p, title="keymap", severity="error", timeout=10)
-        self.set_keymap({k: v for k, v in keymap.items() if not any(p.startswith(f"console.keymap.{k}:")
-                                                                      for p in problems)})
+        self.set_keymap(
+            {k: v for k, v in keymap.items() if not any(p.startswith(f"console.keymap.{k}:") for p in problems)}
+        )
         self._sub = engine.bus.subscribe(maxsize=50_000)
         self.pump_events(self._sub)
         self.audio_devices = (engine.settings.softphone.input_device, engine.settings.softphone.output_device)
@@ -301,9 +302,7 @@ class AvaConsole(App[None]):
         self.reload_engine(settings, on_saved)
 
     @work(group="config", name="engine-reload", exit_on_error=False)
-    async def reload_engine(
-        self, settings: Settings, on_saved: Callable[[Settings], None] | None = None
-    ) -> None:
+    async def reload_engine(self, settings: Settings, on_saved: Callable[[Settings], None] | None = None) -> None:
         engine = self.engine
         if engine is None:
             self.notify("saved; the engine is not running, so nothing was reloaded", title="config")
@@ -311,8 +310,9 @@ class AvaConsole(App[None]):
         try:
             await engine.reload(settings)
         except Exception as e:  # a component refused the new config: the file is saved, say so
-            self.notify(f"saved, but the reload failed: {type(e).__name__}: {e}", title="config",
-                        severity="error", timeout=15)
+            self.notify(
+                f"saved, but the reload failed: {type(e).__name__}: {e}", title="config", severity="error", timeout=15
+            )
             return
         engine.configure_logging(stream=None)
         self.notify("saved and reloaded", title="config")

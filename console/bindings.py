@@ -13,8 +13,7 @@ from textual.binding import Binding
 
 TIER_KEYS = {"fast": "f5", "standard": "f6", "deep": "f7", "auto": "f8"}
 # Shift+F5..F8: most terminals send modified F-keys (shift+f5); some send F17..F20 instead. Both are bound.
-DEFAULT_TIER_KEYS = {"fast": "shift+f5,f17", "standard": "shift+f6,f18", "deep": "shift+f7,f19",
-                     "auto": "shift+f8,f20"}
+DEFAULT_TIER_KEYS = {"fast": "shift+f5,f17", "standard": "shift+f6,f18", "deep": "shift+f7,f19", "auto": "shift+f8,f20"}
 
 SCREENS = {
     "calls": ("f1", "Calls"),
@@ -32,12 +31,16 @@ def app_bindings() -> list[Binding]:
         out.append(Binding(key, f"switch_mode('{mode}')", f"screen: {title}", id=f"screen_{mode}", show=False))
     for tier, key in TIER_KEYS.items():
         label = "auto" if tier == "auto" else tier.upper()
-        out.append(Binding(key, f"tier('{tier}')", f"tier: {label} for the selected call", id=f"tier_{tier}",
-                           show=False))
+        out.append(
+            Binding(key, f"tier('{tier}')", f"tier: {label} for the selected call", id=f"tier_{tier}", show=False)
+        )
     for tier, key in DEFAULT_TIER_KEYS.items():
         label = "auto" if tier == "auto" else tier.upper()
-        out.append(Binding(key, f"default_tier('{tier}')", f"tier: default {label} (all calls)",
-                           id=f"default_{tier}", show=False))
+        out.append(
+            Binding(
+                key, f"default_tier('{tier}')", f"tier: default {label} (all calls)", id=f"default_{tier}", show=False
+            )
+        )
     out.append(Binding("ctrl+q", "quit", "Quit", id="quit", priority=True))
     return out
 
@@ -97,9 +100,7 @@ def validate_keymap(keymap: Mapping[str, str], known: Iterable[str] | None = Non
     problems: list[str] = []
     for action_id, key in keymap.items():
         if action_id not in ids:
-            problems.append(
-                f"console.keymap.{action_id}: unknown action id (known: {', '.join(sorted(ids))})"
-            )
+            problems.append(f"console.keymap.{action_id}: unknown action id (known: {', '.join(sorted(ids))})")
         elif not key.strip():
             problems.append(f"console.keymap.{action_id}: the key is empty")
     return problems

@@ -25,8 +25,11 @@ class ConsoleCommands(Provider):
         screen = self.screen
         for binding in app.bindings_for_palette():
             key = binding.key_display or binding.key
-            yield (binding.description or binding.action, partial(app.run_action, binding.action, screen),
-                   f"key {key} · {binding.id}")
+            yield (
+                binding.description or binding.action,
+                partial(app.run_action, binding.action, screen),
+                f"key {key} · {binding.id}",
+            )
         for tier, label in TIER_LABEL.items():
             yield (f"tier: default {label}", partial(app.action_default_tier, tier), "the global default tier")
         engine = app.engine
@@ -35,8 +38,11 @@ class ConsoleCommands(Provider):
         for call in engine.calls_info():
             cid = call.call_id
             for tier, label in TIER_LABEL.items():
-                yield (f"tier: {label} for {cid}", partial(app.set_call_tier, cid, tier),
-                       f"{call.context} · caller {call.caller_name or '-'}")
+                yield (
+                    f"tier: {label} for {cid}",
+                    partial(app.set_call_tier, cid, tier),
+                    f"{call.context} · caller {call.caller_name or '-'}",
+                )
             yield (f"call: end {cid}", partial(_end_call, app, cid), "")
             try:
                 states = {t.name: t for t in engine.tool_states(cid)}
@@ -46,8 +52,11 @@ class ConsoleCommands(Provider):
                 on = states[name].enabled
                 verb = "off" if on else "on"
                 for apply in ("next_turn", "now"):
-                    yield (f"tool: {verb} {name} for {cid} ({apply.replace('_', ' ')})",
-                           partial(_toggle, app, cid, name, not on, apply), "")
+                    yield (
+                        f"tool: {verb} {name} for {cid} ({apply.replace('_', ' ')})",
+                        partial(_toggle, app, cid, name, not on, apply),
+                        "",
+                    )
         for context in sorted(engine.settings.contexts):
             yield (f"call: start in {context}", partial(_start_call, app, context), "softphone test call")
         for sid in sorted(engine.settings.mcp.servers):

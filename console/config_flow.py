@@ -41,8 +41,7 @@ def _write(app: AvaConsole, doc: ConfigDocument, on_saved: Callable[[Settings], 
     try:
         settings = doc.save()
     except ConfigError as e:
-        app.call_from_thread(app.notify, f"not saved:\n{e.render()}", title="config", severity="error",
-                             timeout=15)
+        app.call_from_thread(app.notify, f"not saved:\n{e.render()}", title="config", severity="error", timeout=15)
         return
     except OSError as e:
         app.call_from_thread(app.notify, f"not saved: {e}", title="config", severity="error")

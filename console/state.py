@@ -109,9 +109,17 @@ class Changes:
     @property
     def empty(self) -> bool:
         return not (
-            self.calls_added or self.calls_changed or self.calls_removed or self.transcripts
-            or self.tools_changed or self.invocations_added or self.invocations_changed or self.servers
-            or self.log or self.default_tier or self.config_reloaded
+            self.calls_added
+            or self.calls_changed
+            or self.calls_removed
+            or self.transcripts
+            or self.tools_changed
+            or self.invocations_added
+            or self.invocations_changed
+            or self.servers
+            or self.log
+            or self.default_tier
+            or self.config_reloaded
         )
 
 
@@ -202,7 +210,11 @@ class ConsoleState:
     def _apply_one(self, ev: Event, ch: Changes) -> None:
         if isinstance(ev, CallStarted):
             self.calls[ev.call_id] = CallRow(
-                ev.call_id, ev.context, ev.provider, ev.caller_name or ev.caller_number or "-", ev.tier,
+                ev.call_id,
+                ev.context,
+                ev.provider,
+                ev.caller_name or ev.caller_number or "-",
+                ev.tier,
                 started_at=ev.ts,
             )
             ch.calls_added.append(ev.call_id)
@@ -244,8 +256,15 @@ class ConsoleState:
         elif isinstance(ev, ToolRequested):
             self._seq += 1
             inv = Invocation(
-                self._seq, ev.ts, ev.call_id, ev.tool_call_id, ev.exposed_name, ev.server, ev.tool,
-                arguments=dict(ev.arguments), is_probe=ev.is_probe,
+                self._seq,
+                ev.ts,
+                ev.call_id,
+                ev.tool_call_id,
+                ev.exposed_name,
+                ev.server,
+                ev.tool,
+                arguments=dict(ev.arguments),
+                is_probe=ev.is_probe,
             )
             self._open[(ev.call_id, ev.tool_call_id)] = inv
             self.invocations.append(inv)

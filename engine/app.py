@@ -114,8 +114,7 @@ class Engine:
 
     def _build_providers(self, settings: Settings) -> None:
         self.providers = {
-            name: create_provider(name, cfg, base_dir=self.base_dir)
-            for name, cfg in settings.providers.items()
+            name: create_provider(name, cfg, base_dir=self.base_dir) for name, cfg in settings.providers.items()
         }
         bind_pipelines(self.providers)
 
@@ -125,9 +124,7 @@ class Engine:
 
     async def run_probe(self, exposed_name: str, args: Mapping[str, Any]) -> ToolResult:
         """One calibration probe through the execution path (``is_probe``; only that tool is allowed)."""
-        return await self.executor.execute(
-            None, exposed_name, args, is_probe=True, allowed=frozenset({exposed_name})
-        )
+        return await self.executor.execute(None, exposed_name, args, is_probe=True, allowed=frozenset({exposed_name}))
 
     async def start(self) -> None:
         """Open the task group and start every component in order (returns once MCP servers settled)."""
@@ -183,8 +180,9 @@ class Engine:
             for c in self.components:
                 await c.reload(old, settings)
         except Exception as e:
-            self.bus.publish(ConfigReloaded(added=added, removed=removed, changed=changed,
-                                            error=f"{type(e).__name__}: {e}"[:500]))
+            self.bus.publish(
+                ConfigReloaded(added=added, removed=removed, changed=changed, error=f"{type(e).__name__}: {e}"[:500])
+            )
             raise
         self.bus.publish(ConfigReloaded(added=added, removed=removed, changed=changed))
 
@@ -340,9 +338,7 @@ class Engine:
         """The budget layer (tiers, latency book, cache, calibration)."""
         return self._budget
 
-    def tools_report(
-        self, context: str | None, tier: str | None, provider_type: str | None = None
-    ) -> dict[str, Any]:
+    def tools_report(self, context: str | None, tier: str | None, provider_type: str | None = None) -> dict[str, Any]:
         """Shown tools (tier, p50, p99, badge, health) and hidden ones with the reason, for a context and tier;
         ``tools`` is the declarations array as ``provider_type`` receives it (``ava-engine tools``)."""
         from engine.budget.report import tools_report

@@ -197,9 +197,7 @@ class CallManager:
     def view_for(self, session: CallSession) -> ToolView:
         ctx = self._settings().contexts.get(session.context)
         allow = ctx.tools if ctx else []
-        return self.views.view(
-            allow, session.tier, session.tool_overrides, session.tools_revision, session.context
-        )
+        return self.views.view(allow, session.tier, session.tool_overrides, session.tools_revision, session.context)
 
     async def user_said(self, call_id: str, text: str) -> TurnReply:
         """One user turn: record what was said, run the provider (restarting on apply-now), speak the reply."""
@@ -243,9 +241,7 @@ class CallManager:
                     raise
                 except ProviderError as e:
                     self.bus.publish(EngineError(message=str(e), call_id=call_id))
-                    reply = TurnReply(
-                        "Sorry, I'm having trouble answering right now.", meta={"error": str(e)}
-                    )
+                    reply = TurnReply("Sorry, I'm having trouble answering right now.", meta={"error": str(e)})
                 finally:
                     rt.turn_task = None
                 break
@@ -316,11 +312,7 @@ class CallManager:
         session.end_reason = reason
         rt = self._runtime.pop(call_id, None)
         if rt is not None:
-            if (
-                rt.turn_task is not None
-                and not rt.turn_task.done()
-                and asyncio.current_task() is not rt.turn_task
-            ):
+            if rt.turn_task is not None and not rt.turn_task.done() and asyncio.current_task() is not rt.turn_task:
                 rt.turn_task.cancel()
             try:
                 await rt.provider_session.aclose()
@@ -328,9 +320,7 @@ class CallManager:
                 log.warning("closing provider for %s failed: %s", call_id, e)
         self.sessions.remove(call_id)
         self.metrics.calls_active.set(len(self._runtime))
-        self.bus.publish(
-            CallEnded(call_id=call_id, reason=reason, duration_s=round(session.duration_s, 3))
-        )
+        self.bus.publish(CallEnded(call_id=call_id, reason=reason, duration_s=round(session.duration_s, 3)))
 
     async def end_all(self, reason: str = "engine stopping") -> None:
         for call_id in list(self._runtime):

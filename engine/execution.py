@@ -110,13 +110,15 @@ class ToolExecutor:
         allowed: frozenset[str] | None = None,
     ) -> ToolResult:
         """Run one tool call for ``session``. ``allowed`` overrides the session's shown tools (probes, CLI)."""
-        shown = (
-            allowed if allowed is not None else (session.shown_tools if session is not None else frozenset())
-        )
+        shown = allowed if allowed is not None else (session.shown_tools if session is not None else frozenset())
         if not isinstance(exposed_name, str):
             return self._reject(
-                session, repr(exposed_name), tool_call_id, "not shown",
-                f"not shown: a tool name must be text, got {type(exposed_name).__name__}", False,
+                session,
+                repr(exposed_name),
+                tool_call_id,
+                "not shown",
+                f"not shown: a tool name must be text, got {type(exposed_name).__name__}",
+                False,
             )
         if exposed_name not in shown:
             return self._reject(
@@ -141,8 +143,12 @@ class ToolExecutor:
             parsed = entry.validator.check(parse_arguments(args, self.argument_limits()))
         except ArgumentError as e:
             return self._reject(
-                session, exposed_name, tool_call_id, "invalid arguments",
-                f"invalid arguments for {exposed_name}: {e}", True,
+                session,
+                exposed_name,
+                tool_call_id,
+                "invalid arguments",
+                f"invalid arguments for {exposed_name}: {e}",
+                True,
             )
         return await self._run(session, entry, parsed, tool_call_id, is_probe)
 
@@ -190,13 +196,9 @@ class ToolExecutor:
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # a tool bug must never take the call down
-                log.warning(
-                    "tool %s raised %s", d.name, type(e).__name__, exc_info=log.isEnabledFor(logging.DEBUG)
-                )
+                log.warning("tool %s raised %s", d.name, type(e).__name__, exc_info=log.isEnabledFor(logging.DEBUG))
                 detail = self.redact(str(e))[:200]
-                result = ToolResult(
-                    "error", f"{d.name} failed: {type(e).__name__}{': ' + detail if detail else ''}"
-                )
+                result = ToolResult("error", f"{d.name} failed: {type(e).__name__}{': ' + detail if detail else ''}")
             if not isinstance(result, ToolResult):
                 result = ToolResult("error", f"{d.name} returned {type(result).__name__}, not a ToolResult")
         latency_ms = (time.perf_counter() - start) * 1000

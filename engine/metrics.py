@@ -45,12 +45,8 @@ class Metrics:
             buckets=LATENCY_BUCKETS,
             registry=r,
         )
-        self.server_restarts = Counter(
-            "ai_agent_mcp_server_restarts", "MCP server restarts.", ["server"], registry=r
-        )
-        self.server_up = Gauge(
-            "ai_agent_mcp_server_up", "1 when the MCP server is up.", ["server"], registry=r
-        )
+        self.server_restarts = Counter("ai_agent_mcp_server_restarts", "MCP server restarts.", ["server"], registry=r)
+        self.server_up = Gauge("ai_agent_mcp_server_up", "1 when the MCP server is up.", ["server"], registry=r)
         self.tool_rejections = Counter(
             "ai_agent_mcp_tool_rejections",
             "Tool calls rejected before running.",
@@ -68,9 +64,7 @@ class Metrics:
             ["tier"],
             registry=r,
         )
-        self.tier_changes = Counter(
-            "ai_agent_tier_changes", "Tier changes by reason.", ["reason"], registry=r
-        )
+        self.tier_changes = Counter("ai_agent_tier_changes", "Tier changes by reason.", ["reason"], registry=r)
         self.cache_hits = Counter(
             "ai_agent_mcp_tool_cache_hits", "Tool results served from cache.", ["tool"], registry=r
         )

@@ -141,9 +141,7 @@ class Redactor:
             return MASK
         if isinstance(node, dict):
             out = {self._walk(k, depth + 1): self._walk(v, depth + 1) for k, v in node.items()}
-            same = len(out) == len(node) and all(
-                k in node and node[k] is v for k, v in out.items()
-            )
+            same = len(out) == len(node) and all(k in node and node[k] is v for k, v in out.items())
             return node if same else out
         if isinstance(node, list | tuple | set | frozenset):
             items = [self._walk(v, depth + 1) for v in node]

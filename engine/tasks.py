@@ -94,8 +94,9 @@ class EngineTasks:
                 t.cancel()
             remaining = deadline - loop.time()
             if remaining <= 0:
-                log.warning("engine tasks still running after %.0f s: %s", timeout_s,
-                            ", ".join(t.get_name() for t in pending))
+                log.warning(
+                    "engine tasks still running after %.0f s: %s", timeout_s, ", ".join(t.get_name() for t in pending)
+                )
                 return
             await asyncio.wait(pending, timeout=remaining)
         self._tasks.clear()

@@ -28,9 +28,7 @@ def demo_config_path() -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _isolated_user_dirs(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[None]:
+def _isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Never touch the developer's real config/data dirs from a test."""
     home = tmp_path_factory.mktemp("xdg")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))

@@ -38,8 +38,14 @@ class AudioChoice:
 
 def missing_devices(devices: list[DeviceInfo]) -> str | None:
     """What is missing for a voice call (a microphone, a speaker), with the fix; None when both exist."""
-    missing = [kind for kind, ok in (("microphone", any(d.max_input_channels for d in devices)),
-                                     ("speaker", any(d.max_output_channels for d in devices))) if not ok]
+    missing = [
+        kind
+        for kind, ok in (
+            ("microphone", any(d.max_input_channels for d in devices)),
+            ("speaker", any(d.max_output_channels for d in devices)),
+        )
+        if not ok
+    ]
     if not missing:
         return None
     return f"PortAudio sees no {' and no '.join(missing)} ({len(devices)} device(s) in all): {NO_DEVICE_FIX}"
@@ -91,8 +97,10 @@ class AudioDevicesScreen(ModalScreen[AudioChoice | None]):
         note = self.query_one("#audio-problem", Static)
         note.update(problem or f"{len(devices)} device(s) found")
         note.set_class(bool(problem), "error-text")
-        for select_id, kind, spec in (("#audio-input", "input", self.current[0]),
-                                      ("#audio-output", "output", self.current[1])):
+        for select_id, kind, spec in (
+            ("#audio-input", "input", self.current[0]),
+            ("#audio-output", "output", self.current[1]),
+        ):
             select = self.query_one(select_id, Select)
             names = [d.name for d in devices if (d.max_input_channels if kind == "input" else d.max_output_channels)]
             chosen = _option_for(spec, devices, names)

@@ -106,8 +106,13 @@ class BudgetScreen(ConsoleScreen):
                     shown.setdefault(name, {})[tier] = "✔"
                 for name, reason in view.hidden:
                     shown.setdefault(name, {}).setdefault(tier, f"– {reason}")
-            tiers.add_row(tier_text(tier), f"{getattr(budgets, tier)} ms", str(len(names)),
-                          self._key(f"tier_{tier}"), self._key(f"default_{tier}"))
+            tiers.add_row(
+                tier_text(tier),
+                f"{getattr(budgets, tier)} ms",
+                str(len(names)),
+                self._key(f"tier_{tier}"),
+                self._key(f"default_{tier}"),
+            )
         tiers.add_row(tier_text("auto"), "selector", "-", self._key("tier_auto"), self._key("default_auto"))
         self.query_one("#tier-tools-title", Label).update(
             f"Tools each tier shows — context {self.context or '(none)'}  (c: next context)"
@@ -133,13 +138,20 @@ class BudgetScreen(ConsoleScreen):
 
 
 LEADER_COLUMNS = (
-    ("category", "Category"), ("rank", "#"), ("name", "Tool"), ("server", "Server"), ("tier", "Tier"),
-    ("p50_ms", "p50 ms"), ("p99_ms", "p99 ms"), ("samples", "Samples"), ("badge", "Badge"),
-    ("health", "Health"), ("compatibility", "Fits"),
+    ("category", "Category"),
+    ("rank", "#"),
+    ("name", "Tool"),
+    ("server", "Server"),
+    ("tier", "Tier"),
+    ("p50_ms", "p50 ms"),
+    ("p99_ms", "p99 ms"),
+    ("samples", "Samples"),
+    ("badge", "Badge"),
+    ("health", "Health"),
+    ("compatibility", "Fits"),
 )
 LEADER_KEYS = [c for c, _ in LEADER_COLUMNS]
-BADGE_STYLE = {"Lightning": "bold cyan", "Fast": "green", "Standard": "yellow", "Slow": "red",
-               "Unmeasured": "grey50"}
+BADGE_STYLE = {"Lightning": "bold cyan", "Fast": "green", "Standard": "yellow", "Slow": "red", "Unmeasured": "grey50"}
 
 
 def _cell(value: Any) -> str:

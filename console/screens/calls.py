@@ -97,8 +97,14 @@ class CallsScreen(VoiceControls):
         state = session.state if session is not None else row.state
         why = row.tier_reason + (f" · tools: {row.tools_note}" if row.tools_note else "")
         return [
-            row.call_id, row.caller, row.context, row.provider, tier_text(row.tier), why,
-            duration(self.capp.clock.now() - row.started_at), state,
+            row.call_id,
+            row.caller,
+            row.context,
+            row.provider,
+            tier_text(row.tier),
+            why,
+            duration(self.capp.clock.now() - row.started_at),
+            state,
         ]
 
     def _tick(self) -> None:

@@ -47,8 +47,11 @@ class VoiceControls(ConsoleScreen):
         if phone is None:
             return
         if phone.active:
-            self.notify(f"the softphone is on a voice call ({phone.call_id}): hang up first (e)", title="voice",
-                        severity="warning")
+            self.notify(
+                f"the softphone is on a voice call ({phone.call_id}): hang up first (e)",
+                title="voice",
+                severity="warning",
+            )
             return
         voice = self.capp.voice
         voice.problem = None
@@ -56,8 +59,9 @@ class VoiceControls(ConsoleScreen):
             call_id = await phone.start(context, *self.capp.audio_devices, caller_name=caller)
         except AudioUnavailable as e:
             voice.problem = str(e)
-            self.notify(f"{e}\n\nText calls still work: Ctrl+N. Devices: a.", title="no audio", severity="error",
-                        timeout=20)
+            self.notify(
+                f"{e}\n\nText calls still work: Ctrl+N. Devices: a.", title="no audio", severity="error", timeout=20
+            )
             self.show_voice()
             return
         except Exception as e:  # unknown context, a provider that cannot start, a bad pronunciation dictionary
@@ -111,8 +115,10 @@ class VoiceControls(ConsoleScreen):
         if phone is None:
             return
         if not phone.push_to_talk:
-            self.notify("push-to-talk is off: the softphone hears you by itself (softphone.push_to_talk: true "
-                        "turns it on)", title="voice")
+            self.notify(
+                "push-to-talk is off: the softphone hears you by itself (softphone.push_to_talk: true turns it on)",
+                title="voice",
+            )
             return
         if voice.talking:
             phone.release()
@@ -126,8 +132,7 @@ class VoiceControls(ConsoleScreen):
             if choice is None:
                 return
             self.capp.audio_devices = (choice.input_device, choice.output_device)
-            names = " / ".join(str(d) if d is not None else "system default"
-                               for d in self.capp.audio_devices)
+            names = " / ".join(str(d) if d is not None else "system default" for d in self.capp.audio_devices)
             self.notify(f"next voice call uses {names}", title="audio devices")
             if choice.save:
                 self.save_audio_devices(choice)
@@ -140,5 +145,6 @@ class VoiceControls(ConsoleScreen):
             return
         v, phone = self.capp.voice, self.capp.phone
         ptt = phone is not None and phone.active and phone.push_to_talk
-        self.query_one(Softphone).show_voice(v.state, v.level_dbfs, muted=v.muted, push_to_talk=ptt,
-                                             talking=v.talking, problem=v.problem)
+        self.query_one(Softphone).show_voice(
+            v.state, v.level_dbfs, muted=v.muted, push_to_talk=ptt, talking=v.talking, problem=v.problem
+        )

@@ -72,8 +72,9 @@ class ConfigScreen(ConsoleScreen):
         if settings is None:
             status.update(Text(f"✖ invalid — nothing was applied\n{problems}", style="red"))
         else:
-            status.update(Text("✔ valid" + (" — reloading…" if apply else "  (r: reload into the engine)"),
-                               style="green"))
+            status.update(
+                Text("✔ valid" + (" — reloading…" if apply else "  (r: reload into the engine)"), style="green")
+            )
         self.query_one("#config-text", Static).update(
             Syntax(text, "yaml", theme="ansi_dark", line_numbers=True, word_wrap=True)
         )

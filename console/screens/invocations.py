@@ -91,8 +91,15 @@ class ToolLogScreen(ConsoleScreen):
 
     def _cells(self, i: Invocation) -> list[str | Text]:
         cache = Text("hit", style="cyan") if i.cache_hit else Text("-", style="dim")
-        return [self.capp.clock.hms(i.ts), i.call_id, i.exposed_name, i.server or "-", status_text(i.status),
-                latency(i.latency_ms), cache]
+        return [
+            self.capp.clock.hms(i.ts),
+            i.call_id,
+            i.exposed_name,
+            i.server or "-",
+            status_text(i.status),
+            latency(i.latency_ms),
+            cache,
+        ]
 
     def _count(self) -> None:
         table = self.query_one("#invocations", DataTable)

@@ -58,8 +58,7 @@ class SecretsScreen(ConsoleScreen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Label("Secrets in the OS keyring (service ava-console) — values are never shown",
-                    classes="section-title")
+        yield Label("Secrets in the OS keyring (service ava-console) — values are never shown", classes="section-title")
         yield Static("", id="keyring-status")
         yield DataTable(id="secrets", cursor_type="row", zebra_stripes=True)
         yield KeyBar(classes="keybar")
@@ -104,7 +103,7 @@ class SecretsScreen(ConsoleScreen):
         table = self.query_one("#secrets", DataTable)
         if table.row_count == 0:
             return ""
-        return (cursor_key(table) or "")
+        return cursor_key(table) or ""
 
     def action_set_secret(self) -> None:
         def done(result: tuple[str, str] | None) -> None:
@@ -123,8 +122,12 @@ class SecretsScreen(ConsoleScreen):
             if yes:
                 self.delete(name)
 
-        self.app.push_screen(ConfirmScreen(f"Delete secret {name!r} from the keyring?",
-                                           "Config entries that reference it will fail to load."), done)
+        self.app.push_screen(
+            ConfirmScreen(
+                f"Delete secret {name!r} from the keyring?", "Config entries that reference it will fail to load."
+            ),
+            done,
+        )
 
     @work(thread=True, group="secrets", name="secret-store")
     def store(self, name: str, value: str) -> None:

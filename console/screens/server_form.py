@@ -32,14 +32,27 @@ from console.widgets.kv_row import KVRow
 from engine.config import ConfigDocument, ConfigError, SecretsError, get_secret, set_secret
 
 TEXT_FIELDS = (
-    ("id", "Server id"), ("command", "Command"), ("cwd", "Working dir"), ("url", "URL"), ("target", "Target"),
-    ("mode", "Protocol mode"), ("connect_timeout_ms", "Connect timeout ms"), ("max_restarts", "Max restarts"),
-    ("backoff_ms", "Backoff ms"), ("backoff_max_ms", "Backoff max ms"), ("stable_after_ms", "Stable after ms"),
-    ("timeout_ms", "Tool timeout ms"), ("slow_response_threshold_ms", "Slow after ms"),
+    ("id", "Server id"),
+    ("command", "Command"),
+    ("cwd", "Working dir"),
+    ("url", "URL"),
+    ("target", "Target"),
+    ("mode", "Protocol mode"),
+    ("connect_timeout_ms", "Connect timeout ms"),
+    ("max_restarts", "Max restarts"),
+    ("backoff_ms", "Backoff ms"),
+    ("backoff_max_ms", "Backoff max ms"),
+    ("stable_after_ms", "Stable after ms"),
+    ("timeout_ms", "Tool timeout ms"),
+    ("slow_response_threshold_ms", "Slow after ms"),
     ("slow_response_message", "Slow message"),
 )
-SWITCHES = (("enabled", "Enabled"), ("restart_enabled", "Restart on crash"),
-            ("expose_unlisted", "Expose unlisted tools"), ("calibrate", "Calibrate latency"))
+SWITCHES = (
+    ("enabled", "Enabled"),
+    ("restart_enabled", "Restart on crash"),
+    ("expose_unlisted", "Expose unlisted tools"),
+    ("calibrate", "Calibrate latency"),
+)
 TRANSPORT_ONLY = {"command": "stdio", "cwd": "stdio", "url": "http sse", "target": "inprocess"}
 
 
@@ -61,8 +74,13 @@ class ServerForm(ConsoleScreen):
 
     def _row(self, name: str, label: str, widget: Widget) -> Horizontal:
         classes = "field" + (f" only-{TRANSPORT_ONLY[name].replace(' ', ' only-')}" if name in TRANSPORT_ONLY else "")
-        return Horizontal(Label(label, classes="flabel"), widget, Static("", id=f"msg-{name}", classes="fmsg"),
-                          classes=classes, id=f"row-{name}")
+        return Horizontal(
+            Label(label, classes="flabel"),
+            widget,
+            Static("", id=f"msg-{name}", classes="fmsg"),
+            classes=classes,
+            id=f"row-{name}",
+        )
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -70,13 +88,23 @@ class ServerForm(ConsoleScreen):
         yield Label(f"{title}   (Ctrl+T test · Ctrl+S save · Esc cancel)", classes="section-title")
         with VerticalScroll(id="form"):
             yield self._row("id", "Server id", Input(id="f-id", placeholder="e.g. weather"))
-            yield self._row("transport", "Transport", Select(
-                [(t, t) for t in ("stdio", "http", "sse", "inprocess")], value="stdio", allow_blank=False,
-                id="f-transport"))
+            yield self._row(
+                "transport",
+                "Transport",
+                Select(
+                    [(t, t) for t in ("stdio", "http", "sse", "inprocess")],
+                    value="stdio",
+                    allow_blank=False,
+                    id="f-transport",
+                ),
+            )
             for name, label in TEXT_FIELDS[1:]:
                 yield self._row(name, label, Input(id=f"f-{name}"))
-            yield self._row("start", "Start", Select([("eager", "eager"), ("lazy", "lazy")], value="eager",
-                                                      allow_blank=False, id="f-start"))
+            yield self._row(
+                "start",
+                "Start",
+                Select([("eager", "eager"), ("lazy", "lazy")], value="eager", allow_blank=False, id="f-start"),
+            )
             for name, label in SWITCHES:
                 yield self._row(name, label, Switch(id=f"f-{name}", value=name != "calibrate"))
             with Vertical(id="env-block", classes="kv-block only-stdio"):
@@ -148,8 +176,9 @@ class ServerForm(ConsoleScreen):
         return f
 
     def _check(self, name: str, value: str) -> str:
-        msg = check_field(name, value, base_dir=self.capp.engine.base_dir if self.capp.engine else None,
-                          taken=self.taken)
+        msg = check_field(
+            name, value, base_dir=self.capp.engine.base_dir if self.capp.engine else None, taken=self.taken
+        )
         self.query_one(f"#msg-{name}", Static).update(msg)
         return msg
 

@@ -38,8 +38,13 @@ class ServersScreen(ConsoleScreen):
         Binding("t", "test", "Test", id="server_test"),
         Binding("r", "restart", "Restart", id="server_restart"),
         Binding("x", "toggle_server", "On/off", id="server_toggle", tooltip="enable/disable for this run only"),
-        Binding("X", "toggle_server_save", "On/off+save", id="server_toggle_save",
-                tooltip="enable/disable and save enabled: true/false to the config"),
+        Binding(
+            "X",
+            "toggle_server_save",
+            "On/off+save",
+            id="server_toggle_save",
+            tooltip="enable/disable and save enabled: true/false to the config",
+        ),
         Binding("a", "add", "Add", id="server_add"),
         Binding("e", "edit", "Edit", id="server_edit"),
         Binding("d", "remove", "Remove", id="server_remove"),
@@ -115,11 +120,16 @@ class ServersScreen(ConsoleScreen):
         st = self.capp.state
         values = list(st.server_latency.get(sid, ()))
         return [
-            sid, server_state_text(state), transport, str(snap.get("protocol_version") or "-"),
+            sid,
+            server_state_text(state),
+            transport,
+            str(snap.get("protocol_version") or "-"),
             str(snap.get("restarts", live.restarts if live else 0)),
             latency(st.percentile(sid, 0.5)) if values else "-",
             latency(st.percentile(sid, 0.99)) if values else "-",
-            sparkline(values), self.badges.get(sid, "-"), Text(str(err)[:80], style="red"),
+            sparkline(values),
+            self.badges.get(sid, "-"),
+            Text(str(err)[:80], style="red"),
         ]
 
     def _render_rows(self) -> None:
@@ -223,16 +233,20 @@ class ServersScreen(ConsoleScreen):
         try:
             doc = ConfigDocument.load(self.capp.config_path)
             if not isinstance(doc.get(("mcp", "servers", sid), None), dict):  # removed from the file meanwhile
-                self.app.call_from_thread(self.notify, f"{self.capp.config_path} has no server {sid!r}",
-                                          title="servers", severity="error")
+                self.app.call_from_thread(
+                    self.notify, f"{self.capp.config_path} has no server {sid!r}", title="servers", severity="error"
+                )
                 return
             doc.set(("mcp", "servers", sid, "enabled"), enabled)
         except (ConfigError, KeyError) as e:
             self.app.call_from_thread(self.notify, str(e), title="servers", severity="error")
             return
         if not doc.diff():  # the file says so already; only this run differs (an earlier x)
-            self.app.call_from_thread(self.notify, f"the config already has enabled: {str(enabled).lower()} "
-                                      f"for {sid}; switching it for this run", title="servers")
+            self.app.call_from_thread(
+                self.notify,
+                f"the config already has enabled: {str(enabled).lower()} for {sid}; switching it for this run",
+                title="servers",
+            )
             self.app.call_from_thread(self.run_op, "set_server_enabled", sid, enabled)
             return
         title = f"{'Enable' if enabled else 'Disable'} server {sid} in the config"
@@ -258,8 +272,12 @@ class ServersScreen(ConsoleScreen):
             if yes:
                 self.prepare_remove(sid)
 
-        self.app.push_screen(ConfirmScreen(f"Remove server {sid!r} from the config?",
-                                           "You will see the diff before anything is written."), answered)
+        self.app.push_screen(
+            ConfirmScreen(
+                f"Remove server {sid!r} from the config?", "You will see the diff before anything is written."
+            ),
+            answered,
+        )
 
     @work(thread=True, group="config", name="server-remove")
     def prepare_remove(self, sid: str) -> None:
@@ -287,8 +305,9 @@ class ServersScreen(ConsoleScreen):
             self.app.call_from_thread(self.notify, f"import failed: {e}", title="servers", severity="error")
             return
         if result.warnings():
-            self.app.call_from_thread(self.notify, "\n".join(result.warnings()), title="import", severity="warning",
-                                      timeout=15)
+            self.app.call_from_thread(
+                self.notify, "\n".join(result.warnings()), title="import", severity="warning", timeout=15
+            )
         if not result.added:
             self.app.call_from_thread(self.notify, "\n".join(result.summary()), title="import")
             return

@@ -11,8 +11,16 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import Static
 
-SHIFTED = {"f17": "⇧F5", "f18": "⇧F6", "f19": "⇧F7", "f20": "⇧F8",
-           "shift+f5": "⇧F5", "shift+f6": "⇧F6", "shift+f7": "⇧F7", "shift+f8": "⇧F8"}
+SHIFTED = {
+    "f17": "⇧F5",
+    "f18": "⇧F6",
+    "f19": "⇧F7",
+    "f20": "⇧F8",
+    "shift+f5": "⇧F5",
+    "shift+f6": "⇧F6",
+    "shift+f7": "⇧F7",
+    "shift+f8": "⇧F8",
+}
 
 
 def key_label(key: str) -> str:
@@ -40,8 +48,14 @@ def render_keys(bindings: Iterable[Binding], selected_call: str | None, default_
     for t, label in (("fast", "FAST"), ("standard", "STD"), ("deep", "DEEP"), ("auto", "auto")):
         key(f"default_{t}", label)
     out.append("\n")
-    for sid, label in (("calls", "Calls"), ("tools", "Tool log"), ("servers", "Servers"), ("budget", "Budget"),
-                       ("secrets", "Secrets"), ("config", "Config")):
+    for sid, label in (
+        ("calls", "Calls"),
+        ("tools", "Tool log"),
+        ("servers", "Servers"),
+        ("budget", "Budget"),
+        ("secrets", "Secrets"),
+        ("config", "Config"),
+    ):
         key(f"screen_{sid}", label)
     out.append("Ctrl+P", style="bold dark_orange")
     out.append(" all commands")

@@ -63,8 +63,9 @@ class Softphone(Horizontal):
     ) -> None:  # fmt: skip
         """Redraw the voice slot: ``state`` is the softphone's (idle, starting, listening, hearing, …)."""
         slot = self.query_one("#voice-slot", Static)
-        slot.update(voice_slot_text(state, level_dbfs, muted=muted, push_to_talk=push_to_talk, talking=talking,
-                                    problem=problem))
+        slot.update(
+            voice_slot_text(state, level_dbfs, muted=muted, push_to_talk=push_to_talk, talking=talking, problem=problem)
+        )
         slot.tooltip = problem
 
     @on(Button.Pressed, "#sp-start")

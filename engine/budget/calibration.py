@@ -77,8 +77,14 @@ async def calibrate_server(layer: BudgetLayer, server_id: str, probes: int | Non
             continue
         problems = entry.validator.problems(args)
         if problems:
-            rows.append({**row, "result": "skipped", "args": args,
-                         "reason": f"probe arguments ({source}) do not fit the schema: {'; '.join(problems)}"})
+            rows.append(
+                {
+                    **row,
+                    "result": "skipped",
+                    "args": args,
+                    "reason": f"probe arguments ({source}) do not fit the schema: {'; '.join(problems)}",
+                }
+            )
             continue
         outcomes: Counter[str] = Counter()
         token = PROBE_MODE.set("generated" if source == "generated from schema" else "declared")
@@ -92,11 +98,22 @@ async def calibrate_server(layer: BudgetLayer, server_id: str, probes: int | Non
         finally:
             PROBE_MODE.reset(token)
         status = layer.board.refresh(d)
-        rows.append({
-            **row, "result": "calibrated", "args": args, "args_source": source, "outcomes": dict(outcomes),
-            "tier": status.tier, "health": status.health, "p50_ms": _r(status.p50_ms), "p99_ms": _r(status.p99_ms),
-            "samples": status.samples, "badge": status.badge, "basis": status.source,
-        })
+        rows.append(
+            {
+                **row,
+                "result": "calibrated",
+                "args": args,
+                "args_source": source,
+                "outcomes": dict(outcomes),
+                "tier": status.tier,
+                "health": status.health,
+                "p50_ms": _r(status.p50_ms),
+                "p99_ms": _r(status.p99_ms),
+                "samples": status.samples,
+                "badge": status.badge,
+                "basis": status.source,
+            }
+        )
     return {
         "server": server_id,
         "environment": layer.environment(server_id),

@@ -81,21 +81,29 @@ class BudgetLayer:
         self.board.on_change = self._status_changed
         self.cache = ResultCache(cfg.cache_size, self.clock)
         self.turns = TurnTracker(
-            bus, self.tier_budget_ms,
+            bus,
+            self.tier_budget_ms,
             lambda tier: metrics.turns_over_budget.labels(tier).inc(),
             lambda: self._announcements.inc(),
         )
         self._tasks: set[asyncio.Task[Any]] = set()
         self.last_calibration: dict[str, dict[str, Any]] = {}
         reg = metrics.registry
-        self._probes = Counter("ai_agent_budget_probes", "Calibration probes.", ["server", "tool", "status"],
-                               registry=reg)
-        self._announcements = Counter("ai_agent_announcements_requested", "Slow-tool announcements requested.",
-                                      registry=reg)
-        self._health = Gauge("ai_agent_tool_health", "0 healthy, 1 degraded, 2 unhealthy.", ["server", "tool"],
-                             registry=reg)
-        self._tier = Gauge("ai_agent_tool_tier", "0 fast, 1 standard, 2 deep, -1 hidden on every tier.",
-                           ["server", "tool"], registry=reg)
+        self._probes = Counter(
+            "ai_agent_budget_probes", "Calibration probes.", ["server", "tool", "status"], registry=reg
+        )
+        self._announcements = Counter(
+            "ai_agent_announcements_requested", "Slow-tool announcements requested.", registry=reg
+        )
+        self._health = Gauge(
+            "ai_agent_tool_health", "0 healthy, 1 degraded, 2 unhealthy.", ["server", "tool"], registry=reg
+        )
+        self._tier = Gauge(
+            "ai_agent_tool_tier",
+            "0 fast, 1 standard, 2 deep, -1 hidden on every tier.",
+            ["server", "tool"],
+            registry=reg,
+        )
 
     @property
     def settings(self) -> Settings:
@@ -146,8 +154,15 @@ class BudgetLayer:
         )
         self._tier.labels(new.server, new.key[2]).set(TIER_ORDER.index(new.tier) if new.tier else -1)
         if old is not None:
-            log.info("tool %s: tier %s -> %s, health %s -> %s%s", new.name, old.tier, new.tier, old.health,
-                     new.health, f" ({new.health_reason})" if new.health_reason else "")
+            log.info(
+                "tool %s: tier %s -> %s, health %s -> %s%s",
+                new.name,
+                old.tier,
+                new.tier,
+                old.health,
+                new.health,
+                f" ({new.health_reason})" if new.health_reason else "",
+            )
 
     def status(self, name: str) -> ToolStatus | None:
         entry = self.registry.get(name)
@@ -214,9 +229,13 @@ class BudgetLayer:
     def decide(self, session: CallSession, text: str) -> Decision:
         ctx = self._settings().contexts.get(session.context)
         facts = TurnFacts(
-            text=text, turn=session.turn, now=self.clock(), override=session.tier_override,
+            text=text,
+            turn=session.turn,
+            now=self.clock(),
+            override=session.tier_override,
             context_tier=ctx.tier if ctx is not None else ContextTierConfig(),
-            engine_default=self.tiers.default_tier, waiting_callers=self.tiers.waiting_callers,
+            engine_default=self.tiers.default_tier,
+            waiting_callers=self.tiers.waiting_callers,
             last_deep_turn_at=session.last_deep_turn_at,
         )
         return decide(facts, self.config.selector)

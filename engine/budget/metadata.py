@@ -56,9 +56,7 @@ def resolve_latency(
             continue
         minimum = 0 if key != "max_duration_ms" else 1
         if isinstance(v, bool) or not isinstance(v, int | float) or v < minimum or v != v:
-            problems.append(
-                f"tool {tool_name!r}: _meta.{key} must be a number >= {minimum}, got {v!r} (ignored)"
-            )
+            problems.append(f"tool {tool_name!r}: _meta.{key} must be a number >= {minimum}, got {v!r} (ignored)")
             continue
         values[key] = int(v)
     if "idempotent" in from_meta:

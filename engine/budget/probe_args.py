@@ -236,8 +236,12 @@ def _string(schema: Mapping[str, Any], path: str) -> str:
 # --------------------------------------------------------------------------------------- simple patterns
 
 _CATEGORY_CHARS = {
-    "CATEGORY_DIGIT": "0", "CATEGORY_NOT_DIGIT": "a", "CATEGORY_WORD": "a", "CATEGORY_NOT_WORD": "-",
-    "CATEGORY_SPACE": " ", "CATEGORY_NOT_SPACE": "a",
+    "CATEGORY_DIGIT": "0",
+    "CATEGORY_NOT_DIGIT": "a",
+    "CATEGORY_WORD": "a",
+    "CATEGORY_NOT_WORD": "-",
+    "CATEGORY_SPACE": " ",
+    "CATEGORY_NOT_SPACE": "a",
 }
 _CANDIDATES = "a0A_-. xZ9"
 
@@ -321,8 +325,14 @@ def _class_item_matches(op: Any, av: Any, c: str) -> bool:
         return bool(av[0] <= ord(c) <= av[1])
     if name == "CATEGORY":
         cat = str(av)
-        probe = {"CATEGORY_DIGIT": r"\d", "CATEGORY_NOT_DIGIT": r"\D", "CATEGORY_WORD": r"\w",
-                 "CATEGORY_NOT_WORD": r"\W", "CATEGORY_SPACE": r"\s", "CATEGORY_NOT_SPACE": r"\S"}.get(cat)
+        probe = {
+            "CATEGORY_DIGIT": r"\d",
+            "CATEGORY_NOT_DIGIT": r"\D",
+            "CATEGORY_WORD": r"\w",
+            "CATEGORY_NOT_WORD": r"\W",
+            "CATEGORY_SPACE": r"\s",
+            "CATEGORY_NOT_SPACE": r"\S",
+        }.get(cat)
         if probe is None:
             raise _Unsupported(f"category {cat.lower()}")
         return re.fullmatch(probe, c) is not None

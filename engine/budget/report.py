@@ -22,7 +22,7 @@ _BADGE_RANK = {"Lightning": 0, "Fast": 1, "Standard": 2, "Slow": 3, "Unmeasured"
 
 
 def compatibility(status: ToolStatus) -> str:
-    """"FAST compatible", "STANDARD compatible", "DEEP only", "every tier (call control)" or "unavailable"."""
+    """ "FAST compatible", "STANDARD compatible", "DEEP only", "every tier (call control)" or "unavailable"."""
     if status.exempt:
         return "every tier (call control)"
     if status.tier is None:

@@ -85,8 +85,9 @@ def decide(f: TurnFacts, cfg: SelectorConfig) -> Decision:
         if f.last_deep_turn_at is not None and f.now - f.last_deep_turn_at < cfg.deep_cooldown_s:
             since = f.now - f.last_deep_turn_at
             return Decision(
-                STANDARD, f"deep cooldown: deep keyword '{kw}' {since:.0f} s after the last deep turn "
-                f"(cooldown {cfg.deep_cooldown_s:g} s)"
+                STANDARD,
+                f"deep cooldown: deep keyword '{kw}' {since:.0f} s after the last deep turn "
+                f"(cooldown {cfg.deep_cooldown_s:g} s)",
             )
         return Decision(DEEP, f"deep keyword '{kw}'")
     if f.waiting_callers >= cfg.queue_depth_fast:

@@ -141,11 +141,22 @@ def classify(
         else:
             tier, hidden_reason = None, f"degraded beyond DEEP: {health_reason}"
     return ToolStatus(
-        name=d.name, server=d.server, key=key, base_tier=base, tier=tier, health=health,
-        health_reason=health_reason, effective_ms=effective, source=source,
-        p50_ms=window.p50_ms if measured else None, p99_ms=window.p99_ms if measured else None,
-        samples=window.count, error_rate=window.error_rate,
-        badge=badge_for(window.p50_ms if measured else None), exempt=exempt, hidden_reason=hidden_reason,
+        name=d.name,
+        server=d.server,
+        key=key,
+        base_tier=base,
+        tier=tier,
+        health=health,
+        health_reason=health_reason,
+        effective_ms=effective,
+        source=source,
+        p50_ms=window.p50_ms if measured else None,
+        p99_ms=window.p99_ms if measured else None,
+        samples=window.count,
+        error_rate=window.error_rate,
+        badge=badge_for(window.p50_ms if measured else None),
+        exempt=exempt,
+        hidden_reason=hidden_reason,
     )
 
 

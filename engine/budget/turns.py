@@ -87,9 +87,7 @@ class TurnTracker:
             self._announce(state, session.call_id, d, message, "slow_tool")
         elif not state.announced:
             loop = asyncio.get_running_loop()
-            running.timer = loop.call_later(
-                threshold_ms / 1000, self._still_running, task, session.call_id, d, message
-            )
+            running.timer = loop.call_later(threshold_ms / 1000, self._still_running, task, session.call_id, d, message)
         self._running[task] = running
 
     def finished(self) -> None:

@@ -22,9 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     import importlib
 
     parser = common.ArgParser(prog="ava-engine", description="The ava voice-agent engine, headless.")
-    parser.add_argument(
-        "--config", "-c", help="config file (default: the user config, created from the demo)"
-    )
+    parser.add_argument("--config", "-c", help="config file (default: the user config, created from the demo)")
     parser.add_argument("--json", action="store_true", help="print only JSON")
     parser.add_argument("--log-level", default=None, choices=["debug", "info", "warning", "error"])
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=common.ArgParser)

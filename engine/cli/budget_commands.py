@@ -42,14 +42,18 @@ async def cmd_calibrate(args: argparse.Namespace) -> int:
     if args.json:
         print_json(report)
         return 0
-    print(f"server {report['server']} ({report['environment']}): {report['calibrated']} calibrated, "
-          f"{report['skipped']} skipped, {report['probes_per_tool']} probes per tool")
+    print(
+        f"server {report['server']} ({report['environment']}): {report['calibrated']} calibrated, "
+        f"{report['skipped']} skipped, {report['probes_per_tool']} probes per tool"
+    )
     for row in report["tools"]:
         if row["result"] == "calibrated":
             p50 = f"{row['p50_ms']:.1f}" if row["p50_ms"] is not None else "-"
             p99 = f"{row['p99_ms']:.1f}" if row["p99_ms"] is not None else "-"
-            print(f"  {row['exposed_name']:<40} {str(row['tier']).upper():<9} p50 {p50:>8} ms  p99 {p99:>8} ms  "
-                  f"{row['badge']:<10} {row['health']}")
+            print(
+                f"  {row['exposed_name']:<40} {str(row['tier']).upper():<9} p50 {p50:>8} ms  p99 {p99:>8} ms  "
+                f"{row['badge']:<10} {row['health']}"
+            )
         else:
             print(f"  {row['exposed_name']:<40} skipped: {row['reason']}")
     return 0

@@ -22,27 +22,19 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("tools", help="the tool declarations a context (and provider) would receive")
     p.add_argument("--context", help="context name (default: every registered tool)")
-    p.add_argument(
-        "--provider", help="provider TYPE (openai_chat, anthropic, gemini …); canonical when omitted"
-    )
-    p.add_argument(
-        "--tier", choices=["fast", "standard", "deep"], help="latency tier (default: the context's)"
-    )
+    p.add_argument("--provider", help="provider TYPE (openai_chat, anthropic, gemini …); canonical when omitted")
+    p.add_argument("--tier", choices=["fast", "standard", "deep"], help="latency tier (default: the context's)")
     p.add_argument("--strict", action="store_true", help="OpenAI strict mode schemas")
     p.set_defaults(func=cmd_tools)
 
     p = sub.add_parser("call", help="a text call through the real engine")
     p.add_argument("--context", required=True)
-    p.add_argument(
-        "--say", action="append", default=[], metavar="TEXT", help="what the caller says (repeatable)"
-    )
+    p.add_argument("--say", action="append", default=[], metavar="TEXT", help="what the caller says (repeatable)")
     p.add_argument("--provider", help="a configured provider NAME to use instead of the context's")
     p.add_argument("--caller-name")
     p.add_argument("--caller-number")
     p.add_argument("--audio-in", metavar="WAV", help="a voice call: the caller's audio (PCM16 WAV) instead of --say")
-    p.add_argument(
-        "--audio-out", metavar="WAV", help="with --audio-in: the agent's audio, on the input's timeline"
-    )
+    p.add_argument("--audio-out", metavar="WAV", help="with --audio-in: the agent's audio, on the input's timeline")
     p.set_defaults(func=cmd_call)
 
     p = sub.add_parser("secrets", help="secrets in the OS keyring (service ava-console)")
@@ -123,9 +115,7 @@ async def cmd_tools(args: argparse.Namespace) -> int:
     if args.provider is not None:
         allowed = ProviderConfig.model_fields["type"].annotation.__args__  # type: ignore[union-attr]
         if args.provider not in allowed:
-            raise UsageError(
-                f"--provider: unknown provider type {args.provider!r} (one of: {', '.join(allowed)})"
-            )
+            raise UsageError(f"--provider: unknown provider type {args.provider!r} (one of: {', '.join(allowed)})")
     async with running_engine(args, settings) as engine:
         if args.context:
             if args.context not in settings.contexts:
@@ -151,9 +141,7 @@ async def cmd_tools(args: argparse.Namespace) -> int:
     if args.json:
         print_json(out)
         return 0
-    print(
-        f"context: {args.context or '(all tools)'}   tier: {tier}   provider: {args.provider or 'canonical'}"
-    )
+    print(f"context: {args.context or '(all tools)'}   tier: {tier}   provider: {args.provider or 'canonical'}")
     for decl in view.declarations():
         print(f"  {decl['name']:<40} {str(decl['description'])[:70]}")
     for h in out.get("hidden", []):
@@ -299,11 +287,7 @@ def _secrets() -> Any:
 def cmd_secrets_set(args: argparse.Namespace) -> int:
     value = args.value
     if value is None:
-        value = (
-            getpass.getpass(f"value for {args.name}: ")
-            if sys.stdin.isatty()
-            else sys.stdin.read().rstrip("\n")
-        )
+        value = getpass.getpass(f"value for {args.name}: ") if sys.stdin.isatty() else sys.stdin.read().rstrip("\n")
     if not value:
         raise UsageError("the secret's value is empty")
     _secrets().set_secret(args.name, value)

@@ -54,8 +54,12 @@ def register(sub: Any) -> None:
     p.add_argument("--dry-run", action="store_true", help="show what would be added; write nothing")
     p.set_defaults(func=cmd_import)
     p = sub.add_parser("serve", help="run the engine headless (HTTP API; reloads on SIGHUP and file change)")
-    p.add_argument("--no-watch", dest="watch", action="store_false",
-                   help="do not reload when the config file changes (SIGHUP still reloads)")
+    p.add_argument(
+        "--no-watch",
+        dest="watch",
+        action="store_false",
+        help="do not reload when the config file changes (SIGHUP still reloads)",
+    )
     p.add_argument("--poll", type=float, default=None, help=argparse.SUPPRESS)  # old spelling: --poll 0 = --no-watch
     p.set_defaults(func=cmd_serve)
 
@@ -104,9 +108,11 @@ async def cmd_test(args: argparse.Namespace) -> int:
     else:
         t = report["timings_ms"]
         if report["ok"]:
-            print(f"{args.server}: ok ({report['protocol_version']}, {report['server_name'] or 'unnamed'}) "
-                  f"connect+initialize {t.get('connect_initialize', 0):.0f} ms, list {t.get('list_tools', 0):.0f} ms, "
-                  f"{len(report['tools'])} tools")
+            print(
+                f"{args.server}: ok ({report['protocol_version']}, {report['server_name'] or 'unnamed'}) "
+                f"connect+initialize {t.get('connect_initialize', 0):.0f} ms, list {t.get('list_tools', 0):.0f} ms, "
+                f"{len(report['tools'])} tools"
+            )
             for tool in report["tools"]:
                 print(f"  {tool['exposed_name']}")
         else:
@@ -125,7 +131,7 @@ async def cmd_call(args: argparse.Namespace) -> int:
     try:  # bounded (engine.tool_arguments) before parsing: a deeply nested --args is an error, not a crash
         call_args = parse_arguments(args.args, settings.engine.tool_arguments)
     except ArgumentError as e:
-        raise UsageError(f"--args: {e} (e.g. '{{\"timezone\": \"UTC\"}}')") from e
+        raise UsageError(f'--args: {e} (e.g. \'{{"timezone": "UTC"}}\')') from e
     if args.context is not None and args.context not in settings.contexts:
         known = ", ".join(sorted(settings.contexts)) or "none"
         raise UsageError(f"--context: unknown context {args.context!r} (known: {known})")
@@ -136,8 +142,9 @@ async def cmd_call(args: argparse.Namespace) -> int:
         if engine.registry.get(args.exposed_name) is None:
             known = ", ".join(engine.registry.names()) or "none"
             raise UsageError(f"EXPOSED_NAME: no tool {clip_repr(args.exposed_name)} (available: {known})")
-        session = CallSession(call_id=f"cli-{uuid.uuid4().hex[:8]}", context=args.context or "(operator)",
-                              provider="cli")
+        session = CallSession(
+            call_id=f"cli-{uuid.uuid4().hex[:8]}", context=args.context or "(operator)", provider="cli"
+        )
         if args.context is None:
             session.shown_tools = frozenset(engine.registry.names())  # the operator is shown every tool
         else:
@@ -171,9 +178,15 @@ def cmd_import(args: argparse.Namespace) -> int:
     if result.added and not args.dry_run:
         # validate the file's shape without requiring every ${VAR} / ${keyring:NAME} to be set yet
         doc.save(env=_Lenient(os.environ), lookup_secret=lambda name: "(not set yet)")
-    out = {"config": str(config_path), "added": sorted(result.added), "unchanged": result.unchanged,
-           "conflicts": result.conflicts, "renamed": result.renamed, "problems": result.problems,
-           "written": bool(result.added) and not args.dry_run}
+    out = {
+        "config": str(config_path),
+        "added": sorted(result.added),
+        "unchanged": result.unchanged,
+        "conflicts": result.conflicts,
+        "renamed": result.renamed,
+        "problems": result.problems,
+        "written": bool(result.added) and not args.dry_run,
+    }
     if args.json:
         print_json(out)
     else:

@@ -36,8 +36,14 @@ def parse_yaml_fragment(text: str, where: str = "<yaml>") -> Any:
     def plain(node: Any, path: KeyPath, stack: tuple[int, ...]) -> Any:
         if isinstance(node, Mapping | list):
             if id(node) in stack or len(path) > MAX_DEPTH:
-                issues.append(ConfigIssue(where, line_for(path, lines), format_path(path),
-                                          "recursive or too deeply nested YAML (check anchors and aliases)"))
+                issues.append(
+                    ConfigIssue(
+                        where,
+                        line_for(path, lines),
+                        format_path(path),
+                        "recursive or too deeply nested YAML (check anchors and aliases)",
+                    )
+                )
                 return None
             stack = (*stack, id(node))
         if isinstance(node, Mapping):

@@ -184,9 +184,7 @@ def parse_mcp_json(text: str, source: str = "<json>") -> ImportPlan:
             servers = node
             break
     if not isinstance(servers, Mapping):
-        raise McpImportError(
-            f"{source}: no 'mcpServers' (Claude Desktop, Cursor) or 'servers' (VS Code) object found"
-        )
+        raise McpImportError(f"{source}: no 'mcpServers' (Claude Desktop, Cursor) or 'servers' (VS Code) object found")
     plan = ImportPlan()
     for name, entry in servers.items():
         try:

@@ -138,8 +138,9 @@ class McpHost:
         with self.services.bus.subscribe(types={"call.started"}) as sub:
             async for event in sub:
                 for s in self._lazy_for_context(getattr(event, "context", "")):
-                    log.info("MCP server %s: first use by context %s, starting", s.server_id,
-                             getattr(event, "context", ""))
+                    log.info(
+                        "MCP server %s: first use by context %s, starting", s.server_id, getattr(event, "context", "")
+                    )
                     s.start()
 
     def server_for(self, exposed_name: str) -> Supervisor | None:
@@ -148,9 +149,7 @@ class McpHost:
         if entry is not None and entry.tool.definition.server in self.supervisors:
             return self.supervisors[entry.tool.definition.server]
         for s in sorted(self.supervisors.values(), key=lambda x: -len(x.server_id)):
-            if exposed_name.startswith(f"mcp_{s.server_id}_") or any(
-                t.expose_as == exposed_name for t in s.cfg.tools
-            ):
+            if exposed_name.startswith(f"mcp_{s.server_id}_") or any(t.expose_as == exposed_name for t in s.cfg.tools):
                 return s
         return None
 

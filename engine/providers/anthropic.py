@@ -58,14 +58,27 @@ class AnthropicProvider(TextProvider):
                     raw.append({"role": seg.role, "content": [{"type": "text", "text": seg.text}]})
                 continue
             assert isinstance(seg, ToolRound)
-            raw.append({"role": "assistant", "content": [
-                {"type": "tool_use", "id": provider_call_id(self.type, c.id),
-                 "name": tools.names.provider_name(c.name), "input": call_arguments_object(c)}
-                for c in seg.calls]})
+            raw.append(
+                {
+                    "role": "assistant",
+                    "content": [
+                        {
+                            "type": "tool_use",
+                            "id": provider_call_id(self.type, c.id),
+                            "name": tools.names.provider_name(c.name),
+                            "input": call_arguments_object(c),
+                        }
+                        for c in seg.calls
+                    ],
+                }
+            )
             blocks: list[dict[str, Any]] = []
             for r in seg.results:
-                block: dict[str, Any] = {"type": "tool_result", "tool_use_id": provider_call_id(self.type, r.call_id),
-                                         "content": result_text(r)}
+                block: dict[str, Any] = {
+                    "type": "tool_result",
+                    "tool_use_id": provider_call_id(self.type, r.call_id),
+                    "content": result_text(r),
+                }
                 if r.status != "success":
                     block["is_error"] = True
                 blocks.append(block)
@@ -73,8 +86,9 @@ class AnthropicProvider(TextProvider):
         opener = {"type": "text", "text": CALL_OPENED}
         return alternating_turns(raw, "content", opener, leading=_is_tool_result), system
 
-    def build_request(self, turn: Turn, history: Sequence[HistoryItem], tools: RenderedTools, mode: ToolMode,
-                      state: dict[str, Any]) -> HttpRequest:
+    def build_request(
+        self, turn: Turn, history: Sequence[HistoryItem], tools: RenderedTools, mode: ToolMode, state: dict[str, Any]
+    ) -> HttpRequest:
         messages, system = self.messages(history, tools)
         if turn.system_prompt:
             system.insert(0, turn.system_prompt)
@@ -98,8 +112,11 @@ class AnthropicProvider(TextProvider):
         if not stream:
             data = await resp.json(content_type=None)
             text = "".join(b.get("text", "") for b in data.get("content", []) if b.get("type") == "text")
-            calls = [RawCall(b["name"], b.get("input") or {}, b.get("id"))
-                     for b in data.get("content", []) if b.get("type") == "tool_use"]
+            calls = [
+                RawCall(b["name"], b.get("input") or {}, b.get("id"))
+                for b in data.get("content", [])
+                if b.get("type") == "tool_use"
+            ]
             await emit_text(turn, text)
             return ModelOutput(text, calls, data.get("stop_reason") or "")
         parts: list[str] = []
@@ -113,8 +130,12 @@ class AnthropicProvider(TextProvider):
                 raise ProviderError(self.name, f"{err.get('message', 'stream error')} ({err.get('type', 'error')})")
             if kind == "content_block_start":
                 block = ev["content_block"]
-                blocks[ev["index"]] = {"type": block["type"], "id": block.get("id"), "name": block.get("name"),
-                                       "json": ""}
+                blocks[ev["index"]] = {
+                    "type": block["type"],
+                    "id": block.get("id"),
+                    "name": block.get("name"),
+                    "json": "",
+                }
                 if block.get("type") == "text" and block.get("text"):
                     parts.append(block["text"])
                     await emit_text(turn, block["text"])
@@ -129,6 +150,7 @@ class AnthropicProvider(TextProvider):
                 finish = (ev.get("delta") or {}).get("stop_reason") or finish
             elif kind == "message_stop":
                 break
-        calls = [RawCall(b["name"], b["json"] or "{}", b["id"]) for _, b in sorted(blocks.items())
-                 if b["type"] == "tool_use"]
+        calls = [
+            RawCall(b["name"], b["json"] or "{}", b["id"]) for _, b in sorted(blocks.items()) if b["type"] == "tool_use"
+        ]
         return ModelOutput("".join(parts), calls, finish)

@@ -41,8 +41,12 @@ class GeminiProvider(TextProvider):
     type = "gemini"
     default_base_url = "https://generativelanguage.googleapis.com/v1beta"
 
-    def contents(self, history: Sequence[HistoryItem], tools: RenderedTools, signatures: dict[str, str],
-                 ) -> tuple[list[dict[str, Any]], list[str]]:
+    def contents(
+        self,
+        history: Sequence[HistoryItem],
+        tools: RenderedTools,
+        signatures: dict[str, str],
+    ) -> tuple[list[dict[str, Any]], list[str]]:
         raw: list[dict[str, Any]] = []
         system: list[str] = []
         for seg in segments(history):
@@ -55,9 +59,13 @@ class GeminiProvider(TextProvider):
             assert isinstance(seg, ToolRound)
             parts: list[dict[str, Any]] = []
             for c in seg.calls:
-                part: dict[str, Any] = {"functionCall": {"id": provider_call_id(self.type, c.id),
-                                                         "name": tools.names.provider_name(c.name),
-                                                         "args": call_arguments_object(c)}}
+                part: dict[str, Any] = {
+                    "functionCall": {
+                        "id": provider_call_id(self.type, c.id),
+                        "name": tools.names.provider_name(c.name),
+                        "args": call_arguments_object(c),
+                    }
+                }
                 if c.id in signatures:
                     part["thoughtSignature"] = signatures[c.id]
                 parts.append(part)
@@ -67,11 +75,17 @@ class GeminiProvider(TextProvider):
 
     def function_response(self, r: ToolResultItem, tools: RenderedTools) -> dict[str, Any]:
         key = "output" if r.status == "success" else "error"
-        return {"functionResponse": {"id": provider_call_id(self.type, r.call_id),
-                                     "name": tools.names.provider_name(r.name), "response": {key: r.payload()}}}
+        return {
+            "functionResponse": {
+                "id": provider_call_id(self.type, r.call_id),
+                "name": tools.names.provider_name(r.name),
+                "response": {key: r.payload()},
+            }
+        }
 
-    def build_request(self, turn: Turn, history: Sequence[HistoryItem], tools: RenderedTools, mode: ToolMode,
-                      state: dict[str, Any]) -> HttpRequest:
+    def build_request(
+        self, turn: Turn, history: Sequence[HistoryItem], tools: RenderedTools, mode: ToolMode, state: dict[str, Any]
+    ) -> HttpRequest:
         contents, system = self.contents(history, tools, state.setdefault("signatures", {}))
         if turn.system_prompt:
             system.insert(0, turn.system_prompt)

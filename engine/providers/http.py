@@ -123,8 +123,14 @@ class HttpClient:
                     message = self._scrub(error_message(body))
                     if resp.status in RETRY_STATUS and attempt < self.settings.max_retries:
                         delay = self._delay(attempt, resp.headers.get("Retry-After"))
-                        log.info("%s: HTTP %s (%s); retry %d in %.2fs", self.provider, resp.status, message,
-                                 attempt + 1, delay)
+                        log.info(
+                            "%s: HTTP %s (%s); retry %d in %.2fs",
+                            self.provider,
+                            resp.status,
+                            message,
+                            attempt + 1,
+                            delay,
+                        )
                     else:
                         raise ProviderError(self.provider, f"HTTP {resp.status}: {message}", resp.status)
             except (TimeoutError, aiohttp.ClientConnectionError) as e:

@@ -43,7 +43,7 @@ def canonical_from(provider_type: str, provider_id: str) -> str | None:
     """The canonical id a rendered id came from (None for ids the provider minted itself)."""
     prefix = PREFIX.get(provider_type, "")
     if provider_id.startswith(prefix):
-        rest = provider_id[len(prefix):]
+        rest = provider_id[len(prefix) :]
         if re.fullmatch(r"tc_\d+", rest):
             return rest
     return None

@@ -47,17 +47,28 @@ class OllamaProvider(TextProvider):
                 out.append({"role": seg.role, "content": seg.text})
                 continue
             assert isinstance(seg, ToolRound)
-            out.append({"role": "assistant", "content": "", "tool_calls": [
-                {"function": {"name": tools.names.provider_name(c.name), "arguments": call_arguments_object(c)}}
-                for c in seg.calls]})
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [
+                        {"function": {"name": tools.names.provider_name(c.name), "arguments": call_arguments_object(c)}}
+                        for c in seg.calls
+                    ],
+                }
+            )
             for r in seg.results:
                 out.append({"role": "tool", "tool_name": tools.names.provider_name(r.name), "content": result_text(r)})
         return out
 
-    def build_request(self, turn: Turn, history: Sequence[HistoryItem], tools: RenderedTools, mode: ToolMode,
-                      state: dict[str, Any]) -> HttpRequest:
-        payload: dict[str, Any] = {"model": self.config.model, "messages": self.messages(turn, history, tools),
-                                   "stream": self.stream}
+    def build_request(
+        self, turn: Turn, history: Sequence[HistoryItem], tools: RenderedTools, mode: ToolMode, state: dict[str, Any]
+    ) -> HttpRequest:
+        payload: dict[str, Any] = {
+            "model": self.config.model,
+            "messages": self.messages(turn, history, tools),
+            "stream": self.stream,
+        }
         if mode == "auto":
             payload["tools"] = tools.tools
         options: dict[str, Any] = dict(self.config.options.get("model_options") or {})

@@ -62,22 +62,32 @@ class OpenAIChatProvider(TextProvider):
                 out.append({"role": role if seg.role == "system" else seg.role, "content": seg.text})
                 continue
             assert isinstance(seg, ToolRound)
-            out.append({
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {"id": provider_call_id(self.type, c.id), "type": "function",
-                     "function": {"name": tools.names.provider_name(c.name), "arguments": call_arguments_json(c)}}
-                    for c in seg.calls
-                ],
-            })
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": provider_call_id(self.type, c.id),
+                            "type": "function",
+                            "function": {
+                                "name": tools.names.provider_name(c.name),
+                                "arguments": call_arguments_json(c),
+                            },
+                        }
+                        for c in seg.calls
+                    ],
+                }
+            )
             for r in seg.results:
-                out.append({"role": "tool", "tool_call_id": provider_call_id(self.type, r.call_id),
-                            "content": result_text(r)})
+                out.append(
+                    {"role": "tool", "tool_call_id": provider_call_id(self.type, r.call_id), "content": result_text(r)}
+                )
         return out
 
-    def build_request(self, turn: Turn, history: Sequence[HistoryItem], tools: RenderedTools, mode: ToolMode,
-                      state: dict[str, Any]) -> HttpRequest:
+    def build_request(
+        self, turn: Turn, history: Sequence[HistoryItem], tools: RenderedTools, mode: ToolMode, state: dict[str, Any]
+    ) -> HttpRequest:
         payload: dict[str, Any] = {"model": self.config.model, "messages": self.messages(turn, history, tools)}
         if mode != "off":
             payload["tools"] = tools.tools
@@ -98,8 +108,11 @@ class OpenAIChatProvider(TextProvider):
             self.raise_embedded_error(data)
             choice = (data.get("choices") or [{}])[0]
             msg = choice.get("message") or {}
-            calls = [RawCall(tc["function"]["name"], tc["function"].get("arguments"), tc.get("id"))
-                     for tc in msg.get("tool_calls") or [] if tc.get("type", "function") == "function"]
+            calls = [
+                RawCall(tc["function"]["name"], tc["function"].get("arguments"), tc.get("id"))
+                for tc in msg.get("tool_calls") or []
+                if tc.get("type", "function") == "function"
+            ]
             text = msg.get("content") or ""
             await emit_text(turn, text)
             return ModelOutput(text, calls, choice.get("finish_reason") or "")

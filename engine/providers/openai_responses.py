@@ -47,17 +47,32 @@ class OpenAIResponsesProvider(TextProvider):
                 continue
             assert isinstance(seg, ToolRound)
             for c in seg.calls:
-                out.append({"type": "function_call", "call_id": provider_call_id(self.type, c.id),
-                            "name": tools.names.provider_name(c.name), "arguments": call_arguments_json(c)})
+                out.append(
+                    {
+                        "type": "function_call",
+                        "call_id": provider_call_id(self.type, c.id),
+                        "name": tools.names.provider_name(c.name),
+                        "arguments": call_arguments_json(c),
+                    }
+                )
             for r in seg.results:
-                out.append({"type": "function_call_output", "call_id": provider_call_id(self.type, r.call_id),
-                            "output": result_text(r)})
+                out.append(
+                    {
+                        "type": "function_call_output",
+                        "call_id": provider_call_id(self.type, r.call_id),
+                        "output": result_text(r),
+                    }
+                )
         return out
 
-    def build_request(self, turn: Turn, history: Sequence[HistoryItem], tools: RenderedTools, mode: ToolMode,
-                      state: dict[str, Any]) -> HttpRequest:
-        payload: dict[str, Any] = {"model": self.config.model, "input": self.input_items(history, tools),
-                                   "store": bool(self.config.options.get("store", False))}
+    def build_request(
+        self, turn: Turn, history: Sequence[HistoryItem], tools: RenderedTools, mode: ToolMode, state: dict[str, Any]
+    ) -> HttpRequest:
+        payload: dict[str, Any] = {
+            "model": self.config.model,
+            "input": self.input_items(history, tools),
+            "store": bool(self.config.options.get("store", False)),
+        }
         if turn.system_prompt:
             payload["instructions"] = turn.system_prompt
         if mode != "off":

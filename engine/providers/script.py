@@ -97,9 +97,7 @@ def load_script(path: str | Path) -> Script:
             if len(loc) >= 2 and loc[0] == "intents" and isinstance(loc[1], int):
                 intents = raw.get("intents") or []
                 if loc[1] < len(intents) and isinstance(intents[loc[1]], dict):
-                    where = f"intent {intents[loc[1]].get('name', loc[1])!r}: " + ".".join(
-                        str(x) for x in loc[2:]
-                    )
+                    where = f"intent {intents[loc[1]].get('name', loc[1])!r}: " + ".".join(str(x) for x in loc[2:])
             msg = err["msg"].removeprefix("Value error, ")
             if err["type"] == "extra_forbidden":
                 msg = "unknown key"
@@ -155,9 +153,7 @@ def numbers_to_digits(text: str) -> str:
         if m.group("hundred"):
             return "100"
         if m.group("tens"):
-            return str(
-                _TENS[m.group("tens").lower()] + (_UNITS[m.group("unit2").lower()] if m.group("unit2") else 0)
-            )
+            return str(_TENS[m.group("tens").lower()] + (_UNITS[m.group("unit2").lower()] if m.group("unit2") else 0))
         return str(_UNITS[m.group("unit").lower()])
 
     return _NUMBER_WORDS.sub(sub, text)

@@ -64,10 +64,7 @@ class ScriptedSession(ProviderSession):
         values.update(groups)
         if not intent.tools:
             return TurnReply(render(intent.reply, values))
-        calls = [
-            ToolCallRequest(t.name, {k: _render_arg(v, values) for k, v in t.args.items()})
-            for t in intent.tools
-        ]
+        calls = [ToolCallRequest(t.name, {k: _render_arg(v, values) for k, v in t.args.items()}) for t in intent.tools]
         results = await turn.tools.call_tools(calls)
         values["result"] = " ".join(r.message for r in results if r.message)
         values["results"] = [r.payload() for r in results]

@@ -190,8 +190,9 @@ class TextProvider(Provider):
     # -------------------------------------------------------------------------------------------- adapter API
 
     @abstractmethod
-    def build_request(self, turn: Turn, history: Sequence[HistoryItem], tools: RenderedTools, mode: ToolMode,
-                      state: dict[str, Any]) -> HttpRequest:
+    def build_request(
+        self, turn: Turn, history: Sequence[HistoryItem], tools: RenderedTools, mode: ToolMode, state: dict[str, Any]
+    ) -> HttpRequest:
         """One request from the history snapshot; ``state`` lives for one turn (e.g. Gemini signatures)."""
 
     @abstractmethod

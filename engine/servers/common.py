@@ -75,9 +75,7 @@ def _port(text: str) -> int:
 def make_server(name: str, instructions: str, args: argparse.Namespace, **kwargs: Any) -> MCPServer[Any]:
     """Build an MCPServer named ``ava-NAME`` with the log level chosen on the command line."""
     level: LogLevel = args.log_level
-    return MCPServer(
-        name=f"ava-{name}", instructions=instructions, version="0.1.0", log_level=level, **kwargs
-    )
+    return MCPServer(name=f"ava-{name}", instructions=instructions, version="0.1.0", log_level=level, **kwargs)
 
 
 def run_server(server: MCPServer[Any], args: argparse.Namespace) -> None:

@@ -150,9 +150,7 @@ def parse_arguments(raw: str | Mapping[str, Any] | None, limits: Limits = DEFAUL
     except LimitExceeded as e:
         raise ArgumentError([str(e)]) from None
     except json.JSONDecodeError as e:
-        raise ArgumentError(
-            [f"arguments are not valid JSON: {e.msg} at line {e.lineno} column {e.colno}"]
-        ) from None
+        raise ArgumentError([f"arguments are not valid JSON: {e.msg} at line {e.lineno} column {e.colno}"]) from None
     except ValueError as e:  # NaN/Infinity, integers beyond Python's digit limit
         if isinstance(e, ArgumentError):
             raise
@@ -166,9 +164,7 @@ def parse_arguments(raw: str | Mapping[str, Any] | None, limits: Limits = DEFAUL
 
 _TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {
     "string": lambda v: isinstance(v, str),
-    "integer": lambda v: (
-        (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer())
-    ),
+    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer()),
     "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
     "boolean": lambda v: isinstance(v, bool),
     "array": lambda v: isinstance(v, list),

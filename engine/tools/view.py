@@ -86,9 +86,7 @@ def matches_allowlist(name: str, allowlist: Sequence[str]) -> bool:
 class ToolViewBuilder:
     """Computes views, caching by (registry revision, context, call revision, tier, filter revision)."""
 
-    def __init__(
-        self, registry: ToolRegistry, tier_filter: TierFilter | None = None, cache_size: int = 512
-    ) -> None:
+    def __init__(self, registry: ToolRegistry, tier_filter: TierFilter | None = None, cache_size: int = 512) -> None:
         self.registry = registry
         self.tier_filter = tier_filter
         self._cache: dict[tuple[object, ...], ToolView] = {}
@@ -141,4 +139,3 @@ class ToolViewBuilder:
             allowed, tier_hidden = self.tier_filter(allowed, tier)
             hidden.extend(tier_hidden)
         return ToolView.build(key, allowed, hidden, tier)
-

@@ -72,8 +72,9 @@ def route_alsa_messages() -> bool:
 
 # void (*)(const char *file, int line, const char *function, int err, const char *fmt, ...); the variadic
 # arguments are not read (ctypes cannot), so the message is logged unformatted.
-ALSA_ERROR_HANDLER = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_int,
-                                      ctypes.c_char_p)
+ALSA_ERROR_HANDLER = ctypes.CFUNCTYPE(
+    None, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p
+)
 _alsa_handler: Any = None
 
 

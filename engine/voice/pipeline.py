@@ -235,8 +235,10 @@ class VoiceCall:
                 self.pacer.add_busy(-1)
             self.started.set()
             self._refresh_state()
-            waits = [asyncio.create_task(self._drained(), name=f"voice:{self.context}:drained"),
-                     asyncio.create_task(self._done.wait(), name=f"voice:{self.context}:done")]
+            waits = [
+                asyncio.create_task(self._drained(), name=f"voice:{self.context}:drained"),
+                asyncio.create_task(self._done.wait(), name=f"voice:{self.context}:done"),
+            ]
             try:
                 await asyncio.wait(waits, return_when="FIRST_COMPLETED")
             finally:
@@ -325,8 +327,10 @@ class VoiceCall:
             return
         self._pending = stats
         self._phase = "thinking"
-        task = asyncio.create_task(self.engine.user_said(session.call_id, transcript.text),
-                                   name=f"voice:{session.call_id}:turn:{session.turn + 1}")
+        task = asyncio.create_task(
+            self.engine.user_said(session.call_id, transcript.text),
+            name=f"voice:{session.call_id}:turn:{session.turn + 1}",
+        )
         self._turn_task = task
         try:
             await task

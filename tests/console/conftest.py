@@ -15,6 +15,7 @@ from tests.fixtures.memory_keyring import MemoryKeyring
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE_SERVER = ROOT / "tests" / "fixtures" / "mcp_servers" / "fixture_server.py"
 
+
 @pytest.fixture
 def memory_keyring() -> Iterator[MemoryKeyring]:
     old = keyring.get_keyring()

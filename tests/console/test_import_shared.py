@@ -26,24 +26,33 @@ from tests.fixtures.memory_keyring import MemoryKeyring
 ENTRY_POINT = Path(sys.executable).parent / "ava-engine"
 EXISTING = '    remote:\n      url: "http://127.0.0.1:9/other"\n      transport: http\n'
 
-CLAUDE = {"mcpServers": {
-    "My Files": {"command": "npx", "args": ["-y", "@scope/files", "/tmp"], "env": {"TOKEN": "${input:files-token}"}},
-    "remote": {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer ${input:remote-key}"}},
-    "legacy": {"type": "sse", "url": "http://127.0.0.1:9/sse", "disabled": True},
-    "9lives": {"command": "python3", "args": ["-m", "nine"], "cwd": "${env:HOME}"},
-    "broken": {"nothing": True},
-    "odd": {"type": "websocket", "url": "ws://127.0.0.1:9"},
-}}
-VSCODE = {"servers": {
-    "gh": {"type": "streamable-http", "url": "http://127.0.0.1:9/mcp"},
-    "py": {"type": "stdio", "command": "python3", "args": ["-m", "srv"], "env": {"KEY": "${env:PY_KEY}"}},
-}}
+CLAUDE = {
+    "mcpServers": {
+        "My Files": {
+            "command": "npx",
+            "args": ["-y", "@scope/files", "/tmp"],
+            "env": {"TOKEN": "${input:files-token}"},
+        },
+        "remote": {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer ${input:remote-key}"}},
+        "legacy": {"type": "sse", "url": "http://127.0.0.1:9/sse", "disabled": True},
+        "9lives": {"command": "python3", "args": ["-m", "nine"], "cwd": "${env:HOME}"},
+        "broken": {"nothing": True},
+        "odd": {"type": "websocket", "url": "ws://127.0.0.1:9"},
+    }
+}
+VSCODE = {
+    "servers": {
+        "gh": {"type": "streamable-http", "url": "http://127.0.0.1:9/mcp"},
+        "py": {"type": "stdio", "command": "python3", "args": ["-m", "srv"], "env": {"KEY": "${env:PY_KEY}"}},
+    }
+}
 
 
 def _config(path: Path, source: Path) -> Path:
     """The console tests' config with MCP off (nothing starts on reload) and one server the import collides with."""
-    text = source.read_text().replace("mcp:\n  enabled: true\n  servers: {}\n",
-                                      "mcp:\n  enabled: false\n  servers:\n" + EXISTING)
+    text = source.read_text().replace(
+        "mcp:\n  enabled: true\n  servers: {}\n", "mcp:\n  enabled: false\n  servers:\n" + EXISTING
+    )
     assert EXISTING in text
     path.write_text(text)
     return path
@@ -55,8 +64,14 @@ def _servers(path: Path) -> dict[str, Any]:
 
 def _cli_import(config: Path, src: Path) -> dict[str, Any]:
     env = {**os.environ, "PY_KEY": "k"}
-    proc = subprocess.run([str(ENTRY_POINT), "--config", str(config), "--json", "import-mcp-json", str(src)],
-                          capture_output=True, text=True, env=env, timeout=60, check=False)
+    proc = subprocess.run(
+        [str(ENTRY_POINT), "--config", str(config), "--json", "import-mcp-json", str(src)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     out: dict[str, Any] = json.loads(proc.stdout)
     return out
@@ -109,4 +124,3 @@ async def test_cli_and_console_import_the_same_servers(
     assert servers["gh"] == {"transport": "http", "url": "http://127.0.0.1:9/mcp"}
     shown = "\n".join(notes)
     assert all(w in shown for w in cli_warnings)  # the same messages, word for word
-

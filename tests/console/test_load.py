@@ -23,11 +23,28 @@ async def test_console_answers_keys_under_load(config_path: Path, wait) -> None:
             for c in range(CALLS):
                 cid, tc = f"load-{c}", f"tc_{r}"
                 engine.bus.publish(TranscriptAdded(call_id=cid, role="user", text=f"round {r}"))
-                engine.bus.publish(ToolRequested(call_id=cid, tool_call_id=tc, exposed_name="mcp_dice_roll",
-                                                 server="dice", tool="roll", arguments={"expression": "2d6"}))
-                engine.bus.publish(ToolCompleted(call_id=cid, tool_call_id=tc, exposed_name="mcp_dice_roll",
-                                                 server="dice", tool="roll", status="success", latency_ms=3.0,
-                                                 message="7"))
+                engine.bus.publish(
+                    ToolRequested(
+                        call_id=cid,
+                        tool_call_id=tc,
+                        exposed_name="mcp_dice_roll",
+                        server="dice",
+                        tool="roll",
+                        arguments={"expression": "2d6"},
+                    )
+                )
+                engine.bus.publish(
+                    ToolCompleted(
+                        call_id=cid,
+                        tool_call_id=tc,
+                        exposed_name="mcp_dice_roll",
+                        server="dice",
+                        tool="roll",
+                        status="success",
+                        latency_ms=3.0,
+                        message="7",
+                    )
+                )
             if r % 10 == 0:
                 await pilot.pause(0)
         # A key press is handled while the backlog drains: F2 switches to the tool log.

@@ -21,14 +21,44 @@ async def test_tool_log_filter_and_masked_detail(config_path: Path, wait) -> Non
     async with app.run_test(size=(120, 40)) as pilot:
         await wait(pilot, lambda: app.engine_running)
         bus = app.engine.bus  # type: ignore[union-attr]
-        bus.publish(ToolRequested(call_id="c1", tool_call_id="t1", exposed_name="mcp_mail_send", server="mail",
-                                  tool="send", arguments={"to": "a@b.c", "api_key": "sk-very-secret-1234"}))
-        bus.publish(ToolCompleted(call_id="c1", tool_call_id="t1", exposed_name="mcp_mail_send", server="mail",
-                                  tool="send", status="error", latency_ms=12.0, message="refused"))
-        bus.publish(ToolRequested(call_id="c2", tool_call_id="t1", exposed_name="mcp_dice_roll", server="dice",
-                                  tool="roll"))
-        bus.publish(ToolCompleted(call_id="c2", tool_call_id="t1", exposed_name="mcp_dice_roll", server="dice",
-                                  tool="roll", status="success", latency_ms=3.0, message="7", cache_hit=True))
+        bus.publish(
+            ToolRequested(
+                call_id="c1",
+                tool_call_id="t1",
+                exposed_name="mcp_mail_send",
+                server="mail",
+                tool="send",
+                arguments={"to": "a@b.c", "api_key": "sk-very-secret-1234"},
+            )
+        )
+        bus.publish(
+            ToolCompleted(
+                call_id="c1",
+                tool_call_id="t1",
+                exposed_name="mcp_mail_send",
+                server="mail",
+                tool="send",
+                status="error",
+                latency_ms=12.0,
+                message="refused",
+            )
+        )
+        bus.publish(
+            ToolRequested(call_id="c2", tool_call_id="t1", exposed_name="mcp_dice_roll", server="dice", tool="roll")
+        )
+        bus.publish(
+            ToolCompleted(
+                call_id="c2",
+                tool_call_id="t1",
+                exposed_name="mcp_dice_roll",
+                server="dice",
+                tool="roll",
+                status="success",
+                latency_ms=3.0,
+                message="7",
+                cache_hit=True,
+            )
+        )
         await pilot.press("f2")
         await wait(pilot, lambda: type(app.screen).__name__ == "ToolLogScreen")
         table = app.screen.query_one("#invocations")

@@ -41,9 +41,7 @@ def _servers(config_path: Path) -> dict:
 
 
 def _with_server(config_path: Path, server_id: str = "fx") -> None:
-    entry = (f"    {server_id}:\n"
-             f"      command: [{sys.executable}, {FIXTURE}]\n"
-             f"      connect_timeout_ms: 10000\n")
+    entry = f"    {server_id}:\n      command: [{sys.executable}, {FIXTURE}]\n      connect_timeout_ms: 10000\n"
     _write(config_path, _read(config_path).replace("  servers: {}\n", "  servers:\n" + entry))
 
 
@@ -89,8 +87,13 @@ async def test_add_test_save_reload_with_secret(config_path: Path, memory_keyrin
         assert "tok-123456" not in _read(config_path)
         assert memory_keyring.store[("ava-console", "FIXTURE_API_TOKEN")] == "tok-123456"
         await wait(pilot, lambda: type(app.screen).__name__ == "ServersScreen")
-        await wait(pilot, lambda: any(s.get("id") == "fixture" and s.get("state") == "up"
-                                      for s in app.engine.server_status()["servers"]), within=20)
+        await wait(
+            pilot,
+            lambda: any(
+                s.get("id") == "fixture" and s.get("state") == "up" for s in app.engine.server_status()["servers"]
+            ),
+            within=20,
+        )
         table = app.screen.query_one("#servers")
         await wait(pilot, lambda: "fixture" in [k.value for k in table.rows])  # type: ignore[attr-defined]
         # The secrets screen shows the name and where the config references it, never the value.
@@ -110,10 +113,14 @@ async def test_restart_failed_server(config_path: Path, crash_yaml, wait) -> Non
     async with app.run_test(size=(120, 40)) as pilot:
         await wait(pilot, lambda: app.engine_running, within=20)
         await pilot.press("f3")
-        await wait(pilot, lambda: app.state.servers.get("crashy") is not None
-                   and app.state.servers["crashy"].state == "failed", within=20)
+        await wait(
+            pilot,
+            lambda: app.state.servers.get("crashy") is not None and app.state.servers["crashy"].state == "failed",
+            within=20,
+        )
         table = app.screen.query_one("#servers")
         await wait(pilot, lambda: "failed" in str(table.get_row("crashy")[1]))  # type: ignore[attr-defined]
+
         def starts() -> int:
             return sum(1 for ln in app.state.log if ln.type == "server.state" and "crashy starting" in ln.text)
 

@@ -72,5 +72,8 @@ def test_calls_screen_during_a_muted_voice_call(snap_compare, size) -> None:
         await _settle(pilot, lambda: app.voice.muted)
         app.clear_notifications()
 
-    assert snap_compare(_app(audio_backend_factory=lambda i, o, rate, ms: FeedBackend(rate, ms)),
-                        run_before=run_before, terminal_size=size)
+    assert snap_compare(
+        _app(audio_backend_factory=lambda i, o, rate, ms: FeedBackend(rate, ms)),
+        run_before=run_before,
+        terminal_size=size,
+    )

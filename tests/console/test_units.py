@@ -11,11 +11,27 @@ from engine.events import CallEnded, CallStarted, TierChanged, ToolCompleted, To
 
 def test_state_merges_requested_and_completed() -> None:
     st = ConsoleState()
-    ch = st.apply([CallStarted(call_id="c1", context="demo", provider="p"),
-                   ToolRequested(call_id="c1", tool_call_id="t1", exposed_name="x", server="s", tool="x")])
+    ch = st.apply(
+        [
+            CallStarted(call_id="c1", context="demo", provider="p"),
+            ToolRequested(call_id="c1", tool_call_id="t1", exposed_name="x", server="s", tool="x"),
+        ]
+    )
     assert ch.calls_added == ["c1"] and len(ch.invocations_added) == 1
-    ch = st.apply([ToolCompleted(call_id="c1", tool_call_id="t1", exposed_name="x", server="s", tool="x",
-                                 status="error", latency_ms=5.0, message="no")])
+    ch = st.apply(
+        [
+            ToolCompleted(
+                call_id="c1",
+                tool_call_id="t1",
+                exposed_name="x",
+                server="s",
+                tool="x",
+                status="error",
+                latency_ms=5.0,
+                message="no",
+            )
+        ]
+    )
     assert ch.invocations_changed[0].status == "error" and len(st.invocations) == 1
     assert st.percentile("s", 0.5) == 5.0
     ch = st.apply([TierChanged(call_id=None, old="auto", new="deep", reason="op"), CallEnded(call_id="c1", reason="x")])
@@ -32,8 +48,12 @@ def test_form_rules_and_round_trip() -> None:
     assert "tools[0]" in check_field("tools", "- {name: a, bogus: 1}")
     f = FormValues(id="w", command="python -m w", max_restarts="2", env=[KV("T", "${keyring:W_T}", True)])
     data = to_config(f)
-    assert data == {"transport": "stdio", "command": ["python", "-m", "w"], "env": {"T": "${keyring:W_T}"},
-                    "restart": {"max_restarts": 2}}
+    assert data == {
+        "transport": "stdio",
+        "command": ["python", "-m", "w"],
+        "env": {"T": "${keyring:W_T}"},
+        "restart": {"max_restarts": 2},
+    }
     back = from_config("w", data)
     assert back.command == "python -m w" and back.env[0].keyring and back.max_restarts == "2"
     assert "url" in model_errors({"transport": "http"})

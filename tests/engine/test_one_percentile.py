@@ -21,8 +21,16 @@ def servers_path(samples: list[float]) -> tuple[float | None, float | None]:
     """p50/p99 as the Servers screen shows them: console state fed ``tool.completed`` events."""
     state = ConsoleState()
     state.apply(
-        ToolCompleted(call_id="c1", tool_call_id=f"t{i}", exposed_name="mcp_s_t", server="s", tool="t",
-                      status="success", latency_ms=ms, message="ok")
+        ToolCompleted(
+            call_id="c1",
+            tool_call_id=f"t{i}",
+            exposed_name="mcp_s_t",
+            server="s",
+            tool="t",
+            status="success",
+            latency_ms=ms,
+            message="ok",
+        )
         for i, ms in enumerate(samples)
     )
     return state.percentile("s", 0.5), state.percentile("s", 0.99)

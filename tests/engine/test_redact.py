@@ -93,8 +93,17 @@ def test_bus_masks_every_event_before_subscribers_see_it() -> None:
     clean = TranscriptAdded(call_id="c", role="user", text="nothing here")
     bus.publish(clean)
     bus.publish(
-        ToolCompleted(call_id="c", tool_call_id="t", exposed_name="x", server="s", tool="x", status="success",
-                      latency_ms=1.0, message=f"m {SECRET}", data={"d": [SECRET]})
+        ToolCompleted(
+            call_id="c",
+            tool_call_id="t",
+            exposed_name="x",
+            server="s",
+            tool="x",
+            status="success",
+            latency_ms=1.0,
+            message=f"m {SECRET}",
+            data={"d": [SECRET]},
+        )
     )
     first, second = sub.drain()
     assert first is clean  # nothing to mask: the same object, no copy
@@ -159,7 +168,6 @@ async def test_execution_masks_message_and_data_for_every_consumer(settings_with
     assert event is not None and "0123456789" not in event.to_json()
 
 
-
 def test_secret_made_only_of_escaped_characters_is_still_found_in_nested_data() -> None:
     """Such a secret has no run of characters every encoding keeps, so the quick pre-check cannot be used."""
     odd = '"\\"é€'
@@ -170,7 +178,16 @@ def test_secret_made_only_of_escaped_characters_is_still_found_in_nested_data() 
 
 def test_event_with_a_secret_only_in_its_data_is_masked() -> None:
     r = Redactor([SECRET])
-    ev = ToolCompleted(call_id="c", tool_call_id="t", exposed_name="x", server="s", tool="x", status="success",
-                       latency_ms=1.0, message="fine", data={"deep": [{"json": json.dumps([SECRET])}]})
+    ev = ToolCompleted(
+        call_id="c",
+        tool_call_id="t",
+        exposed_name="x",
+        server="s",
+        tool="x",
+        status="success",
+        latency_ms=1.0,
+        message="fine",
+        data={"deep": [{"json": json.dumps([SECRET])}]},
+    )
     clean = r.event(ev)
     assert clean is not ev and "0123456789" not in clean.to_json() and clean.message == "fine"

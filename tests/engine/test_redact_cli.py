@@ -21,8 +21,9 @@ def _cli(tmp_path: Path, *args: str, stdin: str | None = None) -> subprocess.Com
         "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT / "tests" / "fixtures"), os.environ.get("PYTHONPATH")))),
         "AVA_TEST_KEYRING_FILE": str(tmp_path / "keyring.json"),
     }
-    return subprocess.run([str(AVA_ENGINE), *args], capture_output=True, text=True, timeout=60, env=env,
-                          input=stdin, cwd=tmp_path)
+    return subprocess.run(
+        [str(AVA_ENGINE), *args], capture_output=True, text=True, timeout=60, env=env, input=stdin, cwd=tmp_path
+    )
 
 
 def test_secrets_get_shows_a_length_hint_only(tmp_path: Path) -> None:
@@ -30,6 +31,10 @@ def test_secrets_get_shows_a_length_hint_only(tmp_path: Path) -> None:
     text = _cli(tmp_path, "secrets", "get", "api_key")
     assert text.returncode == 0 and text.stdout == f"set ({len(SECRET)} characters)\n"
     as_json = json.loads(_cli(tmp_path, "secrets", "get", "api_key", "--json").stdout)
-    assert as_json == {"name": "api_key", "value": f"set ({len(SECRET)} characters)", "masked": True,
-                       "length": len(SECRET)}
+    assert as_json == {
+        "name": "api_key",
+        "value": f"set ({len(SECRET)} characters)",
+        "masked": True,
+        "length": len(SECRET),
+    }
     assert _cli(tmp_path, "secrets", "get", "api_key", "--reveal").stdout == SECRET + "\n"

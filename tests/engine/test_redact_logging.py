@@ -39,8 +39,9 @@ def cfg(**kw: object) -> LoggingConfig:
 
 
 def test_file_gets_the_level_and_secrets_are_masked(tmp_path: Path) -> None:
-    configure_logging(cfg(level="info", file="logs/engine.log"), Redactor(["hunter2-secret"]), stream=None,
-                      base_dir=tmp_path)
+    configure_logging(
+        cfg(level="info", file="logs/engine.log"), Redactor(["hunter2-secret"]), stream=None, base_dir=tmp_path
+    )
     log = logging.getLogger("test.logging.file")
     log.debug("not written")
     log.info("written with %s", "hunter2-secret")
@@ -70,8 +71,11 @@ def test_rotation(tmp_path: Path) -> None:
 
 
 def test_per_logger_levels(tmp_path: Path) -> None:
-    config = cfg(level="warning", file=str(tmp_path / "l.log"),
-                 loggers={"test.loggers.noisy": "debug", "test.loggers.quiet": "error"})
+    config = cfg(
+        level="warning",
+        file=str(tmp_path / "l.log"),
+        loggers={"test.loggers.noisy": "debug", "test.loggers.quiet": "error"},
+    )
     configure_logging(config, Redactor(), stream=None)
     logging.getLogger("test.loggers.noisy.child").debug("noisy debug")
     logging.getLogger("test.loggers.quiet").warning("quiet warning")
@@ -99,8 +103,9 @@ def test_stderr_level_cli_override_and_reconfigure(tmp_path: Path) -> None:
 
 
 def _cli(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(AVA_ENGINE), "--config", str(config), *args], capture_output=True, text=True,
-                          timeout=60, cwd=config.parent)
+    return subprocess.run(
+        [str(AVA_ENGINE), "--config", str(config), *args], capture_output=True, text=True, timeout=60, cwd=config.parent
+    )
 
 
 def test_cli_applies_engine_logging_and_log_level_overrides_it(tmp_path: Path) -> None:

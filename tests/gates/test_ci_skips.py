@@ -15,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-SAMPLE = '''
+SAMPLE = """
 import pytest
 
 def test_runs() -> None:
@@ -23,7 +23,7 @@ def test_runs() -> None:
 
 def test_needs_a_device() -> None:
     pytest.skip("no PulseAudio here")
-'''
+"""
 
 
 def run_pytest(tmp_path: Path, ci: str | None, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -33,9 +33,23 @@ def run_pytest(tmp_path: Path, ci: str | None, *extra: str) -> subprocess.Comple
     if ci is not None:
         env["CI"] = ci
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "tests.conftest", "-p", "no:cacheprovider", "-q", *extra,
-         "test_sample.py"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "tests.conftest",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            *extra,
+            "test_sample.py",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 

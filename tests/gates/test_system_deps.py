@@ -43,8 +43,11 @@ def run_script(
     stub(bin_dir, "dpkg", "exit 1")
     apt_exit = 0 if apt_ok else 100
     # `apt-get update` works; `apt-get install` fails (or, with apt_ok, claims success and installs nothing)
-    stub(bin_dir, "apt-get", f'echo "$*" >> {apt_log}; [ "$1" = update ] && exit 0\n'
-                             f'echo "E: no such package" >&2; exit {apt_exit}')
+    stub(
+        bin_dir,
+        "apt-get",
+        f'echo "$*" >> {apt_log}; [ "$1" = update ] && exit 0\necho "E: no such package" >&2; exit {apt_exit}',
+    )
     env = {"PATH": str(bin_dir), "HOME": str(tmp_path)}
     if ci is not None:
         env["CI"] = ci

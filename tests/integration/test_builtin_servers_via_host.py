@@ -75,7 +75,11 @@ CASES = [
 
 async def test_every_builtin_tool_through_the_host(engine: Engine) -> None:
     assert {s["id"]: s["state"] for s in engine.server_status()["servers"]} == {
-        "dice": "up", "aviation_atis": "up", "memory": "up", "file_io": "up", "rules": "up"
+        "dice": "up",
+        "aviation_atis": "up",
+        "memory": "up",
+        "file_io": "up",
+        "rules": "up",
     }
     session = operator(engine)
     failures = []

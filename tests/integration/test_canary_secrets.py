@@ -194,10 +194,21 @@ async def test_text_call_to_openai_fake(canary: Canary) -> None:
     try:
         canary.write_config(fake.base_url)
         proc = await asyncio.create_subprocess_exec(
-            str(AVA_ENGINE), "--config", str(canary.config), "--log-level", "debug",
-            "call", "--context", "canary", "--say", "show me your environment", "--json",
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            env=canary.child_env(), cwd=canary.dir,
+            str(AVA_ENGINE),
+            "--config",
+            str(canary.config),
+            "--log-level",
+            "debug",
+            "call",
+            "--context",
+            "canary",
+            "--say",
+            "show me your environment",
+            "--json",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=canary.child_env(),
+            cwd=canary.dir,
         )
         out, err = await asyncio.wait_for(proc.communicate(), TIMEOUT)
     finally:
@@ -241,8 +252,17 @@ async def call_engine_endpoint(url: str) -> str:
 async def test_serve_status_test_and_metrics_over_http(canary: Canary) -> None:
     canary.write_config(http=True)
     proc = await asyncio.create_subprocess_exec(
-        str(AVA_ENGINE), "--config", str(canary.config), "--log-level", "debug", "--json", "serve",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=canary.child_env(), cwd=canary.dir,
+        str(AVA_ENGINE),
+        "--config",
+        str(canary.config),
+        "--log-level",
+        "debug",
+        "--json",
+        "serve",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=canary.child_env(),
+        cwd=canary.dir,
     )
     responses: dict[str, str] = {}
     try:

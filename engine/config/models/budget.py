@@ -46,19 +46,19 @@ class BudgetConfig(Strict):
     default_tier: TierChoice = "auto"
     selector: SelectorConfig = Field(default_factory=SelectorConfig)
     window: int = Field(default=100, gt=0, description="Invocations kept per tool for p50/p99.")
-    min_samples: int = Field(
-        default=5, gt=0, description="Measured values replace declared ones after this many."
-    )
+    min_samples: int = Field(default=5, gt=0, description="Measured values replace declared ones after this many.")
     degraded_error_rate: float = Field(default=0.3, gt=0, le=1)
     unhealthy_error_rate: float = Field(default=0.6, gt=0, le=1)
     cache_size: int = Field(default=1024, ge=0)
     slow_response_threshold_ms: int = Field(default=1500, gt=0)
     slow_response_message: str = Field(
-        default="One moment while I check that.", min_length=1,
+        default="One moment while I check that.",
+        min_length=1,
         description="Spoken when a slow tool runs (unless the tool or its server has its own message).",
     )
     estimate_multiplier: float = Field(
-        default=3.0, ge=1,
+        default=3.0,
+        ge=1,
         description="A tool that declares only estimated_duration_ms (p50) is tiered by estimate × this.",
     )
     health_horizon_s: float = Field(
@@ -72,6 +72,9 @@ class BudgetConfig(Strict):
 
     @model_validator(mode="after")
     def _rates_ordered(self) -> BudgetConfig:
-        self.require_below("degraded_error_rate", "unhealthy_error_rate",
-                           f"must be greater than degraded_error_rate ({self.degraded_error_rate})")
+        self.require_below(
+            "degraded_error_rate",
+            "unhealthy_error_rate",
+            f"must be greater than degraded_error_rate ({self.degraded_error_rate})",
+        )
         return self

@@ -24,9 +24,7 @@ class FieldError(ValueError):
     pydantic error.
     """
 
-    def __init__(
-        self, loc: str | tuple[str | int, ...], message: str, *candidates: tuple[str | int, ...]
-    ) -> None:
+    def __init__(self, loc: str | tuple[str | int, ...], message: str, *candidates: tuple[str | int, ...]) -> None:
         self.loc: tuple[str | int, ...] = (loc,) if isinstance(loc, str) else tuple(loc)
         self.candidates: tuple[tuple[str | int, ...], ...] = (self.loc, *candidates)
         self.message = message

@@ -47,9 +47,7 @@ class HttpConfig(Strict):
     """The engine's HTTP API. Safe by default: loopback only, Host/Origin checked, JSON-only state changes."""
 
     enabled: bool = True
-    host: str = Field(
-        default="127.0.0.1", description="Address to bind; anything but loopback requires auth_token."
-    )
+    host: str = Field(default="127.0.0.1", description="Address to bind; anything but loopback requires auth_token.")
     port: int = Field(default=8088, ge=0, le=65535)
     auth_token: SecretStr | None = Field(
         default=None,
@@ -108,13 +106,9 @@ class LoggingConfig(Strict):
     level: LogLevel = Field(
         default="info", description="Level for the log file, and for stderr when set here (else warnings)."
     )
-    file: str | None = Field(
-        default=None, description="Log file (relative to the config file's folder; '~' expands)."
-    )
+    file: str | None = Field(default=None, description="Log file (relative to the config file's folder; '~' expands).")
     json_format: bool = Field(default=False, alias="json", description="One JSON object per line.")
-    max_bytes: int = Field(
-        default=10_000_000, gt=0, description="Size at which the log file is rotated."
-    )
+    max_bytes: int = Field(default=10_000_000, gt=0, description="Size at which the log file is rotated.")
     backup_count: int = Field(default=3, ge=0, description="Rotated log files kept (file.1, file.2, ...).")
     loggers: dict[str, LogLevel] = Field(
         default_factory=dict, description="Per-logger levels, e.g. {engine.mcp: debug, aiohttp: error}."
@@ -162,9 +156,7 @@ class McpEndpointConfig(Strict):
     def _timeouts_for_exposed(self) -> McpEndpointConfig:
         for name in self.tool_timeouts_ms:
             if name not in self.expose:
-                raise FieldError(
-                    ("tool_timeouts_ms", name), f"{name!r} is not in 'expose', so it is never served"
-                )
+                raise FieldError(("tool_timeouts_ms", name), f"{name!r} is not in 'expose', so it is never served")
         return self
 
 
@@ -174,9 +166,7 @@ class ToolArgumentsConfig(Strict):
     max_depth: int = Field(
         default=64, ge=2, le=512, description="Deepest nesting of objects and arrays (the arguments object is 1)."
     )
-    max_size: int = Field(
-        default=1_048_576, ge=1024, description="Longest argument JSON text, in characters."
-    )
+    max_size: int = Field(default=1_048_576, ge=1024, description="Longest argument JSON text, in characters.")
     max_string: int = Field(
         default=65_536, ge=16, description="Longest string value or key in the arguments, in characters."
     )
@@ -186,9 +176,7 @@ class EngineConfig(Strict):
     http: HttpConfig = Field(default_factory=HttpConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     mcp_server: McpEndpointConfig = Field(default_factory=McpEndpointConfig)
-    tool_timeout_ms: int = Field(
-        default=10_000, gt=0, description="Global default timeout for one tool call."
-    )
+    tool_timeout_ms: int = Field(default=10_000, gt=0, description="Global default timeout for one tool call.")
     history_limit: int = Field(default=200, gt=0, description="Most history items kept per call.")
     event_queue_size: int = Field(default=1000, gt=0, description="Bounded queue per event subscriber.")
     tool_arguments: ToolArgumentsConfig = Field(default_factory=ToolArgumentsConfig)

@@ -33,9 +33,7 @@ class ProviderConfig(Strict):
     api_key: SecretStr | None = None
     base_url: str | None = None
     script: str | None = Field(default=None, description="scripted: path of the dialog script (YAML).")
-    brain: str | None = Field(
-        default=None, description="pipeline: the provider that thinks (scripted or a text LLM)."
-    )
+    brain: str | None = Field(default=None, description="pipeline: the provider that thinks (scripted or a text LLM).")
     voice: str | None = None
     temperature: float | None = Field(default=None, ge=0, le=2)
     max_tokens: int | None = Field(default=None, gt=0)

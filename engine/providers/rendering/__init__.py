@@ -71,8 +71,13 @@ def _declarations(source: ToolView | Sequence[Mapping[str, Any]]) -> list[Mappin
     return out
 
 
-def render_tools(provider_type: str, source: ToolView | Sequence[Mapping[str, Any]], *, strict: bool = False,
-                 gemini_schema: GeminiSchemaMode = "json_schema") -> RenderedTools:
+def render_tools(
+    provider_type: str,
+    source: ToolView | Sequence[Mapping[str, Any]],
+    *,
+    strict: bool = False,
+    gemini_schema: GeminiSchemaMode = "json_schema",
+) -> RenderedTools:
     """Render a view (or canonical declarations) for one provider type, uncached."""
     check_type(provider_type)
     decls = _declarations(source)
@@ -91,9 +96,13 @@ def render_tools(provider_type: str, source: ToolView | Sequence[Mapping[str, An
     return RenderedTools(provider_type, wrap_tools(provider_type, out), names, originals, len(out))
 
 
-def render_declarations(provider_type: str, view_or_declarations: ToolView | Sequence[Mapping[str, Any]],
-                        strict: bool = False, *, gemini_schema: GeminiSchemaMode = "json_schema",
-                        ) -> list[dict[str, Any]]:
+def render_declarations(
+    provider_type: str,
+    view_or_declarations: ToolView | Sequence[Mapping[str, Any]],
+    strict: bool = False,
+    *,
+    gemini_schema: GeminiSchemaMode = "json_schema",
+) -> list[dict[str, Any]]:
     """Exactly the ``tools`` array a ``provider_type`` request (or session setup) carries; all 11 types."""
     return render_tools(provider_type, view_or_declarations, strict=strict, gemini_schema=gemini_schema).tools
 
@@ -101,8 +110,14 @@ def render_declarations(provider_type: str, view_or_declarations: ToolView | Seq
 class ToolRenderer:
     """Renders views for one provider instance, caching by view key (the call's ``tools_revision`` is in it)."""
 
-    def __init__(self, provider_type: str, *, strict: bool = False,
-                 gemini_schema: GeminiSchemaMode = "json_schema", cache_size: int = 128) -> None:
+    def __init__(
+        self,
+        provider_type: str,
+        *,
+        strict: bool = False,
+        gemini_schema: GeminiSchemaMode = "json_schema",
+        cache_size: int = 128,
+    ) -> None:
         check_type(provider_type)
         self.provider_type = provider_type
         self.strict = strict

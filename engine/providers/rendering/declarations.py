@@ -19,16 +19,27 @@ from engine.providers.rendering.strict import NotStrictable, strict_schema
 from engine.providers.rendering.subset import to_elevenlabs, to_gemini_openapi
 
 PROVIDER_TYPES = (
-    "scripted", "pipeline", "openai_chat", "openai_responses", "anthropic", "gemini", "ollama",
-    "openai_realtime", "deepgram_agent", "gemini_live", "elevenlabs_agent",
+    "scripted",
+    "pipeline",
+    "openai_chat",
+    "openai_responses",
+    "anthropic",
+    "gemini",
+    "ollama",
+    "openai_realtime",
+    "deepgram_agent",
+    "gemini_live",
+    "elevenlabs_agent",
 )
 STRICT_TYPES = frozenset({"openai_chat", "openai_responses"})
 GeminiSchemaMode = Literal["json_schema", "openapi"]
 GEMINI_MAX_PER_TOOL = 512
 
 NAME_RULES: dict[str, NameRule] = {
-    "scripted": CANONICAL_RULE, "pipeline": CANONICAL_RULE,
-    "gemini": GEMINI_RULE, "gemini_live": GEMINI_RULE,
+    "scripted": CANONICAL_RULE,
+    "pipeline": CANONICAL_RULE,
+    "gemini": GEMINI_RULE,
+    "gemini_live": GEMINI_RULE,
 }
 
 
@@ -52,8 +63,9 @@ class RenderedDeclaration:
     strict_original: Schema | None = None
 
 
-def render_schema(provider_type: str, schema: Any, *, strict: bool = False,
-                  gemini_schema: GeminiSchemaMode = "json_schema") -> tuple[Schema, Notes, bool]:
+def render_schema(
+    provider_type: str, schema: Any, *, strict: bool = False, gemini_schema: GeminiSchemaMode = "json_schema"
+) -> tuple[Schema, Notes, bool]:
     """(schema for the provider, notes, whether strict mode applies)."""
     notes: Notes = []
     s = copy_schema(schema)
@@ -79,8 +91,14 @@ def render_schema(provider_type: str, schema: Any, *, strict: bool = False,
     return flat, notes, False  # ollama, deepgram_agent: plain JSON Schema without references
 
 
-def render_declaration(provider_type: str, decl: Mapping[str, Any], provider_name: str, *, strict: bool = False,
-                       gemini_schema: GeminiSchemaMode = "json_schema") -> RenderedDeclaration:
+def render_declaration(
+    provider_type: str,
+    decl: Mapping[str, Any],
+    provider_name: str,
+    *,
+    strict: bool = False,
+    gemini_schema: GeminiSchemaMode = "json_schema",
+) -> RenderedDeclaration:
     """One canonical declaration rendered for ``provider_type`` under ``provider_name``."""
     check_type(provider_type)
     name = str(decl.get("name", ""))
@@ -102,8 +120,13 @@ def render_declaration(provider_type: str, decl: Mapping[str, Any], provider_nam
             fn["strict"] = is_strict
         tool = {"type": "function", "function": fn}
     elif t == "openai_responses":
-        tool = {"type": "function", "name": provider_name, "description": description, "parameters": schema,
-                "strict": is_strict}
+        tool = {
+            "type": "function",
+            "name": provider_name,
+            "description": description,
+            "parameters": schema,
+            "strict": is_strict,
+        }
     elif t == "openai_realtime":
         tool = {"type": "function", "name": provider_name, "description": description, "parameters": schema}
     elif t == "anthropic":
@@ -115,13 +138,20 @@ def render_declaration(provider_type: str, decl: Mapping[str, Any], provider_nam
         elif schema.get("properties"):
             tool["parameters"] = schema
     elif t == "ollama":
-        tool = {"type": "function", "function": {"name": provider_name, "description": description,
-                                                 "parameters": schema}}
+        tool = {
+            "type": "function",
+            "function": {"name": provider_name, "description": description, "parameters": schema},
+        }
     elif t == "deepgram_agent":
         tool = {"name": provider_name, "description": description, "parameters": schema}
     else:  # elevenlabs_agent: a client tool (the engine answers it over the conversation socket)
-        tool = {"type": "client", "name": provider_name, "description": description or provider_name,
-                "parameters": schema, "expects_response": True}
+        tool = {
+            "type": "client",
+            "name": provider_name,
+            "description": description or provider_name,
+            "parameters": schema,
+            "expects_response": True,
+        }
     return RenderedDeclaration(tool, tuple(notes), copy_schema(raw) if is_strict else None)
 
 
@@ -130,6 +160,8 @@ def wrap_tools(provider_type: str, tools: list[dict[str, Any]]) -> list[dict[str
     if provider_type in ("gemini", "gemini_live"):
         if not tools:
             return []
-        return [{"functionDeclarations": tools[i:i + GEMINI_MAX_PER_TOOL]}
-                for i in range(0, len(tools), GEMINI_MAX_PER_TOOL)]
+        return [
+            {"functionDeclarations": tools[i : i + GEMINI_MAX_PER_TOOL]}
+            for i in range(0, len(tools), GEMINI_MAX_PER_TOOL)
+        ]
     return tools

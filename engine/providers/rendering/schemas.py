@@ -16,8 +16,19 @@ Schema = dict[str, Any]
 Notes = list[str]
 
 #: Keywords whose value is one subschema.
-SINGLE = ("not", "if", "then", "else", "contains", "propertyNames", "additionalItems", "unevaluatedItems",
-          "unevaluatedProperties", "additionalProperties", "items")
+SINGLE = (
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "additionalItems",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "additionalProperties",
+    "items",
+)
 #: Keywords whose value is a list of subschemas.
 LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 #: Keywords whose value maps names to subschemas.

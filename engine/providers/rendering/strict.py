@@ -13,9 +13,26 @@ from typing import Any
 
 from engine.providers.rendering.schemas import Notes, Schema, map_subschemas
 
-UNSUPPORTED = ("not", "if", "then", "else", "patternProperties", "dependentRequired", "dependentSchemas",
-               "unevaluatedProperties", "unevaluatedItems", "propertyNames", "contains", "minProperties",
-               "maxProperties", "default", "examples", "$schema", "$id", "$comment")
+UNSUPPORTED = (
+    "not",
+    "if",
+    "then",
+    "else",
+    "patternProperties",
+    "dependentRequired",
+    "dependentSchemas",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "propertyNames",
+    "contains",
+    "minProperties",
+    "maxProperties",
+    "default",
+    "examples",
+    "$schema",
+    "$id",
+    "$comment",
+)
 
 
 class NotStrictable(ValueError):

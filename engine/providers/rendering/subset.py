@@ -13,11 +13,32 @@ from typing import Any
 
 from engine.providers.rendering.schemas import Notes, Schema
 
-GEMINI_KEYS = frozenset({
-    "type", "format", "title", "description", "nullable", "enum", "items", "minItems", "maxItems", "properties",
-    "required", "propertyOrdering", "minProperties", "maxProperties", "minLength", "maxLength", "pattern",
-    "minimum", "maximum", "anyOf", "default", "example",
-})
+GEMINI_KEYS = frozenset(
+    {
+        "type",
+        "format",
+        "title",
+        "description",
+        "nullable",
+        "enum",
+        "items",
+        "minItems",
+        "maxItems",
+        "properties",
+        "required",
+        "propertyOrdering",
+        "minProperties",
+        "maxProperties",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "minimum",
+        "maximum",
+        "anyOf",
+        "default",
+        "example",
+    }
+)
 GEMINI_FORMATS = {"STRING": {"enum", "date-time"}, "INTEGER": {"int32", "int64"}, "NUMBER": {"float", "double"}}
 ELEVEN_KEYS = frozenset({"type", "description", "properties", "required", "items", "enum"})
 
@@ -136,8 +157,11 @@ def to_gemini_openapi(schema: Schema, notes: Notes, path: str = "") -> Schema:
             out["type"] = str(v).upper()
         elif k == "properties" and isinstance(v, dict):
             if v:
-                out["properties"] = {n: to_gemini_openapi(s, notes, f"{path}/properties/{n}") for n, s in v.items()
-                                     if isinstance(s, dict)}
+                out["properties"] = {
+                    n: to_gemini_openapi(s, notes, f"{path}/properties/{n}")
+                    for n, s in v.items()
+                    if isinstance(s, dict)
+                }
         elif k == "items" and isinstance(v, dict):
             out["items"] = to_gemini_openapi(v, notes, f"{path}/items")
         elif k == "anyOf":
@@ -169,8 +193,9 @@ def to_elevenlabs(schema: Schema, notes: Notes, path: str = "", name: str = "") 
         if k not in ELEVEN_KEYS:
             continue
         if k == "properties" and isinstance(v, dict):
-            out[k] = {n: to_elevenlabs(s, notes, f"{path}/properties/{n}", n) for n, s in v.items()
-                      if isinstance(s, dict)}
+            out[k] = {
+                n: to_elevenlabs(s, notes, f"{path}/properties/{n}", n) for n, s in v.items() if isinstance(s, dict)
+            }
         elif k == "items" and isinstance(v, dict):
             out[k] = to_elevenlabs(v, notes, f"{path}/items", name)
         else:

@@ -56,9 +56,7 @@ def _validate(path: Path, data: Any) -> dict[str, dict[str, Any]]:
         if not isinstance(advisories, list) or not all(isinstance(a, str) for a in advisories):
             raise AerodromeFileError(f"{path}: aerodromes.{code}.advisories must be a list of strings")
         if not isinstance(body.get("explicit_not_available", False), bool):
-            raise AerodromeFileError(
-                f"{path}: aerodromes.{code}.explicit_not_available must be true or false"
-            )
+            raise AerodromeFileError(f"{path}: aerodromes.{code}.explicit_not_available must be true or false")
         extras = {key: value for key, value in body.items() if value is not None}
         for key in ("name", "runway_in_use", "frequency"):
             if key in extras:

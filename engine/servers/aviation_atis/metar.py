@@ -67,14 +67,29 @@ def parse_visibility(token: str) -> dict[str, Any] | None:
     match = _VIS_METRES.match(token)
     if match:
         metres = int(match[1])
-        return {"text": token, "metres": metres, "statute_miles": None, "ten_km_or_more": metres == 9999,
-                "less_than": False, "more_than": False, "direction": match[2], "ndv": bool(match[3])}
+        return {
+            "text": token,
+            "metres": metres,
+            "statute_miles": None,
+            "ten_km_or_more": metres == 9999,
+            "less_than": False,
+            "more_than": False,
+            "direction": match[2],
+            "ndv": bool(match[3]),
+        }
     match = _VIS_SM.match(token)
     if match:
         miles = float(Fraction(match["value"]))
-        return {"text": token, "metres": round(miles * 1609.344), "statute_miles": miles,
-                "ten_km_or_more": False, "less_than": match["prefix"] == "M",
-                "more_than": match["prefix"] == "P", "direction": None, "ndv": False}
+        return {
+            "text": token,
+            "metres": round(miles * 1609.344),
+            "statute_miles": miles,
+            "ten_km_or_more": False,
+            "less_than": match["prefix"] == "M",
+            "more_than": match["prefix"] == "P",
+            "direction": None,
+            "ndv": False,
+        }
     return None
 
 
@@ -115,17 +130,36 @@ def parse_cloud(token: str) -> dict[str, Any] | None:
         return None
     height = match["height"]
     cloud_type = match["type"] if match["type"] in ("CB", "TCU") else None
-    return {"cover": match["cover"], "height_ft": None if height == "///" else int(height) * 100,
-            "type": cloud_type}
+    return {"cover": match["cover"], "height_ft": None if height == "///" else int(height) * 100, "type": cloud_type}
 
 
 def _empty(raw: str) -> dict[str, Any]:
     return {
-        "raw": raw, "type": "METAR", "station": "", "time": None, "auto": False, "correction": False,
-        "wind": None, "cavok": False, "visibility": None, "minimum_visibility": None, "rvr": [],
-        "weather": [], "recent_weather": [], "clouds": [], "sky_condition": None,
-        "vertical_visibility_ft": None, "sky_obscured": False, "temperature": None, "dew_point": None,
-        "qnh": None, "wind_shear": [], "runway_state": [], "trend": None, "remarks": None, "unparsed": [],
+        "raw": raw,
+        "type": "METAR",
+        "station": "",
+        "time": None,
+        "auto": False,
+        "correction": False,
+        "wind": None,
+        "cavok": False,
+        "visibility": None,
+        "minimum_visibility": None,
+        "rvr": [],
+        "weather": [],
+        "recent_weather": [],
+        "clouds": [],
+        "sky_condition": None,
+        "vertical_visibility_ft": None,
+        "sky_obscured": False,
+        "temperature": None,
+        "dew_point": None,
+        "qnh": None,
+        "wind_shear": [],
+        "runway_state": [],
+        "trend": None,
+        "remarks": None,
+        "unparsed": [],
     }
 
 
@@ -138,8 +172,16 @@ def _parse_body_group(tokens: list[str], index: int, out: dict[str, Any]) -> int
         out["wind"]["variable_from"], out["wind"]["variable_to"] = int(match[1]), int(match[2])
     elif token == "CAVOK":
         out["cavok"] = True
-        out["visibility"] = {"text": token, "metres": 9999, "statute_miles": None, "ten_km_or_more": True,
-                             "less_than": False, "more_than": False, "direction": None, "ndv": False}
+        out["visibility"] = {
+            "text": token,
+            "metres": 9999,
+            "statute_miles": None,
+            "ten_km_or_more": True,
+            "less_than": False,
+            "more_than": False,
+            "direction": None,
+            "ndv": False,
+        }
     elif (
         re.fullmatch(r"\d", token)
         and index + 1 < len(tokens)
@@ -147,9 +189,16 @@ def _parse_body_group(tokens: list[str], index: int, out: dict[str, Any]) -> int
         and out["visibility"] is None
     ):
         miles = int(token) + Fraction(tokens[index + 1][:-2])
-        out["visibility"] = {"text": f"{token} {tokens[index + 1]}", "metres": round(float(miles) * 1609.344),
-                             "statute_miles": float(miles), "ten_km_or_more": False, "less_than": False,
-                             "more_than": False, "direction": None, "ndv": False}
+        out["visibility"] = {
+            "text": f"{token} {tokens[index + 1]}",
+            "metres": round(float(miles) * 1609.344),
+            "statute_miles": float(miles),
+            "ten_km_or_more": False,
+            "less_than": False,
+            "more_than": False,
+            "direction": None,
+            "ndv": False,
+        }
         return 2
     elif (vis := parse_visibility(token)) is not None and out["visibility"] is None:
         out["visibility"] = vis
@@ -241,9 +290,7 @@ def parse_metar(raw: str) -> dict[str, Any]:
     out["trend"] = " ".join(rest) or None
     recognised = ("wind", "visibility", "temperature", "qnh")
     if not any(out[key] is not None for key in recognised) and not out["clouds"]:
-        raise MetarError(
-            f"no weather groups could be read in the METAR for {out['station']}: {' '.join(tokens)!r}"
-        )
+        raise MetarError(f"no weather groups could be read in the METAR for {out['station']}: {' '.join(tokens)!r}")
     return out
 
 

@@ -12,24 +12,82 @@ from typing import Any
 
 from engine.servers.aviation_atis.metar import parse_cloud, parse_visibility, parse_weather, parse_wind
 
-_DIGITS = {"0": "zero", "1": "one", "2": "two", "3": "three", "4": "four", "5": "five", "6": "six",
-           "7": "seven", "8": "eight", "9": "niner", ".": "decimal"}
+_DIGITS = {
+    "0": "zero",
+    "1": "one",
+    "2": "two",
+    "3": "three",
+    "4": "four",
+    "5": "five",
+    "6": "six",
+    "7": "seven",
+    "8": "eight",
+    "9": "niner",
+    ".": "decimal",
+}
 _PHONETIC = {
-    "A": "Alfa", "B": "Bravo", "C": "Charlie", "D": "Delta", "E": "Echo", "F": "Foxtrot", "G": "Golf",
-    "H": "Hotel", "I": "India", "J": "Juliett", "K": "Kilo", "L": "Lima", "M": "Mike", "N": "November",
-    "O": "Oscar", "P": "Papa", "Q": "Quebec", "R": "Romeo", "S": "Sierra", "T": "Tango", "U": "Uniform",
-    "V": "Victor", "W": "Whiskey", "X": "X-ray", "Y": "Yankee", "Z": "Zulu",
+    "A": "Alfa",
+    "B": "Bravo",
+    "C": "Charlie",
+    "D": "Delta",
+    "E": "Echo",
+    "F": "Foxtrot",
+    "G": "Golf",
+    "H": "Hotel",
+    "I": "India",
+    "J": "Juliett",
+    "K": "Kilo",
+    "L": "Lima",
+    "M": "Mike",
+    "N": "November",
+    "O": "Oscar",
+    "P": "Papa",
+    "Q": "Quebec",
+    "R": "Romeo",
+    "S": "Sierra",
+    "T": "Tango",
+    "U": "Uniform",
+    "V": "Victor",
+    "W": "Whiskey",
+    "X": "X-ray",
+    "Y": "Yankee",
+    "Z": "Zulu",
 }
 _SIDES = {"L": "left", "R": "right", "C": "center"}
 _COVER = {"FEW": "few", "SCT": "scattered", "BKN": "broken", "OVC": "overcast"}
 _CLOUD_TYPE = {"CB": "cumulonimbus", "TCU": "towering cumulus"}
-_DESCRIPTOR = {"MI": "shallow", "PR": "partial", "BC": "patches of", "DR": "low drifting",
-               "BL": "blowing", "FZ": "freezing", "SH": "showers", "TS": "thunderstorm"}
+_DESCRIPTOR = {
+    "MI": "shallow",
+    "PR": "partial",
+    "BC": "patches of",
+    "DR": "low drifting",
+    "BL": "blowing",
+    "FZ": "freezing",
+    "SH": "showers",
+    "TS": "thunderstorm",
+}
 _PHENOMENON = {
-    "DZ": "drizzle", "RA": "rain", "SN": "snow", "SG": "snow grains", "IC": "ice crystals",
-    "PL": "ice pellets", "GR": "hail", "GS": "small hail", "UP": "unknown precipitation", "BR": "mist",
-    "FG": "fog", "FU": "smoke", "VA": "volcanic ash", "DU": "dust", "SA": "sand", "HZ": "haze",
-    "PY": "spray", "PO": "dust whirls", "SQ": "squalls", "FC": "funnel cloud", "SS": "sandstorm",
+    "DZ": "drizzle",
+    "RA": "rain",
+    "SN": "snow",
+    "SG": "snow grains",
+    "IC": "ice crystals",
+    "PL": "ice pellets",
+    "GR": "hail",
+    "GS": "small hail",
+    "UP": "unknown precipitation",
+    "BR": "mist",
+    "FG": "fog",
+    "FU": "smoke",
+    "VA": "volcanic ash",
+    "DU": "dust",
+    "SA": "sand",
+    "HZ": "haze",
+    "PY": "spray",
+    "PO": "dust whirls",
+    "SQ": "squalls",
+    "FC": "funnel cloud",
+    "SS": "sandstorm",
     "DS": "duststorm",
 }
 _SKY = {"NSC": "No significant cloud", "NCD": "No cloud detected", "SKC": "Sky clear", "CLR": "Sky clear"}
@@ -97,16 +155,23 @@ def wind(data: dict[str, Any]) -> str:
     if data["gust"]:
         text += f", gusting {digits(data['gust'])} {unit}"
     if data["variable_from"] is not None:
-        text += (f", varying between {bearing(data['variable_from'])} and "
-                 f"{bearing(data['variable_to'])} degrees")
+        text += f", varying between {bearing(data['variable_from'])} and {bearing(data['variable_to'])} degrees"
     return text
 
 
 def _miles(value: float) -> str:
     whole = int(value)
     fraction = value - whole
-    words = {0.25: "one quarter", 0.5: "one half", 0.75: "three quarters", 0.125: "one eighth",
-             0.375: "three eighths", 0.625: "five eighths", 0.875: "seven eighths", 0.0625: "one sixteenth"}
+    words = {
+        0.25: "one quarter",
+        0.5: "one half",
+        0.75: "three quarters",
+        0.125: "one eighth",
+        0.375: "three eighths",
+        0.625: "five eighths",
+        0.875: "seven eighths",
+        0.0625: "one sixteenth",
+    }
     part = words.get(round(fraction, 4), "")
     if whole and part:
         return f"{digits(whole)} and {part}"
@@ -178,9 +243,13 @@ def clouds(parsed: dict[str, Any]) -> list[str]:
     layers: list[str] = []
     for index, layer in enumerate(parsed["clouds"]):
         kind = _CLOUD_TYPE.get(layer["type"] or "", "clouds" if index == 0 else "")
-        height = ("height unknown" if layer["height_ft"] is None
-                  else "below one hundred feet" if layer["height_ft"] == 0
-                  else f"at {hundreds(layer['height_ft'])} feet")
+        height = (
+            "height unknown"
+            if layer["height_ft"] is None
+            else "below one hundred feet"
+            if layer["height_ft"] == 0
+            else f"at {hundreds(layer['height_ft'])} feet"
+        )
         layers.append(" ".join(part for part in (_COVER[layer["cover"]], kind, height) if part))
     if layers:
         sentences.append(", ".join(layers))
@@ -194,8 +263,13 @@ def clouds(parsed: dict[str, Any]) -> list[str]:
 
 
 def _trend_group(token: str) -> str:
-    words = {"BECMG": "becoming", "TEMPO": "temporarily", "NOSIG": "no significant change",
-             "NSW": "no significant weather", "CAVOK": "CAVOK"}
+    words = {
+        "BECMG": "becoming",
+        "TEMPO": "temporarily",
+        "NOSIG": "no significant change",
+        "NSW": "no significant weather",
+        "CAVOK": "CAVOK",
+    }
     if token in words:
         return words[token]
     if token in _SKY:
@@ -209,8 +283,9 @@ def _trend_group(token: str) -> str:
     if (parsed_weather := parse_weather(token)) is not None:
         return weather(parsed_weather)
     if (parsed_cloud := parse_cloud(token)) is not None:
-        return clouds({"clouds": [parsed_cloud], "sky_condition": None, "vertical_visibility_ft": None,
-                       "sky_obscured": False})[0]
+        return clouds(
+            {"clouds": [parsed_cloud], "sky_condition": None, "vertical_visibility_ft": None, "sky_obscured": False}
+        )[0]
     return token
 
 
@@ -221,8 +296,9 @@ def trend(raw: str) -> str:
     segments: list[tuple[str, list[str]]] = []
     for token in raw.split():
         if token in ("BECMG", "TEMPO", "NOSIG") or not segments:
-            segments.append((_trend_group(token), []) if token in ("BECMG", "TEMPO", "NOSIG")
-                            else ("", [_trend_group(token)]))
+            segments.append(
+                (_trend_group(token), []) if token in ("BECMG", "TEMPO", "NOSIG") else ("", [_trend_group(token)])
+            )
         else:
             segments[-1][1].append(_trend_group(token))
     spoken = [" ".join(part for part in (head, ", ".join(groups)) if part) for head, groups in segments]
@@ -250,8 +326,10 @@ def atis_text(parsed: dict[str, Any], extras: dict[str, Any]) -> str:
         sentences.append(visibility(parsed["visibility"]))
     if parsed["minimum_visibility"]:
         low = parsed["minimum_visibility"]
-        sentences.append(f"Minimum visibility {hundreds(low['metres'])} metres"
-                         + (f" towards {_compass(low['direction'])}" if low["direction"] else ""))
+        sentences.append(
+            f"Minimum visibility {hundreds(low['metres'])} metres"
+            + (f" towards {_compass(low['direction'])}" if low["direction"] else "")
+        )
     sentences.extend(rvr(item) for item in parsed["rvr"])
     if parsed["weather"]:
         sentences.append(", ".join(weather(item) for item in parsed["weather"]))
@@ -271,9 +349,13 @@ def atis_text(parsed: dict[str, Any], extras: dict[str, Any]) -> str:
         else:
             sentences.append("Altimeter " + digits("{:04d}".format(round(qnh["inhg"] * 100))))
     if parsed["wind_shear"]:
-        sentences.append("Wind shear reported " + ", ".join(
-            "all runways" if item == "ALL RWY" else f"runway {runway(item.removeprefix('R'))}"
-            for item in parsed["wind_shear"]))
+        sentences.append(
+            "Wind shear reported "
+            + ", ".join(
+                "all runways" if item == "ALL RWY" else f"runway {runway(item.removeprefix('R'))}"
+                for item in parsed["wind_shear"]
+            )
+        )
     if parsed["trend"]:
         sentences.append(trend(parsed["trend"]))
     sentences.extend(str(item) for item in extras.get("advisories") or [])

@@ -52,14 +52,17 @@ def _shipped_or_given(path: Path) -> Path:
 
 
 #: Declared latency: a METAR file answers in milliseconds; met.no is cached, with a bounded fetch on a miss.
-_ATIS_META_FILE = tool_meta(estimated_ms=5, max_ms=300, idempotent=True, cacheable_seconds=60,
-                            probe_args={"icao": "LSZH"})
-_ATIS_META = tool_meta(estimated_ms=300, max_ms=3500, idempotent=True, cacheable_seconds=60,
-                       probe_args={"icao": "LSZH"})
+_ATIS_META_FILE = tool_meta(
+    estimated_ms=5, max_ms=300, idempotent=True, cacheable_seconds=60, probe_args={"icao": "LSZH"}
+)
+_ATIS_META = tool_meta(
+    estimated_ms=300, max_ms=3500, idempotent=True, cacheable_seconds=60, probe_args={"icao": "LSZH"}
+)
 
 
-def build_server(args: argparse.Namespace, source: MetarSource, aerodromes: Aerodromes,
-                 refresh_interval: float) -> MCPServer[Any]:
+def build_server(
+    args: argparse.Namespace, source: MetarSource, aerodromes: Aerodromes, refresh_interval: float
+) -> MCPServer[Any]:
     @contextlib.asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
         task: asyncio.Task[None] | None = None
@@ -114,27 +117,44 @@ def build_server(args: argparse.Namespace, source: MetarSource, aerodromes: Aero
         if parsed["station"] != code:
             fail(f"the METAR given is for {parsed['station']}, not {code}")
         text = atis_text(parsed, extras)
-        return spoken_result(text, {"icao": code, "atis_text": text, "metar": parsed, "aerodrome": extras,
-                                    "source": origin, "stale": stale})
+        return spoken_result(
+            text,
+            {"icao": code, "atis_text": text, "metar": parsed, "aerodrome": extras, "source": origin, "stale": stale},
+        )
 
     return server
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = make_parser("python -m engine.servers.aviation_atis", "ATIS from METARs MCP server.")
-    parser.add_argument("--metar-file", default=None,
-                        help="serve METARs from this file (latest per station) instead of met.no "
-                             "(env AVA_ATIS_METAR_FILE)")
-    parser.add_argument("--base-url", default=None,
-                        help=f"tafmetar base URL (env AVA_ATIS_BASE_URL; default {DEFAULT_BASE_URL})")
-    parser.add_argument("--user-agent", default=None,
-                        help="identifying User-Agent met.no requires (env AVA_ATIS_USER_AGENT)")
-    parser.add_argument("--cache-seconds", type=float, default=300.0,
-                        help="cache lifetime when the response has no Expires (default 300)")
-    parser.add_argument("--refresh-interval", type=float, default=60.0,
-                        help="seconds between background refreshes of airports in use (0 = off; default 60)")
-    parser.add_argument("--aerodromes", default=None,
-                        help=f"aerodrome extras YAML (env AVA_ATIS_AERODROMES; default {DEFAULT_AERODROMES})")
+    parser.add_argument(
+        "--metar-file",
+        default=None,
+        help="serve METARs from this file (latest per station) instead of met.no (env AVA_ATIS_METAR_FILE)",
+    )
+    parser.add_argument(
+        "--base-url", default=None, help=f"tafmetar base URL (env AVA_ATIS_BASE_URL; default {DEFAULT_BASE_URL})"
+    )
+    parser.add_argument(
+        "--user-agent", default=None, help="identifying User-Agent met.no requires (env AVA_ATIS_USER_AGENT)"
+    )
+    parser.add_argument(
+        "--cache-seconds",
+        type=float,
+        default=300.0,
+        help="cache lifetime when the response has no Expires (default 300)",
+    )
+    parser.add_argument(
+        "--refresh-interval",
+        type=float,
+        default=60.0,
+        help="seconds between background refreshes of airports in use (0 = off; default 60)",
+    )
+    parser.add_argument(
+        "--aerodromes",
+        default=None,
+        help=f"aerodrome extras YAML (env AVA_ATIS_AERODROMES; default {DEFAULT_AERODROMES})",
+    )
     args = parser.parse_args(argv)
     if args.cache_seconds <= 0:
         parser.error("--cache-seconds must be positive")

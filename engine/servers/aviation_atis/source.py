@@ -137,8 +137,7 @@ class TafMetarSource:
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession(timeout=self.timeout,
-                                                  headers={"User-Agent": self.user_agent})
+            self._session = aiohttp.ClientSession(timeout=self.timeout, headers={"User-Agent": self.user_agent})
         return self._session
 
     def _expiry(self, headers: Mapping[str, str], now: float) -> float:
@@ -219,9 +218,9 @@ class TafMetarSource:
         """Refresh stations used recently whose cache expires soon; return the ones refreshed."""
         now = self.clock()
         due = [
-            icao for icao, entry in self._cache.items()
-            if now - entry.last_used <= self.in_use_seconds
-            and entry.expires_at - now <= self.refresh_ahead_seconds
+            icao
+            for icao, entry in self._cache.items()
+            if now - entry.last_used <= self.in_use_seconds and entry.expires_at - now <= self.refresh_ahead_seconds
         ]
         refreshed: list[str] = []
         for icao in due:

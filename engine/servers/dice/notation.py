@@ -189,9 +189,7 @@ class _Parser:
         token = self.peek()
         if token is None or token.kind != "word" or token.text != "d":
             found = repr(token.text) if token else "the end"
-            raise DiceError(
-                f"expected a number or a die like d6 {self.where()} in {self.text!r}, found {found}"
-            )
+            raise DiceError(f"expected a number or a die like d6 {self.where()} in {self.text!r}, found {found}")
         self.take()
         return self.dice(sign, 1 if count is None else count)
 
@@ -232,9 +230,7 @@ class _Parser:
                 break
             self.take()
             if keep or drop:
-                raise DiceError(
-                    f"only one keep or drop modifier is allowed per term (position {token.pos + 1})"
-                )
+                raise DiceError(f"only one keep or drop modifier is allowed per term (position {token.pos + 1})")
             amount = self.number(f"how many dice to {'keep' if token.text[0] == 'k' else 'drop'}")
             high_low: Literal["h", "l"]
             if token.text[0] == "k":
@@ -254,7 +250,5 @@ def parse(text: str, limits: Limits | None = None) -> Expression:
     """Parse a dice expression, raising :class:`DiceError` with a precise message when it is invalid."""
     limits = limits or Limits()
     if len(text) > limits.max_expression_length:
-        raise DiceError(
-            f"the expression is {len(text)} characters long; the limit is {limits.max_expression_length}"
-        )
+        raise DiceError(f"the expression is {len(text)} characters long; the limit is {limits.max_expression_length}")
     return _Parser(text, limits).parse()

@@ -36,8 +36,12 @@ class TermResult:
 
     def as_dict(self) -> dict[str, Any]:
         if isinstance(self.term, ConstantTerm):
-            return {"kind": "constant", "notation": self.term.notation, "sign": self.term.sign,
-                    "subtotal": self.subtotal}
+            return {
+                "kind": "constant",
+                "notation": self.term.notation,
+                "sign": self.term.sign,
+                "subtotal": self.subtotal,
+            }
         return {
             "kind": "dice",
             "notation": self.term.notation,

@@ -67,8 +67,7 @@ def build_server(args: argparse.Namespace, tables: dict[str, Table], rng: random
         result = roll(parsed, rng, limits)
         return spoken_result(speak(result), result.as_dict())
 
-    @server.tool(description="Roll on a named random table (see list_tables), e.g. 'weather'.",
-                 meta=_TABLE_META)
+    @server.tool(description="Roll on a named random table (see list_tables), e.g. 'weather'.", meta=_TABLE_META)
     def roll_table(table: str) -> CallToolResult:
         key = _table_key(table)
         chosen = tables.get(key)
@@ -77,16 +76,24 @@ def build_server(args: argparse.Namespace, tables: dict[str, Table], rng: random
             fail(f"there is no table called {table!r}; the tables are: {known}")
         value, entry = chosen.roll(rng)
         speech = f"On the {chosen.name.replace('_', ' ')} table, you rolled {value}: {entry.text}."
-        return spoken_result(speech, {"table": chosen.name, "roll": value, "sides": chosen.sides,
-                                      "result": entry.text})
+        return spoken_result(speech, {"table": chosen.name, "roll": value, "sides": chosen.sides, "result": entry.text})
 
     @server.tool(description="List the random tables roll_table knows.", meta=_LIST_META)
     def list_tables() -> CallToolResult:
         names = sorted(tables)
-        speech = (f"I have {len(names)} tables: {join_spoken([n.replace('_', ' ') for n in names])}."
-                  if names else "I have no random tables loaded.")
-        return spoken_result(speech, {"tables": [{"name": n, "description": tables[n].description,
-                                                  "entries": len(tables[n].entries)} for n in names]})
+        speech = (
+            f"I have {len(names)} tables: {join_spoken([n.replace('_', ' ') for n in names])}."
+            if names
+            else "I have no random tables loaded."
+        )
+        return spoken_result(
+            speech,
+            {
+                "tables": [
+                    {"name": n, "description": tables[n].description, "entries": len(tables[n].entries)} for n in names
+                ]
+            },
+        )
 
     return server
 
@@ -94,8 +101,9 @@ def build_server(args: argparse.Namespace, tables: dict[str, Table], rng: random
 def main(argv: list[str] | None = None) -> None:
     parser = make_parser("python -m engine.servers.dice", "Dice and random tables MCP server.")
     parser.add_argument("--seed", default=None, help="seed for reproducible rolls (env AVA_DICE_SEED)")
-    parser.add_argument("--tables", default=None,
-                        help=f"random tables YAML (env AVA_DICE_TABLES; default {DEFAULT_TABLES})")
+    parser.add_argument(
+        "--tables", default=None, help=f"random tables YAML (env AVA_DICE_TABLES; default {DEFAULT_TABLES})"
+    )
     args = parser.parse_args(argv)
     seed_text = env_default(args.seed, "AVA_DICE_SEED")
     seed: int | None = None

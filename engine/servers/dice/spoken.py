@@ -10,15 +10,42 @@ from __future__ import annotations
 import re
 
 _UNITS = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
 }
-_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
-         "ninety": 90}
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
 _SYMBOLS = {
-    "d": "d", "dee": "d", "die": "d", "dice": "d", "plus": "+", "minus": "-", "percent": "%",
-    "percentile": "%", "and": "+", "add": "+", "fudge": "F", "exploding": "!", "explode": "!",
+    "d": "d",
+    "dee": "d",
+    "die": "d",
+    "dice": "d",
+    "plus": "+",
+    "minus": "-",
+    "percent": "%",
+    "percentile": "%",
+    "and": "+",
+    "add": "+",
+    "fudge": "F",
+    "exploding": "!",
+    "explode": "!",
 }
 _PHRASES = (
     (re.compile(r"\bkeep(?:ing)? (?:the )?highest\b"), " kh "),
@@ -32,8 +59,7 @@ _FILLER = {"roll", "please", "a", "an", "of"}
 def normalize(text: str) -> str:
     """Rewrite known spoken words into notation; text that is already notation passes through."""
     lowered = text.strip().lower()
-    if not re.search(r"[a-z]{2,}", lowered.replace("kh", "").replace("kl", "").replace("dh", "")
-                     .replace("dl", "")):
+    if not re.search(r"[a-z]{2,}", lowered.replace("kh", "").replace("kl", "").replace("dh", "").replace("dl", "")):
         return "".join(text.split())
     for pattern, replacement in _PHRASES:
         lowered = pattern.sub(replacement, lowered)

@@ -57,8 +57,7 @@ def build_server(args: argparse.Namespace, sandbox: Sandbox) -> MCPServer[Any]:
         speech = f"{'Replaced' if existed else 'Created'} {shown} with {plural(size, 'byte')}."
         return spoken_result(speech, {"path": shown, "bytes": size, "replaced": existed})
 
-    @server.tool(description="List a folder, by path relative to the root ('.' for the root itself).",
-                 meta=_LIST_META)
+    @server.tool(description="List a folder, by path relative to the root ('.' for the root itself).", meta=_LIST_META)
     def list_dir(path: str = ".") -> CallToolResult:
         try:
             entries = sandbox.list_dir(path)
@@ -66,10 +65,17 @@ def build_server(args: argparse.Namespace, sandbox: Sandbox) -> MCPServer[Any]:
             fail(f"cannot list: {exc}")
         names = [f"{e['name']}/" if e["type"] == "dir" else str(e["name"]) for e in entries]
         where = "The root folder" if path.strip() in ("", ".") else path.strip()
-        speech = (f"{where} has {plural(len(entries), 'entry', 'entries')}: {join_spoken(names[:10])}"
-                  + (" and more." if len(names) > 10 else ".")) if entries else f"{where} is empty."
-        return spoken_result(speech, {"path": path.strip() or ".", "entries": entries,
-                                      "truncated": len(entries) >= MAX_LISTING})
+        speech = (
+            (
+                f"{where} has {plural(len(entries), 'entry', 'entries')}: {join_spoken(names[:10])}"
+                + (" and more." if len(names) > 10 else ".")
+            )
+            if entries
+            else f"{where} is empty."
+        )
+        return spoken_result(
+            speech, {"path": path.strip() or ".", "entries": entries, "truncated": len(entries) >= MAX_LISTING}
+        )
 
     return server
 
@@ -77,8 +83,12 @@ def build_server(args: argparse.Namespace, sandbox: Sandbox) -> MCPServer[Any]:
 def main(argv: list[str] | None = None) -> None:
     parser = make_parser("python -m engine.servers.file_io", "Sandboxed file MCP server.")
     parser.add_argument("--root", required=True, help="the only folder the tools may touch")
-    parser.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_BYTES,
-                        help=f"largest file read or written, in bytes (default {DEFAULT_MAX_BYTES})")
+    parser.add_argument(
+        "--max-bytes",
+        type=int,
+        default=DEFAULT_MAX_BYTES,
+        help=f"largest file read or written, in bytes (default {DEFAULT_MAX_BYTES})",
+    )
     args = parser.parse_args(argv)
     with startup("file_io", SandboxError):
         sandbox = Sandbox.at(args.root, args.max_bytes)

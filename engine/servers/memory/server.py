@@ -60,19 +60,20 @@ def build_server(args: argparse.Namespace, store: MemoryStore) -> MCPServer[Any]
         speech = f"Noted about {saved.subject}: {saved.fact}. I now know {plural(count, 'thing')} about them."
         return spoken_result(speech, {"fact": saved.as_dict(), "facts_about_subject": count})
 
-    @server.tool(description="Search every remembered fact by words (ranked full-text search).",
-                 meta=_SEARCH_META)
+    @server.tool(description="Search every remembered fact by words (ranked full-text search).", meta=_SEARCH_META)
     async def search_facts(query: str) -> CallToolResult:
         try:
             facts = store.search(query)
         except StoreInputError as exc:
             fail(f"cannot search: {exc}")
-        speech = (f"I found {plural(len(facts), 'fact')} matching {query.strip()!r}: {_listing(facts, True)}."
-                  if facts else f"I don't remember anything about {query.strip()!r}.")
+        speech = (
+            f"I found {plural(len(facts), 'fact')} matching {query.strip()!r}: {_listing(facts, True)}."
+            if facts
+            else f"I don't remember anything about {query.strip()!r}."
+        )
         return spoken_result(speech, {"query": query, "facts": [f.as_dict() for f in facts]})
 
-    @server.tool(description="Everything remembered about one subject, by name (case-insensitive).",
-                 meta=_ENTITY_META)
+    @server.tool(description="Everything remembered about one subject, by name (case-insensitive).", meta=_ENTITY_META)
     async def query_entities(name: str) -> CallToolResult:
         try:
             facts = store.about(name)
@@ -86,8 +87,7 @@ def build_server(args: argparse.Namespace, store: MemoryStore) -> MCPServer[Any]
             speech = f"I know nothing about {name.strip()}. Did you mean {join_spoken(similar)}?"
         else:
             speech = f"I know nothing about {name.strip()}."
-        return spoken_result(speech, {"name": name, "facts": [f.as_dict() for f in facts],
-                                      "similar_subjects": similar})
+        return spoken_result(speech, {"name": name, "facts": [f.as_dict() for f in facts], "similar_subjects": similar})
 
     @server.tool(description="Summarise the facts remembered during one session.", meta=_SUMMARY_META)
     async def get_summary(session_id: str) -> CallToolResult:
@@ -100,20 +100,20 @@ def build_server(args: argparse.Namespace, store: MemoryStore) -> MCPServer[Any]
             subjects.setdefault(fact.subject, []).append(fact.fact)
         if facts:
             parts = [f"{subject}: {join_spoken(items)}" for subject, items in subjects.items()]
-            speech = (f"In session {session_id.strip()} I noted {plural(len(facts), 'fact')} about "
-                      f"{plural(len(subjects), 'subject')}. " + "; ".join(parts) + ".")
+            speech = (
+                f"In session {session_id.strip()} I noted {plural(len(facts), 'fact')} about "
+                f"{plural(len(subjects), 'subject')}. " + "; ".join(parts) + "."
+            )
         else:
             speech = f"I noted nothing in session {session_id.strip()}."
-        return spoken_result(speech, {"session_id": session_id, "fact_count": len(facts),
-                                      "subjects": subjects})
+        return spoken_result(speech, {"session_id": session_id, "fact_count": len(facts), "subjects": subjects})
 
     return server
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = make_parser("python -m engine.servers.memory", "NPC memory MCP server (SQLite + FTS5).")
-    parser.add_argument("--db", default=None,
-                        help=f"database file (env AVA_MEMORY_DB; default {default_db_path()})")
+    parser.add_argument("--db", default=None, help=f"database file (env AVA_MEMORY_DB; default {default_db_path()})")
     args = parser.parse_args(argv)
     path = Path(env_default(args.db, "AVA_MEMORY_DB") or default_db_path()).expanduser()
     with startup("memory", OSError, sqlite3.Error, doing=f"cannot open the database {os.fspath(path)}"):

@@ -50,8 +50,13 @@ class Fact:
     created_at: float
 
     def as_dict(self) -> dict[str, object]:
-        return {"id": self.id, "subject": self.subject, "fact": self.fact, "session_id": self.session_id,
-                "created_at": self.created_at}
+        return {
+            "id": self.id,
+            "subject": self.subject,
+            "fact": self.fact,
+            "session_id": self.session_id,
+            "created_at": self.created_at,
+        }
 
 
 def _clean(value: str, name: str, limit: int) -> str:
@@ -91,8 +96,7 @@ class MemoryStore:
             subject = known[0]  # keep the spelling the subject was first remembered with
         with self.db:
             cursor = self.db.execute(
-                "INSERT INTO facts(subject, subject_key, fact, session_id, created_at) "
-                "VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO facts(subject, subject_key, fact, session_id, created_at) VALUES (?, ?, ?, ?, ?)",
                 (subject, subject.casefold(), fact, session, now),
             )
         assert cursor.lastrowid is not None

@@ -44,8 +44,7 @@ class Rule:
     text: str
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "system": self.system, "title": self.title, "tags": list(self.tags),
-                "text": self.text}
+        return {"id": self.id, "system": self.system, "title": self.title, "tags": list(self.tags), "text": self.text}
 
 
 def _load_file(path: Path) -> tuple[str, str, list[Rule]]:
@@ -53,9 +52,7 @@ def _load_file(path: Path) -> tuple[str, str, list[Rule]]:
         data = load_yaml_file(path)
     except (OSError, yaml.YAMLError) as exc:
         raise CorpusError(f"cannot read rules file {path}: {exc}") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("system"), str) or not isinstance(
-        data.get("rules"), list
-    ):
+    if not isinstance(data, dict) or not isinstance(data.get("system"), str) or not isinstance(data.get("rules"), list):
         raise CorpusError(f"{path}: expected keys 'system' (text) and 'rules' (a list)")
     system = data["system"].strip().lower()
     rules: list[Rule] = []
@@ -69,8 +66,7 @@ def _load_file(path: Path) -> tuple[str, str, list[Rule]]:
         tags = raw.get("tags", [])
         if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
             raise CorpusError(f"{where}: 'tags' must be a list of strings")
-        rules.append(Rule(raw["id"].strip(), system, raw["title"].strip(), tuple(tags),
-                          " ".join(raw["text"].split())))
+        rules.append(Rule(raw["id"].strip(), system, raw["title"].strip(), tuple(tags), " ".join(raw["text"].split())))
     return system, str(data.get("name") or system), rules
 
 

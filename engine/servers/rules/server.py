@@ -28,10 +28,16 @@ from engine.servers.common import (
 from engine.servers.rules.corpus import CorpusError, RulesCorpus
 
 DEFAULT_RULES_DIR = ASSETS_DIR / "rules"
-_SEARCH_META = tool_meta(estimated_ms=5, max_ms=500, idempotent=True, cacheable_seconds=3600,
-                         probe_args={"query": "initiative", "system": "d20"})
-_GET_META = tool_meta(estimated_ms=2, max_ms=200, idempotent=True, cacheable_seconds=3600,
-                      probe_args={"id": "d20-initiative"})
+_SEARCH_META = tool_meta(
+    estimated_ms=5,
+    max_ms=500,
+    idempotent=True,
+    cacheable_seconds=3600,
+    probe_args={"query": "initiative", "system": "d20"},
+)
+_GET_META = tool_meta(
+    estimated_ms=2, max_ms=200, idempotent=True, cacheable_seconds=3600, probe_args={"id": "d20-initiative"}
+)
 
 
 def build_server(args: argparse.Namespace, corpus: RulesCorpus) -> MCPServer[Any]:
@@ -58,9 +64,23 @@ def build_server(args: argparse.Namespace, corpus: RulesCorpus) -> MCPServer[Any
             speech = f"{best.title}: {best.text}"
             if others:
                 speech += f" Related rules: {join_spoken(others)}."
-        return spoken_result(speech, {"query": query, "system": chosen, "results": [
-            {"id": rule.id, "system": rule.system, "title": rule.title, "score": round(score, 3),
-             "snippet": rule.text[:160]} for rule, score in found]})
+        return spoken_result(
+            speech,
+            {
+                "query": query,
+                "system": chosen,
+                "results": [
+                    {
+                        "id": rule.id,
+                        "system": rule.system,
+                        "title": rule.title,
+                        "score": round(score, 3),
+                        "snippet": rule.text[:160],
+                    }
+                    for rule, score in found
+                ],
+            },
+        )
 
     @server.tool(description="Get the full text of one rule by its id (from search_rules).", meta=_GET_META)
     def get_rule(id: str) -> CallToolResult:
@@ -76,8 +96,9 @@ def build_server(args: argparse.Namespace, corpus: RulesCorpus) -> MCPServer[Any
 
 def main(argv: list[str] | None = None) -> None:
     parser = make_parser("python -m engine.servers.rules", "Tabletop rules search MCP server.")
-    parser.add_argument("--rules-dir", default=None,
-                        help=f"folder of rules YAML files (env AVA_RULES_DIR; default {DEFAULT_RULES_DIR})")
+    parser.add_argument(
+        "--rules-dir", default=None, help=f"folder of rules YAML files (env AVA_RULES_DIR; default {DEFAULT_RULES_DIR})"
+    )
     args = parser.parse_args(argv)
     folder = Path(env_default(args.rules_dir, "AVA_RULES_DIR", str(DEFAULT_RULES_DIR)) or DEFAULT_RULES_DIR)
     with startup("rules", CorpusError):

@@ -72,8 +72,13 @@ def tool(
 
     return FunctionTool(
         ToolDefinition(
-            name=name, description=f"{name} tool", parameters=params, input_schema=schema,
-            latency=LatencyMeta(est, mx, idempotent, cacheable), server=server, **extra,
+            name=name,
+            description=f"{name} tool",
+            parameters=params,
+            input_schema=schema,
+            latency=LatencyMeta(est, mx, idempotent, cacheable),
+            server=server,
+            **extra,
         ),
         run,
     )
@@ -87,9 +92,7 @@ def settings_for(
     **extra: Any,
 ) -> Settings:
     script = tmp_path / "script.yaml"
-    script.write_text(
-        yaml.safe_dump({"greeting": "hi", "intents": intents or [], "fallback": "say again?"})
-    )
+    script.write_text(yaml.safe_dump({"greeting": "hi", "intents": intents or [], "fallback": "say again?"}))
     raw: dict[str, Any] = {
         "providers": {"s": {"type": "scripted", "script": str(script)}},
         "contexts": {"c": {"provider": "s", "tools": tools, "tier": tier or {"default": "standard"}}},

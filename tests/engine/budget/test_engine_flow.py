@@ -41,8 +41,14 @@ def demo_settings(tmp_path: Path) -> Settings:
 
 async def test_deep_keyword_changes_tier_and_the_next_view(tmp_path: Path) -> None:
     runs: list[dict[str, Any]] = []
-    forecast = tool("mcp_wx_forecast", server="wx", origin_name="forecast", mx=3000, calls=runs,
-                    schema={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})
+    forecast = tool(
+        "mcp_wx_forecast",
+        server="wx",
+        origin_name="forecast",
+        mx=3000,
+        calls=runs,
+        schema={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    )
     clock = FakeClock()
     engine = Engine(demo_settings(tmp_path), extra_tools=[forecast])
     engine.budget.set_clock(clock)
@@ -72,8 +78,9 @@ async def test_deep_keyword_changes_tier_and_the_next_view(tmp_path: Path) -> No
 
 
 async def test_slow_tool_is_announced_once_per_turn(tmp_path: Path) -> None:
-    slow = tool("slow_a", est=400, mx=1000, slow_response_threshold_ms=100,
-                slow_response_message="Let me look that up.")
+    slow = tool(
+        "slow_a", est=400, mx=1000, slow_response_threshold_ms=100, slow_response_message="Let me look that up."
+    )
     slow_b = tool("slow_b", est=400, mx=1000, slow_response_threshold_ms=100)
     engine = engine_for(settings_for(tmp_path, ["slow_a", "slow_b"]), slow, slow_b)
     sub = engine.bus.subscribe(types={"announcement.requested"})
@@ -86,7 +93,7 @@ async def test_slow_tool_is_announced_once_per_turn(tmp_path: Path) -> None:
     assert [(e.call_id, e.text, e.exposed_name, e.reason) for e in evs] == [
         ("call-t", "Let me look that up.", "slow_a", "slow_tool")
     ]
-    assert 'ai_agent_announcements_requested_total 1.0' in engine.metrics.render().decode()
+    assert "ai_agent_announcements_requested_total 1.0" in engine.metrics.render().decode()
 
 
 async def test_a_call_still_running_past_the_threshold_is_announced(tmp_path: Path) -> None:

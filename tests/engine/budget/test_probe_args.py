@@ -36,13 +36,25 @@ SCHEMAS: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ("negated class", obj({"c": {"type": "string", "pattern": "^[^a-z]+$"}}), {"c": "0"}),
     ("boolean", obj({"b": {"type": "boolean"}}), {"b": False}),
     ("nullable union", obj({"n": {"type": ["null", "integer"], "minimum": 3}}), {"n": 3}),
-    ("array min items", obj({"a": {"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems": 2}}),
-     {"a": [1, 1]}),
+    (
+        "array min items",
+        obj({"a": {"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems": 2}}),
+        {"a": [1, 1]},
+    ),
     ("nested object", obj({"o": obj({"k": {"type": "string", "enum": ["x"]}})}), {"o": {"k": "x"}}),
-    ("ref", {**obj({"loc": {"$ref": "#/$defs/Loc"}}), "$defs": {"Loc": obj({"lat": {"type": "number",
-     "minimum": -90, "maximum": 90}})}}, {"loc": {"lat": 0.0}}),
-    ("anyOf prefers non-null", obj({"v": {"anyOf": [{"type": "null"}, {"type": "string", "minLength": 1}]}}),
-     {"v": "test"}),
+    (
+        "ref",
+        {
+            **obj({"loc": {"$ref": "#/$defs/Loc"}}),
+            "$defs": {"Loc": obj({"lat": {"type": "number", "minimum": -90, "maximum": 90}})},
+        },
+        {"loc": {"lat": 0.0}},
+    ),
+    (
+        "anyOf prefers non-null",
+        obj({"v": {"anyOf": [{"type": "null"}, {"type": "string", "minLength": 1}]}}),
+        {"v": "test"},
+    ),
     ("allOf", obj({"v": {"allOf": [{"type": "integer"}, {"minimum": 4}]}}), {"v": 4}),
 ]
 
@@ -63,8 +75,10 @@ def test_minimal_args_are_valid(schema: dict[str, Any], expected: dict[str, Any]
         (obj({"r": {"$ref": "https://example.com/schema"}}), "external $ref"),
         (obj({"r": {"$ref": "#/$defs/Missing"}}), "does not resolve"),
         (obj({"x": False}), "arguments.x: the schema accepts no value"),
-        ({"type": "object", "properties": {}, "required": ["ghost"], "additionalProperties": False},
-         "arguments.ghost: required but not declared"),
+        (
+            {"type": "object", "properties": {}, "required": ["ghost"], "additionalProperties": False},
+            "arguments.ghost: required but not declared",
+        ),
         ({**obj({"r": {"$ref": "#/$defs/R"}}), "$defs": {"R": obj({"r": {"$ref": "#/$defs/R"}})}}, "deeper than"),
         (obj({"m": {"type": "string", "format": "email", "maxLength": 3}}), "cannot fit in maxLength"),
     ],

@@ -14,8 +14,17 @@ from tests.engine.budget.helpers import FakeClock, engine_for, settings_for, too
 
 @pytest.mark.parametrize(
     ("p50", "badge"),
-    [(None, "Unmeasured"), (0.2, "Lightning"), (49.9, "Lightning"), (50, "Fast"), (199.9, "Fast"),
-     (200, "Standard"), (999, "Standard"), (1000, "Slow"), (5000, "Slow")],
+    [
+        (None, "Unmeasured"),
+        (0.2, "Lightning"),
+        (49.9, "Lightning"),
+        (50, "Fast"),
+        (199.9, "Fast"),
+        (200, "Standard"),
+        (999, "Standard"),
+        (1000, "Slow"),
+        (5000, "Slow"),
+    ],
 )
 def test_badges(p50: float | None, badge: str) -> None:
     assert badge_for(p50) == badge
@@ -23,8 +32,7 @@ def test_badges(p50: float | None, badge: str) -> None:
 
 async def test_tools_report_for_a_context_and_tier(tmp_path: Path) -> None:
     tools = [tool("quick", mx=100), tool("deep_one", mx=3000), tool("lookup", est=10, mx=300)]
-    engine = engine_for(settings_for(tmp_path, ["quick", "deep_one", "lookup", "missing"]), *tools,
-                        clock=FakeClock())
+    engine = engine_for(settings_for(tmp_path, ["quick", "deep_one", "lookup", "missing"]), *tools, clock=FakeClock())
     for _ in range(5):
         await engine.executor.execute(None, "lookup", {}, allowed=frozenset({"lookup"}))
     report = engine.tools_report("c", "fast")
@@ -57,4 +65,3 @@ async def test_leaderboard_ranks_per_category(tmp_path: Path) -> None:
     assert info == [(1, "a_slow", "Lightning"), (2, "b_fast", "Unmeasured")]  # measured beats unmeasured
     assert [r["name"] for r in board["telephony"]] == ["c_calls", "hangup_call"]
     assert board["telephony"][1]["compatibility"] == "every tier (call control)"
-

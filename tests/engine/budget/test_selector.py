@@ -20,42 +20,76 @@ FIXED_DEEP = ContextTierConfig(default="deep", mode="fixed")
 
 CASES: list[tuple[str, dict[str, Any], str, str]] = [
     # id, facts (beyond defaults: turn 2, now 1000), expected tier, reason starts with
-    ("override wins over everything", dict(override="fast", text="think carefully", waiting_callers=9), "fast",
-     "operator override"),
+    (
+        "override wins over everything",
+        dict(override="fast", text="think carefully", waiting_callers=9),
+        "fast",
+        "operator override",
+    ),
     ("override deep on first turn", dict(override="deep", turn=1), "deep", "operator override"),
     ("deep keyword", dict(text="Please think carefully about this"), "deep", "deep keyword 'think carefully'"),
     ("deep keyword case and spacing", dict(text="TAKE   your\ttime"), "deep", "deep keyword 'take your time'"),
     ("deep keyword beats queue", dict(text="think hard", waiting_callers=5), "deep", "deep keyword"),
     ("deep keyword on first turn", dict(text="think carefully", turn=1), "deep", "deep keyword"),
-    ("cooldown 10 s after a deep turn", dict(text="think carefully", last_deep_turn_at=990.0), "standard",
-     "deep cooldown"),
+    (
+        "cooldown 10 s after a deep turn",
+        dict(text="think carefully", last_deep_turn_at=990.0),
+        "standard",
+        "deep cooldown",
+    ),
     ("cooldown edge: 29.9 s", dict(text="think carefully", last_deep_turn_at=970.1), "standard", "deep cooldown"),
     ("cooldown over: exactly 30 s", dict(text="think carefully", last_deep_turn_at=970.0), "deep", "deep keyword"),
-    ("cooldown beats queue", dict(text="think carefully", last_deep_turn_at=995.0, waiting_callers=5),
-     "standard", "deep cooldown"),
+    (
+        "cooldown beats queue",
+        dict(text="think carefully", last_deep_turn_at=995.0, waiting_callers=5),
+        "standard",
+        "deep cooldown",
+    ),
     ("queue depth 3 -> fast", dict(waiting_callers=3), "fast", "queue depth: 3 callers waiting"),
     ("queue depth 2 -> default", dict(waiting_callers=2), "standard", "context default"),
     ("queue beats standard keyword", dict(text="who is the captain", waiting_callers=4), "fast", "queue depth"),
-    ("standard keyword remember", dict(text="do you remember me", context_tier=FAST_CTX), "standard",
-     "standard keyword 'remember'"),
-    ("standard keyword who is", dict(text="Who is on call?", context_tier=FAST_CTX), "standard",
-     "standard keyword 'who is'"),
-    ("keyword needs whole words", dict(text="the rulesets are fine", context_tier=FAST_CTX), "fast",
-     "context default"),
+    (
+        "standard keyword remember",
+        dict(text="do you remember me", context_tier=FAST_CTX),
+        "standard",
+        "standard keyword 'remember'",
+    ),
+    (
+        "standard keyword who is",
+        dict(text="Who is on call?", context_tier=FAST_CTX),
+        "standard",
+        "standard keyword 'who is'",
+    ),
+    ("keyword needs whole words", dict(text="the rulesets are fine", context_tier=FAST_CTX), "fast", "context default"),
     ("first turn standard", dict(turn=1, context_tier=FAST_CTX), "standard", "first turn"),
     ("queue beats first turn", dict(turn=1, waiting_callers=3), "fast", "queue depth"),
     ("context default fast", dict(context_tier=FAST_CTX), "fast", "context default"),
-    ("engine default replaces context default", dict(context_tier=FAST_CTX, engine_default="deep"), "deep",
-     "engine default"),
-    ("engine default auto -> context", dict(context_tier=FAST_CTX, engine_default="auto"), "fast",
-     "context default"),
-    ("fixed mode ignores keywords", dict(context_tier=FIXED_DEEP, text="remember", waiting_callers=9), "deep",
-     "context default (fixed)"),
-    ("fixed mode ignores first turn", dict(context_tier=ContextTierConfig(default="fast", mode="fixed"), turn=1),
-     "fast", "context default (fixed)"),
+    (
+        "engine default replaces context default",
+        dict(context_tier=FAST_CTX, engine_default="deep"),
+        "deep",
+        "engine default",
+    ),
+    ("engine default auto -> context", dict(context_tier=FAST_CTX, engine_default="auto"), "fast", "context default"),
+    (
+        "fixed mode ignores keywords",
+        dict(context_tier=FIXED_DEEP, text="remember", waiting_callers=9),
+        "deep",
+        "context default (fixed)",
+    ),
+    (
+        "fixed mode ignores first turn",
+        dict(context_tier=ContextTierConfig(default="fast", mode="fixed"), turn=1),
+        "fast",
+        "context default (fixed)",
+    ),
     ("fixed mode yields to override", dict(context_tier=FIXED_DEEP, override="fast"), "fast", "operator override"),
-    ("fixed mode uses engine default", dict(context_tier=FIXED_DEEP, engine_default="standard"), "standard",
-     "engine default"),
+    (
+        "fixed mode uses engine default",
+        dict(context_tier=FIXED_DEEP, engine_default="standard"),
+        "standard",
+        "engine default",
+    ),
 ]
 
 
@@ -67,8 +101,9 @@ def test_selector_table(facts: dict[str, Any], tier: str, reason: str) -> None:
 
 
 def test_keywords_and_thresholds_are_configurable() -> None:
-    cfg = SelectorConfig(deep_keywords=["roll for initiative"], standard_keywords=[], deep_cooldown_s=5,
-                         queue_depth_fast=1)
+    cfg = SelectorConfig(
+        deep_keywords=["roll for initiative"], standard_keywords=[], deep_cooldown_s=5, queue_depth_fast=1
+    )
     facts = TurnFacts(text="Roll for initiative!", turn=3, now=10.0, last_deep_turn_at=4.0)
     assert decide(facts, cfg).tier == "deep"
     assert decide(TurnFacts(text="remember", turn=3, now=0, waiting_callers=1), cfg).tier == "fast"

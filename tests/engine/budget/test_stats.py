@@ -122,7 +122,7 @@ def test_incremental_window_equals_recomputing_from_scratch(
     w = LatencyWindow(size)
     for i, (at, duration, status, probe) in enumerate(items):
         w.add(Sample(at, duration, status, probe))
-        kept = items[max(0, i + 1 - size): i + 1]
+        kept = items[max(0, i + 1 - size) : i + 1]
         expected = [Sample(*t) for t in kept]
         assert w.stats() == WindowStats.of(expected)
         assert w.recent(since) == WindowStats.of([s for s in expected if s.at >= since])

@@ -68,8 +68,11 @@ def test_health_states() -> None:
 
 async def test_view_per_tier_is_fastest_first_with_hidden_reasons(tmp_path: Path) -> None:
     tools = [
-        tool("slow_lookup", mx=1200), tool("quick", mx=80), tool("deep_think", mx=3000),
-        tool("quicker", est=5), tool("mystery"),
+        tool("slow_lookup", mx=1200),
+        tool("quick", mx=80),
+        tool("deep_think", mx=3000),
+        tool("quicker", est=5),
+        tool("mystery"),
     ]
     names = [t.name for t in tools]
     engine = engine_for(settings_for(tmp_path, [*names, "hangup_call"]), *tools)
@@ -139,8 +142,15 @@ async def test_unhealthy_tool_recovers_by_time_while_hidden(tmp_path: Path) -> N
 async def test_stripped_tool_call_is_rejected_through_a_live_call(tmp_path: Path) -> None:
     calls: list[dict] = []
     deep = tool("forecast", mx=3000, calls=calls)
-    intents = [{"name": "wx", "patterns": ["forecast"], "tools": [{"name": "forecast"}],
-                "reply": "{result}", "error_reply": "no: {result}"}]
+    intents = [
+        {
+            "name": "wx",
+            "patterns": ["forecast"],
+            "tools": [{"name": "forecast"}],
+            "reply": "{result}",
+            "error_reply": "no: {result}",
+        }
+    ]
     engine = engine_for(settings_for(tmp_path, ["forecast"], intents, tier={"default": "fast"}), deep)
     sub = engine.bus.subscribe(types={"tool.rejected", "tool.completed"})
     call = await engine.start_call("c")

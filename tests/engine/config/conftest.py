@@ -25,6 +25,7 @@ def canary() -> str:
     """The secret that must never show up anywhere (it is the openai_key of ``full_keyring``)."""
     return CANARY
 
+
 @pytest.fixture
 def memory_keyring() -> Iterator[MemoryKeyring]:
     previous = keyring.get_keyring()

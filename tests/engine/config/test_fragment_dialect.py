@@ -44,7 +44,13 @@ def test_form_and_loader_read_a_value_alike(token: str) -> None:
 
 def test_yaml_1_2_values() -> None:
     assert [through_form(t) for t in ("on", "no", "yes", "off", "1e3", "0o17", "~")] == [
-        "on", "no", "yes", "off", 1000.0, 15, None,
+        "on",
+        "no",
+        "yes",
+        "off",
+        1000.0,
+        15,
+        None,
     ]
 
 
@@ -70,14 +76,16 @@ def test_form_round_trip_keeps_text_that_looks_like_another_type(text: str) -> N
 
 def test_form_keeps_what_the_file_says(tmp_path: Path) -> None:
     path = tmp_path / "config.yaml"
-    path.write_text("mcp:\n  servers:\n    s:\n      command: [python]\n      tools:\n"
-                    "        - name: t\n          probe_args: {a: on, b: '0o17', c: 0o17}\n")
+    path.write_text(
+        "mcp:\n  servers:\n    s:\n      command: [python]\n      tools:\n"
+        "        - name: t\n          probe_args: {a: on, b: '0o17', c: 0o17}\n"
+    )
     raw = ConfigDocument.load(path).get(("mcp", "servers", "s"))
     assert to_config(from_config("s", raw))["tools"] == [{"name": "t", "probe_args": {"a": "on", "b": "0o17", "c": 15}}]
 
 
 def test_fragment_errors_name_the_line() -> None:
-    assert check_tools("- name: a\n  description: [") .startswith("line 2: YAML syntax error")
+    assert check_tools("- name: a\n  description: [").startswith("line 2: YAML syntax error")
     assert "line 2, tools[0].description: YAML tags" in check_tools("- name: a\n  description: !x y")
     assert "duplicate key 'name'" in check_tools("- name: a\n  name: b")
     with pytest.raises(ConfigError, match=r"^tools:1: YAML syntax error"):
@@ -86,8 +94,10 @@ def test_fragment_errors_name_the_line() -> None:
 
 def test_scripts_read_like_the_config(tmp_path: Path) -> None:
     p = tmp_path / "script.yaml"
-    p.write_text("intents:\n  - name: lights\n    patterns: ['lights']\n"
-                 "    tools: [{name: switch, args: {state: on, level: 1e3, mode: 0o17}}]\n")
+    p.write_text(
+        "intents:\n  - name: lights\n    patterns: ['lights']\n"
+        "    tools: [{name: switch, args: {state: on, level: 1e3, mode: 0o17}}]\n"
+    )
     args = load_script(p).intents[0].tools[0].args
     assert args == {"state": "on", "level": 1000.0, "mode": 15}
     p.write_text("greeting: hi\ngreeting: again\n")

@@ -23,23 +23,36 @@ def test_file_level_errors_name_the_file_and_line(tmp_path: Path) -> None:
 
 
 def test_entries_are_converted_or_skipped_with_a_reason() -> None:
-    plan = parse_mcp_json(json.dumps({"mcpServers": {
-        "Web": {"type": "http", "url": "https://x.example/mcp", "headers": {"A": "b"}},
-        "web": {"command": "other"},
-        "ws": {"type": "websocket", "url": "ws://x"},
-        "cmd": {"command": ["not", "a", "string"]},
-        "http-no-url": {"type": "sse"},
-        "bad-url": {"url": "ftp://x"},
-        "envy": {"command": "x", "env": ["A=1"], "envFile": ".env"},
-    }}))
-    assert plan.servers == {"web": {"transport": "http", "url": "https://x.example/mcp", "headers": {"A": "b"}},
-                            "envy": {"transport": "stdio", "command": ["x"]}}
+    plan = parse_mcp_json(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "Web": {"type": "http", "url": "https://x.example/mcp", "headers": {"A": "b"}},
+                    "web": {"command": "other"},
+                    "ws": {"type": "websocket", "url": "ws://x"},
+                    "cmd": {"command": ["not", "a", "string"]},
+                    "http-no-url": {"type": "sse"},
+                    "bad-url": {"url": "ftp://x"},
+                    "envy": {"command": "x", "env": ["A=1"], "envFile": ".env"},
+                }
+            }
+        )
+    )
+    assert plan.servers == {
+        "web": {"transport": "http", "url": "https://x.example/mcp", "headers": {"A": "b"}},
+        "envy": {"transport": "stdio", "command": ["x"]},
+    }
     assert plan.renamed == {"Web": "web"}
     text = "\n".join(plan.problems)
-    for expected in ("server 'web': its id 'web' is already used by another entry; skipped",
-                     "server 'ws': unknown server type 'websocket'", "server 'cmd': 'command' must be a non-empty",
-                     "server 'http-no-url': needs 'url'; skipped", "server 'bad-url': url:",
-                     "server 'envy'.env: must be an object of strings; ignored", "server 'envy': 'envFile'"):
+    for expected in (
+        "server 'web': its id 'web' is already used by another entry; skipped",
+        "server 'ws': unknown server type 'websocket'",
+        "server 'cmd': 'command' must be a non-empty",
+        "server 'http-no-url': needs 'url'; skipped",
+        "server 'bad-url': url:",
+        "server 'envy'.env: must be an object of strings; ignored",
+        "server 'envy': 'envFile'",
+    ):
         assert expected in text
 
 
@@ -49,13 +62,16 @@ def test_merging_never_overwrites_and_is_idempotent(tmp_path: Path) -> None:
     doc = ConfigDocument.new(tmp_path / "config.yaml", "mcp:\n  servers:\n    b:\n      url: http://other\n")
     first = import_mcp_json(doc, src)
     assert sorted(first.added) == ["a"] and first.conflicts == [
-        "mcp.servers.b already exists with a different config; not overwritten"]
+        "mcp.servers.b already exists with a different config; not overwritten"
+    ]
     again = import_mcp_json(doc, src)
     assert again.added == {} and again.unchanged == ["a"]
     assert again.summary()[-1] == f"nothing added from {src}"
-    assert merge_plan({}, parse_mcp_json(src.read_text())) == ({"a": first.added["a"],
-                                                                "b": {"transport": "http",
-                                                                      "url": "http://127.0.0.1:9/mcp"}}, [], [])
+    assert merge_plan({}, parse_mcp_json(src.read_text())) == (
+        {"a": first.added["a"], "b": {"transport": "http", "url": "http://127.0.0.1:9/mcp"}},
+        [],
+        [],
+    )
 
 
 def test_server_ids_from_free_text() -> None:

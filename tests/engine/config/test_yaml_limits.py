@@ -34,8 +34,9 @@ def test_cli_check_refuses_an_alias_bomb_with_file_and_line(tmp_path: Path) -> N
     cfg = tmp_path / "bomb.yaml"
     cfg.write_text("engine:\n  http:\n    enabled: false\nx-anchors:\n" + laughs(under="  "))
     # Before the bound, expanding 387 million strings ran for minutes: the timeout is the guard.
-    p = subprocess.run([str(ENTRY), "--config", str(cfg), "check", "--json"], capture_output=True, text=True,
-                       timeout=60, cwd=ROOT)
+    p = subprocess.run(
+        [str(ENTRY), "--config", str(cfg), "check", "--json"], capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
     assert p.returncode == 2, p.stderr
     err = json.loads(p.stdout)["error"]
     assert "bomb.yaml:" in err and "alias bomb" in err and "x-anchors" in err
@@ -53,8 +54,10 @@ def test_alias_bomb_error_names_the_line_of_the_container_that_blows_up(tmp_path
 
 
 def test_reasonable_aliases_still_load() -> None:
-    first = "    s0: &srv\n      transport: stdio\n      command: [echo, '0']\n" \
+    first = (
+        "    s0: &srv\n      transport: stdio\n      command: [echo, '0']\n"
         "      restart: {enabled: true, max_restarts: 3, backoff_ms: 100}\n"
+    )
     rest = "".join(f"    s{i}:\n      <<: *srv\n      command: [echo, '{i}']\n" for i in range(1, 50))
     settings = load_settings_text("mcp:\n  servers:\n" + first + rest, "ok.yaml")
     assert len(settings.mcp.servers) == 50 and settings.mcp.servers["s49"].restart.max_restarts == 3

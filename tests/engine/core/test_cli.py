@@ -13,9 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def run(
-    *args: str, env: dict[str, str] | None = None, stdin: str | None = None
-) -> subprocess.CompletedProcess[str]:
+def run(*args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "engine.cli", *args],
         cwd=ROOT,
@@ -94,9 +92,7 @@ def test_schema_command(tmp_path: Path) -> None:
     assert {"engine", "providers", "mcp", "contexts", "budget"} <= set(schema["properties"])
 
 
-def test_secrets_round_trip_never_printed_unless_revealed(
-    keyring_env: dict[str, str], tmp_path: Path
-) -> None:
+def test_secrets_round_trip_never_printed_unless_revealed(keyring_env: dict[str, str], tmp_path: Path) -> None:
     canary = "sk-CANARY-7f3a9b2c1d"
     cfg = tmp_path / "c.yaml"
     cfg.write_text(

@@ -33,15 +33,26 @@ UNNAMED = re.compile(r"^Task-\d+$")
 
 
 def _settings(**mcp_server: Any) -> Settings:
-    return Settings.model_validate({
-        "engine": {"http": {"enabled": False}, "tool_timeout_ms": 5000,
-                   "mcp_server": {"enabled": True, "expose": ["mcp_hi_greet"], **mcp_server}},
-        "mcp": {"servers": {
-            "hi": INPROC,
-            "kid": {"transport": "stdio", "command": [sys.executable, FIXTURE_SERVER], "connect_timeout_ms": 8000},
-            "lz": {**INPROC, "start": "lazy"},
-        }},
-    })
+    return Settings.model_validate(
+        {
+            "engine": {
+                "http": {"enabled": False},
+                "tool_timeout_ms": 5000,
+                "mcp_server": {"enabled": True, "expose": ["mcp_hi_greet"], **mcp_server},
+            },
+            "mcp": {
+                "servers": {
+                    "hi": INPROC,
+                    "kid": {
+                        "transport": "stdio",
+                        "command": [sys.executable, FIXTURE_SERVER],
+                        "connect_timeout_ms": 8000,
+                    },
+                    "lz": {**INPROC, "start": "lazy"},
+                }
+            },
+        }
+    )
 
 
 async def test_after_start_every_engine_task_is_named_and_after_stop_none_is_left() -> None:
@@ -120,8 +131,15 @@ async def test_budget_layer_sets_tiers_through_the_call_tiers_protocol(tmp_path:
     settings = settings_for(tmp_path, [])
     tiers = RecordingTiers()
     group = EngineTasks()
-    layer = BudgetLayer(settings=lambda: settings, registry=ToolRegistry(), bus=EventBus(), metrics=Metrics(),
-                        tiers=tiers, probe=_no_probe, spawn=group.spawn)
+    layer = BudgetLayer(
+        settings=lambda: settings,
+        registry=ToolRegistry(),
+        bus=EventBus(),
+        metrics=Metrics(),
+        tiers=tiers,
+        probe=_no_probe,
+        spawn=group.spawn,
+    )
     session = CallSession(call_id="c-1", context="c", provider="p", tier="standard")
     layer.before_turn(session, "think carefully about this")
     layer.after_turn(session)
@@ -138,14 +156,16 @@ def test_engine_plugs_the_budget_layer_into_its_declared_seams() -> None:
 
 
 async def test_engine_reload_publishes_config_reloaded_once() -> None:
-    old = Settings.model_validate({"engine": {"http": {"enabled": False}},
-                                   "mcp": {"servers": {"a": {**INPROC, "enabled": False}}}})
+    old = Settings.model_validate(
+        {"engine": {"http": {"enabled": False}}, "mcp": {"servers": {"a": {**INPROC, "enabled": False}}}}
+    )
     engine = Engine(old)
     await engine.start()
     try:
         sub = engine.bus.subscribe(types={ConfigReloaded.type})
-        new = Settings.model_validate({"engine": {"http": {"enabled": False}},
-                                       "mcp": {"servers": {"b": {**INPROC, "enabled": False}}}})
+        new = Settings.model_validate(
+            {"engine": {"http": {"enabled": False}}, "mcp": {"servers": {"b": {**INPROC, "enabled": False}}}}
+        )
         await engine.reload(new)
         events = sub.drain()
         assert len(events) == 1 and isinstance(events[0], ConfigReloaded)
@@ -171,10 +191,14 @@ class RefusesToStart:
 
 async def test_a_failed_start_leaves_no_task_of_the_engine_running() -> None:
     before = asyncio.all_tasks()
-    engine = Engine(Settings.model_validate({
-        "engine": {"http": {"enabled": False}},
-        "mcp": {"servers": {"hi": INPROC, "lz": {**INPROC, "start": "lazy"}}},
-    }))
+    engine = Engine(
+        Settings.model_validate(
+            {
+                "engine": {"http": {"enabled": False}},
+                "mcp": {"servers": {"hi": INPROC, "lz": {**INPROC, "start": "lazy"}}},
+            }
+        )
+    )
     engine.components.append(RefusesToStart())
     with pytest.raises(RuntimeError, match="cannot start"):
         await engine.start()

@@ -19,9 +19,7 @@ def test_defaults() -> None:
 
 
 def test_values_and_unknown_kept() -> None:
-    s = CallSession(
-        call_id="c", context="x", provider="p", caller_name="Ada", campaign_id="spring", lead_id="L1"
-    )
+    s = CallSession(call_id="c", context="x", provider="p", caller_name="Ada", campaign_id="spring", lead_id="L1")
     v = prompt_values(s)
     assert render("{caller_name} {campaign_id} {lead_id} {mystery}", v) == "Ada spring L1 {mystery}"
 

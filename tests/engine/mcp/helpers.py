@@ -22,9 +22,12 @@ EVERYTHING_BIN = ROOT / ".peers" / "node_modules" / ".bin" / "mcp-server-everyth
 
 def stdio(*args: str, **extra: Any) -> dict[str, Any]:
     """A stdio server config running the fixture server with ``args``."""
-    cfg: dict[str, Any] = {"transport": "stdio", "command": [sys.executable, FIXTURE_SERVER, *args],
-                           "connect_timeout_ms": 8000,
-                           "restart": {"backoff_ms": 20, "backoff_max_ms": 100, "max_restarts": 2}}
+    cfg: dict[str, Any] = {
+        "transport": "stdio",
+        "command": [sys.executable, FIXTURE_SERVER, *args],
+        "connect_timeout_ms": 8000,
+        "restart": {"backoff_ms": 20, "backoff_max_ms": 100, "max_restarts": 2},
+    }
     for key, value in extra.items():
         if isinstance(value, dict) and isinstance(cfg.get(key), dict):
             cfg[key] = {**cfg[key], **value}
@@ -64,7 +67,9 @@ class NetServer:
         """Start (on the port it had, after a kill) and return once its socket listens."""
         proc = subprocess.Popen(
             [sys.executable, NET_SERVER, "--transport", self.transport, "--port", str(self.port), *self.args],
-            stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, start_new_session=True,
+            stdout=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
         )
         self.proc = proc
         assert proc.stdout is not None

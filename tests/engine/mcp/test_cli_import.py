@@ -68,12 +68,21 @@ def test_mcp_list_test_and_call(config: Path, capsys: Any) -> None:
 
 def test_import_claude_and_vscode_json(config: Path, tmp_path: Path, capsys: Any) -> None:
     claude = tmp_path / "claude.json"
-    claude.write_text(json.dumps({"mcpServers": {
-        "My Files": {"command": "npx", "args": ["-y", "@scope/files", "/tmp"], "env": {"TOKEN": "abc"}},
-        "remote": {"url": "http://127.0.0.1:9999/mcp", "headers": {"Authorization": "Bearer ${input:remote-key}"}},
-        "fx": {"command": "something-else"},
-        "broken": {"nothing": True},
-    }}))
+    claude.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "My Files": {"command": "npx", "args": ["-y", "@scope/files", "/tmp"], "env": {"TOKEN": "abc"}},
+                    "remote": {
+                        "url": "http://127.0.0.1:9999/mcp",
+                        "headers": {"Authorization": "Bearer ${input:remote-key}"},
+                    },
+                    "fx": {"command": "something-else"},
+                    "broken": {"nothing": True},
+                }
+            }
+        )
+    )
     code, out = run(capsys, "--config", str(config), "--json", "import-mcp-json", str(claude))
     assert code == 0
     assert out["added"] == ["my_files", "remote"] and out["renamed"] == {"My Files": "my_files"}
@@ -90,19 +99,34 @@ def test_import_claude_and_vscode_json(config: Path, tmp_path: Path, capsys: Any
     code, out = run(capsys, "--config", str(config), "--json", "import-mcp-json", str(claude))
     assert out["added"] == [] and set(out["unchanged"]) == {"my_files", "remote"}
 
-    vscode = parse_mcp_json(json.dumps({"servers": {"gh": {"type": "sse", "url": "http://127.0.0.1:1/sse"},
-                                                         "py": {"type": "stdio", "command": "${env:PY}"}}}))
-    assert vscode.servers == {"gh": {"transport": "sse", "url": "http://127.0.0.1:1/sse"},
-                              "py": {"transport": "stdio", "command": ["${PY}"]}}
+    vscode = parse_mcp_json(
+        json.dumps(
+            {
+                "servers": {
+                    "gh": {"type": "sse", "url": "http://127.0.0.1:1/sse"},
+                    "py": {"type": "stdio", "command": "${env:PY}"},
+                }
+            }
+        )
+    )
+    assert vscode.servers == {
+        "gh": {"transport": "sse", "url": "http://127.0.0.1:1/sse"},
+        "py": {"transport": "stdio", "command": ["${PY}"]},
+    }
 
 
 def test_serve_reloads_on_sighup(config: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     cfg = config.read_text() + "engine:\n  http:\n    port: 0\n"
     config.write_text(cfg)
-    proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "--config", str(config), "--json", "serve",
-                             "--poll", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
-                            cwd=str(ROOT))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine.cli", "--config", str(config), "--json", "serve", "--poll", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
+        cwd=str(ROOT),
+    )
     try:
         ready, _, _ = select.select([proc.stdout], [], [], 30)
         assert ready, "serve printed nothing"

@@ -39,10 +39,12 @@ async def test_discovery_names_and_calls(make_engine: Any) -> None:
 
 
 async def test_speech_template_and_field(make_engine: Any) -> None:
-    cfg = stdio(tools=[
-        {"name": "add", "speech_template": "{a} plus {b} is {sum}."},
-        {"name": "echo", "speech_template": "{missing.key} never", "speech_field": "nothing"},
-    ])
+    cfg = stdio(
+        tools=[
+            {"name": "add", "speech_template": "{a} plus {b} is {sum}."},
+            {"name": "echo", "speech_template": "{missing.key} never", "speech_field": "nothing"},
+        ]
+    )
     engine = await make_engine(settings({"fx": cfg}))
     r = await call(engine, "mcp_fx_add", {"a": 2, "b": 3})
     assert r.message == "2 plus 3 is 5."

@@ -19,11 +19,15 @@ async def call(engine: Any, name: str, args: dict[str, Any]) -> Any:
 
 
 async def test_inprocess_server_in_both_modes(make_engine: Any) -> None:
-    engine = await make_engine(settings({
-        "hi": INPROC,
-        "leg": {**INPROC, "mode": "legacy"},
-        "fresh": {"transport": "inprocess", "target": "tests.fixtures.mcp_servers.inproc:make"},
-    }))
+    engine = await make_engine(
+        settings(
+            {
+                "hi": INPROC,
+                "leg": {**INPROC, "mode": "legacy"},
+                "fresh": {"transport": "inprocess", "target": "tests.fixtures.mcp_servers.inproc:make"},
+            }
+        )
+    )
     st = {s["id"]: s for s in engine.server_status()["servers"]}
     assert st["hi"]["state"] == "up" and st["hi"]["pid"] is None
     assert st["leg"]["protocol_version"] == "2025-11-25"
@@ -34,8 +38,9 @@ async def test_inprocess_server_in_both_modes(make_engine: Any) -> None:
 
 
 async def test_bad_inprocess_target_fails_with_a_clear_error(make_engine: Any) -> None:
-    engine = await make_engine(settings({"bad": {"transport": "inprocess", "target": "no.such.module:server",
-                                                 "restart": {"enabled": False}}}))
+    engine = await make_engine(
+        settings({"bad": {"transport": "inprocess", "target": "no.such.module:server", "restart": {"enabled": False}}})
+    )
     st = engine.server_status()["servers"][0]
     assert st["state"] == "failed" and "cannot import 'no.such.module'" in st["last_error"]
 
@@ -81,10 +86,12 @@ async def test_test_server_with_an_unsaved_config(make_engine: Any) -> None:
 
 
 async def test_http_endpoints(make_engine: Any) -> None:
-    s = Settings.model_validate({
-        "engine": {"http": {"enabled": True, "port": 0, "auth_token": "s3cret"}},
-        "mcp": {"servers": {"hi": INPROC}},
-    })
+    s = Settings.model_validate(
+        {
+            "engine": {"http": {"enabled": True, "port": 0, "auth_token": "s3cret"}},
+            "mcp": {"servers": {"hi": INPROC}},
+        }
+    )
     engine = await make_engine(s, serve_http=True)
     http = next(c for c in engine.components if c.name == "http")
     base = http.url

@@ -93,8 +93,12 @@ async def test_over_sse_a_result_past_one_mebibyte_ends_the_stream_and_the_serve
     net_server: Any, make_engine: Any
 ) -> None:
     server = net_server("sse")
-    cfg = {"transport": "sse", "url": server.url, "tools": generous("big_text", "echo"),
-           "restart": {"backoff_ms": 20, "backoff_max_ms": 100, "max_restarts": 3}}
+    cfg = {
+        "transport": "sse",
+        "url": server.url,
+        "tools": generous("big_text", "echo"),
+        "restart": {"backoff_ms": 20, "backoff_max_ms": 100, "max_restarts": 3},
+    }
     engine = await make_engine(settings({"remote": cfg}))
     sup = engine.mcp.supervisors["remote"]
     sub = engine.bus.subscribe()

@@ -16,8 +16,9 @@ async def call(engine: Any, name: str, args: dict[str, Any]) -> Any:
 
 
 async def test_crash_at_start_fails_with_its_stderr_and_the_engine_is_ready(make_engine: Any) -> None:
-    engine = await make_engine(settings({"bad": stdio("--crash-at-start", restart={"max_restarts": 1}),
-                                         "good": stdio()}))
+    engine = await make_engine(
+        settings({"bad": stdio("--crash-at-start", restart={"max_restarts": 1}), "good": stdio()})
+    )
     assert engine.ready
     sup = engine.mcp.supervisors["bad"]
     await wait_for(lambda: sup.state == "failed")
@@ -30,8 +31,12 @@ async def test_crash_at_start_fails_with_its_stderr_and_the_engine_is_ready(make
 
 
 async def test_hang_on_initialize_is_bounded(make_engine: Any) -> None:
-    hung = {"transport": "stdio", "command": [sys.executable, HANG_INIT], "connect_timeout_ms": 400,
-            "restart": {"enabled": False}}
+    hung = {
+        "transport": "stdio",
+        "command": [sys.executable, HANG_INIT],
+        "connect_timeout_ms": 400,
+        "restart": {"enabled": False},
+    }
     engine = await make_engine(settings({"hung": hung, "good": stdio()}))
     assert engine.ready and engine.mcp.pending() == []
     st = engine.mcp.supervisors["hung"].snapshot()
@@ -41,8 +46,9 @@ async def test_hang_on_initialize_is_bounded(make_engine: Any) -> None:
 
 
 async def test_hang_on_tools_list_is_bounded(make_engine: Any) -> None:
-    engine = await make_engine(settings({"fx": stdio("--hang-list", connect_timeout_ms=1500,
-                                                     restart={"enabled": False})}))
+    engine = await make_engine(
+        settings({"fx": stdio("--hang-list", connect_timeout_ms=1500, restart={"enabled": False})})
+    )
     st = engine.mcp.supervisors["fx"].snapshot()
     assert st["state"] == "failed" and "connect_timeout_ms (1500 ms)" in st["last_error"]
 
@@ -103,9 +109,14 @@ async def test_crash_loop_ends_failed_then_operator_restart(make_engine: Any) ->
 
 
 async def test_slow_start_is_waited_for(make_engine: Any) -> None:
-    engine = await make_engine(settings({"slow": stdio("--slow-start", "0.6"),
-                                         "tooslow": stdio("--slow-start", "3", connect_timeout_ms=300,
-                                                          restart={"enabled": False})}))
+    engine = await make_engine(
+        settings(
+            {
+                "slow": stdio("--slow-start", "0.6"),
+                "tooslow": stdio("--slow-start", "3", connect_timeout_ms=300, restart={"enabled": False}),
+            }
+        )
+    )
     assert engine.ready
     assert engine.mcp.supervisors["slow"].state == "up"
     assert engine.mcp.supervisors["tooslow"].state == "failed"

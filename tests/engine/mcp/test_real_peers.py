@@ -35,8 +35,13 @@ def free_port() -> int:
 def everything_http() -> Iterator[str]:
     port = free_port()
     env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/tmp"), "PORT": str(port)}
-    proc = subprocess.Popen([str(EVERYTHING_BIN), "streamableHttp"], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [str(EVERYTHING_BIN), "streamableHttp"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         for _ in range(200):
             try:
@@ -92,8 +97,11 @@ async def test_everything_over_streamable_http(make_engine: Any, everything_http
 
 
 async def test_mcp_server_time_over_stdio(make_engine: Any) -> None:
-    cfg = {"transport": "stdio", "command": [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"],
-           "tools": [{"name": "get_current_time", "speech_template": "It is {datetime} in {timezone}."}]}
+    cfg = {
+        "transport": "stdio",
+        "command": [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"],
+        "tools": [{"name": "get_current_time", "speech_template": "It is {datetime} in {timezone}."}],
+    }
     engine = await make_engine(settings({"time": cfg}))
     st = engine.server_status()["servers"][0]
     assert st["state"] == "up"

@@ -27,8 +27,14 @@ async def call(engine: Any, name: str, args: dict[str, Any]) -> Any:
 
 
 def sse(url: str, **extra: Any) -> dict[str, Any]:
-    return {"transport": "sse", "url": url, "headers": {"X-Api-Key": KEY}, "connect_timeout_ms": 8000,
-            "restart": {"backoff_ms": 50, "backoff_max_ms": 200, "max_restarts": 50}, **extra}
+    return {
+        "transport": "sse",
+        "url": url,
+        "headers": {"X-Api-Key": KEY},
+        "connect_timeout_ms": 8000,
+        "restart": {"backoff_ms": 50, "backoff_max_ms": 200, "max_restarts": 50},
+        **extra,
+    }
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])

@@ -17,8 +17,12 @@ from engine.providers.ids import canonical_from, provider_call_id
 async def test_switch_openai_anthropic_gemini_keeps_tool_history() -> None:
     box = ToolBox()
     oa = OpenAIChatFake([Reply(calls=[("get_weather", {"city": "Paris"})]), Reply(text="18 in Paris.")])
-    an = AnthropicFake([Reply(calls=[("get_weather", {"city": "Oslo"}), ("get_time", {"zone": "CET"})]),
-                        Reply(text="Oslo is cold, it is noon.")])
+    an = AnthropicFake(
+        [
+            Reply(calls=[("get_weather", {"city": "Oslo"}), ("get_time", {"zone": "CET"})]),
+            Reply(text="Oslo is cold, it is noon."),
+        ]
+    )
     ge = GeminiFake([Reply(calls=[("broken_tool", {"x": 3})]), Reply(text="That one failed; anything else?")])
     async with oa, an, ge:
         engine = make_engine({"oa": oa, "an": an, "ge": ge}, box, context_provider="oa")
@@ -31,13 +35,17 @@ async def test_switch_openai_anthropic_gemini_keeps_tool_history() -> None:
             r3 = await engine.user_said(call.call_id, "Try the broken tool")
     assert (oa.errors, an.errors, ge.errors) == ([], [], [])
     assert [r1.text, r2.text, r3.text] == [
-        "18 in Paris.", "Oslo is cold, it is noon.", "That one failed; anything else?"]
+        "18 in Paris.",
+        "Oslo is cold, it is noon.",
+        "That one failed; anything else?",
+    ]
     assert [c[0] for c in box.calls] == ["get_weather", "get_weather", "get_time", "broken_tool"]
 
     # Anthropic's first request carries OpenAI's round, with ids rendered from the canonical id.
     first = an.requests[0]
-    uses = [b for m in first["messages"] if isinstance(m["content"], list) for b in m["content"]
-            if b["type"] == "tool_use"]
+    uses = [
+        b for m in first["messages"] if isinstance(m["content"], list) for b in m["content"] if b["type"] == "tool_use"
+    ]
     assert [(u["id"], u["name"], u["input"]) for u in uses] == [("toolu_tc_1", "get_weather", {"city": "Paris"})]
     assert an.results(first)[0]["id"] == "toolu_tc_1" and "Paris" in an.results(first)[0]["content"]
 

@@ -159,8 +159,9 @@ def test_ref_inlining_and_recursion_cut() -> None:
     assert any("cut recursive" in n for n in notes)
     with pytest.raises(SchemaError, match="points at nothing"):
         inline_refs({"type": "object", "properties": {"a": {"$ref": "#/$defs/Missing"}}}, [])
-    tool = next(t for t in render_declarations("ollama", corpus())
-                if t["function"]["name"] == "mcp_weather_lookup_with_ref")
+    tool = next(
+        t for t in render_declarations("ollama", corpus()) if t["function"]["name"] == "mcp_weather_lookup_with_ref"
+    )
     place = tool["function"]["parameters"]["properties"]["place"]
     assert place["properties"]["city"] == {"type": "string"} and place["required"] == ["city"]
 
@@ -189,8 +190,13 @@ def test_openai_strict_mode_rules() -> None:
 
 
 def test_each_transformation_is_logged_once(caplog: pytest.LogCaptureFixture) -> None:
-    decls = [{"name": "mcp_logged_once_tool", "description": "d",
-              "input_schema": {"type": "object", "properties": {"a": {"type": "integer", "enum": [1, 2]}}}}]
+    decls = [
+        {
+            "name": "mcp_logged_once_tool",
+            "description": "d",
+            "input_schema": {"type": "object", "properties": {"a": {"type": "integer", "enum": [1, 2]}}},
+        }
+    ]
     with caplog.at_level(logging.INFO, logger="engine.providers.rendering"):
         render_declarations("elevenlabs_agent", decls)
         render_declarations("elevenlabs_agent", decls)

@@ -37,11 +37,21 @@ def _tools() -> RenderedTools:
 def test_alternating_turns_opens_with_the_user_and_merges_one_role() -> None:
     hi, r = {"text": "hi"}, {"type": "result"}
     turns = alternating_turns(
-        [{"role": "assistant", "b": [{"n": 1}]}, {"role": "assistant", "b": [{"n": 2}]},
-         {"role": "user", "b": [{"n": 3}]}, {"role": "user", "b": [{"n": 4}, r]}],
-        "b", hi, leading=lambda block: block is r)
-    assert turns == [{"role": "user", "b": [hi]}, {"role": "assistant", "b": [{"n": 1}, {"n": 2}]},
-                     {"role": "user", "b": [r, {"n": 3}, {"n": 4}]}]
+        [
+            {"role": "assistant", "b": [{"n": 1}]},
+            {"role": "assistant", "b": [{"n": 2}]},
+            {"role": "user", "b": [{"n": 3}]},
+            {"role": "user", "b": [{"n": 4}, r]},
+        ],
+        "b",
+        hi,
+        leading=lambda block: block is r,
+    )
+    assert turns == [
+        {"role": "user", "b": [hi]},
+        {"role": "assistant", "b": [{"n": 1}, {"n": 2}]},
+        {"role": "user", "b": [r, {"n": 3}, {"n": 4}]},
+    ]
     assert alternating_turns([], "b", hi) == []
 
 
@@ -74,9 +84,13 @@ def test_an_error_body_is_a_provider_error(cls: Any) -> None:
 
 @pytest.mark.parametrize(
     ("cls", "header", "value"),
-    [(AnthropicProvider, "x-api-key", "k"), (GeminiProvider, "x-goog-api-key", "k"),
-     (OllamaProvider, "Authorization", "Bearer k"), (OpenAIChatProvider, "Authorization", "Bearer k"),
-     (OpenAIResponsesProvider, "Authorization", "Bearer k")],
+    [
+        (AnthropicProvider, "x-api-key", "k"),
+        (GeminiProvider, "x-goog-api-key", "k"),
+        (OllamaProvider, "Authorization", "Bearer k"),
+        (OpenAIChatProvider, "Authorization", "Bearer k"),
+        (OpenAIResponsesProvider, "Authorization", "Bearer k"),
+    ],
 )
 def test_json_headers_carry_the_key_and_let_the_config_headers_win(cls: Any, header: str, value: str) -> None:
     def request_headers(**config: Any) -> dict[str, str]:

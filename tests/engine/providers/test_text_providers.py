@@ -17,8 +17,12 @@ from engine.sessions.history import ToolCallItem, ToolResultItem
 TYPES = sorted(FAKES)
 
 
-async def run(ptype: str, steps: list[Any], says: list[str], **extra: Any,
-              ) -> tuple[FakeServer, ToolBox, list[Any], Any]:
+async def run(
+    ptype: str,
+    steps: list[Any],
+    says: list[str],
+    **extra: Any,
+) -> tuple[FakeServer, ToolBox, list[Any], Any]:
     box = ToolBox()
     fake = FAKES[ptype](steps)
     async with fake:
@@ -34,8 +38,10 @@ async def run(ptype: str, steps: list[Any], says: list[str], **extra: Any,
 @pytest.mark.parametrize("ptype", TYPES)
 async def test_single_tool_call(ptype: str) -> None:
     fake, box, replies, history = await run(
-        ptype, [Reply(calls=[("get_weather", {"city": "Paris"})]), Reply(text="It is 18 degrees in Paris.")],
-        ["Weather in Paris?"])
+        ptype,
+        [Reply(calls=[("get_weather", {"city": "Paris"})]), Reply(text="It is 18 degrees in Paris.")],
+        ["Weather in Paris?"],
+    )
     assert replies[0].text == "It is 18 degrees in Paris." and replies[0].tool_rounds == 1
     assert box.calls == [("get_weather", {"city": "Paris"})]
     assert len(fake.requests) == 2
@@ -55,8 +61,12 @@ async def test_single_tool_call(ptype: str) -> None:
 async def test_parallel_tool_calls_run_concurrently(ptype: str) -> None:
     box = ToolBox()
     box.barrier = asyncio.Barrier(2)  # each tool waits for the other: sequential execution would time out
-    fake = FAKES[ptype]([Reply(calls=[("get_weather", {"city": "Oslo"}), ("get_time", {"zone": "Europe/Oslo"})]),
-                         Reply(text="Cold and noon.")])
+    fake = FAKES[ptype](
+        [
+            Reply(calls=[("get_weather", {"city": "Oslo"}), ("get_time", {"zone": "Europe/Oslo"})]),
+            Reply(text="Cold and noon."),
+        ]
+    )
     async with fake:
         engine = make_engine({"p": fake}, box)
         async with engine:
@@ -75,11 +85,15 @@ async def test_parallel_tool_calls_run_concurrently(ptype: str) -> None:
 
 @pytest.mark.parametrize("ptype", TYPES)
 async def test_error_result_and_no_tools_after_two_error_rounds(ptype: str) -> None:
-    fake, box, replies, _ = await run(ptype, [
-        Reply(calls=[("broken_tool", {"x": 1})]),
-        Reply(calls=[("broken_tool", {"x": 2})]),
-        Reply(text="Sorry, that service is down."),
-    ], ["Use the broken tool"])
+    fake, box, replies, _ = await run(
+        ptype,
+        [
+            Reply(calls=[("broken_tool", {"x": 1})]),
+            Reply(calls=[("broken_tool", {"x": 2})]),
+            Reply(text="Sorry, that service is down."),
+        ],
+        ["Use the broken tool"],
+    )
     assert replies[0].text == "Sorry, that service is down."
     assert [c[0] for c in box.calls] == ["broken_tool", "broken_tool"]
     res = fake.results(fake.requests[1])
@@ -125,16 +139,22 @@ async def test_streamed_text_reaches_on_text(ptype: str) -> None:
 @pytest.mark.parametrize("ptype", TYPES)
 async def test_non_streaming_mode(ptype: str) -> None:
     fake, box, replies, _ = await run(
-        ptype, [Reply(calls=[("get_weather", {"city": "Rome"})]), Reply(text="Warm.")], ["Rome?"],
-        options={"stream": False})
+        ptype,
+        [Reply(calls=[("get_weather", {"city": "Rome"})]), Reply(text="Warm.")],
+        ["Rome?"],
+        options={"stream": False},
+    )
     assert replies[0].text == "Warm." and box.calls == [("get_weather", {"city": "Rome"})]
     assert not fake.is_streamed(fake.requests[0], fake.paths[0])
 
 
 @pytest.mark.parametrize("ptype", TYPES)
 async def test_429_then_success(ptype: str) -> None:
-    fake, _, replies, _ = await run(ptype, [Fail(429, "Rate limit reached", retry_after="0"), Fail(503, "overloaded"),
-                                            Reply(text="Fine now.")], ["hi"])
+    fake, _, replies, _ = await run(
+        ptype,
+        [Fail(429, "Rate limit reached", retry_after="0"), Fail(503, "overloaded"), Reply(text="Fine now.")],
+        ["hi"],
+    )
     assert replies[0].text == "Fine now." and len(fake.requests) == 3
     assert fake.requests[0] == fake.requests[2]
 
@@ -142,8 +162,12 @@ async def test_429_then_success(ptype: str) -> None:
 @pytest.mark.parametrize("ptype", TYPES)
 async def test_400_reports_the_provider_message(ptype: str) -> None:
     box = ToolBox()
-    fake = FAKES[ptype]([Fail(400, "Invalid 'tools[0].name': string does not match pattern"),
-                         Fail(401, f"Incorrect API key provided: {API_KEY}")])
+    fake = FAKES[ptype](
+        [
+            Fail(400, "Invalid 'tools[0].name': string does not match pattern"),
+            Fail(401, f"Incorrect API key provided: {API_KEY}"),
+        ]
+    )
     async with fake:
         engine = make_engine({"p": fake}, box)
         async with engine:

@@ -33,9 +33,13 @@ class FakeTafMetar:
     requests: list[dict[str, str]] = field(default_factory=list)
 
     async def handle(self, request: web.Request) -> web.Response:
-        self.requests.append({"icao": request.query.get("icao", ""),
-                              "ua": request.headers.get("User-Agent", ""),
-                              "ims": request.headers.get("If-Modified-Since", "")})
+        self.requests.append(
+            {
+                "icao": request.query.get("icao", ""),
+                "ua": request.headers.get("User-Agent", ""),
+                "ims": request.headers.get("If-Modified-Since", ""),
+            }
+        )
         headers = {"Last-Modified": self.last_modified}
         if self.expires:
             headers["Expires"] = self.expires
@@ -111,8 +115,9 @@ async def test_cache_304_and_expires(fake: tuple[FakeTafMetar, str]) -> None:
 async def test_background_refresh_and_stale_fallback(fake: tuple[FakeTafMetar, str]) -> None:
     state, url = fake
     clock = Clock(2_000_000.0)
-    source = TafMetarSource(url, "ava-test/1.0", cache_seconds=100, refresh_ahead_seconds=30,
-                            in_use_seconds=600, clock=clock)
+    source = TafMetarSource(
+        url, "ava-test/1.0", cache_seconds=100, refresh_ahead_seconds=30, in_use_seconds=600, clock=clock
+    )
     try:
         await source.latest("LSZH")
         assert await source.refresh_due() == []  # not due yet
@@ -152,6 +157,7 @@ def test_aerodromes_file_reload_and_validation(tmp_path: Path) -> None:
     assert extras.get("LSZH") == {"name": "Zurich", "runway_in_use": "14"}
     path.write_text("aerodromes:\n  LSZH: {name: Zurich, runway_in_use: 28}\n")
     import os
+
     os.utime(path, (1, 1))
     assert extras.get("LSZH")["runway_in_use"] == "28"
     path.write_text("aerodromes:\n  LSZH: {colour: red}\n")
@@ -164,12 +170,14 @@ def test_aerodromes_file_reload_and_validation(tmp_path: Path) -> None:
         Aerodromes(path)
 
 
-async def test_atis_server_with_metar_file(spawn: Callable[..., Client], text: Callable[[CallToolResult], str],
-                                           tmp_path: Path) -> None:
+async def test_atis_server_with_metar_file(
+    spawn: Callable[..., Client], text: Callable[[CallToolResult], str], tmp_path: Path
+) -> None:
     aerodromes = tmp_path / "aerodromes.yaml"
     shutil.copy(REPO / "assets" / "aerodromes.yaml", aerodromes)
-    async with spawn("aviation_atis", "--metar-file", "assets/metar_sample.txt",
-                     "--aerodromes", str(aerodromes)) as client:
+    async with spawn(
+        "aviation_atis", "--metar-file", "assets/metar_sample.txt", "--aerodromes", str(aerodromes)
+    ) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         meta = tools["get_atis"].meta or {}
         assert meta["idempotent"] is True and meta["cacheable_seconds"] == 60
@@ -188,12 +196,14 @@ async def test_atis_server_with_metar_file(spawn: Callable[..., Client], text: C
 
         aerodromes.write_text(aerodromes.read_text().replace('runway_in_use: "14"', 'runway_in_use: "28"'))
         import os
+
         os.utime(aerodromes, (5, 5))
         changed = await client.call_tool("get_atis", {"icao": "LSZH"})
         assert "Runway in use two eight." in text(changed)
 
-        given = await client.call_tool("get_atis", {"icao": "EDDF",
-                                                    "metar_raw": "EDDF 121350Z 25010KT CAVOK 18/07 Q1021"})
+        given = await client.call_tool(
+            "get_atis", {"icao": "EDDF", "metar_raw": "EDDF 121350Z 25010KT CAVOK 18/07 Q1021"}
+        )
         assert not given.is_error and (given.structured_content or {})["source"] == "argument"
 
         errors = {
@@ -213,11 +223,18 @@ async def test_atis_server_with_metar_file(spawn: Callable[..., Client], text: C
             assert message in text(bad), text(bad)
 
 
-async def test_atis_server_over_network(spawn: Callable[..., Client], text: Callable[[CallToolResult], str],
-                                        fake: tuple[FakeTafMetar, str]) -> None:
+async def test_atis_server_over_network(
+    spawn: Callable[..., Client], text: Callable[[CallToolResult], str], fake: tuple[FakeTafMetar, str]
+) -> None:
     state, url = fake
-    async with spawn("aviation_atis", "--base-url", url, "--refresh-interval", "0",
-                     env={"AVA_ATIS_USER_AGENT": "ava-test/1.0 ops@example.com"}) as client:
+    async with spawn(
+        "aviation_atis",
+        "--base-url",
+        url,
+        "--refresh-interval",
+        "0",
+        env={"AVA_ATIS_USER_AGENT": "ava-test/1.0 ops@example.com"},
+    ) as client:
         result = await client.call_tool("get_atis", {"icao": "LSZH"})
         assert not result.is_error, text(result)
         assert (result.structured_content or {})["source"] == "met.no"

@@ -20,9 +20,19 @@ from engine.servers.dice.tables import TableError, load_tables
 @pytest.mark.parametrize(
     ("text", "notation"),
     [
-        ("2d6", "2d6"), ("d20", "1d20"), ("2d6+1d4-2", "2d6+1d4-2"), ("4d6kh3", "4d6kh3"),
-        ("2d20kl1", "2d20kl1"), ("4d6dl1", "4d6dl1"), ("4d6dh1", "4d6dh1"), ("4d6k3", "4d6kh3"),
-        ("3d6!", "3d6!"), ("d%", "d%"), ("2d%", "2d%"), ("4dF", "4dF"), (" 2 D 6 + 3 ", "2d6+3"),
+        ("2d6", "2d6"),
+        ("d20", "1d20"),
+        ("2d6+1d4-2", "2d6+1d4-2"),
+        ("4d6kh3", "4d6kh3"),
+        ("2d20kl1", "2d20kl1"),
+        ("4d6dl1", "4d6dl1"),
+        ("4d6dh1", "4d6dh1"),
+        ("4d6k3", "4d6kh3"),
+        ("3d6!", "3d6!"),
+        ("d%", "d%"),
+        ("2d%", "2d%"),
+        ("4dF", "4dF"),
+        (" 2 D 6 + 3 ", "2d6+3"),
         ("-1+d8", "-1+1d8"),
     ],
 )
@@ -120,9 +130,18 @@ def test_speech_and_seed_reproducibility() -> None:
 
 @pytest.mark.parametrize(
     ("spoken", "notation"),
-    [("two d six", "2d6"), ("2 d 6", "2d6"), ("roll a d twenty", "d20"), ("three d six plus two", "3d6+2"),
-     ("four d six keep highest three", "4d6kh3"), ("one d twenty minus one", "1d20-1"),
-     ("twenty one d four", "21d4"), ("d percent", "d%"), ("four d fudge", "4dF"), ("2d6+1", "2d6+1")],
+    [
+        ("two d six", "2d6"),
+        ("2 d 6", "2d6"),
+        ("roll a d twenty", "d20"),
+        ("three d six plus two", "3d6+2"),
+        ("four d six keep highest three", "4d6kh3"),
+        ("one d twenty minus one", "1d20-1"),
+        ("twenty one d four", "21d4"),
+        ("d percent", "d%"),
+        ("four d fudge", "4dF"),
+        ("2d6+1", "2d6+1"),
+    ],
 )
 def test_spoken_forms(spoken: str, notation: str) -> None:
     assert normalize(spoken) == notation
@@ -150,8 +169,7 @@ def test_tables_file_validation(tmp_path: Path) -> None:
         load_tables(tmp_path / "missing.yaml")
 
 
-async def test_dice_server_over_stdio(spawn: Callable[..., Client],
-                                      text: Callable[[CallToolResult], str]) -> None:
+async def test_dice_server_over_stdio(spawn: Callable[..., Client], text: Callable[[CallToolResult], str]) -> None:
     async with spawn("dice", "--seed", "7") as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert set(tools) == {"roll", "roll_table", "list_tables"}

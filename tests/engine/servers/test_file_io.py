@@ -61,8 +61,9 @@ def test_sandbox_rules(root: Path) -> None:
         Sandbox.at(root / "nope")
 
 
-async def test_file_io_server_over_stdio(spawn: Callable[..., Client], text: Callable[[CallToolResult], str],
-                                         root: Path) -> None:
+async def test_file_io_server_over_stdio(
+    spawn: Callable[..., Client], text: Callable[[CallToolResult], str], root: Path
+) -> None:
     async with spawn("file_io", "--root", str(root), "--max-bytes", "100") as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert set(tools) == {"read_file", "write_file", "list_dir"}

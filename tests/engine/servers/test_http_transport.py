@@ -37,8 +37,16 @@ async def _wait_listening(port: int, process: asyncio.subprocess.Process) -> Non
 async def test_dice_over_streamable_http() -> None:
     port = _free_port()
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "engine.servers.dice", "--http", str(port), "--seed", "3",
-        cwd=str(REPO), stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+        sys.executable,
+        "-m",
+        "engine.servers.dice",
+        "--http",
+        str(port),
+        "--seed",
+        "3",
+        cwd=str(REPO),
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
     )
     try:
         await _wait_listening(port, process)

@@ -37,8 +37,9 @@ def test_store_persists_and_searches(tmp_path: Path) -> None:
     assert default_db_path().name == "memory.sqlite3" and "ava-console" in str(default_db_path())
 
 
-async def test_memory_server_over_stdio(spawn: Callable[..., Client], text: Callable[[CallToolResult], str],
-                                        tmp_path: Path) -> None:
+async def test_memory_server_over_stdio(
+    spawn: Callable[..., Client], text: Callable[[CallToolResult], str], tmp_path: Path
+) -> None:
     db = tmp_path / "npc.sqlite3"
     async with spawn("memory", "--db", str(db)) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
@@ -54,8 +55,9 @@ async def test_memory_server_over_stdio(spawn: Callable[..., Client], text: Call
         assert text(last) == "Noted about Mara: sells maps. I now know 1 thing about them."
 
         about = await client.call_tool("query_entities", {"name": "grimble"})
-        assert text(about) == ("I know 3 things about Grimble: owes the dragon forty gold, is afraid of goats "
-                               "and runs the ferry.")
+        assert text(about) == (
+            "I know 3 things about Grimble: owes the dragon forty gold, is afraid of goats and runs the ferry."
+        )
         nearly = await client.call_tool("query_entities", {"name": "Grim"})
         assert text(nearly) == "I know nothing about Grim. Did you mean Grimble?"
 

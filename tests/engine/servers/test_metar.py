@@ -15,65 +15,163 @@ CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "metar" / "corpus.tx
 
 # Expected parse per corpus line, keyed by "STATION TIME"; keys are dotted paths into the parse.
 EXPECTED: dict[str, dict[str, Any]] = {
-    "LSZH 121250Z": {"wind.direction": 240, "wind.speed": 8, "wind.gust": None, "visibility.metres": 9999,
-                     "visibility.ten_km_or_more": True, "clouds": [{"cover": "FEW", "height_ft": 3000,
-                                                                     "type": None}],
-                     "temperature": 15, "dew_point": 9, "qnh.hpa": 1013, "qnh.inhg": 29.91, "trend": "NOSIG"},
-    "EGLL 121320Z": {"weather.0.intensity": "light", "weather.0.phenomena": ["RA"], "clouds.1.cover": "BKN",
-                     "clouds.1.height_ft": 2000, "qnh.hpa": 1006},
-    "KJFK 121351Z": {"wind.gust": 25, "visibility.statute_miles": 10.0, "visibility.metres": 16093,
-                     "temperature": -2, "dew_point": -12, "qnh.inhg": 30.12, "qnh.hpa": 1020,
-                     "qnh.reported": "inHg", "remarks": "AO2 SLP201 T10221117", "clouds.1.height_ft": 25000},
-    "ENGM 121350Z": {"visibility.metres": 400, "rvr.0.runway": "01L", "rvr.0.prefix": "more_than",
-                     "rvr.0.value": 1500, "rvr.0.tendency": "no_change", "rvr.1.prefix": "less_than",
-                     "rvr.1.value": 50, "rvr.1.tendency": "down", "weather.0.phenomena": ["FG"],
-                     "vertical_visibility_ft": 100, "temperature": -2, "trend": "BECMG 0800"},
-    "EDDF 121350Z": {"wind.variable": True, "wind.direction": None, "wind.speed": 2, "cavok": True,
-                     "clouds": [], "temperature": 18},
-    "LFPG 121400Z": {"wind.gust": 32, "wind.variable_from": 240, "wind.variable_to": 300,
-                     "visibility.metres": 6000, "weather.0.intensity": "heavy", "weather.0.descriptor": "TS",
-                     "weather.0.phenomena": ["RA"], "clouds.0.type": "CB", "clouds.0.height_ft": 1500,
-                     "qnh.hpa": 998, "trend": "TEMPO 3000 TSRA"},
-    "KORD 121451Z": {"wind.calm": True, "visibility.statute_miles": 0.5, "rvr.0.unit": "FT",
-                     "rvr.0.value": 2400, "rvr.0.variable_to": 4000, "weather.0.phenomena": ["BR"],
-                     "clouds.0.cover": "OVC", "clouds.0.height_ft": 200, "qnh.inhg": 29.98},
-    "KDEN 121453Z": {"visibility.statute_miles": 1.5, "visibility.text": "1 1/2SM",
-                     "weather.0.descriptor": "SH", "weather.0.phenomena": ["SN"], "temperature": -5,
-                     "dew_point": -7},
-    "EHAM 121425Z": {"weather.0.vicinity": True, "weather.0.descriptor": "SH", "weather.0.phenomena": [],
-                     "clouds.0.type": "TCU"},
+    "LSZH 121250Z": {
+        "wind.direction": 240,
+        "wind.speed": 8,
+        "wind.gust": None,
+        "visibility.metres": 9999,
+        "visibility.ten_km_or_more": True,
+        "clouds": [{"cover": "FEW", "height_ft": 3000, "type": None}],
+        "temperature": 15,
+        "dew_point": 9,
+        "qnh.hpa": 1013,
+        "qnh.inhg": 29.91,
+        "trend": "NOSIG",
+    },
+    "EGLL 121320Z": {
+        "weather.0.intensity": "light",
+        "weather.0.phenomena": ["RA"],
+        "clouds.1.cover": "BKN",
+        "clouds.1.height_ft": 2000,
+        "qnh.hpa": 1006,
+    },
+    "KJFK 121351Z": {
+        "wind.gust": 25,
+        "visibility.statute_miles": 10.0,
+        "visibility.metres": 16093,
+        "temperature": -2,
+        "dew_point": -12,
+        "qnh.inhg": 30.12,
+        "qnh.hpa": 1020,
+        "qnh.reported": "inHg",
+        "remarks": "AO2 SLP201 T10221117",
+        "clouds.1.height_ft": 25000,
+    },
+    "ENGM 121350Z": {
+        "visibility.metres": 400,
+        "rvr.0.runway": "01L",
+        "rvr.0.prefix": "more_than",
+        "rvr.0.value": 1500,
+        "rvr.0.tendency": "no_change",
+        "rvr.1.prefix": "less_than",
+        "rvr.1.value": 50,
+        "rvr.1.tendency": "down",
+        "weather.0.phenomena": ["FG"],
+        "vertical_visibility_ft": 100,
+        "temperature": -2,
+        "trend": "BECMG 0800",
+    },
+    "EDDF 121350Z": {
+        "wind.variable": True,
+        "wind.direction": None,
+        "wind.speed": 2,
+        "cavok": True,
+        "clouds": [],
+        "temperature": 18,
+    },
+    "LFPG 121400Z": {
+        "wind.gust": 32,
+        "wind.variable_from": 240,
+        "wind.variable_to": 300,
+        "visibility.metres": 6000,
+        "weather.0.intensity": "heavy",
+        "weather.0.descriptor": "TS",
+        "weather.0.phenomena": ["RA"],
+        "clouds.0.type": "CB",
+        "clouds.0.height_ft": 1500,
+        "qnh.hpa": 998,
+        "trend": "TEMPO 3000 TSRA",
+    },
+    "KORD 121451Z": {
+        "wind.calm": True,
+        "visibility.statute_miles": 0.5,
+        "rvr.0.unit": "FT",
+        "rvr.0.value": 2400,
+        "rvr.0.variable_to": 4000,
+        "weather.0.phenomena": ["BR"],
+        "clouds.0.cover": "OVC",
+        "clouds.0.height_ft": 200,
+        "qnh.inhg": 29.98,
+    },
+    "KDEN 121453Z": {
+        "visibility.statute_miles": 1.5,
+        "visibility.text": "1 1/2SM",
+        "weather.0.descriptor": "SH",
+        "weather.0.phenomena": ["SN"],
+        "temperature": -5,
+        "dew_point": -7,
+    },
+    "EHAM 121425Z": {
+        "weather.0.vicinity": True,
+        "weather.0.descriptor": "SH",
+        "weather.0.phenomena": [],
+        "clouds.0.type": "TCU",
+    },
     "LOWW 121420Z": {"wind.direction": 290, "wind.speed": 25, "wind.gust": 38},
     "ESSA 121420Z": {"visibility.metres": 3000, "weather.0.phenomena": ["BR"], "sky_condition": "NSC"},
     "EKCH 121420Z": {"sky_condition": "NCD", "qnh.hpa": 1016},
     "KLAX 121453Z": {"sky_condition": "SKC", "qnh.inhg": 29.9, "qnh.hpa": 1013},
     "KSFO 121456Z": {"sky_condition": "CLR", "remarks": "AO2"},
-    "CYYZ 121400Z": {"visibility.statute_miles": 15.0, "weather.0.descriptor": "FZ",
-                     "weather.0.phenomena": ["DZ"], "weather.0.intensity": "light", "temperature": -1},
-    "UUEE 121430Z": {"wind.unit": "MPS", "wind.speed": 4, "temperature": -12, "dew_point": -14,
-                     "runway_state": ["R06C/290050"], "qnh.hpa": 1030},
+    "CYYZ 121400Z": {
+        "visibility.statute_miles": 15.0,
+        "weather.0.descriptor": "FZ",
+        "weather.0.phenomena": ["DZ"],
+        "weather.0.intensity": "light",
+        "temperature": -1,
+    },
+    "UUEE 121430Z": {
+        "wind.unit": "MPS",
+        "wind.speed": 4,
+        "temperature": -12,
+        "dew_point": -14,
+        "runway_state": ["R06C/290050"],
+        "qnh.hpa": 1030,
+    },
     "RJTT 121430Z": {"clouds.2.cover": "BKN", "clouds.2.height_ft": 6000, "weather.0.descriptor": "SH"},
     "OMDB 121400Z": {"weather.0.phenomena": ["HZ"], "temperature": 38, "qnh.hpa": 1000},
     "YSSY 121430Z": {"weather.0.intensity": "moderate", "trend": "TEMPO 5000 SHRA"},
     "LEMD 121430Z": {"cavok": True, "wind.variable_from": 350, "wind.variable_to": 60, "dew_point": -1},
     "EIDW 121430Z": {"weather.0.phenomena": ["DZ"], "trend": "BECMG FEW020"},
-    "BIKF 121430Z": {"weather.0.descriptor": "BL", "weather.0.phenomena": ["SN"], "vertical_visibility_ft": 400,
-                     "qnh.hpa": 982, "wind.gust": 41},
-    "LIRF 121420Z": {"visibility.metres": 350, "rvr.0.tendency": "up", "weather.0.descriptor": "FZ",
-                     "weather.0.phenomena": ["FG"], "sky_obscured": True, "vertical_visibility_ft": None},
-    "KBOS 121512Z": {"type": "SPECI", "visibility.statute_miles": 0.25, "rvr.0.value": 1000,
-                     "weather.0.intensity": "heavy", "weather.1.phenomena": ["FG"],
-                     "vertical_visibility_ft": 300},
+    "BIKF 121430Z": {
+        "weather.0.descriptor": "BL",
+        "weather.0.phenomena": ["SN"],
+        "vertical_visibility_ft": 400,
+        "qnh.hpa": 982,
+        "wind.gust": 41,
+    },
+    "LIRF 121420Z": {
+        "visibility.metres": 350,
+        "rvr.0.tendency": "up",
+        "weather.0.descriptor": "FZ",
+        "weather.0.phenomena": ["FG"],
+        "sky_obscured": True,
+        "vertical_visibility_ft": None,
+    },
+    "KBOS 121512Z": {
+        "type": "SPECI",
+        "visibility.statute_miles": 0.25,
+        "rvr.0.value": 1000,
+        "weather.0.intensity": "heavy",
+        "weather.1.phenomena": ["FG"],
+        "vertical_visibility_ft": 300,
+    },
     "LKPR 121430Z": {"type": "METAR", "recent_weather.0.phenomena": ["RA"], "weather": []},
-    "EGPH 121420Z": {"weather.0.phenomena": ["RA", "GS"], "clouds.1.type": "CB",
-                     "recent_weather.0.phenomena": ["RA"]},
+    "EGPH 121420Z": {"weather.0.phenomena": ["RA", "GS"], "clouds.1.type": "CB", "recent_weather.0.phenomena": ["RA"]},
     "LSGG 121420Z": {"auto": True, "sky_condition": "NCD"},
     "KMIA 121453Z": {"weather.0.vicinity": True, "weather.0.descriptor": "TS", "clouds.0.type": "CB"},
     "VHHH 121430Z": {"weather.0.intensity": "heavy", "weather.1.phenomena": ["BR"], "wind_shear": ["R07L"]},
     "EBBR 121420Z": {"weather.0.phenomena": ["RA", "DZ"], "visibility.metres": 7000},
-    "LFMN 121430Z": {"visibility.metres": 4000, "minimum_visibility": {"metres": 1200, "direction": "SW"},
-                     "clouds.0.height_ft": 300},
-    "KPHX 121451Z": {"wind.variable": True, "visibility.more_than": True, "visibility.statute_miles": 6.0,
-                     "dew_point": -3},
+    "LFMN 121430Z": {
+        "visibility.metres": 4000,
+        "minimum_visibility": {"metres": 1200, "direction": "SW"},
+        "clouds.0.height_ft": 300,
+    },
+    "KPHX 121451Z": {
+        "wind.variable": True,
+        "visibility.more_than": True,
+        "visibility.statute_miles": 6.0,
+        "dew_point": -3,
+    },
     "PANC 121453Z": {"visibility.less_than": True, "visibility.statute_miles": 0.25, "temperature": -15},
     "EFHK 121420Z": {"weather.0.phenomena": ["SN", "RA"], "temperature": 0, "dew_point": 0},
     "LGAV 121430Z": {"cavok": True, "visibility.ten_km_or_more": True},
@@ -100,8 +198,9 @@ def test_corpus_is_large_and_fully_described() -> None:
     assert keys == set(EXPECTED)
 
 
-@pytest.mark.parametrize("line", _corpus(), ids=lambda line: line.split()[0 if line[0] != "M" and
-                                                                         line[0] != "S" else 1])
+@pytest.mark.parametrize(
+    "line", _corpus(), ids=lambda line: line.split()[0 if line[0] != "M" and line[0] != "S" else 1]
+)
 def test_corpus_line_parses_as_expected(line: str) -> None:
     parsed = parse_metar(line)
     assert parsed["unparsed"] == []
@@ -146,24 +245,33 @@ def test_phraseology_details() -> None:
     assert hundreds(50) == "five zero"
     assert runway("28L") == "two eight left"
     assert trend("NOSIG") == "No significant change"
-    assert trend("TEMPO 3000 -SHRA") == (
-        "Trend: temporarily visibility three thousand metres, light rain showers")
+    assert trend("TEMPO 3000 -SHRA") == ("Trend: temporarily visibility three thousand metres, light rain showers")
     kjfk = atis_text(parse_metar("KJFK 121351Z 31015G25KT 1 1/2SM +TSRA VV002 M05/M07 A2992"), {})
     assert kjfk.startswith("Kilo Juliett Foxtrot Kilo information, time one three five one zulu.")
-    for part in ("gusting two five knots", "one and one half statute miles", "Heavy thunderstorm with rain",
-                 "Vertical visibility two hundred feet", "Temperature minus five, dew point minus seven",
-                 "Altimeter two niner niner two"):
+    for part in (
+        "gusting two five knots",
+        "one and one half statute miles",
+        "Heavy thunderstorm with rain",
+        "Vertical visibility two hundred feet",
+        "Temperature minus five, dew point minus seven",
+        "Altimeter two niner niner two",
+    ):
         assert part in kjfk
-    cavok = atis_text(parse_metar("EDDF 121350Z VRB02KT CAVOK 18/07 Q1021 NOSIG"),
-                      {"advisories": ["Bird activity reported."], "frequency": "118.025"})
+    cavok = atis_text(
+        parse_metar("EDDF 121350Z VRB02KT CAVOK 18/07 Q1021 NOSIG"),
+        {"advisories": ["Bird activity reported."], "frequency": "118.025"},
+    )
     assert "Wind variable, two knots. CAVOK." in cavok
-    assert cavok.endswith("No significant change. Bird activity reported. ATIS frequency one one eight "
-                          "decimal zero two five.")
+    assert cavok.endswith(
+        "No significant change. Bird activity reported. ATIS frequency one one eight decimal zero two five."
+    )
 
 
 def test_latest_line_per_station_wins() -> None:
-    text = ("LSZH 121220Z 24006KT 9999 FEW045 16/08 Q1019=\nEGLL 121250Z 27012KT 9999 BKN025 12/10 Q1008=\n"
-            "LSZH 121250Z 24008KT 9999 FEW030 15/09 Q1013=\nLSZH 121150Z 24008KT 9999 FEW030 14/09 Q1013=\n")
+    text = (
+        "LSZH 121220Z 24006KT 9999 FEW045 16/08 Q1019=\nEGLL 121250Z 27012KT 9999 BKN025 12/10 Q1008=\n"
+        "LSZH 121250Z 24008KT 9999 FEW030 15/09 Q1013=\nLSZH 121150Z 24008KT 9999 FEW030 14/09 Q1013=\n"
+    )
     assert latest_for("LSZH", text) == "LSZH 121250Z 24008KT 9999 FEW030 15/09 Q1013"
     assert latest_for("KJFK", text) is None
     assert is_newer((1, 0, 20), (31, 23, 50))  # month wrap

@@ -33,8 +33,7 @@ def test_corpus_ranking_and_validation(tmp_path: Path) -> None:
         RulesCorpus(tmp_path / "empty")
 
 
-async def test_rules_server_over_stdio(spawn: Callable[..., Client],
-                                       text: Callable[[CallToolResult], str]) -> None:
+async def test_rules_server_over_stdio(spawn: Callable[..., Client], text: Callable[[CallToolResult], str]) -> None:
     async with spawn("rules") as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert set(tools) == {"search_rules", "get_rule"}

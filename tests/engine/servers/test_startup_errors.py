@@ -25,8 +25,14 @@ def test_bad_setup_is_one_line_and_exit_2(server: str, args: list[str], says: st
     a_file = tmp_path / "a-file"
     a_file.write_text("x")
     argv = [a.format(missing=tmp_path / "missing", file=a_file) for a in args]
-    proc = subprocess.run([sys.executable, "-m", f"engine.servers.{server}", *argv], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", f"engine.servers.{server}", *argv],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"{server}: "), proc.stderr

@@ -171,9 +171,9 @@ async def test_a_model_call_with_out_of_bounds_arguments_is_kept_in_history_safe
     engine, session = _engine()
     gateway = EngineGateway(engine.executor, session)
     deep_text_call = deep_text(3_000)
-    results = await gateway.call_tools([
-        ToolCallRequest("echo", deep_value(3_000)), ToolCallRequest("echo", deep_text_call)
-    ])
+    results = await gateway.call_tools(
+        [ToolCallRequest("echo", deep_value(3_000)), ToolCallRequest("echo", deep_text_call)]
+    )
     assert [r.status for r in results] == ["rejected", "rejected"]
     calls = [i for i in session.history.items() if isinstance(i, ToolCallItem)]
     assert [call_arguments_json(c) for c in calls] == ["", deep_text_call]  # the text as the model wrote it

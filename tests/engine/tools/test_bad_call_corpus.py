@@ -84,19 +84,73 @@ WRONG_MCP: dict[str, list[Any]] = {
     "data": ["x", 5, [], True, 1.5],
 }
 ODD_KEYS = [
-    "zz", "Text", "text ", " text", "te\u200bxt", "\u202etext", "\x00", "\ud800", "\udfff", "t\u0301ext", "ｔｅｘｔ",
-    "tеxt", "__proto__", "constructor", "$ref", "..", "a.b", "[0]", "", "k" * 1000,
+    "zz",
+    "Text",
+    "text ",
+    " text",
+    "te\u200bxt",
+    "\u202etext",
+    "\x00",
+    "\ud800",
+    "\udfff",
+    "t\u0301ext",
+    "ｔｅｘｔ",
+    "tеxt",
+    "__proto__",
+    "constructor",
+    "$ref",
+    "..",
+    "a.b",
+    "[0]",
+    "",
+    "k" * 1000,
 ]
 ODD_NAMES = [
-    "", " ", "record ", " record", "RECORD", "rеcord", "rec\u200bord", "\u202erecord", "record\x00", "\ud800",
-    "re\udfffcord", "mcp_x_y", "../record", "record;rm -rf /", "r" * 64, "r" * 65, "n" * MB, "🙂", "record\n",
+    "",
+    " ",
+    "record ",
+    " record",
+    "RECORD",
+    "rеcord",
+    "rec\u200bord",
+    "\u202erecord",
+    "record\x00",
+    "\ud800",
+    "re\udfffcord",
+    "mcp_x_y",
+    "../record",
+    "record;rm -rf /",
+    "r" * 64,
+    "r" * 65,
+    "n" * MB,
+    "🙂",
+    "record\n",
 ]
 NOT_TEXT_NAMES: list[Any] = [None, 5, ["record"], b"record"]
 MALFORMED_JSON = [
-    '{"text": "a"', '{"text": "a",}', "{'text': 'a'}", '{"text": NaN}', '{"text": "a", "count": Infinity}',
-    '{"text": "a", "count": -Infinity}', "[1, 2]", "null", "5", '"text"', "true", '{"text": "a"} x', "\ufeff{}",
-    '{"text": "a\x00"}', '{"text": "\x1f"}', "{text: 1}", '{"text": "a" "count": 1}', "}", "{", "{{}}",
-    '{"text": "a", "count": 1' + "0" * 5000 + "}", '{"text": "\\ud800", "count": "x"}', '{"text": "\\x41"}',
+    '{"text": "a"',
+    '{"text": "a",}',
+    "{'text': 'a'}",
+    '{"text": NaN}',
+    '{"text": "a", "count": Infinity}',
+    '{"text": "a", "count": -Infinity}',
+    "[1, 2]",
+    "null",
+    "5",
+    '"text"',
+    "true",
+    '{"text": "a"} x',
+    "\ufeff{}",
+    '{"text": "a\x00"}',
+    '{"text": "\x1f"}',
+    "{text: 1}",
+    '{"text": "a" "count": 1}',
+    "}",
+    "{",
+    "{{}}",
+    '{"text": "a", "count": 1' + "0" * 5000 + "}",
+    '{"text": "\\ud800", "count": "x"}',
+    '{"text": "\\x41"}',
 ]
 
 
@@ -123,8 +177,16 @@ class Target:
 def valid_fast(rng: random.Random) -> dict[str, Any]:
     args: dict[str, Any] = {"text": rng.choice(["hello", "Grüße", "مرحبا", "\u05e9\u05dc\u05d5\u05dd", "😀"])}
     extras = {
-        "count": rng.randint(1, 10), "ratio": rng.random(), "flag": rng.random() < 0.5, "mode": rng.choice("abc"),
-        "tags": ["x", "y"], "where": {"city": "Bern"}, "mail": "a@b.ch", "code": "ABC", "note": "n", "data": {},
+        "count": rng.randint(1, 10),
+        "ratio": rng.random(),
+        "flag": rng.random() < 0.5,
+        "mode": rng.choice("abc"),
+        "tags": ["x", "y"],
+        "where": {"city": "Bern"},
+        "mail": "a@b.ch",
+        "code": "ABC",
+        "note": "n",
+        "data": {},
     }
     for key in rng.sample(sorted(extras), rng.randint(0, 4)):
         args[key] = extras[key]
@@ -226,8 +288,10 @@ def corpus(rng: random.Random, t: Target, scale: int = 1) -> Iterator[Case]:
         for text in MALFORMED_JSON:
             yield Case(f"malformed {text[:30]!r}", t.tool, text, "not valid JSON|must be a JSON object|text|count")
         for _ in range(20):
-            junk = "".join(chr(rng.choice([rng.randint(0, 0x7F), rng.randint(0x80, 0xD7FF), 0xD800, 0xFEFF]))
-                           for _ in range(rng.randint(1, 40)))
+            junk = "".join(
+                chr(rng.choice([rng.randint(0, 0x7F), rng.randint(0x80, 0xD7FF), 0xD800, 0xFEFF]))
+                for _ in range(rng.randint(1, 40))
+            )
             if junk.strip() in ("", "null"):
                 junk = "{" + junk
             yield Case(f"junk {junk[:20]!r}", t.tool, junk, "not valid JSON|must be a JSON object")
@@ -317,13 +381,20 @@ async def test_a_thousand_bad_calls_to_in_process_tools_are_all_rejected() -> No
 async def test_bad_calls_never_reach_a_real_mcp_server(tmp_path: Path) -> None:
     record = tmp_path / "calls.jsonl"
     record.touch()
-    settings = Settings.model_validate({
-        "engine": {"http": {"enabled": False}, "tool_timeout_ms": 5000},
-        "mcp": {"servers": {"rec": {
-            "transport": "stdio", "command": [sys.executable, RECORDING_SERVER, "--record", str(record)],
-            "connect_timeout_ms": 15000,
-        }}},
-    })
+    settings = Settings.model_validate(
+        {
+            "engine": {"http": {"enabled": False}, "tool_timeout_ms": 5000},
+            "mcp": {
+                "servers": {
+                    "rec": {
+                        "transport": "stdio",
+                        "command": [sys.executable, RECORDING_SERVER, "--record", str(record)],
+                        "connect_timeout_ms": 15000,
+                    }
+                }
+            },
+        }
+    )
     engine = Engine(settings, serve_http=False)
     await engine.start()
     try:
@@ -332,8 +403,9 @@ async def test_bad_calls_never_reach_a_real_mcp_server(tmp_path: Path) -> None:
         session = CallSession(call_id="corpus-mcp", context="c", provider="p")
         session.shown_tools = frozenset({"mcp_rec_record", "ghost"})
         rng = random.Random(SEED + 1)
-        target = Target("mcp_rec_record", "mcp_rec_hidden", WRONG_MCP, False, valid_mcp, deep_key="data",
-                        long_key="text")
+        target = Target(
+            "mcp_rec_record", "mcp_rec_hidden", WRONG_MCP, False, valid_mcp, deep_key="data", long_key="text"
+        )
         cases = [c for c in corpus(rng, target) if "10 MB" not in c.label or rng.random() < 0.5]
         cases = rng.sample(cases, min(len(cases), 250))
         failures = await run_corpus(engine, session, cases)

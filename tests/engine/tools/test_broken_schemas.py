@@ -48,7 +48,8 @@ async def test_broken_schema_rejects_calls_with_the_reason(schema: dict[str, Any
 
 
 def test_a_pattern_python_cannot_compile_only_fails_the_argument_that_uses_it() -> None:
-    v = ArgumentValidator({"type": "object", "properties": {"a": {"type": "string", "pattern": "^\\p{L}+$"},
-                                                            "b": {"type": "integer"}}})
+    v = ArgumentValidator(
+        {"type": "object", "properties": {"a": {"type": "string", "pattern": "^\\p{L}+$"}, "b": {"type": "integer"}}}
+    )
     assert v.broken is None and v.problems({"b": 1}) == []
     assert v.problems({"a": "x"}) == ["a: the schema's pattern '^\\\\p{L}+$' is not a valid regular expression"]

@@ -29,8 +29,13 @@ def config(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def mcp_call(cfg: Path, name: str, args: str) -> tuple[int, dict[str, object], str]:
-    p = subprocess.run([str(ENTRY), "--config", str(cfg), "mcp", "call", name, "--args", args, "--json"],
-                       capture_output=True, text=True, timeout=60, cwd=ROOT)
+    p = subprocess.run(
+        [str(ENTRY), "--config", str(cfg), "mcp", "call", name, "--args", args, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
     assert "Traceback" not in p.stderr, p.stderr[-2000:]
     return p.returncode, json.loads(p.stdout), p.stderr
 

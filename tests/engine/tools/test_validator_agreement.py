@@ -20,8 +20,21 @@ TYPES = ["string", "integer", "number", "boolean", "array", "object", "null"]
 PATTERNS = ["^[a-z]+$", "ab", "^[0-9]{2,3}$", "x$", "^$", "[A-Z]"]
 FORMATS = ["email", "uri", "url", "phone", "date", "ipv4", "uuid", "no-such-format"]
 FORMAT_SAMPLES = [
-    "a@b.ch", "nobody", "https://x.org/p", "javascript:alert(1)", "+41 44 123 45 67", "2025-06-18", "2025-13-40",
-    "10.0.0.1", "999.1.1.1", "12345678-1234-5678-1234-567812345678", "x\n", "ab", "abc", "12", "AB",
+    "a@b.ch",
+    "nobody",
+    "https://x.org/p",
+    "javascript:alert(1)",
+    "+41 44 123 45 67",
+    "2025-06-18",
+    "2025-13-40",
+    "10.0.0.1",
+    "999.1.1.1",
+    "12345678-1234-5678-1234-567812345678",
+    "x\n",
+    "ab",
+    "abc",
+    "12",
+    "AB",
 ]
 
 scalars = st.one_of(
@@ -35,9 +48,7 @@ scalars = st.one_of(
 )
 json_values = st.recursive(
     scalars,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=4), st.dictionaries(st.sampled_from(KEYS), inner, max_size=4)
-    ),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.sampled_from(KEYS), inner, max_size=4)),
     max_leaves=5,
 )
 small_values = st.one_of(scalars, st.lists(scalars, max_size=2))
@@ -130,8 +141,10 @@ def aimed(schema: Any, depth: int = 0) -> st.SearchStrategy[Any]:
 @st.composite
 def schema_and_instance(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
     schema = draw(root_schemas)
-    instance = draw(aimed(schema).filter(lambda x: isinstance(x, dict)) | st.dictionaries(
-        st.sampled_from([*KEYS, "zz"]), json_values, max_size=4))
+    instance = draw(
+        aimed(schema).filter(lambda x: isinstance(x, dict))
+        | st.dictionaries(st.sampled_from([*KEYS, "zz"]), json_values, max_size=4)
+    )
     return schema, instance
 
 

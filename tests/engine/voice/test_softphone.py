@@ -71,8 +71,9 @@ async def test_push_to_talk_call_with_states_levels_and_mute(tmp_path: Path, rec
     async with Engine(_settings(tmp_path, push_to_talk=True)) as engine:
         sub = engine.bus.subscribe(maxsize=1000)
         phone_sub = engine.bus.subscribe(maxsize=100_000, types={SoftphoneStateChanged.type, SoftphoneLevel.type})
-        phone = Softphone(engine, spawn=engine.spawn, backend_factory=_factory(made), recognizer=recognizer,
-                          level_interval_s=0.0)
+        phone = Softphone(
+            engine, spawn=engine.spawn, backend_factory=_factory(made), recognizer=recognizer, level_interval_s=0.0
+        )
         call_id = await phone.start("desk")
         assert "softphone:desk" in engine.tasks.names()  # the voice call is a named task of the engine
         mic = made[0]
