@@ -71,8 +71,21 @@ $(SYS_STAMP): tests/peers/system-deps.sh | $(VENV)/bin/python
 	@bash tests/peers/system-deps.sh
 	@touch $@
 
-bench: $(STAMP)
-	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+# The benches run in their own venv: the locked test set plus the peer frameworks (the `bench` extra), so the
+# peers' dependencies never change what the tests run on.
+BENCH_VENV := .venv-bench
+BENCH_STAMP := $(BENCH_VENV)/.stamp-install
+
+$(BENCH_STAMP): pyproject.toml $(LOCK)
+	@echo "setting up $(BENCH_VENV) with the peer frameworks (one time)…"
+	@python3 -m venv $(BENCH_VENV)
+	@{ $(BENCH_VENV)/bin/pip install -q --require-hashes -r $(LOCK) \
+	   && $(BENCH_VENV)/bin/pip install -q --no-build-isolation -e '.[bench]'; } > $(BENCH_VENV)/install.log 2>&1 \
+	   || { tail -40 $(BENCH_VENV)/install.log; exit 1; }
+	@touch $@
+
+bench: $(BENCH_STAMP)
+	@for b in bench/*.py; do echo "== $$b"; $(BENCH_VENV)/bin/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(PEERS)
+	rm -rf $(VENV) $(PEERS) $(BENCH_VENV)
