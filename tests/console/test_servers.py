@@ -87,11 +87,11 @@ async def test_add_test_save_reload_with_secret(config_path: Path, memory_keyrin
         assert "tok-123456" not in _read(config_path)
         assert memory_keyring.store[("ava-console", "FIXTURE_API_TOKEN")] == "tok-123456"
         await wait(pilot, lambda: type(app.screen).__name__ == "ServersScreen")
+        engine = app.engine
+        assert engine is not None
         await wait(
             pilot,
-            lambda: any(
-                s.get("id") == "fixture" and s.get("state") == "up" for s in app.engine.server_status()["servers"]
-            ),
+            lambda: any(s.get("id") == "fixture" and s.get("state") == "up" for s in engine.server_status()["servers"]),
             within=20,
         )
         table = app.screen.query_one("#servers")

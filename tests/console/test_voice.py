@@ -115,7 +115,7 @@ async def test_push_to_talk_is_a_toggle_and_goodbye_hangs_up(config_path: Path, 
         assert not app.voice.talking
         # the scripted agent hangs up: the farewell plays, then the call ends and the softphone goes idle
         await wait(pilot, lambda: call_id not in app.state.calls, within=15)
-        await wait(pilot, lambda: app.voice.state in ("ended", "idle") and not app.phone.active)  # type: ignore[union-attr]
+        await wait(pilot, lambda: app.voice.state in ("ended", "idle") and not app.phone.active)
         assert "voice: off" in _slot(app)
         said = [(r, t) for _, r, t in app.state.transcript(call_id)]
         assert ("user", "goodbye") in said and ("assistant", "Goodbye Operator!") in said

@@ -127,10 +127,10 @@ def test_serve_reloads_on_sighup(config: Path) -> None:
         text=True,
         cwd=str(ROOT),
     )
+    assert proc.stdout is not None
     try:
         ready, _, _ = select.select([proc.stdout], [], [], 30)
         assert ready, "serve printed nothing"
-        assert proc.stdout is not None
         first = json.loads(proc.stdout.readline())
         assert first["serving"] and first["servers"] == {"fx": "up"} and first["http"].startswith("http://127.0.0.1:")
         import urllib.request
