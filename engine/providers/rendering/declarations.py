@@ -11,26 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
+from engine.config.models.providers import ProviderType
 from engine.providers.rendering.names import CANONICAL_RULE, GEMINI_RULE, OPENAI_RULE, NameRule
 from engine.providers.rendering.schemas import Notes, Schema, copy_schema, drop_vendor_keys, inline_refs, object_root
 from engine.providers.rendering.strict import NotStrictable, strict_schema
 from engine.providers.rendering.subset import to_elevenlabs, to_gemini_openapi
 
-PROVIDER_TYPES = (
-    "scripted",
-    "pipeline",
-    "openai_chat",
-    "openai_responses",
-    "anthropic",
-    "gemini",
-    "ollama",
-    "openai_realtime",
-    "deepgram_agent",
-    "gemini_live",
-    "elevenlabs_agent",
-)
+#: Every provider type the config accepts, in the config model's order.
+PROVIDER_TYPES: tuple[str, ...] = get_args(ProviderType)
 STRICT_TYPES = frozenset({"openai_chat", "openai_responses"})
 GeminiSchemaMode = Literal["json_schema", "openapi"]
 GEMINI_MAX_PER_TOOL = 512
