@@ -103,7 +103,11 @@ async def test_crash_loop_ends_failed_then_operator_restart(make_engine: Any) ->
     states = [e.state for e in sub.drain() if isinstance(e, ServerStateChanged)]
     assert states[-1] == "failed" and "restarting" in states
     snap = await engine.restart_server("fx")
-    assert snap["state"] == "up" and snap["restarts"] == 0
+    # the fixture exits again 0.3 s after it comes up, so on a busy machine the snapshot may already say
+    # "restarting": what the operator's restart guarantees is that the server came up with its count reset
+    assert snap["restarts"] <= 1
+    after = [(e.state, e.restarts) for e in sub.drain() if isinstance(e, ServerStateChanged)]
+    assert ("up", 0) in after, after
     await engine.set_server_enabled("fx", False)
     assert sup.state == "stopped" and engine.registry.by_server("fx") == []
 
