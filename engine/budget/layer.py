@@ -18,6 +18,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
@@ -26,7 +27,7 @@ from prometheus_client import Counter, Gauge
 from engine.budget.cache import ResultCache
 from engine.budget.calibration import PROBE_MODE, calibrate_server
 from engine.budget.selector import Decision, TurnFacts, decide, default_decision
-from engine.budget.stats import LatencyBook
+from engine.budget.stats import BookKey, LatencyBook
 from engine.budget.tiers import HEALTHY, TIER_ORDER, UNHEALTHY, TierBoard, ToolStatus
 from engine.budget.turns import TurnTracker
 from engine.call_tiers import CallTiers
@@ -48,6 +49,19 @@ class ProbeRunner(Protocol):
     """Runs one calibration probe through the engine's execution path (``is_probe``, only that tool allowed)."""
 
     async def __call__(self, exposed_name: str, args: Mapping[str, Any]) -> ToolResult: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """Per tool definition and settings object: its own timeout, exemption, slow-response rule and book key."""
+
+    definition: ToolDefinition
+    settings: Settings
+    own_ms: int | None
+    exempt: bool
+    threshold_ms: int
+    message: str
+    key: BookKey
 
 
 class BudgetLayer:
@@ -75,6 +89,7 @@ class BudgetLayer:
         self._clock = clock
         self._env_fn: EnvironmentFn | None = None
         self._env_cache: dict[str, str] = {}
+        self._plans: dict[str, _Plan] = {}
         cfg = self.config
         self.book = LatencyBook(cfg.window, self.clock)
         self.board = TierBoard(self.book, lambda: self.config, self.environment, self.clock)
@@ -129,6 +144,7 @@ class BudgetLayer:
         """The MCP host may supply server id -> environment (e.g. "http://host:port"); default from config."""
         self._env_fn = fn
         self._env_cache.clear()
+        self._plans.clear()
         self.board.clear()
 
     def environment(self, server: str) -> str:
@@ -173,23 +189,15 @@ class BudgetLayer:
     def _exempt(self, d: ToolDefinition) -> bool:
         return matches_allowlist(d.name, self.config.exempt_tools)
 
-    def timeout_s(self, entry: RegisteredTool, session: CallSession | None, default_s: float) -> float:
-        d = entry.tool.definition
-        own_ms = d.timeout_ms or d.latency.max_duration_ms
-        own = own_ms / 1000 if own_ms else default_s
-        if session is None:
-            return own
-        self._track_start(session, d)
-        if self._exempt(d) or session.tier not in TIER_ORDER:
-            return own
-        return min(own, self.tier_budget_ms(session.tier) / 1000)
-
-    def _track_start(self, session: CallSession, d: ToolDefinition) -> None:
-        cfg = self.config
-        server_defaults = None
-        server_cfg = self._settings().mcp.servers.get(d.server)
-        if server_cfg is not None:
-            server_defaults = server_cfg.defaults
+    def _plan(self, d: ToolDefinition) -> _Plan:
+        """What the hooks need about ``d`` on every call, worked out once per definition and settings."""
+        settings = self._settings()
+        plan = self._plans.get(d.name)
+        if plan is not None and plan.definition is d and plan.settings is settings:
+            return plan
+        cfg = settings.budget
+        server_cfg = settings.mcp.servers.get(d.server)
+        server_defaults = server_cfg.defaults if server_cfg is not None else None
         threshold = (
             d.slow_response_threshold_ms
             or (server_defaults.slow_response_threshold_ms if server_defaults else None)
@@ -200,9 +208,38 @@ class BudgetLayer:
             or (server_defaults.slow_response_message if server_defaults else None)
             or cfg.slow_response_message
         )
-        status = self.board.status(d)
-        expected = status.p50_ms if status.p50_ms is not None else d.latency.estimated_duration_ms
-        self.turns.started(session, d, expected, threshold, message)
+        plan = _Plan(
+            definition=d,
+            settings=settings,
+            own_ms=d.timeout_ms or d.latency.max_duration_ms,
+            exempt=self._exempt(d),
+            threshold_ms=threshold,
+            message=message,
+            key=self.board.key_for(d),
+        )
+        self._plans[d.name] = plan
+        return plan
+
+    def timeout_s(self, entry: RegisteredTool, session: CallSession | None, default_s: float) -> float:
+        d = entry.tool.definition
+        plan = self._plan(d)
+        own = plan.own_ms / 1000 if plan.own_ms else default_s
+        if session is None:
+            return own
+        self._track_start(session, plan)
+        if plan.exempt or session.tier not in TIER_ORDER:
+            return own
+        return min(own, self.tier_budget_ms(session.tier) / 1000)
+
+    def _track_start(self, session: CallSession, plan: _Plan) -> None:
+        d = plan.definition
+        # The tool's measured p50 once the window holds min_samples calls (what its status reports), else declared.
+        w = self.book.get(plan.key)
+        stats = w.stats() if w is not None else None
+        measured = stats is not None and stats.count >= plan.settings.budget.min_samples
+        p50 = stats.p50_ms if measured and stats is not None else None
+        expected = p50 if p50 is not None else d.latency.estimated_duration_ms
+        self.turns.started(session, d, expected, plan.threshold_ms, plan.message)
 
     def cached(self, entry: RegisteredTool, args: Mapping[str, Any]) -> ToolResult | None:
         if PROBE_MODE.get() is not None:
@@ -219,8 +256,8 @@ class BudgetLayer:
         status: str = result.status
         if is_probe and status == "error" and PROBE_MODE.get() == "generated":
             status = "probe_error"
-        self.book.record(self.board.key_for(d), latency_ms, status, is_probe=is_probe)
-        self.board.refresh(d)
+        self.book.record(self._plan(d).key, latency_ms, status, is_probe=is_probe)
+        self.board.recorded(d)
         if not is_probe:
             self.cache.put(d, args, result)
 
@@ -300,6 +337,7 @@ class BudgetLayer:
         self.turns.cancel_all()
 
     async def reload(self, old: Settings, new: Settings) -> None:
+        self._plans.clear()
         if old.mcp.servers != new.mcp.servers:
             self._env_cache.clear()
             self.board.clear()

@@ -175,6 +175,8 @@ class TierBoard:
         self.environment = environment
         self.clock = clock
         self._status: dict[str, tuple[ToolDefinition, ToolStatus]] = {}
+        #: Tools recorded since their status was built whose class provably did not change (see ``recorded``).
+        self._stale: set[str] = set()
         self._revision = 0
         self._next_expiry = float("inf")
         self.on_change: Callable[[ToolStatus | None, ToolStatus], None] | None = None
@@ -203,22 +205,80 @@ class TierBoard:
     def status(self, d: ToolDefinition) -> ToolStatus:
         cached = self._status.get(d.name)
         if cached is not None and cached[0] is d:
-            return cached[1]
+            if d.name not in self._stale:
+                return cached[1]
+            return self.refresh(d)  # its numbers moved since: rebuilt now that someone reads them
         status = self._compute(d)
         self._status[d.name] = (d, status)
         return status
 
     def refresh(self, d: ToolDefinition) -> ToolStatus:
-        """Recompute one tool (after an invocation); bump the revision when its view-relevant status changed."""
+        """Recompute one tool; bump the revision when its view-relevant status changed."""
         cached = self._status.get(d.name)
         status = self._compute(d)
         self._status[d.name] = (d, status)
+        self._stale.discard(d.name)
         old = cached[1] if cached is not None else None
         if old is None or old.signature != status.signature:
             self._revision += 1
             if self.on_change is not None:
                 self.on_change(old, status)
         return status
+
+    def recorded(self, d: ToolDefinition) -> None:
+        """One invocation of ``d`` was just recorded: what ``refresh`` does, at the cost of a few comparisons
+        when the tool stays healthy in the same tier with the same badge (the steady state of every call).
+
+        Then the status's numbers (samples, percentiles, error rate) are marked stale and rebuilt when read;
+        the revision and ``on_change`` depend only on the signature, which this check proves unchanged.
+        """
+        cached = self._status.get(d.name)
+        if cached is not None and cached[0] is d and self._same_class(d, cached[1]):
+            self._stale.add(d.name)
+        else:
+            self.refresh(d)
+
+    def _same_class(self, d: ToolDefinition, old: ToolStatus) -> bool:
+        """Whether ``classify`` would give ``old``'s signature, for a status that was and stays healthy."""
+        if old.health != HEALTHY:
+            return False  # the full path also schedules the health horizon's expiry
+        w = self.book.get(old.key)
+        if w is None:
+            return False
+        cfg = self._config()
+        lat = d.latency
+        recent = w.recent(self.clock() - cfg.health_horizon_s)
+        if recent.count >= cfg.min_samples:
+            rate = recent.error_rate
+            if rate >= cfg.unhealthy_error_rate or rate > cfg.degraded_error_rate:
+                return False
+            if lat.max_duration_ms is not None and recent.p99_ms is not None and recent.p99_ms > lat.max_duration_ms:
+                return False
+        window = w.stats()
+        measured = window.count >= cfg.min_samples
+        effective: float | None
+        if measured and window.p99_ms is not None:
+            effective = window.p99_ms
+        elif lat.max_duration_ms is not None:
+            effective = float(lat.max_duration_ms)
+        elif lat.estimated_duration_ms is not None:
+            effective = lat.estimated_duration_ms * cfg.estimate_multiplier
+        else:
+            effective = None
+        if effective is None:
+            base: str | None = "standard"
+        else:
+            t = cfg.tiers
+            base = (
+                "fast"
+                if effective <= t.fast
+                else "standard"
+                if effective <= t.standard
+                else "deep"
+                if effective <= t.deep
+                else None
+            )
+        return base == old.tier and badge_for(window.p50_ms if measured else None) == old.badge
 
     def refresh_all(self) -> None:
         """Recompute everything (config reload, horizon expiry)."""
@@ -227,11 +287,12 @@ class TierBoard:
             self.refresh(d)
 
     def forget(self, name: str) -> None:
+        self._stale.discard(name)
         if self._status.pop(name, None) is not None:
             self._revision += 1
 
     def known(self) -> list[ToolStatus]:
-        return [s for _, s in self._status.values()]
+        return [self.status(d) for d, _ in list(self._status.values())]
 
     def invalidate(self) -> None:
         self._revision += 1
@@ -239,6 +300,7 @@ class TierBoard:
     def clear(self) -> None:
         """Forget every computed status (config or environment changed); views recompute."""
         self._status.clear()
+        self._stale.clear()
         self._next_expiry = float("inf")
         self._revision += 1
 
