@@ -277,24 +277,43 @@ class EventBus:
         self.queue_size = queue_size
         #: Masks known secrets in every event before any subscriber sees it (``Redactor.event``).
         self.redact = redact
-        self._subs: list[Subscription] = []
+        self._subs: tuple[Subscription, ...] = ()
+        #: Event types some subscriber filters for; None when a subscriber takes every type.
+        self._wanted: frozenset[str] | None = frozenset()
         self.dropped_total = 0
         self.published_total = 0
 
     def subscribe(self, maxsize: int | None = None, types: set[str] | None = None) -> Subscription:
         sub = Subscription(self, maxsize or self.queue_size, frozenset(types) if types else None)
-        self._subs.append(sub)
+        self._subs = (*self._subs, sub)
+        self._rewant()
         return sub
 
     def _unsubscribe(self, sub: Subscription) -> None:
         if sub in self._subs:
-            self._subs.remove(sub)
+            self._subs = tuple(s for s in self._subs if s is not sub)
+            self._rewant()
+
+    def _rewant(self) -> None:
+        wanted: set[str] = set()
+        for s in self._subs:
+            if s._types is None:
+                self._wanted = None
+                return
+            wanted |= s._types
+        self._wanted = frozenset(wanted)
+
+    def wants(self, event_type: str) -> bool:
+        """Whether any subscriber would receive an event of this dotted type: publishers on a hot path build an
+        event only when someone listens (``published_total`` then counts only the events that were built)."""
+        wanted = self._wanted
+        return wanted is None or event_type in wanted
 
     def publish(self, event: Event) -> None:
         self.published_total += 1
         if self.redact is not None:
             event = self.redact(event)
-        for sub in tuple(self._subs):
+        for sub in self._subs:  # a tuple, replaced on (un)subscribe: a subscriber may leave while we iterate
             sub._offer(event)
 
     @property

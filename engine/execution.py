@@ -22,6 +22,7 @@ from engine.sessions.session import CallSession
 from engine.tools.base import ToolExecutionContext, ToolResult
 from engine.tools.limits import Limits, clip, clip_repr
 from engine.tools.registry import RegisteredTool, ToolRegistry
+from engine.tools.timers import Deadlines
 from engine.tools.validation import ArgumentError, parse_arguments
 
 log = logging.getLogger(__name__)
@@ -82,6 +83,7 @@ class ToolExecutor:
         self._settings = settings
         self.redact = redactor
         self.hooks: ExecutionHooks = hooks or DefaultHooks()
+        self._deadlines = Deadlines()
 
     def argument_limits(self) -> Limits:
         """The bounds arguments are checked against (``engine.tool_arguments``), for whoever parses them first."""
@@ -94,9 +96,10 @@ class ToolExecutor:
         (a registered tool): any other name counts under one series, so bad names cannot grow the metrics."""
         call_id = session.call_id if session else ""
         self.metrics.tool_rejected(name if known else UNKNOWN_TOOL, kind)
-        self.bus.publish(
-            ToolRejected(call_id=call_id, tool_call_id=tool_call_id, exposed_name=clip(name), reason=reason)
-        )
+        if self.bus.wants(ToolRejected.type):
+            self.bus.publish(
+                ToolRejected(call_id=call_id, tool_call_id=tool_call_id, exposed_name=clip(name), reason=reason)
+            )
         return ToolResult("rejected", reason)
 
     async def execute(
@@ -163,17 +166,19 @@ class ToolExecutor:
         d = entry.tool.definition
         call_id = session.call_id if session else ""
         origin = d.origin_name or d.name
-        self.bus.publish(
-            ToolRequested(
-                call_id=call_id,
-                tool_call_id=tool_call_id,
-                exposed_name=d.name,
-                server=d.server,
-                tool=origin,
-                arguments=args,
-                is_probe=is_probe,
+        bus = self.bus
+        if bus.wants(ToolRequested.type):  # events nobody listens for are not built
+            bus.publish(
+                ToolRequested(
+                    call_id=call_id,
+                    tool_call_id=tool_call_id,
+                    exposed_name=d.name,
+                    server=d.server,
+                    tool=origin,
+                    arguments=args,
+                    is_probe=is_probe,
+                )
             )
-        )
         start = time.perf_counter()
         result = self.hooks.cached(entry, args)
         if result is None:
@@ -182,23 +187,32 @@ class ToolExecutor:
                 call_id=call_id,
                 session=session,
                 config=settings,
-                emit=self.bus.publish,
+                emit=bus.publish,
                 channel_id=session.channel_id if session else None,
                 tool_call_id=tool_call_id,
                 is_probe=is_probe,
             )
             timeout = self.hooks.timeout_s(entry, session, settings.engine.tool_timeout_ms / 1000)
+            deadline = self._deadlines.start(timeout)
             try:
-                async with asyncio.timeout(timeout):
-                    result = await entry.tool.execute(args, ctx)
-            except TimeoutError:
-                result = ToolResult("timeout", f"{d.name} did not answer within {timeout:g} seconds.")
+                result = await entry.tool.execute(args, ctx)
             except asyncio.CancelledError:
-                raise
+                if not self._deadlines.end(deadline):
+                    raise
+                result = ToolResult("timeout", f"{d.name} did not answer within {timeout:g} seconds.")
+            except TimeoutError:  # the tool's own timeout, not ours: as asyncio.timeout saw it, a timeout
+                self._deadlines.end(deadline)
+                result = ToolResult("timeout", f"{d.name} did not answer within {timeout:g} seconds.")
             except Exception as e:  # a tool bug must never take the call down
+                self._deadlines.end(deadline)
                 log.warning("tool %s raised %s", d.name, type(e).__name__, exc_info=log.isEnabledFor(logging.DEBUG))
                 detail = self.redact(str(e))[:200]
                 result = ToolResult("error", f"{d.name} failed: {type(e).__name__}{': ' + detail if detail else ''}")
+            except BaseException:
+                self._deadlines.end(deadline)
+                raise
+            else:
+                self._deadlines.end(deadline)
             if not isinstance(result, ToolResult):
                 result = ToolResult("error", f"{d.name} returned {type(result).__name__}, not a ToolResult")
         latency_ms = (time.perf_counter() - start) * 1000
@@ -209,7 +223,9 @@ class ToolExecutor:
         if result.cache_hit:
             self.metrics.cache_hits.labels(d.name).inc()
         self.hooks.completed(entry, args, result, latency_ms, is_probe)
-        self.bus.publish(
+        if not bus.wants(ToolCompleted.type):
+            return result
+        bus.publish(
             ToolCompleted(
                 call_id=call_id,
                 tool_call_id=tool_call_id,

@@ -8,6 +8,9 @@ in ``ai_agent_turns_over_budget_total``.
 A slow-tool announcement (``AnnouncementRequested``, spoken by the voice layer) is requested at most once per
 turn: at once when a tool whose effective p50 (measured, else declared) exceeds its slow-response threshold
 starts, or when any call is still running once that threshold has passed.
+
+The "still running" checks share one loop timer (``engine.tools.timers.TimerWheel``) instead of a ``call_later``
+per call.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 from engine.events import AnnouncementRequested, EventBus, TurnOverBudget
 from engine.sessions.session import CallSession
 from engine.tools.base import ToolDefinition
+from engine.tools.timers import Timer, TimerWheel
 
 
 @dataclass
@@ -31,12 +35,14 @@ class _TurnState:
     announced: bool = False
 
 
-@dataclass
+@dataclass(slots=True)
 class _Running:
     call_id: str
     definition: ToolDefinition
     started: float
-    timer: asyncio.TimerHandle | None = None
+    task: asyncio.Task[Any] | None = None
+    message: str = ""
+    timer: Timer | None = None
 
 
 def union_length(intervals: list[tuple[float, float]]) -> float:
@@ -70,6 +76,8 @@ class TurnTracker:
         self.timer = timer
         self._turns: dict[str, _TurnState] = {}
         self._running: dict[Any, _Running] = {}
+        #: The one loop timer behind every call's "still running" check.
+        self.wheel = TimerWheel()
 
     def begin(self, session: CallSession) -> None:
         self._turns[session.call_id] = _TurnState(session.turn, session.tier)
@@ -81,13 +89,12 @@ class TurnTracker:
         state = self._turns.get(session.call_id)
         if state is None:
             state = self._turns[session.call_id] = _TurnState(session.turn, session.tier)
-        running = _Running(session.call_id, d, self.timer())
         task = asyncio.current_task()
+        running = _Running(session.call_id, d, self.timer(), task, message)
         if expected_p50_ms is not None and expected_p50_ms > threshold_ms:
             self._announce(state, session.call_id, d, message, "slow_tool")
         elif not state.announced:
-            loop = asyncio.get_running_loop()
-            running.timer = loop.call_later(threshold_ms / 1000, self._still_running, task, session.call_id, d, message)
+            running.timer = self.wheel.call_later(threshold_ms / 1000, self._due, running)
         self._running[task] = running
 
     def finished(self) -> None:
@@ -96,10 +103,13 @@ class TurnTracker:
         if running is None:
             return
         if running.timer is not None:
-            running.timer.cancel()
+            self.wheel.cancel(running.timer)
         state = self._turns.get(running.call_id)
         if state is not None:
             state.intervals.append((running.started, self.timer()))
+
+    def _due(self, running: _Running) -> None:
+        self._still_running(running.task, running.call_id, running.definition, running.message)
 
     def _still_running(self, task: Any, call_id: str, d: ToolDefinition, message: str) -> None:
         state = self._turns.get(call_id)
@@ -136,8 +146,6 @@ class TurnTracker:
         self._turns.pop(call_id, None)
 
     def cancel_all(self) -> None:
-        for r in self._running.values():
-            if r.timer is not None:
-                r.timer.cancel()
+        self.wheel.clear()
         self._running.clear()
         self._turns.clear()

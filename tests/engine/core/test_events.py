@@ -66,3 +66,36 @@ def test_json_line_has_dotted_type() -> None:
     d = json.loads(ev.to_json())
     assert d["type"] == "tool.completed" and d["latency_ms"] == 1.5 and d["data"] == {"a": [1, 2]}
     assert "\n" not in ev.to_json()
+
+
+def test_wants_follows_the_subscribers_and_their_type_filters() -> None:
+    bus = EventBus()
+    assert not bus.wants("tool.completed")  # nobody listens: hot paths build nothing
+    narrow = bus.subscribe(types={"call.ended"})
+    assert bus.wants("call.ended") and not bus.wants("tool.completed")
+    everything = bus.subscribe()
+    assert bus.wants("tool.completed")
+    everything.close()
+    assert not bus.wants("tool.completed") and bus.wants("call.ended")
+    narrow.close()
+    assert not bus.wants("call.ended")
+
+
+async def test_the_execution_path_builds_no_tool_events_nobody_wants() -> None:
+    from engine.app import Engine
+    from engine.config.models import Settings
+    from engine.tools.base import FunctionTool, ToolDefinition, ToolExecutionContext, ToolResult
+
+    async def echo(args: dict[str, object], ctx: ToolExecutionContext) -> ToolResult:
+        return ToolResult.success("ok")
+
+    engine = Engine(Settings(), extra_tools=[FunctionTool(ToolDefinition("echo", "Echo."), echo)])
+    before = engine.bus.published_total
+    r = await engine.executor.execute(None, "echo", {}, allowed=frozenset({"echo"}))
+    assert r.status == "success" and engine.bus.published_total == before
+    calls = engine.bus.subscribe(types={"call.ended"})
+    await engine.executor.execute(None, "echo", {}, allowed=frozenset({"echo"}))
+    assert engine.bus.published_total == before
+    sub = engine.bus.subscribe(types={"tool.completed"})
+    await engine.executor.execute(None, "echo", {}, allowed=frozenset({"echo"}))
+    assert [type(e).__name__ for e in sub.drain()] == ["ToolCompleted"] and not calls.drain()

@@ -1,0 +1,118 @@
+"""The tool path's shared timers: ``TimerWheel`` fires in order on one loop handle, and ``Deadlines`` behaves
+like ``asyncio.timeout`` (a timeout only when our deadline cancelled the task and nobody else did)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from engine.tools.timers import Deadlines, TimerWheel
+
+
+async def test_timers_fire_in_deadline_order_and_cancelled_ones_never_fire() -> None:
+    wheel = TimerWheel()
+    fired: list[str] = []
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    wheel.call_later(0.06, fired.append, "c")
+    b = wheel.call_later(0.04, fired.append, "b")
+    wheel.call_later(0.02, fired.append, "a")
+    late = wheel.call_later(0.03, fired.append, "never")
+    wheel.cancel(late)
+    assert len(wheel) == 3
+    await asyncio.sleep(0.045)
+    assert fired == ["a", "b"]
+    wheel.cancel(b)  # already fired: nothing happens
+    await asyncio.sleep(0.03)
+    assert fired == ["a", "b", "c"] and len(wheel) == 0
+    assert loop.time() - start >= 0.06
+
+
+async def test_a_timer_never_fires_before_its_deadline() -> None:
+    wheel = TimerWheel()
+    loop = asyncio.get_running_loop()
+    seen: list[float] = []
+    for delay in (0.01, 0.02, 0.015):
+        wheel.call_later(delay, seen.append, loop.time() + delay)
+    await asyncio.sleep(0.05)
+    assert len(seen) == 3
+    assert sorted(seen) == seen  # the payload is each deadline: they fired in deadline order
+
+
+async def test_cancelled_timers_do_not_pile_up_behind_a_long_one() -> None:
+    wheel = TimerWheel()
+    wheel.call_later(60, lambda _: None, None)  # a call that runs for a minute
+    for _ in range(10_000):
+        wheel.cancel(wheel.call_later(30, lambda _: None, None))
+    assert len(wheel) == 1
+    assert len(wheel._heap) < 200  # rebuilt as cancelled entries passed half of it
+    wheel.clear()
+
+
+async def test_a_failing_callback_does_not_stop_the_timers_behind_it() -> None:
+    wheel = TimerWheel()
+    loop = asyncio.get_running_loop()
+    errors: list[object] = []
+    loop.set_exception_handler(lambda _loop, ctx: errors.append(ctx.get("exception")))
+    fired: list[int] = []
+
+    def boom(_: object) -> None:
+        raise ValueError("bad callback")
+
+    wheel.call_later(0.01, boom, None)
+    wheel.call_later(0.01, fired.append, 1)
+    wheel.call_later(0.02, fired.append, 2)
+    await asyncio.sleep(0.04)
+    assert fired == [1, 2] and isinstance(errors[0], ValueError)
+
+
+async def _guarded(deadlines: Deadlines, delay: float, work: float) -> str:
+    d = deadlines.start(delay)
+    try:
+        await asyncio.sleep(work)
+    except asyncio.CancelledError:
+        if not deadlines.end(d):
+            raise
+        return "timeout"
+    deadlines.end(d)
+    return "done"
+
+
+async def test_deadline_times_out_a_slow_call_and_leaves_a_quick_one() -> None:
+    deadlines = Deadlines()
+    loop = asyncio.get_running_loop()
+    t = loop.time()
+    assert await _guarded(deadlines, 0.03, 5) == "timeout"
+    assert 0.03 <= loop.time() - t < 1
+    assert await _guarded(deadlines, 1, 0) == "done"
+    task = asyncio.current_task()
+    assert task is not None and task.cancelling() == 0  # our cancellation was taken back
+
+
+async def test_an_outside_cancellation_is_never_mistaken_for_a_timeout() -> None:
+    deadlines = Deadlines()
+    task = asyncio.create_task(_guarded(deadlines, 5, 5))
+    await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+    both = asyncio.create_task(_guarded(deadlines, 0.01, 5))  # cancelled from outside after our deadline fired
+    await asyncio.sleep(0)
+
+    def cancel_too() -> None:
+        both.cancel()
+
+    asyncio.get_running_loop().call_later(0.01, cancel_too)
+    with pytest.raises(asyncio.CancelledError):
+        await both
+
+
+async def test_deadlines_inside_asyncio_timeout_agree_with_it() -> None:
+    deadlines = Deadlines()
+    with pytest.raises(TimeoutError):  # the outer asyncio.timeout fires first: its cancellation, not ours
+        async with asyncio.timeout(0.01):
+            await _guarded(deadlines, 5, 5)
+    async with asyncio.timeout(5):  # ours fires first: a timeout result, the outer scope untouched
+        assert await _guarded(deadlines, 0.01, 5) == "timeout"
