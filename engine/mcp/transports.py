@@ -1,6 +1,7 @@
 """Build an SDK ``Client`` for one configured server, and learn the stdio child's process.
 
-Why it exists: every transport goes through the official mcp 2.x SDK (stdio, streamable HTTP, SSE, in-process),
+Why it exists: every transport goes through the official mcp 2.x SDK (stdio, streamable HTTP, SSE, in-process, and
+``bundled``: streamable HTTP to one shared child serving several built-in servers, see ``engine.mcp.bundle``),
 and the host must know the pid of a stdio child to notice its death at once — the SDK gives no signal of it and
 keeps the process private. A context-variable hook around the SDK's process spawn hands the process to whichever
 connection is opening in the current task, so concurrent starts never mix their children up. The child gets the
@@ -20,6 +21,7 @@ import asyncio
 import importlib
 import logging
 import os
+import select
 import signal
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -36,6 +38,7 @@ from mcp.client.session import MessageHandlerFnT
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server import MCPServer, Server
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
@@ -100,8 +103,47 @@ def client_mode(mode: str) -> str:
     raise TransportConfigError(f"mode {mode!r} is not auto, legacy or a known protocol version ({known})")
 
 
-def load_target(target: str) -> Server[Any] | MCPServer:
-    """``module:attribute`` → an SDK server object (or a zero-argument factory returning one)."""
+def load_target(target: str, args: list[str] | None = None) -> Server[Any] | MCPServer:
+    """``module:attribute`` → an SDK server object, or what a factory returns: called with no argument, or with
+    ``args`` (a command line) when given. A factory that fails — or exits, as argparse does — is a config error,
+    never the end of the engine's process. The SDK's ``MCPServer()`` configures the root logger (a rich handler on
+    stderr, which would draw over the console): whatever importing and building did to it is undone."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        server = _load_target(target, args)
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    if isinstance(server, MCPServer):
+        contain_exits(server)
+    return server
+
+
+def contain_exits(server: MCPServer) -> None:
+    """A tool of an in-process server that raises ``SystemExit`` or ``KeyboardInterrupt`` (``sys.exit()`` in a
+    tool) fails that call with ``isError``, as any other exception does, instead of ending the engine's process.
+
+    The SDK turns ``Exception`` into an error result but lets those two through, and asyncio re-raises them out of
+    the event loop. ``MCPServer`` looks ``call_tool`` up on the instance for every request, so wrapping it there
+    covers every tool. What no wrapper can stop — ``os._exit``, a segfault in a C extension, a memory blowup, a
+    loop that holds the GIL — is why ``bundled`` (one child for all of them) exists.
+    """
+    if getattr(server.call_tool, "_ava_contained", False):
+        return
+    original = server.call_tool
+
+    async def call_tool(name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await original(name, arguments, context)
+        except (SystemExit, KeyboardInterrupt) as e:
+            raise ToolError(f"tool {name} tried to end the process ({type(e).__name__}); the call failed") from None
+
+    call_tool._ava_contained = True  # type: ignore[attr-defined]
+    server.call_tool = call_tool  # type: ignore[method-assign]
+
+
+def _load_target(target: str, args: list[str] | None) -> Server[Any] | MCPServer:
     module_name, sep, attr = target.partition(":")
     if not sep or not module_name or not attr:
         raise TransportConfigError(f"target {target!r} must be 'module:attribute'")
@@ -115,7 +157,12 @@ def load_target(target: str) -> Server[Any] | MCPServer:
             raise TransportConfigError(f"target {target!r}: {module_name} has no attribute {attr!r}")
         obj = getattr(obj, part)
     if callable(obj) and not isinstance(obj, MCPServer | Server):
-        obj = obj()
+        try:
+            obj = obj() if args is None else obj(list(args))
+        except SystemExit as e:
+            raise TransportConfigError(f"target {target!r} exited while setting up (status {e.code})") from None
+        except Exception as e:
+            raise TransportConfigError(f"target {target!r}: {str(e)[:300] or type(e).__name__}") from e
     if not isinstance(obj, MCPServer | Server):
         raise TransportConfigError(f"target {target!r} is a {type(obj).__name__}, not an MCP server object")
     return obj
@@ -229,8 +276,12 @@ def build_client(
     elif cfg.transport == "sse":
         server = sse_client(str(cfg.url), headers=_secrets(dict(cfg.headers)) or None, timeout=connect_s)
     elif cfg.transport == "inprocess":
-        server = load_target(str(cfg.target))
-    else:  # pragma: no cover - the config model only allows the four above
+        server = load_target(str(cfg.target), cfg.args)
+    elif cfg.transport == "bundled":
+        from engine.mcp.bundle import bundled_transport  # only configs that bundle servers pay for it
+
+        server = bundled_transport(str(cfg.target), cfg.args, connect_s, on_transport_end)
+    else:  # pragma: no cover - the config model only allows the five above
         raise TransportConfigError(f"unknown transport {cfg.transport!r}")
     if on_transport_end is not None and cfg.transport in ("http", "sse"):
         server = watch_end(server, on_transport_end)
@@ -261,6 +312,19 @@ class ProcessWatch:
         while self.process.returncode is None:  # noqa: ASYNC110 - nothing to wait on without a pidfd
             await asyncio.sleep(self.POLL_S)
         self._fire()
+
+    def check(self) -> bool:
+        """Fire now if the process has already exited (before the event loop would have noticed); True if so."""
+        if self._fired:
+            return True
+        if self._fd is not None:
+            ready, _, _ = select.select([self._fd], [], [], 0)
+            if not ready:
+                return False
+        elif self.process.returncode is None:
+            return False
+        self._fire()
+        return True
 
     def _fire(self) -> None:
         if self._fired:

@@ -5,14 +5,20 @@ for streamable HTTP on 127.0.0.1), the same way of declaring latency metadata in
 the same way of failing (an ``isError`` result whose text says what was wrong) and the same result shape
 (a short speakable text plus structured content carrying a ``speech`` field). Keeping that here means
 each server module only holds its own job.
+
+Every server module has ``create(argv)``: it parses the server's command line and returns the SDK server object,
+raising ``StartupError`` (never exiting) on a bad setup. That one factory serves all three ways of running a
+built-in server: ``main`` (``python -m``, its own process, stdio or ``--http``), ``transport: inprocess`` in the
+engine, and the bundle child (``engine.servers.bundle``) that serves several of them from one process.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal, NoReturn
@@ -24,6 +30,7 @@ from mcp.types import CallToolResult, TextContent
 __all__ = [
     "ASSETS_DIR",
     "LogLevel",
+    "StartupError",
     "ToolError",
     "env_default",
     "fail",
@@ -31,7 +38,7 @@ __all__ = [
     "make_parser",
     "make_server",
     "plural",
-    "run_server",
+    "serve",
     "spoken_result",
     "startup",
     "tool_meta",
@@ -43,9 +50,21 @@ LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 ASSETS_DIR: Path = Path(__file__).resolve().parents[2] / "assets"
 
 
+class StartupError(Exception):
+    """A server cannot be set up (bad arguments, a missing data file …): one line saying why, never a traceback."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argparse parser whose errors raise ``StartupError``: a server built in the engine's own process
+    (``inprocess``) or in the bundle child must not end that process over a bad argument."""
+
+    def error(self, message: str) -> NoReturn:
+        raise StartupError(f"{self.prog}: error: {message}")
+
+
 def make_parser(prog: str, description: str) -> argparse.ArgumentParser:
-    """An argparse parser with the options every built-in server shares."""
-    parser = argparse.ArgumentParser(prog=prog, description=description)
+    """An argparse parser with the options every built-in server shares (errors raise ``StartupError``)."""
+    parser = _Parser(prog=prog, description=description)
     parser.add_argument(
         "--http",
         metavar="PORT",
@@ -73,28 +92,61 @@ def _port(text: str) -> int:
 
 
 def make_server(name: str, instructions: str, args: argparse.Namespace, **kwargs: Any) -> MCPServer[Any]:
-    """Build an MCPServer named ``ava-NAME`` with the log level chosen on the command line."""
+    """Build an MCPServer named ``ava-NAME`` with the log level chosen on the command line.
+
+    The SDK's constructor calls ``logging.basicConfig`` (a rich handler on stderr at that level); in the engine's
+    process that would take over the host's root logger and draw over the console, so the root logger is put back
+    as it was. ``serve`` configures logging the SDK's way for a server in a process of its own.
+    """
     level: LogLevel = args.log_level
-    return MCPServer(name=f"ava-{name}", instructions=instructions, version="0.1.0", log_level=level, **kwargs)
+    root = logging.getLogger()
+    handlers, root_level = list(root.handlers), root.level
+    try:
+        return MCPServer(name=f"ava-{name}", instructions=instructions, version="0.1.0", log_level=level, **kwargs)
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(root_level)
 
 
-def run_server(server: MCPServer[Any], args: argparse.Namespace) -> None:
-    """Run ``server`` over stdio, or over streamable HTTP on 127.0.0.1 when ``--http PORT`` was given."""
-    if args.http is None:
+Factory = Callable[[Sequence[str] | None], MCPServer[Any]]
+
+
+def http_port(argv: Sequence[str] | None) -> int | None:
+    """The ``--http PORT`` of a command line (``create`` has already validated it)."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--http", type=_port, default=None)
+    known, _ = pre.parse_known_args(list(argv or []))
+    port: int | None = known.http
+    return port
+
+
+def serve(create: Factory, argv: Sequence[str] | None = None) -> None:
+    """``python -m engine.servers.NAME``: build the server with ``create`` and run it over stdio, or over
+    streamable HTTP on 127.0.0.1 when ``--http PORT`` was given. A ``StartupError`` is one line on stderr, exit 2."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        server = create(argv)
+    except StartupError as exc:
+        print(exc, file=sys.stderr)
+        raise SystemExit(2) from exc
+    from mcp.server.mcpserver.utilities.logging import configure_logging
+
+    configure_logging(server.settings.log_level)
+    port = http_port(argv)
+    if port is None:
         server.run("stdio")
     else:
-        server.run("streamable-http", host="127.0.0.1", port=args.http)
+        server.run("streamable-http", host="127.0.0.1", port=port)
 
 
 @contextmanager
 def startup(server: str, *errors: type[BaseException], doing: str = "") -> Iterator[None]:
     """Setting a server up (its data files, folder or database): one of ``errors`` is a bad setup, not a crash, so
-    it is printed as one line ``SERVER: [DOING: ]message`` on stderr and the process exits with status 2."""
+    it becomes a ``StartupError`` saying ``SERVER: [DOING: ]message`` (``serve`` prints it as one line, exit 2)."""
     try:
         yield
     except errors as exc:
-        print(f"{server}: {doing + ': ' if doing else ''}{exc}", file=sys.stderr)
-        raise SystemExit(2) from exc
+        raise StartupError(f"{server}: {doing + ': ' if doing else ''}{exc}") from exc
 
 
 def env_default(value: str | None, env_name: str, default: str | None = None) -> str | None:

@@ -1,11 +1,13 @@
-"""Every built-in MCP server run as a child process through the engine's MCP host, every tool called through the
-one execution path (Engine.execute_tool), with valid and invalid input."""
+"""Every built-in MCP server through the engine's MCP host, every tool called through the one execution path
+(Engine.execute_tool), with valid and invalid input — run each of the three ways: a child process each (stdio),
+inside the engine (``inprocess``), and all in one shared child (``bundled``)."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,17 +18,24 @@ from engine.sessions.session import CallSession
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture
-async def engine(tmp_path: Path) -> AsyncIterator[Engine]:
+@pytest.fixture(params=["stdio", "inprocess", "bundled"])
+async def engine(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[Engine]:
     py = sys.executable
     (tmp_path / "root").mkdir()
     (tmp_path / "root" / "notes.txt").write_text("the dragon sleeps\n")
-    servers = {
-        "dice": {"command": [py, "-m", "engine.servers.dice", "--seed", "7"]},
-        "aviation_atis": {"command": [py, "-m", "engine.servers.aviation_atis", "--metar-file", "metar_sample.txt"]},
-        "memory": {"command": [py, "-m", "engine.servers.memory", "--db", str(tmp_path / "mem.sqlite3")]},
-        "file_io": {"command": [py, "-m", "engine.servers.file_io", "--root", str(tmp_path / "root")]},
-        "rules": {"command": [py, "-m", "engine.servers.rules"]},
+    args = {
+        "dice": ["--seed", "7"],
+        "aviation_atis": ["--metar-file", "metar_sample.txt"],
+        "memory": ["--db", str(tmp_path / "mem.sqlite3")],
+        "file_io": ["--root", str(tmp_path / "root")],
+        "rules": [],
+    }
+    mode = request.param
+    servers: dict[str, dict[str, Any]] = {
+        sid: {"command": [py, "-m", f"engine.servers.{sid}", *argv]}
+        if mode == "stdio"
+        else {"transport": mode, "target": f"engine.servers.{sid}.server:create", "args": argv}
+        for sid, argv in args.items()
     }
     e = Engine(Settings.model_validate({"mcp": {"servers": servers}}))
     await e.start()

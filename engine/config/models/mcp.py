@@ -78,14 +78,21 @@ class McpToolConfig(Strict):
 
 
 class McpServerConfig(Strict):
-    transport: Literal["stdio", "http", "sse", "inprocess"] = "stdio"
+    transport: Literal["stdio", "http", "sse", "inprocess", "bundled"] = "stdio"
     enabled: bool = True
     command: list[str] = Field(default_factory=list)
     cwd: str | None = None
     env: dict[str, SecretStr] = Field(default_factory=dict)
     url: str | None = None
     headers: dict[str, SecretStr] = Field(default_factory=dict)
-    target: str | None = Field(default=None, description="inprocess: 'module:attribute' of an SDK server object.")
+    target: str | None = Field(
+        default=None,
+        description="inprocess, bundled: 'module:attribute' of an SDK server object, or of a factory returning one.",
+    )
+    args: list[str] | None = Field(
+        default=None,
+        description="inprocess, bundled: the command-line arguments the target's factory is called with.",
+    )
     start: Literal["eager", "lazy"] = "eager"
     mode: str = Field(default="auto", description="auto, legacy, or a protocol version such as 2026-07-28.")
     connect_timeout_ms: int = Field(default=10_000, gt=0)
@@ -104,8 +111,13 @@ class McpServerConfig(Strict):
                 raise FieldError("url", f"an {self.transport} server needs 'url'")
             if not re.match(r"^https?://[^\s/]+", self.url):
                 raise FieldError("url", f"{self.url!r} is not an http(s) URL")
-        if self.transport == "inprocess" and not self.target:
-            raise FieldError("target", "an inprocess server needs 'target' (module:attribute)")
+        if self.transport in ("inprocess", "bundled") and not self.target:
+            article = "an" if self.transport == "inprocess" else "a"
+            raise FieldError("target", f"{article} {self.transport} server needs 'target' (module:attribute)")
+        if self.args is not None and self.transport not in ("inprocess", "bundled"):
+            raise FieldError(
+                "args", "only inprocess and bundled servers take 'args' (a stdio server's go in 'command')"
+            )
         if self.mode not in ("auto", "legacy") and not re.match(r"^\d{4}-\d{2}-\d{2}$", self.mode):
             raise FieldError("mode", f"{self.mode!r} must be auto, legacy or a protocol version (YYYY-MM-DD)")
         seen: set[str] = set()

@@ -11,7 +11,7 @@ import argparse
 import asyncio
 import contextlib
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,7 @@ from engine.servers.common import (
     fail,
     make_parser,
     make_server,
-    run_server,
+    serve,
     spoken_result,
     startup,
     tool_meta,
@@ -125,7 +125,8 @@ def build_server(
     return server
 
 
-def main(argv: list[str] | None = None) -> None:
+def create(argv: Sequence[str] | None = None) -> MCPServer[Any]:
+    """The ATIS server for this command line (``StartupError`` on a bad one)."""
     parser = make_parser("python -m engine.servers.aviation_atis", "ATIS from METARs MCP server.")
     parser.add_argument(
         "--metar-file",
@@ -155,7 +156,7 @@ def main(argv: list[str] | None = None) -> None:
         default=None,
         help=f"aerodrome extras YAML (env AVA_ATIS_AERODROMES; default {DEFAULT_AERODROMES})",
     )
-    args = parser.parse_args(argv)
+    args = parser.parse_args(list(argv or []))
     if args.cache_seconds <= 0:
         parser.error("--cache-seconds must be positive")
     if args.refresh_interval < 0:
@@ -173,4 +174,8 @@ def main(argv: list[str] | None = None) -> None:
             )
         aerodromes_path = env_default(args.aerodromes, "AVA_ATIS_AERODROMES", str(DEFAULT_AERODROMES))
         aerodromes = Aerodromes(Path(aerodromes_path) if aerodromes_path else None)
-    run_server(build_server(args, source, aerodromes, args.refresh_interval), args)
+    return build_server(args, source, aerodromes, args.refresh_interval)
+
+
+def main(argv: list[str] | None = None) -> None:
+    serve(create, argv)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import random
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from engine.servers.common import (
     join_spoken,
     make_parser,
     make_server,
-    run_server,
+    serve,
     spoken_result,
     startup,
     tool_meta,
@@ -98,13 +99,14 @@ def build_server(args: argparse.Namespace, tables: dict[str, Table], rng: random
     return server
 
 
-def main(argv: list[str] | None = None) -> None:
+def create(argv: Sequence[str] | None = None) -> MCPServer[Any]:
+    """The dice server for this command line (none: the defaults); ``StartupError`` on a bad one."""
     parser = make_parser("python -m engine.servers.dice", "Dice and random tables MCP server.")
     parser.add_argument("--seed", default=None, help="seed for reproducible rolls (env AVA_DICE_SEED)")
     parser.add_argument(
         "--tables", default=None, help=f"random tables YAML (env AVA_DICE_TABLES; default {DEFAULT_TABLES})"
     )
-    args = parser.parse_args(argv)
+    args = parser.parse_args(list(argv or []))
     seed_text = env_default(args.seed, "AVA_DICE_SEED")
     seed: int | None = None
     if seed_text is not None:
@@ -115,4 +117,8 @@ def main(argv: list[str] | None = None) -> None:
     tables_path = Path(env_default(args.tables, "AVA_DICE_TABLES", str(DEFAULT_TABLES)) or DEFAULT_TABLES)
     with startup("dice", TableError):
         tables = load_tables(tables_path)
-    run_server(build_server(args, tables, random.Random(seed)), args)
+    return build_server(args, tables, random.Random(seed))
+
+
+def main(argv: list[str] | None = None) -> None:
+    serve(create, argv)

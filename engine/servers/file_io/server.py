@@ -7,6 +7,7 @@ sure nothing outside ``--root`` is ever touched.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from typing import Any
 
 from mcp.server import MCPServer
@@ -18,7 +19,7 @@ from engine.servers.common import (
     make_parser,
     make_server,
     plural,
-    run_server,
+    serve,
     spoken_result,
     startup,
     tool_meta,
@@ -80,7 +81,8 @@ def build_server(args: argparse.Namespace, sandbox: Sandbox) -> MCPServer[Any]:
     return server
 
 
-def main(argv: list[str] | None = None) -> None:
+def create(argv: Sequence[str] | None = None) -> MCPServer[Any]:
+    """The file_io server for this command line (``StartupError`` on a bad one)."""
     parser = make_parser("python -m engine.servers.file_io", "Sandboxed file MCP server.")
     parser.add_argument("--root", required=True, help="the only folder the tools may touch")
     parser.add_argument(
@@ -89,7 +91,11 @@ def main(argv: list[str] | None = None) -> None:
         default=DEFAULT_MAX_BYTES,
         help=f"largest file read or written, in bytes (default {DEFAULT_MAX_BYTES})",
     )
-    args = parser.parse_args(argv)
+    args = parser.parse_args(list(argv or []))
     with startup("file_io", SandboxError):
         sandbox = Sandbox.at(args.root, args.max_bytes)
-    run_server(build_server(args, sandbox), args)
+    return build_server(args, sandbox)
+
+
+def main(argv: list[str] | None = None) -> None:
+    serve(create, argv)

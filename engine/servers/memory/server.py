@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import os
 import sqlite3
+import weakref
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,7 @@ from engine.servers.common import (
     make_parser,
     make_server,
     plural,
-    run_server,
+    serve,
     spoken_result,
     startup,
     tool_meta,
@@ -111,14 +113,19 @@ def build_server(args: argparse.Namespace, store: MemoryStore) -> MCPServer[Any]
     return server
 
 
-def main(argv: list[str] | None = None) -> None:
+def create(argv: Sequence[str] | None = None) -> MCPServer[Any]:
+    """The memory server for this command line (``StartupError`` on a bad one); the database closes with it."""
     parser = make_parser("python -m engine.servers.memory", "NPC memory MCP server (SQLite + FTS5).")
     parser.add_argument("--db", default=None, help=f"database file (env AVA_MEMORY_DB; default {default_db_path()})")
-    args = parser.parse_args(argv)
+    args = parser.parse_args(list(argv or []))
     path = Path(env_default(args.db, "AVA_MEMORY_DB") or default_db_path()).expanduser()
     with startup("memory", OSError, sqlite3.Error, doing=f"cannot open the database {os.fspath(path)}"):
         store = MemoryStore(path)
-    try:
-        run_server(build_server(args, store), args)
-    finally:
-        store.close()
+    server = build_server(args, store)
+    # Closed when the server object goes (an in-process restart builds a fresh one) or at the process's exit.
+    weakref.finalize(server, store.close)
+    return server
+
+
+def main(argv: list[str] | None = None) -> None:
+    serve(create, argv)

@@ -7,6 +7,7 @@ our own original text shipped in ``assets/rules/`` (a generic d20 system and a g
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from engine.servers.common import (
     join_spoken,
     make_parser,
     make_server,
-    run_server,
+    serve,
     spoken_result,
     startup,
     tool_meta,
@@ -94,13 +95,18 @@ def build_server(args: argparse.Namespace, corpus: RulesCorpus) -> MCPServer[Any
     return server
 
 
-def main(argv: list[str] | None = None) -> None:
+def create(argv: Sequence[str] | None = None) -> MCPServer[Any]:
+    """The rules server for this command line (``StartupError`` on a bad one)."""
     parser = make_parser("python -m engine.servers.rules", "Tabletop rules search MCP server.")
     parser.add_argument(
         "--rules-dir", default=None, help=f"folder of rules YAML files (env AVA_RULES_DIR; default {DEFAULT_RULES_DIR})"
     )
-    args = parser.parse_args(argv)
+    args = parser.parse_args(list(argv or []))
     folder = Path(env_default(args.rules_dir, "AVA_RULES_DIR", str(DEFAULT_RULES_DIR)) or DEFAULT_RULES_DIR)
     with startup("rules", CorpusError):
         corpus = RulesCorpus(folder)
-    run_server(build_server(args, corpus), args)
+    return build_server(args, corpus)
+
+
+def main(argv: list[str] | None = None) -> None:
+    serve(create, argv)
