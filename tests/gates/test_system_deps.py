@@ -102,3 +102,27 @@ def test_nothing_missing_is_quiet() -> None:
     if p.returncode == 0 and p.stderr.startswith("warning: missing system packages"):
         pytest.skip(p.stderr.splitlines()[0])  # not root here (and a skip fails the run under CI=true)
     assert (p.returncode, p.stdout, p.stderr) == (0, "", ""), p.stdout + p.stderr
+
+
+def test_a_present_library_is_found_however_long_the_linker_cache_is(tmp_path: Path) -> None:
+    # libportaudio listed first in a linker cache longer than a pipe's buffer: a reader that stops at the first
+    # match (grep -q) makes ldconfig die of SIGPIPE, which pipefail read as "missing" (a fresh CI run failed so)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in (*TOOLS, "seq", "sed"):
+        real = shutil.which(tool)
+        assert real, f"{tool} is not installed"
+        (bin_dir / tool).symlink_to(real)
+    for present in ("pulseaudio", "pactl", "dpkg", "id"):
+        stub(bin_dir, present, "exit 0")
+    stub(
+        bin_dir,
+        "ldconfig",
+        "echo '\tlibportaudio.so.2 (libc6,x86-64) => /lib/x86_64-linux-gnu/libportaudio.so.2'\n"
+        "seq 1 200000 | sed 's|.*|\tlibfiller&.so.1 (libc6,x86-64) => /lib/libfiller&.so.1|'",
+    )
+    stub(bin_dir, "apt-get", f'echo "$*" >> {tmp_path / "apt.log"}; exit 0')
+    env = {"PATH": str(bin_dir), "HOME": str(tmp_path), "CI": "true"}
+    p = subprocess.run(["/bin/bash", str(SCRIPT)], env=env, capture_output=True, text=True, timeout=60)
+    assert (p.returncode, p.stdout, p.stderr) == (0, "", ""), p.stdout + p.stderr
+    assert apt_calls(tmp_path) == []

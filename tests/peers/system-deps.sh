@@ -9,7 +9,8 @@ export PATH="$PATH:/sbin:/usr/sbin"  # ldconfig lives there, and a non-root PATH
 
 missing() {
   local need=()
-  ldconfig -p 2>/dev/null | grep -q libportaudio.so.2 || need+=(libportaudio2)
+  # grep reads to the end (no -q): under pipefail an early exit would SIGPIPE ldconfig and read as "missing"
+  ldconfig -p 2>/dev/null | grep libportaudio.so.2 >/dev/null || need+=(libportaudio2)
   command -v pulseaudio >/dev/null 2>&1 || need+=(pulseaudio)
   command -v pactl >/dev/null 2>&1 || need+=(pulseaudio-utils)
   dpkg -s libasound2-plugins >/dev/null 2>&1 || need+=(libasound2-plugins)
