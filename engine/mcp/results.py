@@ -49,6 +49,8 @@ def speakable(text: str, limit: int = MAX_SPEECH_CHARS) -> str:
     """Collapse whitespace and cut to ``limit`` characters at a sentence end, else a word, adding an ellipsis."""
     # Only a prefix is flattened (growing while whitespace collapses it below the limit): a multi-megabyte text
     # costs no more than a short one, instead of a regex pass over all of it on the event loop.
+    if len(text) <= limit and text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return text  # short, one line, single spaces (isprintable is False for every other whitespace)
     window = 4 * limit + 1
     flat = _SPACES.sub(" ", text[:window]).strip()
     while len(flat) <= limit and window < len(text):
@@ -127,10 +129,27 @@ def _cap(text: str) -> tuple[str, bool]:
     return (text, False) if len(text) <= MAX_DATA_CHARS else (text[:MAX_DATA_CHARS], True)
 
 
+_PLAIN = SpeechOptions()
+
+
 def to_tool_result(result: CallToolResult, speech: SpeechOptions | None = None) -> ToolResult:
     """Shape one MCP result; see the module docstring for the order of choices."""
-    speech = speech or SpeechOptions()
-    texts = [c.text for c in result.content if isinstance(c, TextContent)]
+    speech = speech or _PLAIN
+    content = result.content
+    if (
+        len(content) == 1
+        and result.structured_content is None
+        and not speech.template
+        and not speech.field
+        and type(content[0]) is TextContent
+    ):
+        text = content[0].text  # the common small text answer: what the general path gives, without its detours
+        if len(text) <= MAX_DATA_CHARS and _parse_json(text) is None:
+            said = speakable(text) if text.strip() else ""
+            if result.is_error:
+                return ToolResult("error", said or ERROR_FALLBACK, text)
+            return ToolResult("success", said or FALLBACK_MESSAGE, text)
+    texts = [c.text for c in content if isinstance(c, TextContent)]
     attachments = [s for s in (_summary(c) for c in result.content) if s is not None]
     joined = "\n".join(texts)
     parsed = _parse_json(texts[0]) if len(texts) == 1 and len(texts[0]) <= 4 * MAX_DATA_CHARS else None
@@ -152,17 +171,16 @@ def to_tool_result(result: CallToolResult, speech: SpeechOptions | None = None) 
     if attachments:
         data = {"result": data, "attachments": attachments} if data is not None else {"attachments": attachments}
 
-    values: dict[str, Any] = {}
-    if isinstance(data, Mapping):
-        values.update(data)
-    elif data is not None:
-        values["result"] = data
-    if isinstance(parsed, Mapping):
-        values = {**parsed, **values}
-    values.setdefault("text", joined)
-
     message: str | None = None
     if speech.template:
+        values: dict[str, Any] = {}
+        if isinstance(data, Mapping):
+            values.update(data)
+        elif data is not None:
+            values["result"] = data
+        if isinstance(parsed, Mapping):
+            values = {**parsed, **values}
+        values.setdefault("text", joined)
         message = _template_message(speech.template, values)
     if message is None and speech.field:
         message = _field_message(speech.field, [result.structured_content, parsed])

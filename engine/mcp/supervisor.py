@@ -28,7 +28,7 @@ from mcp.types import REQUEST_TIMEOUT
 
 from engine.backoff import Backoff
 from engine.config.models import McpServerConfig
-from engine.events import EventBus, ServerStateChanged, ToolProgressed
+from engine.events import EventBus, ServerStateChanged
 from engine.mcp.connection import Connection, ServerGone, describe
 from engine.mcp.naming import NameBook
 from engine.mcp.registration import ToolRegistration
@@ -321,22 +321,10 @@ class Supervisor(ToolRegistration):
                 return ToolResult("error", f"server {self.server_id} is {self.state}; the tool did not run.")
         d = tool.definition
         timeout_s = self._timeout_s(tool)
-
-        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-            ctx.emit(
-                ToolProgressed(
-                    call_id=ctx.call_id,
-                    tool_call_id=ctx.tool_call_id,
-                    exposed_name=d.name,
-                    server=self.server_id,
-                    progress=progress,
-                    total=total,
-                    message=message,
-                )
-            )
-
+        started = time.perf_counter()
         try:
-            result = await conn.call(d.origin_name, args, timeout_s + 0.25, on_progress)
+            result = await conn.call(d.origin_name, args, timeout_s + 0.25, tool.progress_callback(ctx))
+            tool.answered(time.perf_counter() - started)
         except ServerGone as e:  # "server dice stopped (process exited with code 1)"
             return ToolResult("error", str(e))
         except MCPError as e:

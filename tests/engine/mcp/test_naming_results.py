@@ -108,3 +108,36 @@ def test_speakable_cuts_at_sentences_and_words() -> None:
     assert len(out) <= 300 and out.endswith(".")
     assert speakable("word " * 100).endswith("…")
     assert speakable("  many\n\n spaces  ") == "many spaces"
+
+
+def test_short_text_fast_paths_give_what_the_general_rules_give() -> None:
+    """speakable's and to_tool_result's shortcuts for small plain text agree with the general path."""
+    import json
+    import random
+
+    from engine.mcp.results import ERROR_FALLBACK, FALLBACK_MESSAGE, MAX_SPEECH_CHARS
+
+    def reference_speakable(text: str) -> str:
+        flat = re.sub(r"\s+", " ", text).strip()
+        return flat if len(flat) <= MAX_SPEECH_CHARS else speakable(text)  # only short texts are compared
+
+    rng = random.Random(7)
+    alphabet = ["a", "b", " ", "  ", "\n", "\t", "\xa0", "\u2003", ".", "{", "[", "\u200b", "é"]
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40)))
+        assert speakable(text) == reference_speakable(text), repr(text)
+        for is_error in (False, True):
+            r = to_tool_result(CallToolResult(content=[TextContent(type="text", text=text)], is_error=is_error))
+            # the module's rules for one plain text block: data is the text, the message its speakable form
+            stripped = text.strip()
+            parsed = None
+            if stripped and stripped[0] in "{[":
+                try:
+                    parsed = json.loads(stripped)
+                except ValueError:
+                    parsed = None
+            if parsed is not None:
+                continue  # JSON text takes the general path
+            message = speakable(text) if text.strip() else ""
+            fallback = ERROR_FALLBACK if is_error else FALLBACK_MESSAGE
+            assert (r.status, r.message, r.data) == ("error" if is_error else "success", message or fallback, text)
