@@ -1,6 +1,10 @@
 """AvaConsole: the operator console app. Wiring only: screens, keys, the engine's lifecycle and the event pump.
 
-The engine runs in the app's own event loop (started by a worker); config loading runs in a thread. ONE worker
+The first frame comes first: this module imports neither the engine nor the config models (nor, through them,
+the MCP SDK, aiohttp, numpy …), and the screens open in "starting…" states. After the first paint a thread worker
+loads the config (the Servers screen then lists its servers as starting), imports and builds the engine, and hands
+it to the app's loop, where a worker starts it. Until the engine runs, every key that needs it says "the engine is
+still starting" instead of acting. The engine runs in the app's own event loop. ONE worker
 pumps bus events (the softphone's state and levels among them) into Textual messages in batches, and the app
 hands each batch's ``Changes`` to the visible screens so they update incrementally. The console uses only the
 engine's public API (``engine``, ``engine.events``, ``engine.config``; see ``engine/__init__.py``).
@@ -22,6 +26,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
 from textual.screen import Screen
+from textual.worker import get_current_worker
 
 from console.bindings import app_bindings, validate_keymap
 from console.commands import ConsoleCommands
@@ -29,19 +34,44 @@ from console.format import Clock
 from console.host import load_config, resolve_path
 from console.messages import EngineReady, EventBatch
 from console.screens.base import ConsoleScreen
-from console.screens.budget import BudgetScreen
 from console.screens.calls import CallsScreen
-from console.screens.config import ConfigScreen
-from console.screens.invocations import ToolLogScreen
-from console.screens.secrets import SecretsScreen
-from console.screens.servers import ServersScreen
 from console.state import Changes, ConsoleState
-from engine import Engine, list_audio_devices
-from engine.config.models import Settings
+from engine import list_audio_devices
 from engine.events import Event, SoftphoneLevel, SoftphoneStateChanged, Subscription
 
-if TYPE_CHECKING:  # the voice modules pull in numpy and the speech engines: imported on first use
-    from engine import BackendFactory, DeviceInfo, DeviceSpec, Softphone
+if TYPE_CHECKING:  # the engine, the config models and the voice modules load after the first frame
+    from engine import BackendFactory, DeviceInfo, DeviceSpec, Engine, Softphone
+    from engine.config import Settings
+
+
+def _tools_screen() -> Screen[Any]:
+    from console.screens.invocations import ToolLogScreen
+
+    return ToolLogScreen()
+
+
+def _servers_screen() -> Screen[Any]:
+    from console.screens.servers import ServersScreen
+
+    return ServersScreen()
+
+
+def _budget_screen() -> Screen[Any]:
+    from console.screens.budget import BudgetScreen
+
+    return BudgetScreen()
+
+
+def _secrets_screen() -> Screen[Any]:
+    from console.screens.secrets import SecretsScreen
+
+    return SecretsScreen()
+
+
+def _config_screen() -> Screen[Any]:
+    from console.screens.config import ConfigScreen
+
+    return ConfigScreen()
 
 
 @dataclass
@@ -58,13 +88,14 @@ class VoiceStatus:
 class AvaConsole(App[None]):
     TITLE = "ava-console"
     CSS_PATH = "app.tcss"
+    #: The first screen is imported with the app; the others (and the config machinery they use) on first visit.
     MODES: ClassVar[dict[str, Any]] = {
         "calls": CallsScreen,
-        "tools": ToolLogScreen,
-        "servers": ServersScreen,
-        "budget": BudgetScreen,
-        "secrets": SecretsScreen,
-        "config": ConfigScreen,
+        "tools": _tools_screen,
+        "servers": _servers_screen,
+        "budget": _budget_screen,
+        "secrets": _secrets_screen,
+        "config": _config_screen,
     }
     BINDINGS: ClassVar[list[BindingType]] = list(app_bindings())
     COMMANDS = App.COMMANDS | {ConsoleCommands}
@@ -86,8 +117,12 @@ class AvaConsole(App[None]):
         #: Run the engine's HTTP API (health, metrics, MCP status) beside the console; off in tests.
         self.serve_http = serve_http
         self.engine: Engine | None = engine
+        #: The config as loaded, before the engine exists (``settings`` is the engine's once it does).
+        self._loaded_settings: Settings | None = None
         self.engine_error: str | None = None
         self.engine_running = False
+        #: Set once quitting began: an engine built after that is never started.
+        self._quitting = False
         self.state = ConsoleState()
         self.clock = clock or Clock()
         self.tick = tick
@@ -107,27 +142,67 @@ class AvaConsole(App[None]):
     # ----------------------------------------------------------------------------------------- lifecycle
 
     def on_mount(self) -> None:
-        self.sub_title = str(self.config_path)
         self.switch_mode("calls")
+        self.show_engine_status()
         if self.engine is None:
-            self.load_engine()
+            self.call_after_refresh(self.load_engine)  # after the first frame is on the screen
         else:
             self._attach_engine(self.engine)
 
-    @work(thread=True, group="config", name="load-config")
+    @property
+    def engine_status(self) -> str:
+        """What the header says about the engine: starting, running, or failed."""
+        if self.engine_error:
+            return "engine failed"
+        return "engine running" if self.engine_running else "engine starting…"
+
+    def show_engine_status(self) -> None:
+        """The header's sub-title: the engine's status until it runs (first, so a narrow header keeps it), and the
+        config file."""
+        status = "" if self.engine_running else f"{self.engine_status} · "
+        self.sub_title = f"{status}{self.config_path}"
+
+    @work(thread=True, group="config", name="load-engine", exit_on_error=False)
     def load_engine(self) -> None:
+        """Off the UI thread: load the config, then import and build the engine (the MCP SDK, aiohttp …)."""
+        worker = get_current_worker()
         try:
             settings = load_config(self.config_path)
         except Exception as e:  # shown in the UI: the console stays up to fix the config
-            self.call_from_thread(self._engine_failed, f"{type(e).__name__}: {e}")
+            self._from_thread(worker, self._engine_failed, f"{type(e).__name__}: {e}")
             return
-        self.call_from_thread(self._build_engine, settings)
-
-    def _build_engine(self, settings: Settings) -> None:
+        if not self._from_thread(worker, self._config_loaded, settings):
+            return
         try:
+            from engine import Engine
+
             engine = Engine(settings, config_path=self.config_path, serve_http=self.serve_http)
         except Exception as e:  # a provider that cannot be built, a bad script …
-            self._engine_failed(f"{type(e).__name__}: {e}")
+            self._from_thread(worker, self._engine_failed, f"{type(e).__name__}: {e}")
+            return
+        self._from_thread(worker, self._engine_built, engine)
+
+    def _from_thread(self, worker: Any, callback: Callable[..., Any], *args: Any) -> bool:
+        """Run ``callback`` on the app's loop; False once the app is quitting (nothing more to hand over)."""
+        if worker.is_cancelled or self._quitting:
+            return False
+        try:
+            self.call_from_thread(callback, *args)
+        except RuntimeError:  # the app has exited meanwhile
+            return False
+        return not self._quitting
+
+    @property
+    def settings(self) -> Settings | None:
+        """The config the console shows: the engine's, or the loaded file's while the engine is being built."""
+        return self.engine.settings if self.engine is not None else self._loaded_settings
+
+    def _config_loaded(self, settings: Settings) -> None:
+        self._loaded_settings = settings
+        self._tell_screens("refresh_all")
+
+    def _engine_built(self, engine: Engine) -> None:
+        if self._quitting:  # quit while it was being built: it never started, so there is nothing to stop
             return
         self.engine = engine
         engine.configure_logging(stream=None)
@@ -135,6 +210,7 @@ class AvaConsole(App[None]):
 
     def _engine_failed(self, message: str) -> None:
         self.engine_error = message
+        self.show_engine_status()
         self.post_message(EngineReady(error=message))
 
     def _attach_engine(self, engine: Engine) -> None:
@@ -172,9 +248,11 @@ class AvaConsole(App[None]):
                 await engine.start()
         except Exception as e:  # shown in the UI
             self.engine_error = f"engine failed to start: {type(e).__name__}: {e}"
+            self.show_engine_status()
             self.post_message(EngineReady(error=self.engine_error))
             return
         self.engine_running = True
+        self.show_engine_status()
         self.post_message(EngineReady())
 
     @work(group="pump", name="event-pump", exclusive=True, exit_on_error=False)
@@ -193,6 +271,7 @@ class AvaConsole(App[None]):
             return
 
     async def shutdown_engine(self) -> None:
+        self._quitting = True
         if self.phone is not None:
             await self.phone.end("console closed")  # releases the sound devices before the engine stops
         if self._sub is not None:

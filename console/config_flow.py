@@ -10,10 +10,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from console.screens.modals import DiffScreen
-from engine.config import ConfigDocument, ConfigError, Settings
 
 if TYPE_CHECKING:
     from console.app import AvaConsole
+    from engine.config import ConfigDocument, Settings
 
 
 def save_document(
@@ -38,6 +38,8 @@ def save_document(
 
 
 def _write(app: AvaConsole, doc: ConfigDocument, on_saved: Callable[[Settings], None] | None) -> None:
+    from engine.config import ConfigError
+
     try:
         settings = doc.save()
     except ConfigError as e:

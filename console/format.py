@@ -79,7 +79,7 @@ def status_text(status: str) -> Text:
 
 
 def server_state_text(state: str) -> Text:
-    icon, style = SERVER_STYLE.get(state, ("?", "white"))
+    icon, style = SERVER_STYLE.get(state.rstrip("…"), ("?", "white"))  # "starting…": the engine is being built
     return Text(f"{icon} {state}", style=style)
 
 

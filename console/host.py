@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engine import Engine
-from engine.config import Settings, load_settings, resolve_config_path
+from engine.config import resolve_config_path
+
+if TYPE_CHECKING:  # the engine and the config models load after the first frame (``AvaConsole.load_engine``)
+    from engine import Engine
+    from engine.config import Settings
 
 
 def resolve_path(cli_path: str | None) -> Path:
@@ -18,6 +21,8 @@ def resolve_path(cli_path: str | None) -> Path:
 
 def load_config(path: str | os.PathLike[str]) -> Settings:
     """Load and validate the config file (``ConfigError`` with file, line and key path on a problem)."""
+    from engine.config import load_settings
+
     return load_settings(path)
 
 

@@ -7,7 +7,7 @@ workers so a slow turn never blocks the screen. The voice side of the softphone 
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -22,9 +22,13 @@ from console.state import Changes, Invocation
 from console.widgets.keybar import KeyBar
 from console.widgets.softphone import Softphone
 from console.widgets.tables import cursor_key
-from engine import CallInfo
+
+if TYPE_CHECKING:
+    from engine import CallInfo
 
 NARROW_WIDTH = 110
+#: Under the calls table while the engine is being built and its servers start.
+STARTING_NOTE = "engine starting… calls show here once it runs"
 CALL_COLUMNS = ("Call", "Caller", "Context", "Provider", "Tier", "Why", "Duration", "State")
 
 
@@ -123,9 +127,11 @@ class CallsScreen(VoiceControls):
         calls.clear()
         for call_id in self.capp.state.calls:
             calls.add_row(*self._row_cells(call_id), key=call_id)
-        engine = self.capp.engine
-        if engine is not None:
-            self.query_one(Softphone).set_contexts(sorted(engine.settings.contexts))
+        starting = not self.capp.engine_running and not self.capp.engine_error
+        calls.border_subtitle = STARTING_NOTE if starting else None
+        settings = self.capp.settings
+        if settings is not None:
+            self.query_one(Softphone).set_contexts(sorted(settings.contexts))
         self.show_voice()
         log = self.query_one("#event-log", RichLog)
         log.clear()
@@ -262,6 +268,8 @@ class CallsScreen(VoiceControls):
 
     @on(Softphone.StartCall)
     def _start_call(self, message: Softphone.StartCall) -> None:
+        if self.capp.require_engine() is None:  # still starting (no contexts yet), or failed: it says which
+            return
         if not message.context:
             self.notify("choose a context first", title="softphone", severity="warning")
             return

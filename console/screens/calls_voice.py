@@ -16,7 +16,6 @@ from console.config_flow import save_document
 from console.screens.audio_devices import AudioChoice, AudioDevicesScreen
 from console.screens.base import ConsoleScreen
 from console.widgets.softphone import Softphone
-from engine.config import ConfigDocument, ConfigError
 
 if TYPE_CHECKING:
     from engine import Softphone as VoicePhone
@@ -78,6 +77,8 @@ class VoiceControls(ConsoleScreen):
 
     @work(thread=True, group="config", name="audio-devices-save")
     def save_audio_devices(self, choice: AudioChoice) -> None:
+        from engine.config import ConfigDocument, ConfigError  # the config machinery loads after the first frame
+
         try:
             doc = ConfigDocument.load(self.capp.config_path)
             for key, value in (("input_device", choice.input_device), ("output_device", choice.output_device)):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from rich.syntax import Syntax
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -59,6 +58,8 @@ class DiffScreen(ModalScreen[bool]):
         self.diff = diff
 
     def compose(self) -> ComposeResult:
+        from rich.syntax import Syntax  # pygments: loaded when a diff is first shown, not with the app
+
         with Vertical(classes="dialog wide"):
             yield Label(self.title_text, classes="section-title")
             with VerticalScroll(id="diff-body"):

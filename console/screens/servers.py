@@ -23,7 +23,6 @@ from console.screens.modals import ConfirmScreen
 from console.state import Changes
 from console.widgets.keybar import KeyBar
 from console.widgets.tables import cursor_key
-from engine.config import ConfigDocument, ConfigError, McpImportError, import_mcp_json
 
 MCP_OFF = "MCP is switched off in this config (mcp.enabled: false): no server runs; entries can still be edited."
 #: What the workers say while an engine operation runs (the ops the command palette also names).
@@ -87,7 +86,7 @@ class ServersScreen(ConsoleScreen):
         """Re-read the MCP host's status and the badges, and redraw the table."""
         engine = self.capp.engine
         note = self.query_one("#mcp-note", Static)
-        if engine is None:
+        if engine is None:  # the config's servers, "starting…", until the engine is built
             note.update(self.capp.engine_error or "engine starting…")
             note.display = True
             self._render_rows()
@@ -100,21 +99,30 @@ class ServersScreen(ConsoleScreen):
         self._render_rows()
 
     def _ids(self) -> list[str]:
-        engine = self.capp.engine
-        configured = list(engine.settings.mcp.servers) if engine is not None else []
+        settings = self.capp.settings
+        configured = list(settings.mcp.servers) if settings is not None else []
         return sorted(set(configured) | set(self.snapshots))
 
     def _cells(self, sid: str) -> list[str | Text]:
         snap = self.snapshots.get(sid, {})
         live = self.capp.state.servers.get(sid)
-        engine = self.capp.engine
-        cfg = engine.settings.mcp.servers.get(sid) if engine is not None else None
+        settings = self.capp.settings
+        cfg = settings.mcp.servers.get(sid) if settings is not None else None
         if snap:
             state = "disabled" if snap["state"] == "stopped" and not snap["enabled"] else str(snap["state"])
         elif live is not None:
             state = live.state
-        else:  # not running: MCP switched off, or the engine not up yet
-            state = "disabled" if cfg is not None and not cfg.enabled else "configured"
+        elif cfg is not None and not cfg.enabled:
+            state = "disabled"
+        elif (
+            self.capp.engine is None
+            and self.capp.engine_error is None
+            and settings is not None
+            and settings.mcp.enabled
+        ):
+            state = "starting…"  # the engine is being built; it starts the server next
+        else:  # not running: MCP switched off, or the engine failed
+            state = "configured"
         transport = str(snap.get("transport") or (cfg.transport if cfg else "-"))
         err = snap.get("last_error") or (live.last_error if live else None) or ""
         st = self.capp.state
@@ -191,8 +199,8 @@ class ServersScreen(ConsoleScreen):
         """Whether the server is on now: the running engine's view, else the config's (MCP switched off)."""
         if sid in self.snapshots:
             return bool(self.snapshots[sid]["enabled"])
-        engine = self.capp.engine
-        cfg = engine.settings.mcp.servers.get(sid) if engine is not None else None
+        settings = self.capp.settings
+        cfg = settings.mcp.servers.get(sid) if settings is not None else None
         return cfg.enabled if cfg is not None else True
 
     def action_toggle_server(self) -> None:
@@ -230,6 +238,8 @@ class ServersScreen(ConsoleScreen):
     @work(thread=True, group="config", name="server-toggle-save")
     def prepare_toggle_save(self, sid: str, enabled: bool) -> None:
         """Write ``enabled`` into the server's config entry; the save's hot reload starts or stops the server."""
+        from engine.config import ConfigDocument, ConfigError
+
         try:
             doc = ConfigDocument.load(self.capp.config_path)
             if not isinstance(doc.get(("mcp", "servers", sid), None), dict):  # removed from the file meanwhile
@@ -281,6 +291,8 @@ class ServersScreen(ConsoleScreen):
 
     @work(thread=True, group="config", name="server-remove")
     def prepare_remove(self, sid: str) -> None:
+        from engine.config import ConfigDocument, ConfigError
+
         try:
             doc = ConfigDocument.load(self.capp.config_path)
             doc.remove_server(sid)
@@ -298,6 +310,8 @@ class ServersScreen(ConsoleScreen):
 
     @work(thread=True, group="config", name="server-import")
     def prepare_import(self, path: str) -> None:
+        from engine.config import ConfigDocument, ConfigError, McpImportError, import_mcp_json
+
         try:
             doc = ConfigDocument.load(self.capp.config_path)
             result = import_mcp_json(doc, path)  # the same importer as `ava-engine import-mcp-json`
