@@ -120,10 +120,22 @@ def run(args: argparse.Namespace) -> int:
         return _run(args)
 
 
-def _run(args: argparse.Namespace) -> int:
-    from engine.calls import CallError
-    from engine.config import ConfigError, SecretsError
+def _failures() -> tuple[type[Exception], ...]:
+    """What means "the operation failed" (exit 1), evaluated when a command raised.
+
+    ``CallError`` counts only once ``engine.calls`` was imported: a command that never loaded the call machinery
+    cannot raise it, so ``check``, ``schema`` … don't import it (and the tool path, metrics …) just to name it.
+    """
+    from engine.config import SecretsError
     from engine.providers.base import ProviderError
+
+    calls = sys.modules.get("engine.calls")
+    call_error: tuple[type[Exception], ...] = (calls.CallError,) if calls is not None else ()
+    return (CommandFailed, ProviderError, SecretsError, *call_error)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from engine.config import ConfigError
 
     try:
         out = args.func(args)
@@ -136,7 +148,7 @@ def _run(args: argparse.Namespace) -> int:
     except UsageError as e:
         emit_error(str(e), args.json)
         return EXIT_USAGE
-    except (CommandFailed, ProviderError, SecretsError, CallError) as e:
+    except _failures() as e:
         emit_error(str(e), args.json)
         return EXIT_FAILED
     except KeyboardInterrupt:

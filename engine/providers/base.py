@@ -12,12 +12,14 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from engine.config.models import ProviderConfig
 from engine.sessions.history import HistoryItem, ToolResultItem
 from engine.sessions.session import CallSession
-from engine.tools.view import ToolView
+
+if TYPE_CHECKING:  # an annotation only: `ava-engine check` builds providers without the tool machinery
+    from engine.tools.view import ToolView
 
 
 @dataclass(frozen=True, slots=True)
