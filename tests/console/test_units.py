@@ -77,3 +77,14 @@ def test_every_console_binding_id_can_be_remapped() -> None:
                     declared.add(b.id)
     assert len(declared) > 30
     assert declared - known_ids() == set()
+
+
+def test_server_form_keeps_an_inprocess_servers_args() -> None:
+    raw = {
+        "transport": "inprocess",
+        "target": "engine.servers.aviation_atis.server:create",
+        "args": ["--metar-file", "m.txt"],
+    }
+    assert to_config(from_config("aviation_atis", raw)) == raw
+    bundled = {"transport": "bundled", "target": "engine.servers.rules.server:create"}
+    assert to_config(from_config("rules", bundled)) == bundled
