@@ -134,6 +134,9 @@ class BundleChild:
         except TimeoutError:
             self._stop()
             raise BundleGone(f"the bundle process did not start within {READY_TIMEOUT_S:g} s") from None
+        except BaseException:  # cancelled while it started (connect timeout, engine stop): no child left behind
+            self._stop()
+            raise
         if line.strip() != b"ready":
             await asyncio.sleep(0.05)  # let the stderr reader catch the reason
             code = process.returncode

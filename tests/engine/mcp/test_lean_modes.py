@@ -121,3 +121,12 @@ def test_endpoint_keys_are_stable_and_tell_apart_command_lines() -> None:
     a = endpoint_key("engine.servers.dice.server:create", None)
     assert a == endpoint_key("engine.servers.dice.server:create", None) and a.startswith("dice-")
     assert a != endpoint_key("engine.servers.dice.server:create", ["--seed", "1"])
+
+
+async def test_a_bundle_cut_short_while_starting_leaves_no_child(make_engine: Any) -> None:
+    # The child needs well over 50 ms to import the SDK: the connect timeout cancels its start (no-orphan check).
+    quick = server("bundled", connect_timeout_ms=50, restart={"enabled": False})
+    engine = await make_engine(settings({"c": quick}))
+    st = engine.server_status()["servers"][0]
+    assert st["state"] == "failed" and "connect_timeout_ms" in st["last_error"]
+    assert shared_child().process is None
