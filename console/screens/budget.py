@@ -9,12 +9,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Footer, Header, Label, Static
+from textual.widgets import DataTable, Header, Label, Static
 
 from console.format import tier_text
 from console.host import leaderboard_rows
 from console.screens.base import ConsoleScreen
 from console.state import Changes
+from console.widgets.footer import KeyFooter
 from console.widgets.keybar import KeyBar
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ class BudgetScreen(ConsoleScreen):
         yield Static("", id="leaderboard-note", classes="missing")
         yield DataTable(id="leaderboard", cursor_type="row", zebra_stripes=True)
         yield KeyBar(classes="keybar")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         tiers = self.query_one("#tiers", DataTable)

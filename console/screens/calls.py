@@ -14,11 +14,12 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Footer, Header, Input, Label, RichLog
+from textual.widgets import DataTable, Header, Input, Label, RichLog
 
 from console.format import duration, latency, status_text, tier_text
 from console.screens.calls_voice import VoiceControls
 from console.state import Changes, Invocation
+from console.widgets.footer import KeyFooter
 from console.widgets.keybar import KeyBar
 from console.widgets.softphone import Softphone
 from console.widgets.tables import cursor_key
@@ -63,7 +64,7 @@ class CallsScreen(VoiceControls):
             yield Softphone(id="softphone")
             yield RichLog(id="event-log", wrap=False, markup=False, max_lines=1000)
         yield KeyBar(classes="keybar")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         calls = self.query_one("#calls", DataTable)

@@ -11,9 +11,10 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Header, Label, Static
+from textual.widgets import Header, Label, Static
 
 from console.screens.base import ConsoleScreen
+from console.widgets.footer import KeyFooter
 from console.widgets.keybar import KeyBar
 from engine.config import ConfigError, Settings, load_settings
 from engine.config.loader import read_config_text
@@ -45,7 +46,7 @@ class ConfigScreen(ConsoleScreen):
         with VerticalScroll(id="config-body"):
             yield Static("", id="config-text")
         yield KeyBar(classes="keybar")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.refresh_all()

@@ -12,11 +12,12 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.coordinate import Coordinate
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Footer, Header, Input, Label, Static
+from textual.widgets import DataTable, Header, Input, Label, Static
 
 from console.format import latency, mask_secrets, pretty, status_text
 from console.screens.base import ConsoleScreen
 from console.state import Changes, Invocation
+from console.widgets.footer import KeyFooter
 from console.widgets.keybar import KeyBar
 from console.widgets.tables import cursor_key
 
@@ -75,7 +76,7 @@ class ToolLogScreen(ConsoleScreen):
             yield Label("", id="log-count", classes="muted")
         yield DataTable(id="invocations", cursor_type="row", zebra_stripes=True)
         yield KeyBar(classes="keybar")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#invocations", DataTable)

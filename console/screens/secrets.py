@@ -13,10 +13,11 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import DataTable, Footer, Header, Label, Static
+from textual.widgets import DataTable, Header, Label, Static
 
 from console.screens.base import ConsoleScreen
 from console.screens.modals import ConfirmScreen, SecretEntry
+from console.widgets.footer import KeyFooter
 from console.widgets.keybar import KeyBar
 from console.widgets.tables import cursor_key
 from engine.config import secrets as keyring_secrets
@@ -62,7 +63,7 @@ class SecretsScreen(ConsoleScreen):
         yield Static("", id="keyring-status")
         yield DataTable(id="secrets", cursor_type="row", zebra_stripes=True)
         yield KeyBar(classes="keybar")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#secrets", DataTable)

@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Button, Footer, Header, Input, Label, Select, Static, Switch, TextArea
+from textual.widgets import Button, Header, Input, Label, Select, Static, Switch, TextArea
 
 from console.config_flow import save_document
 from console.screens.base import ConsoleScreen
@@ -28,6 +28,7 @@ from console.server_model import (
     model_errors,
     to_config,
 )
+from console.widgets.footer import KeyFooter
 from console.widgets.kv_row import KVRow
 from engine.config import ConfigDocument, ConfigError, SecretsError, get_secret, set_secret
 
@@ -117,7 +118,7 @@ class ServerForm(ConsoleScreen):
                 yield Button("+ header", id="add-header")
             yield self._row("tools", "Tools (YAML list)", TextArea(id="f-tools", language="yaml"))
             yield Static("", id="form-result")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.load_form()

@@ -12,7 +12,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.widgets import DataTable, Footer, Header, Label, RichLog, Static
+from textual.widgets import DataTable, Header, Label, RichLog, Static
 
 from console.config_flow import save_document
 from console.format import latency, server_state_text, sparkline
@@ -21,6 +21,7 @@ from console.screens.base import ConsoleScreen
 from console.screens.import_dialog import ImportScreen
 from console.screens.modals import ConfirmScreen
 from console.state import Changes
+from console.widgets.footer import KeyFooter
 from console.widgets.keybar import KeyBar
 from console.widgets.tables import cursor_key
 
@@ -63,7 +64,7 @@ class ServersScreen(ConsoleScreen):
             yield Label("stderr", id="stderr-title", classes="section-title")
             yield RichLog(id="stderr", wrap=True, markup=False, max_lines=200)
         yield KeyBar(classes="keybar")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#servers", DataTable)
