@@ -54,7 +54,7 @@ SWITCHES = (
     ("expose_unlisted", "Expose unlisted tools"),
     ("calibrate", "Calibrate latency"),
 )
-TRANSPORT_ONLY = {"command": "stdio", "cwd": "stdio", "url": "http sse", "target": "inprocess"}
+TRANSPORT_ONLY = {"command": "stdio", "cwd": "stdio", "url": "http sse", "target": "inprocess bundled"}
 
 
 class ServerForm(ConsoleScreen):
@@ -93,7 +93,7 @@ class ServerForm(ConsoleScreen):
                 "transport",
                 "Transport",
                 Select(
-                    [(t, t) for t in ("stdio", "http", "sse", "inprocess")],
+                    [(t, t) for t in ("stdio", "http", "sse", "inprocess", "bundled")],
                     value="stdio",
                     allow_blank=False,
                     id="f-transport",

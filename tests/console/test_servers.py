@@ -218,3 +218,21 @@ async def test_import_claude_desktop_json(config_path: Path, tmp_path: Path, wai
         await wait(pilot, lambda: "time_server" in _servers(config_path))
         assert _servers(config_path)["time_server"]["command"] == [sys.executable, "-m", "mcp_server_time"]
         assert "# The console tests' config" in _read(config_path)
+
+
+async def test_edit_form_shows_a_bundled_server(config_path: Path, wait) -> None:
+    entry = "    rules:\n      transport: bundled\n      target: engine.servers.rules.server:create\n"
+    _write(config_path, _read(config_path).replace("  servers: {}\n", "  servers:\n" + entry))
+    app = AvaConsole(config_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait(pilot, lambda: app.engine_running, within=60)  # the bundle child imports the SDK first
+        await wait(pilot, lambda: _status(app, "rules")["state"] == "up", within=30)
+        await pilot.press("f3")
+        await wait(pilot, lambda: type(app.screen).__name__ == "ServersScreen")
+        await pilot.press("e")
+        await wait(pilot, lambda: app.focused is not None and app.focused.id is not None and "f-" in app.focused.id)
+        assert app.screen.query_one("#f-transport").value == "bundled"  # type: ignore[attr-defined]
+        target = app.screen.query_one("#f-target")
+        assert target.value == "engine.servers.rules.server:create"  # type: ignore[attr-defined]
+        assert app.screen.query_one("#f-command").parent.display is False  # type: ignore[union-attr]
+        await pilot.press("escape")
