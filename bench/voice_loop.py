@@ -60,7 +60,11 @@ def caller_wav(path: Path, texts: list[str], gap_s: float) -> None:
 
 async def one_round(tmp: Path, texts: list[str], recognizer: Recognizer) -> tuple[list[float], list[float], int]:
     settings = load_settings(ROOT / "config" / "default.yaml")
-    settings.mcp.servers["memory"].command += ["--db", str(tmp / "memory.db")]
+    memory, db = settings.mcp.servers["memory"], ["--db", str(tmp / "memory.db")]
+    if memory.transport == "stdio":
+        memory.command += db
+    else:  # inprocess or bundled (the demo runs it in-process): its command line is ``args``
+        memory.args = [*(memory.args or []), *db]
     caller_wav(tmp / "in.wav", texts, gap_s=25.0)  # room for the longest answer (ATIS), so no barge-in
     async with Engine(settings, config_path=ROOT / "config" / "default.yaml") as engine:
         backend = WavBackend(tmp / "in.wav", tmp / "out.wav", sample_rate=RATE, timeline=True)

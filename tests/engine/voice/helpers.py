@@ -22,7 +22,11 @@ SPEECH_DBFS = -45.0  # a 100 ms window of espeak speech is far above this; digit
 def demo_settings(tmp_path: Path) -> Settings:
     """config/default.yaml with the memory server on a private database in ``tmp_path``."""
     settings = load_settings(DEMO_CONFIG)
-    settings.mcp.servers["memory"].command += ["--db", str(tmp_path / "memory.db")]
+    memory, db = settings.mcp.servers["memory"], ["--db", str(tmp_path / "memory.db")]
+    if memory.transport == "stdio":
+        memory.command += db
+    else:  # inprocess or bundled (the demo runs it in-process): its command line is ``args``
+        memory.args = [*(memory.args or []), *db]
     return settings
 
 
