@@ -92,6 +92,8 @@ class BundleChild:
     async def acquire(self, on_end: EndFn | None) -> str:
         """The socket of a running child (started if needed); ``on_end`` hears of its death."""
         async with self._lock:
+            if self._watch is not None:
+                self._watch.check()  # died a moment ago, before the loop saw it: start a new one, not reuse it
             if not self.alive:
                 await self._start()
             self.refs += 1
