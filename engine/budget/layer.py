@@ -233,6 +233,7 @@ class BudgetLayer:
 
     def _track_start(self, session: CallSession, plan: _Plan) -> None:
         d = plan.definition
+        self.board.seed(d)
         # The tool's measured p50 once the window holds min_samples calls (what its status reports), else declared.
         w = self.book.get(plan.key)
         stats = w.stats() if w is not None else None

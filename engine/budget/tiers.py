@@ -212,6 +212,13 @@ class TierBoard:
         self._status[d.name] = (d, status)
         return status
 
+    def seed(self, d: ToolDefinition) -> None:
+        """Build ``d``'s status if the board has none, so its first call's ``recorded`` compares against the status
+        before that call (and bumps the revision only if the call changed it), as a view built earlier would."""
+        cached = self._status.get(d.name)
+        if cached is None or cached[0] is not d:
+            self.status(d)
+
     def refresh(self, d: ToolDefinition) -> ToolStatus:
         """Recompute one tool; bump the revision when its view-relevant status changed."""
         cached = self._status.get(d.name)

@@ -73,3 +73,18 @@ def test_a_recorded_call_that_keeps_the_class_leaves_the_revision_and_rebuilds_o
     assert board.revision == revision and len(changes) == 1  # same tier, health and badge: views stay valid
     again = board.status(d)
     assert again.samples == first.samples + 1 and again.tier == first.tier  # but the numbers are current
+
+
+def test_seed_builds_a_missing_status_once_so_a_first_call_that_changes_nothing_leaves_views_alone() -> None:
+    cfg = BudgetConfig()
+    clock = [0.0]
+    board, changes = _board(clock, cfg)
+    d = ToolDefinition("t", "d")
+    board.seed(d)  # the budget layer seeds it when a call starts, as building a view would have
+    revision = board.revision
+    board.book.record(board.key_for(d), 10.0, "success")
+    board.recorded(d)
+    assert board.revision == revision and len(changes) == 0
+    first = board.status(d)
+    board.seed(d)
+    assert board.status(d) is first  # an existing status is left as it is
