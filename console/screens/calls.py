@@ -3,6 +3,9 @@ softphone panel and the event log.
 
 Tables update row by row from each batch's ``Changes``; engine commands (start, say, end, toggle) run in
 workers so a slow turn never blocks the screen. The voice side of the softphone is in ``calls_voice``.
+
+The first frame has the calls table, the event log and the keys; the call detail and the softphone panel (about
+half of the screen's widgets, and of the time to style and draw them) are mounted right after it, in their places.
 """
 
 from __future__ import annotations
@@ -48,20 +51,13 @@ class CallsScreen(VoiceControls):
         Binding("escape", "focus_calls", "Calls table", id="call_focus", show=False),
     ]
 
+    #: Whether the call detail and the softphone panel are mounted (just after the first frame).
+    detail_ready = False
+
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(id="calls-main"):
             yield DataTable(id="calls", cursor_type="row", zebra_stripes=True)
-            with Horizontal(id="call-detail"):
-                with Vertical(id="transcript-pane"):
-                    yield Label("Transcript", id="transcript-title", classes="section-title")
-                    yield RichLog(id="transcript", wrap=True, markup=False, max_lines=500)
-                with Vertical(id="tools-pane"):
-                    yield Label("Tools shown  (t: on/off next turn · n: now)", classes="section-title")
-                    yield DataTable(id="call-tools", cursor_type="row")
-                    yield Label("Tool invocations", classes="section-title")
-                    yield DataTable(id="call-invocations", cursor_type="row")
-            yield Softphone(id="softphone")
             yield RichLog(id="event-log", wrap=False, markup=False, max_lines=1000)
         yield KeyBar(classes="keybar")
         yield KeyFooter()
@@ -70,6 +66,30 @@ class CallsScreen(VoiceControls):
         calls = self.query_one("#calls", DataTable)
         for col in CALL_COLUMNS:
             calls.add_column(col, key=col.lower())
+        if self.capp.tick:
+            self.set_interval(1.0, self._tick)
+        self.refresh_all()
+        calls.focus()
+        self.call_after_refresh(self._mount_detail)
+
+    async def _mount_detail(self) -> None:
+        """The call detail and the softphone, between the calls table and the event log, after the first frame."""
+        detail = Horizontal(
+            Vertical(
+                Label("Transcript", id="transcript-title", classes="section-title"),
+                RichLog(id="transcript", wrap=True, markup=False, max_lines=500),
+                id="transcript-pane",
+            ),
+            Vertical(
+                Label("Tools shown  (t: on/off next turn · n: now)", classes="section-title"),
+                DataTable(id="call-tools", cursor_type="row"),
+                Label("Tool invocations", classes="section-title"),
+                DataTable(id="call-invocations", cursor_type="row"),
+                id="tools-pane",
+            ),
+            id="call-detail",
+        )
+        await self.query_one("#calls-main", Vertical).mount(detail, Softphone(id="softphone"), before="#event-log")
         tools = self.query_one("#call-tools", DataTable)
         tools.add_column("On", key="on")
         tools.add_column("Tool", key="tool")
@@ -78,15 +98,21 @@ class CallsScreen(VoiceControls):
         inv = self.query_one("#call-invocations", DataTable)
         for col in ("Time", "Tool", "Status", "Latency"):
             inv.add_column(col, key=col.lower())
-        if self.capp.tick:
-            self.set_interval(1.0, self._tick)
+        self.detail_ready = True
+        self.on_resize()
         self.refresh_all()
-        calls.focus()
 
     def on_resize(self) -> None:
         """On a narrow terminal the softphone drops its buttons and caller box (the keys do the same) so the
         talk box and the voice status keep their room."""
-        self.query_one(Softphone).set_class(self.size.width < NARROW_WIDTH, "narrow")
+        if self.detail_ready:
+            self.query_one(Softphone).set_class(self.size.width < NARROW_WIDTH, "narrow")
+
+    def _need_detail(self) -> bool:
+        """Whether the softphone and call detail are there yet (a key pressed in the first instant: not yet)."""
+        if not self.detail_ready:
+            self.notify("the engine is still starting", title="engine", severity="warning")
+        return self.detail_ready
 
     # ------------------------------------------------------------------------------------------ helpers
 
@@ -131,7 +157,7 @@ class CallsScreen(VoiceControls):
         starting = not self.capp.engine_running and not self.capp.engine_error
         calls.border_subtitle = STARTING_NOTE if starting else None
         settings = self.capp.settings
-        if settings is not None:
+        if settings is not None and self.detail_ready:
             self.query_one(Softphone).set_contexts(sorted(settings.contexts))
         self.show_voice()
         log = self.query_one("#event-log", RichLog)
@@ -143,7 +169,8 @@ class CallsScreen(VoiceControls):
         selected = self.capp.selected_call
         if selected is not None and selected in calls.rows:
             calls.move_cursor(row=calls.get_row_index(selected))
-        self._show_call(selected)
+        if self.detail_ready:
+            self._show_call(selected)
 
     def _log_text(self, ts: float, etype: str, text: str) -> Text:
         t = Text(self.capp.clock.hms(ts) + " ", style="dim")
@@ -168,11 +195,12 @@ class CallsScreen(VoiceControls):
         selected = self.capp.selected_call
         if selected is not None and selected in changes.calls_added and selected in calls.rows:
             calls.move_cursor(row=calls.get_row_index(selected))
-            self._set_title(selected)
+            if self.detail_ready:
+                self._set_title(selected)
         log = self.query_one("#event-log", RichLog)
         for line in changes.log[-200:]:
             log.write(self._log_text(line.ts, line.type, line.text))
-        if selected is None:
+        if selected is None or not self.detail_ready:  # the detail shows the selection once it is mounted
             return
         if selected in changes.transcripts:
             self._append_transcript(selected)
@@ -199,7 +227,8 @@ class CallsScreen(VoiceControls):
         if call_id == self.capp.selected_call:
             return
         self.capp.selected_call = call_id
-        self._show_call(call_id)
+        if self.detail_ready:
+            self._show_call(call_id)
         self.update_keybar()
 
     def _set_title(self, call_id: str | None) -> None:
@@ -325,7 +354,8 @@ class CallsScreen(VoiceControls):
     # ----------------------------------------------------------------------------------------- actions
 
     def action_new_call(self) -> None:
-        self.query_one(Softphone).request_start()
+        if self._need_detail():
+            self.query_one(Softphone).request_start()
 
     def action_end_call(self) -> None:
         call_id = self.capp.selected_call
@@ -339,7 +369,8 @@ class CallsScreen(VoiceControls):
             self.end_call(call_id)
 
     def action_talk(self) -> None:
-        self.query_one("#talk", Input).focus()
+        if self._need_detail():
+            self.query_one("#talk", Input).focus()
 
     def action_focus_calls(self) -> None:
         self.query_one("#calls", DataTable).focus()
@@ -347,7 +378,7 @@ class CallsScreen(VoiceControls):
     def action_toggle_tool(self, apply: str) -> None:
         engine = self.capp.require_engine()
         call_id = self.capp.selected_call
-        if engine is None:
+        if engine is None or not self._need_detail():
             return
         session = self._session(call_id)
         table = self.query_one("#call-tools", DataTable)

@@ -93,7 +93,11 @@ class VoiceControls(ConsoleScreen):
         self.app.call_from_thread(save_document, self.capp, doc, "Softphone audio devices")
 
     def action_voice_call(self) -> None:
-        self.query_one(Softphone).request_start(voice=True)
+        phones = self.query(Softphone)
+        if not phones:  # not mounted yet: the first instant after start
+            self.notify("the engine is still starting", title="engine", severity="warning")
+            return
+        phones.first().request_start(voice=True)
 
     def _voice_call_phone(self) -> VoicePhone | None:
         """The softphone while it has a call; otherwise None, and the operator is told how to start one."""
@@ -142,7 +146,7 @@ class VoiceControls(ConsoleScreen):
 
     def show_voice(self) -> None:
         """Redraw the softphone's voice slot from the app's ``VoiceStatus``."""
-        if not self.is_mounted:
+        if not self.is_mounted or not self.query(Softphone):  # the Calls screen mounts it after its first frame
             return
         v, phone = self.capp.voice, self.capp.phone
         ptt = phone is not None and phone.active and phone.push_to_talk

@@ -34,7 +34,7 @@ class Softphone(Horizontal):
             self.text = text
 
     def compose(self) -> ComposeResult:
-        yield Select[str]([], prompt="context", id="sp-context", allow_blank=True)
+        yield Select[str]([], prompt="(none)", id="sp-context", allow_blank=True)
         yield Input(placeholder="caller", id="sp-caller", value="Operator")
         yield Button("Call", id="sp-start", variant="success", tooltip="text call (Ctrl+N)")
         yield Button("Voice", id="sp-voice", variant="primary", tooltip="voice call on the mic and speaker (v)")
