@@ -42,7 +42,7 @@ def _inprocess(module: str, *args: str, env: dict[str, str] | None = None) -> Cl
 
 def _bundled(module: str, *args: str, env: dict[str, str] | None = None) -> Client:
     if env:
-        pytest.skip("the bundle child is shared: a bundled server takes its settings as args, not environment")
+        raise ValueError("the bundle child is shared: a bundled server takes its settings as args (use spawn_env)")
     transport = bundled_transport(f"engine.servers.{module}.server:create", list(args), 30.0, None)
     return Client(transport, read_timeout_seconds=30.0)
 
@@ -51,6 +51,14 @@ def _bundled(module: str, *args: str, env: dict[str, str] | None = None) -> Clie
 def spawn(request: pytest.FixtureRequest) -> Callable[..., Client]:
     """``spawn("dice", "--seed", "7")`` -> an unentered SDK Client for that server, run the fixture's way."""
     modes: dict[str, Callable[..., Client]] = {"stdio": _spawn, "inprocess": _inprocess, "bundled": _bundled}
+    return modes[request.param]
+
+
+@pytest.fixture(params=["stdio", "inprocess"])
+def spawn_env(request: pytest.FixtureRequest) -> Callable[..., Client]:
+    """Like ``spawn`` for a test that sets the server's environment: a shared bundle child has one environment for
+    every server it hosts, so its servers are configured through ``args`` only and this runs the other two ways."""
+    modes: dict[str, Callable[..., Client]] = {"stdio": _spawn, "inprocess": _inprocess}
     return modes[request.param]
 
 

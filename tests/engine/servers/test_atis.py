@@ -227,14 +227,8 @@ async def test_atis_server_over_network(
     spawn: Callable[..., Client], text: Callable[[CallToolResult], str], fake: tuple[FakeTafMetar, str]
 ) -> None:
     state, url = fake
-    async with spawn(
-        "aviation_atis",
-        "--base-url",
-        url,
-        "--refresh-interval",
-        "0",
-        env={"AVA_ATIS_USER_AGENT": "ava-test/1.0 ops@example.com"},
-    ) as client:
+    agent = ("--user-agent", "ava-test/1.0 ops@example.com")
+    async with spawn("aviation_atis", "--base-url", url, "--refresh-interval", "0", *agent) as client:
         result = await client.call_tool("get_atis", {"icao": "LSZH"})
         assert not result.is_error, text(result)
         assert (result.structured_content or {})["source"] == "met.no"
@@ -243,3 +237,14 @@ async def test_atis_server_over_network(
     async with spawn("aviation_atis", "--base-url", url) as client:
         refused = await client.call_tool("get_atis", {"icao": "LSZH"})
         assert refused.is_error and "AVA_ATIS_USER_AGENT" in text(refused)
+
+
+async def test_atis_user_agent_from_the_environment(
+    spawn_env: Callable[..., Client], text: Callable[[CallToolResult], str], fake: tuple[FakeTafMetar, str]
+) -> None:
+    state, url = fake
+    env = {"AVA_ATIS_USER_AGENT": "ava-env/1.0 ops@example.com"}
+    async with spawn_env("aviation_atis", "--base-url", url, "--refresh-interval", "0", env=env) as client:
+        result = await client.call_tool("get_atis", {"icao": "LSZH"})
+        assert not result.is_error, text(result)
+        assert state.requests[-1]["ua"] == "ava-env/1.0 ops@example.com"
