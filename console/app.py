@@ -74,6 +74,10 @@ def _config_screen() -> Screen[Any]:
     return ConfigScreen()
 
 
+#: How long after the first refresh the start-up work begins: enough for the first frame to reach the terminal.
+FIRST_FRAME_S = 0.05
+
+
 @dataclass
 class VoiceStatus:
     """What the softphone panel shows: the voice call's state, mic level, mute, push-to-talk, or the problem."""
@@ -145,7 +149,9 @@ class AvaConsole(App[None]):
         self.switch_mode("calls")
         self.show_engine_status()
         if self.engine is None:
-            self.call_after_refresh(self.load_engine)  # after the first frame is on the screen
+            # after the first frame is written: a refresh callback runs before the terminal write, and the worker's
+            # imports would hold the GIL while the frame is still being drawn
+            self.call_after_refresh(self.set_timer, FIRST_FRAME_S, self.load_engine)
         else:
             self._attach_engine(self.engine)
 

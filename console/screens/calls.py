@@ -70,7 +70,7 @@ class CallsScreen(VoiceControls):
             self.set_interval(1.0, self._tick)
         self.refresh_all()
         calls.focus()
-        self.call_after_refresh(self._mount_detail)
+        self.call_after_refresh(self.set_timer, 0.02, self._mount_detail)  # once the first frame is written
 
     async def _mount_detail(self) -> None:
         """The call detail and the softphone, between the calls table and the event log, after the first frame."""
