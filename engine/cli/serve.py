@@ -133,10 +133,8 @@ def bind_failure(e: OSError, settings: Any, config: Path) -> str:
 
 async def cmd_serve(args: argparse.Namespace) -> int:
     from engine.app import Engine
-    from engine.config import ConfigError, load_settings
-    from engine.events import ConfigReloaded
 
-    settings = load(args)
+    settings = load(args, default_level="info")  # a daemon logs its servers' lifecycle
     path: Path = args.config_path
     engine = Engine(settings, config_path=path, serve_http=True)
     signals = _Signals(asyncio.get_running_loop())
@@ -144,21 +142,7 @@ async def cmd_serve(args: argparse.Namespace) -> int:
     watcher: asyncio.Task[None] | None = None
 
     async def reload() -> None:
-        try:
-            new = load_settings(path)
-        except ConfigError as e:
-            log.error("config reload failed, keeping the running config: %s", e)
-            engine.bus.publish(ConfigReloaded(error=str(e)[:500]))
-            return
-        old = engine.settings
-        remember_secrets(new)
-        await engine.reload(new)
-        before, after = set(old.mcp.servers), set(new.mcp.servers)
-        changed = tuple(s for s in after & before if old.mcp.servers[s] != new.mcp.servers[s])
-        engine.bus.publish(
-            ConfigReloaded(added=tuple(sorted(after - before)), removed=tuple(sorted(before - after)), changed=changed)
-        )
-        log.info("config reloaded from %s", path)
+        await reload_from(engine, path)
 
     code = 0
     if args.watch:  # watching from before start-up: a save made while servers connect is not missed
@@ -185,6 +169,23 @@ async def cmd_serve(args: argparse.Namespace) -> int:
     if not args.json:
         print("ava-engine stopped", flush=True)
     return code
+
+
+async def reload_from(engine: Any, path: Path) -> None:
+    """Reload ``path`` into the running engine (SIGHUP, a saved file). ``Engine.reload`` publishes
+    ``config.reloaded``; a file that does not load keeps the running config and is published here, as an error."""
+    from engine.config import ConfigError, load_settings
+    from engine.events import ConfigReloaded
+
+    try:
+        new = load_settings(path)
+    except ConfigError as e:
+        log.error("config reload failed, keeping the running config: %s", e)
+        engine.bus.publish(ConfigReloaded(error=str(e)[:500]))
+        return
+    remember_secrets(new)
+    await engine.reload(new)
+    log.info("config reloaded from %s", path)
 
 
 def _announce(engine: Any, as_json: bool) -> None:
