@@ -56,10 +56,11 @@ def print_json(obj: Any) -> None:
 REDACTOR = Redactor()
 
 
-def load(args: argparse.Namespace) -> Any:
+def load(args: argparse.Namespace, *, default_level: str = "warning") -> Any:
     """Load the settings named by --config (or the user config); ConfigError propagates (exit 2).
 
-    The config's secrets join ``REDACTOR`` and ``engine.logging`` is applied (``--log-level`` still wins).
+    The config's secrets join ``REDACTOR`` and ``engine.logging`` is applied (``--log-level`` still wins; without
+    either, stderr gets ``default_level``: warnings for one-shot commands, ``serve`` asks for info).
     """
     from engine.config import load_settings, resolve_config_path
     from engine.logs import configure_logging
@@ -69,7 +70,12 @@ def load(args: argparse.Namespace) -> Any:
     settings = load_settings(path)
     remember_secrets(settings)
     configure_logging(
-        settings.engine.logging, REDACTOR, cli_level=args.log_level, stream=sys.stderr, base_dir=path.parent
+        settings.engine.logging,
+        REDACTOR,
+        cli_level=args.log_level,
+        stream=sys.stderr,
+        default_level=default_level,
+        base_dir=path.parent,
     )
     log.debug("ava-engine %s: config %s", getattr(args, "command", "?"), path)
     return settings
