@@ -38,11 +38,11 @@ from mcp.client.session import MessageHandlerFnT
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server import MCPServer, Server
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from engine.config.models import McpServerConfig
+from engine.servers.common import contain_exits
 
 log = logging.getLogger(__name__)
 
@@ -118,29 +118,6 @@ def load_target(target: str, args: list[str] | None = None) -> Server[Any] | MCP
     if isinstance(server, MCPServer):
         contain_exits(server)
     return server
-
-
-def contain_exits(server: MCPServer) -> None:
-    """A tool of an in-process server that raises ``SystemExit`` or ``KeyboardInterrupt`` (``sys.exit()`` in a
-    tool) fails that call with ``isError``, as any other exception does, instead of ending the engine's process.
-
-    The SDK turns ``Exception`` into an error result but lets those two through, and asyncio re-raises them out of
-    the event loop. ``MCPServer`` looks ``call_tool`` up on the instance for every request, so wrapping it there
-    covers every tool. What no wrapper can stop — ``os._exit``, a segfault in a C extension, a memory blowup, a
-    loop that holds the GIL — is why ``bundled`` (one child for all of them) exists.
-    """
-    if getattr(server.call_tool, "_ava_contained", False):
-        return
-    original = server.call_tool
-
-    async def call_tool(name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        try:
-            return await original(name, arguments, context)
-        except (SystemExit, KeyboardInterrupt) as e:
-            raise ToolError(f"tool {name} tried to end the process ({type(e).__name__}); the call failed") from None
-
-    call_tool._ava_contained = True  # type: ignore[attr-defined]
-    server.call_tool = call_tool  # type: ignore[method-assign]
 
 
 def _load_target(target: str, args: list[str] | None) -> Server[Any] | MCPServer:

@@ -28,12 +28,11 @@ import anyio
 import uvicorn
 from anyio.abc import TaskGroup, TaskStatus
 from mcp.server import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Receive, Scope, Send
 
-from engine.servers.common import StartupError
+from engine.servers.common import StartupError, contain_exits
 
 TARGET_HEADER = b"x-ava-target"
 ARGS_HEADER = b"x-ava-args"
@@ -54,7 +53,7 @@ def build(target: str, args: list[str] | None) -> MCPServer[Any]:
     finally:
         root.handlers[:] = handlers
         root.setLevel(level)
-    _contain_exits(server)
+    contain_exits(server)
     return server
 
 
@@ -76,23 +75,6 @@ def _build(target: str, args: list[str] | None) -> MCPServer[Any]:
     if not isinstance(obj, MCPServer):
         raise StartupError(f"target {target!r} is a {type(obj).__name__}, not an MCPServer")
     return obj
-
-
-def _contain_exits(server: MCPServer[Any]) -> None:
-    """``sys.exit()`` in one bundled server's tool fails that call instead of ending every server of the bundle.
-
-    (The engine's ``engine.mcp.transports.contain_exits`` does the same for in-process servers; this process may
-    not import the engine.) ``MCPServer`` looks ``call_tool`` up on the instance for every request.
-    """
-    original = server.call_tool
-
-    async def call_tool(name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        try:
-            return await original(name, arguments, context)
-        except (SystemExit, KeyboardInterrupt) as e:
-            raise ToolError(f"tool {name} tried to end the process ({type(e).__name__}); the call failed") from None
-
-    server.call_tool = call_tool  # type: ignore[method-assign]
 
 
 class Bundle:

@@ -62,6 +62,30 @@ class _Parser(argparse.ArgumentParser):
         raise StartupError(f"{self.prog}: error: {message}")
 
 
+def contain_exits(server: MCPServer[Any]) -> None:
+    """A tool that raises ``SystemExit`` or ``KeyboardInterrupt`` (``sys.exit()`` in a tool) fails that call with
+    ``isError``, as any other exception does, instead of ending the process: the engine's, for an in-process server,
+    or the bundle child with every server it hosts.
+
+    The SDK turns ``Exception`` into an error result but lets those two through, and asyncio re-raises them out of
+    the event loop. ``MCPServer`` looks ``call_tool`` up on the instance for every request, so wrapping it there
+    covers every tool. What no wrapper can stop — ``os._exit``, a segfault in a C extension, a memory blowup, a
+    loop that holds the GIL — is why ``bundled`` (one child for all of them) exists.
+    """
+    if getattr(server.call_tool, "_ava_contained", False):
+        return
+    original = server.call_tool
+
+    async def call_tool(name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await original(name, arguments, context)
+        except (SystemExit, KeyboardInterrupt) as e:
+            raise ToolError(f"tool {name} tried to end the process ({type(e).__name__}); the call failed") from None
+
+    call_tool._ava_contained = True  # type: ignore[attr-defined]
+    server.call_tool = call_tool  # type: ignore[method-assign]
+
+
 def make_parser(prog: str, description: str) -> argparse.ArgumentParser:
     """An argparse parser with the options every built-in server shares (errors raise ``StartupError``)."""
     parser = _Parser(prog=prog, description=description)
