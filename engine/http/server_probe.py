@@ -79,17 +79,7 @@ def expand_server_config(
 
 def _redactor(revealed: set[str]) -> Redactor:
     """Masks the expanded values long enough to be credentials (as the loader does in its messages)."""
-    return Redactor(v for v in revealed if len(v) >= 4)
-
-
-def _masked(node: Any, redact: Redactor) -> Any:
-    if isinstance(node, str):
-        return redact(node)
-    if isinstance(node, dict):
-        return {k: _masked(v, redact) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_masked(v, redact) for v in node]
-    return node
+    return Redactor(revealed)  # it skips values shorter than MIN_SECRET_LENGTH itself
 
 
 def _target(request: web.Request, body: Any) -> str | dict[str, Any]:
@@ -137,4 +127,4 @@ async def mcp_test(request: web.Request) -> web.Response:
         return error(400, _redactor(revealed)(str(e)))
     finally:
         slots.give_back()
-    return json_response(_masked(report, _redactor(revealed)))
+    return json_response(_redactor(revealed).value(report))
