@@ -8,18 +8,17 @@ every bad body gets a clear answer instead of an exception.
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any
 
 from aiohttp import web
 
 from engine.http.guard import too_large
+from engine.json_bounds import JsonBoundsError, loads_bounded, nesting_exceeds
+
+__all__ = ["MAX_JSON_DEPTH", "BodyError", "nesting_exceeds", "parse_json", "read_body", "read_json"]
 
 #: Deepest JSON accepted in a request body (a server config needs about 4 levels).
 MAX_JSON_DEPTH = 64
-# A JSON string (skipped whole, escapes included) or one bracket.
-_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
 
 
 class BodyError(Exception):
@@ -32,37 +31,16 @@ class BodyError(Exception):
         self.key = key
 
 
-def nesting_exceeds(text: str, limit: int) -> bool:
-    """Whether the JSON ``text`` nests arrays/objects deeper than ``limit`` (brackets inside strings ignored)."""
-    if text.count("[") + text.count("{") <= limit:
-        return False
-    depth = 0
-    for m in _TOKENS.finditer(text):
-        ch = text[m.start()]
-        if ch in "[{":
-            depth += 1
-            if depth > limit:
-                return True
-        elif ch in "]}":
-            depth -= 1
-    return False
-
-
 def parse_json(raw: bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """Bytes → JSON value, or ``BodyError(400)`` saying why not."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise BodyError(400, f"the body is not UTF-8 text (bad byte at offset {e.start})") from None
-    deep = f"the JSON body is nested deeper than {max_depth} levels"
-    if nesting_exceeds(text, max_depth):
-        raise BodyError(400, deep)
     try:
-        return json.loads(text)
-    except RecursionError:
-        raise BodyError(400, deep) from None
-    except ValueError as e:  # JSONDecodeError names line and column, never the input
-        raise BodyError(400, f"the body is not valid JSON: {e}") from None
+        return loads_bounded(text, max_depth)
+    except JsonBoundsError as e:
+        raise BodyError(400, f"the JSON body is {e}" if e.too_deep else f"the body is not valid JSON: {e}") from None
 
 
 async def read_body(request: web.Request, limit: int) -> bytes:

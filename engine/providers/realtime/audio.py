@@ -1,0 +1,88 @@
+"""Audio between the driver's format and a realtime provider's: pass-through when equal, else G.711 and soxr.
+
+Why it exists: telephony speaks 8 kHz μ-law and three of the four realtime providers accept it, so on the phone
+the caller's bytes go straight into the provider's socket and back; only where a provider cannot take the
+driver's format (Gemini Live: PCM16 at 16 kHz in, 24 kHz out) is audio decoded, resampled with soxr's streaming
+resampler (no clicks at 20 ms frame borders) and encoded again. ``negotiate`` picks the provider format for a
+driver format so every adapter makes the same choice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from engine.providers.realtime.session import AudioSpec
+from engine.voice.audio import Int16Array, StreamResampler
+from engine.voice.g711 import alaw_decode, alaw_encode, ulaw_decode, ulaw_encode
+
+
+def negotiate(native: AudioSpec, accepted: Sequence[AudioSpec]) -> AudioSpec:
+    """The provider format to use for a driver whose audio is ``native``: ``native`` itself when accepted (no
+    conversion at all), else the accepted PCM16 format closest in rate at or above it, else the first accepted."""
+    if not accepted:
+        raise ValueError("a realtime provider must accept at least one audio format")
+    if native in accepted:
+        return native
+    pcm = sorted((s for s in accepted if s.encoding == "pcm16"), key=lambda s: s.rate)
+    for spec in pcm:
+        if spec.rate >= native.rate:
+            return spec
+    return pcm[-1] if pcm else accepted[0]
+
+
+def _decode(spec: AudioSpec, data: bytes) -> Int16Array:
+    if spec.encoding == "pcmu":
+        return ulaw_decode(data)
+    if spec.encoding == "pcma":
+        return alaw_decode(data)
+    if len(data) % 2:
+        raise ValueError(f"{spec} audio must have an even number of bytes, got {len(data)}")
+    return np.frombuffer(data, dtype="<i2").astype(np.int16, copy=False)
+
+
+def _encode(spec: AudioSpec, samples: Int16Array) -> bytes:
+    if spec.encoding == "pcmu":
+        return ulaw_encode(samples)
+    if spec.encoding == "pcma":
+        return alaw_encode(samples)
+    return samples.astype("<i2", copy=False).tobytes()
+
+
+class AudioConverter:
+    """Converts one direction of a stream from ``source`` to ``target``; equal formats cost nothing.
+
+    Keeps the resampler's state between calls, so feed it the stream's pieces in order; ``flush`` returns the tail
+    the resampler holds back at the end of an utterance.
+    """
+
+    def __init__(self, source: AudioSpec, target: AudioSpec) -> None:
+        self.source = source
+        self.target = target
+        self.passthrough = source == target
+        self._resampler = None if source.rate == target.rate else StreamResampler(source.rate, target.rate)
+        self._odd = b""  # a PCM16 byte left over from an odd-length piece
+
+    def convert(self, data: bytes) -> bytes:
+        if self.passthrough or not data:
+            return data
+        if self.source.encoding == "pcm16":
+            data = self._odd + data
+            cut = len(data) - (len(data) % 2)
+            data, self._odd = data[:cut], data[cut:]
+        samples = _decode(self.source, data)
+        if self._resampler is not None:
+            samples = self._resampler.process(samples)
+        return _encode(self.target, samples)
+
+    def flush(self) -> bytes:
+        if self.passthrough or self._resampler is None:
+            return b""
+        return _encode(self.target, self._resampler.flush())
+
+    def reset(self) -> None:
+        """Forget buffered state (after a barge-in the old utterance's tail must not leak into the next)."""
+        if self._resampler is not None:
+            self._resampler = StreamResampler(self.source.rate, self.target.rate)
+        self._odd = b""

@@ -1,0 +1,84 @@
+"""The realtime adapters' shared parts: the bounded socket, handshake errors without secrets, format conversion."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from realtime_ws import RealtimeFake, Received
+
+from engine.providers.base import ProviderError
+from engine.providers.realtime.audio import AudioConverter, negotiate
+from engine.providers.realtime.session import PCM16_8K, PCM16_16K, PCM16_24K, PCMA_8K, PCMU_8K
+from engine.providers.realtime.socket import BadFrame, RealtimeSocket, safe_url
+from engine.voice.g711 import ulaw_encode
+
+
+class EchoFake(RealtimeFake):
+    path = "/v1/echo"
+
+    async def on_message(self, msg: Received) -> None:
+        if isinstance(msg, dict):
+            await self.send({"type": "echo", "got": msg})
+
+
+async def test_socket_round_trip_and_bad_frames() -> None:
+    async with EchoFake() as fake:
+        sock = await RealtimeSocket.open("fake", fake.url + "?key=SECRET-KEY", {"Authorization": "Bearer SECRET"})
+        await sock.send_json({"type": "hello"})
+        await fake.wait_for(lambda m: m == {"type": "hello"})
+        got: list[object] = []
+        async for m in sock.messages():
+            got.append(m)
+            if len(got) == 1:
+                for raw in ("[" * 100 + "]" * 100, "not json", "[1, 2]", b"\x00\x01"):
+                    await fake.send_raw(raw)
+            if len(got) == 5:
+                break
+        await sock.close()
+    assert got[0] == {"type": "echo", "got": {"type": "hello"}}
+    assert isinstance(got[1], BadFrame) and "deeper than 64" in got[1].reason
+    assert isinstance(got[2], BadFrame) and got[2].reason.startswith("not JSON")
+    assert isinstance(got[3], BadFrame) and "list" in got[3].reason
+    assert got[4] == b"\x00\x01"
+    assert fake.request_headers[0]["Authorization"] == "Bearer SECRET"
+
+
+@pytest.mark.parametrize(("status", "words"), [(401, "authentication failed"), (404, "not found"), (429, "quota")])
+async def test_refused_handshake_is_one_clear_message_without_the_key(status: int, words: str) -> None:
+    async with EchoFake() as fake:
+        fake.refuse_status = status
+        with pytest.raises(ProviderError) as ei:
+            await RealtimeSocket.open("gem", fake.url + "?key=SECRET-KEY")
+    text = str(ei.value)
+    assert words in text and f"HTTP {status}" in text and "SECRET" not in text
+    assert ei.value.status == status
+
+
+async def test_unreachable_endpoint() -> None:
+    with pytest.raises(ProviderError, match=r"cannot connect to ws://127\.0\.0\.1:9/x"):
+        await RealtimeSocket.open("p", "ws://127.0.0.1:9/x?key=K", timeout_s=2)
+
+
+def test_safe_url_drops_query_and_credentials() -> None:
+    assert safe_url("wss://u:p@host.example:443/ws?key=abc") == "wss://host.example:443/ws"
+
+
+def test_negotiation_passes_ulaw_through_where_accepted() -> None:
+    assert negotiate(PCMU_8K, [PCM16_24K, PCMU_8K, PCMA_8K]) == PCMU_8K
+    assert negotiate(PCMU_8K, [PCM16_16K]) == PCM16_16K  # Gemini: decode and resample
+    assert negotiate(PCM16_16K, [PCM16_24K, PCMU_8K]) == PCM16_24K
+    assert negotiate(PCM16_24K, [PCM16_8K, PCM16_16K]) == PCM16_16K
+
+
+def test_converter_passthrough_is_identity_and_resampling_keeps_duration() -> None:
+    frame = ulaw_encode(np.zeros(160, dtype=np.int16))
+    same = AudioConverter(PCMU_8K, PCMU_8K)
+    assert same.passthrough and same.convert(frame) is frame
+    up = AudioConverter(PCMU_8K, PCM16_16K)
+    t = np.arange(8000) / 8000
+    tone = ulaw_encode((8000 * np.sin(2 * np.pi * 440 * t)).astype(np.int16))
+    out = b"".join(up.convert(tone[i : i + 160]) for i in range(0, len(tone), 160)) + up.flush()
+    assert abs(len(out) - 32000) <= 64  # one second of 16 kHz PCM16
+    down = AudioConverter(PCM16_24K, PCMU_8K)
+    pcm = (np.zeros(480, dtype=np.int16)).tobytes()
+    assert len(down.convert(pcm[:7]) + down.convert(pcm[7:])) <= 160  # odd byte carried over, never lost
