@@ -17,6 +17,10 @@ PROVIDER_CLASSES: dict[str, str] = {
     "anthropic": "engine.providers.anthropic:AnthropicProvider",
     "gemini": "engine.providers.gemini:GeminiProvider",
     "ollama": "engine.providers.ollama:OllamaProvider",
+    "openai_realtime": "engine.providers.realtime.openai_realtime:OpenAIRealtimeProvider",
+    "gemini_live": "engine.providers.realtime.gemini_live:GeminiLiveProvider",
+    "deepgram_agent": "engine.providers.realtime.deepgram_agent:DeepgramAgentProvider",
+    "elevenlabs_agent": "engine.providers.realtime.elevenlabs_agent:ElevenLabsAgentProvider",
 }
 
 
@@ -28,7 +32,11 @@ def create_provider(name: str, config: ProviderConfig, base_dir: Path | None = N
             name, f"provider type {config.type!r} is not available in this build (available: {available})"
         )
     module_name, cls_name = target.split(":")
-    cls = getattr(importlib.import_module(module_name), cls_name)
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as e:  # an optional dependency the adapter needs is not installed
+        raise ProviderError(name, f"provider type {config.type!r} cannot be loaded: {e}") from e
+    cls = getattr(module, cls_name)
     try:
         return cls(name, config, base_dir=base_dir)
     except ProviderError:
