@@ -29,12 +29,12 @@ from engine.config.expand import ExpansionError, expand, expand_python
 from engine.config.models import Settings
 from engine.config.secrets import lookup_secret as keyring_lookup
 from engine.config.validation import issues_from_validation, line_for
+from engine.redact import Redactor
 from engine.yaml_limits import MAX_YAML_BYTES, alias_bomb, bomb_message, size_message
 
 log = logging.getLogger(__name__)
 
 MAX_DEPTH = 64
-REDACTED = "••••"
 SECTIONS_HINT = "a mapping of sections such as engine, providers, mcp, contexts"
 
 
@@ -266,14 +266,6 @@ def plain_scalar(node: Any) -> Any:
     raise ValueError(f"unsupported YAML value of type {type(node).__name__}")
 
 
-def redact(message: str, revealed: set[str]) -> str:
-    """Replace every substituted value (long enough to be a credential) with a fixed mask."""
-    for value in sorted(revealed, key=len, reverse=True):
-        if len(value) >= 4:
-            message = message.replace(value, REDACTED)
-    return message
-
-
 def settings_from_tree(
     tree: Any,
     source: str,
@@ -310,9 +302,8 @@ def settings_from_tree(
             settings._expanded_secrets = frozenset(expander.secrets)
             return settings
     issues = sorted((issue for _, issue in found), key=lambda i: (i.line or 0, i.path))
-    raise ConfigError(
-        ConfigIssue(i.file, i.line, i.path, redact(i.message, expander.revealed)) for i in issues
-    ) from None
+    mask = Redactor(expander.revealed)  # every substituted value, in each encoded form a message may carry
+    raise ConfigError(ConfigIssue(i.file, i.line, i.path, mask(i.message)) for i in issues) from None
 
 
 def load_settings_text(
