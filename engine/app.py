@@ -99,6 +99,7 @@ class Engine:
             executor=self.executor,
             views=self.views,
             turn_hooks=self.turn_hooks,
+            spawn=self.spawn,
         )
         self.started = False
         self.ready = False

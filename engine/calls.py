@@ -18,14 +18,17 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from engine.calls_realtime import RealtimeCalls
 from engine.config.models import Settings
 from engine.events import CallEnded, CallStarted, EngineError, EventBus, ToolsChanged, TranscriptAdded
 from engine.execution import ToolExecutor
 from engine.metrics import Metrics
 from engine.providers.base import Provider, ProviderError, ProviderSession, ToolCallRequest, Turn, TurnReply
+from engine.providers.realtime.session import RealtimeProvider, RealtimeSession
 from engine.sessions.history import History, ToolCallItem, ToolResultItem
 from engine.sessions.session import CallError, CallSession
 from engine.sessions.store import SessionStore
+from engine.tasks import Spawn
 from engine.templates import prompt_values, render
 from engine.tools.validation import ArgumentError, parse_arguments
 from engine.tools.view import ToolView, ToolViewBuilder
@@ -56,6 +59,10 @@ class CallRuntime:
     restart_requested: bool = False
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     view: ToolView | None = None
+    #: Realtime calls: a caller turn is open (its hooks ran; the agent's answer closes it).
+    turn_open: bool = False
+    #: Realtime calls: apply-now pushes still running (kept referenced until done).
+    pushes: set[asyncio.Task[None]] = field(default_factory=set)
 
 
 class EngineGateway:
@@ -89,7 +96,7 @@ class EngineGateway:
         return out
 
 
-class CallManager:
+class CallManager(RealtimeCalls):
     def __init__(
         self,
         *,
@@ -101,6 +108,7 @@ class CallManager:
         executor: ToolExecutor,
         views: ToolViewBuilder,
         turn_hooks: Sequence[TurnHooks],
+        spawn: Spawn | None = None,
     ) -> None:
         self._settings = settings
         self._providers = providers
@@ -113,6 +121,8 @@ class CallManager:
         self.turn_hooks = turn_hooks
         self._runtime: dict[str, CallRuntime] = {}
         self._ids = itertools.count(1)
+        #: Starts the background work a synchronous command needs (a realtime session's apply-now push).
+        self._spawn = spawn
 
     def runtime(self, call_id: str) -> CallRuntime | None:
         return self._runtime.get(call_id)
@@ -136,6 +146,33 @@ class CallManager:
         call_id: str | None = None,
         **extra: Any,
     ) -> CallSession:
+        session, _ = self._open_call(
+            context, provider, caller_name, caller_number, direction, channel_id, deliver, call_id, extra
+        )
+        ctx = self._settings().contexts[context]
+        greeting = render(ctx.greeting, prompt_values(session)) if ctx.greeting else None
+        if greeting is None:
+            greeting = await self._runtime[session.call_id].provider_session.greeting(session)
+        if greeting:
+            await self._say(session, greeting)
+        return session
+
+    def _open_call(
+        self,
+        context: str,
+        provider: str | None,
+        caller_name: str | None,
+        caller_number: str | None,
+        direction: str,
+        channel_id: str | None,
+        deliver: Deliver | None,
+        call_id: str | None,
+        extra: Mapping[str, Any],
+        *,
+        realtime: bool = False,
+    ) -> tuple[CallSession, CallRuntime]:
+        """Create the call (session, provider session, metrics, ``call.started``); ``realtime`` requires a
+        speech-to-speech provider (a text provider cannot hear audio, a realtime one cannot take text turns)."""
         settings = self._settings()
         ctx = settings.contexts.get(context)
         if ctx is None:
@@ -146,6 +183,9 @@ class CallManager:
         prov = providers.get(provider_name)
         if prov is None:
             raise CallError(f"unknown provider {provider_name!r} (known: {', '.join(sorted(providers))})")
+        if realtime and not isinstance(prov, RealtimeProvider):
+            kind = prov.type or prov.config.type
+            raise CallError(f"provider {provider_name!r} (type {kind}) is not a realtime provider")
         session = CallSession(
             call_id=call_id or f"call-{next(self._ids)}",
             context=context,
@@ -161,7 +201,8 @@ class CallManager:
             tier_reason="context default",
         )
         self.sessions.add(session)
-        self._runtime[session.call_id] = CallRuntime(prov.open_session(session), provider_name, deliver)
+        rt = CallRuntime(prov.open_session(session), provider_name, deliver)
+        self._runtime[session.call_id] = rt
         self.metrics.calls_active.set(len(self._runtime))
         self.metrics.calls_total.labels(context).inc()
         session.state = "active"
@@ -176,12 +217,7 @@ class CallManager:
                 tier=session.tier,
             )
         )
-        greeting = render(ctx.greeting, prompt_values(session)) if ctx.greeting else None
-        if greeting is None:
-            greeting = await self._runtime[session.call_id].provider_session.greeting(session)
-        if greeting:
-            await self._say(session, greeting)
-        return session
+        return session, rt
 
     async def _say(self, session: CallSession, text: str) -> None:
         session.history.add_message("assistant", text)
@@ -281,8 +317,11 @@ class CallManager:
         return True
 
     def restart_turn(self, call_id: str) -> bool:
-        """Apply now: cancel the turn in flight; ``user_said`` restarts it from the same snapshot."""
+        """Apply now: cancel the turn in flight; ``user_said`` restarts it from the same snapshot. On a realtime
+        call the new view goes to the live session with ``apply_now`` (the adapter redoes its response)."""
         rt = self._runtime.get(call_id)
+        if rt is not None and isinstance(rt.provider_session, RealtimeSession):
+            return self._apply_now(call_id, rt)
         if rt is None or rt.turn_task is None or rt.turn_task.done():
             return False
         rt.restart_requested = True
@@ -295,6 +334,8 @@ class CallManager:
         if prov is None:
             raise CallError(f"unknown provider {provider_name!r}")
         rt = self._runtime[call_id]
+        if isinstance(rt.provider_session, RealtimeSession) or isinstance(prov, RealtimeProvider):
+            raise CallError(f"call {call_id} cannot switch between a realtime and another provider mid-call")
         async with rt.lock:  # takes effect on the next turn
             old = rt.provider_session
             rt.provider_session = prov.open_session(session)
