@@ -1,0 +1,55 @@
+"""Deepgram Voice Agent (``wss://agent.deepgram.com/v1/agent/converse``) as a realtime provider.
+
+Why it exists: the factory's entry for ``type: deepgram_agent``. The provider reads its config once (``model`` the
+think LLM, ``voice`` the speak model, ``options`` the rest: ``deepgram_settings.AgentOptions``), connects with
+``Authorization: Token <key>`` to ``base_url`` or Deepgram's endpoint, takes caller audio as μ-law/A-law at
+8 kHz (passed straight through from the phone) or linear16 at 16/24 kHz, and renders the call's tool view as
+``Settings.agent.think.functions`` (the project's renderer, plus ``defer_until_eot`` for tools that are not
+idempotent). Each call gets a ``DeepgramAgentSession`` (engine/providers/realtime/deepgram_session.py), which
+holds the socket and speaks the protocol of reference/wire-formats.md §7.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from engine.config.models import ProviderConfig
+from engine.providers.realtime import deepgram_settings as ds
+from engine.providers.realtime.deepgram_session import DeepgramAgentSession
+from engine.providers.realtime.session import AudioSpec, RealtimeProvider, RealtimeSession
+from engine.providers.rendering import RenderedTools, ToolRenderer
+from engine.sessions.session import CallSession
+from engine.tools.view import ToolView
+
+__all__ = ["DeepgramAgentProvider", "DeepgramAgentSession"]
+
+
+class DeepgramAgentProvider(RealtimeProvider):
+    type = "deepgram_agent"
+
+    def __init__(self, name: str, config: ProviderConfig, base_dir: Path | None = None) -> None:
+        super().__init__(name, config)
+        self.options = ds.AgentOptions.from_config(name, config)
+        self.url = config.base_url or ds.DEFAULT_URL
+        self.renderer = ToolRenderer(self.type)
+
+    def headers(self) -> dict[str, str]:
+        headers = {k: v.get_secret_value() for k, v in self.config.headers.items()}
+        if self.config.api_key is not None and self.config.api_key.get_secret_value():
+            headers["Authorization"] = f"Token {self.config.api_key.get_secret_value()}"
+        return headers
+
+    def supported_formats(self) -> Sequence[AudioSpec]:
+        return ds.SUPPORTED_FORMATS
+
+    def rendered(self, view: ToolView) -> RenderedTools:
+        return self.renderer.render(view)
+
+    def render_tools(self, view: ToolView) -> list[dict[str, Any]]:
+        """Exactly ``Settings.agent.think.functions`` for ``view`` (with ``defer_until_eot`` where it applies)."""
+        return ds.functions(view, self.rendered(view))
+
+    def open_session(self, session: CallSession) -> RealtimeSession:
+        return DeepgramAgentSession(self, session)
