@@ -48,7 +48,7 @@ class HttpConfig(Strict):
 
     enabled: bool = True
     host: str = Field(default="127.0.0.1", description="Address to bind; anything but loopback requires auth_token.")
-    port: int = Field(default=8088, ge=0, le=65535)
+    port: int = Field(default=8090, ge=0, le=65535)
     auth_token: SecretStr | None = Field(
         default=None,
         description="Bearer token required on every route but /health and /ready (Authorization: Bearer <token>).",

@@ -162,4 +162,4 @@ def test_no_keyring_backend_message(no_keyring: None) -> None:
 
 
 def test_config_without_keyring_references_never_touches_keyring(no_keyring: None) -> None:
-    assert load_settings_text("engine: {}\n", "x.yaml").engine.http.port == 8088
+    assert load_settings_text("engine: {}\n", "x.yaml").engine.http.port == 8090
