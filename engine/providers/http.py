@@ -71,6 +71,12 @@ def error_message(body: str) -> str:
                 return f"{msg} ({kind})" if isinstance(kind, str) and kind not in msg else msg
         if isinstance(data.get("message"), str):
             return str(data["message"])
+        detail = data.get("detail")  # ElevenLabs: {"detail": "…"} or {"detail": {"status": …, "message": …}}
+        if isinstance(detail, str):
+            return detail
+        if isinstance(detail, dict) and isinstance(detail.get("message"), str):
+            kind = detail.get("status")
+            return f"{detail['message']} ({kind})" if isinstance(kind, str) else str(detail["message"])
     return body.strip()[:500]
 
 
@@ -113,10 +119,22 @@ class HttpClient:
         read: Callable[[aiohttp.ClientResponse], Awaitable[T]],
     ) -> T:
         """POST ``payload``; on 2xx hand the open response to ``read``; retry 429/5xx and connection errors."""
+        return await self.request("POST", url, payload, headers, read)
+
+    async def request(
+        self,
+        method: str,
+        url: str,
+        payload: Mapping[str, Any] | None,
+        headers: Mapping[str, str],
+        read: Callable[[aiohttp.ClientResponse], Awaitable[T]],
+    ) -> T:
+        """``method`` with a JSON ``payload`` (None: no body); retries and errors as ``post``."""
         attempt = 0
         while True:
             try:
-                async with self._client().post(url, json=payload, headers=dict(headers)) as resp:
+                data = None if payload is None else dict(payload)
+                async with self._client().request(method, url, json=data, headers=dict(headers)) as resp:
                     if resp.status < 300:
                         return await read(resp)
                     body = await resp.text()

@@ -35,6 +35,9 @@ class ProviderConfig(Strict):
     script: str | None = Field(default=None, description="scripted: path of the dialog script (YAML).")
     brain: str | None = Field(default=None, description="pipeline: the provider that thinks (scripted or a text LLM).")
     voice: str | None = None
+    agent_id: str | None = Field(
+        default=None, description="elevenlabs_agent: the ElevenLabs agent to converse with (required there only)."
+    )
     temperature: float | None = Field(default=None, ge=0, le=2)
     max_tokens: int | None = Field(default=None, gt=0)
     max_tool_rounds: int = Field(default=8, gt=0)
@@ -50,4 +53,8 @@ class ProviderConfig(Strict):
             raise FieldError("script", "a scripted provider needs 'script' (path of its dialog YAML)")
         if self.brain is not None and self.type != "pipeline":
             raise FieldError("brain", f"'brain' only applies to a pipeline provider, not {self.type!r}")
+        if self.type == "elevenlabs_agent" and not (self.agent_id or "").strip():
+            raise FieldError("agent_id", "an elevenlabs_agent provider needs 'agent_id' (the ElevenLabs agent's id)")
+        if self.agent_id is not None and self.type != "elevenlabs_agent":
+            raise FieldError("agent_id", f"'agent_id' only applies to an elevenlabs_agent provider, not {self.type!r}")
         return self

@@ -1,0 +1,408 @@
+"""ElevenLabs Agents (Conversational AI) as a realtime provider: a signed-URL conversation socket per call.
+
+Why it exists: an ElevenLabs agent runs the whole turn itself (ASR, LLM, TTS) and calls the engine's tools as
+client tools over the conversation socket (reference/wire-formats.md §8). ``start`` pushes the call's tools to
+the agent through the REST API (elevenlabs_tools.py, idempotent), gets a signed URL, sends
+``conversation_initiation_client_data`` (the context's prompt and greeting where the agent allows those
+overrides, the caller as dynamic variables) and takes the audio formats from ``conversation_initiation_metadata``.
+Each ``client_tool_call`` runs through the gateway as its own task (several may be outstanding) and is answered
+with ``client_tool_result`` carrying the ``tool_call_id`` exactly as sent and ``is_error``; a result whose
+conversation is gone (socket dropped or replaced) is never sent to the next one.
+
+ElevenLabs cannot change a live conversation's tools: a next-turn change is pushed to the agent (new tools are
+heard from the next conversation on; removed tools are refused by the engine at once), and apply-now reconnects
+— a new signed URL, the greeting suppressed where the agent allows it, and the conversation so far sent as a
+``contextual_update``. A dropped socket reconnects the same way with backoff, or ends the call saying why. There
+is no announcement message (``contextual_update`` is silent), so ``announce`` returns False and slow tools are
+declared with ElevenLabs' own ``pre_tool_speech: force``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import logging
+from collections import deque
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.backoff import Backoff
+from engine.config.models import ProviderConfig
+from engine.providers.base import ProviderError, ToolCallRequest
+from engine.providers.http import HttpSettings
+from engine.providers.realtime.elevenlabs_tools import DEFAULT_BASE_URL, ElevenLabsRest, client_tools
+from engine.providers.realtime.elevenlabs_wire import QUIET, context_update, initiation, read_metadata
+from engine.providers.realtime.session import (
+    PCM16_8K,
+    PCM16_16K,
+    PCM16_24K,
+    PCMU_8K,
+    AssistantAudio,
+    AssistantInterrupted,
+    AssistantText,
+    AudioSpec,
+    CallerText,
+    ProviderNotice,
+    RealtimeEvent,
+    RealtimeProvider,
+    RealtimeSession,
+    RealtimeSetup,
+    UsageReport,
+)
+from engine.providers.realtime.socket import BadFrame, RealtimeSocket
+from engine.providers.rendering.names import NameMap
+from engine.providers.textloop import result_text
+from engine.sessions.session import CallSession
+from engine.tools.view import ToolView
+
+log = logging.getLogger(__name__)
+
+
+class ElevenLabsAgentProvider(RealtimeProvider):
+    """``providers.<name>`` with ``type: elevenlabs_agent``, ``agent_id``, ``api_key`` and optional ``base_url``."""
+
+    type = "elevenlabs_agent"
+
+    def __init__(self, name: str, config: ProviderConfig, base_dir: Path | None = None) -> None:
+        super().__init__(name, config)
+        if not config.agent_id:
+            raise ValueError(f"providers.{name}: an elevenlabs_agent provider needs 'agent_id'")
+        self.agent_id = config.agent_id
+        self.base_url = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
+        opts = config.options
+        self.http_settings = HttpSettings(
+            timeout_s=config.timeout_ms / 1000,
+            max_retries=config.max_retries,
+            backoff_s=float(opts.get("retry_backoff_ms", 500)) / 1000,
+        )
+        self.reconnects = int(opts.get("reconnect_attempts", 3))
+        self.backoff = Backoff(float(opts.get("reconnect_backoff_ms", 500)) / 1000, 8.0)
+        self.push_lock = asyncio.Lock()  # one tool push per agent at a time (calls share the agent)
+
+    @property
+    def api_key(self) -> str:
+        return self.config.api_key.get_secret_value() if self.config.api_key is not None else ""
+
+    def rest(self) -> ElevenLabsRest:
+        if not self.api_key:
+            raise ProviderError(self.name, "an api_key (xi-api-key) is needed to push tools and get a signed URL")
+        return ElevenLabsRest(self.name, self.base_url, self.api_key, self.http_settings)
+
+    def supported_formats(self) -> Sequence[AudioSpec]:
+        return (PCMU_8K, PCM16_16K, PCM16_8K, PCM16_24K)
+
+    def render_tools(self, view: ToolView) -> list[dict[str, Any]]:
+        return client_tools(view)[1]
+
+    def open_session(self, session: CallSession) -> RealtimeSession:
+        return ElevenLabsAgentSession(self, session)
+
+
+@dataclass(slots=True)
+class _Conn:
+    """One conversation socket: a reconnect makes a new one (ElevenLabs event ids restart with it)."""
+
+    sock: RealtimeSocket
+    stream: AsyncIterator[dict[str, Any] | bytes | BadFrame]
+    conversation_id: str = ""
+    last_interrupt: int = -1
+    outstanding: set[str] = field(default_factory=set)
+
+
+class ElevenLabsAgentSession(RealtimeSession):
+    def __init__(self, provider: ElevenLabsAgentProvider, session: CallSession) -> None:
+        self.p = provider
+        self.call = session
+        self.input_spec = self.output_spec = PCM16_16K
+        self._conn: _Conn | None = None
+        self._setup: RealtimeSetup | None = None
+        self._rest: ElevenLabsRest | None = None
+        self._agent: dict[str, Any] = {}
+        self._names: NameMap | None = None
+        self._configs: list[dict[str, Any]] = []
+        self._pushed: frozenset[str] = frozenset()  # exposed names of the tools the agent now has
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._pending: deque[RealtimeEvent] = deque()
+        self._swap = asyncio.Lock()
+        self._closed = False
+        self._audio_in = self._audio_out = 0
+
+    # ---------------------------------------------------------------------------------------------- setup
+
+    async def start(self, setup: RealtimeSetup) -> None:
+        self._setup = setup
+        self._rest = self.p.rest()
+        try:
+            self._agent = await self._rest.agent(self.p.agent_id)
+            await self._push(setup.view)
+            self._conn = await self._connect(greet=True)
+        except BaseException:
+            await self._rest.aclose()
+            raise
+
+    async def _push(self, view: ToolView) -> bool:
+        """Push ``view``'s client tools to the agent; True when anything changed there."""
+        assert self._rest is not None
+        rendered, configs = client_tools(view)
+        async with self.p.push_lock:
+            result = await self._rest.sync_tools(self.p.agent_id, self._agent, configs)
+            if result.agent_patched:
+                self._agent = await self._rest.agent(self.p.agent_id)
+        if result.changed:
+            log.info("%s: agent tools pushed (created %s, updated %s)", self.p.name, result.created, result.updated)
+        self._names, self._configs, self._pushed = rendered.names, configs, view.names
+        return result.changed
+
+    def _initiation(self, greet: bool) -> dict[str, Any]:
+        assert self._setup is not None
+        msg, skipped = initiation(
+            self._agent,
+            self.call,
+            instructions=self._setup.instructions,
+            greeting=self._setup.greeting,
+            greet=greet,
+            voice=self.p.config.voice,
+        )
+        if skipped and greet:
+            note = f"{self.p.name}: the agent does not allow overriding {', '.join(skipped)}; its own is used"
+            self._pending.append(ProviderNotice(note))
+        return msg
+
+    async def _connect(self, greet: bool) -> _Conn:
+        """A new conversation: signed URL, socket, initiation data, metadata (formats); context when resuming."""
+        assert self._rest is not None
+        url = await self._rest.signed_url(self.p.agent_id)
+        sock = await RealtimeSocket.open(self.p.name, url, timeout_s=self.p.config.timeout_ms / 1000)
+        conn = _Conn(sock, sock.messages())
+        try:
+            await sock.send_json(self._initiation(greet))
+            async with asyncio.timeout(self.p.config.timeout_ms / 1000):
+                async for msg in conn.stream:
+                    if isinstance(msg, dict) and msg.get("type") == "conversation_initiation_metadata":
+                        self._take_metadata(conn, msg)
+                        break
+                    if isinstance(msg, dict) and msg.get("type") == "ping":
+                        await self._pong(conn, msg)
+                else:
+                    raise ProviderError(self.p.name, f"the conversation did not start: {sock.close_reason}")
+            update = None if greet else context_update(self.call.history.items())
+            if update is not None:
+                await sock.send_json(update)
+        except TimeoutError:
+            await sock.close()
+            raise ProviderError(self.p.name, "no conversation_initiation_metadata within the timeout") from None
+        except BaseException:
+            await sock.close()
+            raise
+        return conn
+
+    def _take_metadata(self, conn: _Conn, msg: dict[str, Any]) -> None:
+        try:
+            meta = read_metadata(msg)
+        except ValueError as e:
+            raise ProviderError(self.p.name, str(e)) from None
+        conn.conversation_id, self.input_spec, self.output_spec = (
+            meta.conversation_id,
+            meta.input_spec,
+            meta.output_spec,
+        )
+        log.info(
+            "%s: conversation %s (%s in, %s out)", self.p.name, meta.conversation_id, meta.input_spec, meta.output_spec
+        )
+
+    async def send_audio(self, audio: bytes) -> None:
+        conn = self._conn
+        if conn is None or conn.sock.closed or not audio:
+            return  # between two conversations (reconnecting): the caller's audio cannot go anywhere
+        self._audio_in += len(audio)
+        try:
+            await conn.sock.send_json({"user_audio_chunk": base64.b64encode(audio).decode("ascii")})
+        except Exception as e:  # the socket went away under us; events() sees it and reconnects
+            log.debug("%s: audio not sent: %s", self.p.name, e)
+
+    async def events(self) -> AsyncIterator[RealtimeEvent]:
+        while True:
+            while self._pending:
+                yield self._pending.popleft()
+            conn = self._conn
+            if conn is None or self._closed:
+                break
+            async for msg in conn.stream:
+                for ev in await self._handle(conn, msg):
+                    yield ev
+                while self._pending:
+                    yield self._pending.popleft()
+            if self._closed:
+                break
+            async with self._swap:
+                if self._conn is not conn:
+                    continue  # apply-now replaced the conversation
+                for ev in await self._reconnect(conn):
+                    yield ev
+        while self._pending:
+            yield self._pending.popleft()
+        usage = self._usage()
+        if usage is not None:
+            yield usage
+
+    async def _handle(self, conn: _Conn, msg: dict[str, Any] | bytes | BadFrame) -> list[RealtimeEvent]:
+        if not isinstance(msg, dict):
+            reason = msg.reason if isinstance(msg, BadFrame) else "an unexpected binary frame"
+            log.warning("%s: ignored a frame from ElevenLabs: %s", self.p.name, reason)
+            return []
+        kind = msg.get("type")
+        body = msg.get(f"{kind}_event") if isinstance(kind, str) else None
+        ev: dict[str, Any] = body if isinstance(body, dict) else {}
+        try:
+            if kind == "audio":
+                return self._audio(conn, ev)
+            if kind == "ping":
+                await self._pong(conn, msg)
+            elif kind == "interruption":
+                conn.last_interrupt = int(ev.get("event_id", 0))
+                return [AssistantInterrupted(None)]
+            elif kind == "user_transcript":
+                text = str(msg.get("user_transcription_event", {}).get("user_transcript", "")).strip()
+                return [CallerText(text)] if text else []
+            elif kind == "agent_response":
+                text = str(ev.get("agent_response", "")).strip()
+                usage = self._usage()  # one report per answer: audio both ways since the last one
+                out: list[RealtimeEvent] = [AssistantText(text)] if text else []
+                return out + ([usage] if usage else [])
+            elif kind == "client_tool_call":
+                self._tool_call(conn, msg.get("client_tool_call"))
+            elif kind == "client_error":
+                return [ProviderNotice(f"{self.p.name}: ElevenLabs reports an error: {str(ev or msg)[:300]}")]
+            elif isinstance(kind, str) and (kind in QUIET or kind.startswith("internal_")):
+                pass
+            else:
+                log.warning("%s: ignored an unknown ElevenLabs message type %r", self.p.name, kind)
+        except (TypeError, ValueError, AttributeError) as e:
+            log.warning("%s: ignored a malformed ElevenLabs %r message: %s", self.p.name, kind, e)
+        return []
+
+    def _audio(self, conn: _Conn, ev: dict[str, Any]) -> list[RealtimeEvent]:
+        event_id = int(ev.get("event_id", 0))
+        if event_id <= conn.last_interrupt:
+            return []  # the caller interrupted this utterance: ElevenLabs says drop it
+        try:
+            data = base64.b64decode(str(ev.get("audio_base_64", "")), validate=True)
+        except (binascii.Error, ValueError) as e:
+            raise ValueError(f"audio_base_64 is not base64: {e}") from None
+        self._audio_out += len(data)
+        return [AssistantAudio(data, str(event_id))] if data else []
+
+    async def _pong(self, conn: _Conn, msg: dict[str, Any]) -> None:
+        ping = msg.get("ping_event")
+        event_id = ping.get("event_id") if isinstance(ping, dict) else None
+        if isinstance(event_id, int):
+            await conn.sock.send_json({"type": "pong", "event_id": event_id})
+
+    def _usage(self) -> UsageReport | None:
+        if not (self._audio_in or self._audio_out):
+            return None
+        report = UsageReport(
+            input_audio_s=self.input_spec.duration_ms(self._audio_in) / 1000,
+            output_audio_s=self.output_spec.duration_ms(self._audio_out) / 1000,
+        )
+        self._audio_in = self._audio_out = 0
+        return report
+
+    # ---------------------------------------------------------------------------------------------- tools
+
+    def _tool_call(self, conn: _Conn, call: Any) -> None:
+        if not isinstance(call, dict) or not isinstance(call.get("tool_call_id"), str):
+            raise ValueError("client_tool_call without a tool_call_id (cannot be answered)")
+        tcid: str = call["tool_call_id"]
+        if tcid in conn.outstanding:
+            log.warning("%s: duplicate client_tool_call %s ignored (still running)", self.p.name, tcid)
+            return
+        conn.outstanding.add(tcid)
+        task = asyncio.create_task(self._run_tool(conn, tcid, call), name=f"elevenlabs:{self.call.call_id}:{tcid}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _run_tool(self, conn: _Conn, tcid: str, call: dict[str, Any]) -> None:
+        assert self._setup is not None
+        name = str(call.get("tool_name") or "")
+        exposed = self._names.exposed_name(name) if self._names is not None else name
+        params = call.get("parameters")
+        args = params if isinstance(params, dict) else {}
+        try:
+            (result,) = await self._setup.tools.call_tools([ToolCallRequest(exposed, args, provider_id=tcid)])
+            text, is_error = result_text(result), result.status != "success"
+        except Exception as e:  # the gateway failed: the agent still gets an answer and the call goes on
+            log.exception("%s: tool call %s (%s) failed in the engine", self.p.name, tcid, name)
+            text, is_error = f"the tool failed in the engine: {type(e).__name__}", True
+        finally:
+            conn.outstanding.discard(tcid)
+        if conn is not self._conn or conn.sock.closed:
+            log.info("%s: result of %s dropped: its conversation has ended", self.p.name, tcid)
+            return
+        msg = {"type": "client_tool_result", "tool_call_id": tcid, "result": text, "is_error": is_error}
+        try:
+            await conn.sock.send_json(msg)
+        except Exception as e:
+            log.info("%s: result of %s not delivered: %s", self.p.name, tcid, e)
+
+    async def update_tools(self, view: ToolView, *, apply_now: bool = False) -> None:
+        if self._setup is None or self._closed:
+            return
+        configs = client_tools(view)[1]
+        if configs == self._configs:
+            self.call.shown_tools = view.names
+            return
+        await self._push(view)
+        if not apply_now:
+            # The live conversation keeps the tools it started with: removals are refused by the engine now,
+            # additions are heard from the next conversation (apply-now, a reconnect or the next call).
+            self.call.shown_tools = self.call.shown_tools & view.names
+            self._pending.append(
+                ProviderNotice(f"{self.p.name}: tool change pushed to the agent; takes effect on the next call")
+            )
+            return
+        async with self._swap:
+            old = self._conn
+            self._conn = await self._connect(greet=False)
+            self.call.shown_tools = self._pushed
+            self._pending.append(ProviderNotice(f"{self.p.name}: reconnected to apply the tool change now"))
+        if old is not None:
+            await old.sock.close()
+
+    async def _reconnect(self, lost: _Conn) -> list[RealtimeEvent]:
+        reason = lost.sock.close_reason
+        if "(1000" in reason:  # a normal close: ElevenLabs ended the conversation (end_call, max duration)
+            self._conn = None
+            return [ProviderNotice(f"{self.p.name}: the agent ended the conversation ({reason})", fatal=True)]
+        error: ProviderError | None = None
+        for attempt in range(self.p.reconnects):
+            await asyncio.sleep(self.p.backoff.delay_s(attempt))
+            if self._closed:
+                return []
+            try:
+                self._conn = await self._connect(greet=False)
+                self.call.shown_tools = self._pushed  # the new conversation has everything pushed so far
+                return [ProviderNotice(f"{self.p.name}: connection lost ({reason}); reconnected", code="reconnected")]
+            except ProviderError as e:
+                error = e
+                if e.status in (401, 403, 404):
+                    break
+        self._conn = None
+        why = f"; reconnecting failed: {error}" if error else ""
+        return [ProviderNotice(f"{self.p.name}: connection lost ({reason}){why}", fatal=True)]
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._conn is not None:
+            await self._conn.sock.close()
+        if self._rest is not None:
+            await self._rest.aclose()

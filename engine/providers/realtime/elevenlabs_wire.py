@@ -1,0 +1,115 @@
+"""ElevenLabs Agents: the conversation socket's own messages, built and read in one place.
+
+Why it exists: the adapter (elevenlabs_agent.py) holds the socket, the tool tasks and reconnects; what each
+message looks like (reference/wire-formats.md §8.5, the SDK's ``conversation.py``) lives here: the
+``conversation_initiation_client_data`` a conversation opens with (only the overrides the agent's
+``platform_settings.overrides`` allow — ElevenLabs refuses the conversation otherwise), the audio formats of
+``conversation_initiation_metadata``, the ``contextual_update`` that carries the conversation so far into a
+reconnected one, and which server messages are read and deliberately not used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from engine.providers.realtime.elevenlabs_tools import allowed_overrides, override_allowed
+from engine.providers.realtime.session import PCMU_8K, AudioSpec
+from engine.sessions.history import HistoryItem, Message
+from engine.sessions.session import CallSession
+
+#: ElevenLabs' format names (``asr_input_format.py`` / ``tts_output_format.py``) that carry raw audio.
+FORMATS: dict[str, AudioSpec] = {"ulaw_8000": PCMU_8K} | {
+    f"pcm_{r}": AudioSpec("pcm16", r) for r in (8000, 16000, 22050, 24000, 44100, 48000)
+}
+DEFAULT_FORMAT = "pcm_16000"
+#: Server messages read and deliberately not used (voice activity, the agent's internals, metadata).
+QUIET = frozenset(
+    {"vad_score", "agent_response_metadata", "agent_response_complete", "context_usage", "asr_initiation_metadata",
+     "tentative_user_transcript", "agent_chat_response_part", "mcp_connection_status", "agent_tool_response",
+     "agent_tool_request", "agent_tool_response_full_payload", "guardrail_triggered", "agent_response_correction"}
+)  # fmt: skip
+#: Messages of the conversation so far carried into a reconnected conversation.
+HISTORY_CONTEXT = 20
+
+
+def audio_spec(name: Any, where: str) -> AudioSpec:
+    spec = FORMATS.get(str(name or DEFAULT_FORMAT))
+    if spec is None:
+        known = ", ".join(FORMATS)
+        raise ValueError(f"the agent's {where} audio format {name!r} is not raw audio the engine plays ({known})")
+    return spec
+
+
+@dataclass(frozen=True, slots=True)
+class Metadata:
+    conversation_id: str
+    input_spec: AudioSpec
+    output_spec: AudioSpec
+
+
+def read_metadata(msg: Mapping[str, Any]) -> Metadata:
+    """``conversation_initiation_metadata``: the conversation id and the negotiated formats (ValueError when the
+    agent is set to a format that is not raw audio, e.g. mp3)."""
+    ev = msg.get("conversation_initiation_metadata_event")
+    ev = ev if isinstance(ev, Mapping) else {}
+    return Metadata(
+        str(ev.get("conversation_id") or ""),
+        audio_spec(ev.get("user_input_audio_format"), "input"),
+        audio_spec(ev.get("agent_output_audio_format"), "output"),
+    )
+
+
+def initiation(
+    agent: Mapping[str, Any],
+    session: CallSession,
+    *,
+    instructions: str,
+    greeting: str | None,
+    greet: bool,
+    voice: str | None,
+) -> tuple[dict[str, Any], list[str]]:
+    """The first client message and the overrides the agent does not allow (its own settings are used).
+
+    ``greet`` False (a reconnect) asks for an empty first message, so the agent waits instead of greeting again.
+    """
+    allowed = allowed_overrides(agent)
+    over: dict[str, Any] = {}
+    skipped: list[str] = []
+    if instructions:
+        if override_allowed(allowed, "agent", "prompt", "prompt"):
+            over["prompt"] = {"prompt": instructions}
+        else:
+            skipped.append("prompt")
+    first = (greeting or "") if greet else ""
+    if first or not greet:  # no context greeting on a first connect: the agent's own first message
+        if override_allowed(allowed, "agent", "first_message"):
+            over["first_message"] = first
+        else:
+            skipped.append("first_message")
+    override: dict[str, Any] = {"agent": over} if over else {}
+    if voice:
+        if override_allowed(allowed, "tts", "voice_id"):
+            override["tts"] = {"voice_id": voice}
+        else:
+            skipped.append("voice")
+    dyn = {"call_id": session.call_id, "caller_name": session.caller_name, "caller_number": session.caller_number}
+    msg: dict[str, Any] = {"type": "conversation_initiation_client_data"}
+    if override:
+        msg["conversation_config_override"] = override
+    msg["dynamic_variables"] = {k: v for k, v in dyn.items() if v}
+    return msg, skipped
+
+
+def context_update(history: Sequence[HistoryItem]) -> dict[str, Any] | None:
+    """A ``contextual_update`` with the conversation so far (None when nothing was said yet)."""
+    lines = [
+        f"{'Caller' if i.role == 'user' else 'Agent'}: {i.text}"
+        for i in history
+        if isinstance(i, Message) and i.role in ("user", "assistant")
+    ][-HISTORY_CONTEXT:]
+    if not lines:
+        return None
+    text = "This call continues an earlier conversation (the connection was renewed). So far:\n" + "\n".join(lines)
+    return {"type": "contextual_update", "text": text}
