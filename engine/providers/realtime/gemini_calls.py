@@ -1,0 +1,147 @@
+"""Gemini Live tool calls: each ``functionCalls`` entry runs through the gateway and is answered by its own id.
+
+Why it exists: the call bookkeeping is the part of the Gemini adapter with the strictest rules, so it lives on
+its own. Every call of a ``toolCall`` message runs as its own task through the engine's ``ToolGateway`` (so
+parallel calls run concurrently and each result is sent as soon as it is ready, with the SAME ``id`` and
+``name`` the model used); ``toolCallCancellation`` drops those results — they are never sent — and cancels the
+gateway call if it is still running; a socket that dropped leaves its calls orphaned (their results cannot be
+matched on a new connection, so they are dropped and named in a notice). A running NON_BLOCKING call can carry
+a slow-tool announcement as an interim ``willContinue`` response scheduled ``WHEN_IDLE``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.providers.base import ToolCallRequest, ToolGateway
+from engine.providers.realtime.gemini_wire import GeminiOptions, function_response, interim_response
+from engine.sessions.history import ToolResultItem
+
+log = logging.getLogger(__name__)
+
+SendResponses = Callable[[list[dict[str, Any]]], Awaitable[bool]]
+
+
+@dataclass(slots=True)
+class OpenCall:
+    """One function call the model is waiting on (or, NON_BLOCKING, will hear about)."""
+
+    id: str
+    name: str  # the provider's name, echoed back
+    exposed: str
+    non_blocking: bool
+    task: asyncio.Task[None] | None = None
+    announced: bool = False
+    #: The connection it came on dropped: its result can no longer be delivered.
+    orphaned: bool = False
+    cancelled: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class GeminiCalls:
+    """The open calls of one session; ``on_settled`` runs whenever a call is answered, dropped or cancelled."""
+
+    def __init__(
+        self,
+        provider: str,
+        gateway: ToolGateway,
+        opts: GeminiOptions,
+        send: SendResponses,
+        on_settled: Callable[[], Awaitable[None]],
+    ) -> None:
+        self.provider = provider
+        self.gateway = gateway
+        self.opts = opts
+        self._send = send
+        self._on_settled = on_settled
+        self.open: dict[str, OpenCall] = {}
+        self.dropped: list[str] = []  # ids whose results were dropped (cancelled or orphaned), for tests and logs
+
+    @property
+    def waiting(self) -> bool:
+        """Calls whose results the current connection still expects."""
+        return any(not c.orphaned for c in self.open.values())
+
+    @property
+    def blocking_running(self) -> bool:
+        return any(not c.orphaned and not c.non_blocking for c in self.open.values())
+
+    def start(self, call_id: str, name: str, exposed: str, args: Any, non_blocking: bool) -> None:
+        if call_id in self.open:
+            log.warning("%s: the model repeated the open call id %r; ignored", self.provider, call_id)
+            return
+        call = OpenCall(call_id, name, exposed, non_blocking)
+        self.open[call_id] = call
+        call.task = asyncio.create_task(self._run(call, args), name=f"{self.provider}:tool:{call_id}")
+
+    async def _run(self, call: OpenCall, args: Any) -> None:
+        arguments = args if isinstance(args, dict | str) or args is None else str(args)
+        try:
+            try:
+                results = await self.gateway.call_tools([ToolCallRequest(call.exposed, arguments, call.id)])
+                item = results[0]
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # the engine's path failed: the model still gets an answer
+                log.warning("%s: tool %s failed in the engine: %s", self.provider, call.exposed, type(e).__name__)
+                item = ToolResultItem(call.id, call.exposed, "error", f"the engine could not run {call.exposed}")
+            if call.cancelled or call.orphaned:
+                self._drop(call, "cancelled by the provider" if call.cancelled else "its connection dropped")
+                return
+            fr = function_response(
+                call.id, call.name, item, self.opts, non_blocking=call.non_blocking, ends_stream=call.announced
+            )
+            self.open.pop(call.id, None)
+            if not await self._send([fr]):
+                log.warning("%s: the result of %s (%s) could not be sent", self.provider, call.exposed, call.id)
+        finally:
+            self.open.pop(call.id, None)
+            await self._on_settled()
+
+    def _drop(self, call: OpenCall, why: str) -> None:
+        self.dropped.append(call.id)
+        log.info("%s: result of %s (%s) not sent: %s", self.provider, call.exposed, call.id, why)
+
+    def cancel(self, ids: list[Any]) -> None:
+        """``toolCallCancellation``: never answer these ids; stop their gateway calls where still running."""
+        for raw in ids:
+            call = self.open.get(str(raw))
+            if call is None:
+                log.info("%s: cancellation for unknown or finished call %r ignored", self.provider, raw)
+                continue
+            call.cancelled = True
+            self.open.pop(call.id, None)
+            self._drop(call, "cancelled by the provider")
+            if call.task is not None and not call.task.done():
+                call.task.cancel()
+
+    def orphan_all(self) -> list[str]:
+        """The connection dropped: results of calls still running cannot be matched any more."""
+        names = []
+        for call in list(self.open.values()):
+            if not call.orphaned:
+                call.orphaned = True
+                names.append(call.exposed)
+        return names
+
+    async def announce(self, text: str) -> bool:
+        """A running NON_BLOCKING call carries ``text`` as an interim result the model speaks when idle."""
+        call = next((c for c in self.open.values() if c.non_blocking and not c.orphaned and not c.announced), None)
+        if call is None:
+            return False
+        call.announced = True
+        return await self._send([interim_response(call.id, call.name, text)])
+
+    async def aclose(self) -> None:
+        tasks = [c.task for c in self.open.values() if c.task is not None and not c.task.done()]
+        for c in self.open.values():
+            c.cancelled = True
+        for t in tasks:
+            t.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        self.open.clear()

@@ -1,0 +1,63 @@
+"""Gemini Live (BidiGenerateContent WebSocket) as a realtime provider: config, endpoint, tool declarations.
+
+Why it exists: Gemini Live is one of the four speech-to-speech providers AVA runs on the phone
+(reference/wire-formats.md §6). This module is what the factory builds from ``providers.<name>``: it checks the
+model and options once, knows the endpoint (``base_url`` or Google's) and puts the key in its query — the only
+place the key goes; ``RealtimeSocket`` strips the query from every message — and renders the call's tool view
+with the project's renderer for ``gemini_live``, each declaration with a ``behavior`` from the tool's latency
+class (``gemini_wire``). The call itself is ``gemini_session.GeminiLiveSession``: PCM16 16 kHz in, 24 kHz out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from engine.config.models import ProviderConfig
+from engine.providers.realtime.gemini_session import GeminiLiveSession
+from engine.providers.realtime.gemini_wire import DEFAULT_URL, GeminiOptions, declarations
+from engine.providers.realtime.session import PCM16_16K, AudioSpec, RealtimeProvider
+from engine.providers.rendering import ToolRenderer
+from engine.providers.rendering.names import NameMap
+from engine.sessions.session import CallSession
+from engine.tools.view import ToolView
+
+
+class GeminiLiveProvider(RealtimeProvider):
+    type = "gemini_live"
+
+    def __init__(self, name: str, config: ProviderConfig, base_dir: Path | None = None) -> None:
+        super().__init__(name, config)
+        if not config.model:
+            raise ValueError(f"providers.{name}: a gemini_live provider needs 'model' (e.g. gemini-live-2.5-flash)")
+        self.options = GeminiOptions.parse(name, config.options)
+        self.renderer = ToolRenderer(self.type, gemini_schema=self.options.gemini_schema)
+        self.url = config.base_url or DEFAULT_URL
+
+    @property
+    def api_key(self) -> str:
+        return self.config.api_key.get_secret_value() if self.config.api_key is not None else ""
+
+    def connect_url(self) -> str:
+        if not self.api_key:
+            return self.url
+        return f"{self.url}{'&' if '?' in self.url else '?'}key={quote(self.api_key, safe='')}"
+
+    def headers(self) -> dict[str, str]:
+        return {k: v.get_secret_value() for k, v in self.config.headers.items()}
+
+    def tools_for(self, view: ToolView) -> tuple[list[dict[str, Any]], dict[str, bool], NameMap]:
+        rendered = self.renderer.render(view)
+        tools, behaviour = declarations(rendered, view, self.options)
+        return tools, behaviour, rendered.names
+
+    def render_tools(self, view: ToolView) -> list[dict[str, Any]]:
+        return self.tools_for(view)[0]
+
+    def supported_formats(self) -> Sequence[AudioSpec]:
+        return (PCM16_16K,)
+
+    def open_session(self, session: CallSession) -> GeminiLiveSession:
+        return GeminiLiveSession(self, session)

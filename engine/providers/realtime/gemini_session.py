@@ -1,0 +1,356 @@
+"""One Gemini Live call: a socket per connection, resumed across tool changes, ``goAway`` and drops.
+
+Why it exists: Gemini Live fixes its setup for the whole connection — tools cannot change in place — and the
+server ends connections on its own schedule (``goAway``). Both are met the same way: the session keeps the
+latest ``sessionResumptionUpdate.newHandle`` and reconnects with it (``setup.sessionResumption.handle``), so the
+call survives a tool change (next turn: once the model is idle and a handle covering the turn has come; apply
+now: at once, then the model is asked to go on with the new tools), a ``goAway`` and a dropped socket (with
+``Backoff``). A planned reconnect waits until no call waits on a result, so none is lost. Without a handle it
+reconnects fresh, replays the call's transcript as context and says so in a notice.
+
+Announcements: a running NON_BLOCKING call carries the text as an interim ``willContinue`` result scheduled
+``WHEN_IDLE`` (the model says it once its current output is done, never over itself); with no such call and the
+model idle, a ``clientContent`` turn asks it to say the text; otherwise (a BLOCKING call runs — the model waits
+for it — or the model is talking) there is none. Malformed or unknown server messages are logged with the
+provider's name and ignored (``gemini_events``); tool calls run through the gateway (``gemini_calls``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from websockets.exceptions import ConnectionClosed
+
+from engine.backoff import Backoff
+from engine.providers.base import ProviderError
+from engine.providers.realtime.gemini_calls import GeminiCalls
+from engine.providers.realtime.gemini_events import EventReader
+from engine.providers.realtime.gemini_wire import AUDIO_IN_MIME, setup_message, transcript_replay, user_turn
+from engine.providers.realtime.session import (
+    PCM16_16K,
+    PCM16_24K,
+    ProviderNotice,
+    RealtimeEvent,
+    RealtimeSession,
+    RealtimeSetup,
+)
+from engine.providers.realtime.socket import BadFrame, RealtimeSocket
+from engine.providers.rendering.names import NameMap
+from engine.sessions.session import CallSession
+from engine.tools.view import ToolView
+
+if TYPE_CHECKING:
+    from engine.providers.realtime.gemini_live import GeminiLiveProvider
+
+log = logging.getLogger(__name__)
+#: HTTP statuses no reconnect can fix (bad key, no access, unknown model).
+_FATAL_STATUS = (400, 401, 403, 404)
+_REPLAY_TURNS = 20
+
+
+class GeminiLiveSession(RealtimeSession):
+    input_spec = PCM16_16K
+    output_spec = PCM16_24K
+
+    def __init__(self, provider: GeminiLiveProvider, call: CallSession) -> None:
+        self.p = provider
+        self.call = call
+        self.opts = provider.options
+        self.name = provider.name
+        self._queue: asyncio.Queue[RealtimeEvent | None] = asyncio.Queue()
+        self._sock: RealtimeSocket | None = None
+        self._msgs: AsyncIterator[dict[str, Any] | bytes | BadFrame] | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._waiter: asyncio.Task[None] | None = None
+        self._setup: RealtimeSetup | None = None
+        self._view: ToolView | None = None
+        self._behaviour: dict[str, bool] = {}
+        self._names: NameMap | None = None
+        self._calls: GeminiCalls | None = None
+        self.events_in = EventReader(provider.name, self._emit)
+        self.handle: str | None = None
+        self._fresh_handle = asyncio.Event()
+        self._pending_view: ToolView | None = None
+        self._apply_now = False
+        self._go_away = False
+        self._planned: str | None = None
+        self._closed = False
+        self.connections = 0
+
+    # -------------------------------------------------------------------------------------------- lifecycle
+
+    async def start(self, setup: RealtimeSetup) -> None:
+        self._setup = setup
+        self._view = setup.view
+        self._calls = GeminiCalls(self.name, setup.tools, self.opts, self._send_responses, self._settled)
+        await self._connect(setup.view, self.handle)
+        self.call.shown_tools = setup.view.names
+        self._reader = asyncio.create_task(self._run(), name=f"{self.name}:reader:{self.call.call_id}")
+        if setup.greeting:
+            await self._send(user_turn(f"Greet the caller now by saying: {setup.greeting}"))
+
+    async def _connect(self, view: ToolView, handle: str | None) -> None:
+        """Open a connection, send ``setup`` and wait for ``setupComplete``; ProviderError otherwise."""
+        assert self._setup is not None
+        tools, behaviour, names = self.p.tools_for(view)
+        timeout = self.p.config.timeout_ms / 1000
+        sock = await RealtimeSocket.open(self.name, self.p.connect_url(), self.p.headers(), timeout)
+        msgs = sock.messages()
+        msg = setup_message(
+            model=str(self.p.config.model),
+            voice=self.p.config.voice,
+            instructions=self._setup.instructions,
+            tools=tools,
+            opts=self.opts,
+            handle=handle,
+            temperature=self.p.config.temperature,
+            max_tokens=self.p.config.max_tokens,
+        )
+        try:
+            await sock.send_json(msg)
+            async with asyncio.timeout(timeout):
+                async for first in msgs:
+                    if isinstance(first, dict) and "setupComplete" in first:
+                        break
+                    self.events_in.unexpected(first, "before setupComplete")
+                else:
+                    raise ProviderError(self.name, f"setup refused: {self._scrub(sock.close_reason)}")
+        except TimeoutError:
+            await sock.close()
+            raise ProviderError(self.name, f"no setupComplete within {timeout:g} s") from None
+        except ConnectionClosed:
+            raise ProviderError(self.name, f"setup refused: {self._scrub(sock.close_reason)}") from None
+        except ProviderError:
+            await sock.close()
+            raise
+        self._sock, self._msgs = sock, msgs
+        self._behaviour, self._names = behaviour, names
+        self.connections += 1
+
+    def _scrub(self, text: str) -> str:
+        key = self.p.api_key
+        return text.replace(key, "***") if key else text
+
+    async def _run(self) -> None:
+        """Read until the call ends; reconnect (resume) after planned closes, goAway and drops."""
+        try:
+            while True:
+                assert self._msgs is not None
+                async for msg in self._msgs:
+                    await self._dispatch(msg)
+                if self._closed:
+                    return
+                if not await self._reconnect():
+                    return
+        except Exception as e:  # a bug here must end the call with a reason, never the engine
+            log.exception("%s: the session reader failed", self.name)
+            self._emit(ProviderNotice(f"{self.name}: session failed: {type(e).__name__}", fatal=True))
+        finally:
+            self._queue.put_nowait(None)
+
+    async def _reconnect(self) -> bool:
+        """The connection ended: open a new one (resuming when a handle is known); False ends the call."""
+        assert self._calls is not None and self._sock is not None
+        closed_reason = self._scrub(self._sock.close_reason)
+        planned, self._planned = self._planned, None
+        if planned is None and self._go_away:
+            planned = "the provider ended the connection after goAway"
+        self._go_away = False
+        lost = self._calls.orphan_all()
+        self._sock = None
+        interrupted = self.events_in.connection_lost()
+        view = self._pending_view or self._view
+        assert view is not None
+        backoff = Backoff(self.opts.reconnect_backoff_ms / 1000, 10.0)
+        attempt, last, handle = 0, "", None
+        while attempt <= self.opts.reconnect_attempts:
+            if planned is None or attempt > 0:
+                await asyncio.sleep(backoff.delay_s(attempt))
+            if self._closed:
+                return False
+            handle = self.handle
+            try:
+                await self._connect(view, handle)
+                break
+            except ProviderError as e:
+                last = str(e)
+                if e.status in _FATAL_STATUS:
+                    break
+                attempt += 1
+        if self._sock is None:
+            self._emit(ProviderNotice(f"{self.name}: reconnect failed after the socket closed: {last}", fatal=True))
+            return False
+        why = planned or f"the socket dropped ({closed_reason})"
+        if lost:
+            self._emit(ProviderNotice(f"{self.name}: results of {', '.join(lost)} were lost with the connection"))
+        if view is not self._view or self._pending_view is not None:
+            self._view, self._pending_view = view, None
+            self.call.shown_tools = view.names
+        if handle:
+            self._emit(ProviderNotice(f"{self.name}: reconnected and resumed the session ({why})", code="resumed"))
+        else:
+            self._emit(
+                ProviderNotice(
+                    f"{self.name}: reconnected without a resumption handle ({why}); the conversation continues "
+                    "from the call's transcript",
+                    code="fresh",
+                )
+            )
+            await self._replay_transcript()
+        if self._apply_now and interrupted:
+            await self._send(user_turn("(The tools available to you changed. Continue where you left off.)"))
+        self._apply_now = False
+        return True
+
+    async def _replay_transcript(self) -> None:
+        replay = transcript_replay(self.call.history.items(), _REPLAY_TURNS)
+        if replay is not None:
+            await self._send(replay)
+
+    # -------------------------------------------------------------------------------------------- incoming
+
+    async def _dispatch(self, msg: dict[str, Any] | bytes | BadFrame) -> None:
+        if not isinstance(msg, dict):
+            self.events_in.unexpected(msg, "")
+            return
+        assert self._calls is not None
+        try:
+            for call in self.events_in.read(msg, self._behaviour):
+                exposed = self._names.exposed_name(call.name) if self._names is not None else call.name
+                self._calls.start(call.id, call.name, exposed, call.args, call.non_blocking)
+            if self.events_in.cancelled:
+                self._calls.cancel(self.events_in.cancelled)
+            if self.events_in.turn_done:
+                self._fresh_handle.clear()  # a handle from now on covers the finished turn
+            self._resumption(msg.get("sessionResumptionUpdate"))
+            if "goAway" in msg:
+                left = msg["goAway"].get("timeLeft") if isinstance(msg["goAway"], dict) else None
+                log.info("%s: goAway (time left %s): reconnecting with the resumption handle", self.name, left)
+                self._go_away = True
+        except (TypeError, ValueError, KeyError, AttributeError) as e:
+            log.warning("%s: ignored a malformed message (%s: %s)", self.name, type(e).__name__, e)
+            return
+        if self.events_in.turn_done or self._go_away:
+            await self._maybe_reconnect()
+
+    def _resumption(self, update: Any) -> None:
+        if not isinstance(update, dict) or not update.get("resumable"):
+            return
+        handle = update.get("newHandle")
+        if isinstance(handle, str) and handle:
+            self.handle = handle
+            self._fresh_handle.set()
+
+    def _emit(self, event: RealtimeEvent) -> None:
+        self._queue.put_nowait(event)
+
+    def events(self) -> AsyncIterator[RealtimeEvent]:
+        return self._events()
+
+    async def _events(self) -> AsyncIterator[RealtimeEvent]:
+        while True:
+            ev = await self._queue.get()
+            if ev is None:
+                self._queue.put_nowait(None)  # a second reader ends too
+                return
+            yield ev
+
+    # -------------------------------------------------------------------------------------------- outgoing
+
+    async def _send(self, msg: dict[str, Any]) -> bool:
+        sock = self._sock
+        if sock is None:
+            return False
+        try:
+            await sock.send_json(msg)
+        except ConnectionClosed:
+            return False
+        return True
+
+    async def _send_responses(self, responses: list[dict[str, Any]]) -> bool:
+        self._fresh_handle.clear()
+        return await self._send({"toolResponse": {"functionResponses": responses}})
+
+    async def send_audio(self, audio: bytes) -> None:
+        if not audio or self._sock is None:
+            return
+        self.events_in.audio_in_bytes += len(audio)
+        data = base64.b64encode(audio).decode("ascii")
+        await self._send({"realtimeInput": {"audio": {"mimeType": AUDIO_IN_MIME, "data": data}}})
+
+    async def announce(self, text: str) -> bool:
+        if self._calls is None or self._sock is None:
+            return False
+        if await self._calls.announce(text):
+            return True
+        if self._calls.waiting or self.events_in.responding:
+            return False  # a BLOCKING call runs (the model waits for it) or the model is talking: say nothing
+        return await self._send(user_turn(f"Tell the caller briefly, in your own voice: {text}"))
+
+    # -------------------------------------------------------------------------------------------- tool changes
+
+    async def update_tools(self, view: ToolView, *, apply_now: bool = False) -> None:
+        current = self._pending_view or self._view
+        if current is not None and self.p.render_tools(view) == self.p.render_tools(current):
+            if self._pending_view is None:
+                self._view = view
+                self.call.shown_tools = view.names
+            return
+        self._pending_view = view
+        self._apply_now = self._apply_now or apply_now
+        await self._maybe_reconnect()
+
+    async def _settled(self) -> None:
+        await self._maybe_reconnect()
+
+    async def _maybe_reconnect(self) -> None:
+        """Close the connection for a planned reconnect once nothing is lost by it (no call waits on a result)."""
+        if self._closed or self._sock is None or self._planned is not None or self._calls is None:
+            return
+        if self._calls.waiting:
+            return
+        if self._go_away:
+            await self._close_for("the provider asked to reconnect (goAway)")
+        elif self._pending_view is not None and self._apply_now:
+            await self._close_for("tool change applied now")
+        elif self._pending_view is not None and not self.events_in.responding:
+            if self._waiter is None or self._waiter.done():
+                self._waiter = asyncio.create_task(self._when_handle_fresh(), name=f"{self.name}:handle-wait")
+
+    async def _when_handle_fresh(self) -> None:
+        """A next-turn change waits (briefly) for a handle that covers the finished turn, then reconnects."""
+        try:
+            async with asyncio.timeout(self.opts.handle_wait_ms / 1000):
+                await self._fresh_handle.wait()
+        except TimeoutError:
+            pass
+        if self._pending_view is not None and not self.events_in.responding and self._calls and not self._calls.waiting:
+            await self._close_for("tool change for the next turn")
+
+    async def _close_for(self, reason: str) -> None:
+        if self._sock is None or self._planned is not None:
+            return
+        self._planned = reason
+        await self._sock.close()
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for task in (self._waiter,):
+            if task is not None and not task.done():
+                task.cancel()
+        if self._calls is not None:
+            await self._calls.aclose()
+        if self._sock is not None:
+            await self._sock.close()
+        if self._reader is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(self._reader), 5)
+            except (TimeoutError, asyncio.CancelledError):
+                self._reader.cancel()
+        self._queue.put_nowait(None)
