@@ -76,10 +76,12 @@ class AgentOptions:
                 raise ValueError(f"{where}.{key} must be a number >= 0, got {v!r}")
             nums[key] = v
         dicts: dict[str, dict[str, Any] | None] = {}
+        named: dict[str, str] = {}
         for key in _DICT_OPTIONS:
             v = opts.pop(key, None)
             if isinstance(v, str) and key.endswith("_provider"):
-                v = {"type": v}
+                named[key] = v  # only the vendor changes: the model and the rest stay
+                continue
             if v is not None and not isinstance(v, Mapping):
                 raise ValueError(f"{where}.{key} must be a mapping (or a provider type name), got {v!r:.80}")
             dicts[key] = dict(v) if v is not None else None
@@ -96,12 +98,15 @@ class AgentOptions:
                 sorted([*_NUMBER_OPTIONS, *_DICT_OPTIONS, "listen_model", "language", "mip_opt_out", "tags"])
             )
             raise ValueError(f"{where}: unknown option(s) {', '.join(sorted(opts))} (known: {known})")
+        base = {"listen_provider": listen, "think_provider": think, "speak_provider": speak}
+        for key, vendor in named.items():
+            base[key] = {**base[key], "type": vendor}
         return cls(
-            listen_provider=_merge(listen, dicts["listen_provider"]),
-            think_provider=_merge(think, dicts["think_provider"]),
-            speak_provider=_merge(speak, dicts["speak_provider"]),
-            think_endpoint=dicts["think_endpoint"],
-            speak_endpoint=dicts["speak_endpoint"],
+            listen_provider=_merge(base["listen_provider"], dicts.get("listen_provider")),
+            think_provider=_merge(base["think_provider"], dicts.get("think_provider")),
+            speak_provider=_merge(base["speak_provider"], dicts.get("speak_provider")),
+            think_endpoint=dicts.get("think_endpoint"),
+            speak_endpoint=dicts.get("speak_endpoint"),
             keepalive_s=float(nums["keepalive_s"]),
             reconnect_attempts=int(nums["reconnect_attempts"]),
             reconnect_first_s=float(nums["reconnect_first_s"]),
@@ -112,7 +117,8 @@ class AgentOptions:
 
 
 def _merge(default: dict[str, Any], override: dict[str, Any] | None) -> dict[str, Any]:
-    """The configured provider object: merged over the default of the same type, or taken whole for another."""
+    """The configured provider object: merged over the default of the same type, taken whole when it is a
+    mapping for another vendor (whose fields differ from Deepgram's)."""
     if not override:
         return default
     if override.get("type", default["type"]) == default["type"]:

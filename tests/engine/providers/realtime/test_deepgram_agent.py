@@ -140,7 +140,9 @@ async def test_cancel_before_execution_runs_nothing() -> None:
             json.dumps(
                 {
                     "type": "FunctionCallRequest",
-                    "functions": [{"id": "c1", "name": "get_weather", "arguments": "{}", "client_side": True}],
+                    "functions": [
+                        {"id": "c1", "name": "get_weather", "arguments": '{"city": "Rome"}', "client_side": True}
+                    ],
                 }
             )
         )
