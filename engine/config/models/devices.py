@@ -5,9 +5,11 @@ The ways a person reaches the engine; each is optional and has defaults that wor
 
 from __future__ import annotations
 
-from pydantic import Field, SecretStr
+from typing import Literal
 
-from engine.config.models.common import Strict
+from pydantic import Field, SecretStr, model_validator
+
+from engine.config.models.common import FieldError, Strict
 
 
 class SoftphoneConfig(Strict):
@@ -24,11 +26,27 @@ class SoftphoneConfig(Strict):
 
 class AsteriskConfig(Strict):
     enabled: bool = False
-    ari_url: str = "http://127.0.0.1:8088/ari"
+    ari_url: str = Field(default="http://127.0.0.1:8088/ari", description="Asterisk's ARI base URL (http.conf).")
     username: str = "ava"
     password: SecretStr | None = None
-    app_name: str = "ava"
+    app_name: str = Field(default="ava", description="The Stasis application the dialplan sends calls to.")
     default_context: str | None = None
+    media: Literal["rtp", "websocket"] = Field(
+        default="rtp", description="rtp: externalMedia over UDP; websocket: chan_websocket (Asterisk 20.16+)."
+    )
+    rtp_host: str = Field(default="127.0.0.1", description="The engine's address Asterisk sends the caller's RTP to.")
+    rtp_port_start: int = Field(default=18000, ge=1024, le=65535)
+    rtp_port_end: int = Field(default=18999, ge=1024, le=65535)
+    request_timeout_s: float = Field(default=5.0, gt=0, le=60)
+    #: Caller ID the engine's transfer calls carry (the AI's own identity extension).
+    caller_id: str = '"AVA" <7000>'
+
+    @model_validator(mode="after")
+    def _port_range(self) -> AsteriskConfig:
+        if self.rtp_port_end < self.rtp_port_start:
+            raise FieldError("rtp_port_end", f"rtp_port_end {self.rtp_port_end} is below rtp_port_start "
+                             f"{self.rtp_port_start}")  # fmt: skip
+        return self
 
 
 class ConsoleConfig(Strict):
