@@ -23,7 +23,6 @@ import asyncio
 import base64
 import binascii
 import logging
-from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,7 +124,8 @@ class ElevenLabsAgentSession(RealtimeSession):
         self._configs: list[dict[str, Any]] = []
         self._pushed: frozenset[str] = frozenset()  # exposed names of the tools the agent now has
         self._tasks: set[asyncio.Task[None]] = set()
-        self._pending: deque[RealtimeEvent] = deque()
+        self._queue: asyncio.Queue[RealtimeEvent | None] = asyncio.Queue()
+        self._reader: asyncio.Task[None] | None = None
         self._swap = asyncio.Lock()
         self._closed = False
         self._audio_in = self._audio_out = 0
@@ -139,6 +139,7 @@ class ElevenLabsAgentSession(RealtimeSession):
             self._agent = await self._rest.agent(self.p.agent_id)
             await self._push(setup.view)
             self._conn = await self._connect(greet=True)
+            self._reader = asyncio.create_task(self._run(), name=f"elevenlabs:{self.call.call_id}:reader")
         except BaseException:
             await self._rest.aclose()
             raise
@@ -168,7 +169,7 @@ class ElevenLabsAgentSession(RealtimeSession):
         )
         if skipped and greet:
             note = f"{self.p.name}: the agent does not allow overriding {', '.join(skipped)}; its own is used"
-            self._pending.append(ProviderNotice(note))
+            self._queue.put_nowait(ProviderNotice(note))
         return msg
 
     async def _connect(self, greet: bool) -> _Conn:
@@ -224,29 +225,30 @@ class ElevenLabsAgentSession(RealtimeSession):
             log.debug("%s: audio not sent: %s", self.p.name, e)
 
     async def events(self) -> AsyncIterator[RealtimeEvent]:
-        while True:
-            while self._pending:
-                yield self._pending.popleft()
-            conn = self._conn
-            if conn is None or self._closed:
-                break
-            async for msg in conn.stream:
-                for ev in await self._handle(conn, msg):
-                    yield ev
-                while self._pending:
-                    yield self._pending.popleft()
-            if self._closed:
-                break
-            async with self._swap:
-                if self._conn is not conn:
-                    continue  # apply-now replaced the conversation
-                for ev in await self._reconnect(conn):
-                    yield ev
-        while self._pending:
-            yield self._pending.popleft()
-        usage = self._usage()
-        if usage is not None:
-            yield usage
+        while (ev := await self._queue.get()) is not None:
+            yield ev
+
+    async def _run(self) -> None:
+        """Reads the conversation (and the next one, after a reconnect) into the event queue until it ends."""
+        try:
+            while not self._closed and (conn := self._conn) is not None:
+                async for msg in conn.stream:
+                    for ev in await self._handle(conn, msg):
+                        self._queue.put_nowait(ev)
+                if self._closed:
+                    break
+                async with self._swap:
+                    if self._conn is conn:  # not replaced by apply-now: the socket dropped
+                        for ev in await self._reconnect(conn):
+                            self._queue.put_nowait(ev)
+        except Exception as e:  # a bug here must end this call, never the engine
+            log.exception("%s: the conversation reader failed", self.p.name)
+            self._queue.put_nowait(ProviderNotice(f"{self.p.name}: {type(e).__name__}: {e}", fatal=True))
+        finally:
+            usage = self._usage()
+            if usage is not None:
+                self._queue.put_nowait(usage)
+            self._queue.put_nowait(None)
 
     async def _handle(self, conn: _Conn, msg: dict[str, Any] | bytes | BadFrame) -> list[RealtimeEvent]:
         if not isinstance(msg, dict):
@@ -360,7 +362,7 @@ class ElevenLabsAgentSession(RealtimeSession):
             # The live conversation keeps the tools it started with: removals are refused by the engine now,
             # additions are heard from the next conversation (apply-now, a reconnect or the next call).
             self.call.shown_tools = self.call.shown_tools & view.names
-            self._pending.append(
+            self._queue.put_nowait(
                 ProviderNotice(f"{self.p.name}: tool change pushed to the agent; takes effect on the next call")
             )
             return
@@ -368,7 +370,7 @@ class ElevenLabsAgentSession(RealtimeSession):
             old = self._conn
             self._conn = await self._connect(greet=False)
             self.call.shown_tools = self._pushed
-            self._pending.append(ProviderNotice(f"{self.p.name}: reconnected to apply the tool change now"))
+            self._queue.put_nowait(ProviderNotice(f"{self.p.name}: reconnected to apply the tool change now"))
         if old is not None:
             await old.sock.close()
 
@@ -404,5 +406,10 @@ class ElevenLabsAgentSession(RealtimeSession):
             await asyncio.gather(*self._tasks, return_exceptions=True)
         if self._conn is not None:
             await self._conn.sock.close()
+        if self._reader is not None:
+            self._reader.cancel()  # it may be waiting to reconnect
+            await asyncio.gather(self._reader, return_exceptions=True)
+        else:
+            self._queue.put_nowait(None)
         if self._rest is not None:
             await self._rest.aclose()
