@@ -100,12 +100,14 @@ def cmd_schema(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------------------- tools
 
 
-def _render(provider_type: str | None, view: Any, strict: bool) -> list[dict[str, Any]]:
+def _render(provider_type: str | None, view: Any, strict: bool) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The tools array, and what the rendering left out or sent non-strict (``rendering`` in the JSON)."""
     if provider_type is None:
-        return view.declarations()
-    from engine.providers.rendering import render_declarations
+        return view.declarations(), {}
+    from engine.providers.rendering import render_tools
 
-    return render_declarations(provider_type, view, strict=strict)
+    rendered = render_tools(provider_type, view, strict=strict)
+    return rendered.tools, rendered.report()
 
 
 async def cmd_tools(args: argparse.Namespace) -> int:
@@ -126,13 +128,15 @@ async def cmd_tools(args: argparse.Namespace) -> int:
         else:
             tier = args.tier or "deep"
             view = engine.views.view(["*"], tier, None, 0, "")
-        tools = _render(args.provider, view, args.strict)
+        tools, rendering = _render(args.provider, view, args.strict)
         out: dict[str, Any] = {
             "context": args.context,
             "provider": args.provider,
             "tier": tier,
             "tools": tools,
         }
+        if rendering:
+            out["rendering"] = rendering
         details = _details(engine, args.context, tier)
         if details is not None:
             out.update(details)
@@ -146,6 +150,10 @@ async def cmd_tools(args: argparse.Namespace) -> int:
         print(f"  {decl['name']:<40} {str(decl['description'])[:70]}")
     for h in out.get("hidden", []):
         print(f"  (hidden) {h['name']:<31} {h['reason']}")
+    for name in rendering.get("omitted", []):
+        print(f"  (left out) {name:<29} over the provider's limit of {rendering['limit']} tools")
+    for row in rendering.get("non_strict", []):
+        print(f"  (non-strict) {row['name']:<27} {row['reason']}")
     return 0
 
 
@@ -232,6 +240,7 @@ _CALL_EVENTS = {
     "tool.rejected",
     "tier.changed",
     "tools.changed",
+    "tools.omitted",
     "announcement.requested",
     "announcement.played",
     "turn.over_budget",

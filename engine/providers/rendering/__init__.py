@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.providers.rendering.declarations import (
+    NON_STRICT,
     PROVIDER_TYPES,
     STRICT_TYPES,
     GeminiSchemaMode,
@@ -24,6 +25,7 @@ from engine.providers.rendering.declarations import (
     render_declaration,
     wrap_tools,
 )
+from engine.providers.rendering.limits import TOOL_LIMITS, select
 from engine.providers.rendering.names import NameMap
 from engine.providers.rendering.schemas import Schema
 from engine.tools.view import ToolView
@@ -45,6 +47,20 @@ class RenderedTools:
     #: provider name -> the real schema, for tools sent in strict mode (their added nulls are stripped back).
     strict_originals: dict[str, Schema] = field(default_factory=dict)
     count: int = 0
+    #: exposed name -> why a tool that asked for strict mode was sent non-strict.
+    non_strict: dict[str, str] = field(default_factory=dict)
+    #: exposed names left out because the view has more tools than the provider takes in one request.
+    omitted: tuple[str, ...] = ()
+    #: the provider's tools-per-request limit (None: no documented limit).
+    limit: int | None = None
+
+    def report(self) -> dict[str, Any]:
+        """What ``ava-engine tools --json`` and the tools.omitted event say about this rendering."""
+        return {
+            "limit": self.limit,
+            "omitted": list(self.omitted),
+            "non_strict": [{"name": n, "reason": r} for n, r in self.non_strict.items()],
+        }
 
 
 def _log_once(provider_type: str, tool: str, notes: Sequence[str], renamed: str | None) -> None:
@@ -61,14 +77,20 @@ def _log_once(provider_type: str, tool: str, notes: Sequence[str], renamed: str 
         log.info("tool %s for %s: %s", tool, provider_type, note)
 
 
-def _declarations(source: ToolView | Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def _declarations(
+    source: ToolView | Sequence[Mapping[str, Any]], limit: int | None
+) -> tuple[list[Mapping[str, Any]], tuple[str, ...]]:
+    """The declarations to render (at most ``limit``, chosen by ``select``) and the names left out."""
     if isinstance(source, ToolView):
-        return list(source.declarations())
+        keep, omitted = select(source.definitions(), limit)
+        return [d.declaration() for d in keep], tuple(d.name for d in omitted)
     out = list(source)
     for i, d in enumerate(out):
         if not isinstance(d, Mapping):
             raise TypeError(f"declaration {i} must be a mapping with name/description/input_schema, got {d!r:.80}")
-    return out
+    if limit is None or len(out) <= limit:
+        return out, ()
+    return out[:limit], tuple(str(d.get("name", "")) for d in out[limit:])
 
 
 def render_tools(
@@ -80,11 +102,15 @@ def render_tools(
 ) -> RenderedTools:
     """Render a view (or canonical declarations) for one provider type, uncached."""
     check_type(provider_type)
-    decls = _declarations(source)
+    limit = TOOL_LIMITS.get(provider_type)
+    decls, omitted = _declarations(source, limit)
+    if omitted:
+        _log_once(provider_type, "(view)", [f"over the limit of {limit} tools, left out: {', '.join(omitted)}"], None)
     names = NameMap(name_rule(provider_type), [str(d.get("name", "")) for d in decls])
     use_strict = strict and provider_type in STRICT_TYPES
     out: list[dict[str, Any]] = []
     originals: dict[str, Schema] = {}
+    non_strict: dict[str, str] = {}
     for d in decls:
         exposed = str(d.get("name", ""))
         pname = names.provider_name(exposed)
@@ -92,8 +118,11 @@ def render_tools(
         _log_once(provider_type, exposed, r.notes, names.changed.get(exposed))
         if r.strict_original is not None:
             originals[pname] = r.strict_original
+        elif use_strict:
+            non_strict[exposed] = next((n[len(NON_STRICT) :] for n in r.notes if n.startswith(NON_STRICT)), "")
         out.append(r.tool)
-    return RenderedTools(provider_type, wrap_tools(provider_type, out), names, originals, len(out))
+    tools = wrap_tools(provider_type, out)
+    return RenderedTools(provider_type, tools, names, originals, len(out), non_strict, omitted, limit)
 
 
 def render_declarations(

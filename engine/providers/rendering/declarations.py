@@ -15,13 +15,26 @@ from typing import Any, Literal, get_args
 
 from engine.config.models.providers import ProviderType
 from engine.providers.rendering.names import CANONICAL_RULE, GEMINI_RULE, OPENAI_RULE, NameRule
-from engine.providers.rendering.schemas import Notes, Schema, copy_schema, drop_vendor_keys, inline_refs, object_root
+from engine.providers.rendering.schemas import (
+    Notes,
+    Schema,
+    SchemaError,
+    copy_schema,
+    drop_vendor_keys,
+    inline_refs,
+    object_root,
+    resolve_root_ref,
+    with_array_items,
+)
 from engine.providers.rendering.strict import NotStrictable, strict_schema
-from engine.providers.rendering.subset import to_elevenlabs, to_gemini_openapi
+from engine.providers.rendering.subset import to_elevenlabs, to_gemini_openapi, to_ollama
 
 #: Every provider type the config accepts, in the config model's order.
 PROVIDER_TYPES: tuple[str, ...] = get_args(ProviderType)
 STRICT_TYPES = frozenset({"openai_chat", "openai_responses"})
+OPENAI_TYPES = frozenset({"openai_chat", "openai_responses", "openai_realtime"})
+#: The note that says a tool asked for strict mode was sent non-strict (``tools --json`` lists these).
+NON_STRICT = "sent non-strict: "
 GeminiSchemaMode = Literal["json_schema", "openapi"]
 GEMINI_MAX_PER_TOOL = 512
 
@@ -62,13 +75,15 @@ def render_schema(
     if provider_type in ("scripted", "pipeline"):
         return object_root(s, notes), notes, False
     if provider_type in ("openai_chat", "openai_responses") and strict:
-        base = object_root(drop_vendor_keys(inline_refs(s, notes), notes), notes)
+        strict_notes: Notes = []
         try:
-            return strict_schema(base, notes), notes, True
-        except NotStrictable as e:
-            notes.append(f"sent non-strict: {e}")
-            return object_root(s, []), notes, False
-    if provider_type in ("openai_chat", "openai_responses", "openai_realtime", "anthropic"):
+            base = object_root(resolve_root_ref(drop_vendor_keys(s, strict_notes), strict_notes), strict_notes)
+            return strict_schema(base, strict_notes), notes + strict_notes, True
+        except (NotStrictable, SchemaError) as e:
+            notes.append(f"{NON_STRICT}{e}")
+    if provider_type in OPENAI_TYPES:
+        return with_array_items(object_root(s, notes), notes), notes, False
+    if provider_type == "anthropic":
         return object_root(s, notes), notes, False
     if provider_type in ("gemini", "gemini_live"):
         if gemini_schema == "json_schema":
@@ -78,7 +93,9 @@ def render_schema(
     flat = object_root(drop_vendor_keys(inline_refs(s, notes), notes), notes)
     if provider_type == "elevenlabs_agent":
         return to_elevenlabs(flat, notes), notes, False
-    return flat, notes, False  # ollama, deepgram_agent: plain JSON Schema without references
+    if provider_type == "ollama":
+        return to_ollama(flat, notes), notes, False
+    return flat, notes, False  # deepgram_agent: plain JSON Schema without references
 
 
 def render_declaration(

@@ -67,7 +67,8 @@ def walk(schema: Schema, fn: Callable[[Schema, str], Schema], path: str = "") ->
     return rec(schema, path)
 
 
-def _pointer(root: Schema, ref: str, where: str) -> Schema:
+def resolve_ref(root: Schema, ref: str, where: str) -> Schema:
+    """The subschema a local ``$ref`` points at in ``root`` (``SchemaError`` naming ``where`` otherwise)."""
     if not ref.startswith("#"):
         raise SchemaError(f"{where}: only local $ref is supported, got {ref!r}")
     node: Any = root
@@ -104,7 +105,7 @@ def inline_refs(schema: Schema, notes: Notes, *, keep_recursive: bool = False) -
                 if "description" in node:
                     cut["description"] = node["description"]
                 return cut
-            target = _pointer(root, ref, path or "/")
+            target = resolve_ref(root, ref, path or "/")
             merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
             return rec(merged, path, (*stack, ref))
         out = map_subschemas(node, lambda s, p: rec(s, p, stack), path)
@@ -158,3 +159,36 @@ def object_root(schema: Any, notes: Notes) -> Schema:
 
 def copy_schema(schema: Any) -> Schema:
     return copy.deepcopy(dict(schema)) if isinstance(schema, dict) else {}
+
+
+def _is_array(node: Schema) -> bool:
+    t = node.get("type")
+    return t == "array" or (isinstance(t, list) and "array" in t)
+
+
+def with_array_items(schema: Schema, notes: Notes) -> Schema:
+    """Give every array schema without ``items`` the schema ``{}`` (any element): the same constraint, in the
+    form OpenAI accepts (it answers an array without ``items`` with HTTP 400)."""
+    added: list[str] = []
+
+    def fn(node: Schema, path: str) -> Schema:
+        if _is_array(node) and "items" not in node:
+            added.append(path or "/")
+            return {**node, "items": {}}
+        return node
+
+    out = walk(schema, fn)
+    if added:
+        notes.append("added items {} to arrays at " + ", ".join(added))
+    return out
+
+
+def resolve_root_ref(schema: Schema, notes: Notes) -> Schema:
+    """A root that is a ``$ref`` (pydantic and zod emit them) becomes the schema it points at, its ``$defs``
+    kept for the references inside; siblings of the ``$ref`` win, as everywhere else."""
+    ref = schema.get("$ref")
+    if not isinstance(ref, str):
+        return schema
+    target = resolve_ref(schema, ref, "/")
+    notes.append("resolved the root $ref")
+    return {**target, **{k: v for k, v in schema.items() if k != "$ref"}}

@@ -37,6 +37,7 @@ GEMINI_KEYS = frozenset(
         "anyOf",
         "default",
         "example",
+        "additionalProperties",
     }
 )
 GEMINI_FORMATS = {"STRING": {"enum", "date-time"}, "INTEGER": {"int32", "int64"}, "NUMBER": {"float", "double"}}
@@ -143,8 +144,45 @@ def _normalise(node: Schema, path: str, notes: Notes) -> Schema:
     return node
 
 
+def merge_root_union(schema: Schema, notes: Notes) -> Schema:
+    """A root ``anyOf``/``oneOf`` of object schemas as ONE object: every branch's properties, required only what
+    every branch requires, the alternatives named in the description. Dialects without root unions (Gemini's
+    ``parameters``, Ollama) would otherwise keep no parameters at all; the engine still validates the call
+    against the real schema."""
+    key = "anyOf" if isinstance(schema.get("anyOf"), list) else "oneOf" if isinstance(schema.get("oneOf"), list) else ""
+    if not key:
+        return schema
+    branches = [b for b in schema[key] if isinstance(b, dict)]
+    objects = [b for b in branches if b.get("type", "object") == "object" and isinstance(b.get("properties"), dict)]
+    if not objects:
+        return schema
+    out: Schema = {k: v for k, v in schema.items() if k != key}
+    props: dict[str, Any] = dict(out.get("properties") or {})
+    for b in objects:
+        for name, sub in b["properties"].items():
+            props.setdefault(name, sub)
+    common = set.intersection(*(set(b.get("required") or []) for b in objects))
+    out["type"] = "object"
+    out["properties"] = props
+    required = [r for r in dict.fromkeys([*(out.get("required") or []), *sorted(common)]) if r in props]
+    if required:
+        out["required"] = required
+    else:
+        out.pop("required", None)
+    forms = "; ".join(
+        "(" + ", ".join(f"{n}{'*' if n in (b.get('required') or []) else ''}" for n in b["properties"]) + ")"
+        for b in objects
+    )
+    text = f"Arguments take one of these forms (* = required): {forms}."
+    out["description"] = f"{out['description']} {text}" if out.get("description") else text
+    notes.append(f"root {key} of {len(objects)} objects merged into one object")
+    return out
+
+
 def to_gemini_openapi(schema: Schema, notes: Notes, path: str = "") -> Schema:
     """JSON Schema → Gemini's OpenAPI 3.0 ``Schema`` (upper-case types)."""
+    if not path:
+        schema = merge_root_union(schema, notes)
     node = _normalise(schema, path, notes)
     out: Schema = {}
     dropped = sorted(k for k in node if k not in GEMINI_KEYS and k != "nullable")
@@ -164,6 +202,11 @@ def to_gemini_openapi(schema: Schema, notes: Notes, path: str = "") -> Schema:
                 }
         elif k == "items" and isinstance(v, dict):
             out["items"] = to_gemini_openapi(v, notes, f"{path}/items")
+        elif k == "additionalProperties":
+            if isinstance(v, dict):
+                out[k] = to_gemini_openapi(v, notes, f"{path}/additionalProperties")
+            elif isinstance(v, bool):
+                out[k] = v
         elif k == "anyOf":
             out["anyOf"] = [to_gemini_openapi(b, notes, f"{path}/anyOf/{i}") for i, b in enumerate(v)]
         else:
@@ -203,6 +246,61 @@ def to_elevenlabs(schema: Schema, notes: Notes, path: str = "", name: str = "") 
     out.setdefault("type", "object" if "properties" in out else "string")
     if out["type"] == "object":
         out.setdefault("properties", {})
+        if "required" in out:
+            kept = [r for r in out["required"] if r in out["properties"]]
+            if len(kept) < len(out["required"]):
+                notes.append(f"dropped required names not in properties at {path or '/'}")
+            if kept:
+                out["required"] = kept
+            else:
+                out.pop("required")
+    if out["type"] == "array" and not isinstance(out.get("items"), dict):
+        out["items"] = {"type": "string", "description": f"one {(name or 'value').replace('_', ' ')}"}
+        notes.append(f"array without items sent as a list of strings at {path or '/'}")
     if out["type"] not in ("object", "array") and not out.get("description"):
         out["description"] = (name or "value").replace("_", " ")
     return out
+
+
+def _ollama_node(node: Schema, path: str, notes: Notes) -> Schema:
+    where = path or "/"
+    node = dict(node)
+    if isinstance(node.get("allOf"), list):
+        node = _merge_all_of(node)
+        notes.append(f"merged allOf at {where}")
+    if "oneOf" in node:
+        node["anyOf"] = node.pop("oneOf")
+        notes.append(f"oneOf as anyOf at {where}")
+    if "const" in node:
+        value = node.pop("const")
+        node["enum"] = [value]
+        if "type" not in node and "anyOf" not in node:
+            inferred = _infer_type([value])
+            if inferred:
+                node["type"] = inferred
+        notes.append(f"const as enum at {where}")
+    out: Schema = {}
+    for k, v in node.items():
+        if k in ("properties", "$defs") and isinstance(v, dict):
+            out[k] = {n: _ollama_node(s, f"{path}/{k}/{n}", notes) if isinstance(s, dict) else s for n, s in v.items()}
+        elif k in ("items", "additionalProperties") and isinstance(v, dict):
+            out[k] = _ollama_node(v, f"{path}/{k}", notes)
+        elif k == "anyOf" and isinstance(v, list):
+            out[k] = [
+                _ollama_node(b, f"{path}/anyOf/{i}", notes) if isinstance(b, dict) else b for i, b in enumerate(v)
+            ]
+        else:
+            out[k] = v
+    return out
+
+
+def to_ollama(schema: Schema, notes: Notes) -> Schema:
+    """JSON Schema → what Ollama's server keeps (``api.ToolProperty``: type, description, enum, items, properties,
+    required, anyOf): ``allOf`` merged, ``oneOf`` as ``anyOf``, ``const`` as a one-value ``enum``, and a root
+    union or ``allOf`` made one object so the tool keeps its parameters. Inputs have ``$ref`` inlined."""
+    root = dict(schema)
+    if isinstance(root.get("allOf"), list):
+        root = _merge_all_of(root)
+        notes.append("merged allOf at /")
+    root = merge_root_union(root, notes)
+    return _ollama_node(root, "", notes)
