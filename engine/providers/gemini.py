@@ -1,8 +1,9 @@
 """Google Gemini ``generateContent`` (``{base_url}/models/{model}:streamGenerateContent?alt=sse``).
 
 Rendered per request from the canonical history (reference/wire-formats.md §5): tool rounds are a ``model``
-content of ``functionCall`` parts (object arguments; the model's ``thoughtSignature`` echoed back unchanged for
-calls of the current turn) and one ``user`` content of ``functionResponse`` parts in the same order, with the
+content of ``functionCall`` parts (object arguments; the model's ``thoughtSignature``, kept with the call in the
+canonical history, echoed back unchanged in every later request — also after the call moved to another provider
+and back) and one ``user`` content of ``functionResponse`` parts in the same order, with the
 result under ``output`` or, for failures, ``error``. Declarations use ``parametersJsonSchema`` (full JSON
 Schema) unless ``options.gemini_schema: openapi`` asks for the legacy OpenAPI subset. The key travels in the
 ``x-goog-api-key`` header, never in the URL.
@@ -11,7 +12,7 @@ Schema) unless ``options.gemini_schema: openapi`` asks for the legacy OpenAPI su
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -45,8 +46,9 @@ class GeminiProvider(TextProvider):
         self,
         history: Sequence[HistoryItem],
         tools: RenderedTools,
-        signatures: dict[str, str],
+        signatures: Mapping[str, str] | None = None,
     ) -> tuple[list[dict[str, Any]], list[str]]:
+        """Contents and system texts; ``signatures`` (canonical id -> signature) adds to what the calls carry."""
         raw: list[dict[str, Any]] = []
         system: list[str] = []
         for seg in segments(history):
@@ -66,8 +68,9 @@ class GeminiProvider(TextProvider):
                         "args": call_arguments_object(c),
                     }
                 }
-                if c.id in signatures:
-                    part["thoughtSignature"] = signatures[c.id]
+                sig = c.meta_for(self.type).get("thoughtSignature") or (signatures or {}).get(c.id)
+                if isinstance(sig, str):  # echoed on the part that carried it, in every later request
+                    part["thoughtSignature"] = sig
                 parts.append(part)
             raw.append({"role": "model", "parts": parts})
             raw.append({"role": "user", "parts": [self.function_response(r, tools) for r in seg.results]})
@@ -86,7 +89,7 @@ class GeminiProvider(TextProvider):
     def build_request(
         self, turn: Turn, history: Sequence[HistoryItem], tools: RenderedTools, mode: ToolMode, state: dict[str, Any]
     ) -> HttpRequest:
-        contents, system = self.contents(history, tools, state.setdefault("signatures", {}))
+        contents, system = self.contents(history, tools)
         if turn.system_prompt:
             system.insert(0, turn.system_prompt)
         payload: dict[str, Any] = {"contents": contents}
@@ -107,13 +110,6 @@ class GeminiProvider(TextProvider):
         method = "streamGenerateContent?alt=sse" if self.stream else "generateContent"
         url = f"{self.base_url}/{quote(model, safe='/')}:{method}"
         return HttpRequest(url, payload, self.json_headers("x-goog-api-key", self.api_key), self.stream)
-
-    def remember(self, state: dict[str, Any], calls: Sequence[RawCall], results: Sequence[ToolResultItem]) -> None:
-        sigs: dict[str, str] = state.setdefault("signatures", {})
-        for call, res in zip(calls, results, strict=False):
-            sig = call.extra.get("thoughtSignature")
-            if isinstance(sig, str):
-                sigs[res.call_id] = sig
 
     async def _chunk(self, data: dict[str, Any], turn: Turn, out: ModelOutput) -> None:
         self.raise_embedded_error(data)

@@ -15,6 +15,7 @@ import aiohttp
 
 from engine.providers.base import ProviderError, Turn
 from engine.providers.http import ndjson_lines
+from engine.providers.openai_chat import said_before
 from engine.providers.rendering import RenderedTools
 from engine.providers.textloop import (
     HttpRequest,
@@ -50,7 +51,7 @@ class OllamaProvider(TextProvider):
             out.append(
                 {
                     "role": "assistant",
-                    "content": "",
+                    "content": said_before(out) or "",
                     "tool_calls": [
                         {"function": {"name": tools.names.provider_name(c.name), "arguments": call_arguments_object(c)}}
                         for c in seg.calls

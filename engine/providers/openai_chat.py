@@ -48,6 +48,16 @@ def with_query(provider: TextProvider, url: str) -> str:
     return url
 
 
+def said_before(out: list[dict[str, Any]]) -> str | None:
+    """The assistant's words just before a tool round, taken off ``out`` to share the round's message (the API's
+    own shape: one assistant message with ``content`` and ``tool_calls``)."""
+    last = out[-1] if out else None
+    if last is not None and last["role"] == "assistant" and not last.get("tool_calls") and last.get("content"):
+        out.pop()
+        return str(last["content"])
+    return None
+
+
 class OpenAIChatProvider(TextProvider):
     type = "openai_chat"
     default_base_url = "https://api.openai.com/v1"
@@ -65,7 +75,7 @@ class OpenAIChatProvider(TextProvider):
             out.append(
                 {
                     "role": "assistant",
-                    "content": None,
+                    "content": said_before(out),
                     "tool_calls": [
                         {
                             "id": provider_call_id(self.type, c.id),

@@ -16,11 +16,12 @@ from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import aiohttp
 
 from engine.config.models import ProviderConfig
+from engine.events import Event, ToolsOmitted
 from engine.providers.base import Provider, ProviderError, ProviderSession, ToolCallRequest, Turn, TurnReply
 from engine.providers.http import HttpClient, HttpSettings
 from engine.providers.rendering import RenderedTools, ToolRenderer
@@ -216,12 +217,46 @@ async def emit_text(turn: Turn, text: str) -> None:
             await res
 
 
+class EventSink(Protocol):
+    def publish(self, event: Event) -> None: ...
+
+
+def event_sink(turn: Turn) -> EventSink | None:
+    """The bus behind the turn's tool gateway (the engine's gateway runs tools through an executor that has one);
+    None for gateways without one (tests, tools-less turns)."""
+    bus = getattr(getattr(turn.tools, "executor", None), "bus", None)
+    return bus if callable(getattr(bus, "publish", None)) else None
+
+
+def record_turn_items(turn: Turn, provider_type: str, out: ModelOutput, results: Sequence[ToolResultItem]) -> None:
+    """Attach each call's opaque provider data (``RawCall.extra``, e.g. Gemini's ``thoughtSignature``) to the
+    recorded call, keyed by provider type, so every later request to that provider type echoes it."""
+    history = turn.session.history
+    for call, res in zip(out.calls, results, strict=False):
+        if call.extra:
+            history.annotate_call(res.call_id, provider_type, call.extra)
+
+
 class TextSession(ProviderSession):
     """One call on a REST provider: runs the tool loop per turn; holds only its HTTP client."""
 
     def __init__(self, provider: TextProvider, http: HttpClient) -> None:
         self.provider = provider
         self.http = http
+        self._omitted_reported: set[tuple[object, ...]] = set()
+
+    def _report_omitted(self, turn: Turn, tools: RenderedTools) -> None:
+        """One ``tools.omitted`` event per view whose tools did not all fit the provider's limit."""
+        if not tools.omitted or tools.limit is None or turn.view.key in self._omitted_reported:
+            return
+        self._omitted_reported.add(turn.view.key)
+        sink = event_sink(turn)
+        if sink is not None:
+            sink.publish(
+                ToolsOmitted(
+                    call_id=turn.session.call_id, provider=self.provider.name, limit=tools.limit, omitted=tools.omitted
+                )
+            )
 
     async def aclose(self) -> None:
         await self.http.aclose()
@@ -247,6 +282,7 @@ class TextSession(ProviderSession):
         state: dict[str, Any] = {}
         while True:
             tools = p.renderer.render(turn.view)
+            self._report_omitted(turn, tools)
             allowed = rounds < p.config.max_tool_rounds and error_rounds < ERROR_ROUNDS_BEFORE_NO_TOOLS
             mode = p.tool_mode(tools, allowed)
             req = p.build_request(turn, turn.live_history(), tools, mode, state)
@@ -259,13 +295,18 @@ class TextSession(ProviderSession):
             except ValueError as e:  # a malformed response body
                 raise ProviderError(p.name, f"unreadable response: {e}") from e
             meta: dict[str, Any] = {"provider": p.name, "finish": out.finish}
+            if tools.omitted:
+                meta["tools_omitted"] = list(tools.omitted)
             if not out.calls or mode != "auto":
                 if out.calls:
                     meta["ignored_calls"] = [c.name for c in out.calls]
                 if not allowed:
                     meta["tools_withheld"] = "max_tool_rounds" if rounds >= p.config.max_tool_rounds else "errors"
                 return TurnReply(out.text, tool_rounds=rounds, meta=meta)
+            if out.text:  # the words before the calls stay in the conversation (Anthropic requires them back)
+                turn.session.history.add_message("assistant", out.text)
             results = await turn.tools.call_tools(self._requests(out, tools))
+            record_turn_items(turn, p.type, out, results)
             p.remember(state, out.calls, results)
             rounds += 1
             error_rounds = error_rounds + 1 if all(r.status != "success" for r in results) else 0

@@ -8,7 +8,8 @@ stable for the life of the call; adapters map them to and from their provider's 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 Role = Literal["user", "assistant", "system"]
@@ -34,6 +35,16 @@ class ToolCallItem:
     #: The provider's own id for this call, when it gave one (kept for echoing back to the same provider).
     provider_ids: tuple[tuple[str, str], ...] = ()
     kind: Literal["tool_call"] = "tool_call"
+    #: Opaque per-call data a provider needs echoed back (Gemini's ``thoughtSignature``), keyed by provider type:
+    #: kept with the call so any later request to that provider type carries it, after any provider switch.
+    provider_meta: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+
+    def meta_for(self, provider_type: str) -> Mapping[str, Any]:
+        """This call's opaque data for one provider type (empty when it has none)."""
+        for ptype, meta in self.provider_meta:
+            if ptype == provider_type:
+                return meta
+        return {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +121,17 @@ class History:
             while cut < len(self._items) and isinstance(self._items[cut], ToolResultItem):
                 cut += 1
         del self._items[:cut]
+
+    def annotate_call(self, call_id: str, provider_type: str, meta: Mapping[str, Any]) -> bool:
+        """Attach a provider type's opaque data to a recorded call (replacing that type's earlier data); False
+        when the call is no longer in the history."""
+        for i in range(len(self._items) - 1, -1, -1):
+            item = self._items[i]
+            if isinstance(item, ToolCallItem) and item.id == call_id:
+                kept = tuple((t, m) for t, m in item.provider_meta if t != provider_type)
+                self._items[i] = replace(item, provider_meta=(*kept, (provider_type, dict(meta))))
+                return True
+        return False
 
     def pending_tool_calls(self) -> list[ToolCallItem]:
         """Tool calls with no result yet (a provider must answer every one)."""
