@@ -9,7 +9,9 @@ log and skip.
 Mapping (reference/wire-formats.md §6): ``serverContent.modelTurn`` inline PCM → ``AssistantAudio``;
 ``outputTranscription``/``inputTranscription`` → ``AssistantText``/``CallerText`` (deltas, then one final text
 per turn); ``interrupted`` → ``AssistantInterrupted``; ``turnComplete`` → ``ResponseDone``; ``usageMetadata`` →
-``UsageReport`` (tokens as reported, plus the audio seconds sent and received since the previous report).
+``UsageReport`` (each report's tokens taken as that response's, plus the audio seconds sent and received since
+the previous report); ``voiceActivity`` (sent when the server's VAD signals are on) → ``CallerSpeechStarted`` /
+``CallerSpeechStopped``.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from engine.providers.realtime.session import (
     AssistantAudio,
     AssistantInterrupted,
     AssistantText,
+    CallerSpeechStarted,
+    CallerSpeechStopped,
     CallerText,
     RealtimeEvent,
     ResponseDone,
@@ -112,6 +116,12 @@ class EventReader:
             self.cancelled = ids
         if "usageMetadata" in msg:
             self._usage(_object(msg["usageMetadata"], "usageMetadata"))
+        if "voiceActivity" in msg:
+            kind = _object(msg["voiceActivity"], "voiceActivity").get("voiceActivityType")
+            if kind == "ACTIVITY_START":
+                self._emit(CallerSpeechStarted())
+            elif kind == "ACTIVITY_END":
+                self._emit(CallerSpeechStopped())
         return calls
 
     # -------------------------------------------------------------------------------------------- parts

@@ -197,10 +197,13 @@ async def test_barge_in_interrupts_the_answer() -> None:
         async with rig(fake, ToolBox()) as r:
             await fake.audio(b"\x00\x00" * 480)
             await fake.said("Let me tell you a long")
+            await fake.send({"voiceActivity": {"voiceActivityType": "ACTIVITY_START"}})
             await fake.interrupted()
             await fake.turn_complete()
             done = await r.wait_event(lambda e: isinstance(e, ResponseDone))
     assert fake.errors == []
+    kinds = [type(e).__name__ for e in r.events]
+    assert kinds.index("CallerSpeechStarted") < kinds.index("AssistantInterrupted")
     cut = next(e for e in r.events if isinstance(e, AssistantInterrupted))
     audio = next(e for e in r.events if isinstance(e, AssistantAudio))
     assert cut.item_id == audio.item_id
