@@ -158,8 +158,8 @@ class DeepgramAgentSession(RealtimeSession):
     async def send_audio(self, audio: bytes) -> None:
         if not audio:
             return
-        self._audio_in_s += self.input_spec.duration_ms(len(audio)) / 1000
-        if self._sock is not None and await self._send(self._sock.send_bytes(audio)):
+        if self._sock is not None and await self._send(self._sock.send_bytes(audio)):  # dropped while reconnecting
+            self._audio_in_s += self.input_spec.duration_ms(len(audio)) / 1000
             self._last_audio = time.monotonic()
 
     async def _keepalive(self) -> None:
