@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import binascii
 import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
@@ -30,15 +29,12 @@ from typing import Any
 
 from engine.backoff import Backoff
 from engine.config.models import ProviderConfig
-from engine.providers.base import ProviderError, ToolCallRequest
+from engine.providers.base import ProviderError
 from engine.providers.http import HttpSettings
+from engine.providers.realtime import elevenlabs_wire as wire
 from engine.providers.realtime.elevenlabs_tools import DEFAULT_BASE_URL, ElevenLabsRest, client_tools
-from engine.providers.realtime.elevenlabs_wire import QUIET, context_update, initiation, read_metadata
 from engine.providers.realtime.session import (
-    PCM16_8K,
     PCM16_16K,
-    PCM16_24K,
-    PCMU_8K,
     AssistantAudio,
     AssistantInterrupted,
     AssistantText,
@@ -53,7 +49,6 @@ from engine.providers.realtime.session import (
 )
 from engine.providers.realtime.socket import BadFrame, RealtimeSocket
 from engine.providers.rendering.names import NameMap
-from engine.providers.textloop import result_text
 from engine.sessions.session import CallSession
 from engine.tools.view import ToolView
 
@@ -91,7 +86,7 @@ class ElevenLabsAgentProvider(RealtimeProvider):
         return ElevenLabsRest(self.name, self.base_url, self.api_key, self.http_settings)
 
     def supported_formats(self) -> Sequence[AudioSpec]:
-        return (PCMU_8K, PCM16_16K, PCM16_8K, PCM16_24K)
+        return tuple(wire.FORMATS.values())  # μ-law first: telephony audio goes straight through
 
     def render_tools(self, view: ToolView) -> list[dict[str, Any]]:
         return client_tools(view)[1]
@@ -159,7 +154,7 @@ class ElevenLabsAgentSession(RealtimeSession):
 
     def _initiation(self, greet: bool) -> dict[str, Any]:
         assert self._setup is not None
-        msg, skipped = initiation(
+        msg, skipped = wire.initiation(
             self._agent,
             self.call,
             instructions=self._setup.instructions,
@@ -189,7 +184,7 @@ class ElevenLabsAgentSession(RealtimeSession):
                         await self._pong(conn, msg)
                 else:
                     raise ProviderError(self.p.name, f"the conversation did not start: {sock.close_reason}")
-            update = None if greet else context_update(self.call.history.items())
+            update = None if greet else wire.context_update(self.call.history.items())
             if update is not None:
                 await sock.send_json(update)
         except TimeoutError:
@@ -202,7 +197,7 @@ class ElevenLabsAgentSession(RealtimeSession):
 
     def _take_metadata(self, conn: _Conn, msg: dict[str, Any]) -> None:
         try:
-            meta = read_metadata(msg)
+            meta = wire.read_metadata(msg)
         except ValueError as e:
             raise ProviderError(self.p.name, str(e)) from None
         conn.conversation_id, self.input_spec, self.output_spec = (
@@ -278,7 +273,7 @@ class ElevenLabsAgentSession(RealtimeSession):
                 self._tool_call(conn, msg.get("client_tool_call"))
             elif kind == "client_error":
                 return [ProviderNotice(f"{self.p.name}: ElevenLabs reports an error: {str(ev or msg)[:300]}")]
-            elif isinstance(kind, str) and (kind in QUIET or kind.startswith("internal_")):
+            elif isinstance(kind, str) and (kind in wire.QUIET or kind.startswith("internal_")):
                 pass
             else:
                 log.warning("%s: ignored an unknown ElevenLabs message type %r", self.p.name, kind)
@@ -287,13 +282,9 @@ class ElevenLabsAgentSession(RealtimeSession):
         return []
 
     def _audio(self, conn: _Conn, ev: dict[str, Any]) -> list[RealtimeEvent]:
-        event_id = int(ev.get("event_id", 0))
+        event_id, data = wire.read_audio(ev)
         if event_id <= conn.last_interrupt:
             return []  # the caller interrupted this utterance: ElevenLabs says drop it
-        try:
-            data = base64.b64decode(str(ev.get("audio_base_64", "")), validate=True)
-        except (binascii.Error, ValueError) as e:
-            raise ValueError(f"audio_base_64 is not base64: {e}") from None
         self._audio_out += len(data)
         return [AssistantAudio(data, str(event_id))] if data else []
 
@@ -328,23 +319,14 @@ class ElevenLabsAgentSession(RealtimeSession):
         task.add_done_callback(self._tasks.discard)
 
     async def _run_tool(self, conn: _Conn, tcid: str, call: dict[str, Any]) -> None:
-        assert self._setup is not None
-        name = str(call.get("tool_name") or "")
-        exposed = self._names.exposed_name(name) if self._names is not None else name
-        params = call.get("parameters")
-        args = params if isinstance(params, dict) else {}
+        assert self._setup is not None and self._names is not None
         try:
-            (result,) = await self._setup.tools.call_tools([ToolCallRequest(exposed, args, provider_id=tcid)])
-            text, is_error = result_text(result), result.status != "success"
-        except Exception as e:  # the gateway failed: the agent still gets an answer and the call goes on
-            log.exception("%s: tool call %s (%s) failed in the engine", self.p.name, tcid, name)
-            text, is_error = f"the tool failed in the engine: {type(e).__name__}", True
+            msg = await wire.tool_result(self._setup.tools, self._names, tcid, call, self.p.name)
         finally:
             conn.outstanding.discard(tcid)
         if conn is not self._conn or conn.sock.closed:
             log.info("%s: result of %s dropped: its conversation has ended", self.p.name, tcid)
             return
-        msg = {"type": "client_tool_result", "tool_call_id": tcid, "result": text, "is_error": is_error}
         try:
             await conn.sock.send_json(msg)
         except Exception as e:

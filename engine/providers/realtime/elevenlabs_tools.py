@@ -20,7 +20,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode, urlsplit, urlunsplit
+from urllib.parse import urlencode
 
 import aiohttp
 
@@ -44,13 +44,6 @@ _HINTS = {
     422: "ElevenLabs rejected the request",
     429: "rate limit or quota exceeded",
 }
-
-
-def ws_base(base_url: str) -> str:
-    """The WebSocket form of an HTTP base URL (``https://api.elevenlabs.io`` → ``wss://api.elevenlabs.io``)."""
-    parts = urlsplit(base_url)
-    scheme = {"https": "wss", "http": "ws"}.get(parts.scheme, parts.scheme)
-    return urlunsplit((scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
 
 
 def response_timeout_s(d: ToolDefinition | None) -> int:

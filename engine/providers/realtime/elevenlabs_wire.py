@@ -10,14 +10,22 @@ reconnected one, and which server messages are read and deliberately not used.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from engine.providers.base import ToolCallRequest, ToolGateway
 from engine.providers.realtime.elevenlabs_tools import allowed_overrides, override_allowed
 from engine.providers.realtime.session import PCMU_8K, AudioSpec
+from engine.providers.rendering.names import NameMap
+from engine.providers.textloop import result_text
 from engine.sessions.history import HistoryItem, Message
 from engine.sessions.session import CallSession
+
+log = logging.getLogger(__name__)
 
 #: ElevenLabs' format names (``asr_input_format.py`` / ``tts_output_format.py``) that carry raw audio.
 FORMATS: dict[str, AudioSpec] = {"ulaw_8000": PCMU_8K} | {
@@ -113,3 +121,28 @@ def context_update(history: Sequence[HistoryItem]) -> dict[str, Any] | None:
         return None
     text = "This call continues an earlier conversation (the connection was renewed). So far:\n" + "\n".join(lines)
     return {"type": "contextual_update", "text": text}
+
+
+def read_audio(ev: Mapping[str, Any]) -> tuple[int, bytes]:
+    """An ``audio_event``: its ``event_id`` and the decoded audio (ValueError when it is not base64)."""
+    try:
+        return int(ev.get("event_id", 0)), base64.b64decode(str(ev.get("audio_base_64", "")), validate=True)
+    except (binascii.Error, ValueError) as e:
+        raise ValueError(f"audio_base_64 is not base64: {e}") from None
+
+
+async def tool_result(
+    gateway: ToolGateway, names: NameMap, tcid: str, call: Mapping[str, Any], provider: str
+) -> dict[str, Any]:
+    """Run one ``client_tool_call`` through the engine and build its ``client_tool_result`` (``tool_call_id``
+    exactly as sent; ``is_error`` for every result that is not a success, a tool the call was not shown too)."""
+    name = str(call.get("tool_name") or "")
+    params = call.get("parameters")
+    request = ToolCallRequest(names.exposed_name(name), params if isinstance(params, dict) else {}, provider_id=tcid)
+    try:
+        (result,) = await gateway.call_tools([request])
+        text, is_error = result_text(result), result.status != "success"
+    except Exception as e:  # the gateway failed: the agent still gets an answer and the call goes on
+        log.exception("%s: tool call %s (%s) failed in the engine", provider, tcid, name)
+        text, is_error = f"the tool failed in the engine: {type(e).__name__}", True
+    return {"type": "client_tool_result", "tool_call_id": tcid, "result": text, "is_error": is_error}

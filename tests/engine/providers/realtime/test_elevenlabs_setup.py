@@ -12,7 +12,7 @@ from realtime_elevenlabs_world import TOOLS, world
 from engine.config.models import ProviderConfig
 from engine.providers.base import ProviderError
 from engine.providers.realtime.elevenlabs_agent import ElevenLabsAgentProvider
-from engine.providers.realtime.elevenlabs_tools import covers, response_timeout_s, ws_base
+from engine.providers.realtime.elevenlabs_tools import covers, response_timeout_s
 from engine.providers.realtime.session import PCM16_16K, PCMU_8K, AssistantAudio, AssistantText, ProviderNotice
 
 
@@ -25,8 +25,6 @@ def test_agent_id_is_required_for_elevenlabs_and_refused_elsewhere() -> None:
 
 
 def test_helpers() -> None:
-    assert ws_base("https://api.elevenlabs.io/") == "wss://api.elevenlabs.io"
-    assert ws_base("http://127.0.0.1:9000/x") == "ws://127.0.0.1:9000/x"
     assert covers({"a": 1, "b": {"c": [1, {"d": 2, "e": 3}]}}, {"b": {"c": [1, {"d": 2}]}})
     assert not covers({"a": 1}, {"a": 2}) and not covers({"l": [1]}, {"l": [1, 2]})
     assert response_timeout_s(None) == 15 and 1 <= response_timeout_s(None) <= 120
