@@ -68,6 +68,18 @@ class Metrics:
         self.cache_hits = Counter(
             "ai_agent_mcp_tool_cache_hits", "Tool results served from cache.", ["tool"], registry=r
         )
+        self.realtime_tokens = Counter(
+            "ai_agent_realtime_tokens",
+            "Tokens realtime providers reported using, by provider and direction (input, output).",
+            ["provider", "direction"],
+            registry=r,
+        )
+        self.realtime_audio_seconds = Counter(
+            "ai_agent_realtime_audio_seconds",
+            "Audio seconds realtime providers reported, by provider and direction (input, output).",
+            ["provider", "direction"],
+            registry=r,
+        )
         self._children: dict[tuple[str, str, str], tuple[object, object]] = {}
         self._rejections: dict[tuple[str, str], object] = {}
 

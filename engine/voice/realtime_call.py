@@ -1,0 +1,398 @@
+"""The voice driver for speech-to-speech providers: an audio backend around a live ``RealtimeSession``.
+
+Why it exists: a realtime provider hears the caller, decides turns and speaks itself; what stays local is the
+audio and the call around it, and that must look the same as a cascaded ``VoiceCall`` to the softphone,
+``ava-engine call --audio-in`` and telephony (same public surface, same events). ``voice_call`` picks the driver.
+
+Caller frames go to the session in its ``input_spec`` (``CallerInput``); assistant audio is played at the
+backend's rate (``Playout``); when the provider hears the caller start (or cuts its own answer) the playout is
+flushed and ``played(item, ms)`` says what was really heard. Final transcripts go to the engine
+(``realtime_caller_said``/``realtime_agent_said``), announcements to ``session.announce``, usage to ``call.usage``
+and the metrics. A fatal notice or the session ending on its own ends the call with a clear reason; after
+``hangup_call`` it ends once the farewell has played. On file runs the ``Pacer`` keeps the output on the input's
+timeline: input waits while the provider owes an answer, then input and output move in lockstep.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from engine.events import AnnouncementRequested, CallEnded, EngineError
+from engine.providers.base import ProviderError
+from engine.providers.realtime import session as rt
+from engine.sessions.session import CallError, CallSession
+from engine.voice.backend import AudioBackend
+from engine.voice.options import VoiceOptions
+from engine.voice.pacing import Pacer
+from engine.voice.pipeline import CallState, TurnStats, VoiceCall
+from engine.voice.realtime_host import RealtimeHost, Usage, is_realtime
+from engine.voice.realtime_input import CallerInput
+from engine.voice.realtime_playout import PlayedItem, Playout
+from engine.voice.realtime_relay import Farewell, TranscriptRelay
+
+log = logging.getLogger(__name__)
+
+#: After ``hangup_call``, how long to wait for the provider's farewell audio before hanging up anyway.
+FAREWELL_TIMEOUT_S = 8.0
+#: How long the provider may owe an answer (caller stopped talking, no audio yet) before the driver stops waiting.
+RESPONSE_TIMEOUT_S = 15.0
+#: When the input has ended: how long the provider must stay quiet before the call is over.
+SETTLE_S = 1.0
+
+
+def voice_call(engine: RealtimeHost, backend: AudioBackend, context: str, **kw: Any) -> VoiceCall | RealtimeVoiceCall:
+    """The voice driver for a call of ``context``: speech-to-speech when its provider is a realtime one, else the
+    cascaded pipeline (``kw`` as either takes: provider, caller_name, caller_number, on_state, on_level …)."""
+    if is_realtime(engine, context, kw.get("provider")):
+        kw.pop("recognizer", None)  # the provider hears the caller itself
+        kw.pop("synthesizer", None)
+        return RealtimeVoiceCall(engine, backend, context, **kw)
+    return VoiceCall(engine, backend, context, **kw)
+
+
+class RealtimeVoiceCall:
+    def __init__(
+        self, engine: RealtimeHost, backend: AudioBackend, context: str, *, provider: str | None = None,
+        caller_name: str | None = None, caller_number: str | None = None, close_backend: bool = True,
+        on_state: Callable[[CallState], None] | None = None, on_level: Callable[[float], None] | None = None,
+        options: VoiceOptions | None = None, farewell_timeout_s: float = FAREWELL_TIMEOUT_S,
+        response_timeout_s: float = RESPONSE_TIMEOUT_S, settle_s: float = SETTLE_S,
+    ) -> None:  # fmt: skip
+        if not is_realtime(engine, context, provider):
+            raise CallError(f"context {context!r} does not run on a realtime provider (use VoiceCall)")
+        opts = options or VoiceOptions.from_softphone(engine.settings.softphone)
+        #: The provider detects speech itself: no push-to-talk on a realtime call.
+        self.options = dataclasses.replace(opts, push_to_talk=False)
+        self.engine, self.backend, self.context, self.provider = engine, backend, context, provider
+        self.caller_name, self.caller_number = caller_name, caller_number
+        self.close_backend = close_backend
+        self.on_state, self.on_level = on_state, on_level
+        self.response_timeout_s, self.settle_s = response_timeout_s, settle_s
+        self.native = rt.AudioSpec("pcm16", backend.sample_rate)
+        self.pacer = Pacer(backend)
+        self.session: CallSession | None = None
+        self.live: rt.RealtimeSession | None = None
+        self.playout: Playout | None = None
+        self.turns: list[TurnStats] = []
+        self.usage: Usage | None = None
+        self.state = CallState.STARTING
+        self.muted = False
+        self.barge_ins = 0
+        self.input_level_dbfs = -120.0
+        self.end_reason: str | None = None
+        #: Set once the call exists (its id is known).
+        self.started = asyncio.Event()
+        self._done = asyncio.Event()
+        self._activity = asyncio.Event()
+        self._said = TranscriptRelay(engine.calls, self._recorded)
+        self._awaiting = False  # the provider owes an answer (the caller stopped talking)
+        self._awaiting_timer: asyncio.TimerHandle | None = None
+        self._caller_speaking = False
+        self._farewell = Farewell(farewell_timeout_s)
+        self._closing = False
+        self._side: set[asyncio.Task[Any]] = set()
+        self._in: CallerInput | None = None
+
+    # ------------------------------------------------------------------------------------------------ public
+
+    @property
+    def call_id(self) -> str | None:
+        return self.session.call_id if self.session is not None else None
+
+    @property
+    def playbacks(self) -> list[PlayedItem]:
+        return self.playout.log if self.playout is not None else []
+
+    def mute(self, muted: bool) -> None:
+        """Muted: the provider hears silence (the level meter still shows the real input)."""
+        self.muted = muted
+        if self._in is not None:
+            self._in.muted = muted
+
+    def ptt_press(self) -> None:
+        raise RuntimeError("push-to-talk is not available on a realtime provider (it detects speech itself)")
+
+    ptt_release = ptt_press
+
+    def stop(self, reason: str = "ended by operator") -> None:
+        """End the call from outside (the softphone's hang-up); ``run`` returns soon after."""
+        self.end_reason = self.end_reason or reason
+        self._done.set()
+
+    def barge_in(self) -> bool:
+        """Cut the agent off now (as when the caller talks over it); False when nothing was playing."""
+        cut = self.playout.interrupt() if self.playout is not None else None
+        if cut is not None:
+            self._spawn(self._report_played(*cut), "played")
+        return cut is not None
+
+    async def run(self) -> str:
+        """Run the call to its end; returns the call id."""
+        sub = self.engine.bus.subscribe(types={AnnouncementRequested.type, CallEnded.type})
+        tasks: list[asyncio.Task[Any]] = []
+        try:
+            self.pacer.add_busy(1)
+            try:
+                self.session, self.live = await self.engine.calls.start_realtime_call(
+                    self.context, provider=self.provider, caller_name=self.caller_name,
+                    caller_number=self.caller_number, audio=self.native,
+                )  # fmt: skip
+            finally:
+                self.pacer.add_busy(-1)
+            self._said.call_id = self.session.call_id
+            self.usage = Usage(self.session.provider, self.engine.metrics)
+            self._in = CallerInput(self.backend, self.pacer, self.live, self._level)
+            self._in.muted = self.muted
+            self.playout = Playout(self.backend, self.pacer, self.live.output_spec)
+            self.playout.on_playing = self._on_playing
+            if self._greeting_expected():
+                self._set_awaiting(True)  # the provider speaks first: the input waits for the greeting
+            self.started.set()
+            self._refresh_state()
+            name = f"realtime:{self.session.call_id}"
+            tasks = [
+                asyncio.create_task(self._in.run(), name=f"{name}:input"),
+                asyncio.create_task(self._event_loop(self.live), name=f"{name}:events"),
+                asyncio.create_task(self.playout.run(), name=f"{name}:playout"),
+                asyncio.create_task(self._said.run(), name=f"{name}:transcripts"),
+                asyncio.create_task(self._watch(sub), name=f"{name}:bus"),
+            ]
+            waits = [
+                asyncio.create_task(self._finished(), name=f"{name}:finished"),
+                asyncio.create_task(self._done.wait(), name=f"{name}:done"),
+            ]
+            try:
+                await asyncio.wait(waits, return_when="FIRST_COMPLETED")
+            finally:
+                for w in waits:
+                    w.cancel()
+        finally:
+            await self._shutdown(tasks, sub)
+        assert self.session is not None
+        return self.session.call_id
+
+    def _level(self, dbfs: float) -> None:
+        self.input_level_dbfs = dbfs
+        if self.on_level is not None:
+            self.on_level(dbfs)
+
+    # ------------------------------------------------------------------------------------------------ provider side
+
+    async def _event_loop(self, live: rt.RealtimeSession) -> None:
+        reason: str | None = None
+        try:
+            async for ev in live.events():
+                self._activity.set()
+                self._check_hangup()
+                await self._on_event(ev)
+                self._refresh_state()
+                if self._done.is_set():
+                    return
+        except ProviderError as e:
+            reason = str(e)
+        except Exception as e:  # a broken adapter ends this call, never the engine
+            log.exception("realtime session of %s failed", self.call_id)
+            reason = f"{self._provider_name}: session failed: {type(e).__name__}: {e}"
+        if self._closing:
+            return
+        session = self.session
+        if session is not None and not session.active:  # ended by the engine (operator, shutdown)
+            self.end_reason = self.end_reason or session.end_reason
+        elif self._farewell.requested:
+            await self._farewell.played(self.playout, self._provider_name)
+            self.end_reason = self.end_reason or "hangup"
+        else:
+            self.end_reason = self.end_reason or reason or f"{self._provider_name}: the provider closed the session"
+        self._done.set()
+
+    async def _on_event(self, ev: rt.RealtimeEvent) -> None:
+        assert self.playout is not None
+        if isinstance(ev, rt.AssistantAudio):
+            self._farewell.on_audio()
+            if self._awaiting:
+                self._set_awaiting(False)
+                if self.turns and self.turns[-1].first_audio is None:
+                    self.turns[-1].first_audio = time.perf_counter()
+            self.playout.feed(ev.item_id, ev.data)
+        elif isinstance(ev, rt.AssistantText | rt.CallerText):
+            if ev.final and ev.text.strip():
+                self._said.put("assistant" if isinstance(ev, rt.AssistantText) else "user", ev.text)
+                if isinstance(ev, rt.CallerText) and self.turns and not self.turns[-1].text:
+                    self.turns[-1].text = ev.text
+        elif isinstance(ev, rt.CallerSpeechStarted):
+            self._caller_speaking = True
+            self._set_awaiting(False)
+            await self._flush(None)
+        elif isinstance(ev, rt.CallerSpeechStopped):
+            self._caller_speaking = False
+            self.turns.append(TurnStats("", "provider", 0.0, 0.0, time.perf_counter()))
+            self._set_awaiting(True)
+        elif isinstance(ev, rt.AssistantInterrupted):
+            await self._flush(ev.item_id)
+        elif isinstance(ev, rt.ResponseDone):
+            self.playout.end_response()
+            self._set_awaiting(False)
+            self._farewell.on_response_done()
+        elif isinstance(ev, rt.UsageReport) and self.usage is not None:
+            self.usage.add(ev)
+        elif isinstance(ev, rt.ProviderNotice):
+            self._notice(ev)
+
+    async def _flush(self, item_id: str | None) -> None:
+        """Barge-in: drop the assistant's queued audio and tell the provider how much of it was heard."""
+        assert self.playout is not None
+        cut = self.playout.interrupt(item_id)
+        if cut is not None:
+            self.barge_ins += 1
+            log.info("barge-in on %s: %s cut after %.0f ms", self.call_id, cut[0], cut[1])
+            await self._report_played(*cut)
+
+    async def _report_played(self, item_id: str | None, played_ms: float) -> None:
+        if self.live is None:
+            return
+        try:
+            await self.live.played(item_id, played_ms)
+        except ProviderError as e:
+            log.warning("barge-in report to %s failed: %s", self._provider_name, e)
+
+    def _notice(self, ev: rt.ProviderNotice) -> None:
+        message = (
+            ev.message if ev.message.startswith(f"{self._provider_name}:") else f"{self._provider_name}: {ev.message}"
+        )
+        if ev.fatal:
+            self.end_reason = self.end_reason or message
+            self._done.set()
+            return
+        log.warning("call %s: %s", self.call_id, message)
+        self.engine.bus.publish(EngineError(message=message, call_id=self.call_id))
+
+    async def _watch(self, sub: Any) -> None:
+        async for ev in sub:
+            if self.session is None or getattr(ev, "call_id", None) != self.session.call_id:
+                continue
+            if isinstance(ev, AnnouncementRequested):
+                self._spawn(self._announce(ev.text), "announce")
+            elif isinstance(ev, CallEnded):
+                self.end_reason = self.end_reason or ev.reason
+                self._done.set()
+
+    async def _announce(self, text: str) -> None:
+        if self.live is None:
+            return
+        try:
+            if not await self.live.announce(text):
+                log.debug("%s has no announcement mechanism: %r not said", self._provider_name, text)
+        except ProviderError as e:
+            self.engine.bus.publish(EngineError(message=f"announcement not sent: {e}", call_id=self.call_id))
+
+    # ------------------------------------------------------------------------------------------------ ending
+
+    def _check_hangup(self) -> None:
+        if self._farewell.check(self.session):
+            self._spawn(self._hang_up(), "hangup")
+
+    async def _hang_up(self) -> None:
+        """``hangup_call`` ran: end the call once the farewell has played out."""
+        await self._farewell.played(self.playout, self._provider_name)
+        self.end_reason = self.end_reason or "hangup"
+        self._done.set()
+
+    async def _finished(self) -> None:
+        """The input has ended and the provider has answered everything (then stayed quiet for ``settle_s``)."""
+        assert self.playout is not None and self._in is not None
+        await self._in.ended.wait()
+        self._activity.set()
+        while True:
+            await self.playout.drained()
+            await self._said.join()
+            self._activity.clear()
+            if self.playout.pending or self._said.pending:
+                continue
+            busy = self._awaiting
+            try:
+                async with asyncio.timeout(self.response_timeout_s if busy else self.settle_s):
+                    await self._activity.wait()
+            except TimeoutError:
+                if busy:
+                    log.warning("%s owed an answer too long; ending %s", self._provider_name, self.call_id)
+                return
+
+    async def _shutdown(self, tasks: list[asyncio.Task[Any]], sub: Any) -> None:
+        self._closing = True
+        self._set_awaiting(False)
+        if self.playout is not None:
+            self.playout.interrupt()
+        for t in [*tasks, *self._side]:
+            t.cancel()
+        await asyncio.gather(*tasks, *self._side, return_exceptions=True)
+        session = self.session
+        if session is not None:
+            if self.usage is not None:
+                self.usage.publish(self.engine.bus, session.call_id)
+            if session.active:
+                await self.engine.end_call(session.call_id, self.end_reason or "caller finished")
+            if self.end_reason is None:
+                self.end_reason = session.end_reason
+        sub.close()
+        if self.close_backend:
+            await self.backend.close()
+        self._refresh_state()
+
+    # ------------------------------------------------------------------------------------------------ plumbing
+
+    @property
+    def _provider_name(self) -> str:
+        return self.session.provider if self.session is not None else (self.provider or self.context)
+
+    def _greeting_expected(self) -> bool:
+        ctx = self.engine.settings.contexts.get(self.context)
+        return ctx is not None and bool(ctx.greeting)
+
+    def _set_awaiting(self, on: bool) -> None:
+        """The provider owes an answer: on file runs the input waits (bounded by ``response_timeout_s``)."""
+        if on == self._awaiting:
+            return
+        self._awaiting = on
+        self.pacer.add_busy(1 if on else -1)
+        if self._awaiting_timer is not None:
+            self._awaiting_timer.cancel()
+            self._awaiting_timer = None
+        if on:
+            loop = asyncio.get_running_loop()
+            self._awaiting_timer = loop.call_later(self.response_timeout_s, self._set_awaiting, False)
+        self._refresh_state()
+
+    def _recorded(self) -> None:
+        """A transcript was recorded (a tool may have run meanwhile): look for a hangup."""
+        self._activity.set()
+        self._check_hangup()
+
+    def _on_playing(self, playing: bool) -> None:
+        self._activity.set()
+        self._refresh_state()
+
+    def _spawn(self, coro: Coroutine[Any, Any, Any], what: str) -> None:
+        task = asyncio.create_task(coro, name=f"realtime:{self.call_id}:{what}")
+        self._side.add(task)
+        task.add_done_callback(self._side.discard)
+
+    def _refresh_state(self) -> None:
+        if self._closing:
+            new = CallState.ENDED
+        elif self.playout is not None and self.playout.playing:
+            new = CallState.SPEAKING
+        elif self._caller_speaking:
+            new = CallState.HEARING
+        elif self._awaiting or self.session is None:
+            new = CallState.THINKING if self.session is not None else CallState.STARTING
+        else:
+            new = CallState.LISTENING
+        if new != self.state:
+            self.state = new
+            if self.on_state is not None:
+                self.on_state(new)

@@ -1,0 +1,83 @@
+"""What a realtime voice call needs from the engine, and the usage it reports back.
+
+Why it exists: the realtime driver must not receive the whole Engine (layers: voice sits below the app), so it
+declares the narrow part it uses — the call control of engine/calls_realtime.py, the bus, the metrics — as
+Protocols the Engine satisfies. Usage: realtime providers report tokens and audio seconds as they go; the call
+sums them (``call.usage`` when it ends) and feeds the Prometheus counters live, labelled by provider.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Protocol
+
+from engine.events import CallUsage, EventBus
+from engine.metrics import Metrics
+from engine.providers.realtime.session import AudioSpec, RealtimeProvider, RealtimeSession, UsageReport
+from engine.sessions.session import CallError, CallSession
+from engine.voice.pipeline import VoiceHost
+
+
+class RealtimeCallControl(Protocol):
+    """The CallManager methods a realtime call is driven through (engine/calls_realtime.py)."""
+
+    async def start_realtime_call(
+        self, context: str, *, provider: str | None = ..., caller_name: str | None = ...,
+        caller_number: str | None = ..., audio: AudioSpec, channel_id: str | None = ...,
+    ) -> tuple[CallSession, RealtimeSession]: ...  # fmt: skip
+
+    async def realtime_caller_said(self, call_id: str, text: str) -> None: ...
+
+    async def realtime_agent_said(self, call_id: str, text: str) -> None: ...
+
+
+class RealtimeHost(VoiceHost, Protocol):
+    """A ``VoiceHost`` that also gives realtime calls their call control and metrics."""
+
+    @property
+    def calls(self) -> RealtimeCallControl: ...
+
+    @property
+    def metrics(self) -> Metrics: ...
+
+
+def is_realtime(engine: VoiceHost, context: str, provider: str | None = None) -> bool:
+    """Whether a call of ``context`` (on ``provider``, else the context's) runs on a speech-to-speech provider."""
+    ctx = engine.settings.contexts.get(context)
+    if ctx is None:
+        raise CallError(f"unknown context {context!r} (known: {', '.join(sorted(engine.settings.contexts))})")
+    return isinstance(engine.providers.get(provider or ctx.provider), RealtimeProvider)
+
+
+@dataclasses.dataclass
+class Usage:
+    """One call's usage as its provider reported it, summed; each report also goes to the metrics."""
+
+    provider: str
+    metrics: Metrics
+    input_tokens: int = 0
+    output_tokens: int = 0
+    input_audio_s: float = 0.0
+    output_audio_s: float = 0.0
+
+    def add(self, r: UsageReport) -> None:
+        self.input_tokens += r.input_tokens
+        self.output_tokens += r.output_tokens
+        self.input_audio_s += r.input_audio_s
+        self.output_audio_s += r.output_audio_s
+        tokens, audio = self.metrics.realtime_tokens, self.metrics.realtime_audio_seconds
+        if r.input_tokens:
+            tokens.labels(self.provider, "input").inc(r.input_tokens)
+        if r.output_tokens:
+            tokens.labels(self.provider, "output").inc(r.output_tokens)
+        if r.input_audio_s:
+            audio.labels(self.provider, "input").inc(r.input_audio_s)
+        if r.output_audio_s:
+            audio.labels(self.provider, "output").inc(r.output_audio_s)
+
+    def publish(self, bus: EventBus, call_id: str) -> None:
+        bus.publish(CallUsage(
+            call_id=call_id, provider=self.provider, input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens, input_audio_s=round(self.input_audio_s, 3),
+            output_audio_s=round(self.output_audio_s, 3),
+        ))  # fmt: skip

@@ -1,0 +1,78 @@
+"""The caller's side of a realtime call: backend frames → level meter, mute → the session's input format → send.
+
+Why it exists: the provider hears the caller directly, so every frame the backend delivers must reach the session
+converted to its ``input_spec`` (μ-law passes straight through; PCM is resampled with a stream resampler that
+keeps its state across frames), after the level meter saw the real input and mute replaced it with silence. File
+runs read the next frame only when the ``Pacer`` allows it, so the output stays on the input's timeline. A send
+that fails (the adapter reconnecting) is logged once per run of failures; the adapter's ``events()`` decides
+whether the call goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+
+import numpy as np
+
+from engine.providers.base import ProviderError
+from engine.providers.realtime.audio import AudioConverter
+from engine.providers.realtime.session import AudioSpec, RealtimeSession
+from engine.voice.audio import AudioFrame
+from engine.voice.backend import AudioBackend
+from engine.voice.pacing import Pacer
+
+log = logging.getLogger(__name__)
+
+
+class CallerInput:
+    def __init__(
+        self, backend: AudioBackend, pacer: Pacer, live: RealtimeSession, on_level: Callable[[float], None]
+    ) -> None:
+        self.backend = backend
+        self.pacer = pacer
+        self.live = live
+        self.on_level = on_level
+        self.muted = False
+        self.ended = asyncio.Event()
+        self.frames_sent = 0
+        self._conv = AudioConverter(AudioSpec("pcm16", backend.sample_rate), live.input_spec)
+
+    async def run(self) -> None:
+        """Send the caller's audio until the input ends (a file) or the task is cancelled."""
+        frames = self.backend.frames()
+        failures = 0
+        try:
+            while True:
+                await self.pacer.before_input()
+                try:
+                    frame = await anext(frames)
+                except StopAsyncIteration:
+                    break
+                self.pacer.changed()
+                data = self._conv.convert(self._heard(frame).pcm)
+                if not data:
+                    continue
+                try:
+                    await self.live.send_audio(data)
+                    self.frames_sent += 1
+                    failures = 0
+                except ProviderError as e:
+                    failures += 1
+                    if failures == 1:
+                        log.warning("caller audio not sent: %s", e)
+        finally:
+            self.pacer.end_of_input()
+            self.ended.set()
+            closer = getattr(frames, "aclose", None)
+            if closer is not None:
+                with contextlib.suppress(RuntimeError):
+                    await closer()
+
+    def _heard(self, frame: AudioFrame) -> AudioFrame:
+        self.on_level(frame.rms_dbfs())
+        if self.muted:
+            return AudioFrame(np.zeros(frame.num_samples, dtype=np.int16), frame.sample_rate, frame.timestamp)
+        return frame
