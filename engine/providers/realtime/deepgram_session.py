@@ -39,6 +39,7 @@ from engine.providers.realtime.session import (
     AssistantAudio,
     AssistantText,
     CallerSpeechStarted,
+    CallerSpeechStopped,
     CallerText,
     ProviderNotice,
     RealtimeEvent,
@@ -83,7 +84,7 @@ class DeepgramAgentSession(RealtimeSession):
         self._sent_functions: list[dict[str, Any]] | None = None  # what the agent has (or is being sent)
         self._think_acks: deque[ToolView] = deque()  # views sent in UpdateThink, waiting for ThinkUpdated
         self._pending_update = False  # a next-turn tool change waiting for the agent to finish speaking
-        self._agent_speaking = False
+        self._agent_speaking = self._user_speaking = False
         self._inject_waiter: asyncio.Future[bool] | None = None
         self._turns = itertools.count(1)
         self._turn_id: str | None = None
@@ -262,12 +263,15 @@ class DeepgramAgentSession(RealtimeSession):
             text = m["content"]
             if not isinstance(text, str):
                 raise TypeError("content is not a string")
-            if m.get("role") == "user":
+            if m.get("role") == "user":  # the caller's turn is over (Deepgram has no "stopped speaking")
+                if self._user_speaking:
+                    self._user_speaking = False
+                    self._emit(CallerSpeechStopped())
                 self._emit(CallerText(text))
             else:
                 self._emit(AssistantText(text, item_id=self._turn_id))
         elif kind == "UserStartedSpeaking":
-            self._agent_speaking = False
+            self._agent_speaking, self._user_speaking = False, True
             self._emit(CallerSpeechStarted())
         elif kind == "AgentStartedSpeaking":
             self._agent_speaking = True

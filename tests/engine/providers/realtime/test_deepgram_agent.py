@@ -67,6 +67,8 @@ async def test_greeting_settings_audio_and_transcripts() -> None:
     assert [a.data for a in audio] == [b"\x7f" * 160] * 3 and audio[0].item_id == "turn-1"
     assert live.of(AssistantText)[0].text == "Hello, test desk."
     assert live.of(CallerText)[0].text == "What is the weather?"
+    kinds = [type(e).__name__ for e in live.events]
+    assert kinds.index("CallerSpeechStarted") < kinds.index("CallerSpeechStopped") < kinds.index("CallerText")
     assert len(live.of(ResponseDone)) == 1
     usage = live.of(UsageReport)
     assert sum(u.output_audio_s for u in usage) == pytest.approx(0.06)
