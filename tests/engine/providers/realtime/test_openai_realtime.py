@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+from collections.abc import Callable
 
 from harness import API_KEY
 from realtime_openai_fake import Calls, OpenAIRealtimeFake, Say
@@ -24,7 +25,7 @@ from engine.providers.realtime.session import (
 from engine.sessions.history import ToolCallItem
 
 
-def done(status: str = "completed"):
+def done(status: str = "completed") -> Callable[[object], bool]:
     return lambda e: isinstance(e, ResponseDone) and e.status == status
 
 

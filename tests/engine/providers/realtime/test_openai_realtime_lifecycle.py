@@ -1,0 +1,206 @@
+"""OpenAI Realtime call lifecycle against the fake: tool changes, announcements, hang-up, drops, refusals."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+
+import pytest
+from harness import API_KEY
+from realtime_openai_fake import Calls, OpenAIRealtimeFake, Say
+from realtime_openai_harness import provider_config, realtime_call
+
+from engine.providers.base import ProviderError
+from engine.providers.factory import create_provider
+from engine.providers.realtime.openai_realtime import OpenAIRealtimeProvider
+from engine.providers.realtime.session import (
+    AssistantAudio,
+    AssistantInterrupted,
+    AssistantText,
+    ProviderNotice,
+    ResponseDone,
+)
+
+
+def said(text: str) -> Callable[[object], bool]:
+    return lambda e: isinstance(e, AssistantText) and e.final and e.text == text
+
+
+def notice(code: str) -> Callable[[object], bool]:
+    return lambda e: isinstance(e, ProviderNotice) and e.code == code
+
+
+def creates(fake: OpenAIRealtimeFake, start: int = 0) -> list[dict]:
+    return [m for m in fake.json_messages()[start:] if m["type"] == "response.create"]
+
+
+async def test_apply_now_cancels_sends_the_tools_and_asks_again() -> None:
+    fake = OpenAIRealtimeFake([Say("The weather is …", audio_ms=2000, hold=True), Say("Redone with new tools.")])
+    fake.chunk_delay_s = 0.005
+    async with fake, realtime_call(fake) as call:
+        await call.events.until(lambda e: isinstance(e, ResponseDone))
+        await fake.caller_turn("Weather?")
+        await call.events.until(lambda e: isinstance(e, AssistantAudio) and e.item_id != "", count=6)
+        mark = len(fake.received)
+        assert call.engine.set_tool_enabled(call.session.call_id, "get_time", False, apply="now")
+        await call.events.until(said("Redone with new tools."))
+    assert fake.errors == []
+    after = [m["type"] for m in fake.json_messages()[mark:] if m["type"] != "input_audio_buffer.append"]
+    assert after[:3] == ["response.cancel", "session.update", "response.create"]
+    update = next(m for m in fake.json_messages()[mark:] if m["type"] == "session.update")
+    assert set(update["session"]) == {"type", "tools"}
+    assert "get_time" not in [t["name"] for t in update["session"]["tools"]]
+    assert "get_time" not in call.session.shown_tools and "get_weather" in call.session.shown_tools
+    assert call.events.of(AssistantInterrupted)  # the driver flushes what it queued of the old answer
+    assert [e.status for e in call.events.of(ResponseDone)][1] == "cancelled"
+
+
+async def test_next_turn_change_is_one_session_update_and_shown_tools_follow() -> None:
+    async with OpenAIRealtimeFake() as fake, realtime_call(fake, greeting=None) as call:
+        call.engine.set_tool_enabled(call.session.call_id, "broken_tool", False)
+        assert "broken_tool" in call.session.shown_tools  # not yet: it applies from the next turn
+        await call.engine.calls.realtime_caller_said(call.session.call_id, "Hi there")
+        assert "broken_tool" not in call.session.shown_tools
+    assert fake.errors == []
+    updates = fake.of_type("session.update")
+    assert len(updates) == 2 and set(updates[1]["session"]) == {"type", "tools"}
+    assert creates(fake) == []  # a next-turn change does not make the model speak
+
+
+async def test_slow_tool_announcement_is_a_response_with_instructions() -> None:
+    fake = OpenAIRealtimeFake([Calls([("slow_lookup", {"ref": "A1"}, "call_slow")]), Say("Found it: A1.")])
+    async with fake, realtime_call(fake) as call:
+        await call.events.until(lambda e: isinstance(e, ResponseDone))
+        await fake.caller_turn("Look up A1")
+        await asyncio.wait_for(call.slow.started.wait(), 5)
+        assert await call.live.announce("One moment while I look that up.")
+        await call.events.until(said("One moment while I look that up."))
+        call.slow.finish.set()
+        await call.events.until(said("Found it: A1."))
+    assert fake.errors == []
+    announce = creates(fake)[1]
+    assert "One moment while I look that up." in announce["response"]["instructions"]
+    assert announce["response"]["tool_choice"] == "none"
+    kinds = [m["type"] for m in fake.json_messages() if m["type"] in ("response.create", "conversation.item.create")]
+    assert kinds == ["response.create", "response.create", "conversation.item.create", "response.create"]
+
+
+async def test_announcement_waits_for_the_response_in_flight() -> None:
+    fake = OpenAIRealtimeFake([Say("A long answer.", audio_ms=1000, hold=True)])
+    async with fake, realtime_call(fake) as call:
+        await call.events.until(lambda e: isinstance(e, ResponseDone))
+        await fake.caller_turn("Tell me")
+        await call.events.until(lambda e: isinstance(e, AssistantAudio), count=5)
+        assert await call.live.announce("Still there?")
+        assert await call.live.announce("One moment please.")  # only the latest is worth saying
+        await asyncio.sleep(0.1)
+        assert len(creates(fake)) == 1  # never over the model: still only the greeting's
+        fake.release()
+        await call.events.until(said("One moment please."))
+    assert fake.errors == []
+    assert len(creates(fake)) == 2
+
+
+async def test_hangup_call_answers_the_tool_and_the_model_speaks_the_farewell() -> None:
+    fake = OpenAIRealtimeFake([Calls([("hangup_call", {"farewell_message": "Goodbye!"}, "call_bye")]), Say("Goodbye!")])
+    async with fake, realtime_call(fake) as call:
+        await call.events.until(lambda e: isinstance(e, ResponseDone))
+        await fake.caller_turn("That's all, bye")
+        await call.events.until(said("Goodbye!"))
+        assert call.session.hangup_requested and call.session.farewell == "Goodbye!"
+    assert fake.errors == []
+    (output,) = fake.outputs
+    assert output["call_id"] == "call_bye" and json.loads(output["output"])["data"] == {"farewell": "Goodbye!"}
+
+
+async def test_dropped_socket_reconnects_and_replays_the_conversation() -> None:
+    fake = OpenAIRealtimeFake([Calls([("get_weather", {"city": "Oslo"}, "call_o1")]), Say("Cold."), Say("Again.")])
+    async with fake, realtime_call(fake) as call:
+        cid = call.session.call_id
+        await call.events.until(lambda e: isinstance(e, ResponseDone))
+        await call.engine.calls.realtime_agent_said(cid, "Hello, test desk.")
+        await call.engine.calls.realtime_caller_said(cid, "Weather in Oslo?")
+        await fake.caller_turn("Weather in Oslo?")
+        await call.events.until(said("Cold."))
+        await call.engine.calls.realtime_agent_said(cid, "Cold.")
+        await fake.drop()
+        await call.events.until(notice("reconnecting"))
+        await call.events.until(notice("reconnected"))
+        await fake.caller_turn("And now?")
+        await call.events.until(said("Again."))
+    assert fake.errors == [] and fake.connections == 2
+    second = [m for m in fake.received[fake.connection_starts[1] :] if isinstance(m, dict)]
+    assert second[0]["session"]["tools"] and second[0]["session"]["audio"]["input"]["format"] == {"type": "audio/pcmu"}
+    replayed = [m["item"] for m in second[1:] if m["type"] == "conversation.item.create"]
+    assert [(i["type"], i.get("role")) for i in replayed] == [
+        ("message", "assistant"),
+        ("message", "user"),
+        ("function_call", None),
+        ("function_call_output", None),
+        ("message", "assistant"),
+    ]
+    assert replayed[2]["call_id"] == replayed[3]["call_id"] == "call_o1"  # the provider's own id, echoed
+
+
+async def test_drop_mid_answer_asks_for_the_answer_again() -> None:
+    fake = OpenAIRealtimeFake([Say("Cut off …", audio_ms=2000, hold=True), Say("Said again.")])
+    async with fake, realtime_call(fake) as call:
+        await call.events.until(lambda e: isinstance(e, ResponseDone))
+        await fake.caller_turn("Question")
+        await call.events.until(lambda e: isinstance(e, AssistantAudio), count=6)
+        await fake.drop()
+        await call.events.until(said("Said again."))
+    assert fake.errors == [] and fake.connections == 2
+
+
+@pytest.mark.parametrize(("status", "tries"), [(503, 3), (401, 1)])
+async def test_reconnect_gives_up_with_a_fatal_notice(status: int, tries: int) -> None:
+    async with OpenAIRealtimeFake() as fake, realtime_call(fake, greeting=None, reconnect_tries=3) as call:
+        fake.refuse_status = status
+        await fake.drop()
+        fatal = await call.events.until(lambda e: isinstance(e, ProviderNotice) and e.fatal)
+        await asyncio.wait_for(call.events.ended.wait(), 5)
+    assert isinstance(fatal, ProviderNotice) and fatal.code == "connection_lost"
+    assert f"HTTP {status}" in fatal.message and API_KEY not in fatal.message
+    assert fake.connections == 1 and len(fake.request_paths) == 1 + tries  # 401 is not retried
+
+
+async def test_auth_failure_is_one_clear_error_without_the_key() -> None:
+    async with OpenAIRealtimeFake() as fake:
+        fake.refuse_status = 401
+        with pytest.raises(ProviderError) as ei:
+            async with realtime_call(fake):
+                pass
+    assert "authentication failed" in str(ei.value) and "HTTP 401" in str(ei.value) and API_KEY not in str(ei.value)
+
+
+async def test_refused_session_update_is_the_providers_reason() -> None:
+    async with OpenAIRealtimeFake() as fake:
+        fake.refuse_session = {"code": "invalid_model", "message": "Model 'gpt-nope' does not exist"}
+        with pytest.raises(ProviderError, match=r"session refused: Model 'gpt-nope' does not exist \(invalid_model\)"):
+            async with realtime_call(fake):
+                pass
+
+
+async def test_provider_error_event_mid_call_is_a_notice_and_the_call_goes_on() -> None:
+    async with OpenAIRealtimeFake() as fake, realtime_call(fake, greeting=None) as call:
+        await fake.send(
+            {"type": "error", "event_id": "e1", "error": {"type": "server_error", "code": "x", "message": "hiccup"}}
+        )
+        got = await call.events.until(notice("x"))
+        await fake.caller_turn("Still there?")
+        await call.events.until(said("Okay."))
+    assert isinstance(got, ProviderNotice) and not got.fatal and "hiccup" in got.message
+
+
+async def test_check_connection_proves_key_model_and_endpoint() -> None:
+    async with OpenAIRealtimeFake() as fake:
+        provider = create_provider("rt", provider_config(fake.url))
+        assert isinstance(provider, OpenAIRealtimeProvider)
+        report = await provider.check_connection()
+        fake.refuse_status = 403
+        with pytest.raises(ProviderError, match="access denied") as ei:
+            await provider.check_connection()
+    assert report == {"provider": "rt", "type": "openai_realtime", "model": "gpt-realtime", "url": fake.url}
+    assert fake.errors == [] and API_KEY not in str(ei.value)
