@@ -49,6 +49,18 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 #: HTTP statuses no reconnect can fix (bad key, no access, unknown model).
 _FATAL_STATUS = (400, 401, 403, 404)
+#: Close codes of a refused setup that a retry cannot fix (invalid argument, policy: bad key, unknown model).
+_FATAL_CLOSE = (1007, 1008)
+
+
+class SetupRefused(ProviderError):
+    """The server closed the connection instead of answering ``setup`` (``code``: its close code)."""
+
+    def __init__(self, provider: str, message: str, code: int | None) -> None:
+        super().__init__(provider, message)
+        self.code = code
+
+
 _REPLAY_TURNS = 20
 
 
@@ -118,12 +130,13 @@ class GeminiLiveSession(RealtimeSession):
                         break
                     self.events_in.unexpected(first, "before setupComplete")
                 else:
-                    raise ProviderError(self.name, f"setup refused: {self._scrub(sock.close_reason)}")
+                    raise SetupRefused(self.name, f"setup refused: {self._scrub(sock.close_reason)}", sock.close_code)
         except TimeoutError:
             await sock.close()
             raise ProviderError(self.name, f"no setupComplete within {timeout:g} s") from None
         except ConnectionClosed:
-            raise ProviderError(self.name, f"setup refused: {self._scrub(sock.close_reason)}") from None
+            reason = self._scrub(sock.close_reason)
+            raise SetupRefused(self.name, f"setup refused: {reason}", sock.close_code) from None
         except ProviderError:
             await sock.close()
             raise
@@ -176,6 +189,15 @@ class GeminiLiveSession(RealtimeSession):
             try:
                 await self._connect(view, handle)
                 break
+            except SetupRefused as e:
+                last = str(e)
+                if handle is not None:  # the handle expired or is unknown: the next attempt starts fresh
+                    log.info("%s: resumption refused (%s); reconnecting without the handle", self.name, e)
+                    self.handle = None
+                    continue
+                if e.code in _FATAL_CLOSE:
+                    break
+                attempt += 1
             except ProviderError as e:
                 last = str(e)
                 if e.status in _FATAL_STATUS:
@@ -187,9 +209,10 @@ class GeminiLiveSession(RealtimeSession):
         why = planned or f"the socket dropped ({closed_reason})"
         if lost:
             self._emit(ProviderNotice(f"{self.name}: results of {', '.join(lost)} were lost with the connection"))
-        if view is not self._view or self._pending_view is not None:
-            self._view, self._pending_view = view, None
-            self.call.shown_tools = view.names
+        self._view = view
+        self.call.shown_tools = view.names
+        if self._pending_view is view:
+            self._pending_view = None
         if handle:
             self._emit(ProviderNotice(f"{self.name}: reconnected and resumed the session ({why})", code="resumed"))
         else:
@@ -203,7 +226,10 @@ class GeminiLiveSession(RealtimeSession):
             await self._replay_transcript()
         if self._apply_now and interrupted:
             await self._send(user_turn("(The tools available to you changed. Continue where you left off.)"))
-        self._apply_now = False
+        if self._pending_view is None:
+            self._apply_now = False
+        else:  # the view changed again while reconnecting
+            await self._maybe_reconnect()
         return True
 
     async def _replay_transcript(self) -> None:
@@ -277,10 +303,10 @@ class GeminiLiveSession(RealtimeSession):
 
     async def send_audio(self, audio: bytes) -> None:
         if not audio or self._sock is None:
-            return
-        self.events_in.audio_in_bytes += len(audio)
+            return  # reconnecting: this audio is not heard
         data = base64.b64encode(audio).decode("ascii")
-        await self._send({"realtimeInput": {"audio": {"mimeType": AUDIO_IN_MIME, "data": data}}})
+        if await self._send({"realtimeInput": {"audio": {"mimeType": AUDIO_IN_MIME, "data": data}}}):
+            self.events_in.audio_in_bytes += len(audio)
 
     async def announce(self, text: str) -> bool:
         if self._calls is None or self._sock is None:

@@ -101,6 +101,11 @@ class RealtimeSocket:
         return self._conn.close_code is not None
 
     @property
+    def close_code(self) -> int | None:
+        """The WebSocket close code (None while open): 1008/1007 refusals are not worth a retry, 1011 may be."""
+        return self._conn.close_code
+
+    @property
     def close_reason(self) -> str:
         """Why the socket closed, as the provider said (code and reason), for notices and end reasons."""
         code, reason = self._conn.close_code, self._conn.close_reason

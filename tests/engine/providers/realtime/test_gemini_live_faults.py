@@ -122,6 +122,45 @@ async def test_dropped_socket_resumes_with_backoff() -> None:
     assert fake.setups[1]["sessionResumption"] == {"handle": "handle-d"}
 
 
+async def test_go_away_with_nothing_open_reconnects_at_once() -> None:
+    async with GeminiLiveFake() as fake:
+        async with rig(fake) as r:
+            await fake.resumption("handle-a")
+            await fake.go_away()
+            await r.wait_until(lambda: len(fake.setups) == 2)
+            await fake.resumption("handle-b")
+            await fake.go_away()
+            await r.wait_until(lambda: len(fake.setups) == 3)
+            notices = [e for e in r.events if isinstance(e, ProviderNotice)]
+    assert fake.errors == []
+    assert [s["sessionResumption"] for s in fake.setups] == [{}, {"handle": "handle-a"}, {"handle": "handle-b"}]
+    assert all(n.code == "resumed" and "goAway" in n.message for n in notices)
+
+
+async def test_expired_handle_falls_back_to_a_fresh_session() -> None:
+    async with GeminiLiveFake() as fake:
+        async with rig(fake) as r:
+            await fake.resumption("handle-old")
+            await r.wait_until(lambda: r.session.handle == "handle-old")
+            fake.expired_handles.add("handle-old")
+            await fake.drop()
+            notice = await r.wait_event(lambda e: isinstance(e, ProviderNotice))
+            await r.wait_until(lambda: len(fake.setups) == 3)
+    assert fake.errors == []
+    assert [s["sessionResumption"] for s in fake.setups] == [{}, {"handle": "handle-old"}, {}]
+    assert notice.code == "fresh" and not notice.fatal
+
+
+async def test_setup_refused_for_policy_on_reconnect_ends_the_call_without_retrying() -> None:
+    async with GeminiLiveFake() as fake:
+        async with rig(fake, options={"reconnect_attempts": 50}) as r:
+            fake.refuse_setup = (1008, "API key not valid. Please pass a valid API key.")
+            await fake.drop()
+            notice = await r.wait_event(lambda e: isinstance(e, ProviderNotice) and e.fatal)
+    assert "1008" in notice.message and "API key not valid" in notice.message and API_KEY not in notice.message
+    assert fake.connections == 2
+
+
 async def test_dropped_socket_without_handle_reconnects_fresh_and_replays_the_transcript() -> None:
     async with GeminiLiveFake() as fake:
         async with rig(fake) as r:
