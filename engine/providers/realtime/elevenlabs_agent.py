@@ -1,20 +1,13 @@
 """ElevenLabs Agents (Conversational AI) as a realtime provider: a signed-URL conversation socket per call.
 
-Why it exists: an ElevenLabs agent runs the whole turn itself (ASR, LLM, TTS) and calls the engine's tools as
-client tools over the conversation socket (reference/wire-formats.md §8). ``start`` pushes the call's tools to
-the agent through the REST API (elevenlabs_tools.py, idempotent), gets a signed URL, sends
-``conversation_initiation_client_data`` (the context's prompt and greeting where the agent allows those
-overrides, the caller as dynamic variables) and takes the audio formats from ``conversation_initiation_metadata``.
-Each ``client_tool_call`` runs through the gateway as its own task (several may be outstanding) and is answered
-with ``client_tool_result`` carrying the ``tool_call_id`` exactly as sent and ``is_error``; a result whose
-conversation is gone (socket dropped or replaced) is never sent to the next one.
-
-ElevenLabs cannot change a live conversation's tools: a next-turn change is pushed to the agent (new tools are
-heard from the next conversation on; removed tools are refused by the engine at once), and apply-now reconnects
-— a new signed URL, the greeting suppressed where the agent allows it, and the conversation so far sent as a
-``contextual_update``. A dropped socket reconnects the same way with backoff, or ends the call saying why. There
-is no announcement message (``contextual_update`` is silent), so ``announce`` returns False and slow tools are
-declared with ElevenLabs' own ``pre_tool_speech: force``.
+Why it exists: an ElevenLabs agent runs the turn itself (ASR, LLM, TTS) and calls the engine's tools as client
+tools over the conversation socket (reference/wire-formats.md §8). ``start`` pushes the call's tools through the
+REST API (elevenlabs_tools.py), opens a signed-URL conversation (elevenlabs_wire.py builds its messages) and
+takes the audio formats from its metadata. Every ``client_tool_call`` runs through the gateway as its own task
+and is answered on the conversation that asked, never a later one. ElevenLabs cannot change a live
+conversation's tools: next-turn changes are pushed for the next conversation, apply-now and a dropped socket
+reconnect carrying the conversation so far (docs/providers/elevenlabs_agent.md). No announcements:
+``contextual_update`` is silent; slow tools get ElevenLabs' own ``pre_tool_speech: force`` instead.
 """
 
 from __future__ import annotations
@@ -55,6 +48,17 @@ from engine.tools.view import ToolView
 log = logging.getLogger(__name__)
 
 
+#: ``options`` this provider takes, with their defaults (all numbers >= 0).
+OPTIONS = {"retry_backoff_ms": 500.0, "reconnect_attempts": 3.0, "reconnect_backoff_ms": 500.0}
+
+
+def _option(name: str, options: dict[str, Any], key: str, default: float) -> float:
+    value = options.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise ValueError(f"providers.{name}.options.{key}: a number >= 0, not {value!r}")
+    return float(value)
+
+
 class ElevenLabsAgentProvider(RealtimeProvider):
     """``providers.<name>`` with ``type: elevenlabs_agent``, ``agent_id``, ``api_key`` and optional ``base_url``."""
 
@@ -66,14 +70,12 @@ class ElevenLabsAgentProvider(RealtimeProvider):
             raise ValueError(f"providers.{name}: an elevenlabs_agent provider needs 'agent_id'")
         self.agent_id = config.agent_id
         self.base_url = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
-        opts = config.options
-        self.http_settings = HttpSettings(
-            timeout_s=config.timeout_ms / 1000,
-            max_retries=config.max_retries,
-            backoff_s=float(opts.get("retry_backoff_ms", 500)) / 1000,
-        )
-        self.reconnects = int(opts.get("reconnect_attempts", 3))
-        self.backoff = Backoff(float(opts.get("reconnect_backoff_ms", 500)) / 1000, 8.0)
+        opts = {k: _option(name, config.options, k, d) for k, d in OPTIONS.items()}
+        if unknown := sorted(set(config.options) - set(OPTIONS)):
+            raise ValueError(f"providers.{name}.options: unknown {unknown} (known: {', '.join(OPTIONS)})")
+        self.http_settings = HttpSettings(config.timeout_ms / 1000, config.max_retries, opts["retry_backoff_ms"] / 1000)
+        self.reconnects = int(opts["reconnect_attempts"])
+        self.backoff = Backoff(opts["reconnect_backoff_ms"] / 1000, 8.0)
         self.push_lock = asyncio.Lock()  # one tool push per agent at a time (calls share the agent)
 
     @property

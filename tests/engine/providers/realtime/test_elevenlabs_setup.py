@@ -11,6 +11,7 @@ from realtime_elevenlabs_world import TOOLS, world
 
 from engine.config.models import ProviderConfig
 from engine.providers.base import ProviderError
+from engine.providers.factory import create_provider
 from engine.providers.realtime.elevenlabs_agent import ElevenLabsAgentProvider
 from engine.providers.realtime.elevenlabs_tools import covers, response_timeout_s
 from engine.providers.realtime.session import PCM16_16K, PCMU_8K, AssistantAudio, AssistantText, ProviderNotice
@@ -140,3 +141,17 @@ async def test_unknown_agent_is_named() -> None:
         provider.agent_id = "agent_missing"
         with pytest.raises(ProviderError, match=r"not found \(check agent_id and base_url\).*agent not found"):
             await w.start()
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        ({"reconect_attempts": 2}, r"providers\.el\.options: unknown \['reconect_attempts'\]"),
+        ({"reconnect_attempts": -1}, r"providers\.el\.options\.reconnect_attempts: a number >= 0, not -1"),
+        ({"retry_backoff_ms": "fast"}, r"providers\.el\.options\.retry_backoff_ms: a number >= 0, not 'fast'"),
+    ],
+)
+def test_bad_options_are_named(options: dict[str, object], words: str) -> None:
+    config = ProviderConfig(type="elevenlabs_agent", agent_id="a", options=options)
+    with pytest.raises(ProviderError, match=words):
+        create_provider("el", config)
