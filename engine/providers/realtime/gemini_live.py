@@ -5,7 +5,8 @@ Why it exists: Gemini Live is one of the four speech-to-speech providers AVA run
 model and options once, knows the endpoint (``base_url`` or Google's) and puts the key in its query — the only
 place the key goes; ``RealtimeSocket`` strips the query from every message — and renders the call's tool view
 with the project's renderer for ``gemini_live``, each declaration with a ``behavior`` from the tool's latency
-class (``gemini_wire``). The call itself is ``gemini_session.GeminiLiveSession``: PCM16 16 kHz in, 24 kHz out.
+class (``gemini_wire``). ``check_connection`` proves key, model and endpoint without a call. The call itself is
+``gemini_session.GeminiLiveSession``: PCM16 16 kHz in, 24 kHz out.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from typing import Any
 from urllib.parse import quote
 
 from engine.config.models import ProviderConfig
-from engine.providers.realtime.gemini_session import GeminiLiveSession
-from engine.providers.realtime.gemini_wire import DEFAULT_URL, GeminiOptions, declarations
+from engine.providers.realtime.gemini_session import GeminiLiveSession, open_live
+from engine.providers.realtime.gemini_wire import DEFAULT_URL, GeminiOptions, declarations, setup_message
 from engine.providers.realtime.session import PCM16_16K, AudioSpec, RealtimeProvider
+from engine.providers.realtime.socket import safe_url
 from engine.providers.rendering import ToolRenderer
 from engine.providers.rendering.names import NameMap
 from engine.sessions.session import CallSession
@@ -61,3 +63,18 @@ class GeminiLiveProvider(RealtimeProvider):
 
     def open_session(self, session: CallSession) -> GeminiLiveSession:
         return GeminiLiveSession(self, session)
+
+    async def check_connection(self) -> dict[str, Any]:
+        """Connect and complete a minimal ``setup`` (no tools): proves the key, the model and the endpoint
+        (``ProviderError`` with the provider's reason otherwise, never the key)."""
+        setup = setup_message(
+            model=str(self.config.model),
+            voice=self.config.voice,
+            instructions="",
+            tools=[],
+            opts=self.options,
+            handle=None,
+        )
+        sock, _ = await open_live(self, setup, lambda msg, when: None)
+        await sock.close()
+        return {"provider": self.name, "type": self.type, "model": self.config.model, "url": safe_url(self.url)}

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from websockets.exceptions import ConnectionClosed
@@ -64,6 +64,40 @@ class SetupRefused(ProviderError):
 _REPLAY_TURNS = 20
 
 
+Messages = AsyncIterator[dict[str, Any] | bytes | BadFrame]
+
+
+def scrub(p: GeminiLiveProvider, text: str) -> str:
+    """``text`` without the key (a server's close reason is quoted in notices)."""
+    return text.replace(p.api_key, "***") if p.api_key else text
+
+
+async def open_live(
+    p: GeminiLiveProvider, setup: dict[str, Any], unexpected: Callable[[Any, str], None]
+) -> tuple[RealtimeSocket, Messages]:
+    """Connect, send ``setup`` and wait for ``setupComplete`` (within ``timeout_ms``); ``SetupRefused`` when the
+    server closes instead (its close code and reason), ``ProviderError`` for a refused handshake or a timeout."""
+    timeout = p.config.timeout_ms / 1000
+    sock = await RealtimeSocket.open(p.name, p.connect_url(), p.headers(), timeout)
+    msgs = sock.messages()
+    try:
+        await sock.send_json(setup)
+        async with asyncio.timeout(timeout):
+            async for first in msgs:
+                if isinstance(first, dict) and "setupComplete" in first:
+                    return sock, msgs
+                unexpected(first, "before setupComplete")
+        raise SetupRefused(p.name, f"setup refused: {scrub(p, sock.close_reason)}", sock.close_code)
+    except TimeoutError:
+        await sock.close()
+        raise ProviderError(p.name, f"no setupComplete within {timeout:g} s") from None
+    except ConnectionClosed:
+        raise SetupRefused(p.name, f"setup refused: {scrub(p, sock.close_reason)}", sock.close_code) from None
+    except ProviderError:
+        await sock.close()
+        raise
+
+
 class GeminiLiveSession(RealtimeSession):
     input_spec = PCM16_16K
     output_spec = PCM16_24K
@@ -75,7 +109,7 @@ class GeminiLiveSession(RealtimeSession):
         self.name = provider.name
         self._queue: asyncio.Queue[RealtimeEvent | None] = asyncio.Queue()
         self._sock: RealtimeSocket | None = None
-        self._msgs: AsyncIterator[dict[str, Any] | bytes | BadFrame] | None = None
+        self._msgs: Messages | None = None
         self._reader: asyncio.Task[None] | None = None
         self._waiter: asyncio.Task[None] | None = None
         self._setup: RealtimeSetup | None = None
@@ -106,12 +140,9 @@ class GeminiLiveSession(RealtimeSession):
             await self._send(user_turn(f"Greet the caller now by saying: {setup.greeting}"))
 
     async def _connect(self, view: ToolView, handle: str | None) -> None:
-        """Open a connection, send ``setup`` and wait for ``setupComplete``; ProviderError otherwise."""
+        """Open a connection with this call's setup; ``ProviderError`` (``SetupRefused``) otherwise."""
         assert self._setup is not None
         tools, behaviour, names = self.p.tools_for(view)
-        timeout = self.p.config.timeout_ms / 1000
-        sock = await RealtimeSocket.open(self.name, self.p.connect_url(), self.p.headers(), timeout)
-        msgs = sock.messages()
         msg = setup_message(
             model=str(self.p.config.model),
             voice=self.p.config.voice,
@@ -122,31 +153,12 @@ class GeminiLiveSession(RealtimeSession):
             temperature=self.p.config.temperature,
             max_tokens=self.p.config.max_tokens,
         )
-        try:
-            await sock.send_json(msg)
-            async with asyncio.timeout(timeout):
-                async for first in msgs:
-                    if isinstance(first, dict) and "setupComplete" in first:
-                        break
-                    self.events_in.unexpected(first, "before setupComplete")
-                else:
-                    raise SetupRefused(self.name, f"setup refused: {self._scrub(sock.close_reason)}", sock.close_code)
-        except TimeoutError:
-            await sock.close()
-            raise ProviderError(self.name, f"no setupComplete within {timeout:g} s") from None
-        except ConnectionClosed:
-            reason = self._scrub(sock.close_reason)
-            raise SetupRefused(self.name, f"setup refused: {reason}", sock.close_code) from None
-        except ProviderError:
-            await sock.close()
-            raise
-        self._sock, self._msgs = sock, msgs
+        self._sock, self._msgs = await open_live(self.p, msg, self.events_in.unexpected)
         self._behaviour, self._names = behaviour, names
         self.connections += 1
 
     def _scrub(self, text: str) -> str:
-        key = self.p.api_key
-        return text.replace(key, "***") if key else text
+        return scrub(self.p, text)
 
     async def _run(self) -> None:
         """Read until the call ends; reconnect (resume) after planned closes, goAway and drops."""

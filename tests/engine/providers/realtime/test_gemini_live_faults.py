@@ -12,6 +12,7 @@ from harness import ToolBox
 from realtime_gemini_fake import API_KEY, GeminiLiveFake, GeminiRig
 
 from engine.providers.base import ProviderError
+from engine.providers.realtime.gemini_live import GeminiLiveProvider
 from engine.providers.realtime.session import ProviderNotice, ResponseDone
 from engine.tools.base import FunctionTool, ToolDefinition, ToolExecutionContext, ToolParameter, ToolResult
 
@@ -262,3 +263,20 @@ async def test_uncapped_result_would_kill_the_socket() -> None:
             await fake.tool_call(("fc-big", "dump_db", {"q": "all"}))
             await r.wait_event(lambda e: isinstance(e, ProviderNotice))
     assert any("1011" in e for e in fake.errors)
+
+
+async def test_check_connection_proves_key_model_and_endpoint() -> None:
+    async with GeminiLiveFake() as fake:
+        r = rig(fake)
+        provider = r.engine.providers["gem"]
+        assert isinstance(provider, GeminiLiveProvider)
+        report = await provider.check_connection()
+        assert report == {"provider": "gem", "type": "gemini_live", "model": "gemini-live-test", "url": fake.url}
+        assert fake.setups[0]["model"] == "models/gemini-live-test" and "tools" not in fake.setups[0]
+        fake.refuse_setup = (1008, "models/gemini-live-test is not found")
+        with pytest.raises(ProviderError, match="setup refused: closed by the provider \\(1008: models/"):
+            await provider.check_connection()
+        fake.refuse_status = 403
+        with pytest.raises(ProviderError, match="access denied") as ei:
+            await provider.check_connection()
+    assert fake.errors == [] and API_KEY not in str(ei.value)
