@@ -17,8 +17,9 @@ from typing import Any
 
 from engine.config.models import ProviderConfig
 from engine.providers.realtime import deepgram_settings as ds
-from engine.providers.realtime.deepgram_session import DeepgramAgentSession
-from engine.providers.realtime.session import AudioSpec, RealtimeProvider, RealtimeSession
+from engine.providers.realtime.deepgram_session import DeepgramAgentSession, open_agent
+from engine.providers.realtime.session import PCMU_8K, AudioSpec, RealtimeProvider, RealtimeSession
+from engine.providers.realtime.socket import safe_url
 from engine.providers.rendering import RenderedTools, ToolRenderer
 from engine.sessions.session import CallSession
 from engine.tools.view import ToolView
@@ -53,3 +54,16 @@ class DeepgramAgentProvider(RealtimeProvider):
 
     def open_session(self, session: CallSession) -> RealtimeSession:
         return DeepgramAgentSession(self, session)
+
+    async def check_connection(self) -> dict[str, Any]:
+        """Connect and have a minimal ``Settings`` (no tools, no greeting) applied: proves the key, the models and
+        the endpoint (``ProviderError`` with the agent's reason otherwise, never the key)."""
+        msg = ds.settings(self.options, PCMU_8K, ds.think_settings(self.options, "", []), greeting=None)
+        sock = await open_agent(self, msg, None)
+        await sock.close()
+        return {
+            "provider": self.name,
+            "type": self.type,
+            "model": self.options.think_provider.get("model"),
+            "url": safe_url(self.url),
+        }

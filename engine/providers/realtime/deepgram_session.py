@@ -25,7 +25,7 @@ import json
 import logging
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from websockets.exceptions import ConnectionClosed
@@ -116,43 +116,16 @@ class DeepgramAgentSession(RealtimeSession):
     async def _connect(self, *, greeting: str | None, resume: bool) -> None:
         """Open the socket, wait for ``Welcome``, send ``Settings``, wait for ``SettingsApplied``."""
         assert self._setup is not None and self._view is not None
-        timeout = self.provider.config.timeout_ms / 1000
-        sock = await RealtimeSocket.open(self.name, self.provider.url, self.provider.headers(), timeout)
         view = self._view
         think, fns = self._think(view)
         context = ds.context_messages(self.session.history.items(), self.provider.rendered(view)) if resume else ()
         msg = ds.settings(self.opts, self.input_spec, think, greeting=greeting, context=context)
-        try:
-            async with asyncio.timeout(timeout):
-                await self._handshake(sock, msg)
-        except TimeoutError:
-            await sock.close()
-            raise ProviderError(self.name, f"no SettingsApplied within {timeout:g} s") from None
-        except BaseException:
-            await sock.close()
-            raise
-        self._sock, self._sent_functions = sock, fns
+        self._sock = await open_agent(self.provider, msg, self._handle)
+        self._sent_functions = fns
         self._think_acks.clear()
         self._pending_update = self._agent_speaking = False
         self.session.shown_tools = view.names
         self._last_audio = time.monotonic()
-
-    async def _handshake(self, sock: RealtimeSocket, settings: dict[str, Any]) -> None:
-        sent = False
-        async for m in sock.messages():
-            if not isinstance(m, dict):
-                continue  # no audio before SettingsApplied; a malformed frame is ignored here as anywhere
-            kind = m.get("type")
-            if kind == "Welcome" and not sent:
-                await sock.send_json(settings)
-                sent = True
-            elif kind == "SettingsApplied" and sent:
-                return
-            elif kind == "Error":
-                raise ProviderError(self.name, f"settings refused: {_describe(m)}")
-            else:
-                await self._handle(m)
-        raise ProviderError(self.name, f"the agent closed the connection during setup: {sock.close_reason}")
 
     # -------------------------------------------------------------------------------------------- audio
 
@@ -384,3 +357,37 @@ def _describe(m: dict[str, Any]) -> str:
     """A Warning/Error as one line: code and description (the agent never echoes the key)."""
     code, desc = m.get("code"), m.get("description") or m.get("message") or json.dumps(m)[:200]
     return f"{code}: {desc}" if code else str(desc)
+
+
+Handler = Callable[[dict[str, Any] | bytes | BadFrame], Awaitable[None]]
+
+
+async def open_agent(
+    provider: DeepgramAgentProvider, settings: dict[str, Any], other: Handler | None
+) -> RealtimeSocket:
+    """Connect, wait for ``Welcome``, send ``settings``, and return the socket once ``SettingsApplied`` came
+    (within the provider's ``timeout_ms``); ``other`` gets whatever else arrives meanwhile. An ``Error`` (the
+    agent refusing the settings: unknown model, invalid function) or a close is a ``ProviderError`` saying so."""
+    timeout = provider.config.timeout_ms / 1000
+    sock = await RealtimeSocket.open(provider.name, provider.url, provider.headers(), timeout)
+    try:
+        async with asyncio.timeout(timeout):
+            sent = False
+            async for m in sock.messages():
+                kind = m.get("type") if isinstance(m, dict) else None
+                if kind == "Welcome" and not sent:
+                    await sock.send_json(settings)
+                    sent = True
+                elif kind == "SettingsApplied" and sent:
+                    return sock
+                elif kind == "Error" and isinstance(m, dict):
+                    raise ProviderError(provider.name, f"settings refused: {_describe(m)}")
+                elif other is not None and not isinstance(m, bytes):  # no audio before the settings apply
+                    await other(m)
+            raise ProviderError(provider.name, f"the agent closed the connection during setup: {sock.close_reason}")
+    except TimeoutError:
+        await sock.close()
+        raise ProviderError(provider.name, f"no SettingsApplied within {timeout:g} s") from None
+    except BaseException:
+        await sock.close()
+        raise

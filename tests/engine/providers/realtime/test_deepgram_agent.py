@@ -10,9 +10,11 @@ import logging
 import pytest
 from harness import API_KEY
 from realtime_deepgram_fake import DeepgramFake
-from realtime_deepgram_harness import ULAW_FRAME, live_call
+from realtime_deepgram_harness import ULAW_FRAME, live_call, provider_config
 
 from engine.providers.base import ProviderError
+from engine.providers.factory import create_provider
+from engine.providers.realtime.deepgram_agent import DeepgramAgentProvider
 from engine.providers.realtime.session import (
     PCM16_16K,
     AssistantAudio,
@@ -354,3 +356,19 @@ async def test_keepalive_when_no_audio_flows() -> None:
     async with live_call(keepalive_s=0.05) as live:
         await live.fake.wait_for(lambda m: isinstance(m, dict) and m.get("type") == "KeepAlive")
     assert live.fake.errors == []
+
+
+async def test_check_connection_proves_key_and_models_without_leaking_the_key() -> None:
+    async with DeepgramFake() as fake:
+        p = create_provider("dg", provider_config(fake.url))
+        assert isinstance(p, DeepgramAgentProvider)
+        info = await p.check_connection()
+        assert info == {"provider": "dg", "type": "deepgram_agent", "model": "gpt-4o-mini", "url": fake.url}
+        assert fake.settings[0]["agent"]["think"]["functions"] == [] and "greeting" not in fake.settings[0]["agent"]
+        fake.settings_error = ("UNKNOWN_MODEL", "no such think model")
+        with pytest.raises(ProviderError, match="settings refused: UNKNOWN_MODEL: no such think model"):
+            await p.check_connection()
+        fake.refuse_status = 401
+        with pytest.raises(ProviderError, match="authentication failed") as ei:
+            await p.check_connection()
+    assert API_KEY not in str(ei.value) and fake.errors == []
