@@ -25,19 +25,21 @@ from engine.config.models import ProviderConfig
 from engine.providers.base import ProviderError
 from engine.providers.http import HttpSettings
 from engine.providers.realtime import elevenlabs_wire as wire
-from engine.providers.realtime.elevenlabs_tools import DEFAULT_BASE_URL, ElevenLabsRest, client_tools
+from engine.providers.realtime.elevenlabs_tools import DEFAULT_BASE_URL, ElevenLabsRest, client_tools, provider_options
 from engine.providers.realtime.session import (
     PCM16_16K,
     AssistantAudio,
     AssistantInterrupted,
     AssistantText,
     AudioSpec,
+    CallerSpeechStopped,
     CallerText,
     ProviderNotice,
     RealtimeEvent,
     RealtimeProvider,
     RealtimeSession,
     RealtimeSetup,
+    ResponseDone,
     UsageReport,
 )
 from engine.providers.realtime.socket import BadFrame, RealtimeSocket
@@ -46,17 +48,6 @@ from engine.sessions.session import CallSession
 from engine.tools.view import ToolView
 
 log = logging.getLogger(__name__)
-
-
-#: ``options`` this provider takes, with their defaults (all numbers >= 0).
-OPTIONS = {"retry_backoff_ms": 500.0, "reconnect_attempts": 3.0, "reconnect_backoff_ms": 500.0}
-
-
-def _option(name: str, options: dict[str, Any], key: str, default: float) -> float:
-    value = options.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise ValueError(f"providers.{name}.options.{key}: a number >= 0, not {value!r}")
-    return float(value)
 
 
 class ElevenLabsAgentProvider(RealtimeProvider):
@@ -70,9 +61,7 @@ class ElevenLabsAgentProvider(RealtimeProvider):
             raise ValueError(f"providers.{name}: an elevenlabs_agent provider needs 'agent_id'")
         self.agent_id = config.agent_id
         self.base_url = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
-        opts = {k: _option(name, config.options, k, d) for k, d in OPTIONS.items()}
-        if unknown := sorted(set(config.options) - set(OPTIONS)):
-            raise ValueError(f"providers.{name}.options: unknown {unknown} (known: {', '.join(OPTIONS)})")
+        opts = provider_options(name, config.options)
         self.http_settings = HttpSettings(config.timeout_ms / 1000, config.max_retries, opts["retry_backoff_ms"] / 1000)
         self.reconnects = int(opts["reconnect_attempts"])
         self.backoff = Backoff(opts["reconnect_backoff_ms"] / 1000, 8.0)
@@ -263,9 +252,11 @@ class ElevenLabsAgentSession(RealtimeSession):
             elif kind == "interruption":
                 conn.last_interrupt = int(ev.get("event_id", 0))
                 return [AssistantInterrupted(None)]
-            elif kind == "user_transcript":
+            elif kind == "user_transcript":  # the caller's turn is over (ElevenLabs has no own stop event)
                 text = str(msg.get("user_transcription_event", {}).get("user_transcript", "")).strip()
-                return [CallerText(text)] if text else []
+                return [CallerSpeechStopped(), CallerText(text)] if text else []
+            elif kind == "agent_response_complete":
+                return [ResponseDone()]
             elif kind == "agent_response":
                 text = str(ev.get("agent_response", "")).strip()
                 usage = self._usage()  # one report per answer: audio both ways since the last one

@@ -9,8 +9,9 @@ first, ``pre_tool_speech: force`` for slow tools — ElevenLabs' own way of talk
 per-call cancel) and keeps them in the tools API (``/v1/convai/tools``; the legacy inline
 ``conversation_config.agent.prompt.tools`` was removed by ElevenLabs in July 2025), linked to the agent by
 ``prompt.tool_ids``. Pushing is idempotent: a tool is created or patched only when the agent's tool of that name
-differs from the rendering, and the agent is patched only when its list of tool ids changes; the agent's
-non-client tools (webhooks, system tools) are left alone. Every request sends the key as ``xi-api-key`` and
+differs from the rendering, and the agent is patched only when its list of tool ids changes (or when it does not
+yet send the client events the adapter reads, e.g. ``interruption``); the agent's non-client tools (webhooks,
+system tools) are left alone. Every request sends the key as ``xi-api-key`` and
 every failure becomes one ``ProviderError`` without it.
 """
 
@@ -37,6 +38,16 @@ DEFAULT_TOOL_TIMEOUT_MS = 10_000
 TIMEOUT_MARGIN_S = 5
 #: The budget layer's default ``slow_response_threshold_ms``: above it a tool is slow and the agent speaks first.
 SLOW_THRESHOLD_MS = 1500
+#: Server events the adapter needs the agent to send (``conversation.client_events``; an agent sends only those).
+CLIENT_EVENTS = (
+    "audio",
+    "interruption",
+    "user_transcript",
+    "agent_response",
+    "agent_response_complete",
+    "client_tool_call",
+    "ping",
+)
 _HINTS = {
     401: "authentication failed (check the API key)",
     403: "access denied (the key lacks the Agents or tools permission)",
@@ -44,6 +55,23 @@ _HINTS = {
     422: "ElevenLabs rejected the request",
     429: "rate limit or quota exceeded",
 }
+
+
+#: ``options`` an elevenlabs_agent provider takes, with their defaults (all numbers >= 0).
+OPTIONS = {"retry_backoff_ms": 500.0, "reconnect_attempts": 3.0, "reconnect_backoff_ms": 500.0}
+
+
+def provider_options(name: str, options: Mapping[str, Any]) -> dict[str, float]:
+    """``providers.<name>.options`` checked (unknown keys and values that are not numbers >= 0 are named)."""
+    if unknown := sorted(set(options) - set(OPTIONS)):
+        raise ValueError(f"providers.{name}.options: unknown {unknown} (known: {', '.join(OPTIONS)})")
+    out: dict[str, float] = {}
+    for key, default in OPTIONS.items():
+        value = options.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise ValueError(f"providers.{name}.options.{key}: a number >= 0, not {value!r}")
+        out[key] = float(value)
+    return out
 
 
 def response_timeout_s(d: ToolDefinition | None) -> int:
@@ -187,11 +215,15 @@ class ElevenLabsRest:
         current = [str(i) for i in prompt_of(agent).get("tool_ids") or []]
         ours = {str(t["id"]) for t in existing.values()}
         wanted = [i for i in current if i not in ours] + ids  # the agent's other tools stay, in their order
-        patched = set(wanted) != set(current)
-        if patched:
-            body = {"conversation_config": {"agent": {"prompt": {"tool_ids": wanted}}}}
-            await self.call("PATCH", f"/v1/convai/agents/{agent_id}", body=body)
-        return SyncResult(tuple(ids), tuple(created), tuple(updated), patched)
+        config: dict[str, Any] = {}
+        if set(wanted) != set(current):
+            config["agent"] = {"prompt": {"tool_ids": wanted}}
+        events = client_events(agent)
+        if missing := [e for e in CLIENT_EVENTS if e not in events]:
+            config["conversation"] = {"client_events": events + missing}
+        if config:
+            await self.call("PATCH", f"/v1/convai/agents/{agent_id}", body={"conversation_config": config})
+        return SyncResult(tuple(ids), tuple(created), tuple(updated), bool(config))
 
 
 def prompt_of(agent: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -200,6 +232,14 @@ def prompt_of(agent: Mapping[str, Any]) -> Mapping[str, Any]:
     for key in ("conversation_config", "agent", "prompt"):
         node = node.get(key) if isinstance(node, Mapping) else None
     return node if isinstance(node, Mapping) else {}
+
+
+def client_events(agent: Mapping[str, Any]) -> list[str]:
+    """``conversation_config.conversation.client_events`` of an agent answer (the events it sends)."""
+    conv = agent.get("conversation_config")
+    conv = conv.get("conversation") if isinstance(conv, Mapping) else None
+    events = conv.get("client_events") if isinstance(conv, Mapping) else None
+    return [str(e) for e in events] if isinstance(events, list) else []
 
 
 def allowed_overrides(agent: Mapping[str, Any]) -> Mapping[str, Any]:

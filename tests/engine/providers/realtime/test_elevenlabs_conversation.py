@@ -14,8 +14,10 @@ from engine.providers.realtime.session import (
     AssistantAudio,
     AssistantInterrupted,
     AssistantText,
+    CallerSpeechStopped,
     CallerText,
     ProviderNotice,
+    ResponseDone,
     UsageReport,
 )
 from engine.sessions.history import ToolCallItem
@@ -33,7 +35,11 @@ async def test_tool_call_result_and_error_results_with_ids_echoed_exactly() -> N
         hidden = await w.ws.wait_result(await w.ws.tool_call("not_shown_tool", {}))
         assert hidden["is_error"] is True  # refused through the normal path; the conversation goes on
         await w.ws.user_says("Thanks!")
-        await w.until(lambda e: isinstance(e, CallerText) and e.text == "Thanks!")
+        await w.ws.response_complete()
+        await w.until(lambda e: isinstance(e, ResponseDone))
+        turn = [type(e).__name__ for e in w.events if isinstance(e, CallerSpeechStopped | CallerText | ResponseDone)]
+        assert turn == ["CallerSpeechStopped", "CallerText", "ResponseDone"]  # the transcript ends the caller's turn
+        assert any(isinstance(e, CallerText) and e.text == "Thanks!" for e in w.events)
         assert w.box.calls == [("get_weather", {"city": "Paris"}), ("broken_tool", {"x": 1})]
         call = next(i for i in session.history.items() if isinstance(i, ToolCallItem))
         assert dict(call.provider_ids)["provider"] == odd_id

@@ -6,7 +6,7 @@ import json
 
 import pytest
 from pydantic import ValidationError
-from realtime_elevenlabs_fake import AGENT_ID, API_KEY
+from realtime_elevenlabs_fake import AGENT_ID, API_KEY, DEFAULT_EVENTS
 from realtime_elevenlabs_world import TOOLS, world
 
 from engine.config.models import ProviderConfig
@@ -44,6 +44,8 @@ async def test_start_pushes_the_view_as_client_tools_then_opens_the_conversation
         assert by_name["slow_lookup"]["interruption_mode"] == "allow"  # idempotent
         assert by_name["hangup_call"]["interruption_mode"] == "disable_during_tool"
         assert by_name["get_weather"]["pre_tool_speech"] == "auto"
+        events = w.rest.agent["conversation_config"]["conversation"]["client_events"]
+        assert events == [*DEFAULT_EVENTS, "agent_response_complete", "ping"]  # what the adapter reads, kept
         init = w.ws.initiations[0]
         override = init["conversation_config_override"]
         assert override["agent"] == {
