@@ -3,12 +3,13 @@ dialect and Ollama's server subset — each through the renderer, the fakes and 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import openai_rules
 import pytest
-from audit_harness import audit_engine, ava_engine
+from audit_harness import audit_engine, ava_engine, ava_engine_call
 from fakebase import Reply
 from fakes import FAKES
 from google.genai import types as gt
@@ -220,3 +221,16 @@ async def test_ollama_call_with_a_root_all_of_tool() -> None:
     assert fake.errors == [] and reply.text == "Ok."
     order = fake.requests[0]["tools"][0]["function"]["parameters"]["properties"]["order"]
     assert "allOf" not in order and set(order["properties"]) == {"id", "note"}
+
+
+async def test_ava_engine_call_reports_the_omitted_tools_as_an_event(tmp_path: Path) -> None:
+    """``ava-engine call --json`` (the installed command) against the fake: the call runs with 128 tools and
+    prints one tools.omitted event."""
+    fake = FAKES["openai_chat"]([Reply(text="Hello back.")])
+    async with fake:
+        out = await ava_engine_call(tmp_path, fake.base_url, "many", "hello")
+    assert fake.errors == [] and len(fake.requests[0]["tools"]) == 128
+    events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    omitted = [e for e in events if e["type"] == "tools.omitted"]
+    assert len(omitted) == 1 and omitted[0]["limit"] == 128 and len(omitted[0]["omitted"]) == MANY + 1 - 128
+    assert any(e["type"] == "transcript.added" and e["text"] == "Hello back." for e in events)
