@@ -14,7 +14,7 @@ from harness import API_KEY
 from realtime_deepgram_fake import ScriptedDeepgram
 from realtime_deepgram_harness import SlowBox, make_engine
 
-from engine.events import CallEnded, Event, ToolCompleted
+from engine.events import AnnouncementRequested, CallEnded, Event, ToolCompleted
 from engine.sessions.history import Message
 from engine.voice.audio import AudioFrame
 from engine.voice.realtime_call import RealtimeVoiceCall
@@ -61,6 +61,34 @@ async def test_voice_call_with_tools_and_hangup(tmp_path: Path) -> None:
     loud = np.flatnonzero(np.abs(out.samples.astype(np.int32)) > 2000) / out.sample_rate
     assert loud.size and loud[0] < 0.1  # the greeting opens the call
     assert (loud > 0.6).any()  # the answer comes after the caller's question
+
+
+async def test_slow_tool_announcement_reaches_the_agent_as_an_injected_message(tmp_path: Path) -> None:
+    caller_wav(tmp_path / "in.wav", 2.0)
+    steps = [(0.4, "Where is my order?", ("slow_lookup", '{"q": "order 7"}'), "Your order ships today.")]
+    fake = ScriptedDeepgram(greeting_ms=200, steps=steps, answer_ms=300)
+    box = SlowBox()
+    async with fake:
+        engine = make_engine(fake, box)
+        async with engine:
+            sub = engine.bus.subscribe(maxsize=10_000)
+            backend = WavBackend(tmp_path / "in.wav", tmp_path / "out.wav", timeline=True)
+            call = RealtimeVoiceCall(engine, backend, "desk", settle_s=0.2)
+            run = asyncio.create_task(call.run())
+            await fake.wait_for(lambda m: isinstance(m, dict) and m.get("type") == "InjectAgentMessage", 20)
+            box.release.set()
+            async with asyncio.timeout(30):
+                await run
+            sub.close()
+            events: list[Event] = [e async for e in sub]
+    assert fake.errors == []
+    assert [m["message"] for m in fake.of_type("InjectAgentMessage")] == ["Still looking, one moment."]
+    assert any(isinstance(e, AnnouncementRequested) for e in events)
+    resp = content_of(fake, "fc-1")
+    assert resp["status"] == "success" and resp["message"] == "found it"
+    assert call.session is not None
+    said = [(m.role, m.text) for m in call.session.history.items() if isinstance(m, Message)]
+    assert ("assistant", "Still looking, one moment.") in said  # the agent's own transcript of the injection
 
 
 def test_cli_voice_call_against_the_fake(tmp_path: Path) -> None:
