@@ -11,7 +11,9 @@ Mapping (reference/wire-formats.md §6): ``serverContent.modelTurn`` inline PCM 
 per turn); ``interrupted`` → ``AssistantInterrupted``; ``turnComplete`` → ``ResponseDone``; ``usageMetadata`` →
 ``UsageReport`` (each report's tokens taken as that response's, plus the audio seconds sent and received since
 the previous report); ``voiceActivity`` (sent when the server's VAD signals are on) → ``CallerSpeechStarted`` /
-``CallerSpeechStopped``.
+``CallerSpeechStopped``. Gemini reports no end of the caller's speech otherwise, so the caller's turn ending
+(the model answers or calls a tool after transcribing the caller) reports it, once, before the caller's final
+text: the voice driver knows from it that an answer is owed.
 """
 
 from __future__ import annotations
@@ -85,6 +87,8 @@ class EventReader:
         self._agent: list[str] = []
         self._response = 1
         self._interrupted = False
+        #: The caller is speaking (heard, or the server's activity start) and no speech end was reported yet.
+        self._speaking = False
 
     @property
     def item_id(self) -> str:
@@ -119,9 +123,10 @@ class EventReader:
         if "voiceActivity" in msg:
             kind = _object(msg["voiceActivity"], "voiceActivity").get("voiceActivityType")
             if kind == "ACTIVITY_START":
+                self._speaking = True
                 self._emit(CallerSpeechStarted())
             elif kind == "ACTIVITY_END":
-                self._emit(CallerSpeechStopped())
+                self._speech_ended()
         return calls
 
     # -------------------------------------------------------------------------------------------- parts
@@ -130,6 +135,7 @@ class EventReader:
         sc = _object(raw, "serverContent")
         heard = sc.get("inputTranscription")
         if isinstance(heard, dict) and isinstance(heard.get("text"), str) and heard["text"]:
+            self._speaking = True
             self._caller.append(heard["text"])
             self._emit(CallerText(heard["text"], final=False))
         turn = sc.get("modelTurn")
@@ -183,8 +189,15 @@ class EventReader:
         self.responding = False
         self._interrupted = True
 
+    def _speech_ended(self) -> None:
+        if self._speaking:
+            self._speaking = False
+            self._emit(CallerSpeechStopped())
+
     def _flush_caller(self) -> None:
+        """The caller's turn is over (the model answers or calls a tool): its speech ended, its text is final."""
         if self._caller:
+            self._speech_ended()
             self._emit(CallerText("".join(self._caller).strip(), final=True))
             self._caller = []
 

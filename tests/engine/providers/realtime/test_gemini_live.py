@@ -131,6 +131,9 @@ async def test_audio_transcripts_turns_and_usage() -> None:
     assert fake.errors == []
     kinds = [type(e).__name__ for e in r.events]
     assert kinds.index("CallerText") < kinds.index("AssistantAudio") < kinds.index("ResponseDone")
+    assert kinds.count("CallerSpeechStopped") == 1  # the caller's turn ended when the model answered
+    stopped = kinds.index("CallerSpeechStopped")
+    assert kinds[stopped + 1] == "CallerText" and r.events[stopped + 1].final
     assert [e.text for e in r.events if isinstance(e, CallerText) and e.final] == ["What's the weather?"]
     assert [e.text for e in r.events if isinstance(e, AssistantText) and e.final] == ["It is sunny."]
     assert b"".join(e.data for e in r.events if isinstance(e, AssistantAudio)) == pcm_out
