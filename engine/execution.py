@@ -143,7 +143,7 @@ class ToolExecutor:
                 False,
             )
         try:
-            parsed = entry.validator.check(parse_arguments(args, self.argument_limits()))
+            parsed = entry.validator.check(parse_arguments(args, self._settings().engine.tool_arguments))
         except ArgumentError as e:
             return self._reject(
                 session,

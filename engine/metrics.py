@@ -1,8 +1,21 @@
-"""Prometheus collectors, one registry per Engine (no globals, so tests and several engines never collide)."""
+"""Prometheus collectors, one registry per Engine (no globals, so tests and several engines never collide).
+
+The per-call tool metrics (a call counter and a latency histogram) are the one thing on the tool path, so they are
+tallied in plain Python — a count per series and a bucket found by one C ``bisect`` — and handed to the Prometheus
+children when the registry is collected (``render``, or anyone calling ``collect`` on it). A ``Counter.inc`` and
+``Histogram.observe`` per call cost a Python loop over the buckets and four locked value updates; a scrape every
+few seconds pays for a whole interval's calls in one go, and the exposition is exactly what per-call updates
+give.
+"""
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections.abc import Iterator
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.metrics_core import Metric
 
 LATENCY_BUCKETS = (
     0.001,
@@ -28,10 +41,38 @@ LATENCY_BUCKETS = (
 UNKNOWN_TOOL = "(unknown)"
 
 
+class _Tally:
+    """What one (server, tool) has done since the last collection: calls per status, and latency buckets."""
+
+    __slots__ = ("buckets", "calls", "count", "sum")
+
+    def __init__(self, size: int) -> None:
+        self.calls: dict[str, int] = {}
+        self.buckets = [0] * size
+        self.count = 0
+        self.sum = 0.0
+
+
+class _Flush:
+    """Registered first, so collecting the registry moves the tallies into the Prometheus children before they
+    are read; it reports no metric of its own."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self._metrics = metrics
+
+    def collect(self) -> Iterator[Metric]:
+        self._metrics.flush()
+        return iter(())
+
+    def describe(self) -> list[Metric]:
+        return []
+
+
 class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
+        r.register(_Flush(self))  # a collector needs only collect (and describe)
         self.tool_calls = Counter(
             "ai_agent_mcp_tool_calls",
             "Tool calls by server, tool and status.",
@@ -80,17 +121,47 @@ class Metrics:
             ["provider", "direction"],
             registry=r,
         )
-        self._children: dict[tuple[str, str, str], tuple[object, object]] = {}
+        self._tallies: dict[tuple[str, str], _Tally] = {}
+        self._bounds: tuple[float, ...] = (*LATENCY_BUCKETS, float("inf"))
         self._rejections: dict[tuple[str, str], object] = {}
 
     def tool_done(self, server: str, tool: str, status: str, seconds: float) -> None:
-        key = (server, tool, status)
-        pair = self._children.get(key)
-        if pair is None:
-            pair = (self.tool_calls.labels(server, tool, status), self.tool_latency.labels(server, tool))
-            self._children[key] = pair
-        pair[0].inc()  # type: ignore[attr-defined]
-        pair[1].observe(seconds)  # type: ignore[attr-defined]
+        """Count one finished call and its latency (see the module docstring for when Prometheus sees it)."""
+        tally = self._tallies.get((server, tool))
+        if tally is None:
+            # The series exist from the first call on, as with per-call updates (a scrape shows them at 0 at worst).
+            self.tool_latency.labels(server, tool)
+            tally = self._tallies[(server, tool)] = _Tally(len(self._bounds))
+        calls = tally.calls
+        if status in calls:
+            calls[status] += 1
+        else:
+            self.tool_calls.labels(server, tool, status)
+            calls[status] = 1
+        # Prometheus puts a value in the first bucket whose upper bound is >= it: bisect_left on the bounds.
+        tally.buckets[bisect_left(self._bounds, seconds)] += 1
+        tally.count += 1
+        tally.sum += seconds
+
+    def flush(self) -> None:
+        """Move the tallies into the Prometheus counters and histograms (the registry's collection does this)."""
+        for (server, tool), tally in self._tallies.items():
+            if not tally.count:
+                continue
+            for status, n in tally.calls.items():
+                if n:
+                    self.tool_calls.labels(server, tool, status).inc(n)
+                    tally.calls[status] = 0
+            child: Any = self.tool_latency.labels(server, tool)
+            # The histogram child's own storage (observe() adds to _sum and one of _buckets, not cumulative);
+            # tests/engine/core/test_metrics_tally.py holds this to what observe() gives, value by value.
+            child._sum.inc(tally.sum)
+            for i, n in enumerate(tally.buckets):
+                if n:
+                    child._buckets[i].inc(n)
+                    tally.buckets[i] = 0
+            tally.count = 0
+            tally.sum = 0.0
 
     def tool_rejected(self, tool: str, reason: str) -> None:
         """Count a rejection. Label values must come from a bounded set: a registered tool's name or

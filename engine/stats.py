@@ -11,7 +11,6 @@ The median is q = 0.5 (for an even count, the mean of the two middle samples, li
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 
 __all__ = ["percentile", "percentiles"]
@@ -25,7 +24,7 @@ def percentile(sorted_values: Sequence[float], q: float) -> float:
     if not 0.0 <= q <= 1.0:
         raise ValueError(f"quantile must be between 0 and 1, got {q}")
     h = (n - 1) * q
-    lo = math.floor(h)
+    lo = int(h)  # h >= 0: the floor
     if lo >= n - 1:
         return float(sorted_values[-1])
     a, b = sorted_values[lo], sorted_values[lo + 1]

@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 from prometheus_client import Counter, Gauge
 
-from engine.budget.cache import ResultCache
+from engine.budget.cache import ResultCache, cacheable
 from engine.budget.calibration import PROBE_MODE, calibrate_server
 from engine.budget.selector import Decision, TurnFacts, decide, default_decision
 from engine.budget.stats import BookKey, LatencyBook
@@ -222,30 +222,34 @@ class BudgetLayer:
 
     def timeout_s(self, entry: RegisteredTool, session: CallSession | None, default_s: float) -> float:
         d = entry.tool.definition
-        plan = self._plan(d)
+        plan = self._plans.get(d.name)
+        if plan is None or plan.definition is not d or plan.settings is not self._settings():
+            plan = self._plan(d)
         own = plan.own_ms / 1000 if plan.own_ms else default_s
         if session is None:
             return own
         self._track_start(session, plan)
         if plan.exempt or session.tier not in TIER_ORDER:
             return own
-        return min(own, self.tier_budget_ms(session.tier) / 1000)
+        return min(own, int(getattr(plan.settings.budget.tiers, session.tier)) / 1000)
 
     def _track_start(self, session: CallSession, plan: _Plan) -> None:
         d = plan.definition
         self.board.seed(d)
         # The tool's measured p50 once the window holds min_samples calls (what its status reports), else declared.
         w = self.book.get(plan.key)
-        stats = w.stats() if w is not None else None
-        measured = stats is not None and stats.count >= plan.settings.budget.min_samples
-        p50 = stats.p50_ms if measured and stats is not None else None
-        expected = p50 if p50 is not None else d.latency.estimated_duration_ms
+        expected: float | None = d.latency.estimated_duration_ms
+        if w is not None:
+            stats = w.stats()
+            if stats.count >= plan.settings.budget.min_samples and stats.p50_ms is not None:
+                expected = stats.p50_ms
         self.turns.started(session, d, expected, plan.threshold_ms, plan.message)
 
     def cached(self, entry: RegisteredTool, args: Mapping[str, Any]) -> ToolResult | None:
-        if PROBE_MODE.get() is not None:
+        d = entry.tool.definition
+        if not cacheable(d) or PROBE_MODE.get() is not None:
             return None
-        return self.cache.get(entry.tool.definition, args)
+        return self.cache.get(d, args)
 
     def completed(
         self, entry: RegisteredTool, args: Mapping[str, Any], result: ToolResult, latency_ms: float, is_probe: bool
@@ -257,9 +261,11 @@ class BudgetLayer:
         status: str = result.status
         if is_probe and status == "error" and PROBE_MODE.get() == "generated":
             status = "probe_error"
-        self.book.record(self._plan(d).key, latency_ms, status, is_probe=is_probe)
-        self.board.recorded(d)
-        if not is_probe:
+        plan = self._plans.get(d.name)
+        if plan is None or plan.definition is not d or plan.settings is not self._settings():
+            plan = self._plan(d)
+        self.board.recorded(d, self.book.record(plan.key, latency_ms, status, is_probe=is_probe))
+        if not is_probe and status == "success" and cacheable(d):
             self.cache.put(d, args, result)
 
     # ----------------------------------------------------------------------------------------- turn hooks

@@ -111,8 +111,10 @@ class LatencyWindow:
             self._inversions += 1
         samples.append(sample)
         insort(self._sorted, sample.duration_ms)
-        self._errors += sample.failed
-        self._probes += sample.is_probe
+        if sample.status in FAILED:
+            self._errors += 1
+        if sample.is_probe:
+            self._probes += 1
         self._stats = None
         self._recent = None
 
@@ -122,8 +124,10 @@ class LatencyWindow:
         if samples and samples[0].at < old.at:
             self._inversions -= 1
         del self._sorted[bisect_left(self._sorted, old.duration_ms)]
-        self._errors -= old.failed
-        self._probes -= old.is_probe
+        if old.status in FAILED:
+            self._errors -= 1
+        if old.is_probe:
+            self._probes -= 1
 
     def stats(self) -> WindowStats:
         if self._stats is None:

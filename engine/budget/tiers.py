@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from engine.budget.stats import BookKey, LatencyBook, WindowStats
+from engine.budget.stats import BookKey, LatencyBook, LatencyWindow, WindowStats
 from engine.config.models import BudgetConfig
 from engine.tools.base import ToolDefinition
 from engine.tools.registry import RegisteredTool
@@ -232,40 +232,42 @@ class TierBoard:
                 self.on_change(old, status)
         return status
 
-    def recorded(self, d: ToolDefinition) -> None:
-        """One invocation of ``d`` was just recorded: what ``refresh`` does, at the cost of a few comparisons
-        when the tool stays healthy in the same tier with the same badge (the steady state of every call).
+    def recorded(self, d: ToolDefinition, window: LatencyWindow | None = None) -> None:
+        """One invocation of ``d`` was just recorded (into ``window``, its book window, when the caller has it at
+        hand): what ``refresh`` does, at the cost of a few comparisons when the tool stays healthy in the same tier
+        with the same badge (the steady state of every call).
 
         Then the status's numbers (samples, percentiles, error rate) are marked stale and rebuilt when read;
         the revision and ``on_change`` depend only on the signature, which this check proves unchanged.
         """
         cached = self._status.get(d.name)
-        if cached is not None and cached[0] is d and self._same_class(d, cached[1]):
+        if cached is not None and cached[0] is d and self._same_class(d, cached[1], window):
             self._stale.add(d.name)
         else:
             self.refresh(d)
 
-    def _same_class(self, d: ToolDefinition, old: ToolStatus) -> bool:
+    def _same_class(self, d: ToolDefinition, old: ToolStatus, window: LatencyWindow | None = None) -> bool:
         """Whether ``classify`` would give ``old``'s signature, for a status that was and stays healthy."""
         if old.health != HEALTHY:
             return False  # the full path also schedules the health horizon's expiry
-        w = self.book.get(old.key)
+        w = window if window is not None else self.book.get(old.key)
         if w is None:
             return False
         cfg = self._config()
         lat = d.latency
+        stats = w.stats()
         recent = w.recent(self.clock() - cfg.health_horizon_s)
         if recent.count >= cfg.min_samples:
-            rate = recent.error_rate
-            if rate >= cfg.unhealthy_error_rate or rate > cfg.degraded_error_rate:
-                return False
+            if recent.errors:
+                rate = recent.error_rate
+                if rate >= cfg.unhealthy_error_rate or rate > cfg.degraded_error_rate:
+                    return False
             if lat.max_duration_ms is not None and recent.p99_ms is not None and recent.p99_ms > lat.max_duration_ms:
                 return False
-        window = w.stats()
-        measured = window.count >= cfg.min_samples
+        measured = stats.count >= cfg.min_samples
         effective: float | None
-        if measured and window.p99_ms is not None:
-            effective = window.p99_ms
+        if measured and stats.p99_ms is not None:
+            effective = stats.p99_ms
         elif lat.max_duration_ms is not None:
             effective = float(lat.max_duration_ms)
         elif lat.estimated_duration_ms is not None:
@@ -285,7 +287,7 @@ class TierBoard:
                 if effective <= t.deep
                 else None
             )
-        return base == old.tier and badge_for(window.p50_ms if measured else None) == old.badge
+        return base == old.tier and badge_for(stats.p50_ms if measured else None) == old.badge
 
     def refresh_all(self) -> None:
         """Recompute everything (config reload, horizon expiry)."""

@@ -136,19 +136,19 @@ def to_tool_result(result: CallToolResult, speech: SpeechOptions | None = None) 
     """Shape one MCP result; see the module docstring for the order of choices."""
     speech = speech or _PLAIN
     content = result.content
-    if (
-        len(content) == 1
-        and result.structured_content is None
-        and not speech.template
-        and not speech.field
-        and type(content[0]) is TextContent
-    ):
-        text = content[0].text  # the common small text answer: what the general path gives, without its detours
-        if len(text) <= MAX_DATA_CHARS and _parse_json(text) is None:
-            said = speakable(text) if text.strip() else ""
-            if result.is_error:
-                return ToolResult("error", said or ERROR_FALLBACK, text)
-            return ToolResult("success", said or FALLBACK_MESSAGE, text)
+    if len(content) == 1 and not speech.template and not speech.field and type(content[0]) is TextContent:
+        # The common small answer, one text block (and maybe its structured form, as FastMCP tools with a return
+        # type send): what the general path gives, without its detours.
+        text = content[0].text
+        if len(text) <= MAX_DATA_CHARS:
+            structured = result.structured_content
+            is_json = _parse_json(text) is not None
+            if structured is not None or not is_json:
+                said = speakable(text) if not is_json and text.strip() else ""
+                shaped = structured if structured is not None else text
+                if result.is_error:
+                    return ToolResult("error", said or ERROR_FALLBACK, shaped)
+                return ToolResult("success", said or FALLBACK_MESSAGE, shaped)
     texts = [c.text for c in content if isinstance(c, TextContent)]
     attachments = [s for s in (_summary(c) for c in result.content) if s is not None]
     joined = "\n".join(texts)

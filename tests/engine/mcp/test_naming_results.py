@@ -141,3 +141,21 @@ def test_short_text_fast_paths_give_what_the_general_rules_give() -> None:
             message = speakable(text) if text.strip() else ""
             fallback = ERROR_FALLBACK if is_error else FALLBACK_MESSAGE
             assert (r.status, r.message, r.data) == ("error" if is_error else "success", message or fallback, text)
+
+
+def test_one_text_with_structured_content_shortcut_gives_the_general_result() -> None:
+    """A text block plus its structured form (FastMCP tools with a return type) skips the general path; a speech
+    field that never resolves forces that path, and both must agree on status, message and data."""
+    import random
+
+    rng = random.Random(11)
+    alphabet = ["a", " ", "\n", ".", "{", "}", "[", "]", '"', ":", "1", "é"]
+    general = SpeechOptions(field="zz_absent_zz")
+    texts = ['{"a": 1}', "[1, 2]", "", "  ", "Sunny.", "x" * 70_000]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 30))) for _ in range(1500)]
+    for text in texts:
+        for structured in ({"result": text}, {"a": [1, 2]}):
+            for is_error in (False, True):
+                r = _result(TextContent(type="text", text=text), structured=structured, error=is_error)
+                fast, slow = to_tool_result(r), to_tool_result(r, general)
+                assert (fast.status, fast.message, fast.data) == (slow.status, slow.message, slow.data), repr(text)
