@@ -372,3 +372,20 @@ async def test_check_connection_proves_key_and_models_without_leaking_the_key() 
         with pytest.raises(ProviderError, match="authentication failed") as ei:
             await p.check_connection()
     assert API_KEY not in str(ei.value) and fake.errors == []
+
+
+async def test_operator_apply_now_reaches_the_agent_as_update_think() -> None:
+    async with live_call() as live:
+        live.engine.set_tool_enabled(live.call.call_id, "get_time", False, apply="now")
+        upd = await live.fake.wait_for(lambda m: isinstance(m, dict) and m.get("type") == "UpdateThink")
+        for _ in range(100):
+            if "get_time" not in live.call.shown_tools:
+                break
+            await asyncio.sleep(0.01)
+        # The agent asks for the tool anyway (a stale plan): the engine rejects it and the agent is answered.
+        await live.fake.request(("t1", "get_time", "{}", True))
+        resp = await asyncio.wait_for(live.fake.function_responses.get(), 5)
+    assert isinstance(upd, dict) and "get_time" not in [f["name"] for f in upd["think"]["functions"]]
+    assert "get_time" not in live.call.shown_tools
+    assert content(resp)["status"] == "rejected" and live.box.calls == []
+    assert live.fake.errors == []
