@@ -46,6 +46,18 @@ _SERVER_VAD = {
     "interrupt_response": True,
 }
 _TRANSCRIPTION_KEYS = {"model", "language", "prompt"}
+#: Every ``options`` key an ``openai_realtime`` provider reads (anything else is a typo, refused at load).
+OPTION_KEYS = frozenset(
+    {
+        "turn_detection",
+        "transcription",
+        "noise_reduction",
+        "reconnect_tries",
+        "reconnect_first_ms",
+        "reconnect_max_ms",
+        "replay_items",
+    }
+)
 _NOISE = ("near_field", "far_field")
 
 
@@ -70,6 +82,9 @@ class RealtimeOptions:
     @classmethod
     def parse(cls, name: str, options: Mapping[str, Any]) -> RealtimeOptions:
         where = f"providers.{name}.options"
+        unknown = sorted(set(options) - OPTION_KEYS)
+        if unknown:
+            raise ValueError(f"{where}.{unknown[0]}: unknown option (known: {', '.join(sorted(OPTION_KEYS))})")
         vad = options.get("turn_detection", {})
         if not isinstance(vad, Mapping):
             raise ValueError(f"{where}.turn_detection: a mapping of server VAD settings, not {vad!r}")

@@ -51,6 +51,7 @@ def test_options_default_to_server_vad_and_transcription() -> None:
         ({"noise_reduction": "studio"}, "noise_reduction: 'near_field', 'far_field' or null"),
         ({"reconnect_tries": -1}, "reconnect_tries: an integer from 0 to 100"),
         ({"replay_items": True}, "replay_items: an integer"),
+        ({"turn_detecton": {}}, "providers.rt.options.turn_detecton: unknown option (known: noise_reduction"),
     ],
 )
 def test_bad_options_name_the_key(options: dict[str, Any], where: str) -> None:
@@ -66,7 +67,6 @@ def test_semantic_vad_and_transcription_settings_pass_through() -> None:
             "turn_detection": {"type": "semantic_vad", "eagerness": "low"},
             "transcription": {"model": "gpt-4o-transcribe", "language": "de"},
             "noise_reduction": "near_field",
-            "transcription_off_is": None,
         },
     )
     assert opts.turn_detection == {
