@@ -246,8 +246,12 @@ class TextSession(ProviderSession):
         self._omitted_reported: set[tuple[object, ...]] = set()
 
     def _report_omitted(self, turn: Turn, tools: RenderedTools) -> None:
-        """One ``tools.omitted`` event per view whose tools did not all fit the provider's limit."""
-        if not tools.omitted or tools.limit is None or turn.view.key in self._omitted_reported:
+        """Tools left out of the request are not shown to the call (a call to one is rejected as for any tool
+        the model was not shown); one ``tools.omitted`` event per view whose tools did not all fit."""
+        if not tools.omitted or tools.limit is None:
+            return
+        turn.session.shown_tools = turn.view.names - frozenset(tools.omitted)
+        if turn.view.key in self._omitted_reported:
             return
         self._omitted_reported.add(turn.view.key)
         sink = event_sink(turn)

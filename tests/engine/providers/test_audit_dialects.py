@@ -16,6 +16,7 @@ from google.genai import types as gt
 
 from engine.events import ToolsOmitted
 from engine.providers.rendering import render_declarations, render_tools
+from engine.sessions.history import ToolResultItem
 from engine.tools.base import ToolCategory, ToolDefinition
 from engine.tools.view import ToolView
 from tests.fixtures.mcp_servers.schema_server import AUDIT, MANY, SLOPPY
@@ -234,3 +235,17 @@ async def test_ava_engine_call_reports_the_omitted_tools_as_an_event(tmp_path: P
     omitted = [e for e in events if e["type"] == "tools.omitted"]
     assert len(omitted) == 1 and omitted[0]["limit"] == 128 and len(omitted[0]["omitted"]) == MANY + 1 - 128
     assert any(e["type"] == "transcript.added" and e["text"] == "Hello back." for e in events)
+
+
+async def test_a_call_to_a_tool_left_out_is_rejected_and_the_conversation_goes_on() -> None:
+    fake = FAKES["openai_chat"]([Reply(calls=[("mcp_many_t139", {"q": "x"})]), Reply(text="Sorry, I cannot.")])
+    async with fake:
+        engine = audit_engine(fake, ["mcp_many_*", "hangup_call"])
+        async with engine:
+            call = await engine.start_call("desk")
+            reply = await engine.user_said(call.call_id, "go")
+            results = [i for i in call.history.items() if isinstance(i, ToolResultItem)]
+    assert fake.errors == [] and reply.text == "Sorry, I cannot."
+    assert "mcp_many_t139" not in fake.tool_names(fake.requests[0])
+    assert [(r.name, r.status) for r in results] == [("mcp_many_t139", "rejected")]
+    assert "not offered" in results[0].message
