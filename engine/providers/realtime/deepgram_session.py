@@ -85,7 +85,7 @@ class DeepgramAgentSession(RealtimeSession):
         self._think_acks: deque[ToolView] = deque()  # views sent in UpdateThink, waiting for ThinkUpdated
         self._pending_update = False  # a next-turn tool change waiting for the agent to finish speaking
         self._agent_speaking = self._user_speaking = False
-        self._inject_waiter: asyncio.Future[bool] | None = None
+        self._inject: tuple[str, asyncio.Future[bool]] | None = None  # the announcement awaiting its fate
         self._turns = itertools.count(1)
         self._turn_id: str | None = None
         self._last_audio = time.monotonic()
@@ -243,13 +243,16 @@ class DeepgramAgentSession(RealtimeSession):
                 self._emit(CallerText(text))
             else:
                 self._emit(AssistantText(text, item_id=self._turn_id))
+                if self._inject is not None and text.strip() == self._inject[0].strip():
+                    self._resolve_inject(True)  # the agent is saying the injected announcement
         elif kind == "UserStartedSpeaking":
             self._agent_speaking, self._user_speaking = False, True
             self._emit(CallerSpeechStarted())
+            if self._pending_update and self._view is not None:  # the answer was cut off: no AgentAudioDone
+                await self._push_think(self._view)
         elif kind == "AgentStartedSpeaking":
             self._agent_speaking = True
             self._turn_id = f"turn-{next(self._turns)}"
-            self._resolve_inject(True)
         elif kind == "AgentAudioDone":
             self._agent_speaking = False
             self._emit(ResponseDone("completed"))
@@ -310,12 +313,13 @@ class DeepgramAgentSession(RealtimeSession):
             await self._push_think(self._view)
 
     async def announce(self, text: str) -> bool:
-        """``InjectAgentMessage``, only while the agent is silent; True once it starts speaking it, False when
-        it is refused (``InjectionRefused``), busy, or does not start within ``announce_wait_s``."""
-        if not text or self._sock is None or self._agent_speaking or self._inject_waiter is not None:
+        """``InjectAgentMessage``, only while the agent is silent; True once the agent says it (its transcript of
+        the message arrives), False when it is refused (``InjectionRefused``: a turn is in progress), the agent is
+        speaking, or it is not said within ``announce_wait_s``."""
+        if not text or self._sock is None or self._agent_speaking or self._inject is not None:
             return False
         waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self._inject_waiter = waiter
+        self._inject = (text, waiter)
         try:
             if not await self._send_json({"type": "InjectAgentMessage", "message": text}):
                 return False
@@ -325,11 +329,11 @@ class DeepgramAgentSession(RealtimeSession):
             log.info("%s: the agent did not speak the announcement within %g s", self.name, self.opts.announce_wait_s)
             return False
         finally:
-            self._inject_waiter = None
+            self._inject = None
 
     def _resolve_inject(self, spoken: bool) -> None:
-        if self._inject_waiter is not None and not self._inject_waiter.done():
-            self._inject_waiter.set_result(spoken)
+        if self._inject is not None and not self._inject[1].done():
+            self._inject[1].set_result(spoken)
 
     # -------------------------------------------------------------------------------------------- closing
 

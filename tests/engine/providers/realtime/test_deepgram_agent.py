@@ -389,3 +389,32 @@ async def test_operator_apply_now_reaches_the_agent_as_update_think() -> None:
     assert "get_time" not in live.call.shown_tools
     assert content(resp)["status"] == "rejected" and live.box.calls == []
     assert live.fake.errors == []
+
+
+async def test_next_turn_change_held_while_speaking_goes_out_on_barge_in() -> None:
+    async with live_call() as live:
+        await live.fake.start_speaking("A long answer.")
+        await live.fake.audio(ULAW_FRAME)
+        await live.wait_event(lambda e: isinstance(e, AssistantAudio))
+        live.call.tool_overrides["get_time"] = False
+        live.call.tools_revision += 1
+        await live.session.update_tools(live.engine.calls.view_for(live.call))
+        await asyncio.sleep(0.05)
+        held = live.fake.of_type("UpdateThink")
+        await live.fake.user_starts()  # the caller cuts the answer off: Deepgram sends no AgentAudioDone for it
+        upd = await live.fake.wait_for(lambda m: isinstance(m, dict) and m.get("type") == "UpdateThink")
+    assert held == [] and isinstance(upd, dict)
+    assert "get_time" not in [f["name"] for f in upd["think"]["functions"]]
+    assert live.fake.errors == []
+
+
+async def test_an_announcement_counts_only_when_the_agent_says_it() -> None:
+    async with live_call(announce_wait_s=0.3) as live:
+        live.fake.speak_injections = False  # the agent accepts it but answers something else first
+        announcing = asyncio.create_task(live.session.announce("One moment."))
+        await live.fake.wait_for(lambda m: isinstance(m, dict) and m.get("type") == "InjectAgentMessage")
+        await live.fake.agent_says("Here is your answer.", ULAW_FRAME)
+        assert await announcing is False
+        live.fake.speak_injections = True
+        assert await live.session.announce("One moment.") is True
+    assert live.fake.errors == []
