@@ -198,27 +198,31 @@ async def cmd_call(args: argparse.Namespace) -> int:
 
 
 async def _voice_call(args: argparse.Namespace, settings: Any) -> int:
-    """``call --audio-in/--audio-out``: the WAV backend as fast as possible, output on the input's timeline."""
+    """``call --audio-in/--audio-out``: the caller's WAV in, the agent's WAV out on the input's timeline. The local
+    pipeline reads the WAV as fast as it can (its clock stops while it thinks); a realtime provider hears the
+    caller itself, across a network, so the WAV is played to it at real-time pace (``RealtimeVoiceCall``)."""
     if not (args.audio_in and args.audio_out):
         raise UsageError("--audio-in and --audio-out go together (the caller's WAV and the agent's WAV)")
     if args.say:
         raise UsageError("--say and --audio-in are alternatives: the caller either types or speaks")
     from pathlib import Path
 
-    from engine.voice.pipeline import VoiceCall
+    from engine.voice.realtime_call import voice_call
+    from engine.voice.realtime_host import is_realtime
     from engine.voice.wav_backend import WavBackend
 
     if not await asyncio.to_thread(Path(args.audio_in).is_file):
         raise UsageError(f"--audio-in: no such file {args.audio_in}")
-    try:
-        backend = WavBackend(args.audio_in, args.audio_out, timeline=True)
-    except (ValueError, OSError) as e:
-        raise UsageError(f"--audio-in/--audio-out: {e}") from e
     async with running_engine(args, settings) as engine:
+        try:
+            live = is_realtime(engine, args.context, args.provider)
+            backend = WavBackend(args.audio_in, args.audio_out, timeline=True, realtime=live)
+        except (ValueError, OSError) as e:
+            raise UsageError(f"--audio-in/--audio-out: {e}") from e
         sub = engine.bus.subscribe(maxsize=100_000)
         printer = asyncio.create_task(_print_events(sub, args.json))
         try:
-            call = VoiceCall(
+            call = voice_call(
                 engine, backend, args.context, provider=args.provider,
                 caller_name=args.caller_name, caller_number=args.caller_number,
             )  # fmt: skip
@@ -234,6 +238,7 @@ async def _voice_call(args: argparse.Namespace, settings: Any) -> int:
 _CALL_EVENTS = {
     "call.started",
     "call.ended",
+    "call.usage",
     "transcript.added",
     "tool.requested",
     "tool.completed",
@@ -277,6 +282,11 @@ def _human(ev: Any) -> str | None:
         return f"        ⚙ tools {' '.join(parts)} ({ev.reason or ev.apply})"
     if t == "call.ended":
         return f"── call {ev.call_id} ended ({ev.reason}, {ev.duration_s:.1f} s)"
+    if t == "call.usage":
+        return (
+            f"        Σ {ev.provider}: {ev.input_tokens} tokens in, {ev.output_tokens} out; "
+            f"audio {ev.input_audio_s:.1f} s in, {ev.output_audio_s:.1f} s out"
+        )
     if t == "engine.error":
         return f"        ! {ev.message}"
     if t == "announcement.requested":

@@ -93,6 +93,7 @@ class RealtimeVoiceCall:
         self._awaiting = False  # the provider owes an answer (the caller stopped talking)
         self._awaiting_timer: asyncio.TimerHandle | None = None
         self._caller_speaking = False
+        self._response_audio = False  # the response in flight has sent audio
         self._farewell = Farewell(farewell_timeout_s)
         self._closing = False
         self._side: set[asyncio.Task[Any]] = set()
@@ -150,7 +151,7 @@ class RealtimeVoiceCall:
             self._in.muted = self.muted
             self.playout = Playout(self.backend, self.pacer, self.live.output_spec)
             self.playout.on_playing = self._on_playing
-            if self._greeting_expected():
+            if getattr(self.engine.settings.contexts.get(self.context), "greeting", None):
                 self._set_awaiting(True)  # the provider speaks first: the input waits for the greeting
             self.started.set()
             self._refresh_state()
@@ -213,6 +214,7 @@ class RealtimeVoiceCall:
     async def _on_event(self, ev: rt.RealtimeEvent) -> None:
         assert self.playout is not None
         if isinstance(ev, rt.AssistantAudio):
+            self._response_audio = True
             self._farewell.on_audio()
             if self._awaiting:
                 self._set_awaiting(False)
@@ -236,7 +238,9 @@ class RealtimeVoiceCall:
             await self._flush(ev.item_id)
         elif isinstance(ev, rt.ResponseDone):
             self.playout.end_response()
-            self._set_awaiting(False)
+            # a completed response without audio called tools: the provider owes the answer that follows
+            self._set_awaiting(ev.status == "completed" and not self._response_audio)
+            self._response_audio = False
             self._farewell.on_response_done()
         elif isinstance(ev, rt.UsageReport) and self.usage is not None:
             self.usage.add(ev)
@@ -348,10 +352,6 @@ class RealtimeVoiceCall:
     @property
     def _provider_name(self) -> str:
         return self.session.provider if self.session is not None else (self.provider or self.context)
-
-    def _greeting_expected(self) -> bool:
-        ctx = self.engine.settings.contexts.get(self.context)
-        return ctx is not None and bool(ctx.greeting)
 
     def _set_awaiting(self, on: bool) -> None:
         """The provider owes an answer: on file runs the input waits (bounded by ``response_timeout_s``)."""
