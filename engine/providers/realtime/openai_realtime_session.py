@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from engine.events import ToolsOmitted
 from engine.providers.base import ToolCallRequest
 from engine.providers.realtime import openai_realtime_wire as wire
 from engine.providers.realtime.audio import negotiate
@@ -76,6 +77,8 @@ class OpenAIRealtimeSession(RealtimeLink):
         self._view: ToolView | None = None
         self._tools: list[dict[str, Any]] = []
         self._names: NameMap | None = None
+        self._shown: frozenset[str] = frozenset()
+        self._omitted: tuple[str, ...] = ()
         self._updates: deque[_Update] = deque()
         self._replayed_outputs: set[str] = set()
         self._was_answering = False
@@ -100,8 +103,23 @@ class OpenAIRealtimeSession(RealtimeLink):
     # ------------------------------------------------------------------------------------------------ tools
 
     def _set_view(self, view: ToolView) -> None:
+        """Render ``view``; past the API's 128 tools the renderer leaves some out, and those are not shown to
+        the call (its allowlist) and are named in a ``tools.omitted`` event."""
         rendered = self.provider.renderer.render(view)
         self._view, self._tools, self._names = view, rendered.tools, rendered.names
+        self._shown = view.names - frozenset(rendered.omitted)
+        if rendered.omitted and rendered.omitted != self._omitted and self._setup is not None:
+            # the engine's gateway runs tools through an executor that has the bus (as the text loop finds it)
+            bus = getattr(getattr(self._setup.tools, "executor", None), "bus", None)
+            publish = getattr(bus, "publish", None)
+            if callable(publish):
+                limit = rendered.limit or 0
+                publish(
+                    ToolsOmitted(
+                        call_id=self.session.call_id, provider=self.name, limit=limit, omitted=rendered.omitted
+                    )
+                )
+        self._omitted = rendered.omitted
 
     async def update_tools(self, view: ToolView, *, apply_now: bool = False) -> None:
         self._set_view(view)
@@ -114,7 +132,7 @@ class OpenAIRealtimeSession(RealtimeLink):
             if self.responses.active:
                 cancel["response_id"] = self.responses.active
             await self.send(cancel)
-        update = _Update(f"evt_tools_{next(self._ids)}", view.names, asyncio.get_running_loop().create_future())
+        update = _Update(f"evt_tools_{next(self._ids)}", self._shown, asyncio.get_running_loop().create_future())
         self._updates.append(update)
         await self.send({**wire.tools_update(self._tools), "event_id": update.event_id})
         if redo:
@@ -210,8 +228,7 @@ class OpenAIRealtimeSession(RealtimeLink):
         return out
 
     def configured(self) -> None:
-        if self._view is not None:
-            self.session.shown_tools = self._view.names
+        self.session.shown_tools = self._shown
 
     def disconnected(self) -> None:
         self._was_answering = self.responses.reset() or self._was_answering

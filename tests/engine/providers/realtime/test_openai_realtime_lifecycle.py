@@ -5,22 +5,28 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from harness import API_KEY
 from realtime_openai_fake import Calls, OpenAIRealtimeFake, Say
 from realtime_openai_harness import provider_config, realtime_call
 
+from engine.app import Engine
+from engine.config.models import ContextConfig, EngineConfig, HttpConfig, Settings
+from engine.events import ToolsOmitted
 from engine.providers.base import ProviderError
 from engine.providers.factory import create_provider
 from engine.providers.realtime.openai_realtime import OpenAIRealtimeProvider
 from engine.providers.realtime.session import (
+    PCMU_8K,
     AssistantAudio,
     AssistantInterrupted,
     AssistantText,
     ProviderNotice,
     ResponseDone,
 )
+from engine.tools.base import FunctionTool, Tool, ToolDefinition, ToolExecutionContext, ToolResult
 
 
 def said(text: str) -> Callable[[object], bool]:
@@ -204,3 +210,27 @@ async def test_check_connection_proves_key_model_and_endpoint() -> None:
             await provider.check_connection()
     assert report == {"provider": "rt", "type": "openai_realtime", "model": "gpt-realtime", "url": fake.url}
     assert fake.errors == [] and API_KEY not in str(ei.value)
+
+
+async def test_over_128_tools_the_rest_is_left_out_not_shown_and_named_in_an_event() -> None:
+    async def run(args: dict[str, Any], ctx: ToolExecutionContext) -> ToolResult:
+        return ToolResult.success("ok")
+
+    many: list[Tool] = [FunctionTool(ToolDefinition(f"t_{i:03d}", f"Tool {i}."), run) for i in range(130)]
+    async with OpenAIRealtimeFake() as fake:
+        settings = Settings(
+            engine=EngineConfig(http=HttpConfig(enabled=False)),
+            providers={"rt": provider_config(fake.url)},
+            contexts={"desk": ContextConfig(provider="rt", tools=["hangup_call", "t_*"])},
+        )
+        async with Engine(settings, extra_tools=many) as engine:
+            sub = engine.bus.subscribe(maxsize=1000)
+            session, live = await engine.calls.start_realtime_call("desk", audio=PCMU_8K)
+            await live.aclose()
+            sub.close()
+            omitted = [e async for e in sub if isinstance(e, ToolsOmitted)]
+    assert fake.errors == []
+    tools = fake.of_type("session.update")[0]["session"]["tools"]
+    assert len(tools) == 128 and tools[0]["name"] == "hangup_call"  # call control is kept first
+    assert len(omitted) == 1 and omitted[0].limit == 128 and omitted[0].omitted == ("t_127", "t_128", "t_129")
+    assert "t_129" not in session.shown_tools and "t_126" in session.shown_tools
