@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from engine.providers.base import ToolCallRequest, ToolGateway
@@ -39,7 +39,8 @@ class OpenCall:
     #: The connection it came on dropped: its result can no longer be delivered.
     orphaned: bool = False
     cancelled: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+    #: Its result is being written to the socket: a cancellation now has crossed it.
+    sending: bool = False
 
 
 class GeminiCalls:
@@ -59,6 +60,7 @@ class GeminiCalls:
         self._send = send
         self._on_settled = on_settled
         self.open: dict[str, OpenCall] = {}
+        self._tasks: set[asyncio.Task[None]] = set()  # every call task stays referenced until it is done
         self.dropped: list[str] = []  # ids whose results were dropped (cancelled or orphaned), for tests and logs
 
     @property
@@ -77,6 +79,8 @@ class GeminiCalls:
         call = OpenCall(call_id, name, exposed, non_blocking)
         self.open[call_id] = call
         call.task = asyncio.create_task(self._run(call, args), name=f"{self.provider}:tool:{call_id}")
+        self._tasks.add(call.task)
+        call.task.add_done_callback(self._tasks.discard)
 
     async def _run(self, call: OpenCall, args: Any) -> None:
         arguments = args if isinstance(args, dict | str) or args is None else str(args)
@@ -95,7 +99,7 @@ class GeminiCalls:
             fr = function_response(
                 call.id, call.name, item, self.opts, non_blocking=call.non_blocking, ends_stream=call.announced
             )
-            self.open.pop(call.id, None)
+            call.sending = True  # still open (a planned reconnect waits for it) until the socket has it
             if not await self._send([fr]):
                 log.warning("%s: the result of %s (%s) could not be sent", self.provider, call.exposed, call.id)
         finally:
@@ -112,6 +116,9 @@ class GeminiCalls:
             call = self.open.get(str(raw))
             if call is None:
                 log.info("%s: cancellation for unknown or finished call %r ignored", self.provider, raw)
+                continue
+            if call.sending:
+                log.info("%s: cancellation of %s crossed its result on the wire", self.provider, call.id)
                 continue
             call.cancelled = True
             self.open.pop(call.id, None)
@@ -130,14 +137,16 @@ class GeminiCalls:
 
     async def announce(self, text: str) -> bool:
         """A running NON_BLOCKING call carries ``text`` as an interim result the model speaks when idle."""
-        call = next((c for c in self.open.values() if c.non_blocking and not c.orphaned and not c.announced), None)
+        call = next(
+            (c for c in self.open.values() if c.non_blocking and not (c.orphaned or c.announced or c.sending)), None
+        )
         if call is None:
             return False
         call.announced = True
         return await self._send([interim_response(call.id, call.name, text)])
 
     async def aclose(self) -> None:
-        tasks = [c.task for c in self.open.values() if c.task is not None and not c.task.done()]
+        tasks = [t for t in self._tasks if not t.done()]
         for c in self.open.values():
             c.cancelled = True
         for t in tasks:
