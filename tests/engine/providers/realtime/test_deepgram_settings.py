@@ -166,7 +166,7 @@ def test_context_messages_from_history() -> None:
 # ------------------------------------------------------------------------------------------------ the fake
 
 
-GOOD = {
+GOOD: dict[str, Any] = {
     "type": "Settings",
     "audio": {"input": {"encoding": "mulaw", "sample_rate": 8000}},
     "agent": {
@@ -214,7 +214,7 @@ def test_fake_lifecycle_rules() -> None:
         fake.validate({"type": "FunctionCallResponse", "id": "b", "name": "get_weather", "content": "{}"})
     server_side = {"name": "crm", "parameters": {"type": "object"}, "endpoint": {"url": "https://x", "method": "post"}}
     with pytest.raises(AssertionError, match="must be client-side"):
-        fake.validate({"type": "UpdateThink", "think": {**GOOD["agent"]["think"], "functions": [server_side]}})  # type: ignore[dict-item]
+        fake.validate({"type": "UpdateThink", "think": {**GOOD["agent"]["think"], "functions": [server_side]}})
 
 
 def test_another_speak_vendor_is_taken_whole() -> None:
