@@ -63,14 +63,12 @@ class GeminiOptions:
     @classmethod
     def parse(cls, provider: str, raw: Mapping[str, Any]) -> GeminiOptions:
         where = f"providers.{provider}.options"
-        known = set(cls.__dataclass_fields__) | {"stream", "retry_backoff_ms", "max_retry_after_s"}
-        unknown = sorted(set(raw) - known)
+        unknown = sorted(set(raw) - set(cls.__dataclass_fields__))
         if unknown:
-            raise ValueError(f"{where}: unknown option(s) {', '.join(unknown)} for gemini_live")
+            known = ", ".join(cls.__dataclass_fields__)
+            raise ValueError(f"{where}: unknown option(s) {', '.join(unknown)} for gemini_live (known: {known})")
         values: dict[str, Any] = {}
         for key, value in raw.items():
-            if key not in cls.__dataclass_fields__:
-                continue
             default = cls.__dataclass_fields__[key].default
             if key == "gemini_schema" and value not in ("json_schema", "openapi"):
                 raise ValueError(f"{where}.gemini_schema: 'json_schema' or 'openapi', not {value!r}")
