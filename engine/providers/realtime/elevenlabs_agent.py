@@ -76,6 +76,13 @@ class ElevenLabsAgentProvider(RealtimeProvider):
             raise ProviderError(self.name, "an api_key (xi-api-key) is needed to push tools and get a signed URL")
         return ElevenLabsRest(self.name, self.base_url, self.api_key, self.http_settings)
 
+    async def check_connection(self) -> dict[str, Any]:
+        rest = self.rest()
+        try:
+            return {"provider": self.name, "type": self.type, **await rest.check(self.agent_id)}
+        finally:
+            await rest.aclose()
+
     def supported_formats(self) -> Sequence[AudioSpec]:
         return tuple(wire.FORMATS.values())  # μ-law first: telephony audio goes straight through
 

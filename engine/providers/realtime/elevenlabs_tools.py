@@ -171,6 +171,22 @@ class ElevenLabsRest:
     async def agent(self, agent_id: str) -> dict[str, Any]:
         return await self.call("GET", f"/v1/convai/agents/{agent_id}")
 
+    async def check(self, agent_id: str) -> dict[str, Any]:
+        """The key, the agent and the conversation permission, proven without opening a conversation: the agent
+        and a signed URL (``ProviderError`` naming the failing step otherwise, never the key)."""
+        agent = await self.agent(agent_id)
+        await self.signed_url(agent_id)
+        conv = agent.get("conversation_config")
+        conv = conv if isinstance(conv, Mapping) else {}
+        asr, tts = conv.get("asr"), conv.get("tts")
+        return {
+            "agent_id": agent_id,
+            "agent_name": agent.get("name"),
+            "input_format": asr.get("user_input_audio_format") if isinstance(asr, Mapping) else None,
+            "output_format": tts.get("agent_output_audio_format") if isinstance(tts, Mapping) else None,
+            "client_tools": len(prompt_of(agent).get("tool_ids") or []),
+        }
+
     async def agent_client_tools(self, agent_id: str) -> list[dict[str, Any]]:
         """The client tools linked to the agent (every page)."""
         out: list[dict[str, Any]] = []

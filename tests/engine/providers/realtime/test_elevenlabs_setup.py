@@ -157,3 +157,24 @@ def test_bad_options_are_named(options: dict[str, object], words: str) -> None:
     config = ProviderConfig(type="elevenlabs_agent", agent_id="a", options=options)
     with pytest.raises(ProviderError, match=words):
         create_provider("el", config)
+
+
+async def test_check_connection_proves_key_and_agent_without_a_conversation() -> None:
+    async with world() as w:
+        provider = w.engine.providers["el"]
+        assert isinstance(provider, ElevenLabsAgentProvider)
+        report = await provider.check_connection()
+        assert report == {
+            "provider": "el",
+            "type": "elevenlabs_agent",
+            "agent_id": AGENT_ID,
+            "agent_name": "Test agent",
+            "input_format": "ulaw_8000",
+            "output_format": "ulaw_8000",
+            "client_tools": 0,
+        }
+        assert w.ws.connections == 0 and w.rest.mutations() == []
+        w.rest.refuse_status = 401
+        with pytest.raises(ProviderError, match="authentication failed") as ei:
+            await provider.check_connection()
+        assert API_KEY not in str(ei.value)
