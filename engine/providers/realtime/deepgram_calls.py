@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from engine.providers.base import ToolCallRequest, ToolGateway
+from engine.providers.textloop import result_text
 from engine.sessions.history import History, ToolResultItem
 
 log = logging.getLogger(__name__)
@@ -84,14 +85,13 @@ class FunctionCalls:
         try:
             req = ToolCallRequest(self._exposed(name), _arguments(arguments), provider_id=fid)
             try:
-                payload = (await self._gateway.call_tools([req]))[0].payload()
+                content = result_text((await self._gateway.call_tools([req]))[0])
             except Exception as e:  # the engine failing must still answer the agent, so the call goes on
                 log.warning("%s: function call %s failed in the engine: %s", self.provider, name, e)
-                payload = {"status": "error", "message": f"{name} failed: {type(e).__name__}", "data": None}
+                content = result_text(ToolResultItem("", name, "error", f"{name} failed: {type(e).__name__}"))
             if self._owed.get(fid) is not me:
                 return  # cancelled or abandoned while it ran: the agent must not get a late response
             del self._owed[fid]
-            content = json.dumps(payload, ensure_ascii=False, default=str)
             await self._send({"type": "FunctionCallResponse", "id": fid, "name": name, "content": content})
         except asyncio.CancelledError:
             self._record_cancelled(fid)

@@ -17,7 +17,6 @@ of reference/wire-formats.md §7 live in one place and can be read (and tested) 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +24,7 @@ from typing import Any
 from engine.config.models import ProviderConfig
 from engine.providers.realtime.session import PCM16_16K, PCM16_24K, PCMA_8K, PCMU_8K, AudioSpec
 from engine.providers.rendering import RenderedTools
+from engine.providers.textloop import call_arguments_json, result_text
 from engine.sessions.history import HistoryItem, Message, ToolCallItem, ToolResultItem
 from engine.tools.view import ToolView
 
@@ -183,10 +183,6 @@ def settings(
     return msg
 
 
-def _json(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-
-
 def context_messages(items: Sequence[HistoryItem], rendered: RenderedTools) -> list[dict[str, Any]]:
     """The call's history as ``agent.context.messages``: what each side said, and each answered tool call
     (id as the provider sent it, name as the provider knows it, arguments and response as JSON strings)."""
@@ -202,8 +198,8 @@ def context_messages(items: Sequence[HistoryItem], rendered: RenderedTools) -> l
                 "id": dict(item.provider_ids).get("provider", item.id),
                 "name": rendered.names.provider_name(item.name),
                 "client_side": True,
-                "arguments": _json(item.arguments),
-                "response": _json(res.payload()),
+                "arguments": call_arguments_json(item),
+                "response": result_text(res),
             }
             out.append({"type": "History", "function_calls": [call]})
     return out

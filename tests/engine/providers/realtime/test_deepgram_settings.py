@@ -143,6 +143,8 @@ def test_context_messages_from_history() -> None:
     h.add(ToolCallItem("tc_1", "get_weather", {"city": "Oslo"}, 1, provider_ids=(("provider", "fc-1"),)))
     h.add(ToolResultItem("tc_1", "get_weather", "success", "cold", {"c": -3}))
     h.add(ToolCallItem("tc_2", "get_time", {}, 2))  # no result yet: not context
+    h.add(ToolCallItem("tc_3", "get_time", {"_raw": "{zone"}, 3, provider_ids=(("provider", "fc-3"),)))
+    h.add(ToolResultItem("tc_3", "get_time", "rejected", "invalid arguments"))
     view = view_of(ToolDefinition("get_weather", "w"), ToolDefinition("get_time", "t"))
     msgs = ds.context_messages(h.items(), p.rendered(view))
     assert msgs[:2] == [
@@ -158,7 +160,8 @@ def test_context_messages_from_history() -> None:
             "response": '{"status": "success", "message": "cold", "data": {"c": -3}}',
         }
     ]
-    assert len(msgs) == 3
+    assert msgs[3]["function_calls"][0]["arguments"] == "{zone"  # sent back as the model wrote it
+    assert len(msgs) == 4
     think = ds.think_settings(p.options, "p", [])
     validate_client_message(ds.settings(p.options, PCMU_8K, think, greeting=None, context=msgs))
 
