@@ -70,4 +70,7 @@ def default_components(engine: Engine, budget: BudgetLayer) -> list[EngineCompon
             restart_http=restart_http,
         )
     )
+    from engine.telephony.component import Telephony  # Asterisk calls (ARI), when asterisk.enabled
+
+    components.append(Telephony(lambda: engine.settings, engine, engine.spawn))
     return components

@@ -111,6 +111,7 @@ class RtpStream(asyncio.DatagramProtocol):
         self._wake = asyncio.Event()
         self._drained = asyncio.Event()
         self._drained.set()
+        self._progress = asyncio.Event()
         self._sender: asyncio.Task[None] | None = None
         self._closed = False
         self._released = asyncio.Event()
@@ -228,9 +229,16 @@ class RtpStream(asyncio.DatagramProtocol):
         """Barge-in: drop everything not sent yet; at most the packet in flight still plays."""
         self._out.clear()
         self._drained.set()
+        self._progress.set()
 
     async def drained(self) -> None:
         await self._drained.wait()
+
+    async def room(self, max_queued_s: float) -> None:
+        """Wait until at most ``max_queued_s`` of audio is queued (backpressure for a producer running ahead)."""
+        while self.queued_s > max_queued_s and not self._closed:
+            self._progress.clear()
+            await self._progress.wait()
 
     async def _send_loop(self) -> None:
         while not self._closed:
@@ -265,6 +273,7 @@ class RtpStream(asyncio.DatagramProtocol):
         self._seq = (self._seq + 1) & 0xFFFF
         self._ts = (self._ts + len(payload)) & 0xFFFFFFFF
         self.counters.sent += 1
+        self._progress.set()
 
     # ---------------------------------------------------------------------------------------------- close
 
@@ -274,6 +283,7 @@ class RtpStream(asyncio.DatagramProtocol):
         self._closed = True
         self._wake.set()
         self._drained.set()
+        self._progress.set()
         if self._sender is not None:
             self._sender.cancel()
         if self._transport is not None:

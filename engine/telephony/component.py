@@ -1,0 +1,86 @@
+"""Telephony as an engine component: when ``asterisk.enabled``, take phone calls from Asterisk's Stasis app.
+
+Why it exists: ``ava-engine serve`` and the console both take calls when the config says so, through the same
+component list as the MCP host and the HTTP server. Asterisk being down or refusing the credentials never stops
+the engine: the events socket keeps retrying with backoff and ``status()`` says what is wrong (the console and
+``/mcp/status`` show it). A reload that changes the ``asterisk:`` section restarts telephony; live calls end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from engine.config.models import AsteriskConfig, Settings
+from engine.tasks import Spawn
+
+if TYPE_CHECKING:  # the voice stack (numpy, soxr) loads only when telephony is enabled
+    from engine.telephony.ari import AriClient
+    from engine.telephony.stasis import StasisApp
+    from engine.voice.realtime_host import RealtimeHost
+
+log = logging.getLogger(__name__)
+
+
+def ari_client(cfg: AsteriskConfig) -> AriClient:
+    from engine.telephony.ari import AriClient
+
+    password = cfg.password.get_secret_value() if cfg.password is not None else ""
+    return AriClient(cfg.ari_url, cfg.username, password, cfg.app_name, timeout_s=cfg.request_timeout_s)
+
+
+class Telephony:
+    name = "telephony"
+
+    def __init__(self, settings: Callable[[], Settings], host: RealtimeHost, spawn: Spawn) -> None:
+        self._settings = settings
+        self._host = host
+        self._spawn = spawn
+        self.ari: AriClient | None = None
+        self.app: StasisApp | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        cfg = self._settings().asterisk
+        if not cfg.enabled:
+            return
+        from engine.telephony.stasis import StasisApp
+
+        self.ari = ari_client(cfg)
+        self.app = StasisApp(self.ari, cfg, self._host, self._spawn, lambda: list(self._settings().contexts))
+        self._task = self._spawn(self.app.run(), name="telephony:events")
+        log.info("telephony: Stasis app %r on %s", cfg.app_name, cfg.ari_url)
+
+    async def stop(self) -> None:
+        if self.app is not None:
+            await self.app.stop()
+        if self.ari is not None:
+            await self.ari.close()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        self.ari = self.app = self._task = None
+
+    async def reload(self, old: Settings, new: Settings) -> None:
+        if old.asterisk == new.asterisk:
+            return
+        await self.stop()
+        await self.start()
+
+    def status(self) -> dict[str, Any]:
+        cfg = self._settings().asterisk
+        if not cfg.enabled or self.ari is None or self.app is None:
+            return {"enabled": False}
+        return {
+            "enabled": True,
+            "ari_url": cfg.ari_url,
+            "app": cfg.app_name,
+            "connected": self.ari.connected,
+            "error": self.ari.last_error,
+            "reconnects": self.ari.reconnects,
+            "calls": len(self.app.calls),
+        }

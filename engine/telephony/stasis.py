@@ -1,0 +1,227 @@
+"""The Stasis application: a phone call enters, gets a bridge and a media channel, talks to its context, and leaves
+nothing behind.
+
+Why it exists: this is the call lifecycle AVA promises on Asterisk. For each caller's ``StasisStart`` the app
+answers, creates a mixing bridge, opens an RTP stream on its own port, asks for an ``externalMedia`` channel that
+sends the caller's audio there (and learns where to send the answer from ``UNICASTRTP_LOCAL_ADDRESS``/``PORT``),
+bridges caller and media, and runs the context's voice driver (pipeline or realtime) over an ``RtpBackend``, with
+the caller's name and number filling the prompt. The context comes from the channel variable ``AI_CONTEXT``, else
+the Stasis arguments (``context=NAME`` or a context's name), else ``asterisk.default_context``. The call ends when
+the caller hangs up (``StasisEnd``/``ChannelHangupRequest``), when the agent hangs up (after the farewell played),
+or when the engine stops; every path releases the same things: media channel, bridge, RTP port, provider session,
+and the caller's channel if it is still up. After the events socket reconnects, calls whose channels are gone
+are ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from engine.config.models import AsteriskConfig
+from engine.tasks import Spawn
+from engine.telephony.ari import RECONNECTED, AriClient, AriError
+from engine.telephony.media import RtpBackend
+from engine.telephony.rtp import PortPool, RtpStream
+from engine.voice.pipeline import VoiceCall
+from engine.voice.realtime_call import RealtimeVoiceCall, voice_call
+from engine.voice.realtime_host import RealtimeHost
+
+log = logging.getLogger(__name__)
+
+CALLER_GONE = ("StasisEnd", "ChannelHangupRequest", "ChannelDestroyed")
+
+
+class CallFactory(Protocol):
+    def __call__(self, backend: RtpBackend, context: str, **kw: Any) -> VoiceCall | RealtimeVoiceCall: ...
+
+
+@dataclass
+class PhoneCall:
+    """One phone call's Asterisk resources and its voice driver."""
+
+    channel_id: str
+    caller_name: str
+    caller_number: str
+    context: str | None = None
+    bridge_id: str | None = None
+    media_channel_id: str | None = None
+    stream: RtpStream | None = None
+    voice: VoiceCall | RealtimeVoiceCall | None = None
+    caller_gone: bool = False
+    end_reason: str | None = None
+    released: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def call_id(self) -> str | None:
+        return self.voice.call_id if self.voice is not None else None
+
+
+def pick_context(
+    variables: dict[str, Any], args: Sequence[str], known: Sequence[str], default: str | None
+) -> tuple[str | None, str]:
+    """The context for a call and where it came from (for the log), or (None, why not)."""
+    wanted = variables.get("AI_CONTEXT")
+    if wanted:
+        return (wanted, "AI_CONTEXT") if wanted in known else (None, f"AI_CONTEXT={wanted!r} is not a context")
+    for arg in args:
+        name = arg.split("=", 1)[1] if arg.startswith("context=") else arg
+        if name in known:
+            return name, "Stasis arguments"
+    if default:
+        return default, "asterisk.default_context"
+    return None, "no AI_CONTEXT, no context in the Stasis arguments and no asterisk.default_context"
+
+
+class StasisApp:
+    def __init__(
+        self, ari: AriClient, config: AsteriskConfig, host: RealtimeHost, spawn: Spawn,
+        contexts: Callable[[], Sequence[str]], pool: PortPool | None = None,
+        make_call: CallFactory | None = None,
+    ) -> None:  # fmt: skip
+        self.ari = ari
+        self.config = config
+        self.host = host
+        self.spawn = spawn
+        self.contexts = contexts
+        self.pool = pool or PortPool(config.rtp_port_start, config.rtp_port_end)
+        self._make_call = make_call or (lambda backend, context, **kw: voice_call(host, backend, context, **kw))
+        self.calls: dict[str, PhoneCall] = {}
+        #: Channels the engine created itself (media, snoop, originated): their events are not new callers.
+        self.own_channels: set[str] = set()
+        self._stopping = False
+
+    # ---------------------------------------------------------------------------------------------- events
+
+    async def run(self) -> None:
+        """Handle events until ``stop``; the client reconnects on its own."""
+        async for event in self.ari.events():
+            if self._stopping:
+                return
+            try:
+                await self.on_event(event)
+            except Exception:  # one bad event must not end telephony
+                log.exception("telephony: handling %s failed", event.get("type"))
+
+    async def on_event(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        raw = event.get("channel")
+        channel: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        cid = str(channel.get("id", ""))
+        if kind == "StasisStart" and cid and cid not in self.own_channels and cid not in self.calls:
+            call = PhoneCall(cid, str(channel.get("caller", {}).get("name", "")),
+                             str(channel.get("caller", {}).get("number", "")))  # fmt: skip
+            self.calls[cid] = call
+            self.spawn(self._take_call(call, channel, list(event.get("args") or [])), name=f"phone:{cid}")
+        elif kind in CALLER_GONE and cid in self.calls:
+            self._caller_left(self.calls[cid], kind)
+        elif kind == RECONNECTED:
+            self.spawn(self._recover(), name="phone:recover")
+
+    def _caller_left(self, call: PhoneCall, why: str) -> None:
+        if call.caller_gone:
+            return
+        call.caller_gone = True
+        call.end_reason = call.end_reason or "caller hung up"
+        log.info("telephony: caller %s left (%s)", call.channel_id, why)
+        if call.voice is not None:
+            call.voice.stop("caller hung up")
+
+    async def _recover(self) -> None:
+        """After the events socket came back: calls whose channel is gone while we were deaf are ended."""
+        try:
+            alive = {c["id"] for c in await self.ari.channels()}
+        except AriError as e:
+            log.warning("telephony: cannot list channels after reconnecting: %s", e)
+            return
+        for call in list(self.calls.values()):
+            if call.channel_id not in alive:
+                self._caller_left(call, "gone after reconnect")
+
+    # ---------------------------------------------------------------------------------------------- one call
+
+    async def _take_call(self, call: PhoneCall, channel: dict[str, Any], args: list[str]) -> None:
+        try:
+            variables = dict(channel.get("channelvars") or {})
+            if "AI_CONTEXT" not in variables:
+                value = await self.ari.variable(call.channel_id, "AI_CONTEXT")
+                if value:
+                    variables["AI_CONTEXT"] = value
+            context, source = pick_context(variables, args, list(self.contexts()), self.config.default_context)
+            if context is None:
+                log.warning("telephony: refusing call %s: %s", call.channel_id, source)
+                call.end_reason = f"no context ({source})"
+                return
+            call.context = context
+            log.info("telephony: call %s from %s <%s> → context %s (%s)", call.channel_id, call.caller_name,
+                     call.caller_number, context, source)  # fmt: skip
+            await self._connect_media(call)
+            if call.caller_gone:
+                return
+            assert call.stream is not None
+            call.voice = self._make_call(
+                RtpBackend(call.stream), context, caller_name=call.caller_name or None,
+                caller_number=call.caller_number or None,
+            )  # fmt: skip
+            if call.caller_gone:
+                return
+            await call.voice.run()
+            call.end_reason = call.end_reason or call.voice.end_reason or "ended"
+        except AriError as e:
+            log.warning("telephony: call %s failed: %s", call.channel_id, e)
+            call.end_reason = str(e)
+        finally:
+            await self._release(call)
+
+    async def _connect_media(self, call: PhoneCall) -> None:
+        await self.ari.answer(call.channel_id)
+        bridge = await self.ari.create_bridge(f"ava-{call.channel_id}", kind="mixing", name=f"ava {call.channel_id}")
+        call.bridge_id = bridge["id"]
+        call.stream = await RtpStream.bind(self.config.rtp_host, self.pool)
+        media_id = f"ava-em-{call.channel_id}"
+        self.own_channels.add(media_id)
+        media = await self.ari.external_media(f"{self.config.rtp_host}:{call.stream.port}", channel_id=media_id)
+        call.media_channel_id = media["id"]
+        variables = media.get("channelvars") or {}
+        host, port = variables.get("UNICASTRTP_LOCAL_ADDRESS"), str(variables.get("UNICASTRTP_LOCAL_PORT", ""))
+        if not host or not port.isdigit():
+            raise AriError("POST /channels/externalMedia", "Asterisk did not say where to send RTP "
+                           "(UNICASTRTP_LOCAL_ADDRESS/PORT missing)")  # fmt: skip
+        call.stream.set_remote(str(host), int(port))
+        await self.ari.add_to_bridge(call.bridge_id, [call.channel_id, call.media_channel_id])
+
+    async def _release(self, call: PhoneCall) -> None:
+        """Free everything the call holds in Asterisk and here; every step is tried even when one fails."""
+        steps: list[tuple[str, Any]] = []
+        if call.media_channel_id:
+            steps.append(("media channel", self.ari.hangup(call.media_channel_id)))
+        if call.bridge_id:
+            steps.append(("bridge", self.ari.destroy_bridge(call.bridge_id)))
+        if not call.caller_gone:
+            steps.append(("caller", self.ari.hangup(call.channel_id)))
+        for what, step in steps:
+            try:
+                await step
+            except AriError as e:
+                if e.status != 404:  # already gone is fine
+                    log.warning("telephony: releasing the %s of %s failed: %s", what, call.channel_id, e)
+        if call.stream is not None:
+            await call.stream.aclose()
+        if call.media_channel_id:
+            self.own_channels.discard(call.media_channel_id)
+        self.calls.pop(call.channel_id, None)
+        call.released.set()
+
+    async def stop(self) -> None:
+        """End every phone call (releasing its Asterisk resources) and stop handling events."""
+        self._stopping = True
+        for call in list(self.calls.values()):
+            if call.voice is not None:
+                call.voice.stop("engine stopping")
+        for call in list(self.calls.values()):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(call.released.wait(), 3.0)
