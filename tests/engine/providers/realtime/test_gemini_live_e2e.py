@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from harness import ToolBox
@@ -20,6 +21,7 @@ from realtime_gemini_fake import API_KEY, GeminiRig, ScriptedGemini
 
 from engine.events import CallEnded, Event, ToolCompleted
 from engine.sessions.history import Message
+from engine.tools.base import FunctionTool, LatencyMeta, ToolDefinition, ToolExecutionContext, ToolParameter, ToolResult
 from engine.voice.audio import AudioFrame
 from engine.voice.realtime_call import RealtimeVoiceCall
 from engine.voice.wav_backend import WavBackend, read_wav, write_wav
@@ -69,6 +71,42 @@ async def test_voice_call_with_a_tool_and_hangup(tmp_path: Path) -> None:
     loud = np.flatnonzero(np.abs(out.samples.astype(np.int32)) > 2000) / out.sample_rate
     assert loud.size and loud[0] < 0.1  # the greeting opens the call
     assert (loud > 0.6).any()  # the answer comes after the caller's question
+
+
+async def test_slow_tool_announcement_through_the_driver(tmp_path: Path) -> None:
+    """The budget layer asks for the slow tool's announcement; the driver hands it to the session, which sends it
+    as the NON_BLOCKING call's interim result; the model says it, then the answer once the result is in."""
+
+    async def lookup(args: dict[str, Any], ctx: ToolExecutionContext) -> ToolResult:
+        await asyncio.sleep(0.3)
+        return ToolResult.success("found it", {"year": 1984})
+
+    slow = FunctionTool(
+        ToolDefinition(
+            "slow_lookup",
+            "Archive lookup.",
+            parameters=(ToolParameter("q", "string"),),
+            latency=LatencyMeta(estimated_duration_ms=2000, max_duration_ms=3000),
+        ),
+        lookup,
+    )
+    caller_wav(tmp_path / "in.wav", seconds=2.0)
+    steps = [(0.6, "When was it?", ("slow_lookup", {"q": "it"}), "It was 1984.")]
+    fake = ScriptedGemini(steps)
+    async with fake:
+        engine = GeminiRig(fake, [slow], ["slow_lookup"], greeting="Hello there.").engine
+        async with engine:
+            backend = WavBackend(tmp_path / "in.wav", tmp_path / "out.wav", timeline=True)
+            call = RealtimeVoiceCall(engine, backend, "desk", settle_s=0.3)
+            async with asyncio.timeout(30):
+                await call.run()
+    assert fake.errors == []
+    interim, final = fake.responses()
+    assert interim["willContinue"] is True and interim["response"]["output"]["say_to_caller"]
+    assert final["id"] == interim["id"] == "fc-1" and final["response"]["output"]["data"] == {"year": 1984}
+    assert call.session is not None
+    said = [m.text for m in call.session.history.items() if isinstance(m, Message) and m.role == "assistant"]
+    assert said == ["Hello there.", interim["response"]["output"]["say_to_caller"], "It was 1984."]
 
 
 def test_cli_voice_call_against_the_fake(tmp_path: Path) -> None:
