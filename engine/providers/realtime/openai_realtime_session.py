@@ -287,6 +287,8 @@ class OpenAIRealtimeSession(RealtimeLink):
             self.spawn(self._run_calls(calls), f"openai-realtime-tools-{self.session.call_id}")
         elif calls:
             log.info("%s: %d tool calls of a %s response are not run", self.name, len(calls), status)
+        if status == "failed":  # e.g. the quota ran out mid-call: the provider's reason, once
+            self.emit(wire.failure_notice(self.name, response.get("status_details")))
         usage = wire.usage_report(response.get("usage"), *self.audio.usage_seconds())
         if usage is not None:
             self.emit(usage)
@@ -307,7 +309,9 @@ class OpenAIRealtimeSession(RealtimeLink):
         if code == "response_cancel_not_active":
             return  # the response ended before the cancel arrived
         log.warning("%s: provider error %s: %s", self.name, code, text)
-        self.emit(ProviderNotice(f"{self.name}: {text}", code=str(code) if code else None))
+        self.emit(
+            ProviderNotice(f"{self.name}: {text}", fatal=code in wire.FATAL_CODES, code=str(code) if code else None)
+        )
         await self._drain()
 
     async def _on_session_updated(self, msg: dict[str, Any]) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.providers.ids import provider_call_id
-from engine.providers.realtime.session import PCM16_24K, PCMA_8K, PCMU_8K, AudioSpec, UsageReport
+from engine.providers.realtime.session import PCM16_24K, PCMA_8K, PCMU_8K, AudioSpec, ProviderNotice, UsageReport
 from engine.providers.rendering.names import NameMap
 from engine.providers.textloop import call_arguments_json, result_text
 from engine.sessions.history import HistoryItem, Message, ToolCallItem, ToolResultItem
@@ -26,6 +26,8 @@ DEFAULT_URL = "wss://api.openai.com/v1/realtime"
 DEFAULT_TRANSCRIPTION_MODEL = "gpt-4o-mini-transcribe"
 #: The formats the GA API takes and produces, preferred first (μ-law passes telephony audio straight through).
 FORMATS: tuple[AudioSpec, ...] = (PCMU_8K, PCMA_8K, PCM16_24K)
+#: Error codes after which the call cannot go on (every further response would fail the same way).
+FATAL_CODES = frozenset({"insufficient_quota"})
 
 _VAD_KEYS: dict[str, type | tuple[type, ...]] = {
     "type": str,
@@ -250,3 +252,13 @@ def result_output(result: ToolResultItem) -> str:
 def error_output(message: str) -> str:
     """An error result for a call the engine could not run at all (the conversation goes on)."""
     return json.dumps({"status": "error", "message": message, "data": None}, ensure_ascii=False)
+
+
+def failure_notice(provider: str, details: Any) -> ProviderNotice:
+    """The notice for a ``response.done`` with ``status: failed``: its ``status_details.error``, fatal when the
+    call cannot go on (quota)."""
+    error = details.get("error") if isinstance(details, Mapping) else None
+    error = error if isinstance(error, Mapping) else {}
+    code = error.get("code") if isinstance(error.get("code"), str) else None
+    message = str(error.get("message") or code or "no reason given")[:300]
+    return ProviderNotice(f"{provider}: the response failed: {message}", fatal=code in FATAL_CODES, code=code)

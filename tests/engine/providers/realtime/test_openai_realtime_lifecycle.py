@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from harness import API_KEY
-from realtime_openai_fake import Calls, OpenAIRealtimeFake, Say
+from realtime_openai_fake import Calls, Fail, OpenAIRealtimeFake, Say
 from realtime_openai_harness import provider_config, realtime_call
 
 from engine.app import Engine
@@ -234,3 +234,14 @@ async def test_over_128_tools_the_rest_is_left_out_not_shown_and_named_in_an_eve
     assert len(tools) == 128 and tools[0]["name"] == "hangup_call"  # call control is kept first
     assert len(omitted) == 1 and omitted[0].limit == 128 and omitted[0].omitted == ("t_127", "t_128", "t_129")
     assert "t_129" not in session.shown_tools and "t_126" in session.shown_tools
+
+
+@pytest.mark.parametrize(("code", "fatal"), [("insufficient_quota", True), ("server_error", False)])
+async def test_a_failed_response_is_one_clear_notice(code: str, fatal: bool) -> None:
+    fake = OpenAIRealtimeFake([Fail(code, "You exceeded your current quota.")])
+    async with fake, realtime_call(fake, greeting=None) as call:
+        await fake.caller_turn("Hello?")
+        got = await call.events.until(lambda e: isinstance(e, ProviderNotice) and e.code == code)
+    assert fake.errors == []
+    assert isinstance(got, ProviderNotice) and got.fatal is fatal
+    assert got.message == "rt: the response failed: You exceeded your current quota."
