@@ -11,20 +11,27 @@ holds the socket and speaks the protocol of reference/wire-formats.md §7.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from websockets.exceptions import ConnectionClosed
+
 from engine.config.models import ProviderConfig
+from engine.providers.base import ProviderError
 from engine.providers.realtime import deepgram_settings as ds
-from engine.providers.realtime.deepgram_session import DeepgramAgentSession, open_agent
+from engine.providers.realtime.deepgram_session import DeepgramAgentSession
 from engine.providers.realtime.session import PCMU_8K, AudioSpec, RealtimeProvider, RealtimeSession
-from engine.providers.realtime.socket import safe_url
+from engine.providers.realtime.socket import BadFrame, RealtimeSocket, safe_url
 from engine.providers.rendering import RenderedTools, ToolRenderer
 from engine.sessions.session import CallSession
 from engine.tools.view import ToolView
 
 __all__ = ["DeepgramAgentProvider", "DeepgramAgentSession"]
+
+#: Where the messages that arrive during the handshake go (the session's own reader).
+Handler = Callable[[dict[str, Any] | BadFrame], Awaitable[None]]
 
 
 class DeepgramAgentProvider(RealtimeProvider):
@@ -55,11 +62,43 @@ class DeepgramAgentProvider(RealtimeProvider):
     def open_session(self, session: CallSession) -> RealtimeSession:
         return DeepgramAgentSession(self, session)
 
+    async def connect(self, settings: dict[str, Any], other: Handler | None = None) -> RealtimeSocket:
+        """Connect, wait for ``Welcome``, send ``settings``, and return the socket once ``SettingsApplied`` came
+        (within ``timeout_ms``); ``other`` gets whatever else arrives meanwhile (audio only comes after). An
+        ``Error`` (the agent refusing the settings: unknown model, invalid function) or a close during the
+        handshake is a ``ProviderError`` saying so."""
+        timeout = self.config.timeout_ms / 1000
+        sock = await RealtimeSocket.open(self.name, self.url, self.headers(), timeout)
+        closed = "the agent closed the connection during setup: {}"
+        try:
+            async with asyncio.timeout(timeout):
+                sent = False
+                async for m in sock.messages():
+                    kind = m.get("type") if isinstance(m, dict) else None
+                    if kind == "Welcome" and not sent:
+                        await sock.send_json(settings)
+                        sent = True
+                    elif kind == "SettingsApplied" and sent:
+                        return sock
+                    elif kind == "Error" and isinstance(m, dict):
+                        raise ProviderError(self.name, f"settings refused: {ds.describe(m)}")
+                    elif other is not None and not isinstance(m, bytes):
+                        await other(m)
+                raise ProviderError(self.name, closed.format(sock.close_reason))
+        except TimeoutError:
+            await sock.close()
+            raise ProviderError(self.name, f"no SettingsApplied within {timeout:g} s") from None
+        except ConnectionClosed:
+            raise ProviderError(self.name, closed.format(sock.close_reason)) from None
+        except BaseException:
+            await sock.close()
+            raise
+
     async def check_connection(self) -> dict[str, Any]:
         """Connect and have a minimal ``Settings`` (no tools, no greeting) applied: proves the key, the models and
         the endpoint (``ProviderError`` with the agent's reason otherwise, never the key)."""
         msg = ds.settings(self.options, PCMU_8K, ds.think_settings(self.options, "", []), greeting=None)
-        sock = await open_agent(self, msg, None)
+        sock = await self.connect(msg)
         await sock.close()
         return {
             "provider": self.name,

@@ -21,11 +21,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import json
 import logging
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from websockets.exceptions import ConnectionClosed
@@ -74,7 +73,6 @@ class DeepgramAgentSession(RealtimeSession):
         self.name = provider.name
         self.opts = provider.options
         self._sock: RealtimeSocket | None = None
-        self._setup: RealtimeSetup | None = None
         self._events: asyncio.Queue[RealtimeEvent | None] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
         self._closing = False
@@ -97,7 +95,7 @@ class DeepgramAgentSession(RealtimeSession):
     async def start(self, setup: RealtimeSetup) -> None:
         spec = negotiate(setup.audio, self.provider.supported_formats())
         self.input_spec = self.output_spec = spec
-        self._setup, self._instructions, self._view = setup, setup.instructions, setup.view
+        self._instructions, self._view = setup.instructions, setup.view
         self.calls = FunctionCalls(self.name, setup.tools, setup.session.history, self._send_json, self._exposed)
         await self._connect(greeting=setup.greeting, resume=False)
         self._tasks.append(asyncio.create_task(self._run(), name=f"deepgram:{self.session.call_id}:reader"))
@@ -115,12 +113,12 @@ class DeepgramAgentSession(RealtimeSession):
 
     async def _connect(self, *, greeting: str | None, resume: bool) -> None:
         """Open the socket, wait for ``Welcome``, send ``Settings``, wait for ``SettingsApplied``."""
-        assert self._setup is not None and self._view is not None
+        assert self._view is not None
         view = self._view
         think, fns = self._think(view)
         context = ds.context_messages(self.session.history.items(), self.provider.rendered(view)) if resume else ()
         msg = ds.settings(self.opts, self.input_spec, think, greeting=greeting, context=context)
-        self._sock = await open_agent(self.provider, msg, self._handle)
+        self._sock = await self.provider.connect(msg, self._handle)
         self._sent_functions = fns
         self._think_acks.clear()
         self._pending_update = self._agent_speaking = False
@@ -191,6 +189,9 @@ class DeepgramAgentSession(RealtimeSession):
                 self._emit(ProviderNotice(f"connection lost ({reason}); reconnecting", code="reconnecting"))
                 if not await self._reconnect(reason):
                     break
+        except Exception as e:  # a bug here must end this call with a reason, never the engine
+            log.exception("%s: the session's reader failed", self.name)
+            self._emit(ProviderNotice(f"session failed: {type(e).__name__}: {e}", fatal=True, code="failed"))
         finally:
             self._usage()
             self._ended = True
@@ -199,7 +200,9 @@ class DeepgramAgentSession(RealtimeSession):
     async def _reconnect(self, reason: str) -> bool:
         backoff = Backoff(self.opts.reconnect_first_s, self.opts.reconnect_max_s)
         last: ProviderError | None = None
+        tried = 0
         for attempt in range(self.opts.reconnect_attempts):
+            tried = attempt + 1
             await asyncio.sleep(backoff.delay_s(attempt))
             if self._closing:
                 return False
@@ -207,14 +210,14 @@ class DeepgramAgentSession(RealtimeSession):
                 await self._connect(greeting=None, resume=True)
             except ProviderError as e:
                 last = e
-                log.warning("%s: reconnect attempt %d failed: %s", self.name, attempt + 1, e)
+                log.warning("%s: reconnect attempt %d failed: %s", self.name, tried, e)
                 if e.status in (401, 403):
                     break
                 continue
-            self._emit(ProviderNotice(f"reconnected after {attempt + 1} attempt(s)", code="reconnected"))
+            self._emit(ProviderNotice(f"reconnected after {tried} attempt(s)", code="reconnected"))
             return True
         why = f"; last error: {last}" if last else ""
-        msg = f"connection lost ({reason}) and not restored after {self.opts.reconnect_attempts} attempt(s){why}"
+        msg = f"connection lost ({reason}) and not restored after {tried} attempt(s){why}"
         self._emit(ProviderNotice(msg, fatal=True, code="disconnected"))
         return False
 
@@ -272,9 +275,9 @@ class DeepgramAgentSession(RealtimeSession):
             log.info("%s: announcement refused by the agent: %s", self.name, m.get("message"))
             self._resolve_inject(False)
         elif kind == "Warning":
-            self._emit(ProviderNotice(f"warning: {_describe(m)}", code=str(m.get("code") or "warning")))
+            self._emit(ProviderNotice(f"warning: {ds.describe(m)}", code=str(m.get("code") or "warning")))
         elif kind == "Error":
-            self._emit(ProviderNotice(f"error: {_describe(m)}", code=str(m.get("code") or "error")))
+            self._emit(ProviderNotice(f"error: {ds.describe(m)}", code=str(m.get("code") or "error")))
         elif kind in _QUIET:
             log.debug("%s: %s", self.name, kind)
         else:
@@ -355,43 +358,3 @@ class DeepgramAgentSession(RealtimeSession):
             self._usage()
             self._ended = True
             self._events.put_nowait(None)
-
-
-def _describe(m: dict[str, Any]) -> str:
-    """A Warning/Error as one line: code and description (the agent never echoes the key)."""
-    code, desc = m.get("code"), m.get("description") or m.get("message") or json.dumps(m)[:200]
-    return f"{code}: {desc}" if code else str(desc)
-
-
-Handler = Callable[[dict[str, Any] | bytes | BadFrame], Awaitable[None]]
-
-
-async def open_agent(
-    provider: DeepgramAgentProvider, settings: dict[str, Any], other: Handler | None
-) -> RealtimeSocket:
-    """Connect, wait for ``Welcome``, send ``settings``, and return the socket once ``SettingsApplied`` came
-    (within the provider's ``timeout_ms``); ``other`` gets whatever else arrives meanwhile. An ``Error`` (the
-    agent refusing the settings: unknown model, invalid function) or a close is a ``ProviderError`` saying so."""
-    timeout = provider.config.timeout_ms / 1000
-    sock = await RealtimeSocket.open(provider.name, provider.url, provider.headers(), timeout)
-    try:
-        async with asyncio.timeout(timeout):
-            sent = False
-            async for m in sock.messages():
-                kind = m.get("type") if isinstance(m, dict) else None
-                if kind == "Welcome" and not sent:
-                    await sock.send_json(settings)
-                    sent = True
-                elif kind == "SettingsApplied" and sent:
-                    return sock
-                elif kind == "Error" and isinstance(m, dict):
-                    raise ProviderError(provider.name, f"settings refused: {_describe(m)}")
-                elif other is not None and not isinstance(m, bytes):  # no audio before the settings apply
-                    await other(m)
-            raise ProviderError(provider.name, f"the agent closed the connection during setup: {sock.close_reason}")
-    except TimeoutError:
-        await sock.close()
-        raise ProviderError(provider.name, f"no SettingsApplied within {timeout:g} s") from None
-    except BaseException:
-        await sock.close()
-        raise

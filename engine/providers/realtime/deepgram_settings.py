@@ -17,6 +17,7 @@ of reference/wire-formats.md §7 live in one place and can be read (and tested) 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -203,3 +204,9 @@ def context_messages(items: Sequence[HistoryItem], rendered: RenderedTools) -> l
             }
             out.append({"type": "History", "function_calls": [call]})
     return out
+
+
+def describe(m: Mapping[str, Any]) -> str:
+    """A ``Warning``/``Error`` from the agent as one line: code and description (it never echoes the key)."""
+    code, desc = m.get("code"), m.get("description") or m.get("message") or json.dumps(m)[:200]
+    return f"{code}: {desc}" if code else str(desc)

@@ -330,6 +330,14 @@ async def test_settings_refused_is_a_clear_error() -> None:
             pass
 
 
+async def test_agent_closing_during_setup_is_a_clear_error() -> None:
+    fake = DeepgramFake()
+    fake.close_on_settings = True
+    with pytest.raises(ProviderError, match=r"closed the connection during setup: closed by the provider \(1011"):
+        async with live_call(fake=fake):
+            pass
+
+
 async def test_malformed_and_unknown_messages_are_logged_and_ignored(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING)
     async with live_call() as live:
