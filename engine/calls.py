@@ -186,6 +186,11 @@ class CallManager(RealtimeCalls):
         if realtime and not isinstance(prov, RealtimeProvider):
             kind = prov.type or prov.config.type
             raise CallError(f"provider {provider_name!r} (type {kind}) is not a realtime provider")
+        if not realtime and isinstance(prov, RealtimeProvider):
+            raise CallError(
+                f"provider {provider_name!r} is a realtime (speech-to-speech) provider: it takes voice calls "
+                "(the softphone's voice call, or ava-engine call --audio-in), not typed turns"
+            )
         session = CallSession(
             call_id=call_id or f"call-{next(self._ids)}",
             context=context,
@@ -241,6 +246,8 @@ class CallManager(RealtimeCalls):
         if not session.active:
             raise CallError(f"call {call_id} has ended")
         rt = self._runtime[call_id]
+        if isinstance(rt.provider_session, RealtimeSession):
+            raise CallError(f"call {call_id} runs on a realtime provider: it hears the caller's audio, not typed text")
         async with rt.lock:
             session.turn += 1
             session.history.add_message("user", text)

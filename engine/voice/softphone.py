@@ -1,8 +1,10 @@
 """The operator's softphone: one local mic/speaker call at a time, driven by the console (or any UI).
 
 The engine owns it (``engine.softphone()``); it opens the sound devices (``DeviceBackend``; PortAudio through
-sounddevice), puts a ``VoiceCall`` around a context and takes the commands a UI sends: ``start(context,
-input_device, output_device)`` / ``end()``, ``mute(bool)``, push-to-talk ``press()`` / ``release()``. What it
+sounddevice), puts a voice call around a context — a ``VoiceCall`` (local STT → provider → TTS), or a
+``RealtimeVoiceCall`` when the context's provider is speech-to-speech (no push-to-talk there) — and takes the
+commands a UI sends: ``start(context, input_device, output_device)`` / ``end()``, ``mute(bool)``, push-to-talk
+``press()`` / ``release()``. What it
 tells goes out on the engine's event bus like everything else: ``softphone.state`` (state, mute, push-to-talk)
 and ``softphone.level`` (the input level in dBFS, at most every ``level_interval_s``); the live transcript is
 ``transcript.added``, announcements ``announcement.played``. Its voice call runs as a named engine task.
@@ -24,7 +26,9 @@ from engine.events import SoftphoneLevel, SoftphoneStateChanged
 from engine.tasks import Spawn
 from engine.voice.backend import AudioBackend, AudioUnavailable
 from engine.voice.device_backend import DeviceSpec
-from engine.voice.pipeline import CallState, VoiceCall, VoiceHost, resolve_voice
+from engine.voice.pipeline import CallState, VoiceCall, resolve_voice
+from engine.voice.realtime_call import RealtimeVoiceCall
+from engine.voice.realtime_host import RealtimeHost, is_realtime
 from engine.voice.stt import Recognizer
 
 BackendFactory = Callable[[DeviceSpec, DeviceSpec, int, int], AudioBackend]
@@ -42,7 +46,7 @@ def device_backend(
 
 class Softphone:
     def __init__(
-        self, host: VoiceHost, *, spawn: Spawn | None = None, backend_factory: BackendFactory = device_backend,
+        self, host: RealtimeHost, *, spawn: Spawn | None = None, backend_factory: BackendFactory = device_backend,
         recognizer: Recognizer | None = None, level_interval_s: float = 0.1,
         on_state: Callable[[str], None] | None = None, on_level: Callable[[float], None] | None = None,
     ) -> None:  # fmt: skip
@@ -53,7 +57,7 @@ class Softphone:
         self.on_state, self.on_level = on_state, on_level
         self.state: str = IDLE
         self.input_level_dbfs = -120.0
-        self.call: VoiceCall | None = None
+        self.call: VoiceCall | RealtimeVoiceCall | None = None
         self._recognizer = recognizer
         self._task: asyncio.Task[str] | None = None
         self._muted = False
@@ -87,12 +91,19 @@ class Softphone:
         options, _ = resolve_voice(self.host, context, provider)  # CallError for an unknown context/provider
         backend = self.backend_factory(input_device, output_device, options.sample_rate, options.frame_ms)
         try:
-            if self._recognizer is None:
-                self._recognizer = await asyncio.to_thread(Recognizer, user_dictionary=options.dictionary)
-            call = VoiceCall(
-                self.host, backend, context, provider=provider, caller_name=caller_name,
-                recognizer=self._recognizer, on_state=self._call_state, on_level=self._level,
-            )  # fmt: skip
+            call: VoiceCall | RealtimeVoiceCall
+            if is_realtime(self.host, context, provider):  # the provider hears and speaks itself
+                call = RealtimeVoiceCall(
+                    self.host, backend, context, provider=provider, caller_name=caller_name, options=options,
+                    on_state=self._call_state, on_level=self._level,
+                )  # fmt: skip
+            else:
+                if self._recognizer is None:
+                    self._recognizer = await asyncio.to_thread(Recognizer, user_dictionary=options.dictionary)
+                call = VoiceCall(
+                    self.host, backend, context, provider=provider, caller_name=caller_name,
+                    recognizer=self._recognizer, on_state=self._call_state, on_level=self._level,
+                )  # fmt: skip
         except BaseException:
             await backend.close()  # the devices were opened: release them
             raise
@@ -142,7 +153,7 @@ class Softphone:
         """Push-to-talk key up: what was said becomes one utterance."""
         self._require_call().ptt_release()
 
-    def _require_call(self) -> VoiceCall:
+    def _require_call(self) -> VoiceCall | RealtimeVoiceCall:
         if self.call is None or not self.active:
             raise RuntimeError("the softphone has no call; start one first")
         return self.call

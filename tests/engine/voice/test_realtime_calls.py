@@ -105,7 +105,7 @@ async def test_a_failed_start_ends_the_call_with_the_providers_reason(engine_fac
         assert engine.live_calls() == []
 
 
-async def test_a_text_provider_is_refused_and_a_realtime_call_does_not_switch(engine_factory: Any) -> None:
+async def test_text_and_realtime_calls_do_not_mix(engine_factory: Any) -> None:
     async with engine_factory() as engine:
         with pytest.raises(CallError, match="not a realtime provider"):
             await engine.calls.start_realtime_call("typed", audio=PCM16_16K)
@@ -113,6 +113,10 @@ async def test_a_text_provider_is_refused_and_a_realtime_call_does_not_switch(en
         session, _ = await _start(engine)
         with pytest.raises(CallError, match="cannot switch"):
             await engine.set_provider(session.call_id, "text")
+        with pytest.raises(CallError, match=r"realtime \(speech-to-speech\) provider: it takes voice calls"):
+            await engine.start_call("desk")  # a typed call cannot run on it
+        with pytest.raises(CallError, match="hears the caller's audio, not typed text"):
+            await engine.user_said(session.call_id, "hello")
         text_call = await engine.start_call("typed")
         with pytest.raises(CallError, match="not a realtime call"):
             await engine.calls.realtime_caller_said(text_call.call_id, "hi")
