@@ -91,6 +91,11 @@ class EventReader:
         self._speaking = False
 
     @property
+    def caller_speaking(self) -> bool:
+        """The caller's turn is open (heard or signalled, not yet answered)."""
+        return self._speaking
+
+    @property
     def item_id(self) -> str:
         """Gemini names no utterances; responses are numbered per session."""
         return f"gemini-{self._response}"

@@ -325,8 +325,8 @@ class GeminiLiveSession(RealtimeSession):
             return False
         if await self._calls.announce(text):
             return True
-        if self._calls.waiting or self.events_in.responding:
-            return False  # a BLOCKING call runs (the model waits for it) or the model is talking: say nothing
+        if self._calls.waiting or self.events_in.responding or self.events_in.caller_speaking:
+            return False  # a BLOCKING call runs (the model waits for it), or someone is talking: say nothing
         return await self._send(user_turn(f"Tell the caller briefly, in your own voice: {text}"))
 
     # -------------------------------------------------------------------------------------------- tool changes
@@ -355,7 +355,7 @@ class GeminiLiveSession(RealtimeSession):
             await self._close_for("the provider asked to reconnect (goAway)")
         elif self._pending_view is not None and self._apply_now:
             await self._close_for("tool change applied now")
-        elif self._pending_view is not None and not self.events_in.responding:
+        elif self._pending_view is not None and self._idle():
             if self._waiter is None or self._waiter.done():
                 self._waiter = asyncio.create_task(self._when_handle_fresh(), name=f"{self.name}:handle-wait")
 
@@ -366,8 +366,12 @@ class GeminiLiveSession(RealtimeSession):
                 await self._fresh_handle.wait()
         except TimeoutError:
             pass
-        if self._pending_view is not None and not self.events_in.responding and self._calls and not self._calls.waiting:
+        if self._pending_view is not None and self._idle() and self._calls and not self._calls.waiting:
             await self._close_for("tool change for the next turn")
+
+    def _idle(self) -> bool:
+        """Neither side is talking: a next-turn reconnect loses nothing said (else it waits for a later turn)."""
+        return not self.events_in.responding and not self.events_in.caller_speaking
 
     async def _close_for(self, reason: str) -> None:
         if self._sock is None or self._planned is not None:
@@ -379,9 +383,8 @@ class GeminiLiveSession(RealtimeSession):
         if self._closed:
             return
         self._closed = True
-        for task in (self._waiter,):
-            if task is not None and not task.done():
-                task.cancel()
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.cancel()
         if self._calls is not None:
             await self._calls.aclose()
         if self._sock is not None:

@@ -74,6 +74,25 @@ async def test_next_turn_change_waits_for_the_model_to_finish() -> None:
     assert names(fake.setups[1]) == ["dump_db", "get_time", "get_weather"]
 
 
+async def test_next_turn_change_never_cuts_the_caller_off() -> None:
+    async with GeminiLiveFake() as fake:
+        async with rig(fake) as r:
+            await fake.resumption("handle-c")
+            await fake.heard("I would like")  # the caller is mid-sentence, the model silent
+            await r.wait_until(lambda: r.session.events_in.caller_speaking)
+            r.call.tool_overrides["get_time"] = False
+            r.call.tools_revision += 1
+            await r.session.update_tools(r.engine.calls.view_for(r.call))
+            assert await r.session.announce("One moment.") is False  # nor is the caller talked over
+            await asyncio.sleep(0.4)  # longer than handle_wait_ms
+            assert len(fake.setups) == 1
+            await fake.audio(b"\x00\x00" * 480)
+            await fake.turn_complete()
+            await r.wait_until(lambda: len(fake.setups) == 2)
+    assert fake.errors == []
+    assert names(fake.setups[1]) == ["broken_tool", "dump_db", "get_weather"]
+
+
 async def test_unchanged_view_does_not_reconnect() -> None:
     async with GeminiLiveFake() as fake:
         async with rig(fake) as r:
