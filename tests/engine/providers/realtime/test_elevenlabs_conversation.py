@@ -32,6 +32,9 @@ async def test_tool_call_result_and_error_results_with_ids_echoed_exactly() -> N
         assert ok["is_error"] is False and "18 degrees in Paris" in ok["result"]
         bad = await w.ws.wait_result(await w.ws.tool_call("broken_tool", {"x": 1}))
         assert bad["is_error"] is True and "the backend is down" in bad["result"]
+        order = {"items": [{"sku": "A1", "qty": 2}], "mode": "pickup", "note": None}
+        placed = await w.ws.wait_result(await w.ws.tool_call("place_order", order))
+        assert placed["is_error"] is False and "1 item(s)" in placed["result"]
         hidden = await w.ws.wait_result(await w.ws.tool_call("not_shown_tool", {}))
         assert hidden["is_error"] is True  # refused through the normal path; the conversation goes on
         await w.ws.user_says("Thanks!")
@@ -180,3 +183,27 @@ async def test_normal_close_by_the_agent_ends_the_call() -> None:
         assert isinstance(notice, ProviderNotice) and "the agent ended the conversation" in notice.message
         await w.ended()
         assert w.ws.connections == 1
+
+
+async def test_no_per_call_cancel_a_barge_in_still_gets_the_result_the_agent_waits_for() -> None:
+    async with world() as w:
+        await w.start()
+        tcid = await w.ws.tool_call("slow_lookup", {"q": "x"})
+        await asyncio.wait_for(w.slow_started.wait(), 10)
+        await w.ws.interrupt(1)  # ElevenLabs' interruption is about audio, not the tool call
+        w.release.set()
+        assert (await w.ws.wait_result(tcid))["is_error"] is False
+    assert w.ws.errors == []
+
+
+async def test_a_call_ended_mid_tool_never_answers() -> None:
+    async with world() as w:
+        _, live = await w.start()
+        tcid = await w.ws.tool_call("slow_lookup", {"q": "x"})
+        await asyncio.wait_for(w.slow_started.wait(), 10)
+        await live.aclose()  # the call ends while the tool runs: its task is cancelled, nothing is sent
+        await w.ended()
+        w.release.set()
+        await asyncio.sleep(0.05)
+        assert tcid not in json.dumps(w.ws.received)
+    assert w.ws.errors == []
