@@ -151,6 +151,51 @@ class ToolsOmitted(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CallTransferStarted(Event):
+    """A phone call's transfer began: ``target`` (a ``tools.extensions`` name) is ringing."""
+
+    type: ClassVar[str] = "call.transfer_started"
+    call_id: str
+    target: str
+    destination: str
+    mode: str = "warm"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallTransferAnswered(Event):
+    """The target answered and the caller was handed over (``handoff_ms``: the four-step hand-off)."""
+
+    type: ClassVar[str] = "call.transfer_answered"
+    call_id: str
+    target: str
+    handoff_ms: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallTransferFailed(Event):
+    type: ClassVar[str] = "call.transfer_failed"
+    call_id: str
+    target: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallTransferCancelled(Event):
+    type: ClassVar[str] = "call.transfer_cancelled"
+    call_id: str
+    target: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallMonitorChanged(Event):
+    """The operator's place on a phone call: ``off``, ``listen``, ``whisper`` or ``takeover``."""
+
+    type: ClassVar[str] = "call.monitor_changed"
+    call_id: str
+    mode: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ServerStateChanged(Event):
     type: ClassVar[str] = "server.state"
     server: str
