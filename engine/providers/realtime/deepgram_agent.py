@@ -57,7 +57,7 @@ class DeepgramAgentProvider(RealtimeProvider):
 
     def render_tools(self, view: ToolView) -> list[dict[str, Any]]:
         """Exactly ``Settings.agent.think.functions`` for ``view`` (with ``defer_until_eot`` where it applies)."""
-        return ds.functions(view, self.rendered(view))
+        return self.rendered(view).tools
 
     def open_session(self, session: CallSession) -> RealtimeSession:
         return DeepgramAgentSession(self, session)

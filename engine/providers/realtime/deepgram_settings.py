@@ -1,17 +1,17 @@
 """The Deepgram Voice Agent's client payloads: ``Settings``, ``UpdateThink`` and the conversation context.
 
-Why it exists: the agent session (``deepgram_agent``) holds the socket and the call's state; what it sends is
-built here from the provider's config, the negotiated audio format and the call's tool view, so the payload rules
-of reference/wire-formats.md §7 live in one place and can be read (and tested) apart from the socket:
+Why it exists: the agent session (``deepgram_session``) holds the socket and the call's state; what it sends is
+built here from the provider's config, the negotiated audio format and the call's rendered functions, so the
+payload rules of reference/wire-formats.md §7 live in one place and can be read (and tested) apart from the socket:
 
 - audio both ways in one encoding: ``mulaw``/8000 (telephony, no transcoding), ``alaw``/8000, or ``linear16`` at
   16000/24000, with ``container: none`` on the output so the agent streams raw samples;
 - ``agent.listen`` / ``agent.think`` / ``agent.speak`` providers from the config (``model`` is the think model,
   ``voice`` the speak model, ``options`` the rest);
-- ``think.functions``: every tool of the view, rendered by the project's renderer for ``deepgram_agent``, all
-  client-side (no ``endpoint``: the engine runs them through its one execution path), with
-  ``defer_until_eot: true`` on every tool that is not idempotent (``LatencyMeta.idempotent``: declared by the
-  tool, or an MCP ``readOnlyHint``), so an irreversible action never runs on a speculative end of turn;
+- ``think.functions``: every tool of the view as the project's renderer renders it for ``deepgram_agent``
+  (``engine.providers.rendering``: all client-side, no ``endpoint``, since the engine runs every call through its
+  one execution path; ``defer_until_eot: true`` on every tool that is not idempotent, so an irreversible action
+  never runs on a speculative end of turn);
 - on a reconnect, ``agent.context.messages`` carries the call's history so far (and no greeting).
 """
 
@@ -27,7 +27,6 @@ from engine.providers.realtime.session import PCM16_16K, PCM16_24K, PCMA_8K, PCM
 from engine.providers.rendering import RenderedTools
 from engine.providers.textloop import call_arguments_json, result_text
 from engine.sessions.history import HistoryItem, Message, ToolCallItem, ToolResultItem
-from engine.tools.view import ToolView
 
 DEFAULT_URL = "wss://agent.deepgram.com/v1/agent/converse"
 DEFAULT_LISTEN_MODEL = "nova-3"
@@ -134,18 +133,6 @@ def audio_settings(spec: AudioSpec) -> dict[str, Any]:
         "input": {"encoding": enc, "sample_rate": spec.rate},
         "output": {"encoding": enc, "sample_rate": spec.rate, "container": "none"},
     }
-
-
-def functions(view: ToolView, rendered: RenderedTools) -> list[dict[str, Any]]:
-    """``think.functions``: every rendered tool, client-side, deferred to the end of turn unless idempotent."""
-    idempotent = {d.name: d.latency.idempotent for d in view.definitions()}
-    out: list[dict[str, Any]] = []
-    for tool in rendered.tools:
-        fn = {k: v for k, v in tool.items() if k != "endpoint"}  # no endpoint: the engine executes every call
-        if not idempotent.get(rendered.names.exposed_name(str(fn.get("name", ""))), False):
-            fn["defer_until_eot"] = True
-        out.append(fn)
-    return out
 
 
 def think_settings(options: AgentOptions, prompt: str, fns: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -93,6 +93,14 @@ def _declarations(
     return out[:limit], tuple(str(d.get("name", "")) for d in out[limit:])
 
 
+def _deferred(provider_type: str, source: ToolView | Sequence[Mapping[str, Any]]) -> frozenset[str]:
+    """Deepgram: tools that are not idempotent (declared, or an MCP ``readOnlyHint``) wait for the caller's turn to
+    be confirmed (``defer_until_eot``) instead of running on a speculative end of turn; a view knows which."""
+    if provider_type != "deepgram_agent" or not isinstance(source, ToolView):
+        return frozenset()
+    return frozenset(d.name for d in source.definitions() if not d.latency.idempotent)
+
+
 def render_tools(
     provider_type: str,
     source: ToolView | Sequence[Mapping[str, Any]],
@@ -108,6 +116,7 @@ def render_tools(
         _log_once(provider_type, "(view)", [f"over the limit of {limit} tools, left out: {', '.join(omitted)}"], None)
     names = NameMap(name_rule(provider_type), [str(d.get("name", "")) for d in decls])
     use_strict = strict and provider_type in STRICT_TYPES
+    deferred = _deferred(provider_type, source)
     out: list[dict[str, Any]] = []
     originals: dict[str, Schema] = {}
     non_strict: dict[str, str] = {}
@@ -120,7 +129,7 @@ def render_tools(
             originals[pname] = r.strict_original
         elif use_strict:
             non_strict[exposed] = next((n[len(NON_STRICT) :] for n in r.notes if n.startswith(NON_STRICT)), "")
-        out.append(r.tool)
+        out.append({**r.tool, "defer_until_eot": True} if exposed in deferred else r.tool)
     tools = wrap_tools(provider_type, out)
     return RenderedTools(provider_type, tools, names, originals, len(out), non_strict, omitted, limit)
 

@@ -14,6 +14,7 @@ from engine.providers.factory import create_provider
 from engine.providers.realtime import deepgram_settings as ds
 from engine.providers.realtime.deepgram_agent import DeepgramAgentProvider
 from engine.providers.realtime.session import PCM16_8K, PCM16_16K, PCM16_24K, PCMA_8K, PCMU_8K
+from engine.providers.rendering import render_declarations
 from engine.sessions.history import History, ToolCallItem, ToolResultItem
 from engine.tools.base import FunctionTool, ToolDefinition, ToolExecutionContext, ToolParameter, ToolResult
 from engine.tools.registry import ToolRegistry
@@ -132,6 +133,8 @@ def test_functions_defer_unless_idempotent_read_only_from_mcp_annotations() -> N
     assert fns[dotted]["defer_until_eot"] is True
     assert p.rendered(view).names.exposed_name(dotted) == "tool.with.dots"
     validate_client_message({"type": "UpdateThink", "think": ds.think_settings(p.options, "", list(fns.values()))})
+    # What `ava-engine tools --provider deepgram_agent --json` prints is exactly what the agent receives.
+    assert render_declarations("deepgram_agent", view) == p.render_tools(view)
 
 
 def test_context_messages_from_history() -> None:
