@@ -17,7 +17,8 @@ from typing import Any
 from urllib.parse import quote
 
 from engine.config.models import ProviderConfig
-from engine.providers.realtime.gemini_session import GeminiLiveSession, open_live
+from engine.providers.realtime.gemini_connect import open_live
+from engine.providers.realtime.gemini_session import GeminiLiveSession
 from engine.providers.realtime.gemini_wire import DEFAULT_URL, GeminiOptions, declarations, setup_message
 from engine.providers.realtime.session import PCM16_16K, AudioSpec, RealtimeProvider
 from engine.providers.realtime.socket import safe_url

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from websockets.exceptions import ConnectionClosed
@@ -28,6 +28,7 @@ from websockets.exceptions import ConnectionClosed
 from engine.backoff import Backoff
 from engine.providers.base import ProviderError
 from engine.providers.realtime.gemini_calls import GeminiCalls
+from engine.providers.realtime.gemini_connect import Messages, SetupRefused, open_live, scrub
 from engine.providers.realtime.gemini_events import EventReader
 from engine.providers.realtime.gemini_wire import AUDIO_IN_MIME, setup_message, transcript_replay, user_turn
 from engine.providers.realtime.session import (
@@ -51,51 +52,8 @@ log = logging.getLogger(__name__)
 _FATAL_STATUS = (400, 401, 403, 404)
 #: Close codes of a refused setup that a retry cannot fix (invalid argument, policy: bad key, unknown model).
 _FATAL_CLOSE = (1007, 1008)
-
-
-class SetupRefused(ProviderError):
-    """The server closed the connection instead of answering ``setup`` (``code``: its close code)."""
-
-    def __init__(self, provider: str, message: str, code: int | None) -> None:
-        super().__init__(provider, message)
-        self.code = code
-
-
+#: Spoken turns replayed as context after a reconnect without a resumption handle.
 _REPLAY_TURNS = 20
-
-
-Messages = AsyncIterator[dict[str, Any] | bytes | BadFrame]
-
-
-def scrub(p: GeminiLiveProvider, text: str) -> str:
-    """``text`` without the key (a server's close reason is quoted in notices)."""
-    return text.replace(p.api_key, "***") if p.api_key else text
-
-
-async def open_live(
-    p: GeminiLiveProvider, setup: dict[str, Any], unexpected: Callable[[Any, str], None]
-) -> tuple[RealtimeSocket, Messages]:
-    """Connect, send ``setup`` and wait for ``setupComplete`` (within ``timeout_ms``); ``SetupRefused`` when the
-    server closes instead (its close code and reason), ``ProviderError`` for a refused handshake or a timeout."""
-    timeout = p.config.timeout_ms / 1000
-    sock = await RealtimeSocket.open(p.name, p.connect_url(), p.headers(), timeout)
-    msgs = sock.messages()
-    try:
-        await sock.send_json(setup)
-        async with asyncio.timeout(timeout):
-            async for first in msgs:
-                if isinstance(first, dict) and "setupComplete" in first:
-                    return sock, msgs
-                unexpected(first, "before setupComplete")
-        raise SetupRefused(p.name, f"setup refused: {scrub(p, sock.close_reason)}", sock.close_code)
-    except TimeoutError:
-        await sock.close()
-        raise ProviderError(p.name, f"no setupComplete within {timeout:g} s") from None
-    except ConnectionClosed:
-        raise SetupRefused(p.name, f"setup refused: {scrub(p, sock.close_reason)}", sock.close_code) from None
-    except ProviderError:
-        await sock.close()
-        raise
 
 
 class GeminiLiveSession(RealtimeSession):

@@ -11,6 +11,7 @@ import base64
 import json
 from typing import Any
 
+import pytest
 from harness import ToolBox
 from realtime_gemini_fake import API_KEY, GeminiLiveFake, GeminiRig
 
@@ -111,10 +112,14 @@ async def test_setup_greeting_and_key_only_in_the_query() -> None:
     assert API_KEY not in json.dumps(fake.json_messages())
 
 
-async def test_audio_transcripts_turns_and_usage() -> None:
+@pytest.mark.parametrize("binary", [True, False], ids=["binary-frames", "text-frames"])
+async def test_audio_transcripts_turns_and_usage(binary: bool) -> None:
+    """The service sends its JSON in binary frames (setupComplete included); text frames are read the same."""
     pcm_in = bytes(range(128)) * 5  # 640 bytes = 20 ms at 16 kHz
     pcm_out = b"\x01\x02" * 2400  # 100 ms at 24 kHz
-    async with GeminiLiveFake() as fake:
+    fake = GeminiLiveFake()
+    fake.binary_frames = binary
+    async with fake:
         async with rig(fake, ToolBox()) as r:
             assert (r.session.input_spec.rate, r.session.output_spec.rate) == (16000, 24000)
             await r.session.send_audio(pcm_in)

@@ -233,6 +233,7 @@ async def test_malformed_and_unknown_messages_are_logged_and_ignored(caplog: pyt
     async with GeminiLiveFake() as fake:
         async with rig(fake) as r:
             await fake.send_raw("not json at all")
+            await fake.send_raw(b"\xff\xfe not utf-8")
             await fake.send({"somethingNew": {"x": 1}})
             await fake.send({"toolCall": "not an object"})
             await fake.send({"serverContent": {"modelTurn": {"parts": [{"inlineData": {"mimeType": "audio/pcm"}}]}}})
@@ -246,6 +247,7 @@ async def test_malformed_and_unknown_messages_are_logged_and_ignored(caplog: pyt
     text = "\n".join(r.getMessage() for r in caplog.records if r.name.startswith("engine.providers.realtime"))
     assert "gem: ignored" in text and "somethingNew" in text and "not JSON" in text
     assert "toolCall is a str" in text and "not base64" in text and "without id" in text
+    assert "not UTF-8 JSON" in text
 
 
 async def test_call_for_a_tool_not_shown_gets_an_error_result() -> None:
