@@ -102,6 +102,7 @@ class _Conn:
     conversation_id: str = ""
     last_interrupt: int = -1
     outstanding: set[str] = field(default_factory=set)
+    names: NameMap | None = None  # the tool names of the rendering this conversation started with
 
 
 class ElevenLabsAgentSession(RealtimeSession):
@@ -114,7 +115,8 @@ class ElevenLabsAgentSession(RealtimeSession):
         self._rest: ElevenLabsRest | None = None
         self._agent: dict[str, Any] = {}
         self._names: NameMap | None = None
-        self._configs: list[dict[str, Any]] = []
+        self._configs: list[dict[str, Any]] = []  # pushed to the agent
+        self._live: list[dict[str, Any]] = []  # what the live conversation started with
         self._pushed: frozenset[str] = frozenset()  # exposed names of the tools the agent now has
         self._tasks: set[asyncio.Task[None]] = set()
         self._queue: asyncio.Queue[RealtimeEvent | None] = asyncio.Queue()
@@ -129,7 +131,6 @@ class ElevenLabsAgentSession(RealtimeSession):
         self._setup = setup
         self._rest = self.p.rest()
         try:
-            self._agent = await self._rest.agent(self.p.agent_id)
             await self._push(setup.view)
             self._conn = await self._connect(greet=True)
             self._reader = asyncio.create_task(self._run(), name=f"elevenlabs:{self.call.call_id}:reader")
@@ -141,10 +142,9 @@ class ElevenLabsAgentSession(RealtimeSession):
         """Push ``view``'s client tools to the agent; True when anything changed there."""
         assert self._rest is not None
         rendered, configs = client_tools(view)
-        async with self.p.push_lock:
+        async with self.p.push_lock:  # read inside the lock: another call may just have pushed its view
+            self._agent = await self._rest.agent(self.p.agent_id)
             result = await self._rest.sync_tools(self.p.agent_id, self._agent, configs)
-            if result.agent_patched:
-                self._agent = await self._rest.agent(self.p.agent_id)
         if result.changed:
             log.info("%s: agent tools pushed (created %s, updated %s)", self.p.name, result.created, result.updated)
         self._names, self._configs, self._pushed = rendered.names, configs, view.names
@@ -185,6 +185,7 @@ class ElevenLabsAgentSession(RealtimeSession):
             update = None if greet else wire.context_update(self.call.history.items())
             if update is not None:
                 await sock.send_json(update)
+            conn.names, self._live, self.call.shown_tools = self._names, self._configs, self._pushed
         except TimeoutError:
             await sock.close()
             raise ProviderError(self.p.name, "no conversation_initiation_metadata within the timeout") from None
@@ -319,9 +320,9 @@ class ElevenLabsAgentSession(RealtimeSession):
         task.add_done_callback(self._tasks.discard)
 
     async def _run_tool(self, conn: _Conn, tcid: str, call: dict[str, Any]) -> None:
-        assert self._setup is not None and self._names is not None
+        assert self._setup is not None and conn.names is not None
         try:
-            msg = await wire.tool_result(self._setup.tools, self._names, tcid, call, self.p.name)
+            msg = await wire.tool_result(self._setup.tools, conn.names, tcid, call, self.p.name)
         finally:
             conn.outstanding.discard(tcid)
         if conn is not self._conn or conn.sock.closed:
@@ -336,29 +337,27 @@ class ElevenLabsAgentSession(RealtimeSession):
         if self._setup is None or self._closed:
             return
         configs = client_tools(view)[1]
-        if configs == self._configs:
+        if configs != self._configs:  # the agent follows the view (the next conversation starts with it)
+            await self._push(view)
+        if configs == self._live:  # the live conversation already has exactly these tools
             self.call.shown_tools = view.names
             return
-        await self._push(view)
         if not apply_now:
             # The live conversation keeps the tools it started with: removals are refused by the engine now,
             # additions are heard from the next conversation (apply-now, a reconnect or the next call).
             self.call.shown_tools = self.call.shown_tools & view.names
-            self._queue.put_nowait(
-                ProviderNotice(f"{self.p.name}: tool change pushed to the agent; takes effect on the next call")
-            )
+            note = f"{self.p.name}: tool change pushed to the agent; takes effect on the next call"
+            self._queue.put_nowait(ProviderNotice(note))
             return
         async with self._swap:
-            old = self._conn
-            self._conn = await self._connect(greet=False)
-            self.call.shown_tools = self._pushed
+            old, self._conn = self._conn, await self._connect(greet=False)
             self._queue.put_nowait(ProviderNotice(f"{self.p.name}: reconnected to apply the tool change now"))
         if old is not None:
             await old.sock.close()
 
     async def _reconnect(self, lost: _Conn) -> list[RealtimeEvent]:
         reason = lost.sock.close_reason
-        if "(1000" in reason:  # a normal close: ElevenLabs ended the conversation (end_call, max duration)
+        if lost.sock.close_code == 1000:  # a normal close: ElevenLabs ended the conversation (end_call, max duration)
             self._conn = None
             return [ProviderNotice(f"{self.p.name}: the agent ended the conversation ({reason})", fatal=True)]
         error: ProviderError | None = None
@@ -368,7 +367,6 @@ class ElevenLabsAgentSession(RealtimeSession):
                 return []
             try:
                 self._conn = await self._connect(greet=False)
-                self.call.shown_tools = self._pushed  # the new conversation has everything pushed so far
                 return [ProviderNotice(f"{self.p.name}: connection lost ({reason}); reconnected", code="reconnected")]
             except ProviderError as e:
                 error = e

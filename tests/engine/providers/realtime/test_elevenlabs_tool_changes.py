@@ -28,21 +28,30 @@ async def test_apply_now_pushes_the_tools_and_reconnects_with_the_conversation_s
     assert w.ws.errors == [] and w.rest.errors == []
 
 
-async def test_next_turn_change_is_pushed_removals_refused_now_additions_from_the_next_call() -> None:
+async def test_next_turn_change_is_pushed_removals_refused_now_additions_from_the_next_conversation() -> None:
     async with world() as w:
         session, _ = await w.start()
+        calls = w.engine.calls
         w.engine.set_tool_enabled(session.call_id, "get_weather", False)
-        await w.engine.calls.realtime_caller_said(session.call_id, "Hello?")
+        await calls.realtime_caller_said(session.call_id, "Hello?")
         await w.until(lambda e: isinstance(e, ProviderNotice) and "takes effect on the next call" in e.message)
         assert "get_weather" not in w.rest.linked_names() and w.ws.connections == 1
         assert "get_weather" not in session.shown_tools
         refused = await w.ws.wait_result(await w.ws.tool_call("get_weather", {"city": "Rome"}))
         assert refused["is_error"] is True and w.box.calls == []
+        # back on: the live conversation started with it, so it is callable again at once (and the agent has it)
         w.engine.set_tool_enabled(session.call_id, "get_weather", True)
-        await w.engine.calls.realtime_caller_said(session.call_id, "And now?")
-        await w.until(lambda e: isinstance(e, ProviderNotice) and len(w.of(ProviderNotice)) >= 2)
-        assert "get_weather" in w.rest.linked_names()  # the agent has it for the next conversation
-        assert "get_weather" not in session.shown_tools  # this conversation was never shown it
+        await calls.realtime_caller_said(session.call_id, "And now?")
+        assert "get_weather" in w.rest.linked_names() and "get_weather" in session.shown_tools
+        assert len(w.of(ProviderNotice)) == 1
+        # a tool the live conversation never had: pushed for the next conversation, not callable in this one
+        w.engine.set_tool_enabled(session.call_id, "get_time", False, apply="now")
+        await w.until(lambda e: isinstance(e, ProviderNotice) and "reconnected to apply" in e.message)
+        w.engine.set_tool_enabled(session.call_id, "get_time", True)
+        await calls.realtime_caller_said(session.call_id, "Time?")
+        await w.until(lambda e: len(w.of(ProviderNotice)) == 3)
+        assert "get_time" in w.rest.linked_names() and "get_time" not in session.shown_tools
+        assert w.ws.connections == 2
     assert w.ws.errors == [] and w.rest.errors == []
 
 
