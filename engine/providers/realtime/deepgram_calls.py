@@ -25,6 +25,7 @@ from engine.sessions.history import History, ToolResultItem
 
 log = logging.getLogger(__name__)
 
+PROVIDER_TYPE = "deepgram_agent"
 #: What the history records for a call the agent withdrew while it ran (no result reached the agent).
 CANCELLED = "cancelled by the agent before it finished; no result was sent"
 
@@ -75,17 +76,22 @@ class FunctionCalls:
             if fid in self._owed:
                 log.warning("%s: ignored a repeated request for function call %r", self.provider, fid)
                 continue
-            task = asyncio.create_task(self._run(fid, name, f.get("arguments")), name=f"deepgram:call:{fid}")
+            sig = f.get("thought_signature")
+            meta = {"thought_signature": sig} if isinstance(sig, str) and sig else None
+            task = asyncio.create_task(self._run(fid, name, f.get("arguments"), meta), name=f"deepgram:call:{fid}")
             self._owed[fid] = task
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
-    async def _run(self, fid: str, name: str, arguments: Any) -> None:
+    async def _run(self, fid: str, name: str, arguments: Any, meta: dict[str, str] | None) -> None:
         me = asyncio.current_task()
         try:
             req = ToolCallRequest(self._exposed(name), _arguments(arguments), provider_id=fid)
             try:
-                content = result_text((await self._gateway.call_tools([req]))[0])
+                result = (await self._gateway.call_tools([req]))[0]
+                if meta:  # a Gemini think model's signature: the history keeps it for the context on a reconnect
+                    self._history.annotate_call(result.call_id, PROVIDER_TYPE, meta)
+                content = result_text(result)
             except Exception as e:  # the engine failing must still answer the agent, so the call goes on
                 log.warning("%s: function call %s failed in the engine: %s", self.provider, name, e)
                 content = result_text(ToolResultItem("", name, "error", f"{name} failed: {type(e).__name__}"))

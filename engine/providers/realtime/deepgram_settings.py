@@ -189,6 +189,9 @@ def context_messages(items: Sequence[HistoryItem], rendered: RenderedTools) -> l
                 "arguments": call_arguments_json(item),
                 "response": result_text(res),
             }
+            sig = item.meta_for("deepgram_agent").get("thought_signature")
+            if isinstance(sig, str):  # a Gemini think model's signature for this call, echoed
+                call["thought_signature"] = sig
             out.append({"type": "History", "function_calls": [call]})
     return out
 

@@ -277,7 +277,7 @@ async def test_hangup_call_with_farewell() -> None:
 async def test_dropped_socket_reconnects_with_context_and_no_greeting() -> None:
     async with live_call() as live:
         await live.fake.user_says("Weather in Paris?")
-        await live.fake.request(("p1", "get_weather", '{"city": "Paris"}', True))
+        await live.fake.request(("p1", "get_weather", '{"city": "Paris"}', True), signatures={"p1": "sig-Zm9v"})
         await asyncio.wait_for(live.fake.function_responses.get(), 5)
         live.call.history.add_message("user", "Weather in Paris?")
         await live.fake.drop()
@@ -295,6 +295,7 @@ async def test_dropped_socket_reconnects_with_context_and_no_greeting() -> None:
     assert {"type": "History", "role": "user", "content": "Weather in Paris?"} in msgs
     fc = next(m for m in msgs if "function_calls" in m)["function_calls"][0]
     assert fc["id"] == "p1" and fc["name"] == "get_weather" and fc["client_side"] is True
+    assert fc["thought_signature"] == "sig-Zm9v"  # echoed for a Gemini think model
     assert "18 degrees" in fc["response"]
     assert resp["id"] == "p2"
     notices = live.of(ProviderNotice)
