@@ -52,6 +52,8 @@ class GeminiOptions:
     #: Exposed names forced BLOCKING / NON_BLOCKING whatever their latency class.
     blocking: tuple[str, ...] = ()
     non_blocking: tuple[str, ...] = ()
+    #: False: every tool BLOCKING (endpoints or models without asynchronous function calling: Vertex, Gemini 3.x).
+    allow_non_blocking: bool = True
     #: How a NON_BLOCKING tool's final result is scheduled (WHEN_IDLE: after the model's current output).
     result_scheduling: Scheduling = "WHEN_IDLE"
     reconnect_attempts: int = 5
@@ -93,7 +95,7 @@ def model_path(model: str) -> str:
 
 def is_non_blocking(d: ToolDefinition, opts: GeminiOptions) -> bool:
     """Slow tools (declared beyond the STANDARD budget, by the budget layer's rule) run NON_BLOCKING."""
-    if d.name in opts.blocking:
+    if d.name in opts.blocking or not opts.allow_non_blocking:
         return False
     if d.name in opts.non_blocking:
         return True

@@ -81,6 +81,9 @@ def test_behaviour_follows_the_latency_class() -> None:
     forced = GeminiOptions(blocking=("deep",), non_blocking=("fast",))
     assert not is_non_blocking(d("deep", latency=LatencyMeta(max_duration_ms=3000)), forced)
     assert is_non_blocking(d("fast", latency=LatencyMeta(max_duration_ms=300)), forced)
+    off = GeminiOptions(allow_non_blocking=False, non_blocking=("fast",))
+    assert not is_non_blocking(d("deep", latency=LatencyMeta(max_duration_ms=3000)), off)
+    assert not is_non_blocking(d("fast"), off)
 
 
 def test_json_safe_values_and_depth() -> None:
