@@ -2,20 +2,21 @@
 
 Why it exists: every tool call has a timeout and, inside a call, a slow-response check; a ``call_later`` (or an
 ``asyncio.timeout``) per call costs a ``TimerHandle`` pushed onto the loop's heap and cancelled moments later,
-which at thousands of calls a second is a sizeable share of a call's cost. A ``TimerWheel`` keeps the deadlines
-in its own heap and holds a single loop handle for the earliest one. A deadline that is cancelled (its call
-ended in time) is only marked; cancelled ones at the front of the heap are dropped as calls end, and the heap is
-rebuilt when cancelled entries pile up behind a long-running one, so it holds about the calls in flight.
+which at thousands of calls a second is a sizeable share of a call's cost. A ``TimerWheel`` holds a single loop
+handle for its earliest deadline and keeps its timers in lanes, one per delay: timers of one delay are due in the
+order they were set (the loop's clock only moves forward), so a lane is an insertion-ordered dict whose first entry
+is its earliest, and setting or cancelling a timer is one dict store or delete — no heap, and a cancelled timer
+leaves nothing behind. Calls use a handful of delays (the tool timeouts and slow-response thresholds in config).
 
 Timers fire exactly when a ``call_at`` for the same moment would (the loop's own rule: once the loop time is
-within the clock's resolution of the deadline). The wheel's handle is left armed when nothing waits: it fires
-once, finds nothing and stops, which is cheaper than re-arming the loop for every call.
+within the clock's resolution of the deadline), in deadline order, ties in the order they were set. The wheel's
+handle is left armed when nothing waits: it fires once, finds nothing and stops, which is cheaper than
+re-arming the loop for every call.
 """
 
 from __future__ import annotations
 
 import asyncio
-import heapq
 import itertools
 import time
 from collections.abc import Callable
@@ -23,19 +24,19 @@ from typing import Any
 
 #: How early the loop may run a timer (asyncio runs a handle once its time is within the clock's resolution).
 _RESOLUTION = time.get_clock_info("monotonic").resolution
-#: Rebuild the heap once it holds this many entries and more than half of them are cancelled.
-_MIN_REBUILD = 64
 
 
 class Timer:
     """One scheduled call; ``cancel`` it when what it guards ended."""
 
-    __slots__ = ("arg", "cancelled", "fn", "when")
+    __slots__ = ("arg", "cancelled", "fn", "lane", "order", "when")
 
-    def __init__(self, when: float, fn: Callable[[Any], None], arg: Any) -> None:
+    def __init__(self, when: float, fn: Callable[[Any], None], arg: Any, lane: dict[Timer, None], order: int) -> None:
         self.when = when
         self.fn = fn
         self.arg = arg
+        self.lane = lane
+        self.order = order
         self.cancelled = False
 
 
@@ -43,9 +44,9 @@ class TimerWheel:
     """Timers on the running loop, sharing one loop handle (see the module docstring)."""
 
     def __init__(self) -> None:
-        self._heap: list[tuple[float, int, Timer]] = []
+        self._lanes: dict[float, dict[Timer, None]] = {}
         self._order = itertools.count()
-        self._cancelled = 0
+        self._count = 0
         self._handle: asyncio.TimerHandle | None = None
         self._handle_at = 0.0
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -56,8 +57,12 @@ class TimerWheel:
         if loop is not self._loop:  # a new loop (tests run one per test): the old one's timers went with it
             self.clear()
             self._loop = loop
-        timer = Timer(loop.time() + delay_s, fn, arg)
-        heapq.heappush(self._heap, (timer.when, next(self._order), timer))
+        lane = self._lanes.get(delay_s)
+        if lane is None:
+            lane = self._lanes[delay_s] = {}
+        timer = Timer(loop.time() + delay_s, fn, arg, lane, next(self._order))
+        lane[timer] = None
+        self._count += 1
         if self._handle is None or timer.when < self._handle_at:
             self._arm(loop, timer.when)
         return timer
@@ -66,29 +71,23 @@ class TimerWheel:
         if timer.cancelled:
             return
         timer.cancelled = True
-        self._cancelled += 1
-        heap = self._heap
-        while heap and heap[0][2].cancelled:
-            heapq.heappop(heap)
-            self._cancelled -= 1
-        if self._cancelled > _MIN_REBUILD and self._cancelled * 2 > len(heap):
-            self._heap = [item for item in heap if not item[2].cancelled]
-            heapq.heapify(self._heap)
-            self._cancelled = 0
+        del timer.lane[timer]
+        self._count -= 1
 
     def clear(self) -> None:
         """Drop every timer and the loop handle (the owner stops, or the loop changed)."""
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
-        for _, _, timer in self._heap:
-            timer.cancelled = True
-        self._heap.clear()
-        self._cancelled = 0
+        for lane in self._lanes.values():
+            for timer in lane:
+                timer.cancelled = True
+        self._lanes = {}
+        self._count = 0
 
     def __len__(self) -> int:
         """Timers still waiting."""
-        return len(self._heap) - self._cancelled
+        return self._count
 
     def _arm(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
         if self._handle is not None:
@@ -101,23 +100,33 @@ class TimerWheel:
         loop = self._loop
         if loop is None:
             return
-        heap = self._heap
         now = loop.time() + _RESOLUTION
-        while heap and heap[0][0] <= now:
-            timer = heapq.heappop(heap)[2]
-            if timer.cancelled:
-                self._cancelled -= 1
+        due: list[Timer] = []
+        for lane in self._lanes.values():
+            for timer in lane:  # in deadline order: stop at the first one not yet due
+                if timer.when > now:
+                    break
+                due.append(timer)
+        due.sort(key=_due_order)
+        for timer in due:
+            if timer.cancelled:  # an earlier callback cancelled it
                 continue
-            timer.cancelled = True  # fired: a later cancel() is a no-op
+            self.cancel(timer)  # fired: out of its lane, and a later cancel() is a no-op
             try:
                 timer.fn(timer.arg)
             except Exception as e:  # one bad callback must not stop the timers behind it
                 loop.call_exception_handler({"message": "TimerWheel callback failed", "exception": e})
-        while heap and heap[0][2].cancelled:
-            heapq.heappop(heap)
-            self._cancelled -= 1
-        if heap and self._handle is None:
-            self._arm(loop, heap[0][0])
+        for delay in [d for d, lane in self._lanes.items() if not lane]:
+            del self._lanes[delay]
+        heads = [next(iter(lane)).when for lane in self._lanes.values()]
+        if heads:
+            first = min(heads)
+            if self._handle is None or first < self._handle_at:  # a callback may have armed a later one
+                self._arm(loop, first)
+
+
+def _due_order(timer: Timer) -> tuple[float, int]:
+    return (timer.when, timer.order)
 
 
 class Deadline:

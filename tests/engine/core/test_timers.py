@@ -46,7 +46,34 @@ async def test_cancelled_timers_do_not_pile_up_behind_a_long_one() -> None:
     for _ in range(10_000):
         wheel.cancel(wheel.call_later(30, lambda _: None, None))
     assert len(wheel) == 1
-    assert len(wheel._heap) < 200  # rebuilt as cancelled entries passed half of it
+    assert sum(len(lane) for lane in wheel._lanes.values()) == 1  # a cancelled timer leaves nothing behind
+    wheel.clear()
+
+
+async def test_lanes_of_different_delays_fire_in_deadline_order_and_empty_lanes_go() -> None:
+    wheel = TimerWheel()
+    fired: list[str] = []
+    for name, delay in (("b2", 0.03), ("a1", 0.01), ("b1", 0.02), ("a2", 0.03), ("late", 0.04)):
+        wheel.call_later(delay, fired.append, name)
+    gone = wheel.call_later(0.015, fired.append, "cancelled")
+    wheel.cancel(gone)
+    await asyncio.sleep(0.06)
+    assert fired == ["a1", "b1", "b2", "a2", "late"]  # b2 and a2 share a lane: in the order they were set
+    assert len(wheel) == 0 and not wheel._lanes
+
+
+async def test_a_callback_that_sets_a_later_timer_does_not_delay_an_earlier_one() -> None:
+    wheel = TimerWheel()
+    fired: list[str] = []
+
+    def first(_: object) -> None:
+        fired.append("first")
+        wheel.call_later(0.5, fired.append, "much later")
+
+    wheel.call_later(0.01, first, None)
+    wheel.call_later(0.03, fired.append, "second")  # another lane, due long before the callback's timer
+    await asyncio.sleep(0.06)
+    assert fired == ["first", "second"]
     wheel.clear()
 
 
