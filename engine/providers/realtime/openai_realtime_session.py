@@ -305,7 +305,7 @@ class OpenAIRealtimeSession(RealtimeLink):
             self._updates.remove(update)
             update.done.set_result(False)
         if isinstance(event_id, str) and self.responses.refused(event_id, code):
-            return  # asked at the moment VAD started a response: asked again after it
+            return  # crossed a response server VAD started: asked again after it, or stale and dropped
         if code == "response_cancel_not_active":
             return  # the response ended before the cancel arrived
         log.warning("%s: provider error %s: %s", self.name, code, text)

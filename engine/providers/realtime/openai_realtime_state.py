@@ -21,6 +21,7 @@ from engine.providers.realtime.session import AudioSpec
 RequestKind = Literal["redo", "tools", "greeting", "announce"]
 _FRONT: frozenset[str] = frozenset({"redo", "tools"})
 _AUDIO_ITEMS_KEPT = 256
+_SENT_KEPT = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +42,9 @@ class ResponseLedger:
     #: ``event_id`` of our ``response.create`` not yet answered by ``response.created`` (or an error).
     requested: str | None = None
     pending: deque[tuple[RequestKind, dict[str, Any] | None]] = field(default_factory=deque)
-    sent: dict[str, tuple[RequestKind, dict[str, Any] | None]] = field(default_factory=dict)
+    #: Our recent ``response.create`` events by ``event_id``, kept after ``response.created`` too: a response
+    #: server VAD started at the same moment looks the same, and only an error naming the event tells them apart.
+    sent: OrderedDict[str, tuple[RequestKind, dict[str, Any] | None]] = field(default_factory=OrderedDict)
     calls: dict[str, dict[str, PendingCall]] = field(default_factory=dict)
 
     @property
@@ -65,23 +68,24 @@ class ResponseLedger:
     def begin(self, event_id: str, kind: RequestKind, body: dict[str, Any] | None) -> None:
         self.requested = event_id
         self.sent[event_id] = (kind, body)
+        while len(self.sent) > _SENT_KEPT:
+            self.sent.popitem(last=False)
 
     def created(self, response_id: str) -> None:
         self.active = response_id
-        if self.requested is not None:
-            self.sent.pop(self.requested, None)
         self.requested = None
 
     def refused(self, event_id: str, code: Any) -> bool:
-        """Our ``response.create`` ``event_id`` got an error; True when it was queued again (a response VAD
-        started at the same moment was in the way)."""
+        """Our ``response.create`` ``event_id`` got an error. When a response server VAD started at the same
+        moment was in the way, an answer to tool results (or a redo) is asked again after it — True; a greeting
+        or an announcement is stale once the caller has spoken, and is dropped."""
         request = self.sent.pop(event_id, None)
         if self.requested == event_id:
             self.requested = None
-        if request is not None and code == "conversation_already_has_active_response":
+        if request is not None and code == "conversation_already_has_active_response" and request[0] in _FRONT:
             self.pending.appendleft(request)
             return True
-        return False
+        return request is not None and code == "conversation_already_has_active_response"
 
     def record_call(self, response_id: str, item: Mapping[str, Any]) -> None:
         call_id, name, args = item["call_id"], item["name"], item.get("arguments", "")

@@ -245,3 +245,15 @@ async def test_a_failed_response_is_one_clear_notice(code: str, fatal: bool) -> 
     assert fake.errors == []
     assert isinstance(got, ProviderNotice) and got.fatal is fatal
     assert got.message == "rt: the response failed: You exceeded your current quota."
+
+
+async def test_an_answer_that_crosses_a_vad_response_is_asked_for_again_after_it() -> None:
+    fake = OpenAIRealtimeFake([Calls([("get_weather", {"city": "Bern"}, "call_x")]), Say("Mild in Bern.")])
+    async with fake, realtime_call(fake, greeting=None) as call:
+        fake.crossing = Say("Mm-hm?")  # the caller said something just as the tool result went out
+        await fake.caller_turn("Weather in Bern?")
+        await call.events.until(said("Mm-hm?"))
+        await call.events.until(said("Mild in Bern."))
+    assert fake.errors == []
+    assert len(creates(fake)) == 2  # the refused one, and the same again once the VAD response was done
+    assert not [n for n in call.events.of(ProviderNotice) if n.code == "conversation_already_has_active_response"]

@@ -171,7 +171,7 @@ def test_response_ledger_queues_answers_first_and_one_announcement() -> None:
     led.queue("announce", {"instructions": "b"})
     led.queue("tools", None)
     led.created("resp_1")
-    assert led.active == "resp_1" and led.requested is None and led.sent == {}
+    assert led.active == "resp_1" and led.requested is None and list(led.sent) == ["e1"]
     led.record_call("resp_1", {"call_id": "c1", "name": "f", "arguments": "{}"})
     led.record_call("resp_1", {"call_id": "c1", "name": "f", "arguments": "{}"})  # done + output_item.done
     assert [c.call_id for c in led.done("resp_1")] == ["c1"] and not led.busy
@@ -181,14 +181,23 @@ def test_response_ledger_queues_answers_first_and_one_announcement() -> None:
         led.record_call("r", {"call_id": "", "name": "f"})
 
 
-def test_response_ledger_requeues_only_a_create_that_met_a_vad_response() -> None:
+def test_response_ledger_asks_again_only_for_answers_that_met_a_vad_response() -> None:
+    conflict = "conversation_already_has_active_response"
     led = ResponseLedger()
     led.begin("e1", "tools", None)
-    assert led.refused("e1", "conversation_already_has_active_response")
-    assert not led.busy and list(led.pending) == [("tools", None)]
+    led.created("resp_vad")  # server VAD's response, crossing ours on the wire
+    assert led.refused("e1", conflict)
+    assert list(led.pending) == [("tools", None)]
+    led.pending.clear()
+    led.done("resp_vad")
     led.begin("e2", "announce", {"instructions": "x"})
-    assert not led.refused("e2", "invalid_value") and not led.busy
-    led.begin("e3", "redo", None)
+    assert led.refused("e2", conflict) and not led.pending and not led.busy  # stale: dropped
+    led.begin("e3", "greeting", {"instructions": "x"})
+    assert not led.refused("e3", "invalid_value") and not led.busy
+    assert not led.refused("e_unknown", conflict)
+    for i in range(40):
+        led.begin(f"x{i}", "tools", None)
+    assert len(led.sent) == 16
     assert led.reset() and not led.busy
 
 
