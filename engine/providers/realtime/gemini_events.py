@@ -187,12 +187,14 @@ class EventReader:
         if not self.responding:
             self._flush_caller()
             self.responding = True
+            self._interrupted = False  # a new answer after a cut one
 
     def _interrupt(self) -> None:
         self._flush_agent()
         self._emit(AssistantInterrupted(self.item_id))
         self.responding = False
         self._interrupted = True
+        self._response += 1  # whatever comes next is a new utterance, never the one just flushed
 
     def _speech_ended(self) -> None:
         if self._speaking:

@@ -209,13 +209,17 @@ async def test_barge_in_interrupts_the_answer() -> None:
             await fake.interrupted()
             await fake.turn_complete()
             done = await r.wait_event(lambda e: isinstance(e, ResponseDone))
+            await fake.audio(b"\x01\x00" * 480)  # the next answer, after the cut
+            await fake.turn_complete()
+            await r.wait_until(lambda: len([e for e in r.events if isinstance(e, ResponseDone)]) == 2)
     assert fake.errors == []
     kinds = [type(e).__name__ for e in r.events]
     assert kinds.index("CallerSpeechStarted") < kinds.index("AssistantInterrupted")
     cut = next(e for e in r.events if isinstance(e, AssistantInterrupted))
-    audio = next(e for e in r.events if isinstance(e, AssistantAudio))
-    assert cut.item_id == audio.item_id
+    before, after = [e for e in r.events if isinstance(e, AssistantAudio)]
+    assert cut.item_id == before.item_id and after.item_id != before.item_id
     assert done.status == "interrupted"
+    assert [e.status for e in r.events if isinstance(e, ResponseDone)] == ["interrupted", "completed"]
     assert [e.text for e in r.events if isinstance(e, AssistantText) and e.final] == ["Let me tell you a long"]
 
 
