@@ -257,3 +257,24 @@ async def test_an_answer_that_crosses_a_vad_response_is_asked_for_again_after_it
     assert fake.errors == []
     assert len(creates(fake)) == 2  # the refused one, and the same again once the VAD response was done
     assert not [n for n in call.events.of(ProviderNotice) if n.code == "conversation_already_has_active_response"]
+
+
+@pytest.mark.parametrize("finish_during_gap", [False, True])
+async def test_a_tool_running_across_a_drop_is_answered_once_on_the_new_socket(finish_during_gap: bool) -> None:
+    fake = OpenAIRealtimeFake([Calls([("slow_lookup", {"ref": "Z9"}, "call_z9")]), Say("Z9 found.")])
+    async with fake, realtime_call(fake, greeting=None, reconnect_first_ms=400, reconnect_max_ms=400) as call:
+        await fake.caller_turn("Look up Z9")
+        await asyncio.wait_for(call.slow.started.wait(), 5)
+        await fake.drop()
+        await call.events.until(notice("reconnecting"))
+        if finish_during_gap:
+            call.slow.finish.set()  # the result is in the history before the new socket is set up
+        await call.events.until(notice("reconnected"))
+        call.slow.finish.set()
+        await call.events.until(said("Z9 found."))
+    assert fake.errors == [] and fake.connections == 2
+    second = [m for m in fake.received[fake.connection_starts[1] :] if isinstance(m, dict)]
+    outputs = [m["item"] for m in second if m["type"] == "conversation.item.create"]
+    outputs = [i for i in outputs if i["type"] == "function_call_output"]
+    assert [o["call_id"] for o in outputs] == ["call_z9"]  # once: replayed, or sent when it finished
+    assert [m["type"] for m in second].count("response.create") == 1
