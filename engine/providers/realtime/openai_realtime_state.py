@@ -128,8 +128,10 @@ class AudioLedger:
             return
         self.received_ms[item] = self.received_ms.get(item, 0.0) + self.output_spec.duration_ms(nbytes)
         self.received_ms.move_to_end(item)
-        while len(self.received_ms) > _AUDIO_ITEMS_KEPT:
-            self.received_ms.popitem(last=False)
+        while len(self.received_ms) > _AUDIO_ITEMS_KEPT:  # a long call: forget the oldest items entirely
+            old, _ = self.received_ms.popitem(last=False)
+            self.finished.discard(old)
+            self.truncated.discard(old)
         self.last_item = item
 
     def truncation(self, item_id: str | None, played_ms: float) -> tuple[str, int] | None:

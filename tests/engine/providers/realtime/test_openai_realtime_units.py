@@ -212,6 +212,10 @@ def test_audio_ledger_truncates_once_and_only_to_audio_received() -> None:
     assert led.truncation("item_2", 100) is None  # heard to its end
     led.in_bytes = 1600
     assert led.usage_seconds() == (0.2, 1.1) and led.usage_seconds() == (0.0, 0.0)
+    for i in range(300):  # a long call keeps only the latest items
+        led.received(f"n{i}", 8)
+        led.finished.add(f"n{i}")
+    assert len(led.received_ms) == 256 and "item_1" not in led.truncated and "n0" not in led.finished
     led.reset()
     assert led.truncation(None, 10) is None
 
