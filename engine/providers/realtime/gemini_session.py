@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
+from collections import deque
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +55,8 @@ _FATAL_STATUS = (400, 401, 403, 404)
 _FATAL_CLOSE = (1007, 1008)
 #: Spoken turns replayed as context after a reconnect without a resumption handle.
 _REPLAY_TURNS = 20
+#: Caller audio kept while a connection is being replaced, sent once the new one is up (2 s at 16 kHz).
+_HOLD_BYTES = PCM16_16K.bytes_for_ms(2000)
 
 
 class GeminiLiveSession(RealtimeSession):
@@ -84,6 +87,8 @@ class GeminiLiveSession(RealtimeSession):
         self._planned: str | None = None
         self._closed = False
         self.connections = 0
+        self._held: deque[bytes] = deque()
+        self._held_bytes = 0
 
     # -------------------------------------------------------------------------------------------- lifecycle
 
@@ -194,6 +199,7 @@ class GeminiLiveSession(RealtimeSession):
                 )
             )
             await self._replay_transcript()
+        await self._release_held()
         if self._apply_now and interrupted:
             await self._send(user_turn("(The tools available to you changed. Continue where you left off.)"))
         if self._pending_view is None:
@@ -272,11 +278,33 @@ class GeminiLiveSession(RealtimeSession):
         return await self._send({"toolResponse": {"functionResponses": responses}})
 
     async def send_audio(self, audio: bytes) -> None:
-        if not audio or self._sock is None:
-            return  # reconnecting: this audio is not heard
+        if not audio or self._closed:
+            return
+        if self._sock is None or self._planned is not None or self._held:
+            self._hold(audio)  # a connection is being replaced: the caller is heard once the new one is up
+        elif not await self._send_audio(audio):
+            self._hold(audio)
+
+    async def _send_audio(self, audio: bytes) -> bool:
         data = base64.b64encode(audio).decode("ascii")
         if await self._send({"realtimeInput": {"audio": {"mimeType": AUDIO_IN_MIME, "data": data}}}):
             self.events_in.audio_in_bytes += len(audio)
+            return True
+        return False
+
+    def _hold(self, audio: bytes) -> None:
+        self._held.append(audio)
+        self._held_bytes += len(audio)
+        while self._held_bytes > _HOLD_BYTES:  # the oldest goes first: a long outage keeps the latest speech
+            self._held_bytes -= len(self._held.popleft())
+
+    async def _release_held(self) -> None:
+        while self._held:
+            chunk = self._held[0]
+            if not await self._send_audio(chunk):
+                return
+            self._held.popleft()
+            self._held_bytes -= len(chunk)
 
     async def announce(self, text: str) -> bool:
         if self._calls is None or self._sock is None:

@@ -181,6 +181,25 @@ async def test_setup_refused_for_policy_on_reconnect_ends_the_call_without_retry
     assert fake.connections == 2
 
 
+async def test_caller_audio_during_a_reconnect_is_heard_on_the_new_connection() -> None:
+    async with GeminiLiveFake() as fake:
+        async with rig(fake) as r:
+            await fake.resumption("handle-h")
+            await r.wait_until(lambda: r.session.handle == "handle-h")
+            fake.answer_setup = False  # the next setup waits for the test
+            await fake.drop()
+            await r.wait_until(lambda: len(fake.setups) == 2)
+            for i in range(3):
+                await r.session.send_audio(bytes([i]) * 640)
+            await fake.send({"setupComplete": {}})
+            await r.wait_until(lambda: len(fake.of_kind("realtimeInput")) == 3)
+    assert fake.errors == []
+    second_setup = max(i for i, m in enumerate(fake.received) if isinstance(m, dict) and "setup" in m)
+    first_audio = min(i for i, m in enumerate(fake.received) if isinstance(m, dict) and "realtimeInput" in m)
+    assert first_audio > second_setup
+    assert fake.audio_in() == b"".join(bytes([i]) * 640 for i in range(3))
+
+
 async def test_dropped_socket_without_handle_reconnects_fresh_and_replays_the_transcript() -> None:
     async with GeminiLiveFake() as fake:
         async with rig(fake) as r:
