@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
@@ -186,9 +187,12 @@ class ElevenLabsAgentSession(RealtimeSession):
             if update is not None:
                 await sock.send_json(update)
             conn.names, self._live, self.call.shown_tools = self._names, self._configs, self._pushed
-        except TimeoutError:
+        except Exception as e:  # a timeout or the socket closing under us is a failed start too
             await sock.close()
-            raise ProviderError(self.p.name, "no conversation_initiation_metadata within the timeout") from None
+            if isinstance(e, ProviderError):
+                raise
+            why = "no metadata within the timeout" if isinstance(e, TimeoutError) else sock.close_reason
+            raise ProviderError(self.p.name, f"the conversation did not start: {why}") from None
         except BaseException:
             await sock.close()
             raise
@@ -204,9 +208,7 @@ class ElevenLabsAgentSession(RealtimeSession):
             meta.input_spec,
             meta.output_spec,
         )
-        log.info(
-            "%s: conversation %s (%s in, %s out)", self.p.name, meta.conversation_id, meta.input_spec, meta.output_spec
-        )
+        log.info("%s: conversation %s (%s in, %s out)", self.p.name, conn.conversation_id, *meta[1:])
 
     async def send_audio(self, audio: bytes) -> None:
         conn = self._conn
@@ -293,7 +295,8 @@ class ElevenLabsAgentSession(RealtimeSession):
         ping = msg.get("ping_event")
         event_id = ping.get("event_id") if isinstance(ping, dict) else None
         if isinstance(event_id, int):
-            await conn.sock.send_json({"type": "pong", "event_id": event_id})
+            with contextlib.suppress(Exception):  # a socket closing under us: the reader sees it and reconnects
+                await conn.sock.send_json({"type": "pong", "event_id": event_id})
 
     def _usage(self) -> UsageReport | None:
         if not (self._audio_in or self._audio_out):

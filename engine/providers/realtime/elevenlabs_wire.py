@@ -14,8 +14,7 @@ import base64
 import binascii
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from engine.providers.base import ToolCallRequest, ToolGateway
 from engine.providers.realtime.elevenlabs_tools import allowed_overrides, override_allowed
@@ -50,8 +49,7 @@ def audio_spec(name: Any, where: str) -> AudioSpec:
     return spec
 
 
-@dataclass(frozen=True, slots=True)
-class Metadata:
+class Metadata(NamedTuple):
     conversation_id: str
     input_spec: AudioSpec
     output_spec: AudioSpec

@@ -178,3 +178,12 @@ async def test_check_connection_proves_key_and_agent_without_a_conversation() ->
         with pytest.raises(ProviderError, match="authentication failed") as ei:
             await provider.check_connection()
         assert API_KEY not in str(ei.value)
+
+
+async def test_a_conversation_refused_at_start_is_one_clear_error() -> None:
+    async with world() as w:
+        w.ws.allow = {"prompt"}
+        w.rest.claims = {"prompt", "first_message", "voice"}  # the agent says yes, the conversation says no
+        with pytest.raises(ProviderError, match=r"did not start: .*1008: Override for field 'first_message'"):
+            await w.start()
+        assert w.ws.errors == ["overrides not allowed by the agent: ['first_message', 'voice']"]
