@@ -19,10 +19,11 @@ from typing import Any
 
 from engine.providers.base import ToolCallRequest, ToolGateway
 from engine.providers.realtime.gemini_wire import GeminiOptions, function_response, interim_response
-from engine.sessions.history import ToolResultItem
+from engine.sessions.history import History, ToolResultItem
 
 log = logging.getLogger(__name__)
 
+CANCELLED = "cancelled by Gemini before it finished; no result was sent"
 SendResponses = Callable[[list[dict[str, Any]]], Awaitable[bool]]
 
 
@@ -53,8 +54,10 @@ class GeminiCalls:
         opts: GeminiOptions,
         send: SendResponses,
         on_settled: Callable[[], Awaitable[None]],
+        history: History | None = None,
     ) -> None:
         self.provider = provider
+        self.history = history
         self.gateway = gateway
         self.opts = opts
         self._send = send
@@ -67,10 +70,6 @@ class GeminiCalls:
     def waiting(self) -> bool:
         """Calls whose results the current connection still expects."""
         return any(not c.orphaned for c in self.open.values())
-
-    @property
-    def blocking_running(self) -> bool:
-        return any(not c.orphaned and not c.non_blocking for c in self.open.values())
 
     def start(self, call_id: str, name: str, exposed: str, args: Any, non_blocking: bool) -> None:
         if call_id in self.open:
@@ -89,6 +88,7 @@ class GeminiCalls:
                 results = await self.gateway.call_tools([ToolCallRequest(call.exposed, arguments, call.id)])
                 item = results[0]
             except asyncio.CancelledError:
+                self._record_cancelled(call)
                 raise
             except Exception as e:  # the engine's path failed: the model still gets an answer
                 log.warning("%s: tool %s failed in the engine: %s", self.provider, call.exposed, type(e).__name__)
@@ -105,6 +105,14 @@ class GeminiCalls:
         finally:
             self.open.pop(call.id, None)
             await self._on_settled()
+
+    def _record_cancelled(self, call: OpenCall) -> None:
+        """The history's unanswered call gets a result, so every later request (a provider switch) is well-formed."""
+        if self.history is None:
+            return
+        for item in self.history.pending_tool_calls():
+            if dict(item.provider_ids).get("provider") == call.id:
+                self.history.add(ToolResultItem(item.id, item.name, "error", CANCELLED))
 
     def _drop(self, call: OpenCall, why: str) -> None:
         self.dropped.append(call.id)

@@ -95,7 +95,9 @@ class GeminiLiveSession(RealtimeSession):
     async def start(self, setup: RealtimeSetup) -> None:
         self._setup = setup
         self._view = setup.view
-        self._calls = GeminiCalls(self.name, setup.tools, self.opts, self._send_responses, self._settled)
+        self._calls = GeminiCalls(
+            self.name, setup.tools, self.opts, self._send_responses, self._settled, self.call.history
+        )
         await self._connect(setup.view, self.handle)
         self.call.shown_tools = setup.view.names
         self._reader = asyncio.create_task(self._run(), name=f"{self.name}:reader:{self.call.call_id}")

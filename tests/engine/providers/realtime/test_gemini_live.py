@@ -23,7 +23,7 @@ from engine.providers.realtime.session import (
     ResponseDone,
     UsageReport,
 )
-from engine.sessions.history import ToolCallItem
+from engine.sessions.history import ToolCallItem, ToolResultItem
 from engine.tools.base import FunctionTool, LatencyMeta, ToolDefinition, ToolExecutionContext, ToolParameter, ToolResult
 
 BASE = ["get_weather", "get_time", "broken_tool"]
@@ -195,9 +195,13 @@ async def test_cancelled_call_is_never_answered_and_its_tool_is_cancelled() -> N
             await fake.wait_for(lambda m: isinstance(m, dict) and "toolResponse" in m)
             await fake.turn_complete()  # a later message still flows: nothing late was sent for fc-book
             await r.wait_event(lambda e: isinstance(e, ResponseDone))
+            history = r.call.history.items()
     assert fake.errors == []
     assert [fr["id"] for fr in fake.responses()] == ["fc-w"]
     assert slow.finished == []
+    cancelled = next(i for i in history if isinstance(i, ToolCallItem) and i.name == "book_table")
+    (res,) = [i for i in history if isinstance(i, ToolResultItem) and i.call_id == cancelled.id]
+    assert res.status == "error" and "cancelled by Gemini" in res.message
 
 
 async def test_barge_in_interrupts_the_answer() -> None:
