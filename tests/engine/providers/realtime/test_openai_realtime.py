@@ -184,3 +184,29 @@ async def test_malformed_and_unknown_events_are_logged_and_ignored(caplog) -> No
     assert isinstance(got, AssistantAudio) and got.data == b"ok"
     logged = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert sum(m.startswith("rt: ignored") for m in logged) == 5, logged
+
+
+async def test_every_handled_event_type_survives_malformed_fields() -> None:
+    from engine.providers.realtime.openai_realtime_session import OpenAIRealtimeSession
+
+    shapes: list[dict[str, object]] = [
+        {},
+        {"response": []},
+        {"response": {"id": None, "status": 5, "output": "x", "usage": []}},
+        {"item": "x", "response_id": 3},
+        {"item": {"type": "function_call", "call_id": 7}},
+        {"delta": 5, "item_id": ["x"]},
+        {"transcript": None, "text": {}},
+        {"error": "boom"},
+        {"call_id": "", "name": None},
+    ]
+    async with OpenAIRealtimeFake() as fake, realtime_call(fake, greeting=None) as call:
+        for kind in sorted(OpenAIRealtimeSession.handlers):
+            if kind in ("session.updated",):
+                continue
+            for shape in shapes:
+                await fake.send({"type": kind, **shape})
+        await fake.caller_turn("Still there?")
+        await call.events.until(lambda e: isinstance(e, AssistantText) and e.final and e.text == "Okay.")
+    assert fake.errors == []
+    assert not [e for e in call.events.events if getattr(e, "fatal", False)]
