@@ -64,7 +64,6 @@ class GeminiCalls:
         self._on_settled = on_settled
         self.open: dict[str, OpenCall] = {}
         self._tasks: set[asyncio.Task[None]] = set()  # every call task stays referenced until it is done
-        self.dropped: list[str] = []  # ids whose results were dropped (cancelled or orphaned), for tests and logs
 
     @property
     def waiting(self) -> bool:
@@ -115,7 +114,6 @@ class GeminiCalls:
                 self.history.add(ToolResultItem(item.id, item.name, "error", CANCELLED))
 
     def _drop(self, call: OpenCall, why: str) -> None:
-        self.dropped.append(call.id)
         log.info("%s: result of %s (%s) not sent: %s", self.provider, call.exposed, call.id, why)
 
     def cancel(self, ids: list[Any]) -> None:
