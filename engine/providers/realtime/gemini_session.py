@@ -28,6 +28,7 @@ from websockets.exceptions import ConnectionClosed
 
 from engine.backoff import Backoff
 from engine.providers.base import ProviderError
+from engine.providers.realtime.audio import negotiate
 from engine.providers.realtime.gemini_calls import GeminiCalls
 from engine.providers.realtime.gemini_connect import Messages, SetupRefused, open_live, scrub
 from engine.providers.realtime.gemini_events import EventReader
@@ -95,6 +96,7 @@ class GeminiLiveSession(RealtimeSession):
     async def start(self, setup: RealtimeSetup) -> None:
         self._setup = setup
         self._view = setup.view
+        self.input_spec = negotiate(setup.audio, self.p.supported_formats())  # always PCM16 16 kHz: Gemini's only
         self._calls = GeminiCalls(
             self.name, setup.tools, self.opts, self._send_responses, self._settled, self.call.history
         )
