@@ -4,13 +4,13 @@ Why it exists: a realtime provider hears the caller, decides turns and speaks it
 audio and the call around it, and that must look the same as a cascaded ``VoiceCall`` to the softphone,
 ``ava-engine call --audio-in`` and telephony (same public surface, same events). ``voice_call`` picks the driver.
 
-Caller frames go to the session in its ``input_spec`` (``CallerInput``); assistant audio is played at the
+Caller frames go to the session in its ``input_spec`` (``CallerInput``), assistant audio is played at the
 backend's rate (``Playout``); when the provider hears the caller start (or cuts its own answer) the playout is
-flushed and ``played(item, ms)`` says what was really heard. Final transcripts go to the engine
-(``realtime_caller_said``/``realtime_agent_said``), announcements to ``session.announce``, usage to ``call.usage``
-and the metrics. A fatal notice or the session ending on its own ends the call with a clear reason; after
-``hangup_call`` it ends once the farewell has played. On file runs the ``Pacer`` keeps the output on the input's
-timeline: input waits while the provider owes an answer, then input and output move in lockstep.
+flushed and ``played(item, ms)`` says what was really heard. Transcripts go to the engine, announcements to
+``session.announce``, usage to ``call.usage`` and the metrics. A fatal notice, the session ending on its own or a
+failing part ends the call with a clear reason; after ``hangup_call`` it ends once the farewell has played. On
+as-fast-as-possible file runs the ``Pacer`` keeps output on the input's timeline (input waits while the
+provider owes an answer, then input and output move in lockstep).
 """
 
 from __future__ import annotations
@@ -69,8 +69,7 @@ class RealtimeVoiceCall:
         #: The provider detects speech itself: no push-to-talk on a realtime call.
         self.options = dataclasses.replace(opts, push_to_talk=False)
         self.engine, self.backend, self.context, self.provider = engine, backend, context, provider
-        self.caller_name, self.caller_number = caller_name, caller_number
-        self.close_backend = close_backend
+        self.caller_name, self.caller_number, self.close_backend = caller_name, caller_number, close_backend
         self.on_state, self.on_level = on_state, on_level
         self.response_timeout_s, self.settle_s = response_timeout_s, settle_s
         self.native = rt.AudioSpec("pcm16", backend.sample_rate)
@@ -80,15 +79,11 @@ class RealtimeVoiceCall:
         self.playout: Playout | None = None
         self.turns: list[TurnStats] = []
         self.usage: Usage | None = None
-        self.state = CallState.STARTING
-        self.muted = False
-        self.barge_ins = 0
-        self.input_level_dbfs = -120.0
+        self.state, self.muted, self.barge_ins, self.input_level_dbfs = CallState.STARTING, False, 0, -120.0
         self.end_reason: str | None = None
         #: Set once the call exists (its id is known).
         self.started = asyncio.Event()
-        self._done = asyncio.Event()
-        self._activity = asyncio.Event()
+        self._done, self._activity = asyncio.Event(), asyncio.Event()
         self._said = TranscriptRelay(engine.calls, self._recorded)
         self._awaiting = False  # the provider owes an answer (the caller stopped talking)
         self._awaiting_timer: asyncio.TimerHandle | None = None
@@ -129,6 +124,7 @@ class RealtimeVoiceCall:
         """Cut the agent off now (as when the caller talks over it); False when nothing was playing."""
         cut = self.playout.interrupt() if self.playout is not None else None
         if cut is not None:
+            self.barge_ins += 1
             self._spawn(self._report_played(*cut), "played")
         return cut is not None
 
@@ -163,6 +159,8 @@ class RealtimeVoiceCall:
                 asyncio.create_task(self._said.run(), name=f"{name}:transcripts"),
                 asyncio.create_task(self._watch(sub), name=f"{name}:bus"),
             ]
+            for t in tasks:
+                t.add_done_callback(self._task_ended)
             waits = [
                 asyncio.create_task(self._finished(), name=f"{name}:finished"),
                 asyncio.create_task(self._done.wait(), name=f"{name}:done"),
@@ -257,8 +255,7 @@ class RealtimeVoiceCall:
             await self._report_played(*cut)
 
     async def _report_played(self, item_id: str | None, played_ms: float) -> None:
-        if self.live is None:
-            return
+        assert self.live is not None  # there is audio to cut only once the session is live
         try:
             await self.live.played(item_id, played_ms)
         except ProviderError as e:
@@ -286,8 +283,7 @@ class RealtimeVoiceCall:
                 self._done.set()
 
     async def _announce(self, text: str) -> None:
-        if self.live is None:
-            return
+        assert self.live is not None  # announcements are for this call's id, known once the session is live
         try:
             if not await self.live.announce(text):
                 log.debug("%s has no announcement mechanism: %r not said", self._provider_name, text)
@@ -310,7 +306,6 @@ class RealtimeVoiceCall:
         """The input has ended and the provider has answered everything (then stayed quiet for ``settle_s``)."""
         assert self.playout is not None and self._in is not None
         await self._in.ended.wait()
-        self._activity.set()
         while True:
             await self.playout.drained()
             await self._said.join()
@@ -371,6 +366,12 @@ class RealtimeVoiceCall:
         """A transcript was recorded (a tool may have run meanwhile): look for a hangup."""
         self._activity.set()
         self._check_hangup()
+
+    def _task_ended(self, task: asyncio.Task[Any]) -> None:
+        """A part of the call failed (the sound device, a bug): the call ends, saying which part and why."""
+        if not task.cancelled() and (exc := task.exception()) is not None and not self._closing:
+            self.end_reason = self.end_reason or f"{task.get_name()} failed: {type(exc).__name__}: {exc}"
+            self._done.set()
 
     def _on_playing(self, playing: bool) -> None:
         self._activity.set()

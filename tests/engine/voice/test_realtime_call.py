@@ -301,3 +301,20 @@ async def test_a_wav_run_puts_the_answer_on_the_inputs_timeline(
     assert 2.4 <= answer[0] <= 2.4 + 0.031 + 0.02 + 0.01
     assert answer[-1] - answer[0] == pytest.approx(0.8, abs=0.03)
     assert call.end_reason == "caller finished"
+
+
+class BrokenSpeaker(FeedBackend):
+    async def _output_chunk(self, frame: AudioFrame) -> None:
+        raise OSError("output device unplugged")
+
+
+async def test_a_failing_sound_device_ends_the_call_saying_so(make_engine: Callable[..., Engine]) -> None:
+    async with make_engine() as engine:
+        sub = engine.bus.subscribe(maxsize=1000)
+        call, task, _ = await _begin(engine, BrokenSpeaker(RATE))  # the greeting's first chunk fails
+        async with asyncio.timeout(10):
+            await task
+        assert call.end_reason is not None and call.end_reason.endswith(
+            ":playout failed: OSError: output device unplugged"
+        )
+        assert [e.reason for e in _of(sub.drain(), CallEnded)] == [call.end_reason]
