@@ -119,8 +119,13 @@ class RealtimeLink(RealtimeSession):
     # ------------------------------------------------------------------------------------------------ lifecycle
 
     async def open_link(self, name: str) -> None:
-        """Connect and configure (``ProviderError`` with the provider's reason), then start reading."""
-        await self._connect()
+        """Connect and configure (``ProviderError`` with the provider's reason), then start reading. A session
+        that cannot start is over: its ``events()`` ends at once."""
+        try:
+            await self._connect()
+        except BaseException:
+            self._finish()
+            raise
         self._reader = asyncio.create_task(self._read_loop(), name=name)
 
     async def aclose(self) -> None:

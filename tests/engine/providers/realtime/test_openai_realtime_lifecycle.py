@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -15,7 +15,7 @@ from realtime_openai_harness import provider_config, realtime_call
 from engine.app import Engine
 from engine.config.models import ContextConfig, EngineConfig, HttpConfig, Settings
 from engine.events import ToolsOmitted
-from engine.providers.base import ProviderError
+from engine.providers.base import ProviderError, ToolCallRequest
 from engine.providers.factory import create_provider
 from engine.providers.realtime.openai_realtime import OpenAIRealtimeProvider
 from engine.providers.realtime.session import (
@@ -24,9 +24,13 @@ from engine.providers.realtime.session import (
     AssistantInterrupted,
     AssistantText,
     ProviderNotice,
+    RealtimeSetup,
     ResponseDone,
 )
+from engine.sessions.history import ToolResultItem
+from engine.sessions.session import CallSession
 from engine.tools.base import FunctionTool, Tool, ToolDefinition, ToolExecutionContext, ToolResult
+from engine.tools.view import ToolView
 
 
 def said(text: str) -> Callable[[object], bool]:
@@ -179,6 +183,24 @@ async def test_auth_failure_is_one_clear_error_without_the_key() -> None:
             async with realtime_call(fake):
                 pass
     assert "authentication failed" in str(ei.value) and "HTTP 401" in str(ei.value) and API_KEY not in str(ei.value)
+
+
+async def test_a_session_that_cannot_start_has_no_events() -> None:
+    async with OpenAIRealtimeFake() as fake:
+        fake.refuse_status = 404
+        provider = create_provider("rt", provider_config(fake.url))
+        assert isinstance(provider, OpenAIRealtimeProvider)
+        engine_session = CallSession(call_id="c1", context="desk", provider="rt")
+        live = provider.open_session(engine_session)
+        with pytest.raises(ProviderError, match="not found"):
+            await live.start(RealtimeSetup(engine_session, "", ToolView((), ()), _NoTools(), None, PCMU_8K))
+        async with asyncio.timeout(2):
+            assert [e async for e in live.events()] == []
+
+
+class _NoTools:
+    async def call_tools(self, calls: Sequence[ToolCallRequest]) -> list[ToolResultItem]:
+        raise AssertionError("no tool runs on a session that never started")
 
 
 async def test_refused_session_update_is_the_providers_reason() -> None:
