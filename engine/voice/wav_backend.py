@@ -79,6 +79,7 @@ class WavBackend(AudioBackend):
             self._writer.setframerate(sample_rate)
         self.input_position = 0.0  # seconds of input delivered so far
         self.samples_written = 0
+        self._out_clock: float | None = None  # loop time the written output reaches (real-time pace)
         self._t0 = time.monotonic()
         self._consumed = False
 
@@ -126,14 +127,22 @@ class WavBackend(AudioBackend):
             raise RuntimeError("this WAV backend has no output file")
         if self.timeline:
             target = round(self._now() * self.sample_rate)
-            if target > self.samples_written:
+            # at real-time pace, output lagging the input by less than one chunk is scheduling jitter, not a pause:
+            # padding it would cut gaps into a continuous utterance
+            slack = frame.num_samples if self.realtime else 0
+            if target > self.samples_written + slack:
                 gap = target - self.samples_written
                 self._writer.writeframes(bytes(2 * gap))
                 self.samples_written += gap
         self._writer.writeframes(frame.pcm)
         self.samples_written += frame.num_samples
         if self.realtime:
-            await asyncio.sleep(frame.duration)
+            # an absolute clock, so sleeps that overshoot do not add up (restarted when output paused)
+            now = asyncio.get_running_loop().time()
+            if self._out_clock is None or now - self._out_clock > frame.duration:
+                self._out_clock = now
+            self._out_clock += frame.duration
+            await asyncio.sleep(self._out_clock - now)
         else:
             await asyncio.sleep(0)
 

@@ -125,3 +125,36 @@ async def test_audio_call_on_openai_realtime_end_to_end(tmp_path: Path) -> None:
     farewell = loud[loud > bye.end]
     assert farewell.size and bye.end + 0.4 <= farewell[0] <= bye.end + 1.2
     assert agent.samples.size / agent.sample_rate <= caller.samples.size / caller.sample_rate + 0.1
+
+
+async def test_barge_in_truncates_to_what_the_caller_heard(tmp_path: Path) -> None:
+    """The caller talks over a 3 s answer about 1.2 s into it: the answer stops in out.wav right there, and the
+    adapter truncates the provider's item to the audio that was really played (the fake sent all 3 s at once)."""
+    story, stop = caller_wav(
+        tmp_path / "in.wav", 1.0, [("tell me a story", "en-us", 175, 1.8), ("stop please", "en-us", 175, 1.5)]
+    )
+    fake = OpenAIRealtimeFake([Say("Once upon a time.", audio_ms=3000), Say("Okay, stopping.", audio_ms=500)])
+    fake.caller_texts.extend(["tell me a story", "stop please"])
+    async with fake:
+        cfg = tmp_path / "cfg.yaml"
+        cfg.write_text(CONFIG.format(url=fake.url), encoding="utf-8")
+        code, out, err = await _run_cli(
+            cfg, "call", "--context", "desk", "--audio-in", str(tmp_path / "in.wav"),
+            "--audio-out", str(tmp_path / "out.wav"), "--json",
+        )  # fmt: skip
+    assert code == 0, err
+    assert fake.errors == []
+    events = [json.loads(line) for line in out.splitlines()]
+    assert events[-1]["type"] == "call.ended" and events[-1]["reason"] == "caller finished"
+    agent = read_wav(tmp_path / "out.wav")
+    loud = _loud(agent.samples, agent.sample_rate)
+    answer = loud[(loud > story.end) & (loud < stop.end)]
+    assert answer.size
+    heard_ms = 1000 * (answer[-1] - answer[0])
+    # the answer stops within the provider's VAD reaction (one 20 ms append, the round trip) of the caller starting
+    assert stop.start - 0.05 <= answer[-1] <= stop.start + 0.3
+    truncates = fake.of_type("conversation.item.truncate")
+    assert len(truncates) == 1
+    assert abs(truncates[0]["audio_end_ms"] - heard_ms) <= 60  # what reached out.wav, to a chunk or so
+    said = [(e["role"], e["text"]) for e in events if e["type"] == "transcript.added"]
+    assert said[-2:] == [("user", "stop please"), ("assistant", "Okay, stopping.")]
