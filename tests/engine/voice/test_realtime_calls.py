@@ -12,11 +12,12 @@ import pytest
 
 from engine.app import Engine
 from engine.config.models import ContextConfig, EngineConfig, HttpConfig, ProviderConfig, Settings
-from engine.events import CallEnded, CallStarted, EngineError, Event, ToolsChanged, TranscriptAdded
+from engine.events import CallEnded, CallStarted, EngineError, Event, TierChanged, ToolsChanged, TranscriptAdded
 from engine.providers.base import ProviderError
 from engine.providers.realtime.session import PCM16_16K, PCM16_24K, PCMU_8K
 from engine.sessions.history import ToolCallItem
 from engine.sessions.session import CallError, CallSession
+from engine.tools.base import FunctionTool, LatencyMeta, ToolDefinition, ToolExecutionContext, ToolResult
 from tests.fixtures.realtime_scripted import ScriptedRealtimeSession, scripted_tools, use_scripted_realtime
 
 
@@ -184,3 +185,31 @@ async def test_ending_the_call_closes_the_session(engine_factory: Any) -> None:
             await engine.calls.realtime_agent_said(session.call_id, "late")
         with pytest.raises(CallError):
             engine.calls.realtime_session(session.call_id)
+
+
+async def test_a_tier_change_by_the_selector_reaches_the_live_session(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The caller asks to think carefully: the selector moves the call to DEEP, whose view shows a slow tool
+    that STANDARD hides; the session gets that view for the turn, and tier.changed says why."""
+    use_scripted_realtime(monkeypatch)
+
+    async def lookup(args: dict[str, Any], ctx: ToolExecutionContext) -> ToolResult:
+        return ToolResult.success("found")
+
+    slow = FunctionTool(
+        ToolDefinition("deep_lookup", "A careful lookup.", latency=LatencyMeta(900, 2500, idempotent=True)), lookup
+    )
+    settings = Settings(
+        engine=EngineConfig(http=HttpConfig(enabled=False)),
+        providers={"rt": ProviderConfig(type="openai_realtime", model="m")},
+        contexts={"desk": ContextConfig(provider="rt", tools=["get_weather", "deep_lookup"])},
+    )
+    async with Engine(settings, extra_tools=[*scripted_tools(), slow]) as engine:
+        sub = engine.bus.subscribe(maxsize=100)
+        session, live = await engine.calls.start_realtime_call("desk", audio=PCM16_16K)
+        assert isinstance(live, ScriptedRealtimeSession)
+        assert session.tier == "standard" and session.shown_tools == {"get_weather"}
+        await engine.calls.realtime_caller_said(session.call_id, "please think carefully about this")
+        assert session.tier == "deep"
+        assert live.updates == [(frozenset({"get_weather", "deep_lookup"}), False)]
+        changed = _of(sub.drain(), TierChanged)
+        assert [(e.old, e.new) for e in changed] == [("standard", "deep")]
