@@ -30,6 +30,7 @@ from engine.sessions.store import InMemorySessionStore, SessionStore
 from engine.tasks import EngineTasks, Spawn
 from engine.tools.base import Tool, ToolResult
 from engine.tools.builtin import builtin_tools
+from engine.tools.builtin.transfer import PhoneLines
 from engine.tools.registry import ToolRegistry
 from engine.tools.view import ToolView, ToolViewBuilder
 
@@ -104,7 +105,9 @@ class Engine:
         self.started = False
         self.ready = False
         self.not_ready_reason = "starting"
-        for t in builtin_tools(settings):
+        #: Live phone calls, for the transfer tools (telephony registers each call it carries).
+        self.lines = PhoneLines()
+        for t in builtin_tools(settings, self.lines, lambda: self.settings.tools.extensions):
             self.registry.register(t)
         for t in extra_tools or []:
             self.registry.register(t)

@@ -72,5 +72,5 @@ def default_components(engine: Engine, budget: BudgetLayer) -> list[EngineCompon
     )
     from engine.telephony.component import Telephony  # Asterisk calls (ARI), when asterisk.enabled
 
-    components.append(Telephony(lambda: engine.settings, engine, engine.spawn))
+    components.append(Telephony(lambda: engine.settings, engine, engine.spawn, engine.lines))
     return components

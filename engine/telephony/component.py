@@ -20,6 +20,7 @@ from engine.tasks import Spawn
 if TYPE_CHECKING:  # the voice stack (numpy, soxr) loads only when telephony is enabled
     from engine.telephony.ari import AriClient
     from engine.telephony.stasis import StasisApp
+    from engine.tools.builtin.transfer import PhoneLines
     from engine.voice.realtime_host import RealtimeHost
 
 log = logging.getLogger(__name__)
@@ -35,8 +36,11 @@ def ari_client(cfg: AsteriskConfig) -> AriClient:
 class Telephony:
     name = "telephony"
 
-    def __init__(self, settings: Callable[[], Settings], host: RealtimeHost, spawn: Spawn) -> None:
+    def __init__(
+        self, settings: Callable[[], Settings], host: RealtimeHost, spawn: Spawn, lines: PhoneLines | None = None
+    ) -> None:
         self._settings = settings
+        self._lines = lines
         self._host = host
         self._spawn = spawn
         self.ari: AriClient | None = None
@@ -50,7 +54,9 @@ class Telephony:
         from engine.telephony.stasis import StasisApp
 
         self.ari = ari_client(cfg)
-        self.app = StasisApp(self.ari, cfg, self._host, self._spawn, lambda: list(self._settings().contexts))
+        self.app = StasisApp(
+            self.ari, cfg, self._host, self._spawn, lambda: list(self._settings().contexts), lines=self._lines
+        )
         self._task = self._spawn(self.app.run(), name="telephony:events")
         log.info("telephony: Stasis app %r on %s", cfg.app_name, cfg.ari_url)
 

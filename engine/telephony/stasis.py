@@ -19,14 +19,16 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from engine.config.models import AsteriskConfig
 from engine.tasks import Spawn
 from engine.telephony.ari import RECONNECTED, AriClient, AriError
 from engine.telephony.media import RtpBackend
+from engine.telephony.phone_call import PhoneCall
 from engine.telephony.rtp import PortPool, RtpStream
+from engine.telephony.transfer import PhoneTransfers
+from engine.tools.builtin.transfer import PhoneLines
 from engine.voice.pipeline import VoiceCall
 from engine.voice.realtime_call import RealtimeVoiceCall, voice_call
 from engine.voice.realtime_host import RealtimeHost
@@ -38,27 +40,6 @@ CALLER_GONE = ("StasisEnd", "ChannelHangupRequest", "ChannelDestroyed")
 
 class CallFactory(Protocol):
     def __call__(self, backend: RtpBackend, context: str, **kw: Any) -> VoiceCall | RealtimeVoiceCall: ...
-
-
-@dataclass
-class PhoneCall:
-    """One phone call's Asterisk resources and its voice driver."""
-
-    channel_id: str
-    caller_name: str
-    caller_number: str
-    context: str | None = None
-    bridge_id: str | None = None
-    media_channel_id: str | None = None
-    stream: RtpStream | None = None
-    voice: VoiceCall | RealtimeVoiceCall | None = None
-    caller_gone: bool = False
-    end_reason: str | None = None
-    released: asyncio.Event = field(default_factory=asyncio.Event)
-
-    @property
-    def call_id(self) -> str | None:
-        return self.voice.call_id if self.voice is not None else None
 
 
 def pick_context(
@@ -81,7 +62,7 @@ class StasisApp:
     def __init__(
         self, ari: AriClient, config: AsteriskConfig, host: RealtimeHost, spawn: Spawn,
         contexts: Callable[[], Sequence[str]], pool: PortPool | None = None,
-        make_call: CallFactory | None = None,
+        make_call: CallFactory | None = None, lines: PhoneLines | None = None,
     ) -> None:  # fmt: skip
         self.ari = ari
         self.config = config
@@ -90,7 +71,9 @@ class StasisApp:
         self.contexts = contexts
         self.pool = pool or PortPool(config.rtp_port_start, config.rtp_port_end)
         self._make_call = make_call or (lambda backend, context, **kw: voice_call(host, backend, context, **kw))
+        self.lines = lines or PhoneLines()
         self.calls: dict[str, PhoneCall] = {}
+        self.transfers: dict[str, PhoneTransfers] = {}  # caller channel id -> its transfers
         #: Channels the engine created itself (media, snoop, originated): their events are not new callers.
         self.own_channels: set[str] = set()
         self._stopping = False
@@ -112,13 +95,19 @@ class StasisApp:
         raw = event.get("channel")
         channel: dict[str, Any] = raw if isinstance(raw, dict) else {}
         cid = str(channel.get("id", ""))
-        if kind == "StasisStart" and cid and cid not in self.own_channels and cid not in self.calls:
+        args = [str(a) for a in event.get("args") or []]
+        if kind == "StasisStart" and cid in self.own_channels:
+            if args[:1] == ["transfer"] and len(args) > 1 and args[1] in self.transfers:
+                self.transfers[args[1]].on_answer(cid)
+        elif kind == "StasisStart" and cid and cid not in self.calls:
             call = PhoneCall(cid, str(channel.get("caller", {}).get("name", "")),
-                             str(channel.get("caller", {}).get("number", "")))  # fmt: skip
+                             str(channel.get("caller", {}).get("number", "")), bus=self.host.bus)  # fmt: skip
             self.calls[cid] = call
-            self.spawn(self._take_call(call, channel, list(event.get("args") or [])), name=f"phone:{cid}")
+            self.spawn(self._take_call(call, channel, args), name=f"phone:{cid}")
         elif kind in CALLER_GONE and cid in self.calls:
             self._caller_left(self.calls[cid], kind)
+        elif kind in CALLER_GONE and cid in self.own_channels:
+            self._own_channel_gone(cid, int(event.get("cause", 16) or 16))
         elif kind == RECONNECTED:
             self.spawn(self._recover(), name="phone:recover")
 
@@ -128,8 +117,20 @@ class StasisApp:
         call.caller_gone = True
         call.end_reason = call.end_reason or "caller hung up"
         log.info("telephony: caller %s left (%s)", call.channel_id, why)
+        call.bridge_done.set()
         if call.voice is not None:
             call.voice.stop("caller hung up")
+
+    def _own_channel_gone(self, cid: str, cause: int) -> None:
+        """A channel the engine made is gone: a transfer target that failed, or the agent hanging up."""
+        for caller, transfers in self.transfers.items():
+            if transfers.on_gone(cid, cause):
+                return
+            call = self.calls.get(caller)
+            if call is not None and call.agent_channel_id == cid:
+                call.end_reason = "agent hung up"
+                call.bridge_done.set()
+                return
 
     async def _recover(self) -> None:
         """After the events socket came back: calls whose channel is gone while we were deaf are ended."""
@@ -162,20 +163,55 @@ class StasisApp:
             await self._connect_media(call)
             if call.caller_gone:
                 return
-            assert call.stream is not None
-            call.voice = self._make_call(
-                RtpBackend(call.stream), context, caller_name=call.caller_name or None,
-                caller_number=call.caller_number or None,
-            )  # fmt: skip
-            if call.caller_gone:
-                return
-            await call.voice.run()
-            call.end_reason = call.end_reason or call.voice.end_reason or "ended"
+            transfers = PhoneTransfers(
+                self.ari, self.config, call, self.own_channels, lambda coro, name: self.spawn(coro, name=name)
+            )
+            self.transfers[call.channel_id] = transfers
+            while not call.caller_gone:
+                await self._run_ai(call, context, transfers)
+                if transfers.transferred:
+                    call.agent_channel_id = transfers.current.channel_id if transfers.current else None
+                    call.end_reason = "transferred"
+                    await call.bridge_done.wait()  # caller and agent talk until one of them hangs up
+                    break
+                if call.resume_note is None or call.caller_gone:
+                    break
+                assert call.bridge_id is not None and call.media_channel_id is not None
+                await self.ari.add_to_bridge(call.bridge_id, [call.media_channel_id])  # the AI comes back
         except AriError as e:
             log.warning("telephony: call %s failed: %s", call.channel_id, e)
             call.end_reason = str(e)
         finally:
             await self._release(call)
+
+    async def _run_ai(self, call: PhoneCall, context: str, transfers: PhoneTransfers) -> None:
+        """One AI conversation on the call, registered for the transfer tools while it runs."""
+        assert call.stream is not None
+        note, call.resume_note = call.resume_note, None
+        call.voice = self._make_call(
+            RtpBackend(call.stream), context, caller_name=call.caller_name or None,
+            caller_number=call.caller_number or None, close_backend=False,
+        )  # fmt: skip
+        voice = call.voice
+        registered: str | None = None
+
+        async def register() -> None:
+            nonlocal registered
+            await voice.started.wait()
+            if voice.call_id is not None:
+                registered = voice.call_id
+                self.lines.register(voice.call_id, transfers)
+                if note:
+                    call.tell(note)
+
+        waiter = self.spawn(register(), name=f"phone:{call.channel_id}:lines")
+        try:
+            await voice.run()
+        finally:
+            waiter.cancel()
+            if registered is not None:
+                self.lines.unregister(registered)
+        call.end_reason = call.end_reason or voice.end_reason or "ended"
 
     async def _connect_media(self, call: PhoneCall) -> None:
         await self.ari.answer(call.channel_id)
@@ -197,6 +233,8 @@ class StasisApp:
     async def _release(self, call: PhoneCall) -> None:
         """Free everything the call holds in Asterisk and here; every step is tried even when one fails."""
         steps: list[tuple[str, Any]] = []
+        if call.agent_channel_id:
+            steps.append(("agent", self.ari.hangup(call.agent_channel_id)))
         if call.media_channel_id:
             steps.append(("media channel", self.ari.hangup(call.media_channel_id)))
         if call.bridge_id:
@@ -211,6 +249,10 @@ class StasisApp:
                     log.warning("telephony: releasing the %s of %s failed: %s", what, call.channel_id, e)
         if call.stream is not None:
             await call.stream.aclose()
+        await call.aclose()
+        self.transfers.pop(call.channel_id, None)
+        if call.agent_channel_id:
+            self.own_channels.discard(call.agent_channel_id)
         if call.media_channel_id:
             self.own_channels.discard(call.media_channel_id)
         self.calls.pop(call.channel_id, None)

@@ -5,14 +5,34 @@ Distinct from per-tool settings of MCP servers, which live under ``mcp.servers.<
 
 from __future__ import annotations
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 
 from engine.config.models.common import Strict
 
 
 class TransferTarget(Strict):
+    """A place calls can be transferred to: ``tools.extensions.<name>``."""
+
     description: str = ""
+    #: The dial string originated directly (``PJSIP/6000``, ``SIP/6000``, ``PJSIP/+15551234@trunk``).
     destination: str
+    #: Other words callers use for it ("agent", "human", "a person").
+    aliases: list[str] = Field(default_factory=list)
+    #: Seconds the target may ring before the transfer counts as not answered.
+    timeout_s: int = Field(default=30, ge=1, le=300)
+
+    @field_validator("destination")
+    @classmethod
+    def _direct_dial(cls, v: str) -> str:
+        tech, sep, rest = v.partition("/")
+        if not sep or not tech or not rest:
+            raise ValueError(f"{v!r} is not a dial string like PJSIP/6000")
+        if tech.lower() == "local":
+            raise ValueError(
+                f"{v!r} is a Local/ channel: transfers dial the target directly (PJSIP/6000), so the bridge "
+                "holds exactly the caller and the agent"
+            )
+        return v
 
 
 class EmailConfig(Strict):

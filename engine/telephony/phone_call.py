@@ -1,0 +1,110 @@
+"""One phone call as the telephony layer holds it: Asterisk resources, the voice driver, and what transfers need.
+
+Why it exists apart from the Stasis app: the app routes events to calls; a ``PhoneCall`` is what one call owns
+(bridge, media channel, RTP stream, the voice driver, a transfer's agent channel) and the ``Line`` a transfer
+works through: stop the AI, wait until it stopped talking, tell the caller something, bring the AI back, publish
+the call's transfer events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.events import (
+    CallTransferAnswered,
+    CallTransferCancelled,
+    CallTransferFailed,
+    CallTransferStarted,
+    Event,
+    EventBus,
+    TranscriptAdded,
+)
+from engine.telephony.rtp import RtpStream
+from engine.voice.pipeline import VoiceCall
+from engine.voice.realtime_call import RealtimeVoiceCall
+
+log = logging.getLogger(__name__)
+
+_EVENTS: dict[str, type[Event]] = {
+    e.type: e for e in (CallTransferStarted, CallTransferAnswered, CallTransferFailed, CallTransferCancelled)
+}
+#: After a transfer tool returns, how long the model has to start its "please hold" before the music starts.
+SPEECH_START_S = 0.8
+
+
+async def tell_caller(voice: VoiceCall | RealtimeVoiceCall, bus: EventBus, text: str) -> None:
+    """Say ``text`` to the caller outside a turn, and keep it in the conversation so the model knows."""
+    session = voice.session
+    if isinstance(voice, RealtimeVoiceCall):
+        if voice.live is not None and await voice.live.announce(text):
+            return
+        log.info("telephony: the provider cannot announce; the caller was not told %r", text)
+        return
+    if session is not None:
+        session.history.add_message("assistant", text)
+        bus.publish(TranscriptAdded(call_id=session.call_id, role="assistant", text=text))
+    await voice.speaker.say(text, "reply", session.turn if session is not None else 0)
+
+
+@dataclass
+class PhoneCall:
+    channel_id: str
+    caller_name: str
+    caller_number: str
+    bus: EventBus | None = None
+    context: str | None = None
+    bridge_id: str | None = None
+    media_channel_id: str | None = None
+    stream: RtpStream | None = None
+    voice: VoiceCall | RealtimeVoiceCall | None = None
+    #: The agent's channel once a transfer was answered (the call then lives on without the AI).
+    agent_channel_id: str | None = None
+    caller_gone: bool = False
+    end_reason: str | None = None
+    #: Set when a failed blind transfer brings the AI back, with what it should tell the caller first.
+    resume_note: str | None = None
+    released: asyncio.Event = field(default_factory=asyncio.Event)
+    bridge_done: asyncio.Event = field(default_factory=asyncio.Event)
+    _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+
+    @property
+    def call_id(self) -> str | None:
+        return self.voice.call_id if self.voice is not None else None
+
+    # ------------------------------------------------------------------------------------------ Line
+
+    def stop_ai(self, reason: str) -> None:
+        if self.voice is not None:
+            self.voice.stop(reason)
+
+    async def ai_idle(self, within_s: float) -> None:
+        async with asyncio.timeout(within_s):
+            await asyncio.sleep(SPEECH_START_S)
+            if self.stream is not None:
+                await self.stream.drained()
+
+    async def resume_ai(self, note: str) -> None:
+        self.resume_note = note
+
+    def tell(self, text: str) -> None:
+        if self.voice is None or self.bus is None:
+            return
+        task = asyncio.get_running_loop().create_task(tell_caller(self.voice, self.bus, text))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def publish(self, kind: str, **fields: object) -> None:
+        cls = _EVENTS.get(kind)
+        if cls is None or self.bus is None or self.call_id is None:
+            return
+        self.bus.publish(cls(call_id=self.call_id, **fields))  # type: ignore[call-arg,arg-type]
+
+    async def aclose(self) -> None:
+        for t in list(self._tasks):
+            t.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await t

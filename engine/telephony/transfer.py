@@ -1,0 +1,209 @@
+"""Transfers on a phone call: originate the target directly, and hand the caller over in four steps once it answers.
+
+Why it exists: AVA's transfers must end with a bridge that holds exactly the caller and the agent, reached by
+dialling the target's own endpoint (``PJSIP/6000``, never a ``Local/`` channel) with the AI's identity as caller
+ID. Warm: the tool returns at once (the model tells the caller), the caller hears music on hold while the target
+rings, and when the target's channel enters Stasis the hand-off runs: (1) the AI's media channel leaves the
+bridge, (2) the provider session stops, (3) music stops and the agent's channel joins, (4) the call is marked
+transferred. A busy, failing or never-answering target (``timeout_s``) stops the music and the AI tells the
+caller; ``cancel_transfer`` hangs up the ringing channel and stops the music, and refuses once the target
+answered. Blind: the AI leaves at once and the caller hears ringing; if the target fails, the AI comes back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from engine.config.models import AsteriskConfig
+from engine.config.models.tools import TransferTarget
+from engine.telephony.ari import AriClient, AriError
+from engine.tools.base import ToolResult
+from engine.tools.builtin.transfer import TransferMode
+
+log = logging.getLogger(__name__)
+
+_ids = itertools.count(1)
+#: Hang-up cause → (the reason in events, how the caller is told).
+FAILED_CAUSES = {
+    17: ("busy", "is busy"),
+    19: ("no_answer", "did not answer"),
+    21: ("rejected", "did not take the call"),
+}
+UNREACHABLE = ("unreachable", "could not be reached")
+#: How long to wait for the model's "please hold" before the music starts anyway.
+HOLD_AFTER_S = 4.0
+
+
+class Line(Protocol):
+    """What a transfer needs of its phone call."""
+
+    channel_id: str
+    bridge_id: str | None
+    media_channel_id: str | None
+
+    def stop_ai(self, reason: str) -> None: ...
+
+    async def ai_idle(self, within_s: float) -> None: ...
+
+    async def resume_ai(self, note: str) -> None: ...
+
+    def tell(self, text: str) -> None: ...
+
+    def publish(self, kind: str, **fields: object) -> None: ...
+
+
+@dataclass
+class Transfer:
+    name: str
+    target: TransferTarget
+    mode: TransferMode
+    channel_id: str
+    started: float = field(default_factory=time.monotonic)
+    state: str = "ringing"  # ringing | answered | failed | cancelled
+    outcome: asyncio.Future[str] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    handoff_ms: float | None = None
+
+
+class PhoneTransfers:
+    """The ``TransferControl`` of one phone call (registered in ``PhoneLines`` under its engine call id)."""
+
+    def __init__(
+        self, ari: AriClient, config: AsteriskConfig, line: Line, own: set[str],
+        spawn: Callable[[Coroutine[Any, Any, None], str], object],
+    ) -> None:  # fmt: skip
+        self.ari = ari
+        self.config = config
+        self.line = line
+        self.own = own
+        self.spawn = spawn
+        self.current: Transfer | None = None
+        self.transferred = False
+
+    # -------------------------------------------------------------------------------------- TransferControl
+
+    async def transfer(self, name: str, target: TransferTarget, mode: TransferMode) -> ToolResult:
+        if self.transferred:
+            return ToolResult.error("This call has already been transferred.")
+        if self.current is not None and self.current.state == "ringing":
+            return ToolResult.error(f"A transfer to {self.current.name} is already ringing.")
+        xfer = Transfer(name, target, mode, f"ava-xfer-{self.line.channel_id}-{next(_ids)}")
+        self.own.add(xfer.channel_id)
+        try:
+            await self.ari.originate(
+                target.destination, app_args=["transfer", self.line.channel_id], caller_id=self.config.caller_id,
+                timeout_s=target.timeout_s, channel_id=xfer.channel_id,
+            )  # fmt: skip
+        except AriError as e:
+            self.own.discard(xfer.channel_id)
+            return ToolResult.error(f"I couldn't reach {name} right now.", {"error": str(e)})
+        self.current = xfer
+        self.line.publish("call.transfer_started", target=name, destination=target.destination, mode=mode)
+        self.spawn(self._follow(xfer), f"transfer:{xfer.channel_id}")
+        if mode == "blind":
+            return ToolResult.success(f"Transferring you to {name} now.", {"target": name, "mode": mode})
+        return ToolResult.success(
+            f"Transferring you to {name}; please hold while it rings.", {"target": name, "mode": mode}
+        )
+
+    async def cancel_transfer(self) -> ToolResult:
+        xfer = self.current
+        if xfer is None or xfer.state in ("failed", "cancelled"):
+            return ToolResult.error("There is no transfer ringing to cancel.")
+        if xfer.state == "answered":
+            return ToolResult.error(f"{xfer.name} already answered; the transfer can't be cancelled now.")
+        xfer.state = "cancelled"
+        with contextlib.suppress(AriError):
+            await self.ari.hangup(xfer.channel_id)
+        await self._hold(False)
+        if not xfer.outcome.done():
+            xfer.outcome.set_result("cancelled")
+        self.line.publish("call.transfer_cancelled", target=xfer.name)
+        return ToolResult.success(f"I've cancelled the transfer to {xfer.name}. I'm still here.")
+
+    # -------------------------------------------------------------------------------------- events
+
+    def on_answer(self, channel_id: str) -> bool:
+        """The originated channel entered Stasis (the target answered); True when it was one of ours."""
+        xfer = self.current
+        if xfer is None or xfer.channel_id != channel_id:
+            return False
+        if not xfer.outcome.done():
+            xfer.outcome.set_result("answered")
+        return True
+
+    def on_gone(self, channel_id: str, cause: int) -> bool:
+        xfer = self.current
+        if xfer is None or xfer.channel_id != channel_id:
+            return False
+        if not xfer.outcome.done():
+            xfer.outcome.set_result(FAILED_CAUSES.get(cause, UNREACHABLE)[0])
+        return True
+
+    # -------------------------------------------------------------------------------------- the flow
+
+    async def _hold(self, on: bool) -> None:
+        try:
+            if self.current is not None and self.current.mode == "blind":
+                await self.ari.ring(self.line.channel_id, on)
+            else:
+                await self.ari.moh(self.line.channel_id, on)
+        except AriError as e:
+            what = "starting" if on else "stopping"
+            log.warning("transfer: %s hold for %s failed: %s", what, self.line.channel_id, e)
+
+    async def _follow(self, xfer: Transfer) -> None:
+        if xfer.mode == "blind":
+            await self._ai_leaves_bridge()
+            self.line.stop_ai("transferred")
+        else:
+            with contextlib.suppress(TimeoutError):
+                await self.line.ai_idle(HOLD_AFTER_S)
+        if xfer.state == "ringing":
+            await self._hold(True)
+        try:
+            async with asyncio.timeout(xfer.target.timeout_s + 5):  # Asterisk's own timeout comes first
+                result = await xfer.outcome
+        except TimeoutError:
+            result = "no_answer"
+            with contextlib.suppress(AriError):
+                await self.ari.hangup(xfer.channel_id)
+        if result == "cancelled":
+            return
+        if result == "answered" and xfer.state == "ringing":
+            await self._hand_off(xfer)
+            return
+        xfer.state = "failed"
+        await self._hold(False)
+        self.own.discard(xfer.channel_id)
+        self.line.publish("call.transfer_failed", target=xfer.name, reason=result)
+        told = next((t for r, t in (*FAILED_CAUSES.values(), UNREACHABLE) if r == result), UNREACHABLE[1])
+        message = f"I'm sorry, {xfer.name} {told}. Is there anything else I can do for you?"
+        if xfer.mode == "blind":
+            await self.line.resume_ai(message)
+        else:
+            self.line.tell(message)
+
+    async def _ai_leaves_bridge(self) -> None:
+        if self.line.bridge_id and self.line.media_channel_id:
+            await self.ari.remove_from_bridge(self.line.bridge_id, [self.line.media_channel_id])
+
+    async def _hand_off(self, xfer: Transfer) -> None:
+        """The four steps, timed from the answer: AI media out, AI stopped, agent in, session updated."""
+        xfer.state = "answered"
+        t0 = time.perf_counter()
+        if xfer.mode == "warm":
+            await self._ai_leaves_bridge()  # 1
+            self.line.stop_ai("transferred")  # 2
+        await self._hold(False)
+        assert self.line.bridge_id is not None
+        await self.ari.add_to_bridge(self.line.bridge_id, [xfer.channel_id])  # 3
+        xfer.handoff_ms = (time.perf_counter() - t0) * 1000
+        self.transferred = True  # 4
+        self.line.publish("call.transfer_answered", target=xfer.name, handoff_ms=round(xfer.handoff_ms, 2))

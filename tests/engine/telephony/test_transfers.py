@@ -1,0 +1,107 @@
+"""Transfers on real (emulated) phone calls: warm hand-off, busy target, cancel while ringing, unknown target."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from emulator import AriEmulator
+
+from engine.events import CallEnded, CallTransferStarted, Event, Subscription
+from tests.engine.telephony.phone import desk_engine, speech, until_quiet
+
+
+def bridge_of(emu: AriEmulator, channel: str) -> list[str]:
+    ch = emu.world.channels[channel]
+    return sorted(emu.world.bridges[ch.bridge].channels) if ch.bridge else []
+
+
+async def test_warm_transfer_leaves_exactly_caller_and_agent(tmp_path: Path) -> None:
+    say = speech("transfer me to support")
+    async with AriEmulator() as emu:
+        emu.ring_s = 0.5
+        async with desk_engine(emu, tmp_path, 42000) as engine:
+            sub = engine.bus.subscribe(maxsize=10_000)
+            caller = await emu.incoming_call("ava", "Robin", "1001")
+            await emu.wait_event("ChannelEnteredBridge", caller.id)
+            await until_quiet(emu, caller.id)
+            phone = emu.media_for(caller.id)
+            await phone.speak(say)
+            await phone.silence(1.0)
+            answered = await emu.wait_event("StasisStart", within_s=20, name_prefix="PJSIP/6000")
+            agent = answered["channel"]["id"]
+            assert answered["args"] == ["transfer", caller.id]
+            await emu.wait_event("ChannelEnteredBridge", agent)
+            assert bridge_of(emu, caller.id) == sorted([caller.id, agent])  # exactly caller + agent
+            assert not emu.world.channels[caller.id].moh
+            seen: list[Event] = []
+            done = await _next(sub, "call.transfer_answered", seen=seen)
+            assert done.handoff_ms > 0
+            started = next(e for e in seen if isinstance(e, CallTransferStarted))
+            assert (started.target, started.destination, started.mode) == ("support", "PJSIP/6000", "warm")
+            assert next(e for e in seen if isinstance(e, CallEnded)).reason == "transferred"
+            moh = [p for m, p, _ in emu.world.requests if p == f"/channels/{caller.id}/moh"]
+            assert moh == [f"/channels/{caller.id}/moh"] * 2  # music on while ringing, off for the hand-off
+            await emu.caller_hangs_up(agent)  # the agent ends the call: the caller is hung up too
+            await emu.wait_event("ChannelDestroyed", caller.id)
+        assert emu.world.leftovers() == {"channels": [], "bridges": []}
+        assert not any(n.startswith("Local/") for n in emu.world.created_names)
+        assert any(n.startswith("PJSIP/6000") for n in emu.world.created_names)  # dialled directly
+        assert emu.violations == []
+
+
+async def test_busy_target_and_cancel_while_ringing(tmp_path: Path) -> None:
+    to_sales, to_support, cancel = (
+        speech("transfer me to sales"),
+        speech("transfer me to support"),
+        speech("cancel the transfer"),
+    )
+    bye = speech("goodbye")
+    async with AriEmulator() as emu:
+        emu.endpoints = {"PJSIP/6001": "busy", "PJSIP/6000": "no_answer"}
+        async with desk_engine(emu, tmp_path, 42200) as engine:
+            sub = engine.bus.subscribe(maxsize=10_000)
+            caller = await emu.incoming_call("ava", "Robin", "1001")
+            await emu.wait_event("ChannelEnteredBridge", caller.id)
+            await until_quiet(emu, caller.id)
+            phone = emu.media_for(caller.id)
+            await phone.speak(to_sales)
+            await phone.silence(1.0)
+            failed = await _next(sub, "call.transfer_failed", within_s=20)
+            assert (failed.target, failed.reason) == ("sales", "busy")
+            told = await _next(sub, "transcript.added", lambda e: "is busy" in e.text)
+            assert told.role == "assistant"
+            await until_quiet(emu, caller.id)
+            await phone.speak(to_support)
+            await phone.silence(1.0)
+            started = await _next(sub, "call.transfer_started", lambda e: e.target == "support", within_s=20)
+            await until_quiet(emu, caller.id)
+            await phone.speak(cancel)
+            await phone.silence(1.0)
+            await _next(sub, "call.transfer_cancelled", within_s=20)
+            ringing = [c for c in emu.world.created_names if c.startswith("PJSIP/6000")]
+            assert ringing and not any(c.name.startswith("PJSIP/6000") for c in emu.world.channels.values())
+            assert not emu.world.channels[caller.id].moh
+            assert started.mode == "warm"
+            await until_quiet(emu, caller.id)
+            await phone.speak(bye)
+            await phone.silence(1.5)
+            await emu.wait_event("ChannelDestroyed", caller.id, within_s=20)
+        assert emu.world.leftovers() == {"channels": [], "bridges": []}
+        assert emu.violations == []
+
+
+async def _next(
+    sub: Subscription, kind: str, pred: Callable[[Any], bool] = lambda e: True, within_s: float = 10.0,
+    seen: list[Event] | None = None,
+) -> Any:  # fmt: skip
+    """The next event of ``kind`` matching ``pred`` (every event read on the way goes to ``seen``)."""
+    async with asyncio.timeout(within_s):
+        async for e in sub:
+            if seen is not None:
+                seen.append(e)
+            if e.type == kind and pred(e):
+                return e
+    raise AssertionError(f"no {kind}")
