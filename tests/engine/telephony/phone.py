@@ -13,6 +13,7 @@ from pydantic import SecretStr
 from engine.app import Engine
 from engine.config.models import AsteriskConfig, ContextConfig, ProviderConfig
 from engine.config.models.tools import TransferTarget
+from engine.tools.base import Tool
 from engine.voice.g711 import ulaw_decode, ulaw_encode
 from engine.voice.tts import Synthesizer
 from tests.engine.voice.helpers import DEMO_CONFIG, demo_settings
@@ -33,7 +34,9 @@ def loud_seconds(ulaw: bytes) -> float:
 
 
 @asynccontextmanager
-async def desk_engine(emu: AriEmulator, tmp_path: Path, ports: int) -> AsyncIterator[Engine]:
+async def desk_engine(
+    emu: AriEmulator, tmp_path: Path, ports: int, extra_tools: list[Tool] | None = None, password: str = "ari-secret"
+) -> AsyncIterator[Engine]:
     settings = demo_settings(tmp_path)
     settings.providers["desk"] = ProviderConfig(type="scripted", script=str(SCRIPT))
     settings.contexts["desk"] = ContextConfig(
@@ -45,11 +48,14 @@ async def desk_engine(emu: AriEmulator, tmp_path: Path, ports: int) -> AsyncIter
         "sales": TransferTarget(destination="PJSIP/6001", timeout_s=3),
     }  # fmt: skip
     settings.asterisk = AsteriskConfig(
-        enabled=True, ari_url=emu.url, password=SecretStr("ari-secret"), default_context="desk",
+        enabled=True, ari_url=emu.url, password=SecretStr(password), default_context="desk",
         rtp_port_start=ports, rtp_port_end=ports + 99,
     )  # fmt: skip
-    async with Engine(settings, config_path=DEMO_CONFIG) as engine:
-        await emu.wait_subscribers()
+    if extra_tools:
+        settings.contexts["desk"].tools.extend(t.name for t in extra_tools)
+    async with Engine(settings, config_path=DEMO_CONFIG, extra_tools=extra_tools) as engine:
+        if password == emu.password:
+            await emu.wait_subscribers()
         yield engine
 
 
