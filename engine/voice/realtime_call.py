@@ -72,7 +72,8 @@ class RealtimeVoiceCall:
         self.caller_name, self.caller_number, self.close_backend = caller_name, caller_number, close_backend
         self.on_state, self.on_level = on_state, on_level
         self.response_timeout_s, self.settle_s = response_timeout_s, settle_s
-        self.native = rt.AudioSpec("pcm16", backend.sample_rate)
+        # an 8 kHz backend is the phone: offered as μ-law, which three providers take as is (no resampling)
+        self.native = rt.PCMU_8K if backend.sample_rate == 8000 else rt.AudioSpec("pcm16", backend.sample_rate)
         self.pacer = Pacer(backend)
         self.session: CallSession | None = None
         self.live: rt.RealtimeSession | None = None
@@ -289,8 +290,6 @@ class RealtimeVoiceCall:
                 log.debug("%s has no announcement mechanism: %r not said", self._provider_name, text)
         except ProviderError as e:
             self.engine.bus.publish(EngineError(message=f"announcement not sent: {e}", call_id=self.call_id))
-
-    # ------------------------------------------------------------------------------------------------ ending
 
     def _check_hangup(self) -> None:
         if self._farewell.check(self.session):

@@ -25,6 +25,7 @@ from engine.events import (
 )
 from engine.providers.realtime.session import (
     PCM16_24K,
+    PCMU_8K,
     AssistantAudio,
     AssistantInterrupted,
     CallerSpeechStarted,
@@ -35,6 +36,7 @@ from engine.providers.realtime.session import (
     UsageReport,
 )
 from engine.voice.audio import AudioFrame
+from engine.voice.g711 import ulaw_decode, ulaw_encode
 from engine.voice.pipeline import CallState, VoiceCall
 from engine.voice.realtime_call import RealtimeVoiceCall, voice_call
 from engine.voice.wav_backend import WavBackend, read_wav, write_wav
@@ -318,3 +320,23 @@ async def test_a_failing_sound_device_ends_the_call_saying_so(make_engine: Calla
             ":playout failed: OSError: output device unplugged"
         )
         assert [e.reason for e in _of(sub.drain(), CallEnded)] == [call.end_reason]
+
+
+async def test_an_8_khz_backend_is_offered_as_mu_law_and_passes_through(make_engine: Callable[..., Engine]) -> None:
+    """The phone's backend runs at 8 kHz: the session is offered μ-law, which the provider takes as is, so the
+    caller's frames are only μ-law encoded (no resampling) and its μ-law answer is only decoded."""
+    async with make_engine(greeting=None) as engine:
+        backend = FeedBackend(8000)
+        call, task, live = await _begin(engine, backend)
+        assert live.setup is not None and live.setup.audio == PCMU_8K == live.input_spec == live.output_spec
+        samples = (tone_16k(400)[::2]).astype(np.int16)  # 300 Hz at 8 kHz
+        backend.feed(samples)
+        await live.wait_audio(400)
+        assert bytes(live.audio_in[:3200]) == ulaw_encode(samples)
+        answer = tone(PCMU_8K, 200)
+        live.emit(AssistantAudio(answer, "item_1"), ResponseDone())
+        await _until(lambda: _ms(backend) >= 200)
+        played = np.concatenate([f.samples for f in backend.played])[:1600]
+        assert np.array_equal(played, ulaw_decode(answer))
+        call.stop()
+        await task
