@@ -14,6 +14,8 @@ from engine.cli.common import CommandFailed, UsageError, load, print_json, runni
 
 def register(sub: Any) -> None:
     p = sub.add_parser("check", help="validate the config and build every provider")
+    p.add_argument("--connect", action="store_true", help="also reach every provider and Asterisk's ARI")
+    p.add_argument("--timeout", type=float, default=10.0, metavar="S", help="with --connect: seconds per target")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("schema", help="write the config's JSON schema (for editor completion)")
@@ -70,6 +72,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         "contexts": sorted(settings.contexts),
         "mcp_servers": sorted(settings.mcp.servers),
     }
+    if args.connect:
+        from engine.cli.connect_check import report
+
+        return report(args, settings, summary)
     if args.json:
         print_json(summary)
     else:
