@@ -2,7 +2,8 @@
 
 Why it exists: a realtime provider hears the caller, decides turns and speaks itself; what stays local is the
 audio and the call around it, and that must look the same as a cascaded ``VoiceCall`` to the softphone,
-``ava-engine call --audio-in`` and telephony (same public surface, same events). ``voice_call`` picks the driver.
+``ava-engine call --audio-in`` and telephony (same public surface, same events). ``voice_call`` (re-exported
+from realtime_host) picks the driver.
 
 Caller frames go to the session in its ``input_spec`` (``CallerInput``), assistant audio is played at the
 backend's rate (``Playout``); when the provider hears the caller start (or cuts its own answer) the playout is
@@ -22,18 +23,20 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from engine.events import AnnouncementRequested, CallEnded, EngineError
+from engine.events import AnnouncementPlayed, AnnouncementRequested, CallEnded, EngineError
 from engine.providers.base import ProviderError
 from engine.providers.realtime import session as rt
 from engine.sessions.session import CallError, CallSession
 from engine.voice.backend import AudioBackend
 from engine.voice.options import VoiceOptions
 from engine.voice.pacing import Pacer
-from engine.voice.pipeline import CallState, TurnStats, VoiceCall
-from engine.voice.realtime_host import RealtimeHost, Usage, is_realtime
+from engine.voice.pipeline import CallState, TurnStats
+from engine.voice.realtime_host import RealtimeHost, Usage, is_realtime, voice_call
 from engine.voice.realtime_input import CallerInput
 from engine.voice.realtime_playout import PlayedItem, Playout
 from engine.voice.realtime_relay import Farewell, TranscriptRelay
+
+__all__ = ["RealtimeVoiceCall", "voice_call"]
 
 log = logging.getLogger(__name__)
 
@@ -43,16 +46,6 @@ FAREWELL_TIMEOUT_S = 8.0
 RESPONSE_TIMEOUT_S = 15.0
 #: When the input has ended: how long the provider must stay quiet before the call is over.
 SETTLE_S = 1.0
-
-
-def voice_call(engine: RealtimeHost, backend: AudioBackend, context: str, **kw: Any) -> VoiceCall | RealtimeVoiceCall:
-    """The voice driver for a call of ``context``: speech-to-speech when its provider is a realtime one, else the
-    cascaded pipeline (``kw`` as either takes: provider, caller_name, caller_number, on_state, on_level …)."""
-    if is_realtime(engine, context, kw.get("provider")):
-        kw.pop("recognizer", None)  # the provider hears the caller itself
-        kw.pop("synthesizer", None)
-        return RealtimeVoiceCall(engine, backend, context, **kw)
-    return VoiceCall(engine, backend, context, **kw)
 
 
 class RealtimeVoiceCall:
@@ -278,18 +271,22 @@ class RealtimeVoiceCall:
             if self.session is None or getattr(ev, "call_id", None) != self.session.call_id:
                 continue
             if isinstance(ev, AnnouncementRequested):
-                self._spawn(self._announce(ev.text), "announce")
+                self._spawn(self._announce(ev), "announce")
             elif isinstance(ev, CallEnded):
                 self.end_reason = self.end_reason or ev.reason
                 self._done.set()
 
-    async def _announce(self, text: str) -> None:
+    async def _announce(self, ev: AnnouncementRequested) -> None:
         assert self.live is not None  # announcements are for this call's id, known once the session is live
         try:
-            if not await self.live.announce(text):
-                log.debug("%s has no announcement mechanism: %r not said", self._provider_name, text)
+            said = await self.live.announce(ev.text)
         except ProviderError as e:
             self.engine.bus.publish(EngineError(message=f"announcement not sent: {e}", call_id=self.call_id))
+            return
+        if said:  # handed to the provider's own mechanism, which says it without talking over the model
+            self.engine.bus.publish(AnnouncementPlayed(call_id=ev.call_id, text=ev.text, reason=ev.reason))
+        else:
+            log.debug("%s has no announcement mechanism: %r not said", self._provider_name, ev.text)
 
     def _check_hangup(self) -> None:
         if self._farewell.check(self.session):

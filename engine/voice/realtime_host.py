@@ -2,20 +2,25 @@
 
 Why it exists: the realtime driver must not receive the whole Engine (layers: voice sits below the app), so it
 declares the narrow part it uses — the call control of engine/calls_realtime.py, the bus, the metrics — as
-Protocols the Engine satisfies. Usage: realtime providers report tokens and audio seconds as they go; the call
-sums them (``call.usage`` when it ends) and feeds the Prometheus counters live, labelled by provider.
+Protocols the Engine satisfies; ``voice_call`` picks the driver (pipeline or realtime) from the context.
+Usage: realtime providers report tokens and audio seconds as they go; the call sums them (``call.usage`` when it
+ends) and feeds the Prometheus counters live, labelled by provider.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from engine.events import CallUsage, EventBus
 from engine.metrics import Metrics
 from engine.providers.realtime.session import AudioSpec, RealtimeProvider, RealtimeSession, UsageReport
 from engine.sessions.session import CallError, CallSession
-from engine.voice.pipeline import VoiceHost
+from engine.voice.backend import AudioBackend
+from engine.voice.pipeline import VoiceCall, VoiceHost
+
+if TYPE_CHECKING:
+    from engine.voice.realtime_call import RealtimeVoiceCall
 
 
 class RealtimeCallControl(Protocol):
@@ -47,6 +52,18 @@ def is_realtime(engine: VoiceHost, context: str, provider: str | None = None) ->
     if ctx is None:
         raise CallError(f"unknown context {context!r} (known: {', '.join(sorted(engine.settings.contexts))})")
     return isinstance(engine.providers.get(provider or ctx.provider), RealtimeProvider)
+
+
+def voice_call(engine: RealtimeHost, backend: AudioBackend, context: str, **kw: Any) -> VoiceCall | RealtimeVoiceCall:
+    """The voice driver for a call of ``context``: speech-to-speech when its provider is a realtime one, else the
+    cascaded pipeline (``kw`` as either takes: provider, caller_name, caller_number, on_state, on_level …)."""
+    if is_realtime(engine, context, kw.get("provider")):
+        from engine.voice.realtime_call import RealtimeVoiceCall  # it imports this module
+
+        kw.pop("recognizer", None)  # the provider hears the caller itself
+        kw.pop("synthesizer", None)
+        return RealtimeVoiceCall(engine, backend, context, **kw)
+    return VoiceCall(engine, backend, context, **kw)
 
 
 @dataclasses.dataclass

@@ -16,6 +16,7 @@ import pytest
 from engine.app import Engine
 from engine.config.models import ContextConfig, EngineConfig, HttpConfig, ProviderConfig, Settings
 from engine.events import (
+    AnnouncementPlayed,
     AnnouncementRequested,
     CallEnded,
     CallUsage,
@@ -261,14 +262,20 @@ async def test_hangup_without_a_farewell_ends_after_the_timeout(make_engine: Cal
 
 async def test_announcements_go_to_the_provider(make_engine: Callable[..., Engine]) -> None:
     async with make_engine(greeting=None) as engine:
+        sub = engine.bus.subscribe(maxsize=1000)
         call, task, live = await _begin(engine, FeedBackend(RATE))
         assert call.call_id is not None
         engine.bus.publish(AnnouncementRequested(call_id="other", text="not ours", exposed_name="x"))
         engine.bus.publish(AnnouncementRequested(call_id=call.call_id, text="One moment.", exposed_name="x"))
         await _until(lambda: bool(live.announcements))
-        assert live.announcements == ["One moment."]
+        live.announce_ok = False  # a provider without a mechanism: nothing is said, nothing claimed
+        engine.bus.publish(AnnouncementRequested(call_id=call.call_id, text="Still on it.", exposed_name="x"))
+        await _until(lambda: len(live.announcements) == 2)
+        assert live.announcements == ["One moment.", "Still on it."]
         call.stop()
         await task
+        played = [(e.call_id, e.text) for e in _of(sub.drain(), AnnouncementPlayed)]
+        assert played == [(call.call_id, "One moment.")]
 
 
 async def test_a_wav_run_puts_the_answer_on_the_inputs_timeline(

@@ -16,6 +16,7 @@ from engine.events import Event, SoftphoneLevel, SoftphoneStateChanged
 from engine.voice import device_backend as devmod
 from engine.voice.backend import AudioBackend, AudioUnavailable
 from engine.voice.device_backend import DeviceSpec
+from engine.voice.pipeline import VoiceCall
 from engine.voice.softphone import Softphone
 from engine.voice.stt import Recognizer
 from engine.voice.tts import Synthesizer
@@ -89,7 +90,7 @@ async def test_push_to_talk_call_with_states_levels_and_mute(tmp_path: Path, rec
         await _until(lambda: mic.mic.empty())
         phone.release()
         call = phone.call
-        assert call is not None
+        assert isinstance(call, VoiceCall)  # a pipeline provider: the cascaded driver
         await _until(lambda: len(call.playbacks) >= 2 and not call.speaker.playing)
         await _until(lambda: phone.state == "listening")
         # muted: even with the key down, the caller's audio is silence (no utterance)
