@@ -124,12 +124,14 @@ class StasisApp:
     def _own_channel_gone(self, cid: str, cause: int) -> None:
         """A channel the engine made is gone: a transfer target that failed, or the agent hanging up."""
         for caller, transfers in self.transfers.items():
-            if transfers.on_gone(cid, cause):
-                return
             call = self.calls.get(caller)
-            if call is not None and call.agent_channel_id == cid:
-                call.end_reason = "agent hung up"
-                call.bridge_done.set()
+            current = transfers.current
+            if current is not None and current.channel_id == cid and current.state == "answered":
+                if call is not None:
+                    call.end_reason = "agent hung up"
+                    call.bridge_done.set()
+                return
+            if transfers.on_gone(cid, cause):
                 return
 
     async def _recover(self) -> None:
@@ -169,6 +171,7 @@ class StasisApp:
             self.transfers[call.channel_id] = transfers
             while not call.caller_gone:
                 await self._run_ai(call, context, transfers)
+                await transfers.settled()  # a hand-off that stopped the AI finishes before we look
                 if transfers.transferred:
                     call.agent_channel_id = transfers.current.channel_id if transfers.current else None
                     call.end_reason = "transferred"

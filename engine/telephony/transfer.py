@@ -85,6 +85,9 @@ class PhoneTransfers:
         self.spawn = spawn
         self.current: Transfer | None = None
         self.transferred = False
+        self.holding = False
+        self._handing_off: asyncio.Event = asyncio.Event()
+        self._handing_off.set()  # set: no hand-off in progress
 
     # -------------------------------------------------------------------------------------- TransferControl
 
@@ -149,6 +152,9 @@ class PhoneTransfers:
     # -------------------------------------------------------------------------------------- the flow
 
     async def _hold(self, on: bool) -> None:
+        if not on and not self.holding:
+            return
+        self.holding = on
         try:
             if self.current is not None and self.current.mode == "blind":
                 await self.ari.ring(self.line.channel_id, on)
@@ -162,11 +168,16 @@ class PhoneTransfers:
         if xfer.mode == "blind":
             await self._ai_leaves_bridge()
             self.line.stop_ai("transferred")
-        else:
-            with contextlib.suppress(TimeoutError):
-                await self.line.ai_idle(HOLD_AFTER_S)
-        if xfer.state == "ringing":
             await self._hold(True)
+        else:
+            # Music once the AI's "please hold" has played, unless the target answers (or fails) first.
+            idle = asyncio.ensure_future(self.line.ai_idle(HOLD_AFTER_S))
+            await asyncio.wait({idle, xfer.outcome}, return_when=asyncio.FIRST_COMPLETED)
+            idle.cancel()
+            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+                await idle
+            if not xfer.outcome.done() and xfer.state == "ringing":
+                await self._hold(True)
         try:
             async with asyncio.timeout(xfer.target.timeout_s + 5):  # Asterisk's own timeout comes first
                 result = await xfer.outcome
@@ -194,16 +205,36 @@ class PhoneTransfers:
         if self.line.bridge_id and self.line.media_channel_id:
             await self.ari.remove_from_bridge(self.line.bridge_id, [self.line.media_channel_id])
 
+    async def settled(self) -> None:
+        """Until no hand-off is half done (the call's owner looks at ``transferred`` only after this)."""
+        await self._handing_off.wait()
+
     async def _hand_off(self, xfer: Transfer) -> None:
         """The four steps, timed from the answer: AI media out, AI stopped, agent in, session updated."""
         xfer.state = "answered"
+        self._handing_off.clear()
+        try:
+            await self._steps(xfer)
+        finally:
+            self._handing_off.set()
+
+    async def _steps(self, xfer: Transfer) -> None:
         t0 = time.perf_counter()
         if xfer.mode == "warm":
             await self._ai_leaves_bridge()  # 1
             self.line.stop_ai("transferred")  # 2
         await self._hold(False)
         assert self.line.bridge_id is not None
-        await self.ari.add_to_bridge(self.line.bridge_id, [xfer.channel_id])  # 3
+        try:
+            await self.ari.add_to_bridge(self.line.bridge_id, [xfer.channel_id])  # 3
+        except AriError as e:  # the target hung up between answering and joining: the AI comes back
+            log.warning("transfer: %s could not join the caller: %s", xfer.name, e)
+            xfer.state = "failed"
+            self.own.discard(xfer.channel_id)
+            self.line.publish("call.transfer_failed", target=xfer.name, reason="hung_up")
+            await self.line.resume_ai(f"I'm sorry, {xfer.name} hung up before I could connect you. "
+                                      "Is there anything else I can do for you?")  # fmt: skip
+            return
         xfer.handoff_ms = (time.perf_counter() - t0) * 1000
         self.transferred = True  # 4
         self.line.publish("call.transfer_answered", target=xfer.name, handoff_ms=round(xfer.handoff_ms, 2))

@@ -21,7 +21,7 @@ def bridge_of(emu: AriEmulator, channel: str) -> list[str]:
 async def test_warm_transfer_leaves_exactly_caller_and_agent(tmp_path: Path) -> None:
     say = speech("transfer me to support")
     async with AriEmulator() as emu:
-        emu.ring_s = 0.5
+        emu.ring_s = 6.0  # rings past the "please hold", so the caller hears music before the hand-off
         async with desk_engine(emu, tmp_path, 42000) as engine:
             sub = engine.bus.subscribe(maxsize=10_000)
             caller = await emu.incoming_call("ava", "Robin", "1001")
@@ -44,6 +44,8 @@ async def test_warm_transfer_leaves_exactly_caller_and_agent(tmp_path: Path) -> 
             assert next(e for e in seen if isinstance(e, CallEnded)).reason == "transferred"
             moh = [p for m, p, _ in emu.world.requests if p == f"/channels/{caller.id}/moh"]
             assert moh == [f"/channels/{caller.id}/moh"] * 2  # music on while ringing, off for the hand-off
+            await asyncio.sleep(0.5)
+            assert bridge_of(emu, caller.id) == sorted([caller.id, agent])  # still talking after the hand-off
             await emu.caller_hangs_up(agent)  # the agent ends the call: the caller is hung up too
             await emu.wait_event("ChannelDestroyed", caller.id)
         assert emu.world.leftovers() == {"channels": [], "bridges": []}
