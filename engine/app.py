@@ -82,7 +82,7 @@ class Engine:
         self.sessions: SessionStore = store or InMemorySessionStore()
         self.providers: dict[str, Provider] = {}
         self._softphone: Softphone | None = None
-        from engine.components import budget_layer, default_components
+        from engine.components import budget_layer, default_components, email_service
 
         # the budget layer plugs into the three declared seams as they are built
         self._budget = budget_layer(self)
@@ -107,12 +107,21 @@ class Engine:
         self.not_ready_reason = "starting"
         #: Live phone calls, for the transfer tools (telephony registers each call it carries).
         self.lines = PhoneLines()
-        for t in builtin_tools(settings, self.lines, lambda: self.settings.tools.extensions):
+        #: E-mail: the outbox worker and the desk of request_transcript / send_email_summary (engine.email).
+        self.email = email_service(self)
+        self.calls.end_hooks.append(self.email.call_ended)
+        for t in builtin_tools(
+            settings,
+            self.lines,
+            lambda: self.settings.tools.extensions,
+            mail=self.email,
+            email=lambda: self.settings.tools.email,
+        ):
             self.registry.register(t)
         for t in extra_tools or []:
             self.registry.register(t)
         self._build_providers(settings)
-        self.components: list[EngineComponent] = default_components(self, self._budget)
+        self.components: list[EngineComponent] = default_components(self, self._budget, self.email)
 
     # ------------------------------------------------------------------------------------------------ lifecycle
 

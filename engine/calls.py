@@ -123,6 +123,9 @@ class CallManager(RealtimeCalls):
         self._ids = itertools.count(1)
         #: Starts the background work a synchronous command needs (a realtime session's apply-now push).
         self._spawn = spawn
+        #: Told of every call that ended, with its session, before ``call.ended`` (the e-mail summary's enqueue).
+        #: Synchronous and quick by contract: a hook does not delay the call's cleanup beyond a local enqueue.
+        self.end_hooks: list[Callable[[CallSession], None]] = []
 
     def runtime(self, call_id: str) -> CallRuntime | None:
         return self._runtime.get(call_id)
@@ -368,6 +371,11 @@ class CallManager(RealtimeCalls):
                 log.warning("closing provider for %s failed: %s", call_id, e)
         self.sessions.remove(call_id)
         self.metrics.calls_active.set(len(self._runtime))
+        for hook in self.end_hooks:
+            try:
+                hook(session)
+            except Exception as e:  # a hook must never keep a call from ending
+                log.warning("call-end hook for %s failed: %s: %s", call_id, type(e).__name__, e)
         self.bus.publish(CallEnded(call_id=call_id, reason=reason, duration_s=round(session.duration_s, 3)))
 
     async def end_all(self, reason: str = "engine stopping") -> None:

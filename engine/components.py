@@ -13,6 +13,21 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from engine.app import Engine, EngineComponent
     from engine.budget.layer import BudgetLayer
+    from engine.email.component import EmailService
+
+
+def email_service(engine: Engine) -> EmailService:
+    """E-mail (the outbox's worker, the desk of the e-mail tools), before the built-in tools that use it; it
+    stores the summary from the call-end hook the engine adds for it."""
+    from engine.email.component import EmailService
+
+    return EmailService(
+        settings=lambda: engine.settings,
+        bus=engine.bus,
+        metrics=engine.metrics,
+        spawn=engine.spawn,
+        base_dir=engine.base_dir,
+    )
 
 
 def budget_layer(engine: Engine) -> BudgetLayer:
@@ -30,7 +45,9 @@ def budget_layer(engine: Engine) -> BudgetLayer:
     )
 
 
-def default_components(engine: Engine, budget: BudgetLayer) -> list[EngineComponent]:
+def default_components(
+    engine: Engine, budget: BudgetLayer, email: EmailService | None = None
+) -> list[EngineComponent]:
     from engine.http.server import HttpServer  # /health /ready /metrics /mcp/status /mcp/test
     from engine.mcp.host import McpHost  # MCP servers: supervisors, discovery, calls
     from engine.mcp.supervisor import HostServices
@@ -73,4 +90,6 @@ def default_components(engine: Engine, budget: BudgetLayer) -> list[EngineCompon
     from engine.telephony.component import Telephony  # Asterisk calls (ARI), when asterisk.enabled
 
     components.append(Telephony(lambda: engine.settings, engine, engine.spawn, engine.lines))
+    if email is not None:
+        components.append(email)
     return components

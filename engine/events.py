@@ -269,6 +269,42 @@ class SoftphoneLevel(Event):
     call_id: str | None = None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EmailQueued(Event):
+    """An e-mail is in the durable outbox (``kind``: summary, transcript, test). No address: they stay in the outbox."""
+
+    type: ClassVar[str] = "email.queued"
+    message_id: str
+    kind: str
+    call_id: str | None = None
+    held: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EmailSent(Event):
+    """The server took the e-mail (``resent``: a crash may have sent it before; same Message-ID)."""
+
+    type: ClassVar[str] = "email.sent"
+    message_id: str
+    kind: str
+    call_id: str | None = None
+    attempts: int = 1
+    resent: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EmailFailed(Event):
+    """An attempt failed: ``final`` when the outbox gave up (a permanent refusal, or too many attempts)."""
+
+    type: ClassVar[str] = "email.failed"
+    message_id: str
+    kind: str
+    reason: str
+    call_id: str | None = None
+    attempts: int = 1
+    final: bool = False
+
+
 class Subscription:
     """One subscriber's bounded queue; iterate it with ``async for``."""
 

@@ -121,6 +121,12 @@ class Metrics:
             ["provider", "direction"],
             registry=r,
         )
+        self.email_total = Counter(
+            "ai_agent_email",
+            "E-mails by kind (summary, transcript, test) and status (queued, sent, retry, failed).",
+            ["kind", "status"],
+            registry=r,
+        )
         self._tallies: dict[tuple[str, str], _Tally] = {}
         self._bounds: tuple[float, ...] = (*LATENCY_BUCKETS, float("inf"))
         self._rejections: dict[tuple[str, str], object] = {}

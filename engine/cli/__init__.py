@@ -15,7 +15,12 @@ from engine.cli import common
 #: Every module that adds commands, in registration order; each has ``register(subparsers)``. This is the one list:
 #: a command module missing here does not exist for users (``tests/cli`` runs every documented command's ``--help``
 #: through the installed ``ava-engine``). ``budget_commands`` adds ``mcp calibrate`` to the group ``mcp_commands`` made.
-COMMAND_MODULES = ("engine.cli.core_commands", "engine.cli.mcp_commands", "engine.cli.budget_commands")
+COMMAND_MODULES = (
+    "engine.cli.core_commands",
+    "engine.cli.mcp_commands",
+    "engine.cli.budget_commands",
+    "engine.cli.email_commands",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

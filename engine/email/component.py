@@ -1,0 +1,244 @@
+"""The e-mail component: the outbox's worker in the engine's task group, and the desk the e-mail tools use.
+
+Why one object: the tools (``request_transcript``, ``send_email_summary``), the call-end hook (the automatic
+summary) and ``ava-engine email test`` all turn something into a stored message the same way — render it, give it
+a Message-ID, put it in the outbox — and the worker that sends them must follow config reloads. The engine hands
+this component narrow things only: a settings getter, the bus, metrics, ``spawn`` and its config folder.
+
+A caller's transcript is stored ``held`` the moment the caller confirms the address (durable from then on) and
+released with the whole conversation when the call ends. The summary is rendered and stored in the call-end hook
+itself: a few hundred microseconds of local work (``bench/outbox.py`` measures it), after which it survives a
+crash of the engine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import platformdirs
+
+from engine.backoff import Backoff
+from engine.config.models import Settings
+from engine.config.models.tools import EmailConfig
+from engine.email.messages import CallRecord, Kind, Templates, render_message
+from engine.email.outbox import Email, Outbox, Row, Transport, mask_addresses, new_message_id
+from engine.events import EmailFailed, EmailQueued, EmailSent, EventBus
+from engine.metrics import Metrics
+from engine.sessions.session import CallSession
+from engine.tasks import Spawn
+
+log = logging.getLogger(__name__)
+
+OUTBOX_FILE = "outbox.sqlite3"
+
+
+class EmailNotReady(RuntimeError):
+    """E-mail is off or not configured well enough to send (the message says which key)."""
+
+
+def outbox_path(cfg: EmailConfig, base_dir: Path) -> Path:
+    """``tools.email.outbox`` (relative to the config folder), else the user data folder's ``outbox.sqlite3``."""
+    if cfg.outbox:
+        return (base_dir / Path(cfg.outbox).expanduser()).resolve()
+    return Path(platformdirs.user_data_dir("ava-console")) / OUTBOX_FILE
+
+
+class EmailService:
+    """``name``/``start``/``stop``/``reload``: an ``EngineComponent``; the rest is what tools and hooks call."""
+
+    name = "email"
+
+    def __init__(
+        self,
+        settings: Callable[[], Settings],
+        bus: EventBus,
+        metrics: Metrics,
+        spawn: Spawn,
+        base_dir: Path,
+    ) -> None:
+        self._settings = settings
+        self.bus = bus
+        self.metrics = metrics
+        self._spawn = spawn
+        self.base_dir = base_dir
+        self._outbox: Outbox | None = None
+        self._transport: Transport | None = None
+        self._templates: Templates | None = None
+        self._worker: asyncio.Task[None] | None = None
+        #: Held transcript messages per live call: released (with the whole conversation) when it ends.
+        self._held: dict[str, list[str]] = {}
+        #: Addresses read back to a caller per live call: ``confirmed`` is honoured only for one of these.
+        self.read_back: dict[str, set[str]] = {}
+
+    @property
+    def cfg(self) -> EmailConfig:
+        return self._settings().tools.email
+
+    # ------------------------------------------------------------------------------------------------ lifecycle
+
+    @property
+    def outbox(self) -> Outbox:
+        if self._outbox is None:
+            cfg = self.cfg
+            self._outbox = Outbox(
+                outbox_path(cfg, self.base_dir),
+                backoff=Backoff(cfg.retry_first_s, cfg.retry_max_s),
+                max_attempts=cfg.max_attempts,
+                notify=self._changed,
+            )
+            self._outbox.open()
+        return self._outbox
+
+    def _current_transport(self) -> Transport:
+        if self._transport is None:
+            from engine.email.delivery import make_transport  # aiosmtplib loads when mail is first sent
+
+            self._transport = make_transport(self.cfg, self.base_dir)
+        return self._transport
+
+    async def start(self) -> None:
+        if self.cfg.enabled:
+            self._start_worker()
+
+    def _start_worker(self) -> None:
+        if self._worker is None or self._worker.done():
+            self._worker = self._spawn(self.outbox.run(self._current_transport), name="email-outbox")
+
+    async def _stop_worker(self) -> None:
+        worker, self._worker = self._worker, None
+        if worker is not None and not worker.done():
+            worker.cancel()
+            try:
+                await worker
+            except asyncio.CancelledError:
+                pass
+        transport, self._transport = self._transport, None
+        if transport is not None:
+            await transport.aclose()
+
+    async def stop(self) -> None:
+        await self._stop_worker()
+        if self._outbox is not None:
+            self._outbox.close()
+            self._outbox = None
+
+    async def reload(self, old: Settings, new: Settings) -> None:
+        before, after = old.tools.email, new.tools.email
+        if before == after:
+            return
+        self._templates = None
+        await self._stop_worker()
+        if self._outbox is not None and outbox_path(before, self.base_dir) != outbox_path(after, self.base_dir):
+            self._outbox.close()
+            self._outbox = None
+        if self._outbox is not None:
+            self._outbox.backoff = Backoff(after.retry_first_s, after.retry_max_s)
+            self._outbox.max_attempts = after.max_attempts
+        if after.enabled:
+            self._start_worker()
+
+    # ------------------------------------------------------------------------------------------------ messages
+
+    def ready(self) -> None:
+        """Raise ``EmailNotReady`` unless messages can be queued."""
+        if not self.cfg.enabled:
+            raise EmailNotReady("e-mail is off (tools.email.enabled is false)")
+
+    @property
+    def templates(self) -> Templates:
+        if self._templates is None:
+            folder = self.cfg.templates
+            self._templates = Templates((self.base_dir / folder).resolve() if folder else None)
+        return self._templates
+
+    def _email(self, kind: Kind, record: CallRecord | None, to: tuple[str, ...], bcc: tuple[str, ...]) -> Email:
+        cfg = self.cfg
+        assert cfg.from_address is not None  # the config refuses enabled without it
+        subjects = {"summary": cfg.summary_subject, "transcript": cfg.transcript_subject}
+        r = render_message(kind, record, self.templates, subjects, time.time())
+        mid = new_message_id(cfg.from_address)
+        call_id = record.call_id if record is not None else None
+        return Email(mid, kind, cfg.from_address, to, bcc, r.subject, r.text, r.html, call_id)
+
+    def hold_transcript(self, session: CallSession | None, address: str) -> str:
+        """The caller's transcript to ``address`` (admin in BCC when configured): stored now, sent when the call
+        ends (at once when there is no live call). Returns the Message-ID."""
+        self.ready()
+        admin = self.cfg.admin_address
+        bcc = (admin,) if admin and admin != address else ()
+        record = CallRecord.of(session) if session is not None else None
+        email = self._email("transcript", record, (address,), bcc)
+        if session is None or not session.active:
+            return self.outbox.enqueue(email).email.message_id
+        self.outbox.hold(email)
+        self._held.setdefault(session.call_id, []).append(email.message_id)
+        return email.message_id
+
+    def queue_summary(self, session: CallSession | None) -> str:
+        """The admin's summary of a call (as far as it went) into the outbox; returns the Message-ID."""
+        self.ready()
+        admin = self.cfg.admin_address
+        if admin is None:
+            raise EmailNotReady("there is no tools.email.admin_address to send the summary to")
+        record = CallRecord.of(session) if session is not None else None
+        if record is None:
+            raise EmailNotReady("a summary needs a call")
+        return self.outbox.enqueue(self._email("summary", record, (admin,), ())).email.message_id
+
+    def queue_test(self, address: str) -> str:
+        self.ready()
+        return self.outbox.enqueue(self._email("test", None, (address,), ())).email.message_id
+
+    def call_ended(self, session: CallSession) -> None:
+        """The call-end hook: release the call's held transcripts, store the summary when ``summary`` is on."""
+        self.read_back.pop(session.call_id, None)
+        held = self._held.pop(session.call_id, [])
+        cfg = self.cfg
+        if not cfg.enabled or (not held and not cfg.summary):
+            return
+        record = CallRecord.of(session)
+        if held:
+            r = render_message(
+                "transcript", record, self.templates, {"transcript": cfg.transcript_subject}, time.time()
+            )
+            for mid in held:
+                self.outbox.release(mid, subject=r.subject, text=r.text, html=r.html)
+        if cfg.summary and cfg.admin_address is not None:
+            self.outbox.enqueue(self._email("summary", record, (cfg.admin_address,), ()))
+
+    # ------------------------------------------------------------------------------------------------ surfaces
+
+    def _changed(self, row: Row, before: str) -> None:
+        e = row.email
+        if before == "":
+            self.bus.publish(
+                EmailQueued(message_id=e.message_id, kind=e.kind, call_id=e.call_id, held=row.status == "held")
+            )
+            self.metrics.email_total.labels(e.kind, "queued").inc()
+            log.debug("e-mail %s (%s) queued for %s", e.message_id, e.kind, ", ".join(e.to + e.bcc))
+        elif row.status == "sent":
+            self.bus.publish(
+                EmailSent(
+                    message_id=e.message_id, kind=e.kind, call_id=e.call_id, attempts=row.attempts, resent=row.resent
+                )
+            )
+            self.metrics.email_total.labels(e.kind, "sent").inc()
+            log.info("e-mail %s (%s) sent after %d attempt(s)", e.message_id, e.kind, row.attempts)
+        elif row.status in ("failed", "pending") and before == "sending":
+            final = row.status == "failed"
+            reason = mask_addresses(row.last_error or "")
+            self.bus.publish(
+                EmailFailed(
+                    message_id=e.message_id,
+                    kind=e.kind,
+                    call_id=e.call_id,
+                    reason=reason,
+                    attempts=row.attempts,
+                    final=final,
+                )
+            )
+            self.metrics.email_total.labels(e.kind, "failed" if final else "retry").inc()

@@ -1,0 +1,385 @@
+"""The durable outbox: every e-mail is a row in SQLite before anyone is told it is queued.
+
+Why: e-mail is where a voice agent most easily loses data (an SMTP server that is down, a crash between "sent" and
+"done"). ``enqueue`` is one local SQLite insert (WAL journal, ``synchronous=NORMAL``: a committed row survives the
+process being killed, SIGKILL included; only an OS crash or power loss may take the last commits) and returns at
+once. One worker (``run``, spawned by the e-mail component in the engine's task group) sends due rows one at a time
+through a ``Transport``; a temporary failure (SMTP 4xx, a timeout, a refused connection, HTTP 429/5xx) is retried
+with exponential backoff (``engine.backoff.Backoff``) until ``max_attempts``; a permanent one (SMTP 5xx, HTTP 4xx)
+ends the row ``failed`` with the server's reason kept.
+
+Delivery guarantee (at least once, duplicates bounded and marked): a row is set ``sending`` (committed) before its
+attempt and ``sent`` after the server accepted it. A crash in between leaves it ``sending``; the next start puts it
+back to ``pending`` with ``resent`` set, so it is sent again — with the same ``Message-ID`` (fixed at enqueue, stored
+in the row), and with Resend the same ``Idempotency-Key``, so Resend drops the copy (24 h window) and mail stores
+that fold messages by Message-ID show one. The worker sends one message at a time, so a crash duplicates at most
+the one message that was in flight. Rows ``held`` (a caller's transcript waiting for the end of its call) are
+released as they are at the next start: the call they belong to ended with the old process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import sqlite3
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+from engine.backoff import Backoff
+
+log = logging.getLogger(__name__)
+
+Status = Literal["held", "pending", "sending", "sent", "failed"]
+STATUSES: tuple[Status, ...] = ("held", "pending", "sending", "sent", "failed")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS messages (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    message_id TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL,
+    call_id TEXT,
+    status TEXT NOT NULL,
+    sender TEXT NOT NULL,
+    recipients TEXT NOT NULL,
+    bcc TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    text TEXT NOT NULL,
+    html TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    resent INTEGER NOT NULL DEFAULT 0,
+    next_at REAL NOT NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    last_error TEXT
+);
+CREATE INDEX IF NOT EXISTS messages_due ON messages (status, next_at);
+"""
+_COLUMNS = (
+    "id, message_id, kind, call_id, status, sender, recipients, bcc, subject, text, html, attempts, resent, "
+    "next_at, created_at, updated_at, last_error"
+)
+_ADDRESS = re.compile(r"[^\s<>@,;:\"']+@[^\s<>@,;:\"']+")
+
+
+def mask_addresses(text: str) -> str:
+    """A server's reason with every e-mail address replaced (for events and logs above debug)."""
+    return _ADDRESS.sub("<address>", text)
+
+
+class DeliveryError(Exception):
+    """One attempt failed; ``permanent`` says whether trying again can help."""
+
+    def __init__(self, reason: str, *, permanent: bool) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.permanent = permanent
+
+
+@dataclass(frozen=True, slots=True)
+class Email:
+    """One message as the outbox keeps and the transports send it."""
+
+    message_id: str
+    kind: str
+    sender: str
+    to: tuple[str, ...]
+    bcc: tuple[str, ...]
+    subject: str
+    text: str
+    html: str
+    call_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """A stored message and where it stands."""
+
+    id: int
+    email: Email
+    status: Status
+    attempts: int
+    resent: bool
+    next_at: float
+    created_at: float
+    updated_at: float
+    last_error: str | None
+
+
+class Transport(Protocol):
+    """Sends one message or raises ``DeliveryError`` (SMTP, Resend)."""
+
+    name: str
+
+    async def send(self, email: Email) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
+#: Told of every change of a row's status: (row, previous status).
+Notify = Callable[[Row, str], None]
+
+
+def new_message_id(sender: str) -> str:
+    """A globally unique ``Message-ID`` in the sender's domain (RFC 5322 ``<left@right>``)."""
+    domain = sender.rpartition("@")[2] or "ava-engine.invalid"
+    return f"<{uuid.uuid4().hex}@{domain}>"
+
+
+class Outbox:
+    """Rows in one SQLite file; ``enqueue``/``hold`` from anywhere on the loop, ``run`` in one worker task."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        backoff: Backoff | None = None,
+        max_attempts: int = 10,
+        notify: Notify | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.path = path
+        self.backoff = backoff or Backoff(5.0, 900.0)
+        self.max_attempts = max_attempts
+        self.notify = notify
+        self._clock = clock
+        self._db: sqlite3.Connection | None = None
+        self._wake = asyncio.Event()
+        #: Messages handed to the transport by this process (a test or bench reads it).
+        self.attempts_made = 0
+
+    # ---------------------------------------------------------------------------------------------- storage
+
+    def open(self) -> None:
+        """Open (creating) the file; rows a previous process left ``sending`` or ``held`` become ``pending``."""
+        if self._db is not None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA busy_timeout=5000")
+        db.executescript(_SCHEMA)
+        now = self._clock()
+        db.execute(
+            "UPDATE messages SET status='pending', resent=1, updated_at=? WHERE status='sending'",
+            (now,),
+        )
+        db.execute("UPDATE messages SET status='pending', updated_at=? WHERE status='held'", (now,))
+        self._db = db
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        if self._db is None:
+            self.open()
+        assert self._db is not None
+        return self._db
+
+    def _row(self, values: Sequence[object]) -> Row:
+        (id_, mid, kind, call_id, status, sender, to, bcc, subject, text, html) = values[:11]
+        attempts, resent, next_at, created, updated, err = values[11:]
+        email = Email(
+            str(mid),
+            str(kind),
+            str(sender),
+            tuple(json.loads(str(to))),
+            tuple(json.loads(str(bcc))),
+            str(subject),
+            str(text),
+            str(html),
+            str(call_id) if call_id is not None else None,
+        )
+        return Row(
+            int(id_),  # type: ignore[call-overload]
+            email,
+            status,  # type: ignore[arg-type]
+            int(attempts),  # type: ignore[call-overload]
+            bool(resent),
+            float(next_at),  # type: ignore[arg-type]
+            float(created),  # type: ignore[arg-type]
+            float(updated),  # type: ignore[arg-type]
+            str(err) if err is not None else None,
+        )
+
+    def _insert(self, email: Email, status: Status) -> Row:
+        now = self._clock()
+        cur = self.db.execute(
+            "INSERT INTO messages (message_id, kind, call_id, status, sender, recipients, bcc, subject, text, html,"
+            " next_at, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                email.message_id,
+                email.kind,
+                email.call_id,
+                status,
+                email.sender,
+                json.dumps(list(email.to)),
+                json.dumps(list(email.bcc)),
+                email.subject,
+                email.text,
+                email.html,
+                now,
+                now,
+                now,
+            ),
+        )
+        assert cur.lastrowid is not None
+        return Row(cur.lastrowid, email, status, 0, False, now, now, now, None)
+
+    def get(self, message_id: str) -> Row | None:
+        r = self.db.execute(f"SELECT {_COLUMNS} FROM messages WHERE message_id=?", (message_id,)).fetchone()
+        return self._row(r) if r is not None else None
+
+    def rows(self, status: Status | None = None, limit: int = 200) -> list[Row]:
+        """The newest rows first (all, or those of one status)."""
+        if status is None:
+            q = self.db.execute(f"SELECT {_COLUMNS} FROM messages ORDER BY id DESC LIMIT ?", (limit,))
+        else:
+            q = self.db.execute(
+                f"SELECT {_COLUMNS} FROM messages WHERE status=? ORDER BY id DESC LIMIT ?", (status, limit)
+            )
+        return [self._row(r) for r in q.fetchall()]
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = dict.fromkeys(STATUSES, 0)
+        for status, n in self.db.execute("SELECT status, COUNT(*) FROM messages GROUP BY status"):
+            out[str(status)] = int(n)
+        return out
+
+    def _set(self, row: Row, status: Status, *, quiet: bool = False, **changes: object) -> Row:
+        now = self._clock()
+        attempts = int(changes.get("attempts", row.attempts))  # type: ignore[call-overload]
+        next_at = float(changes.get("next_at", row.next_at))  # type: ignore[arg-type]
+        err = changes.get("last_error", row.last_error)
+        self.db.execute(
+            "UPDATE messages SET status=?, attempts=?, next_at=?, last_error=?, updated_at=? WHERE id=?",
+            (status, attempts, next_at, err, now, row.id),
+        )
+        new = Row(row.id, row.email, status, attempts, row.resent, next_at, row.created_at, now, err)  # type: ignore[arg-type]
+        if status != row.status and self.notify is not None and not quiet:
+            try:
+                self.notify(new, row.status)
+            except Exception as e:  # a listener must never stop the outbox
+                log.warning("outbox listener failed: %s: %s", type(e).__name__, e)
+        return new
+
+    # ---------------------------------------------------------------------------------------------- commands
+
+    def enqueue(self, email: Email) -> Row:
+        """Store a message for sending (committed when this returns) and wake the worker."""
+        row = self._insert(email, "pending")
+        self._notify_new(row)
+        self._wake.set()
+        return row
+
+    def hold(self, email: Email) -> Row:
+        """Store a message that waits for ``release`` (a transcript waiting for the end of its call)."""
+        row = self._insert(email, "held")
+        self._notify_new(row)
+        return row
+
+    def release(self, message_id: str, *, subject: str, text: str, html: str) -> bool:
+        """A held message becomes due, with its final content; False when it is not held (any more)."""
+        cur = self.db.execute(
+            "UPDATE messages SET status='pending', subject=?, text=?, html=?, next_at=?, updated_at=?"
+            " WHERE message_id=? AND status='held'",
+            (subject, text, html, self._clock(), self._clock(), message_id),
+        )
+        if cur.rowcount:
+            self._wake.set()
+        return bool(cur.rowcount)
+
+    def retry(self, message_id: str) -> bool:
+        """Operator: send a pending or failed message now (attempts start again)."""
+        row = self.get(message_id)
+        if row is None or row.status not in ("pending", "failed"):
+            return False
+        self._set(row, "pending", attempts=0, next_at=self._clock())
+        self._wake.set()
+        return True
+
+    def drop(self, message_id: str) -> bool:
+        """Operator: forget a message that is not being sent right now."""
+        cur = self.db.execute("DELETE FROM messages WHERE message_id=? AND status != 'sending'", (message_id,))
+        return bool(cur.rowcount)
+
+    def _notify_new(self, row: Row) -> None:
+        if self.notify is not None:
+            try:
+                self.notify(row, "")
+            except Exception as e:
+                log.warning("outbox listener failed: %s: %s", type(e).__name__, e)
+
+    # ---------------------------------------------------------------------------------------------- worker
+
+    def _next_due(self) -> tuple[Row | None, float | None]:
+        """The oldest due row, or None and when the next one will be due."""
+        now = self._clock()
+        r = self.db.execute(
+            f"SELECT {_COLUMNS} FROM messages WHERE status='pending' ORDER BY next_at, id LIMIT 1"
+        ).fetchone()
+        if r is None:
+            return None, None
+        row = self._row(r)
+        return (row, None) if row.next_at <= now else (None, row.next_at - now)
+
+    async def run(self, transport: Callable[[], Transport]) -> None:
+        """Send due rows forever (until cancelled). ``transport`` is read per message: a reload applies at once."""
+        self.open()
+        while True:
+            row, wait_s = self._next_due()
+            if row is None:
+                await self._idle(transport())  # a kept SMTP connection is closed between bursts
+                self._wake.clear()
+                try:
+                    await asyncio.wait_for(self._wake.wait(), timeout=wait_s)
+                except TimeoutError:
+                    pass
+                continue
+            await self.send_one(row, transport())
+
+    async def _idle(self, transport: Transport) -> None:
+        try:
+            await transport.aclose()
+        except Exception as e:
+            log.debug("closing the %s transport failed: %s", transport.name, e)
+
+    async def send_one(self, row: Row, transport: Transport) -> Row:
+        """One attempt at one row: ``sending`` first (committed), then ``sent``, back to ``pending``, or ``failed``."""
+        row = self._set(row, "sending", attempts=row.attempts + 1)
+        self.attempts_made += 1
+        try:
+            await transport.send(row.email)
+        except asyncio.CancelledError:
+            self._set(row, "pending", quiet=True)  # stopping: not sent as far as we know, due again at the next start
+            raise
+        except DeliveryError as e:
+            return self._failed(row, e.reason, e.permanent)
+        except Exception as e:  # a transport bug or an unforeseen error: retried, never the worker's end
+            return self._failed(row, f"{type(e).__name__}: {e}", False)
+        return self._set(row, "sent", last_error=None)
+
+    def _failed(self, row: Row, reason: str, permanent: bool) -> Row:
+        reason = reason[:1000]
+        log.info(
+            "e-mail %s (%s) attempt %d failed (%s): %s",
+            row.email.message_id,
+            row.email.kind,
+            row.attempts,
+            "permanent" if permanent else "temporary",
+            mask_addresses(reason),
+        )
+        if permanent or row.attempts >= self.max_attempts:
+            why = reason if permanent else f"gave up after {row.attempts} attempts: {reason}"
+            return self._set(row, "failed", last_error=why)
+        delay = self.backoff.delay_s(row.attempts - 1)
+        return self._set(row, "pending", next_at=self._clock() + delay, last_error=reason)

@@ -1,0 +1,38 @@
+"""Shared pieces of the e-mail tests: a real SMTP server on loopback and settings for an engine that mails."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.engine.email.smtp_fixture import SmtpServer
+
+SCRIPT = Path(__file__).parent / "scripts" / "mail.yaml"
+
+
+@pytest.fixture
+def smtp(tmp_path: Path) -> Iterator[SmtpServer]:
+    server = SmtpServer(tmp_path)
+    server.start()
+    yield server
+    server.stop()
+
+
+def mail_settings(email: dict[str, Any], tools: list[str] | None = None) -> dict[str, Any]:
+    """A config (as a dict) with one scripted context ``desk`` that may use the e-mail tools."""
+    return {
+        "engine": {"http": {"enabled": False}},
+        "mcp": {"enabled": False},
+        "providers": {"desk": {"type": "scripted", "script": str(SCRIPT)}},
+        "contexts": {
+            "desk": {
+                "provider": "desk",
+                "prompt": "You help callers.",
+                "tools": tools or ["request_transcript", "send_email_summary", "hangup_call"],
+            }
+        },
+        "tools": {"email": email},
+    }
