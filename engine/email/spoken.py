@@ -1,0 +1,381 @@
+"""Turning an e-mail address spoken to a voice agent into the address, or into a refusal saying what was heard.
+
+Why it exists: ``request_transcript`` gets what speech-to-text made of a caller spelling an address out loud —
+"J O H N dot smith at gmail com", "juliet oscar hotel november at the rate yahoo dot co dot uk", "my email is um
+mary underscore jones twenty three at outlook dot com". This module rewrites the spoken vocabulary ("dot", "at", "at
+the rate", "underscore", "dash"/"hyphen", "plus", number words, letters one by one, the NATO alphabet, "b as in
+bravo", "double t"), drops filler ("um", "it's", "my email is"), copes with what STT produces (capitals, commas,
+"J. O. H. N.", a missing "dot" before a well-known ending), then lets ``email-validator`` judge the syntax. The
+result carries a read-back form ("j-o-h-n dot smith at gmail dot com") that spells what the caller spelled, so the
+agent can confirm it; a refusal carries what was understood so the agent can ask again.
+
+Number words are read as digits and joined ("one two three" → 123, "nineteen eighty four" → 1984, "two thousand and
+five" → 2005); a NATO word or a letter name ("jay", "aitch") counts as a letter only next to another spelled letter,
+so "mike at gmail dot com" stays mike@gmail.com. When more than one "at" was said, the last one that is followed by
+something separates the name from the domain. The DNS side of validation is ``engine.email.domain``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from email_validator import EmailNotValidError, validate_email
+
+#: Longer input is not an address someone dictated; refusing it keeps the parser's work bounded.
+MAX_SPOKEN_CHARS = 600
+
+_Kind = Literal["letters", "word", "digits", "symbol", "maybe_letter"]
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedAddress:
+    """A syntactically valid address and the form to read back to the caller ("j-o-h-n dot smith at gmail dot com")."""
+
+    address: str
+    spelled: str
+
+    @property
+    def domain(self) -> str:
+        return self.address.rsplit("@", 1)[1]
+
+
+@dataclass(frozen=True, slots=True)
+class AddressRefusal:
+    """Why no address came out (``reason``, to be said to the caller) and what was understood, in read-back form."""
+
+    reason: str
+    understood: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Seg:
+    text: str
+    kind: _Kind
+    said: str = ""  # the word a maybe_letter came from ("mike"), used when it turns out to be a word
+
+
+_SYMBOL_NAMES = {".": "dot", "@": "at", "_": "underscore", "-": "dash", "+": "plus", "'": "apostrophe"}
+_DIGIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+_UNITS = {w: n for n, w in enumerate((*_DIGIT_WORDS, "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen"))}
+_UNITS |= {"sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "niner": 9}
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+_SCALES = {"hundred": 100, "thousand": 1000}
+_NATO = {
+    w: w[0]
+    for w in (
+        "alpha alfa bravo charlie delta echo foxtrot golf hotel india juliet juliett kilo lima mike november oscar "
+        "papa quebec romeo sierra tango uniform victor whiskey whisky xray yankee zulu"
+    ).split()
+}
+_LETTER_NAMES: dict[str, str] = dict(
+    pair.split("=")
+    for pair in (
+        "aitch=h haitch=h jay=j kay=k el=l ell=l em=m en=n ess=s vee=v zed=z zee=z dee=d gee=g pee=p tee=t "
+        "bee=b cee=c ex=x cue=q wye=y oh=o"
+    ).split()
+)
+
+
+def _phrases(*texts: str) -> tuple[tuple[str, ...], ...]:
+    """Token tuples, longest first, so "at the rate of" wins over "at"."""
+    return tuple(sorted((tuple(t.split()) for t in texts), key=len, reverse=True))
+
+
+_SYMBOL_PHRASES: dict[tuple[str, ...], str] = {
+    **dict.fromkeys(_phrases("dot", "period", "point", "full stop"), "."),
+    **dict.fromkeys(_phrases("underscore", "under score", "under bar", "underbar", "underline", "low line"), "_"),
+    **dict.fromkeys(_phrases("dash", "hyphen", "minus"), "-"),
+    **dict.fromkeys(_phrases("plus", "plus sign"), "+"),
+    **dict.fromkeys(
+        _phrases(
+            "apostrophe",
+        ),
+        "'",
+    ),
+}
+_SYMBOL_KEYS = tuple(sorted(_SYMBOL_PHRASES, key=len, reverse=True))
+_AT_PHRASES = _phrases("at", "at the rate", "at the rate of", "at sign", "at symbol", "@")
+_FILLER_WORDS = frozenset("um umm uh uhh uhm er erm ah hmm mm".split())
+_NOISE_PHRASES = _phrases("all one word", "no spaces", "all lowercase", "all lower case", "all small letters")
+_CASE_WORDS = _phrases("capital", "uppercase", "upper case", "small", "lowercase", "lower case", "big")
+_PREFIXES = _phrases(
+    "so", "okay", "ok", "well", "yes", "yeah", "yep", "sure", "right", "alright", "oh", "please", "i said",
+    "it's", "its", "it is", "that's", "thats", "that is", "this is", "it would be", "it'll be", "it will be",
+    "my email is", "my email address is", "my email's", "the email is", "the email address is", "email is",
+    "email address is", "my address is", "the address is", "address is", "my email", "email address",
+    "you can send it to", "send it to", "please send it to", "send to", "it goes to", "you can reach me at",
+)  # fmt: skip
+_SUFFIXES = _phrases(
+    "please", "thanks", "thank you", "thank you very much", "that's it", "thats it", "that's all", "ok", "okay",
+    "right", "yeah",
+)  # fmt: skip
+_AS_IN = _phrases("as in", "for", "like")
+#: Endings a caller may run into the domain without "dot" ("gmail com"); only used when the domain had no dot at all.
+_IMPLICIT_TLDS = frozenset("com net org edu gov io co uk us ca de fr au info biz ai dev app nl eu ch es".split())
+_GLUED = re.compile(r"\bdot-?(com|net|org|co|uk|io)\b")
+_INNER_DOT = re.compile(r"\.(?=\w)")
+_SPLIT = re.compile(r"[\s,;:!?\"()\[\]{}<>]+")
+_PIECES = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*|\d+|[._+\-@']|.", re.UNICODE)
+
+
+def parse_spoken_address(text: str) -> ParsedAddress | AddressRefusal:
+    """The address in ``text`` (what STT heard) with its read-back form, or a refusal with what was understood."""
+    if len(text) > MAX_SPOKEN_CHARS:
+        return AddressRefusal(f"that was longer than {MAX_SPOKEN_CHARS} characters, too long for an email address", "")
+    tokens = _clean(_tokens(text))
+    if not tokens:
+        return AddressRefusal("I did not hear an email address", "")
+    segs = _resolve_letters(_segments(tokens, _at_position(tokens)))
+    ats = [i for i, s in enumerate(segs) if s.kind == "symbol" and s.text == "@"]
+    if len(ats) == 1:
+        segs = _insert_missing_dot(segs, ats[0])
+    understood = _read_back(segs)
+    address = "".join(s.text for s in segs)
+    if not ats:
+        return AddressRefusal("I did not hear 'at', so I cannot tell the name from the domain", understood)
+    if len(ats) > 1:
+        return AddressRefusal("I heard 'at' more than once", understood)
+    local, domain = address.split("@")
+    if not local:
+        return AddressRefusal("I did not hear a name before the 'at'", understood)
+    if not domain:
+        return AddressRefusal("I did not hear a domain after the 'at'", understood)
+    if "." not in domain:
+        return AddressRefusal("the domain after the 'at' has no ending such as 'dot com'", understood)
+    try:
+        valid = validate_email(address, check_deliverability=False)
+    except EmailNotValidError as e:
+        reason = str(e).replace("the @-sign", "the 'at'").replace("@-sign", "'at'")
+        return AddressRefusal(reason.removeprefix("The email address is not valid. ").rstrip("."), understood)
+    return ParsedAddress(valid.normalized, understood)
+
+
+def _tokens(text: str) -> list[str]:
+    """Lower-case words with STT punctuation dealt with: commas gone, "J." → "j", "j-o-h-n" → letters, "@" apart."""
+    text = text.replace("\u2019", "'").replace("\u2018", "'").lower()
+    text = _GLUED.sub(r"dot \1", text.replace("e-mail", "email").replace("x-ray", "xray")).replace("@", " @ ")
+    text = _INNER_DOT.sub(" . ", text)  # "j-o-h-n.smith" → "j-o-h-n . smith"; a dot before a space is punctuation
+    out: list[str] = []
+    for raw in _SPLIT.split(text):
+        tok = raw.strip("'").rstrip(".")
+        if not tok:
+            if raw.strip("'") == ".":
+                out.append(".")
+            continue
+        parts = tok.split("-")
+        if len(parts) > 1 and all(p in _UNITS or p in _TENS or p == "double" or len(p) == 1 for p in parts if p):
+            out.extend(p for p in parts if p)  # "j-o-h-n", "twenty-three", "double-t"
+        else:
+            out.append(tok)
+    return out
+
+
+def _starts(tokens: list[str], i: int, phrase: tuple[str, ...]) -> bool:
+    return tuple(tokens[i : i + len(phrase)]) == phrase
+
+
+def _clean(tokens: list[str]) -> list[str]:
+    """Drop filler anywhere ("um", "all one word", "capital" before a letter), lead-ins and sign-offs."""
+    kept: list[str] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        noise = next((p for p in _NOISE_PHRASES if _starts(tokens, i, p)), None)
+        case = next((p for p in _CASE_WORDS if _starts(tokens, i, p)), None)
+        nxt = tokens[i + len(case)] if case and i + len(case) < len(tokens) else ""
+        if tok in _FILLER_WORDS:
+            i += 1
+        elif noise:
+            i += len(noise)
+        elif case and (len(nxt) == 1 or nxt in _NATO or nxt in _LETTER_NAMES):
+            i += len(case)
+        elif tok == "at" and kept and kept[-1] == "at":  # a stutter: "at at"
+            i += 1
+        else:
+            kept.append(tok)
+            i += 1
+    changed = True
+    while changed and kept:
+        changed = False
+        lead = next((p for p in _PREFIXES if _starts(kept, 0, p) and len(p) < len(kept)), None)
+        tail = next((p for p in _SUFFIXES if len(p) < len(kept) and tuple(kept[-len(p) :]) == p), None)
+        if lead:
+            del kept[: len(lead)]
+            changed = True
+        if tail:
+            del kept[-len(tail) :]
+            changed = True
+    return kept
+
+
+def _at_position(tokens: list[str]) -> int:
+    """Index of the "at" that splits name and domain: every "@" if STT wrote one, else the last "at" with a tail."""
+    if "@" in tokens:
+        return -1
+    spots = [i for i in range(len(tokens)) if any(_starts(tokens, i, p) for p in _AT_PHRASES)]
+    with_tail = [i for i in spots if i < len(tokens) - 1]
+    return (with_tail or spots or [-1])[-1]
+
+
+def _number(tokens: list[str], i: int) -> tuple[str, int]:
+    """The digits of the number words from ``i`` and how many tokens they took ("", 0 if none)."""
+    j, words = i, list[str]()
+    while j < len(tokens):
+        tok = tokens[j]
+        after_scale = bool(words) and words[-1] in _SCALES
+        follows = j + 1 < len(tokens) and (tokens[j + 1] in _UNITS or tokens[j + 1] in _TENS)
+        if tok in _UNITS or tok in _TENS or (tok in _SCALES and words) or (tok == "and" and after_scale and follows):
+            words.append(tok)
+            j += 1
+        else:
+            break
+    if not words:
+        return "", 0
+    if any(w in _SCALES for w in words):
+        total = current = 0
+        for w in words:
+            if w in _SCALES:
+                current = max(current, 1) * _SCALES[w]
+                if w == "thousand":
+                    total, current = total + current, 0
+            elif w != "and":
+                current += _UNITS.get(w, 0) + _TENS.get(w, 0)
+        return str(total + current), j - i
+    digits, k = "", 0
+    while k < len(words):
+        w = words[k]
+        if w in _TENS and k + 1 < len(words) and 0 < _UNITS.get(words[k + 1], 0) < 10:
+            digits += str(_TENS[w] + _UNITS[words[k + 1]])
+            k += 2
+        else:
+            digits += str(_UNITS.get(w, _TENS.get(w, 0)))
+            k += 1
+    return digits, j - i
+
+
+def _letter(tok: str) -> str:
+    """The letter a spelled token stands for ("j", "juliet", "jay" → "j"), or ""."""
+    if len(tok) == 1 and tok.isalpha():
+        return tok
+    return _NATO.get(tok) or _LETTER_NAMES.get(tok, "")
+
+
+def _segments(tokens: list[str], at: int) -> list[_Seg]:
+    """One pass over the tokens: symbols, "@", numbers, letters (certain or maybe), and everything else literally."""
+    segs: list[_Seg] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if i == at:
+            i += next(len(p) for p in _AT_PHRASES if _starts(tokens, i, p))
+            segs.append(_Seg("@", "symbol"))
+            continue
+        symbol = next((p for p in _SYMBOL_KEYS if _starts(tokens, i, p)), None)
+        if symbol:
+            segs.append(_Seg(_SYMBOL_PHRASES[symbol], "symbol"))
+            i += len(symbol)
+            continue
+        if tok in ("double", "triple") and i + 1 < len(tokens):
+            nxt, times = tokens[i + 1], 2 if tok == "double" else 3
+            if nxt in ("u", "you"):  # "double u" is the letter w
+                segs.append(_Seg("w", "letters"))
+                i += 2
+                continue
+            after = tokens[i + 2] if i + 2 < len(tokens) else ""
+            if nxt == "oh" and (after in _UNITS or after in _TENS or after.isdigit()):  # "double oh seven"
+                segs.append(_Seg("0" * times, "digits"))
+                i += 2
+                continue
+            if (nxt in _UNITS and _UNITS[nxt] < 10) or (nxt.isdigit() and len(nxt) == 1):
+                segs.append(_Seg(str(_UNITS.get(nxt, nxt)) * times, "digits"))
+                i += 2
+                continue
+            if _letter(nxt):
+                segs.extend([_Seg(_letter(nxt), "letters")] * times)
+                i += 2
+                continue
+        digits, used = _number(tokens, i)
+        if used:
+            segs.append(_Seg(digits, "digits"))
+            i += used
+            continue
+        letter = _letter(tok)
+        if letter:
+            as_in = next((p for p in _AS_IN if _starts(tokens, i + 1, p)), None)
+            k = i + 1 + len(as_in) if as_in else 0
+            if as_in and k < len(tokens) and tokens[k][:1] == letter:  # "b as in bravo", "s for sugar"
+                segs.append(_Seg(letter, "letters"))
+                i = k + 1
+                continue
+            segs.append(_Seg(letter, "letters") if len(tok) == 1 else _Seg(letter, "maybe_letter", tok))
+            i += 1
+            continue
+        segs.extend(_literal(tok))
+        i += 1
+    return segs
+
+
+def _literal(tok: str) -> list[_Seg]:
+    """A token taken as written ("smith", "gmail.com", "o'brien", "j23"), cut into words, digits and symbols."""
+    out = []
+    for piece in _PIECES.findall(tok):
+        if piece in _SYMBOL_NAMES:
+            out.append(_Seg(piece, "symbol"))
+        else:
+            out.append(_Seg(piece, "digits" if piece.isdigit() else "word"))
+    return out
+
+
+def _resolve_letters(segs: list[_Seg]) -> list[_Seg]:
+    """A NATO word or letter name is a letter next to another spelled letter ("mike echo"), else a word ("mike");
+    "oh" next to digits is a zero ("double seven oh one")."""
+    out = []
+    for i, seg in enumerate(segs):
+        if seg.kind != "maybe_letter":
+            out.append(seg)
+            continue
+        near = [segs[j].kind for j in (i - 1, i + 1) if 0 <= j < len(segs)]
+        if seg.said == "oh" and "digits" in near:
+            out.append(_Seg("0", "digits"))
+        elif "letters" in near or "maybe_letter" in near:
+            out.append(_Seg(seg.text, "letters"))
+        else:
+            out.append(_Seg(seg.said, "word"))
+    return out
+
+
+def _insert_missing_dot(segs: list[_Seg], at: int) -> list[_Seg]:
+    """ "gmail com" → "gmail.com", "bbc co uk" → "bbc.co.uk": only when the domain has no dot at all."""
+    domain = segs[at + 1 :]
+    if any(s.kind == "symbol" and s.text == "." for s in domain):
+        return segs
+    first_tld = len(domain)
+    while first_tld > 1 and domain[first_tld - 1].kind == "word" and domain[first_tld - 1].text in _IMPLICIT_TLDS:
+        first_tld -= 1
+    if first_tld == len(domain) or domain[first_tld - 1].kind == "symbol":
+        return segs
+    rebuilt = list(domain[:first_tld])
+    for seg in domain[first_tld:]:
+        rebuilt += [_Seg(".", "symbol"), seg]
+    return segs[: at + 1] + rebuilt
+
+
+def _read_back(segs: list[_Seg]) -> str:
+    """Spelled letters hyphenated ("j-o-h-n"), digits one by one in words, symbols by name, words as they are."""
+    pieces: list[str] = []
+    previous: _Kind | None = None
+    for seg in segs:
+        if seg.kind == "letters" and previous == "letters":
+            pieces[-1] += "-" + seg.text
+        elif seg.kind == "word" and previous == "word":  # "john smith" became johnsmith: say it that way
+            pieces[-1] += seg.text
+        elif seg.kind in ("letters", "word"):
+            pieces.append(seg.text)
+        elif seg.kind == "digits":
+            pieces.append(" ".join(_DIGIT_WORDS[int(d)] if d.isascii() else d for d in seg.text))
+        else:
+            pieces.append(_SYMBOL_NAMES.get(seg.text, seg.text))
+        previous = seg.kind
+    return " ".join(pieces)

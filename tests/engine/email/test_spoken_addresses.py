@@ -1,0 +1,162 @@
+"""The spoken-address corpus: what callers say (as STT writes it) → the address and its read-back, or a refusal
+that says why and what was understood, so the agent can ask again."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.email.spoken import MAX_SPOKEN_CHARS, AddressRefusal, ParsedAddress, parse_spoken_address
+
+# (what STT wrote, the address, the read-back for the agent; None where the read-back is not the point)
+PARSED: list[tuple[str, str, str | None]] = [
+    # plain words and symbols
+    ("john dot smith at gmail dot com", "john.smith@gmail.com", "john dot smith at gmail dot com"),
+    ("john smith at gmail dot com", "johnsmith@gmail.com", "johnsmith at gmail dot com"),
+    ("mary underscore jones at outlook dot com", "mary_jones@outlook.com", "mary underscore jones at outlook dot com"),
+    ("mary under score jones at outlook dot com", "mary_jones@outlook.com", None),
+    ("ann hyphen marie at mail dot com", "ann-marie@mail.com", "ann dash marie at mail dot com"),
+    ("mary dash jane at hotmail dot com", "mary-jane@hotmail.com", None),
+    ("john plus news at fastmail dot fm", "john+news@fastmail.fm", "john plus news at fastmail dot fm"),
+    ("john plus sign news at fastmail dot fm", "john+news@fastmail.fm", None),
+    ("sales at acme dot co dot uk", "sales@acme.co.uk", "sales at acme dot co dot uk"),
+    ("first period last at company dot org", "first.last@company.org", None),
+    ("info at my company dot com", "info@mycompany.com", None),
+    ("kevin apostrophe brien at eircom dot net", "kevin'brien@eircom.net", "kevin apostrophe brien at eircom dot net"),
+    ("O'Brien at eircom dot net", "o'brien@eircom.net", "o'brien at eircom dot net"),
+    # "at" said other ways
+    ("john at the rate gmail dot com", "john@gmail.com", "john at gmail dot com"),
+    ("my email address is john at the rate of gmail dot com", "john@gmail.com", None),
+    ("john at sign gmail dot com", "john@gmail.com", None),
+    ("john at at gmail dot com", "john@gmail.com", None),
+    ("meet me at john at gmail dot com", "meetmeatjohn@gmail.com", None),
+    ("info at company dot at", "info@company.at", "info at company dot at"),
+    # digits and number words
+    ("john one two three at gmail dot com", "john123@gmail.com", "john one two three at gmail dot com"),
+    ("john 123 at gmail dot com", "john123@gmail.com", "john one two three at gmail dot com"),
+    ("mary jones twenty three at outlook dot com", "maryjones23@outlook.com", "maryjones two three at outlook dot com"),
+    ("nineteen eighty four at gmail dot com", "1984@gmail.com", "one nine eight four at gmail dot com"),
+    ("bob twenty twenty at yahoo dot com", "bob2020@yahoo.com", None),
+    ("two thousand and five at gmail dot com", "2005@gmail.com", None),
+    ("team two thousand twenty four at gmail dot com", "team2024@gmail.com", None),
+    ("room one hundred at hotel dot com", "room100@hotel.com", None),
+    (
+        "agent double oh seven at mi six dot gov dot uk",
+        "agent007@mi6.gov.uk",
+        "agent zero zero seven at mi six dot gov dot uk",
+    ),
+    ("john double seven at gmail dot com", "john77@gmail.com", None),
+    ("john triple three at gmail dot com", "john333@gmail.com", None),
+    ("john seven oh one at gmail dot com", "john701@gmail.com", None),
+    ("john zero at gmail dot com", "john0@gmail.com", None),
+    ("twenty-three skidoo at gmail dot com", "23skidoo@gmail.com", None),
+    # letters one by one, NATO, letter names, "as in", doubles
+    ("j o h n at gmail dot com", "john@gmail.com", "j-o-h-n at gmail dot com"),
+    ("J O H N dot smith at gmail dot com", "john.smith@gmail.com", "j-o-h-n dot smith at gmail dot com"),
+    ("J. O. H. N. at Gmail dot com", "john@gmail.com", "j-o-h-n at gmail dot com"),
+    ("j-o-h-n at gmail dot com", "john@gmail.com", "j-o-h-n at gmail dot com"),
+    ("juliet oscar hotel november at gmail dot com", "john@gmail.com", "j-o-h-n at gmail dot com"),
+    ("sierra mike india tango hotel at icloud dot com", "smith@icloud.com", "s-m-i-t-h at icloud dot com"),
+    ("jay oh aitch en at yahoo dot com", "john@yahoo.com", "j-o-h-n at yahoo dot com"),
+    ("b as in bravo o b at aol dot com", "bob@aol.com", "b-o-b at aol dot com"),
+    ("j for juliet o h n at gmail dot com", "john@gmail.com", "j-o-h-n at gmail dot com"),
+    ("s like sugar a m at gmail dot com", "sam@gmail.com", None),
+    ("m a double t at example dot org", "matt@example.org", "m-a-t-t at example dot org"),
+    ("t double e at gmail dot com", "tee@gmail.com", "t-e-e at gmail dot com"),
+    ("double u double u at web dot de", "ww@web.de", "w-w at web dot de"),
+    ("a triple x at gmail dot com", "axxx@gmail.com", None),
+    ("mike at gmail dot com", "mike@gmail.com", "mike at gmail dot com"),
+    ("victor hugo at gmail dot com", "victorhugo@gmail.com", None),
+    ("peter at hotel dot com", "peter@hotel.com", None),
+    ("j smith at gmail dot com", "jsmith@gmail.com", "j smith at gmail dot com"),
+    ("capital J O H N at gmail dot com", "john@gmail.com", "j-o-h-n at gmail dot com"),
+    ("x-ray ray at protonmail dot com", "xrayray@protonmail.com", None),
+    ("john at g m a i l dot com", "john@gmail.com", "john at g-m-a-i-l dot com"),
+    # filler, lead-ins and sign-offs
+    ("um john at gmail dot com", "john@gmail.com", "john at gmail dot com"),
+    ("it's john at gmail dot com", "john@gmail.com", None),
+    ("my email is john at gmail dot com", "john@gmail.com", None),
+    ("my email is um mary underscore jones twenty three at outlook dot com", "mary_jones23@outlook.com", None),
+    ("Sure, it's J. O. H. N. at Gmail dot com, thanks.", "john@gmail.com", "j-o-h-n at gmail dot com"),
+    ("yeah so my email address is uh john at gmail dot com thank you", "john@gmail.com", None),
+    ("you can send it to john at gmail dot com please", "john@gmail.com", None),
+    ("okay that's john uh dot smith at gmail dot com", "john.smith@gmail.com", None),
+    ("Capital J, O, H, N, all one word, at G mail dot com", "john@gmail.com", "j-o-h-n at g mail dot com"),
+    ("er, erm, john at gmail dot com, that's it", "john@gmail.com", None),
+    # what STT writes: capitals, commas, symbols, missing "dot"
+    ("John Dot Smith At Gmail Dot Com", "john.smith@gmail.com", None),
+    ("john, dot, smith, at, gmail, dot, com", "john.smith@gmail.com", None),
+    ("john.smith@gmail.com", "john.smith@gmail.com", "john dot smith at gmail dot com"),
+    ("It's john.smith@gmail.com.", "john.smith@gmail.com", None),
+    ("It's j-o-h-n.smith@gmail.com.", "john.smith@gmail.com", "j-o-h-n dot smith at gmail dot com"),
+    ("john at gmail.com", "john@gmail.com", None),
+    ("john at gmail dotcom", "john@gmail.com", None),
+    ("john at gmail .com", "john@gmail.com", None),
+    ("J O H N dot smith at gmail com", "john.smith@gmail.com", "j-o-h-n dot smith at gmail dot com"),
+    ("john at gmail com please", "john@gmail.com", "john at gmail dot com"),
+    ("john at bbc co uk", "john@bbc.co.uk", "john at bbc dot co dot uk"),
+    ("JOHN AT OUTLOOK DOT COM", "john@outlook.com", None),
+    ("john \u2019at\u2019 gmail dot com", "john@gmail.com", None),
+]
+
+# (what STT wrote, part of the reason, what was understood)
+REFUSED: list[tuple[str, str, str]] = [
+    ("", "did not hear an email address", ""),
+    ("um uh", "did not hear an email address", ""),
+    ("john smith", "did not hear 'at'", "johnsmith"),
+    ("j o h n gmail dot com", "did not hear 'at'", "j-o-h-n gmail dot com"),
+    ("at gmail dot com", "a name before the 'at'", "at gmail dot com"),
+    ("john at", "a domain after the 'at'", "john at"),
+    ("john at gmail", "no ending such as 'dot com'", "john at gmail"),
+    ("john at g m a i l c o m", "no ending such as 'dot com'", "john at g-m-a-i-l-c-o-m"),
+    ("john dot dot smith at gmail dot com", "two periods in a row", "john dot dot smith at gmail dot com"),
+    ("john dot at gmail dot com", "period immediately before", "john dot at gmail dot com"),
+    ("dot john at gmail dot com", "cannot start with a period", "dot john at gmail dot com"),
+    ("john@gmail.com@yahoo.com", "'at' more than once", "john at gmail dot com at yahoo dot com"),
+    ("john at dash gmail dot com", "hyphen", "john at dash gmail dot com"),
+    ("john at gmail dot", "period", "john at gmail dot"),
+    ("john at localhost dot test", "special-use", "john at localhost dot test"),
+    (
+        "john at g underscore mail dot com",
+        "after the 'at' contains invalid characters",
+        "john at g underscore mail dot com",
+    ),
+    ("I don't know my email", "did not hear 'at'", "i don'tknowmyemail"),
+]
+
+
+def test_the_corpus_is_large_enough() -> None:
+    assert len(PARSED) + len(REFUSED) >= 60
+    assert len(REFUSED) >= 10
+
+
+@pytest.mark.parametrize(("spoken", "address", "spelled"), PARSED, ids=[p[0][:60] for p in PARSED])
+def test_spoken_addresses_parse(spoken: str, address: str, spelled: str | None) -> None:
+    result = parse_spoken_address(spoken)
+    assert isinstance(result, ParsedAddress), result
+    assert result.address == address
+    if spelled is not None:
+        assert result.spelled == spelled
+    assert result.domain == address.rsplit("@", 1)[1]
+
+
+@pytest.mark.parametrize(("spoken", "reason", "understood"), REFUSED, ids=[r[0][:60] or "empty" for r in REFUSED])
+def test_what_is_not_an_address_is_refused_with_what_was_understood(spoken: str, reason: str, understood: str) -> None:
+    result = parse_spoken_address(spoken)
+    assert isinstance(result, AddressRefusal), result
+    assert reason in result.reason
+    assert result.understood == understood
+
+
+def test_input_longer_than_any_address_is_refused_without_parsing() -> None:
+    result = parse_spoken_address("john " * (MAX_SPOKEN_CHARS // 5 + 1))
+    assert isinstance(result, AddressRefusal)
+    assert str(MAX_SPOKEN_CHARS) in result.reason
+
+
+def test_results_are_immutable() -> None:
+    parsed, refused = parse_spoken_address("john at gmail dot com"), parse_spoken_address("john")
+    assert isinstance(parsed, ParsedAddress) and isinstance(refused, AddressRefusal)
+    with pytest.raises(AttributeError):
+        parsed.address = "x@y.z"  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        refused.reason = "fine"  # type: ignore[misc]
