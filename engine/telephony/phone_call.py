@@ -23,7 +23,7 @@ from engine.events import (
     EventBus,
     TranscriptAdded,
 )
-from engine.telephony.rtp import RtpStream
+from engine.telephony.media import MediaStream
 from engine.voice.pipeline import VoiceCall
 from engine.voice.realtime_call import RealtimeVoiceCall
 
@@ -59,7 +59,7 @@ class PhoneCall:
     context: str | None = None
     bridge_id: str | None = None
     media_channel_id: str | None = None
-    stream: RtpStream | None = None
+    stream: MediaStream | None = None
     voice: VoiceCall | RealtimeVoiceCall | None = None
     #: The agent's channel once a transfer was answered (the call then lives on without the AI).
     agent_channel_id: str | None = None
@@ -101,6 +101,15 @@ class PhoneCall:
         cls = _EVENTS.get(kind)
         if cls is None or self.bus is None or self.call_id is None:
             return
+        session = self.voice.session if self.voice is not None else None
+        if session is not None:  # the operator sees the transfer state on the call
+            target = fields.get("target", "")
+            session.transfer = {
+                "call.transfer_started": f"ringing {target}",
+                "call.transfer_answered": f"transferred to {target}",
+                "call.transfer_failed": f"{target} {fields.get('reason', 'failed')}",
+                "call.transfer_cancelled": f"cancelled ({target})",
+            }.get(kind, session.transfer)
         self.bus.publish(cls(call_id=self.call_id, **fields))  # type: ignore[call-arg,arg-type]
 
     async def aclose(self) -> None:

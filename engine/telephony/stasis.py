@@ -10,7 +10,9 @@ the Stasis arguments (``context=NAME`` or a context's name), else ``asterisk.def
 the caller hangs up (``StasisEnd``/``ChannelHangupRequest``), when the agent hangs up (after the farewell played),
 or when the engine stops; every path releases the same things: media channel, bridge, RTP port, provider session,
 and the caller's channel if it is still up. After the events socket reconnects, calls whose channels are gone
-are ended.
+are ended. With ``asterisk.media: websocket`` the media channel is chan_websocket instead (``connection_type=server``):
+the engine connects in to ``/media/<MEDIA_WEBSOCKET_CONNECTION_ID>``, and bridges the channel once it entered Stasis
+(it is answered only when the socket is up), and the voice driver runs over a ``WsBackend``.
 """
 
 from __future__ import annotations
@@ -24,11 +26,13 @@ from typing import Any, Protocol
 from engine.config.models import AsteriskConfig
 from engine.tasks import Spawn
 from engine.telephony.ari import RECONNECTED, AriClient, AriError
-from engine.telephony.media import RtpBackend
+from engine.telephony.media import backend_for
 from engine.telephony.phone_call import PhoneCall
 from engine.telephony.rtp import PortPool, RtpStream
 from engine.telephony.transfer import PhoneTransfers
+from engine.telephony.ws_media import WsMedia, WsMediaError, media_url
 from engine.tools.builtin.transfer import PhoneLines
+from engine.voice.backend import AudioBackend
 from engine.voice.pipeline import VoiceCall
 from engine.voice.realtime_call import RealtimeVoiceCall, voice_call
 from engine.voice.realtime_host import RealtimeHost
@@ -39,7 +43,15 @@ CALLER_GONE = ("StasisEnd", "ChannelHangupRequest", "ChannelDestroyed")
 
 
 class CallFactory(Protocol):
-    def __call__(self, backend: RtpBackend, context: str, **kw: Any) -> VoiceCall | RealtimeVoiceCall: ...
+    def __call__(self, backend: AudioBackend, context: str, **kw: Any) -> VoiceCall | RealtimeVoiceCall: ...
+
+
+def media_label(stream: object) -> str | None:
+    """How a phone call's audio flows, for the operator: ``rtp :18004 ↔ 10.0.0.2:17342`` or ``websocket``."""
+    if isinstance(stream, RtpStream):
+        remote = f"{stream.remote[0]}:{stream.remote[1]}" if stream.remote else "?"
+        return f"rtp :{stream.port} ↔ {remote}"
+    return None if stream is None else "websocket"
 
 
 def pick_context(
@@ -76,6 +88,8 @@ class StasisApp:
         self.transfers: dict[str, PhoneTransfers] = {}  # caller channel id -> its transfers
         #: Channels the engine created itself (media, snoop, originated): their events are not new callers.
         self.own_channels: set[str] = set()
+        #: Media channels the engine waits for to enter Stasis (chan_websocket: only once its socket is up).
+        self._entering: dict[str, asyncio.Event] = {}
         self._stopping = False
 
     # ---------------------------------------------------------------------------------------------- events
@@ -96,6 +110,8 @@ class StasisApp:
         channel: dict[str, Any] = raw if isinstance(raw, dict) else {}
         cid = str(channel.get("id", ""))
         args = [str(a) for a in event.get("args") or []]
+        if kind == "StasisStart" and cid in self._entering:
+            self._entering[cid].set()
         if kind == "StasisStart" and cid in self.own_channels:
             if args[:1] == ["transfer"] and len(args) > 1 and args[1] in self.transfers:
                 self.transfers[args[1]].on_answer(cid)
@@ -192,7 +208,7 @@ class StasisApp:
         assert call.stream is not None
         note, call.resume_note = call.resume_note, None
         call.voice = self._make_call(
-            RtpBackend(call.stream), context, caller_name=call.caller_name or None,
+            backend_for(call.stream), context, caller_name=call.caller_name or None,
             caller_number=call.caller_number or None, close_backend=False,
         )  # fmt: skip
         voice = call.voice
@@ -204,6 +220,9 @@ class StasisApp:
             if voice.call_id is not None:
                 registered = voice.call_id
                 self.lines.register(voice.call_id, transfers)
+                if voice.session is not None:  # the console shows phone calls with their channel and media
+                    voice.session.channel_id = call.channel_id
+                    voice.session.media = media_label(call.stream)
                 if note:
                     call.tell(note)
 
@@ -220,6 +239,9 @@ class StasisApp:
         await self.ari.answer(call.channel_id)
         bridge = await self.ari.create_bridge(f"ava-{call.channel_id}", kind="mixing", name=f"ava {call.channel_id}")
         call.bridge_id = bridge["id"]
+        if self.config.media == "websocket":
+            await self._connect_ws_media(call)
+            return
         call.stream = await RtpStream.bind(self.config.rtp_host, self.pool)
         media_id = f"ava-em-{call.channel_id}"
         self.own_channels.add(media_id)
@@ -232,6 +254,36 @@ class StasisApp:
                            "(UNICASTRTP_LOCAL_ADDRESS/PORT missing)")  # fmt: skip
         call.stream.set_remote(str(host), int(port))
         await self.ari.add_to_bridge(call.bridge_id, [call.channel_id, call.media_channel_id])
+
+    async def _connect_ws_media(self, call: PhoneCall) -> None:
+        """chan_websocket: ask for ``WebSocket/INCOMING``, connect in, bridge it once Asterisk answered it."""
+        assert call.bridge_id is not None
+        media_id = f"ava-em-{call.channel_id}"
+        self.own_channels.add(media_id)
+        entered = self._entering[media_id] = asyncio.Event()
+        try:
+            media = await self.ari.external_media(
+                "", channel_id=media_id, encapsulation="none", transport="websocket", connection_type="server"
+            )
+            call.media_channel_id = media["id"]
+            connection = str((media.get("channelvars") or {}).get("MEDIA_WEBSOCKET_CONNECTION_ID", ""))
+            if not connection:
+                raise AriError("POST /channels/externalMedia", "Asterisk did not say which media WebSocket to "
+                               "connect to (MEDIA_WEBSOCKET_CONNECTION_ID missing)")  # fmt: skip
+            timeout = self.config.request_timeout_s
+            try:
+                call.stream = await WsMedia.connect(media_url(self.config.ari_url, connection), timeout_s=timeout)
+            except WsMediaError as e:
+                raise AriError("media WebSocket", str(e)) from None
+            try:
+                async with asyncio.timeout(timeout):
+                    await entered.wait()
+            except TimeoutError:
+                raise AriError("media WebSocket", f"the WebSocket channel did not enter Stasis within "
+                               f"{timeout:g} s of connecting") from None  # fmt: skip
+        finally:
+            self._entering.pop(media_id, None)
+        await self.ari.add_to_bridge(call.bridge_id, [call.channel_id, media_id])
 
     async def _release(self, call: PhoneCall) -> None:
         """Free everything the call holds in Asterisk and here; every step is tried even when one fails."""
