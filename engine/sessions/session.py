@@ -46,6 +46,10 @@ class CallSession:
     last_deep_turn_at: float | None = None
     hangup_requested: bool = False
     farewell: str | None = None
+    #: Phone calls: how the caller's audio flows ("rtp 127.0.0.1:18004", "websocket"); None off the phone.
+    media: str | None = None
+    #: Phone calls: the transfer in progress or done ("ringing support", "transferred to support", "failed: busy").
+    transfer: str | None = None
 
     @property
     def duration_s(self) -> float:

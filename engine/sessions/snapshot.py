@@ -27,6 +27,10 @@ class CallInfo:
     tier_override: str | None
     turn: int
     started_at: float
+    #: Phone calls only: Asterisk's channel, the media path, the transfer state.
+    channel_id: str | None = None
+    media: str | None = None
+    transfer: str | None = None
 
     @classmethod
     def of(cls, s: CallSession) -> CallInfo:
@@ -34,6 +38,7 @@ class CallInfo:
             call_id=s.call_id, context=s.context, provider=s.provider, caller_name=s.caller_name,
             caller_number=s.caller_number, direction=s.direction, state=s.state, tier=s.tier,
             tier_reason=s.tier_reason, tier_override=s.tier_override, turn=s.turn, started_at=s.started_at,
+            channel_id=s.channel_id, media=s.media, transfer=s.transfer,
         )  # fmt: skip
 
 

@@ -171,8 +171,9 @@ class PhoneTransfers:
             await self._hold(True)
         else:
             # Music once the AI's "please hold" has played, unless the target answers (or fails) first.
-            idle = asyncio.ensure_future(self.line.ai_idle(HOLD_AFTER_S))
-            await asyncio.wait({idle, xfer.outcome}, return_when=asyncio.FIRST_COMPLETED)
+            idle: asyncio.Future[Any] = asyncio.ensure_future(self.line.ai_idle(HOLD_AFTER_S))
+            outcome: asyncio.Future[Any] = xfer.outcome
+            await asyncio.wait({idle, outcome}, return_when=asyncio.FIRST_COMPLETED)
             idle.cancel()
             with contextlib.suppress(asyncio.CancelledError, TimeoutError):
                 await idle

@@ -44,6 +44,10 @@ async def test_greeting_goodbye_farewell_and_nothing_left(tmp_path: Path) -> Non
             await emu.wait_event("ChannelEnteredBridge", caller.id)
             phone = emu.media_for(caller.id)
             await phone.wait_audio(50, within_s=15)  # a second of the greeting
+            await phone.wait_audio(len(phone.capture) + 150, within_s=15)  # the call is registered by now
+            info = engine.calls_info()[0]
+            assert info.channel_id == caller.id and info.caller_name == "Robin"
+            assert info.media is not None and info.media.startswith("rtp :41")
             while loud_seconds(phone.audio()[-800:]) > 0:  # until the greeting is over
                 await phone.wait_audio(len(phone.capture) + 5, within_s=15)
             heard_before = len(phone.capture)

@@ -79,6 +79,7 @@ async def test_busy_target_and_cancel_while_ringing(tmp_path: Path) -> None:
             await phone.speak(to_support)
             await phone.silence(1.0)
             started = await _next(sub, "call.transfer_started", lambda e: e.target == "support", within_s=20)
+            assert engine.calls_info()[0].transfer == "ringing support"
             await until_quiet(emu, caller.id)
             await phone.speak(cancel)
             await phone.silence(1.0)
