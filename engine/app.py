@@ -10,7 +10,7 @@ host, the HTTP server, the budget layer …) plug in through ``EngineComponent``
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO
 
@@ -36,6 +36,7 @@ from engine.tools.view import ToolView, ToolViewBuilder
 
 if TYPE_CHECKING:  # budget, voice (numpy and the speech engines load on first use)
     from engine.budget.layer import BudgetLayer
+    from engine.voice.backend import AudioBackend
     from engine.voice.softphone import BackendFactory, Softphone
 
 log = logging.getLogger(__name__)
@@ -317,6 +318,23 @@ class Engine:
     async def set_provider(self, call_id: str, provider_name: str) -> None:
         """Switch a live call to another provider from its next turn."""
         await self.calls.switch_provider(call_id, provider_name)
+
+    async def monitor_call(
+        self, channel_id: str, mode: str, backend_factory: Callable[[], AudioBackend] | None = None
+    ) -> str:
+        """Put the operator on a live phone call: ``listen``, ``whisper_agent``, ``whisper_caller``, ``takeover``,
+        or ``off`` (leaving a take-over hands the caller back to the AI). The operator's audio uses the softphone's
+        devices unless ``backend_factory`` gives another backend. Publishes ``call.monitor_changed``."""
+        from engine.telephony.component import Telephony
+        from engine.voice.softphone import device_backend
+
+        telephony = next(c for c in self.components if isinstance(c, Telephony))
+        phone = self.settings.softphone
+
+        def devices() -> AudioBackend:
+            return device_backend(phone.input_device, phone.output_device, phone.sample_rate, 20)
+
+        return await telephony.monitor(channel_id, mode, backend_factory or devices)
 
     def configure_logging(self, stream: TextIO | None = None) -> None:
         """Install the handlers the running config's ``engine.logging`` asks for (file paths relative to the

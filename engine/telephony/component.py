@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the voice stack (numpy, soxr) loads only when telephony is 
     from engine.telephony.ari import AriClient
     from engine.telephony.stasis import StasisApp
     from engine.tools.builtin.transfer import PhoneLines
+    from engine.voice.backend import AudioBackend
     from engine.voice.realtime_host import RealtimeHost
 
 log = logging.getLogger(__name__)
@@ -76,6 +77,14 @@ class Telephony:
             return
         await self.stop()
         await self.start()
+
+    async def monitor(self, channel_id: str, mode: str, backend: Callable[[], AudioBackend]) -> str:
+        """The operator on a phone call (see ``engine.telephony.monitor``); MonitorError when it cannot be."""
+        from engine.telephony.monitor import MonitorError
+
+        if self.app is None:
+            raise MonitorError("telephony is off (asterisk.enabled: false)")
+        return await self.app.set_monitor(channel_id, mode, backend)
 
     def status(self) -> dict[str, Any]:
         cfg = self._settings().asterisk

@@ -67,6 +67,8 @@ class PhoneCall:
     end_reason: str | None = None
     #: Set when a failed blind transfer brings the AI back, with what it should tell the caller first.
     resume_note: str | None = None
+    #: Set while the operator has taken the call over; set (and then cleared) when they hand it back.
+    taken_over: asyncio.Event | None = None
     released: asyncio.Event = field(default_factory=asyncio.Event)
     bridge_done: asyncio.Event = field(default_factory=asyncio.Event)
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)

@@ -24,9 +24,11 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from engine.config.models import AsteriskConfig
+from engine.events import CallMonitorChanged
 from engine.tasks import Spawn
 from engine.telephony.ari import RECONNECTED, AriClient, AriError
 from engine.telephony.media import backend_for
+from engine.telephony.monitor import CallMonitor, MonitorError
 from engine.telephony.phone_call import PhoneCall
 from engine.telephony.rtp import PortPool, RtpStream
 from engine.telephony.transfer import PhoneTransfers
@@ -91,6 +93,9 @@ class StasisApp:
         #: Media channels the engine waits for to enter Stasis (chan_websocket: only once its socket is up).
         self._entering: dict[str, asyncio.Event] = {}
         self._stopping = False
+        self.monitor = CallMonitor(
+            ari, config, self.pool, self.own_channels, lambda coro, name: self.spawn(coro, name=name)
+        )
 
     # ---------------------------------------------------------------------------------------------- events
 
@@ -134,6 +139,8 @@ class StasisApp:
         call.end_reason = call.end_reason or "caller hung up"
         log.info("telephony: caller %s left (%s)", call.channel_id, why)
         call.bridge_done.set()
+        if call.taken_over is not None:
+            call.taken_over.set()
         if call.voice is not None:
             call.voice.stop("caller hung up")
 
@@ -188,6 +195,12 @@ class StasisApp:
             while not call.caller_gone:
                 await self._run_ai(call, context, transfers)
                 await transfers.settled()  # a hand-off that stopped the AI finishes before we look
+                if call.taken_over is not None:  # the operator has the caller: the AI waits for the hand-back
+                    await call.taken_over.wait()
+                    call.taken_over = None
+                    if call.caller_gone:
+                        break
+                    call.resume_note = call.resume_note or "I'm back. The operator handed the call back to me."
                 if transfers.transferred:
                     call.agent_channel_id = transfers.current.channel_id if transfers.current else None
                     call.end_reason = "transferred"
@@ -287,6 +300,8 @@ class StasisApp:
 
     async def _release(self, call: PhoneCall) -> None:
         """Free everything the call holds in Asterisk and here; every step is tried even when one fails."""
+        with contextlib.suppress(AriError):
+            await self.monitor.close_for(call.channel_id)
         steps: list[tuple[str, Any]] = []
         if call.agent_channel_id:
             steps.append(("agent", self.ari.hangup(call.agent_channel_id)))
@@ -312,6 +327,29 @@ class StasisApp:
             self.own_channels.discard(call.media_channel_id)
         self.calls.pop(call.channel_id, None)
         call.released.set()
+
+    async def set_monitor(self, channel_id: str, mode: str, backend: Callable[[], AudioBackend]) -> str:
+        """Put the operator on a phone call in ``mode`` (off, listen, whisper_agent, whisper_caller, takeover);
+        leaving ``takeover`` hands the caller back to the AI. ``backend`` opens the operator's sound devices."""
+        call = self.calls.get(channel_id)
+        if call is None:
+            raise MonitorError(f"no live phone call on channel {channel_id!r}")
+        current = self.monitor.mode(channel_id)
+        if mode == current:
+            return mode
+        await self.monitor.close_for(channel_id)
+        if current == "takeover" and call.taken_over is not None:
+            call.taken_over.set()  # hand back: the call's loop brings the AI back
+        if mode == "takeover":
+            if call.bridge_id is None or call.media_channel_id is None:
+                raise MonitorError("this call has no bridge to take over")
+            call.taken_over = asyncio.Event()
+            await self.ari.remove_from_bridge(call.bridge_id, [call.media_channel_id])
+            call.stop_ai("operator took over")
+        if mode != "off":
+            await self.monitor.open(channel_id, call.bridge_id, mode, backend())
+        self.host.bus.publish(CallMonitorChanged(call_id=call.call_id or channel_id, mode=mode))
+        return mode
 
     async def stop(self) -> None:
         """End every phone call (releasing its Asterisk resources) and stop handling events."""

@@ -1,0 +1,93 @@
+"""The operator on a live phone call: listen, whisper to either side, take over and hand back, nothing left."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import numpy as np
+import pytest
+from emulator import AriEmulator
+
+from engine.events import CallEnded, CallMonitorChanged
+from engine.telephony.monitor import MonitorError
+from engine.voice.audio import AudioFrame
+from engine.voice.g711 import ulaw_encode
+from tests.engine.telephony.phone import desk_engine, until_quiet
+from tests.fixtures.audio_backends import FeedBackend
+
+TONE = ulaw_encode((6000 * np.sin(2 * np.pi * 440 * np.arange(4000) / 8000)).astype(np.int16))
+
+
+def loud(frames: list[AudioFrame]) -> int:
+    return sum(1 for f in frames if np.abs(f.samples.astype(np.int32)).max() > 1000)
+
+
+async def test_listen_whisper_takeover_and_hand_back(tmp_path: Path) -> None:
+    async with AriEmulator() as emu:
+        async with desk_engine(emu, tmp_path, 45000) as engine:
+            sub = engine.bus.subscribe(maxsize=10_000)
+            caller = await emu.incoming_call("ava", "Robin", "1001")
+            await emu.wait_event("ChannelEnteredBridge", caller.id)
+            await until_quiet(emu, caller.id)
+            operator = FeedBackend(sample_rate=16000)
+
+            # listen: a snoop on the caller (both directions) bridged with the operator's media; audio reaches them
+            assert await engine.monitor_call(caller.id, "listen", lambda: operator) == "listen"
+            snoop = next(c for c in emu.world.channels.values() if c.kind == "snoop")
+            assert (snoop.snoop_of, snoop.spy, snoop.whisper) == (caller.id, "both", "none")
+            media = next(c for c in emu.world.channels.values() if c.id.startswith("ava-op-"))
+            assert sorted(emu.world.bridges[media.bridge or ""].channels) == sorted([snoop.id, media.id])
+            await emu.rtp[media.id].speak(TONE, pace=0)  # what Asterisk's snoop hears of the call
+            for _ in range(100):
+                if loud(operator.played) >= 10:
+                    break
+                await asyncio.sleep(0.02)
+            assert loud(operator.played) >= 10
+
+            # whisper to the agent: the snoop injects into what the caller sends (the agent hears, the caller not)
+            mic = FeedBackend(sample_rate=16000)
+            await engine.monitor_call(caller.id, "whisper_agent", lambda: mic)
+            snoops = [c for c in emu.world.channels.values() if c.kind == "snoop"]
+            assert len(snoops) == 1  # the listen line was torn down before the whisper line opened
+            snoop = next(c for c in emu.world.channels.values() if c.kind == "snoop")
+            assert snoop.whisper == "in"
+            mic.feed((6000 * np.sin(2 * np.pi * 300 * np.arange(8000) / 16000)).astype(np.int16))
+            media = next(c for c in emu.world.channels.values() if c.id.startswith("ava-op-"))
+            await emu.rtp[media.id].wait_audio(20)  # the operator's voice reaches Asterisk
+            await engine.monitor_call(caller.id, "whisper_caller", lambda: FeedBackend())
+            assert next(c for c in emu.world.channels.values() if c.kind == "snoop").whisper == "out"
+
+            # take over: the AI leaves the call's bridge and its session ends; the operator joins the caller
+            await engine.monitor_call(caller.id, "takeover", lambda: FeedBackend())
+            bridge = emu.world.bridges[emu.world.channels[caller.id].bridge or ""]
+            op_media = next(c for c in bridge.channels if c.startswith("ava-op-"))
+            assert sorted(bridge.channels) == sorted([caller.id, op_media])
+            assert not any(c.kind == "snoop" for c in emu.world.channels.values())
+            async with asyncio.timeout(10):
+                async for e in sub:
+                    if isinstance(e, CallEnded):
+                        assert e.reason == "operator took over"
+                        break
+
+            # hand back: the operator leaves, the AI's media rejoins and a new AI conversation starts
+            await engine.monitor_call(caller.id, "off")
+            for _ in range(300):
+                if engine.live_calls():
+                    break
+                await asyncio.sleep(0.05)
+            assert engine.live_calls(), "the AI did not come back"
+            assert [c for c in bridge.channels if c.startswith("ava-em-")] and not [
+                c for c in bridge.channels if c.startswith("ava-op-")
+            ]
+            modes = [e.mode for e in sub.drain() if isinstance(e, CallMonitorChanged)]
+            assert "off" in modes
+            with pytest.raises(MonitorError, match="unknown monitor mode"):
+                await engine.monitor_call(caller.id, "shout", lambda: FeedBackend())
+            with pytest.raises(MonitorError, match="no live phone call"):
+                await engine.monitor_call("nope", "listen", lambda: FeedBackend())
+            await emu.caller_hangs_up(caller.id)
+            await emu.wait_event("ChannelDestroyed", caller.id)
+            await asyncio.sleep(0.3)
+        assert emu.world.leftovers() == {"channels": [], "bridges": []}
+        assert emu.violations == []
