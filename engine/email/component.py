@@ -34,6 +34,8 @@ from engine.tasks import Spawn
 log = logging.getLogger(__name__)
 
 OUTBOX_FILE = "outbox.sqlite3"
+#: At most this long (and never beyond one attempt's timeout) ``stop`` waits for messages that are due.
+DRAIN_S = 5.0
 
 
 class EmailNotReady(RuntimeError):
@@ -102,6 +104,9 @@ class EmailService:
 
     async def start(self) -> None:
         if self.cfg.enabled:
+            import engine.email.domain
+            import engine.email.spoken  # noqa: F401 - loaded now rather than in a caller's first request
+
             self._start_worker()
 
     def _start_worker(self) -> None:
@@ -121,10 +126,23 @@ class EmailService:
             await transport.aclose()
 
     async def stop(self) -> None:
+        await self._drain()
         await self._stop_worker()
         if self._outbox is not None:
             self._outbox.close()
             self._outbox = None
+
+    async def _drain(self) -> None:
+        """Stopping: give messages that are due now (a call's summary just stored) a few seconds to go out;
+        whatever is left stays in the outbox for the next start."""
+        if self._worker is None or self._worker.done() or self._outbox is None:
+            return
+        if not self._outbox.due():
+            return
+        try:
+            await asyncio.wait_for(self._outbox.idle.wait(), timeout=min(DRAIN_S, self.cfg.timeout_s))
+        except TimeoutError:
+            log.info("e-mail: %d message(s) left in the outbox for the next start", self._outbox.due())
 
     async def reload(self, old: Settings, new: Settings) -> None:
         before, after = old.tools.email, new.tools.email

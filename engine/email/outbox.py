@@ -150,6 +150,8 @@ class Outbox:
         self._clock = clock
         self._db: sqlite3.Connection | None = None
         self._wake = asyncio.Event()
+        #: Set while the worker has nothing due (``stop`` waits for it to let a just-stored summary go out).
+        self.idle = asyncio.Event()
         #: Messages handed to the transport by this process (a test or bench reads it).
         self.attempts_made = 0
 
@@ -255,6 +257,14 @@ class Outbox:
             out[str(status)] = int(n)
         return out
 
+    def due(self) -> int:
+        """Rows being sent or due now (not those waiting for a retry)."""
+        (n,) = self.db.execute(
+            "SELECT COUNT(*) FROM messages WHERE status='sending' OR (status='pending' AND next_at <= ?)",
+            (self._clock(),),
+        ).fetchone()
+        return int(n)
+
     def _set(self, row: Row, status: Status, *, quiet: bool = False, **changes: object) -> Row:
         now = self._clock()
         attempts = int(changes.get("attempts", row.attempts))  # type: ignore[call-overload]
@@ -278,6 +288,7 @@ class Outbox:
         """Store a message for sending (committed when this returns) and wake the worker."""
         row = self._insert(email, "pending")
         self._notify_new(row)
+        self.idle.clear()
         self._wake.set()
         return row
 
@@ -295,6 +306,7 @@ class Outbox:
             (subject, text, html, self._clock(), self._clock(), message_id),
         )
         if cur.rowcount:
+            self.idle.clear()
             self._wake.set()
         return bool(cur.rowcount)
 
@@ -340,11 +352,13 @@ class Outbox:
             if row is None:
                 await self._idle(transport())  # a kept SMTP connection is closed between bursts
                 self._wake.clear()
+                self.idle.set()
                 try:
                     await asyncio.wait_for(self._wake.wait(), timeout=wait_s)
                 except TimeoutError:
                     pass
                 continue
+            self.idle.clear()
             await self.send_one(row, transport())
 
     async def _idle(self, transport: Transport) -> None:

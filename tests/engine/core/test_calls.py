@@ -147,4 +147,11 @@ def test_numbers_to_digits() -> None:
 
 
 def test_settings_without_contexts_is_fine() -> None:
-    assert Engine(Settings()).registry.names() == ["blind_transfer", "cancel_transfer", "hangup_call", "transfer"]
+    assert Engine(Settings()).registry.names() == [
+        "blind_transfer",
+        "cancel_transfer",
+        "hangup_call",
+        "request_transcript",
+        "send_email_summary",
+        "transfer",
+    ]
