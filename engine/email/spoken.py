@@ -62,20 +62,11 @@ _UNITS = {w: n for n, w in enumerate((*_DIGIT_WORDS, "ten", "eleven", "twelve", 
 _UNITS |= {"sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "niner": 9}
 _TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
 _SCALES = {"hundred": 100, "thousand": 1000}
-_NATO = {
-    w: w[0]
-    for w in (
-        "alpha alfa bravo charlie delta echo foxtrot golf hotel india juliet juliett kilo lima mike november oscar "
-        "papa quebec romeo sierra tango uniform victor whiskey whisky xray yankee zulu"
-    ).split()
-}
-_LETTER_NAMES: dict[str, str] = dict(
-    pair.split("=")
-    for pair in (
-        "aitch=h haitch=h jay=j kay=k el=l ell=l em=m en=n ess=s vee=v zed=z zee=z dee=d gee=g pee=p tee=t "
-        "bee=b cee=c ex=x cue=q wye=y oh=o"
-    ).split()
-)
+_NATO_A = "alpha alfa bravo charlie delta echo foxtrot golf hotel india juliet juliett kilo lima mike november"
+_NATO_Z = "oscar papa quebec romeo sierra tango uniform victor whiskey whisky xray yankee zulu"
+_NATO = {w: w[0] for w in f"{_NATO_A} {_NATO_Z}".split()}
+_NAMES = "aitch=h haitch=h jay=j kay=k el=l ell=l em=m en=n ess=s vee=v zed=z zee=z dee=d gee=g pee=p tee=t bee=b"
+_LETTER_NAMES = dict(pair.split("=", 1) for pair in f"{_NAMES} cee=c ex=x cue=q wye=y oh=o".split())
 
 
 def _phrases(*texts: str) -> tuple[tuple[str, ...], ...]:
@@ -88,12 +79,7 @@ _SYMBOL_PHRASES: dict[tuple[str, ...], str] = {
     **dict.fromkeys(_phrases("underscore", "under score", "under bar", "underbar", "underline", "low line"), "_"),
     **dict.fromkeys(_phrases("dash", "hyphen", "minus"), "-"),
     **dict.fromkeys(_phrases("plus", "plus sign"), "+"),
-    **dict.fromkeys(
-        _phrases(
-            "apostrophe",
-        ),
-        "'",
-    ),
+    ("apostrophe",): "'",
 }
 _SYMBOL_KEYS = tuple(sorted(_SYMBOL_PHRASES, key=len, reverse=True))
 _AT_PHRASES = _phrases("at", "at the rate", "at the rate of", "at sign", "at symbol", "@")
@@ -114,6 +100,13 @@ _SUFFIXES = _phrases(
 _AS_IN = _phrases("as in", "for", "like")
 #: Endings a caller may run into the domain without "dot" ("gmail com"); only used when the domain had no dot at all.
 _IMPLICIT_TLDS = frozenset("com net org edu gov io co uk us ca de fr au info biz ai dev app nl eu ch es".split())
+#: Words that mean something to this parser: read back letter by letter when they are part of an address ("d-o-t").
+_VOCAB = frozenset(
+    {w for p in (*_SYMBOL_PHRASES, *_AT_PHRASES, *_NOISE_PHRASES, *_CASE_WORDS) for w in p}
+    | {*_UNITS, *_TENS, *_SCALES, *_LETTER_NAMES, *_FILLER_WORDS, "double", "triple", "and"}
+)
+#: Words that are dropped as a lead-in or sign-off: spelled in the read-back only where they would be dropped.
+_LEAD_WORDS, _TAIL_WORDS = frozenset(p[0] for p in _PREFIXES), frozenset(p[-1] for p in _SUFFIXES)
 _GLUED = re.compile(r"\bdot-?(com|net|org|co|uk|io)\b")
 _INNER_DOT = re.compile(r"\.(?=\w)")
 _SPLIT = re.compile(r"[\s,;:!?\"()\[\]{}<>]+")
@@ -124,10 +117,14 @@ def parse_spoken_address(text: str) -> ParsedAddress | AddressRefusal:
     """The address in ``text`` (what STT heard) with its read-back form, or a refusal with what was understood."""
     if len(text) > MAX_SPOKEN_CHARS:
         return AddressRefusal(f"that was longer than {MAX_SPOKEN_CHARS} characters, too long for an email address", "")
-    tokens = _clean(_tokens(text))
-    if not tokens:
-        return AddressRefusal("I did not hear an email address", "")
-    segs = _resolve_letters(_segments(tokens, _at_position(tokens)))
+    bare = text.strip().strip("<>\"'.,;:!?()[] ").lower()
+    if "@" in bare and not _SPLIT.search(bare):  # written out already (the agent confirming "a-b@x.com"): as is
+        segs = _literal(bare)
+    else:
+        tokens = _clean(_tokens(text))
+        if not tokens:
+            return AddressRefusal("I did not hear an email address", "")
+        segs = _resolve_letters(_segments(tokens, _at_position(tokens)))
     ats = [i for i, s in enumerate(segs) if s.kind == "symbol" and s.text == "@"]
     if len(ats) == 1:
         segs = _insert_missing_dot(segs, ats[0])
@@ -366,7 +363,15 @@ def _read_back(segs: list[_Seg]) -> str:
     """Spelled letters hyphenated ("j-o-h-n"), digits one by one in words, symbols by name, words as they are."""
     pieces: list[str] = []
     previous: _Kind | None = None
-    for seg in segs:
+    for i, seg in enumerate(segs):
+        edge = (i == 0 and seg.text in _LEAD_WORDS) or (i == len(segs) - 1 and seg.text in _TAIL_WORDS)
+        if seg.kind == "word" and (
+            seg.text in _VOCAB or edge or _GLUED.fullmatch(seg.text)
+        ):  # "dot@x.com" is d-o-t at x dot com
+            for letter in seg.text:
+                pieces.append(f"{pieces.pop()}-{letter}" if previous == "letters" else letter)
+                previous = "letters"
+            continue
         if seg.kind == "letters" and previous == "letters":
             pieces[-1] += "-" + seg.text
         elif seg.kind == "word" and previous == "word":  # "john smith" became johnsmith: say it that way

@@ -4,6 +4,9 @@ that says why and what was understood, so the agent can ask again."""
 from __future__ import annotations
 
 import pytest
+from email_validator import validate_email
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.email.spoken import MAX_SPOKEN_CHARS, AddressRefusal, ParsedAddress, parse_spoken_address
 
@@ -29,7 +32,7 @@ PARSED: list[tuple[str, str, str | None]] = [
     ("john at sign gmail dot com", "john@gmail.com", None),
     ("john at at gmail dot com", "john@gmail.com", None),
     ("meet me at john at gmail dot com", "meetmeatjohn@gmail.com", None),
-    ("info at company dot at", "info@company.at", "info at company dot at"),
+    ("info at company dot at", "info@company.at", "info at company dot a-t"),
     # digits and number words
     ("john one two three at gmail dot com", "john123@gmail.com", "john one two three at gmail dot com"),
     ("john 123 at gmail dot com", "john123@gmail.com", "john one two three at gmail dot com"),
@@ -95,6 +98,11 @@ PARSED: list[tuple[str, str, str | None]] = [
     ("john at gmail com please", "john@gmail.com", "john at gmail dot com"),
     ("john at bbc co uk", "john@bbc.co.uk", "john at bbc dot co dot uk"),
     ("JOHN AT OUTLOOK DOT COM", "john@outlook.com", None),
+    # written out already (the agent passing the address back with confirmed: true)
+    ("a-b@x.com", "a-b@x.com", "a dash b at x dot com"),
+    ("<John.Smith@Gmail.com>.", "john.smith@gmail.com", None),
+    ("dot@x.com", "dot@x.com", "d-o-t at x dot com"),
+    ("please.one@x.com", "please.one@x.com", "p-l-e-a-s-e dot o-n-e at x dot com"),
     ("john \u2019at\u2019 gmail dot com", "john@gmail.com", None),
 ]
 
@@ -160,3 +168,76 @@ def test_results_are_immutable() -> None:
         parsed.address = "x@y.z"  # type: ignore[misc]
     with pytest.raises(AttributeError):
         refused.reason = "fine"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(("spoken", "address"), [(p[0], p[1]) for p in PARSED], ids=[p[0][:60] for p in PARSED])
+def test_the_read_back_parses_to_the_same_address(spoken: str, address: str) -> None:
+    """The agent may pass the read-back (or the address) to the confirming call: both must give the same address."""
+    first = parse_spoken_address(spoken)
+    assert isinstance(first, ParsedAddress)
+    for again in (first.spelled, first.address):
+        result = parse_spoken_address(again)
+        assert isinstance(result, ParsedAddress), (again, result)
+        assert result.address == address
+
+
+_LOCAL_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789"
+_atom = st.text(_LOCAL_CHARS, min_size=1, max_size=8)
+_local = st.lists(st.tuples(_atom, st.sampled_from(["", ".", "_", "-", "+"])), min_size=1, max_size=4).map(
+    lambda parts: "".join(a + sep for a, sep in parts[:-1]) + parts[-1][0]
+)
+_label = st.text("abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=10)
+_domain = st.tuples(
+    st.lists(_label, min_size=1, max_size=3), st.sampled_from(["com", "org", "net", "co.uk", "io", "de"])
+)
+_addresses = st.tuples(_local, _domain).map(lambda t: f"{t[0]}@{'.'.join(t[1][0])}.{t[1][1]}")
+
+
+@settings(max_examples=300, deadline=None)
+@given(_addresses)
+def test_any_written_address_and_its_read_back_parse_to_itself(address: str) -> None:
+    parsed = parse_spoken_address(address)
+    assert isinstance(parsed, ParsedAddress), parsed
+    assert parsed.address == address
+    again = parse_spoken_address(parsed.spelled)
+    assert isinstance(again, ParsedAddress), (parsed.spelled, again)
+    assert again.address == address, parsed.spelled
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(max_size=200)
+    | st.lists(
+        st.sampled_from(
+            [
+                "at",
+                "dot",
+                "double",
+                "j",
+                "one",
+                "twenty",
+                "hundred",
+                "juliet",
+                "oh",
+                "um",
+                "it's",
+                "as",
+                "in",
+                "gmail",
+                "com",
+                "-",
+                "@",
+                ".",
+                "and",
+                "thousand",
+            ]
+        ),
+        max_size=12,
+    ).map(" ".join)
+)
+def test_nothing_said_makes_the_parser_fail_and_every_address_it_gives_is_valid(text: str) -> None:
+    result = parse_spoken_address(text)
+    if isinstance(result, ParsedAddress):
+        assert validate_email(result.address, check_deliverability=False).normalized == result.address
+    else:
+        assert result.reason
