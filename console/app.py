@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import shlex
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import work
-from textual.app import App
+from textual.app import App, CSSPathType
 from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
 from textual.screen import Screen
@@ -35,71 +35,46 @@ from console.host import load_config, resolve_path
 from console.messages import EngineReady, EventBatch
 from console.screens.base import ConsoleScreen
 from console.screens.calls import CallsScreen
-from console.state import Changes, ConsoleState
+from console.state import Changes, ConsoleState, VoiceStatus
 from engine import list_audio_devices
-from engine.events import Event, SoftphoneLevel, SoftphoneStateChanged, Subscription
 
-if TYPE_CHECKING:  # the engine, the config models and the voice modules load after the first frame
+if TYPE_CHECKING:  # the engine, its events, the config models and the voice modules load after the first frame
     from engine import BackendFactory, DeviceInfo, DeviceSpec, Engine, Softphone
     from engine.config import Settings
+    from engine.events import Event, Subscription
 
 
-def _tools_screen() -> Screen[Any]:
-    from console.screens.invocations import ToolLogScreen
+def _lazy_screen(module: str, name: str) -> Callable[[], Screen[Any]]:
+    """A mode's screen factory that imports ``console.screens.<module>`` on the screen's first visit."""
 
-    return ToolLogScreen()
+    def make() -> Screen[Any]:
+        screen: Screen[Any] = getattr(importlib.import_module(f"console.screens.{module}"), name)()
+        return screen
 
-
-def _servers_screen() -> Screen[Any]:
-    from console.screens.servers import ServersScreen
-
-    return ServersScreen()
-
-
-def _budget_screen() -> Screen[Any]:
-    from console.screens.budget import BudgetScreen
-
-    return BudgetScreen()
-
-
-def _secrets_screen() -> Screen[Any]:
-    from console.screens.secrets import SecretsScreen
-
-    return SecretsScreen()
-
-
-def _config_screen() -> Screen[Any]:
-    from console.screens.config import ConfigScreen
-
-    return ConfigScreen()
+    return make
 
 
 #: How long after the first refresh the start-up work begins: enough for the first frame to reach the terminal.
-FIRST_FRAME_S = 0.05
-
-
-@dataclass
-class VoiceStatus:
-    """What the softphone panel shows: the voice call's state, mic level, mute, push-to-talk, or the problem."""
-
-    state: str = "idle"
-    level_dbfs: float = -120.0
-    muted: bool = False
-    talking: bool = False
-    problem: str | None = None
+FIRST_FRAME_S = 0.02
 
 
 class AvaConsole(App[None]):
     TITLE = "ava-console"
-    CSS_PATH = "app.tcss"
+    #: The first screen's styles load with the app's. As a screen's own ``CSS_PATH`` they would be read when the
+    #: screen is first shown, and Textual then re-parses every stylesheet, twice: most of the styling time before
+    #: the first frame. The other screens keep their ``CSS_PATH`` (read on first visit, after the first frame).
+    CSS_PATH: ClassVar[CSSPathType | None] = ["app.tcss", "screens/calls.tcss"]
+    #: The Calls screen is the default mode's screen (``get_default_screen``), built in the app's compose, so the
+    #: first frame has it without a mode switch (which would restyle the app); ``on_mount`` registers the mode
+    #: under its name so F1 (``switch_mode('calls')``) goes back to that same screen.
+    DEFAULT_MODE = "calls"
     #: The first screen is imported with the app; the others (and the config machinery they use) on first visit.
     MODES: ClassVar[dict[str, Any]] = {
-        "calls": CallsScreen,
-        "tools": _tools_screen,
-        "servers": _servers_screen,
-        "budget": _budget_screen,
-        "secrets": _secrets_screen,
-        "config": _config_screen,
+        "tools": _lazy_screen("invocations", "ToolLogScreen"),
+        "servers": _lazy_screen("servers", "ServersScreen"),
+        "budget": _lazy_screen("budget", "BudgetScreen"),
+        "secrets": _lazy_screen("secrets", "SecretsScreen"),
+        "config": _lazy_screen("config", "ConfigScreen"),
     }
     BINDINGS: ClassVar[list[BindingType]] = list(app_bindings())
     COMMANDS = App.COMMANDS | {ConsoleCommands}
@@ -141,19 +116,35 @@ class AvaConsole(App[None]):
         #: The engine's local mic/speaker softphone (one voice call at a time), asked for on first use.
         self.phone: Softphone | None = None
         self.voice = VoiceStatus()
+        #: The Calls screen, the default mode's (made in the app's compose; its detail is mounted after the frame).
+        self._first_screen: ConsoleScreen | None = None
         self.audio_devices: tuple[DeviceSpec, DeviceSpec] = (None, None)
 
     # ----------------------------------------------------------------------------------------- lifecycle
 
+    def get_default_screen(self) -> Screen[Any]:
+        self._first_screen = CallsScreen()
+        return self._first_screen
+
     def on_mount(self) -> None:
-        self.switch_mode("calls")
+        self.add_mode("calls", CallsScreen)  # the name for F1: the mode's screen exists already (the default one)
         self.show_engine_status()
-        if self.engine is None:
-            # after the first frame is written: a refresh callback runs before the terminal write, and the worker's
-            # imports would hold the GIL while the frame is still being drawn
-            self.call_after_refresh(self.set_timer, FIRST_FRAME_S, self.load_engine)
-        else:
+        # after the first frame is written: a refresh callback runs before the terminal write, and the start-up
+        # work would hold the GIL while the frame is still being drawn
+        self.call_after_refresh(self.set_timer, FIRST_FRAME_S, self._after_first_frame)
+        if self.engine is not None:
             self._attach_engine(self.engine)
+
+    @work(group="start", name="after-first-frame")
+    async def _after_first_frame(self) -> None:
+        """The first screen's deferred part (the Calls screen's detail), then the engine. In this order: the
+        engine's imports in the worker thread would take turns with the screen for the interpreter, and the
+        screen would complete about twice as late. The first screen even if another is shown by now (F2 pressed in
+        the first instant): F1 comes back to it whole."""
+        if self._first_screen is not None:
+            await self._first_screen.after_first_frame()
+        if self.engine is None and not self._quitting:
+            self.load_engine()
 
     @property
     def engine_status(self) -> str:
@@ -303,16 +294,7 @@ class AvaConsole(App[None]):
 
     def _voice_events(self, events: list[Event]) -> None:
         """The softphone's ``softphone.state`` / ``softphone.level`` events (from the one pump) into ``voice``."""
-        state_changed = False
-        for event in events:
-            if isinstance(event, SoftphoneStateChanged):
-                self.voice.state, self.voice.muted = event.state, event.muted
-                self.voice.level_dbfs = event.level_dbfs
-                if event.state in ("idle", "ended"):
-                    self.voice.talking = False
-                state_changed = True
-            elif isinstance(event, SoftphoneLevel):
-                self.voice.level_dbfs = event.level_dbfs
+        state_changed = self.voice.apply(events)
         self._tell_screens("show_voice")
         if state_changed:  # mute and push-to-talk keys are live only during a voice call
             self.screen.refresh_bindings()

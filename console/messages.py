@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from engine.events import Event
+if TYPE_CHECKING:  # the event classes load with the engine, after the first frame
+    from engine.events import Event
 
 
 class EventBatch(Message):

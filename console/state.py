@@ -2,7 +2,9 @@
 
 The app feeds each batch of events from the pump into ``ConsoleState.apply`` and gets back a ``Changes`` record
 naming exactly what moved, so screens update only those rows instead of rebuilding tables. Pure data: no Textual,
-no I/O, so it is unit-tested directly and stays cheap under thousands of events.
+no I/O, so it is unit-tested directly and stays cheap under thousands of events. The event classes are imported
+where events are read (the first batch comes from the engine, long after the console's first frame), not with the
+module: ``engine.events`` defines some forty dataclasses, a good part of the console's import time.
 """
 
 from __future__ import annotations
@@ -10,23 +12,12 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine import percentile
-from engine.events import (
-    CallEnded,
-    CallStarted,
-    ConfigReloaded,
-    EngineError,
-    Event,
-    ServerStateChanged,
-    TierChanged,
-    ToolCompleted,
-    ToolRejected,
-    ToolRequested,
-    ToolsChanged,
-    TranscriptAdded,
-)
+
+if TYPE_CHECKING:
+    from engine.events import Event, ToolCompleted, ToolRejected
 
 MAX_INVOCATIONS = 5000
 MAX_LOG = 2000
@@ -125,6 +116,20 @@ class Changes:
 
 def summarize(ev: Event) -> str:
     """One human line for the event log."""
+    from engine.events import (
+        CallEnded,
+        CallStarted,
+        ConfigReloaded,
+        EngineError,
+        ServerStateChanged,
+        TierChanged,
+        ToolCompleted,
+        ToolRejected,
+        ToolRequested,
+        ToolsChanged,
+        TranscriptAdded,
+    )
+
     d = ev.to_dict()
     if isinstance(ev, CallStarted):
         return f"{ev.call_id} started in {ev.context} ({ev.provider}) caller {ev.caller_name or '-'}"
@@ -158,6 +163,33 @@ def summarize(ev: Event) -> str:
         return f"{ev.call_id or 'engine'} error: {ev.message}"
     rest = {k: v for k, v in d.items() if k not in ("type", "ts")}
     return " ".join(f"{k}={v}" for k, v in rest.items())[:200]
+
+
+@dataclass
+class VoiceStatus:
+    """What the softphone panel shows: the voice call's state, mic level, mute, push-to-talk, or the problem."""
+
+    state: str = "idle"
+    level_dbfs: float = -120.0
+    muted: bool = False
+    talking: bool = False
+    problem: str | None = None
+
+    def apply(self, events: Iterable[Event]) -> bool:
+        """Fold in the softphone's ``softphone.state`` / ``softphone.level`` events; True if the call's state
+        changed (not just the level)."""
+        from engine.events import SoftphoneLevel, SoftphoneStateChanged
+
+        state_changed = False
+        for event in events:
+            if isinstance(event, SoftphoneStateChanged):
+                self.state, self.muted, self.level_dbfs = event.state, event.muted, event.level_dbfs
+                if event.state in ("idle", "ended"):
+                    self.talking = False
+                state_changed = True
+            elif isinstance(event, SoftphoneLevel):
+                self.level_dbfs = event.level_dbfs
+        return state_changed
 
 
 class ConsoleState:
@@ -208,6 +240,19 @@ class ConsoleState:
         return ch
 
     def _apply_one(self, ev: Event, ch: Changes) -> None:
+        from engine.events import (
+            CallEnded,
+            CallStarted,
+            ConfigReloaded,
+            ServerStateChanged,
+            TierChanged,
+            ToolCompleted,
+            ToolRejected,
+            ToolRequested,
+            ToolsChanged,
+            TranscriptAdded,
+        )
+
         if isinstance(ev, CallStarted):
             self.calls[ev.call_id] = CallRow(
                 ev.call_id,
@@ -282,6 +327,8 @@ class ConsoleState:
             ch.calls_changed.add(call_id)
 
     def _complete(self, ev: ToolCompleted | ToolRejected, ch: Changes) -> None:
+        from engine.events import ToolCompleted
+
         inv = self._open.pop((ev.call_id, ev.tool_call_id), None)
         fresh = inv is None
         if inv is None:

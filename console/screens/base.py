@@ -19,6 +19,9 @@ class ConsoleScreen(Screen[Any]):
     def capp(self) -> AvaConsole:
         return cast("AvaConsole", self.app)
 
+    async def after_first_frame(self) -> None:
+        """Mount what was left out of the first frame (the app calls this once the frame is drawn; default: none)."""
+
     def apply_changes(self, changes: Changes) -> None:
         """Update only what ``changes`` names (default: nothing on this screen depends on events)."""
 

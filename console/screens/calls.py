@@ -2,10 +2,9 @@
 softphone panel and the event log.
 
 Tables update row by row from each batch's ``Changes``; engine commands (start, say, end, toggle) run in
-workers so a slow turn never blocks the screen. The voice side of the softphone is in ``calls_voice``.
-
-The first frame has the calls table, the event log and the keys; the call detail and the softphone panel (about
-half of the screen's widgets, and of the time to style and draw them) are mounted right after it, in their places.
+workers so a slow turn never blocks the screen. The voice side of the softphone is in ``calls_voice``; the call
+detail (transcript, tools, invocations), mounted with the softphone and the event log after the screen's first
+frame (which has the calls table and the keys), in ``calls_detail``.
 """
 
 from __future__ import annotations
@@ -16,28 +15,27 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Header, Input, Label, RichLog
+from textual.containers import Vertical
+from textual.widgets import DataTable, Header, Input
 
-from console.format import duration, latency, status_text, tier_text
+from console.format import duration, tier_text
+from console.screens.calls_detail import CallDetail
 from console.screens.calls_voice import VoiceControls
-from console.state import Changes, Invocation
+from console.state import Changes
 from console.widgets.footer import KeyFooter
 from console.widgets.keybar import KeyBar
-from console.widgets.softphone import Softphone
 from console.widgets.tables import cursor_key
 
-if TYPE_CHECKING:
-    from engine import CallInfo
+if TYPE_CHECKING:  # the softphone panel's and the logs' modules load with the call detail, after the first frame
+    from console.widgets.softphone import Softphone
 
-NARROW_WIDTH = 110
 #: Under the calls table while the engine is being built and its servers start.
 STARTING_NOTE = "engine starting… calls show here once it runs"
 CALL_COLUMNS = ("Call", "Caller", "Context", "Provider", "Tier", "Why", "Duration", "State")
 
 
-class CallsScreen(VoiceControls):
-    CSS_PATH = "calls.tcss"
+class CallsScreen(CallDetail, VoiceControls):
+    #: Styles: ``calls.tcss`` beside this file, loaded with the app's (``AvaConsole.CSS_PATH``): the first screen.
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+n", "new_call", "New call", id="call_new"),
         Binding("e", "end_call", "End call", id="call_end"),
@@ -51,14 +49,10 @@ class CallsScreen(VoiceControls):
         Binding("escape", "focus_calls", "Calls table", id="call_focus", show=False),
     ]
 
-    #: Whether the call detail and the softphone panel are mounted (just after the first frame).
-    detail_ready = False
-
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(id="calls-main"):
             yield DataTable(id="calls", cursor_type="row", zebra_stripes=True)
-            yield RichLog(id="event-log", wrap=False, markup=False, max_lines=1000)
         yield KeyBar(classes="keybar")
         yield KeyFooter()
 
@@ -70,57 +64,8 @@ class CallsScreen(VoiceControls):
             self.set_interval(1.0, self._tick)
         self.refresh_all()
         calls.focus()
-        self.call_after_refresh(self.set_timer, 0.02, self._mount_detail)  # once the first frame is written
-
-    async def _mount_detail(self) -> None:
-        """The call detail and the softphone, between the calls table and the event log, after the first frame."""
-        detail = Horizontal(
-            Vertical(
-                Label("Transcript", id="transcript-title", classes="section-title"),
-                RichLog(id="transcript", wrap=True, markup=False, max_lines=500),
-                id="transcript-pane",
-            ),
-            Vertical(
-                Label("Tools shown  (t: on/off next turn · n: now)", classes="section-title"),
-                DataTable(id="call-tools", cursor_type="row"),
-                Label("Tool invocations", classes="section-title"),
-                DataTable(id="call-invocations", cursor_type="row"),
-                id="tools-pane",
-            ),
-            id="call-detail",
-        )
-        await self.query_one("#calls-main", Vertical).mount(detail, Softphone(id="softphone"), before="#event-log")
-        tools = self.query_one("#call-tools", DataTable)
-        tools.add_column("On", key="on")
-        tools.add_column("Tool", key="tool")
-        tools.add_column("Server", key="server")
-        tools.add_column("Shown", key="shown")
-        inv = self.query_one("#call-invocations", DataTable)
-        for col in ("Time", "Tool", "Status", "Latency"):
-            inv.add_column(col, key=col.lower())
-        self.detail_ready = True
-        self.on_resize()
-        self.refresh_all()
-
-    def on_resize(self) -> None:
-        """On a narrow terminal the softphone drops its buttons and caller box (the keys do the same) so the
-        talk box and the voice status keep their room."""
-        if self.detail_ready:
-            self.query_one(Softphone).set_class(self.size.width < NARROW_WIDTH, "narrow")
-
-    def _need_detail(self) -> bool:
-        """Whether the softphone and call detail are there yet (a key pressed in the first instant: not yet)."""
-        if not self.detail_ready:
-            self.notify("the engine is still starting", title="engine", severity="warning")
-        return self.detail_ready
 
     # ------------------------------------------------------------------------------------------ helpers
-
-    def _session(self, call_id: str | None) -> CallInfo | None:
-        engine = self.capp.engine
-        if engine is None or call_id is None:
-            return None
-        return engine.call_info(call_id)
 
     def _row_cells(self, call_id: str) -> list[str | Text]:
         row = self.capp.state.calls[call_id]
@@ -156,16 +101,17 @@ class CallsScreen(VoiceControls):
             calls.add_row(*self._row_cells(call_id), key=call_id)
         starting = not self.capp.engine_running and not self.capp.engine_error
         calls.border_subtitle = STARTING_NOTE if starting else None
-        settings = self.capp.settings
-        if settings is not None and self.detail_ready:
-            self.query_one(Softphone).set_contexts(sorted(settings.contexts))
+        settings, panel = self.capp.settings, self._panel()
+        if settings is not None and panel is not None:
+            panel.set_contexts(sorted(settings.contexts))
         self.show_voice()
-        log = self.query_one("#event-log", RichLog)
-        log.clear()
-        for line in list(self.capp.state.log)[-200:]:
-            log.write(self._log_text(line.ts, line.type, line.text))
-        if self.capp.engine_error:
-            log.write(Text(f"engine: {self.capp.engine_error}", style="bold red"))
+        if self.detail_ready:
+            log = self._log("#event-log")
+            log.clear()
+            for line in list(self.capp.state.log)[-200:]:
+                log.write(self._log_text(line.ts, line.type, line.text))
+            if self.capp.engine_error:
+                log.write(Text(f"engine: {self.capp.engine_error}", style="bold red"))
         selected = self.capp.selected_call
         if selected is not None and selected in calls.rows:
             calls.move_cursor(row=calls.get_row_index(selected))
@@ -197,10 +143,12 @@ class CallsScreen(VoiceControls):
             calls.move_cursor(row=calls.get_row_index(selected))
             if self.detail_ready:
                 self._set_title(selected)
-        log = self.query_one("#event-log", RichLog)
+        if not self.detail_ready:  # the detail and the event log show the state once they are mounted
+            return
+        log = self._log("#event-log")
         for line in changes.log[-200:]:
             log.write(self._log_text(line.ts, line.type, line.text))
-        if selected is None or not self.detail_ready:  # the detail shows the selection once it is mounted
+        if selected is None:
             return
         if selected in changes.transcripts:
             self._append_transcript(selected)
@@ -231,64 +179,6 @@ class CallsScreen(VoiceControls):
             self._show_call(call_id)
         self.update_keybar()
 
-    def _set_title(self, call_id: str | None) -> None:
-        title = self.query_one("#transcript-title", Label)
-        row = self.capp.state.call_or_ended(call_id) if call_id else None
-        if row is None:
-            title.update("Transcript — no call selected (Ctrl+N starts a test call)")
-        else:
-            ended = f" — ended: {row.end_reason}" if row.state == "ended" else ""
-            title.update(f"Transcript — {row.call_id} ({row.context}){ended}")
-
-    def _show_call(self, call_id: str | None) -> None:
-        self._set_title(call_id)
-        log = self.query_one("#transcript", RichLog)
-        log.clear()
-        self._transcript_shown = 0
-        if call_id is not None:
-            self._append_transcript(call_id)
-        self._show_tools(call_id)
-        inv = self.query_one("#call-invocations", DataTable)
-        inv.clear()
-        if call_id is not None:
-            for i in self.capp.state.invocations_for(call_id)[-100:]:
-                inv.add_row(*self._inv_cells(i), key=str(i.seq))
-
-    def _append_transcript(self, call_id: str) -> None:
-        lines = self.capp.state.transcript(call_id)
-        log = self.query_one("#transcript", RichLog)
-        shown = getattr(self, "_transcript_shown", 0)
-        if len(lines) < shown:
-            log.clear()
-            shown = 0
-        for ts, role, text in lines[shown:]:
-            t = Text(self.capp.clock.hms(ts) + " ", style="dim")
-            t.append(f"{role:>9}: ", style="bold green" if role == "assistant" else "bold yellow")
-            t.append(text)
-            log.write(t)
-        self._transcript_shown = len(lines)
-
-    def _inv_cells(self, i: Invocation) -> list[str | Text]:
-        name = i.exposed_name + (" (cache)" if i.cache_hit else "")
-        return [self.capp.clock.hms(i.ts), name, status_text(i.status), latency(i.latency_ms)]
-
-    def _show_tools(self, call_id: str | None) -> None:
-        table = self.query_one("#call-tools", DataTable)
-        cursor = table.cursor_row
-        table.clear()
-        session = self._session(call_id)
-        engine = self.capp.engine
-        if session is None or engine is None:
-            return
-        for t in engine.tool_states(session.call_id):
-            if t.shown:
-                table.add_row(Text("● on", style="green"), t.name, t.server, "shown", key=t.name)
-                continue
-            mark = Text("● on", style="green") if t.enabled else Text("○ off", style="red")
-            table.add_row(mark, t.name, "", Text(f"hidden: {t.reason}", style="dim"), key=t.name)
-        if table.row_count:
-            table.move_cursor(row=min(cursor, table.row_count - 1))
-
     # ---------------------------------------------------------------------------------------- messages
 
     @on(DataTable.RowHighlighted, "#calls")
@@ -296,8 +186,8 @@ class CallsScreen(VoiceControls):
         if event.row_key.value is not None:
             self._select(event.row_key.value)
 
-    @on(Softphone.StartCall)
-    def _start_call(self, message: Softphone.StartCall) -> None:
+    # The softphone's messages by handler name: its module is imported with the detail, after the first frame.
+    def on_softphone_start_call(self, message: Softphone.StartCall) -> None:
         if self.capp.require_engine() is None:  # still starting (no contexts yet), or failed: it says which
             return
         if not message.context:
@@ -308,12 +198,10 @@ class CallsScreen(VoiceControls):
         else:
             self.start_call(message.context, message.caller_name)
 
-    @on(Softphone.EndCall)
-    def _end_call(self) -> None:
+    def on_softphone_end_call(self) -> None:
         self.action_end_call()
 
-    @on(Softphone.Say)
-    def _say(self, message: Softphone.Say) -> None:
+    def on_softphone_say(self, message: Softphone.Say) -> None:
         call_id = self.capp.selected_call
         if call_id is None or call_id not in self.capp.state.calls:
             self.notify("no live call selected: Ctrl+N starts one", title="softphone", severity="warning")
@@ -354,8 +242,9 @@ class CallsScreen(VoiceControls):
     # ----------------------------------------------------------------------------------------- actions
 
     def action_new_call(self) -> None:
-        if self._need_detail():
-            self.query_one(Softphone).request_start()
+        panel = self._panel()
+        if self._need_detail() and panel is not None:
+            panel.request_start()
 
     def action_end_call(self) -> None:
         call_id = self.capp.selected_call

@@ -12,12 +12,11 @@ from typing import TYPE_CHECKING
 
 from textual import work
 
-from console.config_flow import save_document
-from console.screens.audio_devices import AudioChoice, AudioDevicesScreen
 from console.screens.base import ConsoleScreen
-from console.widgets.softphone import Softphone
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the panel, the devices dialog and the config saving load on first use (after the first frame)
+    from console.screens.audio_devices import AudioChoice
+    from console.widgets.softphone import Softphone
     from engine import Softphone as VoicePhone
 
 
@@ -77,6 +76,7 @@ class VoiceControls(ConsoleScreen):
 
     @work(thread=True, group="config", name="audio-devices-save")
     def save_audio_devices(self, choice: AudioChoice) -> None:
+        from console.config_flow import save_document
         from engine.config import ConfigDocument, ConfigError  # the config machinery loads after the first frame
 
         try:
@@ -92,12 +92,20 @@ class VoiceControls(ConsoleScreen):
             return
         self.app.call_from_thread(save_document, self.capp, doc, "Softphone audio devices")
 
+    def _panel(self) -> Softphone | None:
+        """The softphone panel, or None before it is mounted (the Calls screen mounts it after its first frame)."""
+        if not self.is_mounted or not self.query("#softphone"):
+            return None
+        from console.widgets.softphone import Softphone
+
+        return self.query_one("#softphone", Softphone)
+
     def action_voice_call(self) -> None:
-        phones = self.query(Softphone)
-        if not phones:  # not mounted yet: the first instant after start
+        panel = self._panel()
+        if panel is None:  # not mounted yet: the first instant after start
             self.notify("the engine is still starting", title="engine", severity="warning")
             return
-        phones.first().request_start(voice=True)
+        panel.request_start(voice=True)
 
     def _voice_call_phone(self) -> VoicePhone | None:
         """The softphone while it has a call; otherwise None, and the operator is told how to start one."""
@@ -133,6 +141,8 @@ class VoiceControls(ConsoleScreen):
         self.show_voice()
 
     def action_audio_devices(self) -> None:
+        from console.screens.audio_devices import AudioDevicesScreen
+
         def chosen(choice: AudioChoice | None) -> None:
             if choice is None:
                 return
@@ -146,10 +156,9 @@ class VoiceControls(ConsoleScreen):
 
     def show_voice(self) -> None:
         """Redraw the softphone's voice slot from the app's ``VoiceStatus``."""
-        if not self.is_mounted or not self.query(Softphone):  # the Calls screen mounts it after its first frame
+        panel = self._panel()
+        if panel is None:
             return
         v, phone = self.capp.voice, self.capp.phone
         ptt = phone is not None and phone.active and phone.push_to_talk
-        self.query_one(Softphone).show_voice(
-            v.state, v.level_dbfs, muted=v.muted, push_to_talk=ptt, talking=v.talking, problem=v.problem
-        )
+        panel.show_voice(v.state, v.level_dbfs, muted=v.muted, push_to_talk=ptt, talking=v.talking, problem=v.problem)

@@ -1,0 +1,155 @@
+"""The Calls screen's call detail: the selected call's transcript, its tools (shown or hidden, and why) and its tool
+invocations, with the softphone panel and the event log under them.
+
+None of it is in the screen's first frame. The app calls ``after_first_frame`` once that frame is drawn, which mounts
+these widgets in their places and imports their modules then (``RichLog`` imports ``rich.pretty`` and ``attrs``, the
+softphone panel ``Select`` and ``Button``): most of the screen's widgets, and of the time to import, style and draw
+them. Until then ``detail_ready`` is False and the screen's keys that need the detail say the engine is starting.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Label
+
+from console.format import latency, status_text
+from console.screens.base import ConsoleScreen
+from console.state import Invocation
+
+if TYPE_CHECKING:
+    from textual.widgets import RichLog
+
+    from engine import CallInfo
+
+NARROW_WIDTH = 110
+
+
+class CallDetail(ConsoleScreen):
+    """The detail half of the Calls screen (a mixin: the screen composes the calls table and the keys)."""
+
+    #: Whether the call detail, the softphone panel and the event log are mounted (just after the first frame).
+    detail_ready = False
+    _transcript_shown = 0
+
+    async def after_first_frame(self) -> None:
+        """The call detail, the softphone and the event log, under the calls table, after the first frame."""
+        if self.detail_ready:
+            return
+        from textual.widgets import RichLog
+
+        from console.widgets.softphone import Softphone
+
+        detail = Horizontal(
+            Vertical(
+                Label("Transcript", id="transcript-title", classes="section-title"),
+                RichLog(id="transcript", wrap=True, markup=False, max_lines=500),
+                id="transcript-pane",
+            ),
+            Vertical(
+                Label("Tools shown  (t: on/off next turn · n: now)", classes="section-title"),
+                DataTable(id="call-tools", cursor_type="row"),
+                Label("Tool invocations", classes="section-title"),
+                DataTable(id="call-invocations", cursor_type="row"),
+                id="tools-pane",
+            ),
+            id="call-detail",
+        )
+        await self.query_one("#calls-main", Vertical).mount(
+            detail, Softphone(id="softphone"), RichLog(id="event-log", wrap=False, markup=False, max_lines=1000)
+        )
+        tools = self.query_one("#call-tools", DataTable)
+        tools.add_column("On", key="on")
+        tools.add_column("Tool", key="tool")
+        tools.add_column("Server", key="server")
+        tools.add_column("Shown", key="shown")
+        inv = self.query_one("#call-invocations", DataTable)
+        for col in ("Time", "Tool", "Status", "Latency"):
+            inv.add_column(col, key=col.lower())
+        self.detail_ready = True
+        self.on_resize()
+        self.refresh_all()
+
+    def on_resize(self) -> None:
+        """On a narrow terminal the softphone drops its buttons and caller box (the keys do the same) so the
+        talk box and the voice status keep their room."""
+        if self.detail_ready:
+            self.query_one("#softphone").set_class(self.size.width < NARROW_WIDTH, "narrow")
+
+    def _need_detail(self) -> bool:
+        """Whether the softphone and call detail are there yet (a key pressed in the first instant: not yet)."""
+        if not self.detail_ready:
+            self.notify("the engine is still starting", title="engine", severity="warning")
+        return self.detail_ready
+
+    def _log(self, widget_id: str) -> RichLog:
+        """The event log or the transcript (both in the detail, mounted after the first frame)."""
+        from textual.widgets import RichLog
+
+        return self.query_one(widget_id, RichLog)
+
+    def _session(self, call_id: str | None) -> CallInfo | None:
+        engine = self.capp.engine
+        if engine is None or call_id is None:
+            return None
+        return engine.call_info(call_id)
+
+    def _set_title(self, call_id: str | None) -> None:
+        title = self.query_one("#transcript-title", Label)
+        row = self.capp.state.call_or_ended(call_id) if call_id else None
+        if row is None:
+            title.update("Transcript — no call selected (Ctrl+N starts a test call)")
+        else:
+            ended = f" — ended: {row.end_reason}" if row.state == "ended" else ""
+            title.update(f"Transcript — {row.call_id} ({row.context}){ended}")
+
+    def _show_call(self, call_id: str | None) -> None:
+        self._set_title(call_id)
+        log = self._log("#transcript")
+        log.clear()
+        self._transcript_shown = 0
+        if call_id is not None:
+            self._append_transcript(call_id)
+        self._show_tools(call_id)
+        inv = self.query_one("#call-invocations", DataTable)
+        inv.clear()
+        if call_id is not None:
+            for i in self.capp.state.invocations_for(call_id)[-100:]:
+                inv.add_row(*self._inv_cells(i), key=str(i.seq))
+
+    def _append_transcript(self, call_id: str) -> None:
+        lines = self.capp.state.transcript(call_id)
+        log = self._log("#transcript")
+        shown = self._transcript_shown
+        if len(lines) < shown:
+            log.clear()
+            shown = 0
+        for ts, role, text in lines[shown:]:
+            t = Text(self.capp.clock.hms(ts) + " ", style="dim")
+            t.append(f"{role:>9}: ", style="bold green" if role == "assistant" else "bold yellow")
+            t.append(text)
+            log.write(t)
+        self._transcript_shown = len(lines)
+
+    def _inv_cells(self, i: Invocation) -> list[str | Text]:
+        name = i.exposed_name + (" (cache)" if i.cache_hit else "")
+        return [self.capp.clock.hms(i.ts), name, status_text(i.status), latency(i.latency_ms)]
+
+    def _show_tools(self, call_id: str | None) -> None:
+        table = self.query_one("#call-tools", DataTable)
+        cursor = table.cursor_row
+        table.clear()
+        session = self._session(call_id)
+        engine = self.capp.engine
+        if session is None or engine is None:
+            return
+        for t in engine.tool_states(session.call_id):
+            if t.shown:
+                table.add_row(Text("● on", style="green"), t.name, t.server, "shown", key=t.name)
+                continue
+            mark = Text("● on", style="green") if t.enabled else Text("○ off", style="red")
+            table.add_row(mark, t.name, "", Text(f"hidden: {t.reason}", style="dim"), key=t.name)
+        if table.row_count:
+            table.move_cursor(row=min(cursor, table.row_count - 1))
