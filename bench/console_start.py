@@ -7,6 +7,9 @@ rounds with alternating order, and measures from the spawn:
 
 - **first paint**: the first time the app's header title (``ava-console`` / ``bare-textual``) appears in what the
   app writes to the terminal. Textual writes a whole frame at once, so that is the first full-screen paint.
+- **CPU to first paint**: the app's user + system CPU time (``/proc/<pid>/stat``, 10 ms ticks) when its first
+  paint is read. On a shared, loaded machine wall times swing with the load; the CPU an app spends to get its
+  first frame out barely does, so its ratio to the bare app's is the steadier signal.
 - **whole screen** (console only): the first time the text "Tools shown" (the call detail, which the Calls screen
   mounts right after its first frame) appears.
 - **all demo servers up** (console only): the console serves the engine's HTTP API; the bench polls
@@ -16,8 +19,13 @@ rounds with alternating order, and measures from the spawn:
 - **RSS**: once all servers are up, ``VmRSS`` summed over the console process and all its descendants
   (``/proc/<pid>/status``), and the console's own share.
 
-Then it presses ctrl+q (the app quits, the console stops its servers) and waits for the exit. Prints medians and
-ratios; asserts nothing. Goals: first paint ≤ 0.5 s and ≤ 1.5× the bare app; RSS ≤ 150 MB.
+Then it presses ctrl+q (the app quits, the console stops its servers) and waits for the exit. Prints medians,
+ranges and ratios; asserts nothing. Goals: first paint ≤ 0.5 s and ≤ 1.5× the bare app; RSS ≤ 150 MB.
+
+Bytecode: the apps run without ``PYTHONDONTWRITEBYTECODE`` (the warm-up round writes ``__pycache__``), as a user's
+console does from its second start on (an installed wheel has bytecode from the start). With it set, every start
+compiles the console's two dozen modules from source while Textual's come precompiled from site-packages: about
+0.1 s the bare app never pays. ``--no-bytecode`` keeps the variable, to see that cost.
 
 ``--compare DIR`` also runs the console of another checkout (e.g. a git worktree of the code before a change, with
 its own copy of the config) in the same rounds, so before and after share the machine's load.
@@ -83,6 +91,8 @@ class PtyRun:
     #: Text of the last part of the screen to be drawn (the Calls screen mounts its detail after the first frame).
     complete_marker: bytes
     painted_at: float | None = None
+    #: The app's CPU seconds when its first paint was read.
+    painted_cpu: float | None = None
     complete_at: float | None = None
     seen: bytearray = field(default_factory=bytearray)
     done: threading.Event = field(default_factory=threading.Event)
@@ -109,6 +119,7 @@ class PtyRun:
             if self.complete_at is None:
                 if self.painted_at is None and self.marker in tail + chunk:
                     self.painted_at = now
+                    self.painted_cpu = cpu_s(self.proc.pid)
                     self.done.set()
                 if self.painted_at is not None and self.complete_marker in tail + chunk:
                     self.complete_at = now
@@ -164,6 +175,16 @@ def spawn(
     run = PtyRun(proc, master, t0, marker.encode(), (complete_marker or marker).encode())
     threading.Thread(target=run.drain, daemon=True).start()
     return run
+
+
+def cpu_s(pid: int) -> float | None:
+    """User + system CPU seconds of ``pid`` so far, all its threads (``/proc/<pid>/stat``); None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
 
 def tree_rss_kb(pid: int) -> tuple[int, int, int]:
@@ -244,6 +265,7 @@ def servers_up_s(run: PtyRun, port: int, ids: list[str], timeout: float) -> floa
 @dataclass
 class ConsoleRound:
     paint_s: float
+    cpu_s: float | None
     complete_s: float | None
     up_s: float | None
     rss_kb: int
@@ -263,10 +285,18 @@ def run_console(config: Path, port: int, ids: list[str], cols: int, rows: int, e
         rss, own, procs = tree_rss_kb(run.proc.pid)
     finally:
         code = run.quit()
-    return ConsoleRound(paint, complete, up, rss, own, procs, code)
+    return ConsoleRound(paint, run.painted_cpu, complete, up, rss, own, procs, code)
 
 
-def run_bare(cols: int, rows: int, env: dict[str, str]) -> tuple[float, int, int]:
+@dataclass
+class BareRound:
+    paint_s: float
+    cpu_s: float | None
+    rss_kb: int
+    exit_code: int
+
+
+def run_bare(cols: int, rows: int, env: dict[str, str]) -> BareRound:
     run = spawn([sys.executable, "-c", BARE_APP], "bare-textual", cols, rows, env)
     try:
         paint = run.first_paint_s(60)
@@ -274,11 +304,20 @@ def run_bare(cols: int, rows: int, env: dict[str, str]) -> tuple[float, int, int
         rss = vm_rss_kb(run.proc.pid)
     finally:
         code = run.quit()
-    return paint, rss, code
+    return BareRound(paint, run.painted_cpu, rss, code)
 
 
 def med(values: list[float]) -> float:
     return statistics.median(values)
+
+
+def spread(values: list[float], unit: str = "s") -> str:
+    """``median [min–max]``: on a shared machine the range says as much as the median."""
+    return f"{med(values):.3f}{unit} [{min(values):.3f}–{max(values):.3f}]"
+
+
+def cpus(rounds: list[ConsoleRound] | list[BareRound]) -> list[float]:
+    return [r.cpu_s for r in rounds if r.cpu_s is not None]
 
 
 @dataclass
@@ -303,11 +342,23 @@ def checkout(name: str, root: Path, config_arg: str, env: dict[str, str]) -> Che
     return Checkout(name, root, cfg, port, ids, own)
 
 
-def report(c: Checkout, paint_b: float) -> None:
-    paint_c = med([r.paint_s for r in c.rounds])
+def report(c: Checkout, bare: list[BareRound]) -> None:
+    paint_b = med([r.paint_s for r in bare])
+    paints = [r.paint_s for r in c.rounds]
+    paint_c = med(paints)
     ups = [r.up_s for r in c.rounds if r.up_s is not None]
+    # each console round against the bare app's round next to it (same load)
+    ratios = [r.paint_s / b.paint_s for r, b in zip(c.rounds, bare, strict=False)]
     print(f"{c.name} ({c.root})")
-    print(f"  first paint   {paint_c:.3f}s   bare Textual {paint_b:.3f}s   ratio {paint_c / paint_b:.2f}x")
+    print(
+        f"  first paint   {spread(paints)}   bare Textual {paint_b:.3f}s   ratio {paint_c / paint_b:.2f}x "
+        f"(per round {min(ratios):.2f}–{max(ratios):.2f}x)"
+    )
+    cpu_c, cpu_b = cpus(c.rounds), cpus(bare)
+    if cpu_c and cpu_b:
+        print(
+            f"  CPU to paint  {spread(cpu_c)}   bare Textual {med(cpu_b):.3f}s   ratio {med(cpu_c) / med(cpu_b):.2f}x"
+        )
     completes = [r.complete_s for r in c.rounds if r.complete_s is not None]
     if completes:
         whole = med(completes)
@@ -333,21 +384,26 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--size", default="120x40", help="terminal COLSxROWS (default 120x40)")
     p.add_argument("--compare", metavar="DIR", help="also run the console of this checkout, in the same rounds")
+    p.add_argument(
+        "--no-bytecode", action="store_true", help="keep PYTHONDONTWRITEBYTECODE (the console compiles its source)"
+    )
     args = p.parse_args(argv)
     cols, rows = (int(x) for x in args.size.lower().split("x"))
     env = dict(os.environ)
     env.update(TERM="xterm-256color", COLORTERM="truecolor", COLUMNS=str(cols), LINES=str(rows))
     for k in ("TEXTUAL", "TEXTUAL_DEVTOOLS_PORT", "NO_COLOR"):
         env.pop(k, None)
+    if not args.no_bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # as a user's console runs: from bytecode after its first start
     consoles = [checkout("ava-console", ROOT, args.config, env)]
     if args.compare:
         consoles.append(checkout("ava-console (compare)", Path(args.compare).resolve(), args.config, env))
-    bare: list[float] = []
-    bare_rss: list[int] = []
+    bare: list[BareRound] = []
     try:
         for c in consoles:
             print(f"{c.name}: {c.root}, config {args.config} ({len(c.ids)} MCP servers: {', '.join(c.ids)})")
-        print(f"terminal {cols}x{rows}, {args.rounds} rounds, order rotating each round")
+        pyc = "compiled from source each start" if "PYTHONDONTWRITEBYTECODE" in env else "bytecode cached"
+        print(f"terminal {cols}x{rows}, {args.rounds} rounds, order rotating each round, {pyc}")
         run_bare(cols, rows, env)  # warm the file cache for every app before measuring
         for c in consoles:
             run_console(c.config, c.port, c.ids, cols, rows, c.env)
@@ -356,18 +412,18 @@ def main(argv: list[str] | None = None) -> int:
             order = apps[i % len(apps) :] + apps[: i % len(apps)]
             for app in order:
                 if app is None:
-                    paint, rss, code = run_bare(cols, rows, env)
-                    bare.append(paint)
-                    bare_rss.append(rss)
+                    b = run_bare(cols, rows, env)
+                    bare.append(b)
                     print(
-                        f"  round {i + 1} bare Textual: first paint {paint:.3f}s, RSS {rss / 1024:.0f} MB, exit {code}"
+                        f"  round {i + 1} bare Textual: first paint {b.paint_s:.3f}s (CPU {b.cpu_s}s), "
+                        f"RSS {b.rss_kb / 1024:.0f} MB, exit {b.exit_code}"
                     )
                     continue
                 r = run_console(app.config, app.port, app.ids, cols, rows, app.env)
                 app.rounds.append(r)
                 up = f"{r.up_s:.3f}s" if r.up_s is not None else "timeout"
                 print(
-                    f"  round {i + 1} {app.name}: first paint {r.paint_s:.3f}s, whole screen "
+                    f"  round {i + 1} {app.name}: first paint {r.paint_s:.3f}s (CPU {r.cpu_s}s), whole screen "
                     f"{r.complete_s or float('nan'):.3f}s, servers up {up}, "
                     f"RSS {r.rss_kb / 1024:.0f} MB over {r.procs} processes (console {r.own_kb / 1024:.0f} MB), "
                     f"exit {r.exit_code}"
@@ -375,11 +431,13 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for c in consoles:
             c.config.unlink(missing_ok=True)
-    paint_b = med(bare)
     print()
-    print(f"bare Textual (Header + Footer): first paint {paint_b:.3f}s, RSS {med([r / 1024 for r in bare_rss]):.0f} MB")
+    print(
+        f"bare Textual (Header + Footer): first paint {spread([b.paint_s for b in bare])}, "
+        f"CPU {spread(cpus(bare))}, RSS {med([b.rss_kb / 1024 for b in bare]):.0f} MB"
+    )
     for c in consoles:
-        report(c, paint_b)
+        report(c, bare)
     if len(consoles) == 2:
         now, then = (med([r.paint_s for r in c.rounds]) for c in consoles)
         print(f"first paint, this checkout against the compared one: {now:.3f}s / {then:.3f}s = {now / then:.2f}x")
