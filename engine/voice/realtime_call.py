@@ -137,7 +137,7 @@ class RealtimeVoiceCall:
                 self.pacer.add_busy(-1)
             self._said.call_id = self.session.call_id
             self.usage = Usage(self.session.provider, self.engine.metrics)
-            self._in = CallerInput(self.backend, self.pacer, self.live, self._level)
+            self._in = CallerInput(self.backend, self.pacer, self.live, self._level if self.on_level else None)
             self._in.muted = self.muted
             self.playout = Playout(self.backend, self.pacer, self.live.output_spec)
             self.playout.on_playing = self._on_playing
@@ -170,6 +170,7 @@ class RealtimeVoiceCall:
         return self.session.call_id
 
     def _level(self, dbfs: float) -> None:
+        """The input level meter (measured only for a call given ``on_level``: it costs as much as a frame)."""
         self.input_level_dbfs = dbfs
         if self.on_level is not None:
             self.on_level(dbfs)

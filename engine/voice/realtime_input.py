@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 
 class CallerInput:
     def __init__(
-        self, backend: AudioBackend, pacer: Pacer, live: RealtimeSession, on_level: Callable[[float], None]
+        self, backend: AudioBackend, pacer: Pacer, live: RealtimeSession, on_level: Callable[[float], None] | None
     ) -> None:
         self.backend = backend
         self.pacer = pacer
@@ -72,7 +72,8 @@ class CallerInput:
                     await closer()
 
     def _heard(self, frame: AudioFrame) -> AudioFrame:
-        self.on_level(frame.rms_dbfs())
+        if self.on_level is not None:  # the meter costs as much as the rest of a frame: only when shown
+            self.on_level(frame.rms_dbfs())
         if self.muted:
             return AudioFrame(np.zeros(frame.num_samples, dtype=np.int16), frame.sample_rate, frame.timestamp)
         return frame

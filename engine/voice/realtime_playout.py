@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from engine.providers.realtime.audio import AudioConverter
 from engine.providers.realtime.session import AudioSpec
-from engine.voice.audio import AudioFrame, Chunker
+from engine.voice.audio import AudioFrame
 from engine.voice.backend import AudioBackend
 from engine.voice.pacing import Pacer
 
@@ -182,34 +182,38 @@ class Playout:
                 self._set_idle_if_done()
 
     async def _frames(self, item: PlayedItem, first: bytes) -> AsyncIterator[AudioFrame]:
-        chunker = Chunker(self.rate, self.backend.frame_ms)
-        data = first
+        """The utterance in whole backend chunks (cut from the bytes directly: this runs 50 times a second per
+        call), the last one padded; counts a chunk as heard once the backend has taken it."""
+        size = 2 * round(self.rate * self.backend.frame_ms / 1000)
+        buf, final = first, False
         while True:
-            for piece in chunker.push(AudioFrame.from_pcm(data, self.rate)):
+            if final and buf:
+                buf += bytes(-len(buf) % size)
+            cut = len(buf) - len(buf) % size
+            for at in range(0, cut, size):
                 if not await self._ready():
                     return
                 self._mark(item)
-                yield piece
-                item.samples += piece.num_samples  # resumed: the backend has taken the chunk
+                yield AudioFrame.from_pcm(buf[at : at + size], self.rate)
+                item.samples += size // 2  # resumed: the backend has taken the chunk
                 self.pacer.changed()
-            try:
-                async with asyncio.timeout(self.idle_end_s):
-                    nxt = await self._next()
-            except TimeoutError:
-                break
-            if isinstance(nxt, _End):
-                break
-            if nxt[0] != item.item_id:
-                self._held = nxt
-                break
-            data = nxt[1]
-        for piece in chunker.flush(pad=True):
-            if not await self._ready():
+            buf = buf[cut:]
+            if final:
                 return
-            self._mark(item)
-            yield piece
-            item.samples += piece.num_samples
-            self.pacer.changed()
+            if self._queue:  # the usual case mid-answer: no timer needed
+                nxt = self._queue.popleft()
+            else:
+                try:
+                    async with asyncio.timeout(self.idle_end_s):
+                        nxt = await self._next()
+                except TimeoutError:
+                    nxt = _END
+            if isinstance(nxt, _End) or nxt[0] != item.item_id:
+                if not isinstance(nxt, _End):
+                    self._held = nxt
+                final = True
+            else:
+                buf += nxt[1]
 
     async def _ready(self) -> bool:
         if self._stopped:

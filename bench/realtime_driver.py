@@ -1,0 +1,203 @@
+"""CPU cost of the realtime voice driver per 20 ms frame on a phone call, against format conversion alone.
+
+``RealtimeVoiceCall`` carries every caller frame from its backend to the session (level meter, mute, conversion,
+``send_audio``) and every piece of the provider's answer back (conversion, chunking, pacing, ``backend.play``).
+This runs a real call on an 8 kHz backend (the phone's RTP rate) against an in-process provider that answers
+each caller frame with 20 ms of audio, as fast as the loop allows, and measures the process CPU time per frame
+(both directions) over the whole call. Two paths, in the same run:
+
+- **μ-law pass-through** (OpenAI, Deepgram, ElevenLabs): the provider takes and speaks ``pcmu/8000``;
+- **Gemini resampling**: the provider takes ``pcm16/16000`` and speaks ``pcm16/24000``.
+
+Baseline: ``AudioConverter`` alone for the same frames in both directions (what bench/realtime_audio.py measures
+without framing), so the ratio shows what the driver's asyncio plumbing adds on top of the unavoidable
+conversion. Prints medians over several rounds, the share of one core at 50 concurrent calls, and ratios.
+Goal (issue 14): < 5 % of one core at 50 concurrent calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+import time
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from engine.app import Engine
+from engine.config.models import ContextConfig, EngineConfig, HttpConfig, ProviderConfig, Settings
+from engine.providers import factory
+from engine.providers.base import ProviderError
+from engine.providers.realtime.audio import AudioConverter, negotiate
+from engine.providers.realtime.session import (
+    PCM16_16K,
+    PCM16_24K,
+    PCMU_8K,
+    AssistantAudio,
+    AudioSpec,
+    RealtimeEvent,
+    RealtimeProvider,
+    RealtimeSession,
+    RealtimeSetup,
+    ResponseDone,
+)
+from engine.sessions.session import CallSession
+from engine.tools.view import ToolView
+from engine.voice.audio import AudioFrame
+from engine.voice.backend import AudioBackend
+from engine.voice.realtime_call import RealtimeVoiceCall
+
+FRAMES = 3000  # one minute of caller audio per call
+ROUNDS = 5
+CALLS = 50
+FRAMES_PER_S = 50
+PATHS = {"mu-law pass-through": (PCMU_8K, PCMU_8K), "Gemini resampling": (PCM16_16K, PCM16_24K)}
+
+
+def caller_frames() -> list[AudioFrame]:
+    t = np.arange(FRAMES * 160) / 8000
+    voice = (6000 * np.sin(2 * np.pi * 220 * t)).astype(np.int16)
+    return [AudioFrame(voice[i : i + 160], 8000, i / 8000) for i in range(0, voice.size, 160)]
+
+
+def agent_piece(spec: AudioSpec) -> bytes:
+    """20 ms of the agent's voice in ``spec`` (converted from PCM16 at the same rate: encoding only)."""
+    t = np.arange(spec.rate // FRAMES_PER_S) / spec.rate
+    pcm = (6000 * np.sin(2 * np.pi * 330 * t)).astype("<i2").tobytes()
+    return AudioConverter(AudioSpec("pcm16", spec.rate), spec).convert(pcm)
+
+
+class EchoSession(RealtimeSession):
+    """Answers every 20 ms of caller audio with 20 ms of its own (one utterance, done when the caller is)."""
+
+    def __init__(self, provider: EchoProvider) -> None:
+        self.provider = provider
+        self._queue: asyncio.Queue[RealtimeEvent | None] = asyncio.Queue()
+        self.frames = 0
+        self.heard_ms = 0.0
+        self._done = False
+
+    async def start(self, setup: RealtimeSetup) -> None:
+        self.input_spec = negotiate(setup.audio, self.provider.supported_formats())
+        self.output_spec = self.provider.output
+        self._piece = agent_piece(self.output_spec)
+
+    async def send_audio(self, audio: bytes) -> None:
+        # 20 ms of answer per 20 ms of caller audio heard (a resampler hands audio over in bursts)
+        self.heard_ms += self.input_spec.duration_ms(len(audio))
+        while self.heard_ms >= 20 * (self.frames + 1):
+            self.frames += 1
+            self._queue.put_nowait(AssistantAudio(self._piece, "answer"))
+        if not self._done and self.heard_ms >= 20 * FRAMES - 200:  # the resampler keeps its last ~100 ms
+            self._done = True
+            self._queue.put_nowait(ResponseDone())
+
+    async def events(self) -> AsyncIterator[RealtimeEvent]:
+        while (ev := await self._queue.get()) is not None:
+            yield ev
+
+    async def update_tools(self, view: ToolView, *, apply_now: bool = False) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        self._queue.put_nowait(None)
+
+
+class EchoProvider(RealtimeProvider):
+    type = "openai_realtime"
+    accepts: AudioSpec = PCMU_8K
+    output: AudioSpec = PCMU_8K
+
+    def __init__(self, name: str, config: ProviderConfig, base_dir: Path | None = None) -> None:
+        super().__init__(name, config)
+
+    def open_session(self, session: CallSession) -> EchoSession:
+        return EchoSession(self)
+
+    def supported_formats(self) -> Sequence[AudioSpec]:
+        return (self.accepts,)
+
+
+class PhoneBackend(AudioBackend):
+    """The caller's frames as fast as the call takes them; played audio goes nowhere (counted)."""
+
+    def __init__(self, frames: list[AudioFrame]) -> None:
+        super().__init__(8000, 20)
+        self._frames = frames
+        self.played = 0
+
+    async def frames(self) -> AsyncIterator[AudioFrame]:
+        for f in self._frames:
+            await asyncio.sleep(0)
+            yield f
+
+    async def _output_chunk(self, frame: AudioFrame) -> None:
+        self.played += frame.num_samples
+        await asyncio.sleep(0)
+
+    def _drop_pending_output(self) -> None:
+        """Nothing is buffered."""
+
+    async def _drain_output(self) -> None:
+        """Nothing is buffered."""
+
+    async def _release(self) -> None:
+        """Nothing is held."""
+
+
+async def driver_cost(engine: Engine, frames: list[AudioFrame]) -> float:
+    """CPU seconds per frame (in + out) of one whole call through RealtimeVoiceCall."""
+    backend = PhoneBackend(frames)
+    call = RealtimeVoiceCall(engine, backend, "desk", settle_s=0.2)  # idle wait: no CPU
+    t0 = time.process_time()
+    await call.run()
+    spent = time.process_time() - t0
+    if backend.played < FRAMES * 160 * 0.9:
+        raise ProviderError("bench", f"only {backend.played} samples played of {FRAMES * 160} ({call.end_reason})")
+    return spent / FRAMES
+
+
+def converter_cost(frames: list[AudioFrame], accepts: AudioSpec, output: AudioSpec) -> float:
+    """CPU seconds per frame of the format conversion alone, both directions."""
+    piece = agent_piece(output)
+    conv_in = AudioConverter(PCMU_8K, accepts)
+    conv_out = AudioConverter(output, AudioSpec("pcm16", 8000))
+    to_native = AudioConverter(AudioSpec("pcm16", 8000), PCMU_8K)
+    t0 = time.process_time()
+    for f in frames:
+        conv_in.convert(to_native.convert(f.pcm))
+        conv_out.convert(piece)
+    return (time.process_time() - t0) / FRAMES
+
+
+async def main() -> None:
+    logging.disable(logging.WARNING)
+    factory.PROVIDER_CLASSES["openai_realtime"] = f"{__name__}:EchoProvider"
+    settings = Settings(
+        engine=EngineConfig(http=HttpConfig(enabled=False)),
+        providers={"rt": ProviderConfig(type="openai_realtime", model="m")},
+        contexts={"desk": ContextConfig(provider="rt", tools=[])},
+    )
+    frames = caller_frames()
+    print(f"{FRAMES} frames of 20 ms per call, {ROUNDS} rounds; µs per frame (caller in + agent out), median")
+    async with Engine(settings) as engine:
+        for name, (accepts, output) in PATHS.items():
+            EchoProvider.accepts, EchoProvider.output = accepts, output
+            drv, conv = [], []
+            for _ in range(ROUNDS):
+                conv.append(converter_cost(frames, accepts, output))
+                drv.append(await driver_cost(engine, frames))
+            d, c = float(np.median(drv)), float(np.median(conv))
+            share = d * FRAMES_PER_S * CALLS * 100
+            print(
+                f"{name:22} driver {d * 1e6:7.1f} µs  conversion alone {c * 1e6:6.1f} µs  "
+                f"driver/conversion {d / c:5.1f}x  at {CALLS} calls: {share:4.1f} % of one core"
+            )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
