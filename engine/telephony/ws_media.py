@@ -117,7 +117,10 @@ class WsCounters:
 class WsMedia:
     """One chan_websocket connection: ``frames()`` in, ``queue``/``room``/``flush``/``drained`` out."""
 
-    def __init__(self, ws: MediaSocket, *, owner: aiohttp.ClientSession | None = None) -> None:
+    def __init__(
+        self, ws: MediaSocket, *, owner: aiohttp.ClientSession | None = None,
+        on_dtmf: Callable[[str], None] | None = None,
+    ) -> None:  # fmt: skip
         self.ws = ws
         self.counters = WsCounters()
         self.connection_id = ""
@@ -126,7 +129,7 @@ class WsMedia:
         self.frame_bytes = 160
         self.frame_s = 0.02
         self.json = False
-        self.on_dtmf: Callable[[str], None] | None = None
+        self.on_dtmf = on_dtmf
         self._owner = owner
         self._started = asyncio.Event()
         self._incoming: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=MAX_INCOMING)
@@ -146,7 +149,9 @@ class WsMedia:
     # ---------------------------------------------------------------------------------------------- opening
 
     @classmethod
-    async def connect(cls, url: str, *, timeout_s: float = 5.0) -> WsMedia:
+    async def connect(
+        cls, url: str, *, timeout_s: float = 5.0, on_dtmf: Callable[[str], None] | None = None
+    ) -> WsMedia:
         """Connect in to Asterisk (``connection_type=server``) and wait for ``MEDIA_START``."""
         session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout_s), trust_env=False)
         try:
@@ -157,7 +162,7 @@ class WsMedia:
         except (aiohttp.ClientError, OSError, TimeoutError) as e:
             await session.close()
             raise WsMediaError(f"cannot open the media WebSocket {url}: {e or type(e).__name__}") from None
-        media = cls(ws, owner=session)
+        media = cls(ws, owner=session, on_dtmf=on_dtmf)
         await media.start(timeout_s)
         return media
 
@@ -337,6 +342,7 @@ class WsMedia:
                         await self.ws.send_bytes(frame)
                         self.counters.sent_frames += 1
                         self._progress.set()
+                        await asyncio.sleep(0)  # let MEDIA_XOFF in between frames of a burst
                     else:
                         break
         except (aiohttp.ClientError, OSError, RuntimeError, ConnectionError) as e:
