@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 from emulator import AriEmulator
@@ -35,8 +36,9 @@ def loud_seconds(ulaw: bytes) -> float:
 
 @asynccontextmanager
 async def desk_engine(
-    emu: AriEmulator, tmp_path: Path, ports: int, extra_tools: list[Tool] | None = None, password: str = "ari-secret"
-) -> AsyncIterator[Engine]:
+    emu: AriEmulator, tmp_path: Path, ports: int, extra_tools: list[Tool] | None = None, password: str = "ari-secret",
+    media: Literal["rtp", "websocket"] = "rtp",
+) -> AsyncIterator[Engine]:  # fmt: skip
     settings = demo_settings(tmp_path)
     settings.providers["desk"] = ProviderConfig(type="scripted", script=str(SCRIPT))
     settings.contexts["desk"] = ContextConfig(
@@ -49,7 +51,7 @@ async def desk_engine(
     }  # fmt: skip
     settings.asterisk = AsteriskConfig(
         enabled=True, ari_url=emu.url, password=SecretStr(password), default_context="desk",
-        rtp_port_start=ports, rtp_port_end=ports + 99,
+        rtp_port_start=ports, rtp_port_end=ports + 99, media=media,
     )  # fmt: skip
     if extra_tools:
         settings.contexts["desk"].tools.extend(t.name for t in extra_tools)
