@@ -17,6 +17,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import platformdirs
@@ -24,7 +25,7 @@ import platformdirs
 from engine.backoff import Backoff
 from engine.config.models import Settings
 from engine.config.models.tools import EmailConfig
-from engine.email.messages import CallRecord, Kind, Templates, render_message
+from engine.email.messages import CallRecord, Kind, Templates, record_from_json, record_to_json, render_message
 from engine.email.outbox import Email, Outbox, Row, Transport, mask_addresses, new_message_id
 from engine.events import EmailFailed, EmailQueued, EmailSent, EventBus
 from engine.metrics import Metrics
@@ -91,6 +92,7 @@ class EmailService:
                 backoff=Backoff(cfg.retry_first_s, cfg.retry_max_s),
                 max_attempts=cfg.max_attempts,
                 notify=self._changed,
+                prepare=self._prepare,
             )
             self._outbox.open()
         return self._outbox
@@ -212,21 +214,32 @@ class EmailService:
         return self.outbox.enqueue(self._email("test", None, (address,), ())).email.message_id
 
     def call_ended(self, session: CallSession) -> None:
-        """The call-end hook: release the call's held transcripts, store the summary when ``summary`` is on."""
+        """The call-end hook: release the call's held transcripts, store the summary when ``summary`` is on.
+
+        Only the call's record (JSON) is stored here, in one SQLite commit: the worker renders the messages just
+        before sending them, so the end of a call pays tens of microseconds, not the templates."""
         self.read_back.pop(session.call_id, None)
         held = self._held.pop(session.call_id, [])
         cfg = self.cfg
         if not cfg.enabled or (not held and not cfg.summary):
             return
-        record = CallRecord.of(session)
-        if held:
-            r = render_message(
-                "transcript", record, self.templates, {"transcript": cfg.transcript_subject}, time.time()
-            )
-            for mid in held:
-                self.outbox.release(mid, subject=r.subject, text=r.text, html=r.html)
-        if cfg.summary and cfg.admin_address is not None:
-            self.outbox.enqueue(self._email("summary", record, (cfg.admin_address,), ()))
+        record = record_to_json(CallRecord.of(session))
+        for mid in held:
+            self.outbox.release(mid, record)
+        if cfg.summary and cfg.admin_address is not None and cfg.from_address is not None:
+            sender = cfg.from_address
+            mid = new_message_id(sender)
+            summary = Email(mid, "summary", sender, (cfg.admin_address,), (), "", "", "", session.call_id, record)
+            self.outbox.enqueue(summary)
+
+    def _prepare(self, email: Email) -> Email:
+        """Render a message stored with its call's record (the outbox's worker calls this before sending)."""
+        assert email.record is not None
+        cfg = self.cfg
+        subjects = {"summary": cfg.summary_subject, "transcript": cfg.transcript_subject}
+        kind: Kind = "transcript" if email.kind == "transcript" else "summary"
+        r = render_message(kind, record_from_json(email.record), self.templates, subjects, time.time())
+        return replace(email, subject=r.subject, text=r.text, html=r.html)
 
     # ------------------------------------------------------------------------------------------------ surfaces
 

@@ -209,3 +209,50 @@ def render_message(
         templates.get(f"{kind}.txt").safe_substitute(text_fields),
         templates.get(f"{kind}.html").safe_substitute(html_fields),
     )
+
+
+def record_to_json(record: CallRecord) -> str:
+    """The call as stored with a message the worker renders later (tens of microseconds for a long call)."""
+    items: list[dict[str, Any]] = []
+    for i in record.items:
+        if isinstance(i, Message):
+            items.append({"k": "m", "role": i.role, "text": i.text, "ts": i.ts})
+        elif isinstance(i, ToolCallItem):
+            items.append({"k": "c", "id": i.id, "name": i.name, "args": i.arguments, "group": i.group, "ts": i.ts})
+        else:
+            items.append(
+                {"k": "r", "id": i.call_id, "name": i.name, "status": i.status, "msg": i.message, "data": i.data}
+                | {"ts": i.ts}
+            )
+    head = {
+        "call_id": record.call_id,
+        "context": record.context,
+        "caller_name": record.caller_name,
+        "caller_number": record.caller_number,
+        "started_at": record.started_at,
+        "ended_at": record.ended_at,
+        "end_reason": record.end_reason,
+    }
+    return json.dumps({**head, "items": items}, ensure_ascii=False, default=str)
+
+
+def record_from_json(text: str) -> CallRecord:
+    d = json.loads(text)
+    items: list[HistoryItem] = []
+    for i in d["items"]:
+        if i["k"] == "m":
+            items.append(Message(i["role"], i["text"], i["ts"]))
+        elif i["k"] == "c":
+            items.append(ToolCallItem(i["id"], i["name"], i["args"], i["group"], i["ts"]))
+        else:
+            items.append(ToolResultItem(i["id"], i["name"], i["status"], i["msg"], i["data"], i["ts"]))
+    return CallRecord(
+        d["call_id"],
+        d["context"],
+        d["caller_name"],
+        d["caller_number"],
+        d["started_at"],
+        d["ended_at"],
+        d["end_reason"],
+        tuple(items),
+    )

@@ -27,7 +27,7 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -56,13 +56,14 @@ CREATE TABLE IF NOT EXISTS messages (
     next_at REAL NOT NULL,
     created_at REAL NOT NULL,
     updated_at REAL NOT NULL,
-    last_error TEXT
+    last_error TEXT,
+    record TEXT
 );
 CREATE INDEX IF NOT EXISTS messages_due ON messages (status, next_at);
 """
 _COLUMNS = (
     "id, message_id, kind, call_id, status, sender, recipients, bcc, subject, text, html, attempts, resent, "
-    "next_at, created_at, updated_at, last_error"
+    "next_at, created_at, updated_at, last_error, record"
 )
 _ADDRESS = re.compile(r"[^\s<>@,;:\"']+@[^\s<>@,;:\"']+")
 
@@ -94,6 +95,9 @@ class Email:
     text: str
     html: str
     call_id: str | None = None
+    #: The call as JSON (``engine.email.messages.record_to_json``) when the message is rendered by the worker
+    #: just before its first attempt (subject, text and html are empty until then).
+    record: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +127,8 @@ class Transport(Protocol):
 
 #: Told of every change of a row's status: (row, previous status).
 Notify = Callable[[Row, str], None]
+#: Renders a message stored with its call's record (the worker calls it before the first attempt).
+Prepare = Callable[[Email], Email]
 
 
 def new_message_id(sender: str) -> str:
@@ -141,12 +147,14 @@ class Outbox:
         backoff: Backoff | None = None,
         max_attempts: int = 10,
         notify: Notify | None = None,
+        prepare: Prepare | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.path = path
         self.backoff = backoff or Backoff(5.0, 900.0)
         self.max_attempts = max_attempts
         self.notify = notify
+        self.prepare = prepare
         self._clock = clock
         self._db: sqlite3.Connection | None = None
         self._wake = asyncio.Event()
@@ -189,7 +197,7 @@ class Outbox:
 
     def _row(self, values: Sequence[object]) -> Row:
         (id_, mid, kind, call_id, status, sender, to, bcc, subject, text, html) = values[:11]
-        attempts, resent, next_at, created, updated, err = values[11:]
+        attempts, resent, next_at, created, updated, err, record = values[11:]
         email = Email(
             str(mid),
             str(kind),
@@ -200,6 +208,7 @@ class Outbox:
             str(text),
             str(html),
             str(call_id) if call_id is not None else None,
+            str(record) if record is not None else None,
         )
         return Row(
             int(id_),  # type: ignore[call-overload]
@@ -217,7 +226,7 @@ class Outbox:
         now = self._clock()
         cur = self.db.execute(
             "INSERT INTO messages (message_id, kind, call_id, status, sender, recipients, bcc, subject, text, html,"
-            " next_at, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " next_at, created_at, updated_at, record) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 email.message_id,
                 email.kind,
@@ -232,6 +241,7 @@ class Outbox:
                 now,
                 now,
                 now,
+                email.record,
             ),
         )
         assert cur.lastrowid is not None
@@ -298,12 +308,12 @@ class Outbox:
         self._notify_new(row)
         return row
 
-    def release(self, message_id: str, *, subject: str, text: str, html: str) -> bool:
-        """A held message becomes due, with its final content; False when it is not held (any more)."""
+    def release(self, message_id: str, record: str) -> bool:
+        """A held message becomes due, to be rendered from ``record`` (the whole call); False when it is not held."""
         cur = self.db.execute(
-            "UPDATE messages SET status='pending', subject=?, text=?, html=?, next_at=?, updated_at=?"
+            "UPDATE messages SET status='pending', record=?, next_at=?, updated_at=?"
             " WHERE message_id=? AND status='held'",
-            (subject, text, html, self._clock(), self._clock(), message_id),
+            (record, self._clock(), self._clock(), message_id),
         )
         if cur.rowcount:
             self.idle.clear()
@@ -369,6 +379,12 @@ class Outbox:
 
     async def send_one(self, row: Row, transport: Transport) -> Row:
         """One attempt at one row: ``sending`` first (committed), then ``sent``, back to ``pending``, or ``failed``."""
+        if row.email.record is not None and self.prepare is not None:
+            try:
+                row = self._rendered(row, self.prepare(row.email))
+            except Exception as e:  # a broken user template: kept failed with the reason, never retried blindly
+                row = self._set(row, "sending", attempts=row.attempts + 1)
+                return self._failed(row, f"rendering the message failed: {type(e).__name__}: {e}", True)
         row = self._set(row, "sending", attempts=row.attempts + 1)
         self.attempts_made += 1
         try:
@@ -381,6 +397,14 @@ class Outbox:
         except Exception as e:  # a transport bug or an unforeseen error: retried, never the worker's end
             return self._failed(row, f"{type(e).__name__}: {e}", False)
         return self._set(row, "sent", last_error=None)
+
+    def _rendered(self, row: Row, email: Email) -> Row:
+        """Keep the rendered message (every retry sends the same bytes) and drop the record it came from."""
+        self.db.execute(
+            "UPDATE messages SET subject=?, text=?, html=?, record=NULL WHERE id=?",
+            (email.subject, email.text, email.html, row.id),
+        )
+        return replace(row, email=replace(email, record=None))
 
     def _failed(self, row: Row, reason: str, permanent: bool) -> Row:
         reason = reason[:1000]

@@ -1,0 +1,118 @@
+"""E-mail outbox: what the automatic summary adds to a call's cleanup, and how fast the outbox drains.
+
+1. Cleanup: ``engine.end_call`` timed for calls of 12 turns (a realistic transcript and tool calls), with
+   ``tools.email.summary`` off and on, the two engines' calls interleaved round by round so load on the machine hits
+   both alike. With the summary on, the end of the call renders the summary and stores it (one SQLite commit);
+   sending happens in the outbox's worker, against a real SMTP server on loopback (STARTTLS and AUTH).
+   Goal: ≤ 1 ms added at p50.
+2. Throughput: N messages stored at once, timed until the loopback SMTP server has them all (one connection, TLS
+   handshake and AUTH per burst).
+
+Prints p50/p95 per configuration, the p50 difference, and messages per second.
+Run: ``.venv/bin/python bench/outbox.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from engine.app import Engine  # noqa: E402
+from engine.config.models import Settings  # noqa: E402
+from engine.email.outbox import Email, new_message_id  # noqa: E402
+from engine.stats import percentiles  # noqa: E402
+from tests.engine.email.conftest import mail_settings  # noqa: E402
+from tests.engine.email.smtp_fixture import SmtpServer  # noqa: E402
+
+ROUNDS = 3
+CALLS_PER_ROUND = 100
+TURNS = 12
+THROUGHPUT_N = 300
+
+
+async def _until(done: Callable[[], bool], timeout_s: float) -> None:
+    async with asyncio.timeout(timeout_s):
+        while True:
+            if done():
+                return
+            await asyncio.sleep(0.01)
+
+
+async def _cleanup_times(engine: Engine, n: int) -> list[float]:
+    out: list[float] = []
+    for i in range(n):
+        call = await engine.start_call("desk", caller_name=f"caller {i}", caller_number="+15550100")
+        for t in range(TURNS):
+            await engine.user_said(call.call_id, f"turn {t}: a sentence of ordinary length about the order <{i}>")
+        t0 = time.perf_counter()
+        await engine.end_call(call.call_id, "caller hung up")
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+def _engine(tmp: Path, smtp: SmtpServer, summary: bool, name: str) -> Engine:
+    email: dict[str, Any] = smtp.email_config(outbox=str(tmp / f"{name}.sqlite3"), summary=summary)
+    return Engine(Settings.model_validate(mail_settings(email)), config_path=tmp / "config.yaml")
+
+
+async def cleanup(tmp: Path, smtp: SmtpServer) -> None:
+    off, on = _engine(tmp, smtp, False, "off"), _engine(tmp, smtp, True, "on")
+    times: dict[str, list[float]] = {"off": [], "on": []}
+    async with off, on:
+        await _cleanup_times(off, 5)  # warm-up: imports, first SQLite commit, first SMTP connection
+        await _cleanup_times(on, 5)
+        for r in range(ROUNDS):
+            for name, engine in (("off", off), ("on", on)) if r % 2 == 0 else (("on", on), ("off", off)):
+                times[name] += await _cleanup_times(engine, CALLS_PER_ROUND)
+        await _until(lambda: on.email.outbox.counts()["sent"] >= CALLS_PER_ROUND * ROUNDS + 5, 60)
+    p = {k: percentiles(v, 0.5, 0.95) for k, v in times.items()}
+    print(f"call cleanup (end_call, {TURNS}-turn calls, {len(times['on'])} per configuration)")
+    for k in ("off", "on"):
+        print(f"  summary {k:<3}  p50 {p[k][0]:7.3f} ms   p95 {p[k][1]:7.3f} ms")
+    print(f"  added by the summary at p50: {p['on'][0] - p['off'][0]:+.3f} ms (goal <= 1 ms)")
+    print(f"  summaries delivered to the loopback SMTP server: {on.email.outbox.counts()['sent']}")
+
+
+async def throughput(tmp: Path, smtp: SmtpServer) -> None:
+    engine = _engine(tmp, smtp, False, "throughput")
+    async with engine:
+        box = engine.email.outbox
+        before = len(smtp.received)
+        t0 = time.perf_counter()
+        for i in range(THROUGHPUT_N):
+            sender = "ava@example.com"
+            box.enqueue(
+                Email(new_message_id(sender), "test", sender, (f"u{i}@example.com",), (), f"s{i}", "text", "<p>h</p>")
+            )
+        stored = time.perf_counter() - t0
+        await _until(lambda: len(smtp.received) - before >= THROUGHPUT_N, 120)
+        total = time.perf_counter() - t0
+    print(f"outbox throughput ({THROUGHPUT_N} messages, SMTP on loopback with STARTTLS and AUTH)")
+    print(f"  stored in {stored * 1000:.1f} ms ({stored / THROUGHPUT_N * 1e6:.0f} us per enqueue)")
+    print(f"  delivered in {total:.2f} s: {THROUGHPUT_N / total:.0f} messages/s")
+
+
+async def main() -> None:
+    warnings.filterwarnings("ignore", message="Session.login_data is deprecated")  # aiosmtpd's own
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        smtp = SmtpServer(tmp)
+        smtp.start()
+        try:
+            await cleanup(tmp, smtp)
+            await throughput(tmp, smtp)
+        finally:
+            smtp.stop()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
