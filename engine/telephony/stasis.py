@@ -194,7 +194,8 @@ class StasisApp:
             self.transfers[call.channel_id] = transfers
             while not call.caller_gone:
                 await self._run_ai(call, context, transfers)
-                await transfers.settled()  # a hand-off that stopped the AI finishes before we look
+                if not call.caller_gone:
+                    await transfers.settled()  # a hand-off or a blind transfer decides what comes next
                 if call.taken_over is not None:  # the operator has the caller: the AI waits for the hand-back
                     await call.taken_over.wait()
                     call.taken_over = None
@@ -303,6 +304,9 @@ class StasisApp:
         with contextlib.suppress(AriError):
             await self.monitor.close_for(call.channel_id)
         steps: list[tuple[str, Any]] = []
+        ringing = self.transfers.get(call.channel_id)
+        if ringing is not None and ringing.current is not None and ringing.current.state == "ringing":
+            steps.append(("ringing transfer", self.ari.hangup(ringing.current.channel_id)))
         if call.agent_channel_id:
             steps.append(("agent", self.ari.hangup(call.agent_channel_id)))
         if call.media_channel_id:

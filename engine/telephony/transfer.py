@@ -86,8 +86,10 @@ class PhoneTransfers:
         self.current: Transfer | None = None
         self.transferred = False
         self.holding = False
-        self._handing_off: asyncio.Event = asyncio.Event()
-        self._handing_off.set()  # set: no hand-off in progress
+        #: Set when no transfer is in a state the call's owner must wait out: a hand-off half done, or a blind
+        #: transfer ringing (the AI already left; what happens next depends on the outcome).
+        self._settled: asyncio.Event = asyncio.Event()
+        self._settled.set()
 
     # -------------------------------------------------------------------------------------- TransferControl
 
@@ -165,7 +167,14 @@ class PhoneTransfers:
             log.warning("transfer: %s hold for %s failed: %s", what, self.line.channel_id, e)
 
     async def _follow(self, xfer: Transfer) -> None:
+        try:
+            await self._follow_outcome(xfer)
+        finally:
+            self._settled.set()
+
+    async def _follow_outcome(self, xfer: Transfer) -> None:
         if xfer.mode == "blind":
+            self._settled.clear()
             await self._ai_leaves_bridge()
             self.line.stop_ai("transferred")
             await self._hold(True)
@@ -207,17 +216,18 @@ class PhoneTransfers:
             await self.ari.remove_from_bridge(self.line.bridge_id, [self.line.media_channel_id])
 
     async def settled(self) -> None:
-        """Until no hand-off is half done (the call's owner looks at ``transferred`` only after this)."""
-        await self._handing_off.wait()
+        """Until no hand-off is half done and no blind transfer rings (the call's owner looks at
+        ``transferred`` and the AI's return only after this)."""
+        await self._settled.wait()
 
     async def _hand_off(self, xfer: Transfer) -> None:
         """The four steps, timed from the answer: AI media out, AI stopped, agent in, session updated."""
         xfer.state = "answered"
-        self._handing_off.clear()
+        self._settled.clear()
         try:
             await self._steps(xfer)
         finally:
-            self._handing_off.set()
+            self._settled.set()
 
     async def _steps(self, xfer: Transfer) -> None:
         t0 = time.perf_counter()

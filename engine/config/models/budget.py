@@ -66,7 +66,7 @@ class BudgetConfig(Strict):
     )
     calibration_probes: int = Field(default=5, gt=0, le=100, description="Probes per tool when calibrating.")
     exempt_tools: list[str] = Field(
-        default_factory=lambda: ["hangup_call", "transfer", "cancel_transfer"],
+        default_factory=lambda: ["hangup_call", "transfer", "blind_transfer", "cancel_transfer"],
         description="Call-control tools (names or patterns) shown on every tier and never clamped to its budget.",
     )
 

@@ -42,7 +42,9 @@ async def desk_engine(
     settings = demo_settings(tmp_path)
     settings.providers["desk"] = ProviderConfig(type="scripted", script=str(SCRIPT))
     settings.contexts["desk"] = ContextConfig(
-        provider="desk", prompt="A help desk.", tools=["transfer", "cancel_transfer", "hangup_call"]
+        provider="desk",
+        prompt="A help desk.",
+        tools=["transfer", "blind_transfer", "cancel_transfer", "hangup_call"],
     )
     settings.tools.extensions = {
         "support": TransferTarget(description="the support team", destination="PJSIP/6000", aliases=["agent"],

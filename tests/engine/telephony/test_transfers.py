@@ -108,3 +108,36 @@ async def _next(
             if e.type == kind and pred(e):
                 return e
     raise AssertionError(f"no {kind}")
+
+
+async def test_blind_transfer_hands_over_at_once_and_the_ai_returns_when_it_fails(tmp_path: Path) -> None:
+    to_sales, to_support = speech("put me through to sales"), speech("put me through to support")
+    async with AriEmulator() as emu:
+        emu.endpoints = {"PJSIP/6001": "busy"}
+        emu.ring_s = 1.0
+        async with desk_engine(emu, tmp_path, 42400) as engine:
+            sub = engine.bus.subscribe(maxsize=10_000)
+            caller = await emu.incoming_call("ava", "Robin", "1001")
+            await emu.wait_event("ChannelEnteredBridge", caller.id)
+            await until_quiet(emu, caller.id)
+            phone = emu.media_for(caller.id)
+            await phone.speak(to_sales)
+            await phone.silence(1.0)
+            seen: list[Event] = []
+            failed = await _next(sub, "call.transfer_failed", within_s=20, seen=seen)
+            assert (failed.target, failed.reason) == ("sales", "busy")
+            # the AI left at once (its call ended) and came back into the same phone call to say so
+            await _next(sub, "transcript.added", lambda e: "sales is busy" in e.text, within_s=20, seen=seen)
+            assert any(isinstance(e, CallEnded) and e.reason == "transferred" for e in seen)
+            assert any(c.startswith("ava-em-") for c in bridge_of(emu, caller.id))  # the AI's media is back
+            await until_quiet(emu, caller.id)
+            await phone.speak(to_support)
+            await phone.silence(1.0)
+            answered = await emu.wait_event("StasisStart", within_s=20, name_prefix="PJSIP/6000")
+            agent = answered["channel"]["id"]
+            await emu.wait_event("ChannelEnteredBridge", agent)
+            assert bridge_of(emu, caller.id) == sorted([caller.id, agent])
+            await emu.caller_hangs_up(caller.id)  # the caller ends it: the agent is hung up too
+            await emu.wait_event("ChannelDestroyed", agent)
+        assert emu.world.leftovers() == {"channels": [], "bridges": []}
+        assert emu.violations == []
