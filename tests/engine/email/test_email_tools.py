@@ -1,0 +1,89 @@
+"""The e-mail tools' edges: the read-back checks the domain against a real DNS server on loopback (a domain that
+does not exist is refused, a DNS server that does not answer is not "invalid"), user templates replace the built-in
+ones and stay escaped, e-mail off is a polite refusal, and the metric counts each kind and status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from engine.app import Engine
+from engine.config.models import Settings
+from engine.events import EmailSent
+from tests.engine.email.conftest import mail_settings
+from tests.engine.email.smtp_fixture import SmtpServer
+from tests.fixtures.dns_server import RunningDns, Zone, dns_server
+
+
+@pytest.fixture
+async def dns() -> AsyncIterator[RunningDns]:
+    zone = Zone({("mail.example", "MX"): ["10 mx1.mail.example."]}, silent=frozenset({"slow.example"}))
+    async with dns_server(zone) as running:
+        yield running
+
+
+async def test_the_read_back_refuses_a_domain_that_takes_no_mail(tmp_path: Path, dns: RunningDns) -> None:
+    email = {
+        "enabled": True,
+        "from_address": "ava@example.com",
+        "outbox": str(tmp_path / "o.sqlite3"),
+        "nameservers": dns.nameservers,
+        "dns_port": dns.port,
+    }
+    engine = Engine(Settings.model_validate(mail_settings(email)), config_path=tmp_path / "config.yaml")
+    async with engine:
+        call = await engine.start_call("desk")
+        reply = await engine.user_said(call.call_id, "email me the transcript at bob at nothing dot example")
+        assert "cannot receive email" in reply.text and "bob at nothing dot example" in reply.text
+        # the caller insists: still not read back, so confirmed is not honoured
+        reply = await engine.user_said(call.call_id, "yes, send it to bob at nothing dot example")
+        assert "cannot receive email" in reply.text
+        reply = await engine.user_said(call.call_id, "email me the transcript at bob at mail dot example")
+        assert "Is that right?" in reply.text
+        reply = await engine.user_said(call.call_id, "email me the transcript at bob at slow dot example")
+        assert "Is that right?" in reply.text  # no answer from DNS is "unknown": worth a try
+        assert sum(engine.email.outbox.counts().values()) == 0
+        await engine.end_call(call.call_id)
+
+
+async def test_user_templates_replace_the_built_in_ones_and_stay_escaped(tmp_path: Path, smtp: SmtpServer) -> None:
+    folder = tmp_path / "mail"
+    folder.mkdir()
+    (folder / "summary.txt").write_text("Custom for $caller ($duration)\n$transcript\n", encoding="utf-8")
+    (folder / "summary.html").write_text("<div class='mine'>$caller</div>$transcript $unknown_stays", encoding="utf-8")
+    email = smtp.email_config(
+        outbox=str(tmp_path / "o.sqlite3"), summary=True, templates="mail", summary_subject="Call from {caller}"
+    )
+    engine = Engine(Settings.model_validate(mail_settings(email)), config_path=tmp_path / "config.yaml")
+    async with engine:
+        with engine.bus.subscribe(types={EmailSent.type}) as sent:
+            call = await engine.start_call("desk", caller_name="Eve <i>")
+            await engine.user_said(call.call_id, "hello <script>x</script>")
+            await engine.end_call(call.call_id)
+            async with asyncio.timeout(20):
+                await sent.get()
+        metrics = engine.metrics.render().decode()
+    assert 'ai_agent_email_total{kind="summary",status="queued"} 1.0' in metrics
+    assert 'ai_agent_email_total{kind="summary",status="sent"} 1.0' in metrics
+    (msg,) = smtp.received
+    assert msg.message["Subject"] == "Call from Eve <i>"
+    text, html = msg.part("plain"), msg.part("html")
+    assert text.startswith("Custom for Eve <i> (0 s)") and "] Caller: hello <script>x</script>" in text
+    assert html.startswith("<div class='mine'>Eve &lt;i&gt;</div>") and "$unknown_stays" in html
+    assert "hello &lt;script&gt;x&lt;/script&gt;" in html and "<script>" not in html
+
+
+async def test_with_e_mail_off_the_tools_say_so_and_store_nothing(tmp_path: Path) -> None:
+    engine = Engine(Settings.model_validate(mail_settings({"enabled": False})), config_path=tmp_path / "c.yaml")
+    async with engine:
+        call = await engine.start_call("desk")
+        reply = await engine.user_said(call.call_id, "email me the transcript at bob at mail dot example")
+        assert "can't send emails right now (e-mail is off" in reply.text
+        reply = await engine.user_said(call.call_id, "send the summary")
+        assert "cannot be sent: e-mail is off" in reply.text
+        await engine.end_call(call.call_id)
+    assert engine.email._outbox is None  # never opened: no file in the user data folder
