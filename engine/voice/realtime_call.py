@@ -81,7 +81,7 @@ class RealtimeVoiceCall:
         self._said = TranscriptRelay(engine.calls, self._recorded)
         self._awaiting = False  # the provider owes an answer (the caller stopped talking)
         self._awaiting_timer: asyncio.TimerHandle | None = None
-        self._caller_speaking = False
+        self._caller_speaking, self._speech_from = False, 0.0  # since when (seconds of caller audio sent)
         self._response_audio = False  # the response in flight has sent audio
         self._farewell = Farewell(farewell_timeout_s)
         self._closing = False
@@ -220,12 +220,12 @@ class RealtimeVoiceCall:
                 if isinstance(ev, rt.CallerText) and self.turns and not self.turns[-1].text:
                     self.turns[-1].text = ev.text
         elif isinstance(ev, rt.CallerSpeechStarted):
-            self._caller_speaking = True
+            self._caller_speaking, self._speech_from = True, self._in.sent_s if self._in else 0.0
             self._set_awaiting(False)
             await self._flush(None)
         elif isinstance(ev, rt.CallerSpeechStopped):
-            self._caller_speaking = False
-            self.turns.append(TurnStats("", "provider", 0.0, 0.0, time.perf_counter()))
+            self._caller_speaking, heard = False, (self._in.sent_s if self._in else 0.0) - self._speech_from
+            self.turns.append(TurnStats("", "provider", round(max(0.0, heard), 3), 0.0, time.perf_counter()))
             self._set_awaiting(True)
         elif isinstance(ev, rt.AssistantInterrupted):
             await self._flush(ev.item_id)

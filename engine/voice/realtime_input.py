@@ -38,6 +38,7 @@ class CallerInput:
         self.muted = False
         self.ended = asyncio.Event()
         self.frames_sent = 0
+        self.sent_s = 0.0  # seconds of caller audio handed on (the resampler may still hold its last ms)
         self._conv = AudioConverter(AudioSpec("pcm16", backend.sample_rate), live.input_spec)
 
     async def run(self) -> None:
@@ -53,6 +54,7 @@ class CallerInput:
                     break
                 self.pacer.changed()
                 data = self._conv.convert(self._heard(frame).pcm)
+                self.sent_s += frame.duration
                 if not data:
                     continue
                 try:

@@ -139,7 +139,12 @@ async def test_audio_both_ways_transcripts_usage_and_states(make_engine: Callabl
         call.mute(False)
         assert call.input_level_dbfs > -40 and max(levels) > -40  # the meter still shows the real input
         # a turn: the provider heard the caller, answers, runs a tool, reports usage
-        live.emit(CallerSpeechStarted(), CallerSpeechStopped(), CallerText("weather in Oslo"))
+        live.emit(CallerSpeechStarted())
+        await _until(lambda: call.state == CallState.HEARING)
+        sent = len(live.audio_in)
+        backend.feed(tone_16k(300))
+        await _until(lambda: len(live.audio_in) >= sent + live.input_spec.bytes_for_ms(280))
+        live.emit(CallerSpeechStopped(), CallerText("weather in Oslo"))
         results = await live.call_tool("get_weather", '{"city": "Oslo"}')
         assert results[0].status == "success"
         live.say("It is 18 degrees.")
@@ -159,6 +164,7 @@ async def test_audio_both_ways_transcripts_usage_and_states(make_engine: Callabl
         assert [e.reason for e in ended] == ["ended by operator"]
         assert CallState.SPEAKING in states and CallState.HEARING in states and states[-1] == CallState.ENDED
         assert call.turns and call.turns[0].text == "weather in Oslo" and call.turns[0].first_audio is not None
+        assert call.turns[0].audio_s == pytest.approx(0.3, abs=0.03)  # the caller audio sent while speaking
         metrics = engine.metrics.render().decode()
         assert 'ai_agent_realtime_tokens_total{direction="input",provider="rt"} 130.0' in metrics
         assert 'ai_agent_realtime_audio_seconds_total{direction="output",provider="rt"} 2.0' in metrics
