@@ -17,11 +17,38 @@ something separates the name from the domain. The DNS side of validation is ``en
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Literal
 
 from email_validator import EmailNotValidError, validate_email
+
+from engine.email.spoken_words import (
+    AS_IN,
+    AT_PHRASES,
+    CASE_WORDS,
+    CORRECTIONS,
+    DIGIT_WORDS,
+    FILLER_WORDS,
+    GLUED,
+    IMPLICIT_TLDS,
+    INNER_DOT,
+    LEAD_WORDS,
+    LETTER_NAMES,
+    NATO,
+    NOISE_PHRASES,
+    PIECES,
+    PREFIXES,
+    SPLIT,
+    SUFFIXES,
+    SYMBOL_KEYS,
+    SYMBOL_NAMES,
+    SYMBOL_PHRASES,
+    TAIL_WORDS,
+    TENS,
+    UNITS,
+    VOCAB,
+    number_digits,
+)
 
 #: Longer input is not an address someone dictated; refusing it keeps the parser's work bounded.
 MAX_SPOKEN_CHARS = 600
@@ -56,80 +83,27 @@ class _Seg:
     said: str = ""  # the word a maybe_letter came from ("mike"), used when it turns out to be a word
 
 
-_SYMBOL_NAMES = {".": "dot", "@": "at", "_": "underscore", "-": "dash", "+": "plus", "'": "apostrophe"}
-_DIGIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
-_UNITS = {w: n for n, w in enumerate((*_DIGIT_WORDS, "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen"))}
-_UNITS |= {"sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "niner": 9}
-_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
-_SCALES = {"hundred": 100, "thousand": 1000}
-_NATO_A = "alpha alfa bravo charlie delta echo foxtrot golf hotel india juliet juliett kilo lima mike november"
-_NATO_Z = "oscar papa quebec romeo sierra tango uniform victor whiskey whisky xray yankee zulu"
-_NATO = {w: w[0] for w in f"{_NATO_A} {_NATO_Z}".split()}
-_NAMES = "aitch=h haitch=h jay=j kay=k el=l ell=l em=m en=n ess=s vee=v zed=z zee=z dee=d gee=g pee=p tee=t bee=b"
-_LETTER_NAMES = dict(pair.split("=", 1) for pair in f"{_NAMES} cee=c ex=x cue=q wye=y oh=o".split())
-
-
-def _phrases(*texts: str) -> tuple[tuple[str, ...], ...]:
-    """Token tuples, longest first, so "at the rate of" wins over "at"."""
-    return tuple(sorted((tuple(t.split()) for t in texts), key=len, reverse=True))
-
-
-_SYMBOL_PHRASES: dict[tuple[str, ...], str] = {
-    **dict.fromkeys(_phrases("dot", "period", "point", "full stop"), "."),
-    **dict.fromkeys(_phrases("underscore", "under score", "under bar", "underbar", "underline", "low line"), "_"),
-    **dict.fromkeys(_phrases("dash", "hyphen", "minus"), "-"),
-    **dict.fromkeys(_phrases("plus", "plus sign"), "+"),
-    ("apostrophe",): "'",
-}
-_SYMBOL_KEYS = tuple(sorted(_SYMBOL_PHRASES, key=len, reverse=True))
-_AT_PHRASES = _phrases("at", "at the rate", "at the rate of", "at sign", "at symbol", "@")
-_FILLER_WORDS = frozenset("um umm uh uhh uhm er erm ah hmm mm".split())
-_NOISE_PHRASES = _phrases("all one word", "no spaces", "all lowercase", "all lower case", "all small letters")
-_CASE_WORDS = _phrases("capital", "uppercase", "upper case", "small", "lowercase", "lower case", "big")
-_PREFIXES = _phrases(
-    "so", "okay", "ok", "well", "yes", "yeah", "yep", "sure", "right", "alright", "oh", "please", "i said",
-    "it's", "its", "it is", "that's", "thats", "that is", "this is", "it would be", "it'll be", "it will be",
-    "my email is", "my email address is", "my email's", "the email is", "the email address is", "email is",
-    "email address is", "my address is", "the address is", "address is", "my email", "email address",
-    "you can send it to", "send it to", "please send it to", "send to", "it goes to", "you can reach me at",
-)  # fmt: skip
-_SUFFIXES = _phrases(
-    "please", "thanks", "thank you", "thank you very much", "that's it", "thats it", "that's all", "ok", "okay",
-    "right", "yeah",
-)  # fmt: skip
-_AS_IN = _phrases("as in", "for", "like")
-#: Endings a caller may run into the domain without "dot" ("gmail com"); only used when the domain had no dot at all.
-_IMPLICIT_TLDS = frozenset("com net org edu gov io co uk us ca de fr au info biz ai dev app nl eu ch es".split())
-#: Words that mean something to this parser: read back letter by letter when they are part of an address ("d-o-t").
-_VOCAB = frozenset(
-    {w for p in (*_SYMBOL_PHRASES, *_AT_PHRASES, *_NOISE_PHRASES, *_CASE_WORDS) for w in p}
-    | {*_UNITS, *_TENS, *_SCALES, *_LETTER_NAMES, *_FILLER_WORDS, "double", "triple", "and"}
-)
-#: Words that are dropped as a lead-in or sign-off: spelled in the read-back only where they would be dropped.
-_LEAD_WORDS, _TAIL_WORDS = frozenset(p[0] for p in _PREFIXES), frozenset(p[-1] for p in _SUFFIXES)
-_GLUED = re.compile(r"\bdot-?(com|net|org|co|uk|io)\b")
-_INNER_DOT = re.compile(r"\.(?=\w)")
-_SPLIT = re.compile(r"[\s,;:!?\"()\[\]{}<>]+")
-_PIECES = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*|\d+|[._+\-@']|.", re.UNICODE)
-
-
 def parse_spoken_address(text: str) -> ParsedAddress | AddressRefusal:
     """The address in ``text`` (what STT heard) with its read-back form, or a refusal with what was understood."""
     if len(text) > MAX_SPOKEN_CHARS:
         return AddressRefusal(f"that was longer than {MAX_SPOKEN_CHARS} characters, too long for an email address", "")
     bare = text.strip().strip("<>\"'.,;:!?()[] ").lower()
-    if "@" in bare and not _SPLIT.search(bare):  # written out already (the agent confirming "a-b@x.com"): as is
+    corrected = False
+    if "@" in bare and not SPLIT.search(bare):  # written out already (the agent confirming "a-b@x.com"): as is
         segs = _literal(bare)
     else:
         tokens = _clean(_tokens(text))
         if not tokens:
             return AddressRefusal("I did not hear an email address", "")
-        segs = _resolve_letters(_segments(tokens, _at_position(tokens)))
+        corrected = any(_starts(tokens, i, p) for i in range(1, len(tokens)) for p in CORRECTIONS)
+        segs = _drop_echoes(_resolve_letters(_segments(tokens, _at_position(tokens))))
     ats = [i for i, s in enumerate(segs) if s.kind == "symbol" and s.text == "@"]
     if len(ats) == 1:
         segs = _insert_missing_dot(segs, ats[0])
-    understood = _read_back(segs)
+    understood = _read_back(segs, exact=False)
     address = "".join(s.text for s in segs)
+    if corrected:  # "john at gmail dot com, no sorry, yahoo": which part counts is a guess; ask again
+        return AddressRefusal("the caller corrected themselves midway; ask for the whole address once more", understood)
     if not ats:
         return AddressRefusal("I did not hear 'at', so I cannot tell the name from the domain", understood)
     if len(ats) > 1:
@@ -141,29 +115,31 @@ def parse_spoken_address(text: str) -> ParsedAddress | AddressRefusal:
         return AddressRefusal("I did not hear a domain after the 'at'", understood)
     if "." not in domain:
         return AddressRefusal("the domain after the 'at' has no ending such as 'dot com'", understood)
+    if len(domain.rsplit(".", 1)[1]) == 1:  # "gmail dot c": no ending is one letter long, the rest got lost
+        return AddressRefusal(f"the ending '.{domain.rsplit('.', 1)[1]}' is too short", understood)
     try:
         valid = validate_email(address, check_deliverability=False)
     except EmailNotValidError as e:
         reason = str(e).replace("the @-sign", "the 'at'").replace("@-sign", "'at'")
         return AddressRefusal(reason.removeprefix("The email address is not valid. ").rstrip("."), understood)
-    return ParsedAddress(valid.normalized, understood)
+    return ParsedAddress(valid.normalized, _read_back(segs))
 
 
 def _tokens(text: str) -> list[str]:
     """Lower-case words with STT punctuation dealt with: commas gone, "J." → "j", "j-o-h-n" → letters, "@" apart."""
     text = text.replace("\u2019", "'").replace("\u2018", "'").lower()
-    text = _GLUED.sub(r"dot \1", text.replace("e-mail", "email").replace("x-ray", "xray")).replace("@", " @ ")
-    text = _INNER_DOT.sub(" . ", text)  # "j-o-h-n.smith" → "j-o-h-n . smith"; a dot before a space is punctuation
+    text = GLUED.sub(r"dot \1", text.replace("e-mail", "email").replace("x-ray", "xray")).replace("@", " @ ")
+    text = INNER_DOT.sub(" . ", text)  # "j-o-h-n.smith" → "j-o-h-n . smith"; a dot before a space is punctuation
     out: list[str] = []
-    for raw in _SPLIT.split(text):
+    for raw in SPLIT.split(text):
         tok = raw.strip("'").rstrip(".")
         if not tok:
             if raw.strip("'") == ".":
                 out.append(".")
             continue
         parts = tok.split("-")
-        if len(parts) > 1 and all(p in _UNITS or p in _TENS or p == "double" or len(p) == 1 for p in parts if p):
-            out.extend(p for p in parts if p)  # "j-o-h-n", "twenty-three", "double-t"
+        if len(parts) > 1 and all(p in UNITS or p in TENS or p == "double" or len(p) == 1 for p in parts):
+            out.extend(parts)  # "j-o-h-n", "twenty-three", "double-t"
         else:
             out.append(tok)
     return out
@@ -179,14 +155,16 @@ def _clean(tokens: list[str]) -> list[str]:
     i = 0
     while i < len(tokens):
         tok = tokens[i]
-        noise = next((p for p in _NOISE_PHRASES if _starts(tokens, i, p)), None)
-        case = next((p for p in _CASE_WORDS if _starts(tokens, i, p)), None)
+        noise = next((p for p in NOISE_PHRASES if _starts(tokens, i, p)), None)
+        case = next((p for p in CASE_WORDS if _starts(tokens, i, p)), None)
         nxt = tokens[i + len(case)] if case and i + len(case) < len(tokens) else ""
-        if tok in _FILLER_WORDS:
+        if tok in FILLER_WORDS:
             i += 1
         elif noise:
             i += len(noise)
-        elif case and (len(nxt) == 1 or nxt in _NATO or nxt in _LETTER_NAMES):
+        elif case == ("number",) and (nxt in UNITS or nxt in TENS or nxt.isdigit()):
+            i += 1
+        elif case and case != ("number",) and (len(nxt) == 1 or nxt in NATO or nxt in LETTER_NAMES):
             i += len(case)
         elif tok == "at" and kept and kept[-1] == "at":  # a stutter: "at at"
             i += 1
@@ -196,8 +174,8 @@ def _clean(tokens: list[str]) -> list[str]:
     changed = True
     while changed and kept:
         changed = False
-        lead = next((p for p in _PREFIXES if _starts(kept, 0, p) and len(p) < len(kept)), None)
-        tail = next((p for p in _SUFFIXES if len(p) < len(kept) and tuple(kept[-len(p) :]) == p), None)
+        lead = next((p for p in PREFIXES if _starts(kept, 0, p) and len(p) < len(kept)), None)
+        tail = next((p for p in SUFFIXES if len(p) < len(kept) and tuple(kept[-len(p) :]) == p), None)
         if lead:
             del kept[: len(lead)]
             changed = True
@@ -211,52 +189,16 @@ def _at_position(tokens: list[str]) -> int:
     """Index of the "at" that splits name and domain: every "@" if STT wrote one, else the last "at" with a tail."""
     if "@" in tokens:
         return -1
-    spots = [i for i in range(len(tokens)) if any(_starts(tokens, i, p) for p in _AT_PHRASES)]
+    spots = [i for i in range(len(tokens)) if any(_starts(tokens, i, p) for p in AT_PHRASES)]
     with_tail = [i for i in spots if i < len(tokens) - 1]
     return (with_tail or spots or [-1])[-1]
-
-
-def _number(tokens: list[str], i: int) -> tuple[str, int]:
-    """The digits of the number words from ``i`` and how many tokens they took ("", 0 if none)."""
-    j, words = i, list[str]()
-    while j < len(tokens):
-        tok = tokens[j]
-        after_scale = bool(words) and words[-1] in _SCALES
-        follows = j + 1 < len(tokens) and (tokens[j + 1] in _UNITS or tokens[j + 1] in _TENS)
-        if tok in _UNITS or tok in _TENS or (tok in _SCALES and words) or (tok == "and" and after_scale and follows):
-            words.append(tok)
-            j += 1
-        else:
-            break
-    if not words:
-        return "", 0
-    if any(w in _SCALES for w in words):
-        total = current = 0
-        for w in words:
-            if w in _SCALES:
-                current = max(current, 1) * _SCALES[w]
-                if w == "thousand":
-                    total, current = total + current, 0
-            elif w != "and":
-                current += _UNITS.get(w, 0) + _TENS.get(w, 0)
-        return str(total + current), j - i
-    digits, k = "", 0
-    while k < len(words):
-        w = words[k]
-        if w in _TENS and k + 1 < len(words) and 0 < _UNITS.get(words[k + 1], 0) < 10:
-            digits += str(_TENS[w] + _UNITS[words[k + 1]])
-            k += 2
-        else:
-            digits += str(_UNITS.get(w, _TENS.get(w, 0)))
-            k += 1
-    return digits, j - i
 
 
 def _letter(tok: str) -> str:
     """The letter a spelled token stands for ("j", "juliet", "jay" → "j"), or ""."""
     if len(tok) == 1 and tok.isalpha():
         return tok
-    return _NATO.get(tok) or _LETTER_NAMES.get(tok, "")
+    return NATO.get(tok) or LETTER_NAMES.get(tok, "")
 
 
 def _segments(tokens: list[str], at: int) -> list[_Seg]:
@@ -266,12 +208,12 @@ def _segments(tokens: list[str], at: int) -> list[_Seg]:
     while i < len(tokens):
         tok = tokens[i]
         if i == at:
-            i += next(len(p) for p in _AT_PHRASES if _starts(tokens, i, p))
+            i += next(len(p) for p in AT_PHRASES if _starts(tokens, i, p))
             segs.append(_Seg("@", "symbol"))
             continue
-        symbol = next((p for p in _SYMBOL_KEYS if _starts(tokens, i, p)), None)
+        symbol = next((p for p in SYMBOL_KEYS if _starts(tokens, i, p)), None)
         if symbol:
-            segs.append(_Seg(_SYMBOL_PHRASES[symbol], "symbol"))
+            segs.append(_Seg(SYMBOL_PHRASES[symbol], "symbol"))
             i += len(symbol)
             continue
         if tok in ("double", "triple") and i + 1 < len(tokens):
@@ -281,26 +223,26 @@ def _segments(tokens: list[str], at: int) -> list[_Seg]:
                 i += 2
                 continue
             after = tokens[i + 2] if i + 2 < len(tokens) else ""
-            if nxt == "oh" and (after in _UNITS or after in _TENS or after.isdigit()):  # "double oh seven"
+            if nxt == "oh" and (after in UNITS or after in TENS or after.isdigit()):  # "double oh seven"
                 segs.append(_Seg("0" * times, "digits"))
                 i += 2
                 continue
-            if (nxt in _UNITS and _UNITS[nxt] < 10) or (nxt.isdigit() and len(nxt) == 1):
-                segs.append(_Seg(str(_UNITS.get(nxt, nxt)) * times, "digits"))
+            if (nxt in UNITS and UNITS[nxt] < 10) or (nxt.isdigit() and len(nxt) == 1):
+                segs.append(_Seg(str(UNITS.get(nxt, nxt)) * times, "digits"))
                 i += 2
                 continue
             if _letter(nxt):
                 segs.extend([_Seg(_letter(nxt), "letters")] * times)
                 i += 2
                 continue
-        digits, used = _number(tokens, i)
+        digits, used = number_digits(tokens, i)
         if used:
             segs.append(_Seg(digits, "digits"))
             i += used
             continue
         letter = _letter(tok)
         if letter:
-            as_in = next((p for p in _AS_IN if _starts(tokens, i + 1, p)), None)
+            as_in = next((p for p in AS_IN if _starts(tokens, i + 1, p)), None)
             k = i + 1 + len(as_in) if as_in else 0
             if as_in and k < len(tokens) and tokens[k][:1] == letter:  # "b as in bravo", "s for sugar"
                 segs.append(_Seg(letter, "letters"))
@@ -317,8 +259,8 @@ def _segments(tokens: list[str], at: int) -> list[_Seg]:
 def _literal(tok: str) -> list[_Seg]:
     """A token taken as written ("smith", "gmail.com", "o'brien", "j23"), cut into words, digits and symbols."""
     out = []
-    for piece in _PIECES.findall(tok):
-        if piece in _SYMBOL_NAMES:
+    for piece in PIECES.findall(tok):
+        if piece in SYMBOL_NAMES:
             out.append(_Seg(piece, "symbol"))
         else:
             out.append(_Seg(piece, "digits" if piece.isdigit() else "word"))
@@ -343,13 +285,31 @@ def _resolve_letters(segs: list[_Seg]) -> list[_Seg]:
     return out
 
 
+def _drop_echoes(segs: list[_Seg]) -> list[_Seg]:
+    """ "sarah s-a-r-a-h" (a word, then its spelling) or the other way round is one "sarah", kept as spelled."""
+    out = list(segs)
+    i = 0
+    while i < len(out):
+        j = i
+        while j < len(out) and out[j].kind == "letters":
+            j += 1
+        spelled = "".join(s.text for s in out[i:j])
+        if j - i > 1 and i > 0 and out[i - 1].kind == "word" and out[i - 1].text == spelled:
+            del out[i - 1]
+            j -= 1
+        elif j - i > 1 and j < len(out) and out[j].kind == "word" and out[j].text == spelled:
+            del out[j]
+        i = max(j, i + 1)
+    return out
+
+
 def _insert_missing_dot(segs: list[_Seg], at: int) -> list[_Seg]:
     """ "gmail com" → "gmail.com", "bbc co uk" → "bbc.co.uk": only when the domain has no dot at all."""
     domain = segs[at + 1 :]
     if any(s.kind == "symbol" and s.text == "." for s in domain):
         return segs
     first_tld = len(domain)
-    while first_tld > 1 and domain[first_tld - 1].kind == "word" and domain[first_tld - 1].text in _IMPLICIT_TLDS:
+    while first_tld > 1 and domain[first_tld - 1].kind == "word" and domain[first_tld - 1].text in IMPLICIT_TLDS:
         first_tld -= 1
     if first_tld == len(domain) or domain[first_tld - 1].kind == "symbol":
         return segs
@@ -359,15 +319,15 @@ def _insert_missing_dot(segs: list[_Seg], at: int) -> list[_Seg]:
     return segs[: at + 1] + rebuilt
 
 
-def _read_back(segs: list[_Seg]) -> str:
-    """Spelled letters hyphenated ("j-o-h-n"), digits one by one in words, symbols by name, words as they are."""
+def _read_back(segs: list[_Seg], exact: bool = True) -> str:
+    """Spelled letters hyphenated ("j-o-h-n"), digits one by one in words, symbols by name, words as they are.
+    ``exact``: a word this parser would reinterpret is spelled ("dot@x.com" is d-o-t at x dot com), so the read-back
+    parses to the same address; what a refusal understood needs no such care."""
     pieces: list[str] = []
     previous: _Kind | None = None
     for i, seg in enumerate(segs):
-        edge = (i == 0 and seg.text in _LEAD_WORDS) or (i == len(segs) - 1 and seg.text in _TAIL_WORDS)
-        if seg.kind == "word" and (
-            seg.text in _VOCAB or edge or _GLUED.fullmatch(seg.text)
-        ):  # "dot@x.com" is d-o-t at x dot com
+        edge = (i == 0 and seg.text in LEAD_WORDS) or (i == len(segs) - 1 and seg.text in TAIL_WORDS)
+        if exact and seg.kind == "word" and (seg.text in VOCAB or edge or GLUED.fullmatch(seg.text)):
             for letter in seg.text:
                 pieces.append(f"{pieces.pop()}-{letter}" if previous == "letters" else letter)
                 previous = "letters"
@@ -379,8 +339,8 @@ def _read_back(segs: list[_Seg]) -> str:
         elif seg.kind in ("letters", "word"):
             pieces.append(seg.text)
         elif seg.kind == "digits":
-            pieces.append(" ".join(_DIGIT_WORDS[int(d)] if d.isascii() else d for d in seg.text))
+            pieces.append(" ".join(DIGIT_WORDS[int(d)] if d.isascii() else d for d in seg.text))
         else:
-            pieces.append(_SYMBOL_NAMES.get(seg.text, seg.text))
+            pieces.append(SYMBOL_NAMES.get(seg.text, seg.text))
         previous = seg.kind
     return " ".join(pieces)

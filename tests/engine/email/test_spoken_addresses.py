@@ -98,6 +98,22 @@ PARSED: list[tuple[str, str, str | None]] = [
     ("john at gmail com please", "john@gmail.com", "john at gmail dot com"),
     ("john at bbc co uk", "john@bbc.co.uk", "john at bbc dot co dot uk"),
     ("JOHN AT OUTLOOK DOT COM", "john@outlook.com", None),
+    ("J-O-H-N dot S-M-I-T-H at gmail.com", "john.smith@gmail.com", "j-o-h-n dot s-m-i-t-h at gmail dot com"),
+    ("John.Smith at gmail.com", "john.smith@gmail.com", "john dot smith at gmail dot com"),
+    ("john - smith at gmail dot com", "john-smith@gmail.com", "john dash smith at gmail dot com"),
+    ("john underscore 9 9 at gmail dot com", "john_99@gmail.com", "john underscore nine nine at gmail dot com"),
+    ("john dot smith at gmail dot c o m", "john.smith@gmail.com", "john dot smith at gmail dot c-o-m"),
+    ("john at yahoo dot com dot au", "john@yahoo.com.au", None),
+    ("john dot smith eighty seven at gmail dot com", "john.smith87@gmail.com", None),
+    ("lisa at three m dot com", "lisa@3m.com", "lisa at three m dot com"),
+    # a word and then its spelling, lead-ins that name letters and numbers
+    ("my email is sarah s-a-r-a-h at gmail dot com", "sarah@gmail.com", "s-a-r-a-h at gmail dot com"),
+    ("smith, s m i t h, at gmail dot com", "smith@gmail.com", "s-m-i-t-h at gmail dot com"),
+    ("john j o h n dot smith s m i t h at gmail dot com", "john.smith@gmail.com", None),
+    ("the letter j o h n at gmail dot com", "john@gmail.com", "j-o-h-n at gmail dot com"),
+    ("john number five at gmail dot com", "john5@gmail.com", None),
+    ("actually it's john at gmail dot com", "john@gmail.com", None),
+    ("john at capital one dot com", "john@capital1.com", None),
     # written out already (the agent passing the address back with confirmed: true)
     ("a-b@x.com", "a-b@x.com", "a dash b at x dot com"),
     ("<John.Smith@Gmail.com>.", "john.smith@gmail.com", None),
@@ -128,6 +144,20 @@ REFUSED: list[tuple[str, str, str]] = [
         "after the 'at' contains invalid characters",
         "john at g underscore mail dot com",
     ),
+    ("john at gmail dot c", "the ending '.c' is too short", "john at gmail dot c"),
+    ("john at dot com", "period immediately after the 'at'", "john at dot com"),
+    ("just call me back", "did not hear 'at'", "justcallmeback"),
+    (
+        "john at gmail dot com, no sorry, at yahoo dot com",
+        "corrected themselves",
+        "johnatgmail dot comnosorry at yahoo dot com",
+    ),
+    (
+        "john at gmail dot com, I mean yahoo dot com",
+        "corrected themselves",
+        "john at gmail dot com i meanyahoo dot com",
+    ),
+    ("john at gmail dot com, not yahoo", "corrected themselves", "john at gmail dot comnotyahoo"),
     ("I don't know my email", "did not hear 'at'", "i don'tknowmyemail"),
 ]
 
