@@ -186,13 +186,14 @@ class EmailService:
 
     def hold_transcript(self, session: CallSession | None, address: str) -> str:
         """The caller's transcript to ``address`` (admin in BCC when configured): stored now, sent when the call
-        ends (at once when there is no live call). Returns the Message-ID."""
+        ends (at once when the call is over). Returns the Message-ID."""
         self.ready()
+        if session is None:
+            raise EmailNotReady("there is no call here to send a transcript of")
         admin = self.cfg.admin_address
         bcc = (admin,) if admin and admin != address else ()
-        record = CallRecord.of(session) if session is not None else None
-        email = self._email("transcript", record, (address,), bcc)
-        if session is None or not session.active:
+        email = self._email("transcript", CallRecord.of(session), (address,), bcc)
+        if not session.active:
             return self.outbox.enqueue(email).email.message_id
         self.outbox.hold(email)
         self._held.setdefault(session.call_id, []).append(email.message_id)

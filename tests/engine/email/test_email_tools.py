@@ -13,7 +13,7 @@ import pytest
 
 from engine.app import Engine
 from engine.config.models import Settings
-from engine.events import EmailSent
+from engine.events import EmailFailed, EmailSent
 from tests.engine.email.conftest import mail_settings
 from tests.engine.email.smtp_fixture import SmtpServer
 from tests.fixtures.dns_server import RunningDns, Zone, dns_server
@@ -87,3 +87,27 @@ async def test_with_e_mail_off_the_tools_say_so_and_store_nothing(tmp_path: Path
         assert "cannot be sent: e-mail is off" in reply.text
         await engine.end_call(call.call_id)
     assert engine.email._outbox is None  # never opened: no file in the user data folder
+
+
+async def test_a_reload_turns_e_mail_on_and_points_it_at_another_server(tmp_path: Path, smtp: SmtpServer) -> None:
+    engine = Engine(Settings.model_validate(mail_settings({"enabled": False})), config_path=tmp_path / "c.yaml")
+    async with engine:
+        assert "email-outbox" not in engine.tasks.names()
+        down = smtp.email_config(outbox=str(tmp_path / "o.sqlite3"), smtp_port=9, retry_first_s=60, retry_max_s=60)
+        await engine.reload(Settings.model_validate(mail_settings(down)))
+        assert "email-outbox" in engine.tasks.names()
+        with engine.bus.subscribe(types={EmailSent.type, EmailFailed.type}) as sent:
+            message_id = engine.email.queue_test("me@example.com")
+            async with asyncio.timeout(20):
+                failed = await sent.get()
+            assert isinstance(failed, EmailFailed) and not failed.final and failed.message_id == message_id
+            row = engine.email.outbox.get(message_id)
+            assert row is not None and row.status == "pending"  # port 9 refused it: a minute to its retry
+            await engine.reload(
+                Settings.model_validate(mail_settings(smtp.email_config(outbox=str(tmp_path / "o.sqlite3"))))
+            )
+            assert engine.email.outbox.retry(message_id)  # the operator's "retry now"
+            async with asyncio.timeout(20):
+                ev = await sent.get()
+        assert isinstance(ev, EmailSent) and ev.message_id == message_id and ev.attempts == 1
+    assert [r.message["To"] for r in smtp.received] == ["me@example.com"]
