@@ -349,12 +349,6 @@ class WsMedia:
             log.info("media WebSocket %s: cannot send: %s", self.connection_id or "?", e)
             self._close_local()
 
-    async def hangup(self) -> None:
-        """Ask Asterisk to hang up the WebSocket channel (``HANGUP``)."""
-        if not self._closed:
-            with contextlib.suppress(aiohttp.ClientError, OSError, RuntimeError, ConnectionError):
-                await self.ws.send_str(self.command("HANGUP"))
-
     # ---------------------------------------------------------------------------------------------- close
 
     def _close_local(self) -> None:
