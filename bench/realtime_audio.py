@@ -8,12 +8,14 @@ Paths, measured in the same run over the same μ-law caller audio (8 kHz, 160 by
 The caller's side always arrives as 20 ms frames (RTP / the WebSocket channel). The provider's side arrives in
 whatever chunks the provider sends: Gemini Live generates audio faster than real time and documents no chunk size
 ("the client must buffer"), and its chunks are far longer than a phone frame, so the Gemini path is measured for
-several assistant chunk lengths, 20 ms (the worst case: soxr's per-call cost paid every frame) up to 500 ms.
+several assistant chunk lengths, 20 ms (the worst case: soxr's per-call cost paid every frame), 100 and 500 ms.
 The baseline is the framing alone (what any client must do to put audio on a JSON socket), so the ratios show what
-format conversion adds. Each direction runs its own converter, as one call does. Cost is the process's CPU time
-(not wall time: the cores are shared) over a
-minute of audio divided by its 20 ms frames (soxr works in blocks, so a median per call would miss the calls that
-carry a block), median over rounds in rotating order; "% core @50" is that cost × 50 frames/s × 50 calls.
+format conversion adds; Gemini's own framing carries 4× (in) and 6× (out) the bytes of μ-law, so each Gemini row is
+followed by its framing alone (the same PCM16 payloads, converted ahead of time): the difference is the conversion.
+Each direction runs its own converter, as one call does. Cost is the process's CPU time (not wall time: the cores
+are shared) over a minute of audio divided by its 20 ms frames (soxr works in blocks, so a median per call would
+miss the calls that carry a block), median over rounds in rotating order; "% core @50" is that cost × 50 frames/s
+× 50 calls.
 Goal (issue 14): < 5 % of one core at 50 concurrent calls on either path.
 """
 
@@ -39,7 +41,7 @@ FRAMES = 3000  # one minute of audio per path and round
 ROUNDS = 7
 CALLS = 50
 FRAMES_PER_S = 50
-GEMINI_CHUNKS_MS = (20, 40, 100, 240, 500)
+GEMINI_CHUNKS_MS = (20, 100, 500)
 Converters = Callable[[], tuple[AudioConverter | None, AudioConverter | None]]
 
 
@@ -71,10 +73,9 @@ def frame_out(chunk: bytes) -> str:
     return json.dumps({"type": "response.output_audio.delta", "delta": base64.b64encode(chunk).decode()})
 
 
-def run(make: Converters, out: list[bytes]) -> float:
+def run(make: Converters, frames_in: list[bytes], out: list[bytes]) -> float:
     """µs of CPU per 20 ms of audio both ways (one caller frame in, 20 ms of the provider's audio out)."""
     cin, cout = make()
-    frames_in = caller_audio()
     frames_out = [frame_out(c) for c in out]  # what the provider sends; its framing is not ours to count
     t0 = time.process_time()  # CPU time: 2 shared cores, so wall time would count other processes' turns
     for a in frames_in:
@@ -95,19 +96,24 @@ def main() -> None:
     def ulaw() -> tuple[AudioConverter, AudioConverter]:
         return AudioConverter(PCMU_8K, PCMU_8K), AudioConverter(PCMU_8K, PCMU_8K)
 
-    paths: dict[str, tuple[Converters, list[bytes]]] = {
-        "framing only (baseline)": (lambda: (None, None), ulaw_out),
-        "mu-law pass-through": (ulaw, ulaw_out),
+    caller = caller_audio()
+    up = AudioConverter(PCMU_8K, PCM16_16K)
+    caller_16k = [up.convert(f) for f in caller]  # what Gemini's framing carries, converted ahead of time
+    paths: dict[str, tuple[Converters, list[bytes], list[bytes]]] = {
+        "framing only (baseline)": (lambda: (None, None), caller, ulaw_out),
+        "mu-law pass-through": (ulaw, caller, ulaw_out),
     }
     for ms in GEMINI_CHUNKS_MS:
-        paths[f"Gemini, {ms} ms chunks out"] = (gemini, agent_audio(24000, pcm=True, chunk_ms=ms))
+        out = agent_audio(24000, pcm=True, chunk_ms=ms)
+        paths[f"Gemini, {ms} ms chunks out"] = (gemini, caller, out)
+        paths[f"  its framing alone, {ms} ms"] = (lambda: (None, None), caller_16k, out)
     results: dict[str, list[float]] = {k: [] for k in paths}
     for r in range(ROUNDS):
         order = list(paths)
         order = order[r % len(order) :] + order[: r % len(order)]
         for name in order:
-            make, out = paths[name]
-            results[name].append(run(make, out))
+            make, frames_in, out = paths[name]
+            results[name].append(run(make, frames_in, out))
     base = percentiles(results["framing only (baseline)"], 0.5)[0]
     print(f"{FRAMES} caller frames of 20 ms per path, {ROUNDS} rounds in rotating order; cost = 20 ms in + 20 ms out")
     print(f"{'path':30} {'µs/20 ms':>9} {'× base':>7} {'% core @50 calls':>17}")
