@@ -157,3 +157,19 @@ class SmtpServer:
         }
         cfg.update(over)
         return cfg
+
+
+def main() -> None:
+    """``python smtp_fixture.py FOLDER PORT``: the server in a process of its own (benchmarks: no shared GIL)."""
+    import sys
+    import time
+
+    server = SmtpServer(Path(sys.argv[1]), int(sys.argv[2]))
+    server.start()
+    print("ready", flush=True)
+    while True:
+        time.sleep(3600)
+
+
+if __name__ == "__main__":
+    main()
