@@ -66,6 +66,11 @@ class AudioBackend(ABC):
     def is_playing(self) -> bool:
         return self._playing > 0
 
+    def queued_output_s(self) -> float:
+        """Audio handed to ``_output_chunk`` but not audible yet (a device or network buffer): barge-in drops it,
+        so the caller heard what was handed over minus this. Default: nothing is buffered."""
+        return 0.0
+
     def stop_playback(self) -> None:
         """Barge-in: stop what is playing now, within one chunk."""
         self._stop.set()

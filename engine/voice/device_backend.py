@@ -291,6 +291,9 @@ class DeviceBackend(AudioBackend):
             self._out_chunks.append(samples)
             self._out_pending += samples.size
 
+    def queued_output_s(self) -> float:
+        return self._out_pending / self.output_rate if self.output_rate else 0.0
+
     async def _wait_progress(self) -> None:
         """Wait until the output callback consumed audio, or one block passed (a stalled device must not hang)."""
         self._out_progress.clear()

@@ -144,6 +144,9 @@ class Playout:
         self._cut.update(i for i in dropped if i is not None)
         self._conv.reset()
         if self.current is not None:
+            # what the device or network still held when cut was never heard
+            unheard = round(self.backend.queued_output_s() * self.rate)
+            self.current.samples = max(0, self.current.samples - unheard)
             self.current.interrupted = True
             self._stopped = True
             self._arrived.set()  # wake the utterance waiting for its next piece

@@ -354,3 +354,25 @@ async def test_an_8_khz_backend_is_offered_as_mu_law_and_passes_through(make_eng
         assert np.array_equal(played, ulaw_decode(answer))
         call.stop()
         await task
+
+
+class BufferedSpeaker(FeedBackend):
+    """An output that holds 60 ms the caller has not heard yet (a sound card's or the network's buffer)."""
+
+    def queued_output_s(self) -> float:
+        return 0.06 if self.is_playing else 0.0
+
+
+async def test_barge_in_reports_only_what_left_the_output_buffer(make_engine: Callable[..., Engine]) -> None:
+    async with make_engine(greeting=None) as engine:
+        backend = BufferedSpeaker(RATE)
+        call, task, live = await _begin(engine, backend)
+        live.emit(AssistantAudio(tone(live.output_spec, 300), "item_a"))
+        await _until(lambda: _ms(backend) >= 200)
+        await asyncio.sleep(0.05)
+        handed = _ms(backend)
+        live.emit(CallerSpeechStarted())
+        await _until(lambda: bool(live.played_reports))
+        assert live.played_reports == [("item_a", handed - 60.0)]
+        call.stop()
+        await task
