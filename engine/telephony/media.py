@@ -52,6 +52,9 @@ class RtpBackend(AudioBackend):
     def _drop_pending_output(self) -> None:
         self.stream.flush()
 
+    def queued_output_s(self) -> float:
+        return self.stream.queued_s
+
     async def _drain_output(self) -> None:
         await self.stream.drained()
 
@@ -78,6 +81,9 @@ class WsBackend(AudioBackend):
         if self._stop.is_set():
             return
         self.media.queue(ulaw_encode(frame.samples))
+
+    def queued_output_s(self) -> float:
+        return self.media.ahead_s
 
     def _drop_pending_output(self) -> None:
         self.media.flush()
