@@ -12,7 +12,11 @@ agent can confirm it; a refusal carries what was understood so the agent can ask
 Number words are read as digits and joined ("one two three" → 123, "nineteen eighty four" → 1984, "two thousand and
 five" → 2005); a NATO word or a letter name ("jay", "aitch") counts as a letter only next to another spelled letter,
 so "mike at gmail dot com" stays mike@gmail.com. When more than one "at" was said, the last one that is followed by
-something separates the name from the domain. The DNS side of validation is ``engine.email.domain``.
+something separates the name from the domain. A word followed by its spelling ("sarah s-a-r-a-h") counts once; a
+caller who corrects themselves ("no sorry", "I mean") is asked again rather than guessed at. An address already
+written out ("a-b@x.com", as the agent passes it back to confirm) is taken as written, and the read-back of any
+address parses back to that address. The vocabulary is in ``engine.email.spoken_words``; the DNS side of validation
+is ``engine.email.domain``.
 """
 
 from __future__ import annotations
