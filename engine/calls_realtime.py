@@ -9,7 +9,8 @@ stays readable; the voice driver (engine/voice/realtime_call.py) calls them as t
 
 - ``start_realtime_call`` creates the call, shows it its view, and awaits ``session.start(setup)``;
 - ``realtime_caller_said`` / ``realtime_agent_said`` record final transcripts, run the turn hooks and push a
-  changed view to the live session for the next turn;
+  changed view to the live session for the next turn (``realtime_record`` + ``realtime_push_view``: the same in
+  two halves, so a driver records at once and pushes from its own task);
 - ``restart_turn`` (apply now) on a realtime call pushes the view with ``apply_now=True`` in the background.
 """
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from engine.events import EngineError, TranscriptAdded
 from engine.providers.base import ProviderError
@@ -66,6 +67,7 @@ class _Calls(Protocol):
     def _announce_view_change(self, session: CallSession, old: ToolView | None, new: ToolView) -> None: ...
     def _push_view(self, call_id: str, *, apply_now: bool = ...) -> Coroutine[Any, Any, None]: ...
     def _realtime_call(self, call_id: str) -> tuple[CallSession, CallRuntime]: ...
+    def realtime_record(self, call_id: str, role: Literal["user", "assistant"], text: str) -> None: ...
 
     def _open_call(
         self, context: str, provider: str | None, caller_name: str | None, caller_number: str | None,
@@ -140,26 +142,36 @@ class RealtimeCalls:
     async def realtime_caller_said(self: _Calls, call_id: str, text: str) -> None:
         """The provider's final transcript of a caller turn: a new turn (history, ``transcript.added``, the tier
         selector), and the view that turn computes goes to the session if it changed."""
-        session, rt = self._realtime_call(call_id)
-        if rt.turn_open:  # the caller spoke again before the agent answered (barge-in): the last turn is over
-            self._turn_done(session)
-        session.turn += 1
-        session.history.add_message("user", text)
-        self.bus.publish(TranscriptAdded(call_id=call_id, role="user", text=text))
-        for hook in self.turn_hooks:
-            hook.before_turn(session, text)
-        rt.turn_open = True
+        self.realtime_record(call_id, "user", text)
         await self._push_view(call_id)
 
     async def realtime_agent_said(self: _Calls, call_id: str, text: str) -> None:
         """The provider's final transcript of an assistant utterance (the greeting, an answer, a farewell): history,
         ``transcript.added``, the end of the caller's turn, and the next turn's view pushed if it changed."""
+        self.realtime_record(call_id, "assistant", text)
+        await self._push_view(call_id)
+
+    def realtime_record(self: _Calls, call_id: str, role: Literal["user", "assistant"], text: str) -> None:
+        """The synchronous half of the two above: record the transcript and run the turn hooks now (a driver calls
+        it the moment the transcript arrives, so it comes before the tool calls of the same turn), and push the
+        view later with ``realtime_push_view``."""
         session, rt = self._realtime_call(call_id)
-        session.history.add_message("assistant", text)
-        self.bus.publish(TranscriptAdded(call_id=call_id, role="assistant", text=text))
-        if rt.turn_open:
+        if role == "user" and rt.turn_open:  # the caller spoke again before an answer (barge-in): that turn is over
+            self._turn_done(session)
+        if role == "user":
+            session.turn += 1
+        session.history.add_message(role, text)
+        self.bus.publish(TranscriptAdded(call_id=call_id, role=role, text=text))
+        if role == "user":
+            for hook in self.turn_hooks:
+                hook.before_turn(session, text)
+            rt.turn_open = True
+        elif rt.turn_open:
             rt.turn_open = False
             self._turn_done(session)
+
+    async def realtime_push_view(self: _Calls, call_id: str) -> None:
+        """Send the call's view to its live session if it changed since the session got one (a turn boundary)."""
         await self._push_view(call_id)
 
     def _realtime_call(self: _Calls, call_id: str) -> tuple[CallSession, CallRuntime]:

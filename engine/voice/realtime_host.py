@@ -10,7 +10,7 @@ ends) and feeds the Prometheus counters live, labelled by provider.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from engine.events import CallUsage, EventBus
 from engine.metrics import Metrics
@@ -31,9 +31,9 @@ class RealtimeCallControl(Protocol):
         caller_number: str | None = ..., audio: AudioSpec, channel_id: str | None = ...,
     ) -> tuple[CallSession, RealtimeSession]: ...  # fmt: skip
 
-    async def realtime_caller_said(self, call_id: str, text: str) -> None: ...
+    def realtime_record(self, call_id: str, role: Literal["user", "assistant"], text: str) -> None: ...
 
-    async def realtime_agent_said(self, call_id: str, text: str) -> None: ...
+    async def realtime_push_view(self, call_id: str) -> None: ...
 
 
 class RealtimeHost(VoiceHost, Protocol):

@@ -1,10 +1,11 @@
 """What a realtime call tells the engine as it goes: final transcripts in order, and when the farewell is over.
 
-Why it exists: the provider's events must keep flowing (audio every 20 ms) while the engine records a transcript,
-because recording one runs the turn hooks and may push a new tool view to the provider (an ``update_tools`` that
-can take a round trip, or a reconnect). ``TranscriptRelay`` hands transcripts to the engine from its own task, in
-order. ``Farewell``: after ``hangup_call`` ran, the call ends once the provider's next answer with audio (the
-farewell) is complete and has played out — or after ``timeout_s`` when no farewell comes.
+Why it exists: a transcript must be recorded the moment it arrives (so the caller's words come before the tool
+calls of their turn, in history and on the bus), but the tool view that turn computes may have to reach the
+provider (an ``update_tools`` that can take a round trip, or a reconnect) while the provider's events keep
+flowing (audio every 20 ms). ``TranscriptRelay`` records at once and pushes views from its own task, in order.
+``Farewell``: after ``hangup_call`` ran, the call ends once the provider's next answer with audio (the farewell)
+is complete and has played out — or after ``timeout_s`` when no farewell comes.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from typing import Literal
 
 from engine.sessions.session import CallError, CallSession
 from engine.voice.realtime_host import RealtimeCallControl
@@ -24,33 +26,36 @@ class TranscriptRelay:
     def __init__(self, calls: RealtimeCallControl, recorded: Callable[[], None]) -> None:
         self.calls = calls
         self.call_id: str | None = None
-        self._queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
-        #: Called after each transcript was recorded (the driver re-checks hangup and idleness then).
+        self._pushes: asyncio.Queue[None] = asyncio.Queue()
+        #: Called after each view push (the driver re-checks hangup and idleness then).
         self.recorded = recorded
 
-    def put(self, role: str, text: str) -> None:
-        self._queue.put_nowait((role, text))
+    def put(self, role: Literal["user", "assistant"], text: str) -> None:
+        """Record a final transcript now (history, ``transcript.added``, turn hooks); push the view after it."""
+        if self.call_id is None:
+            return
+        try:
+            self.calls.realtime_record(self.call_id, role, text)
+        except CallError as e:  # the call ended meanwhile
+            log.debug("transcript dropped: %s", e)
+            return
+        self._pushes.put_nowait(None)
 
     @property
     def pending(self) -> bool:
-        return self._queue.qsize() > 0
+        return self._pushes.qsize() > 0
 
     async def join(self) -> None:
-        await self._queue.join()
+        await self._pushes.join()
 
     async def run(self) -> None:
         while True:
-            role, text = await self._queue.get()
+            await self._pushes.get()
             try:
                 if self.call_id is not None:
-                    if role == "user":
-                        await self.calls.realtime_caller_said(self.call_id, text)
-                    else:
-                        await self.calls.realtime_agent_said(self.call_id, text)
-            except CallError as e:  # the call ended meanwhile
-                log.debug("transcript dropped: %s", e)
+                    await self.calls.realtime_push_view(self.call_id)
             finally:
-                self._queue.task_done()
+                self._pushes.task_done()
                 self.recorded()
 
 

@@ -376,3 +376,23 @@ async def test_barge_in_reports_only_what_left_the_output_buffer(make_engine: Ca
         assert live.played_reports == [("item_a", handed - 60.0)]
         call.stop()
         await task
+
+
+async def test_the_callers_words_come_before_the_tools_of_their_turn(make_engine: Callable[..., Engine]) -> None:
+    """An adapter reads the caller's transcript and a tool call in one burst and runs the tool at once: the
+    transcript is recorded as soon as the driver sees it, so history and the bus show the words first."""
+    async with make_engine(greeting=None) as engine:
+        sub = engine.bus.subscribe(maxsize=1000)
+        call, task, live = await _begin(engine, FeedBackend(RATE))
+        live.emit(CallerSpeechStarted(), CallerSpeechStopped(), CallerText("weather in Oslo"))
+        tool = asyncio.create_task(live.call_tool("get_weather", '{"city": "Oslo"}'))  # the adapter's own task
+        await tool
+        live.say("It is 18 degrees.")
+        session = engine.calls.session(call.call_id or "")
+        await _until(lambda: len(session.history.items()) >= 4)
+        kinds = [type(i).__name__ + ":" + str(getattr(i, "role", "")) for i in session.history.items()]
+        assert kinds == ["Message:user", "ToolCallItem:", "ToolResultItem:", "Message:assistant"]
+        order = [e.type for e in sub.drain() if e.type in ("transcript.added", "tool.requested")]
+        assert order[:2] == ["transcript.added", "tool.requested"]
+        call.stop()
+        await task
