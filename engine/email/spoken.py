@@ -273,16 +273,21 @@ def _literal(tok: str) -> list[_Seg]:
 
 def _resolve_letters(segs: list[_Seg]) -> list[_Seg]:
     """A NATO word or letter name is a letter next to another spelled letter ("mike echo"), else a word ("mike");
+    once the caller has spelled with the NATO alphabet, a NATO word alone is a letter too ("papa dot mike");
     "oh" next to digits is a zero ("double seven oh one")."""
+
+    def near(i: int) -> list[_Kind]:
+        return [segs[j].kind for j in (i - 1, i + 1) if 0 <= j < len(segs)]
+
+    spelled = [i for i, s in enumerate(segs) if s.kind == "maybe_letter" and {"letters", "maybe_letter"} & {*near(i)}]
+    nato_style = any(segs[i].said in NATO for i in spelled)
     out = []
     for i, seg in enumerate(segs):
         if seg.kind != "maybe_letter":
             out.append(seg)
-            continue
-        near = [segs[j].kind for j in (i - 1, i + 1) if 0 <= j < len(segs)]
-        if seg.said == "oh" and "digits" in near:
+        elif seg.said == "oh" and "digits" in near(i):
             out.append(_Seg("0", "digits"))
-        elif "letters" in near or "maybe_letter" in near:
+        elif i in spelled or (nato_style and seg.said in NATO):
             out.append(_Seg(seg.text, "letters"))
         else:
             out.append(_Seg(seg.said, "word"))

@@ -3,12 +3,16 @@ that says why and what was understood, so the agent can ask again."""
 
 from __future__ import annotations
 
+import random
+import string
+
 import pytest
 from email_validator import validate_email
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.email.spoken import MAX_SPOKEN_CHARS, AddressRefusal, ParsedAddress, parse_spoken_address
+from engine.email.spoken_words import DIGIT_WORDS, IMPLICIT_TLDS, LEAD_WORDS, LETTER_NAMES, NATO, TAIL_WORDS, VOCAB
 
 # (what STT wrote, the address, the read-back for the agent; None where the read-back is not the point)
 PARSED: list[tuple[str, str, str | None]] = [
@@ -68,6 +72,8 @@ PARSED: list[tuple[str, str, str | None]] = [
     ("double u double u at web dot de", "ww@web.de", "w-w at web dot de"),
     ("a triple x at gmail dot com", "axxx@gmail.com", None),
     ("mike at gmail dot com", "mike@gmail.com", "mike at gmail dot com"),
+    ("papa alpha tango dot mike at gmail dot com", "pat.m@gmail.com", "p-a-t dot m at gmail dot com"),
+    ("j o h n dot mike at gmail dot com", "john.mike@gmail.com", None),
     ("victor hugo at gmail dot com", "victorhugo@gmail.com", None),
     ("peter at hotel dot com", "peter@hotel.com", None),
     ("j smith at gmail dot com", "jsmith@gmail.com", "j smith at gmail dot com"),
@@ -271,3 +277,49 @@ def test_nothing_said_makes_the_parser_fail_and_every_address_it_gives_is_valid(
         assert validate_email(result.address, check_deliverability=False).normalized == result.address
     else:
         assert result.reason
+
+
+_NATO_FOR = {letter: word for word, letter in reversed(NATO.items())}
+_SEPARATORS = {".": ["dot", "period"], "_": ["underscore", "under score"], "-": ["dash", "hyphen"], "+": ["plus"]}
+_AMBIGUOUS = VOCAB | NATO.keys() | LETTER_NAMES.keys() | LEAD_WORDS | TAIL_WORDS | IMPLICIT_TLDS
+
+
+def _say(atom: str, style: str) -> str:
+    """One run of an address as a caller says it: digits one by one, a word, its letters, or its NATO words."""
+    if atom.isdigit():
+        return " ".join(DIGIT_WORDS[int(d)] for d in atom)
+    if style == "word" and len(atom) > 1 and atom not in _AMBIGUOUS:
+        return atom
+    return " ".join(_NATO_FOR[c] for c in atom) if style == "nato" else " ".join(atom)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_random_addresses_said_the_way_callers_say_them_parse_back(rnd: random.Random) -> None:
+    """Each run said as a word, spelled, or in NATO (one spelling style per caller: a lone "mike" is a word unless
+    the caller spelled with NATO words elsewhere), separators by any of their names, "at" or "at the rate of"."""
+    letters = string.ascii_lowercase
+    atoms = [
+        "".join(rnd.choice(string.digits if digits else letters) for _ in range(rnd.randint(1, 5)))
+        for digits in (rnd.random() < 0.25 for _ in range(rnd.randint(1, 3)))
+    ]
+    seps = [rnd.choice(list(_SEPARATORS)) for _ in atoms[1:]]
+    labels = ["".join(rnd.choice(letters) for _ in range(rnd.randint(2, 8))) for _ in range(rnd.randint(1, 2))]
+    tld = rnd.choice(["com", "org", "net", "co.uk", "de", "io"])
+    address = atoms[0] + "".join(s + a for s, a in zip(seps, atoms[1:], strict=True)) + f"@{'.'.join(labels)}.{tld}"
+    spell = rnd.choice(["letters", "nato"])
+    styles = [rnd.choice(["word", spell]) for _ in atoms]
+    nato_run = any(st == "nato" and len(a) > 1 and a.isalpha() for st, a in zip(styles, atoms, strict=True))
+    styles = [
+        "letters" if st == "nato" and len(a) == 1 and not nato_run else st for st, a in zip(styles, atoms, strict=True)
+    ]
+    words = [_say(atoms[0], styles[0])]
+    for sep, atom, style in zip(seps, atoms[1:], styles[1:], strict=True):
+        words += [rnd.choice(_SEPARATORS[sep]), _say(atom, style)]
+    words.append(rnd.choice(["at", "at the rate", "at the rate of"]))
+    words.append(" dot ".join(_say(label, rnd.choice(["word", "letters"])) for label in labels))
+    words += [f"dot {part}" for part in tld.split(".")]
+    spoken = ("my email is " if rnd.random() < 0.3 else "") + " ".join(words)
+    result = parse_spoken_address(spoken.upper() if rnd.random() < 0.3 else spoken)
+    assert isinstance(result, ParsedAddress), (spoken, result)
+    assert result.address == address, spoken
