@@ -384,6 +384,7 @@ async def test_the_callers_words_come_before_the_tools_of_their_turn(make_engine
     async with make_engine(greeting=None) as engine:
         sub = engine.bus.subscribe(maxsize=1000)
         call, task, live = await _begin(engine, FeedBackend(RATE))
+        await asyncio.sleep(0.05)  # every part of the call is up and waiting for the provider
         live.emit(CallerSpeechStarted(), CallerSpeechStopped(), CallerText("weather in Oslo"))
         tool = asyncio.create_task(live.call_tool("get_weather", '{"city": "Oslo"}'))  # the adapter's own task
         await tool
