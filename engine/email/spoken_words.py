@@ -39,7 +39,10 @@ SYMBOL_PHRASES: dict[tuple[str, ...], str] = {
 SYMBOL_KEYS = tuple(sorted(SYMBOL_PHRASES, key=len, reverse=True))
 AT_PHRASES = phrases("at", "at the rate", "at the rate of", "at sign", "at symbol", "@")
 FILLER_WORDS = frozenset("um umm uh uhh uhm er erm ah hmm mm".split())
-NOISE_PHRASES = phrases("all one word", "no spaces", "all lowercase", "all lower case", "all small letters")
+NOISE_PHRASES = phrases(
+    "all one word", "no spaces", "no space", "all lowercase", "all lower case", "all small letters", "all small",
+    "all caps", "all in lowercase", "in lowercase", "in small letters",
+)  # fmt: skip
 CASE_WORDS = phrases(
     "capital", "uppercase", "upper case", "small", "lowercase", "lower case", "big", "the letter", "letter", "number"
 )  # fmt: skip

@@ -20,6 +20,7 @@ ZONE = {
     ("txt-only.example", "TXT"): ['"no mail here"'],
     ("null-mx.example", "MX"): ["0 ."],
     ("gmail.com", "MX"): ["5 gmail-smtp-in.l.google.com."],
+    ("xn--bcher-kva.example", "MX"): ["10 mx.xn--bcher-kva.example."],
 }
 
 
@@ -99,6 +100,12 @@ async def test_names_that_cannot_be_domains_are_invalid_without_asking_dns(dns: 
 
 async def test_names_are_case_insensitive_and_a_final_dot_is_fine(dns: RunningDns) -> None:
     assert (await check(dns, "Mail.Example.")).status == "valid"
+
+
+async def test_an_internationalised_domain_is_asked_for_in_its_ascii_form(dns: RunningDns) -> None:
+    result = await check(dns, "bücher.example")
+    assert (result.status, result.hosts) == ("valid", ("mx.xn--bcher-kva.example",))
+    assert dns.zone.queries == [("xn--bcher-kva.example", "MX")]
 
 
 async def test_timeout_must_be_positive() -> None:

@@ -91,6 +91,10 @@ PARSED: list[tuple[str, str, str | None]] = [
     ("okay that's john uh dot smith at gmail dot com", "john.smith@gmail.com", None),
     ("Capital J, O, H, N, all one word, at G mail dot com", "john@gmail.com", "j-o-h-n at g mail dot com"),
     ("er, erm, john at gmail dot com, that's it", "john@gmail.com", None),
+    ("j o h n no space s m i t h, all in lowercase, at gmail dot com", "johnsmith@gmail.com", None),
+    ("it's j smith at hot mail dot com", "jsmith@hotmail.com", "j smith at hotmail dot com"),
+    ("john at i cloud dot com", "john@icloud.com", "john at i cloud dot com"),
+    ("john at g mail com", "john@gmail.com", "john at g mail dot com"),
     # what STT writes: capitals, commas, symbols, missing "dot"
     ("John Dot Smith At Gmail Dot Com", "john.smith@gmail.com", None),
     ("john, dot, smith, at, gmail, dot, com", "john.smith@gmail.com", None),
