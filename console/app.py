@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
-import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -419,6 +418,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ava-console: config file {path} does not exist", file=sys.stderr)
         return 2
     if args.web:
+        import shlex
+
         from textual_serve.server import Server
 
         command = f"{shlex.quote(sys.executable)} -m console.app --config {shlex.quote(str(path))}"

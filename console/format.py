@@ -5,7 +5,6 @@ The clock is injectable so snapshot tests render the same screen every run (no t
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Iterable
@@ -117,6 +116,8 @@ def mask_secrets(value: Any, secrets: Iterable[str] = ()) -> Any:
 
 
 def pretty(value: Any) -> str:
+    import json  # only the detail views need it: not imported before the first frame
+
     try:
         return json.dumps(value, indent=2, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
