@@ -55,6 +55,8 @@ async def check_domain(
     """Look up ``domain``'s MX records, falling back to A then AAAA; never raises for DNS trouble."""
     if timeout_s <= 0:
         raise ValueError(f"check_domain: timeout_s must be > 0, not {timeout_s}")
+    if nameservers is not None and not nameservers:
+        raise ValueError("check_domain: nameservers is empty (pass None for the system's resolvers)")
     domain = domain.strip().rstrip(".")
     try:
         name = dns.name.from_text(domain)
@@ -62,7 +64,10 @@ async def check_domain(
         return DomainCheck(domain, "invalid", f"{domain!r} is not a valid domain name ({e})")
     if not domain or len(name.labels) < 3:  # labels end with the root: "com" alone is ("com", "")
         return DomainCheck(domain, "invalid", f"{domain!r} is not a full domain name")
-    resolver = dns.asyncresolver.Resolver(configure=nameservers is None)
+    try:
+        resolver = dns.asyncresolver.Resolver(configure=nameservers is None)
+    except (dns.exception.DNSException, OSError) as e:  # no /etc/resolv.conf, no nameserver in it
+        return DomainCheck(domain, "unknown", f"no DNS resolver is configured ({e})")
     if nameservers is not None:
         resolver.nameservers = list(nameservers)
     resolver.port = port
@@ -105,7 +110,7 @@ async def _lookup(
         raise _Unknown("timed out") from None
     except dns.resolver.NoNameservers as e:
         raise _Unknown(f"no server could answer ({_first_error(e)})") from None
-    except dns.exception.DNSException as e:
+    except (dns.exception.DNSException, OSError) as e:
         raise _Unknown(str(e) or type(e).__name__) from None
     return list(answer)
 

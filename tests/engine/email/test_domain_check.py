@@ -108,9 +108,11 @@ async def test_an_internationalised_domain_is_asked_for_in_its_ascii_form(dns: R
     assert dns.zone.queries == [("xn--bcher-kva.example", "MX")]
 
 
-async def test_timeout_must_be_positive() -> None:
+async def test_a_timeout_that_is_not_positive_or_an_empty_list_of_nameservers_is_refused() -> None:
     with pytest.raises(ValueError, match="timeout_s"):
         await check_domain("mail.example", nameservers=["127.0.0.1"], timeout_s=0)
+    with pytest.raises(ValueError, match="nameservers is empty"):
+        await check_domain("mail.example", nameservers=[])
 
 
 async def test_a_spoken_address_is_parsed_then_its_domain_checked(dns: RunningDns) -> None:
