@@ -117,12 +117,9 @@ class EmailService:
 
     async def _stop_worker(self) -> None:
         worker, self._worker = self._worker, None
-        if worker is not None and not worker.done():
+        while worker is not None and not worker.done():  # again if a library swallowed the cancellation
             worker.cancel()
-            try:
-                await worker
-            except asyncio.CancelledError:
-                pass
+            await asyncio.wait({worker}, timeout=1.0)
         transport, self._transport = self._transport, None
         if transport is not None:
             await transport.aclose()
@@ -142,7 +139,8 @@ class EmailService:
         if not self._outbox.due():
             return
         try:
-            await asyncio.wait_for(self._outbox.idle.wait(), timeout=min(DRAIN_S, self.cfg.timeout_s))
+            async with asyncio.timeout(min(DRAIN_S, self.cfg.timeout_s)):
+                await self._outbox.idle.wait()
         except TimeoutError:
             log.info("e-mail: %d message(s) left in the outbox for the next start", self._outbox.due())
 

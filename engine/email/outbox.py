@@ -15,6 +15,11 @@ in the row), and with Resend the same ``Idempotency-Key``, so Resend drops the c
 that fold messages by Message-ID show one. The worker sends one message at a time, so a crash duplicates at most
 the one message that was in flight. Rows ``held`` (a caller's transcript waiting for the end of its call) are
 released as they are at the next start: the call they belong to ended with the old process.
+
+Several engines may share one file (``serve`` and ``ava-engine email test`` on the same machine): a row goes from
+``pending`` to ``sending`` in one conditional UPDATE, so only one engine sends it, and rows ``sending`` or ``held``
+carry their engine's pid and token, so only those of an engine that is no longer running are taken over (at open,
+and every ``RECOVER_EVERY_S`` while the worker runs).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import re
 import sqlite3
 import time
@@ -57,7 +63,8 @@ CREATE TABLE IF NOT EXISTS messages (
     created_at REAL NOT NULL,
     updated_at REAL NOT NULL,
     last_error TEXT,
-    record TEXT
+    record TEXT,
+    owner TEXT
 );
 CREATE INDEX IF NOT EXISTS messages_due ON messages (status, next_at);
 """
@@ -65,6 +72,10 @@ _COLUMNS = (
     "id, message_id, kind, call_id, status, sender, recipients, bcc, subject, text, html, attempts, resent, "
     "next_at, created_at, updated_at, last_error, record"
 )
+#: How often a running worker looks for rows another engine on the same file left behind when it died.
+RECOVER_EVERY_S = 30.0
+#: Tells this process from an earlier one that had the same pid (a restarted container's engine is often pid 1).
+_PROCESS_TOKEN = uuid.uuid4().hex[:12]
 _ADDRESS = re.compile(r"[^\s<>@,;:\"']+@[^\s<>@,;:\"']+")
 
 
@@ -157,6 +168,9 @@ class Outbox:
         self.prepare = prepare
         self._clock = clock
         self._db: sqlite3.Connection | None = None
+        #: Marks the rows this engine is sending or holding (pid and a random token).
+        self.owner = f"{os.getpid()}:{_PROCESS_TOKEN}"
+        self._recovered_at = 0.0
         self._wake = asyncio.Event()
         #: Set while the worker has nothing due (``stop`` waits for it to let a just-stored summary go out).
         self.idle = asyncio.Event()
@@ -175,13 +189,45 @@ class Outbox:
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA busy_timeout=5000")
         db.executescript(_SCHEMA)
-        now = self._clock()
-        db.execute(
-            "UPDATE messages SET status='pending', resent=1, updated_at=? WHERE status='sending'",
-            (now,),
-        )
-        db.execute("UPDATE messages SET status='pending', updated_at=? WHERE status='held'", (now,))
         self._db = db
+        self.recover()
+
+    def _alive(self, owner: str | None) -> bool:
+        """Whether the engine that set a row ``sending`` or ``held`` still runs (this one, or another process on
+        this machine sharing the file: ``serve`` and ``ava-engine email test``)."""
+        pid_text = (owner or "").partition(":")[0]
+        if not pid_text.isdigit():
+            return False
+        pid = int(pid_text)
+        if pid == os.getpid():
+            return owner == self.owner  # the same pid, another token: an earlier process (a restarted container)
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+    def recover(self) -> int:
+        """Rows a dead engine left ``sending`` (sent again, ``resent``) or ``held`` (its call is over) become
+        ``pending``; returns how many."""
+        now = self._clock()
+        self._recovered_at = now
+        rows = self.db.execute("SELECT id, status, owner FROM messages WHERE status IN ('sending', 'held')").fetchall()
+        n = 0
+        for id_, status, owner in rows:
+            if self._alive(owner):
+                continue
+            resent = 1 if status == "sending" else 0
+            n += self.db.execute(
+                "UPDATE messages SET status='pending', resent=MAX(resent, ?), next_at=?, updated_at=?, owner=NULL"
+                " WHERE id=? AND status=?",
+                (resent, now, now, id_, status),
+            ).rowcount
+        if n:
+            self._wake.set()
+        return n
 
     def close(self) -> None:
         if self._db is not None:
@@ -226,7 +272,7 @@ class Outbox:
         now = self._clock()
         cur = self.db.execute(
             "INSERT INTO messages (message_id, kind, call_id, status, sender, recipients, bcc, subject, text, html,"
-            " next_at, created_at, updated_at, record) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " next_at, created_at, updated_at, record, owner) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 email.message_id,
                 email.kind,
@@ -242,6 +288,7 @@ class Outbox:
                 now,
                 now,
                 email.record,
+                self.owner if status == "held" else None,
             ),
         )
         assert cur.lastrowid is not None
@@ -360,11 +407,17 @@ class Outbox:
         while True:
             row, wait_s = self._next_due()
             if row is None:
+                if self._clock() - self._recovered_at > RECOVER_EVERY_S:
+                    self.recover()  # rows of an engine that died while this one runs
+                    continue
                 await self._idle(transport())  # a kept SMTP connection is closed between bursts
                 self._wake.clear()
                 self.idle.set()
+                if wait_s is None or wait_s > RECOVER_EVERY_S:
+                    wait_s = RECOVER_EVERY_S
                 try:
-                    await asyncio.wait_for(self._wake.wait(), timeout=wait_s)
+                    async with asyncio.timeout(wait_s):
+                        await self._wake.wait()
                 except TimeoutError:
                     pass
                 continue
@@ -385,7 +438,10 @@ class Outbox:
             except Exception as e:  # a broken user template: kept failed with the reason, never retried blindly
                 row = self._set(row, "sending", attempts=row.attempts + 1)
                 return self._failed(row, f"rendering the message failed: {type(e).__name__}: {e}", True)
-        row = self._set(row, "sending", attempts=row.attempts + 1)
+        claimed = self._claim(row)
+        if claimed is None:  # another engine on this file took it (or an operator dropped it)
+            return self.get(row.email.message_id) or row
+        row = claimed
         self.attempts_made += 1
         try:
             await transport.send(row.email)
@@ -397,6 +453,24 @@ class Outbox:
         except Exception as e:  # a transport bug or an unforeseen error: retried, never the worker's end
             return self._failed(row, f"{type(e).__name__}: {e}", False)
         return self._set(row, "sent", last_error=None)
+
+    def _claim(self, row: Row) -> Row | None:
+        """``pending`` -> ``sending`` only if nobody else did it first (one UPDATE: atomic across processes)."""
+        now = self._clock()
+        cur = self.db.execute(
+            "UPDATE messages SET status='sending', attempts=attempts+1, owner=?, updated_at=?"
+            " WHERE id=? AND status='pending'",
+            (self.owner, now, row.id),
+        )
+        if not cur.rowcount:
+            return None
+        new = replace(row, status="sending", attempts=row.attempts + 1, updated_at=now)
+        if self.notify is not None:
+            try:
+                self.notify(new, row.status)
+            except Exception as e:
+                log.warning("outbox listener failed: %s: %s", type(e).__name__, e)
+        return new
 
     def _rendered(self, row: Row, email: Email) -> Row:
         """Keep the rendered message (every retry sends the same bytes) and drop the record it came from."""

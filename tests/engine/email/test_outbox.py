@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -187,3 +188,31 @@ async def test_resend_request_shape_retries_and_permanent_errors(tmp_path: Path)
     # the retry carries the same idempotency key (the Message-ID), so Resend sends it once
     assert requests[0]["key"] == requests[1]["key"] == row.email.message_id.strip("<>")
     assert requests[2]["key"] != requests[0]["key"]
+
+
+async def test_two_engines_on_one_file_never_send_the_same_row_nor_take_a_live_engines_rows(
+    tmp_path: Path, smtp: SmtpServer
+) -> None:
+    first, second = _outbox(tmp_path), _outbox(tmp_path)
+    first.open()
+    held = first.hold(_email(1))  # a transcript waiting for first's live call
+    due = first.enqueue(_email(2))
+    second.open()  # another engine on the same file (ava-engine email test beside serve)
+    got = second.get(held.email.message_id)
+    assert got is not None and got.status == "held"  # first still runs: its held row is left alone
+    transport = SmtpTransport(EmailConfig.model_validate(smtp.email_config()))
+    try:
+        sent = await second.send_one(due, transport)
+        assert sent.status == "sent"
+        again = await first.send_one(due, transport)  # first saw the same row pending a moment ago
+        assert again.status == "sent" and again.attempts == 1  # not claimed, not sent twice
+        # an engine that died (a pid that is not running) leaves rows that the next recovery takes over
+        proc = await asyncio.create_subprocess_exec(sys.executable, "-c", "pass")
+        await proc.wait()  # its pid is free now
+        first.db.execute("UPDATE messages SET owner=? WHERE id=?", (f"{proc.pid}:gone", held.id))
+        assert second.recover() == 1
+        got = second.get(held.email.message_id)
+        assert got is not None and got.status == "pending" and not got.resent
+    finally:
+        await transport.aclose()
+    assert len(smtp.received) == 1
