@@ -137,13 +137,14 @@ class StreamResampler:
     Call ``process(samples)`` per chunk and ``flush()`` once at the end to get the tail soxr holds back.
     """
 
-    def __init__(self, from_rate: int, to_rate: int) -> None:
+    def __init__(self, from_rate: int, to_rate: int, quality: str = "HQ") -> None:
         _check_rate(from_rate, "from_rate")
         _check_rate(to_rate, "to_rate")
         self.from_rate = from_rate
         self.to_rate = to_rate
+        self.quality = quality
         self._stream: soxr.ResampleStream | None = (
-            None if from_rate == to_rate else soxr.ResampleStream(from_rate, to_rate, 1, dtype="int16")
+            None if from_rate == to_rate else soxr.ResampleStream(from_rate, to_rate, 1, dtype="int16", quality=quality)
         )
 
     def process(self, samples: Int16Array, last: bool = False) -> Int16Array:

@@ -82,3 +82,12 @@ def test_converter_passthrough_is_identity_and_resampling_keeps_duration() -> No
     down = AudioConverter(PCM16_24K, PCMU_8K)
     pcm = (np.zeros(480, dtype=np.int16)).tobytes()
     assert len(down.convert(pcm[:7]) + down.convert(pcm[7:])) <= 160  # odd byte carried over, never lost
+
+
+def test_live_streams_hold_little_audio_back() -> None:
+    """A caller hears the resampler's buffering as latency: upsampling holds nothing, downsampling ≤ 60 ms."""
+    up = AudioConverter(PCMU_8K, PCM16_16K)
+    assert len(up.convert(b"\xff" * 160)) > 0  # the first 20 ms frame comes out at once
+    down = AudioConverter(PCM16_24K, PCMU_8K)
+    first = next(i for i in range(20) if down.convert(b"\x00" * 960))
+    assert (first + 1) * 20 <= 60
