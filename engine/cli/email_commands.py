@@ -23,14 +23,13 @@ def register(sub: Any) -> None:
 
 
 async def cmd_email_test(args: argparse.Namespace) -> int:
-    from email_validator import EmailNotValidError, validate_email
-
+    from engine.config.models.tools import operator_address
     from engine.events import EmailFailed, EmailSent
 
     try:
-        address = validate_email(args.address, check_deliverability=False).normalized
-    except EmailNotValidError as e:
-        raise UsageError(f"ADDRESS: {args.address!r} is not an e-mail address: {e}") from None
+        address = operator_address(args.address)
+    except ValueError as e:
+        raise UsageError(f"ADDRESS: {e}") from None
     settings = load(args)
     cfg = settings.tools.email
     if not cfg.enabled:

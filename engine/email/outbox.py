@@ -28,124 +28,34 @@ import asyncio
 import json
 import logging
 import os
-import re
 import sqlite3
 import time
-import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
-from typing import Literal, Protocol
 
 from engine.backoff import Backoff
+from engine.email.mail import (
+    STATUSES,
+    DeliveryError,
+    Email,
+    Notify,
+    Prepare,
+    Row,
+    Status,
+    Transport,
+    mask_addresses,
+    new_message_id,
+)
+from engine.email.outbox_db import COLUMNS, PROCESS_TOKEN, connect, decode, owner_alive
+
+__all__ = ["DeliveryError", "Email", "Outbox", "Row", "Transport", "mask_addresses", "new_message_id"]
 
 log = logging.getLogger(__name__)
 
-Status = Literal["held", "pending", "sending", "sent", "failed"]
-STATUSES: tuple[Status, ...] = ("held", "pending", "sending", "sent", "failed")
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS messages (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    message_id TEXT NOT NULL UNIQUE,
-    kind TEXT NOT NULL,
-    call_id TEXT,
-    status TEXT NOT NULL,
-    sender TEXT NOT NULL,
-    recipients TEXT NOT NULL,
-    bcc TEXT NOT NULL,
-    subject TEXT NOT NULL,
-    text TEXT NOT NULL,
-    html TEXT NOT NULL,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    resent INTEGER NOT NULL DEFAULT 0,
-    next_at REAL NOT NULL,
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL,
-    last_error TEXT,
-    record TEXT,
-    owner TEXT
-);
-CREATE INDEX IF NOT EXISTS messages_due ON messages (status, next_at);
-"""
-_COLUMNS = (
-    "id, message_id, kind, call_id, status, sender, recipients, bcc, subject, text, html, attempts, resent, "
-    "next_at, created_at, updated_at, last_error, record"
-)
 #: How often a running worker looks for rows another engine on the same file left behind when it died.
 RECOVER_EVERY_S = 30.0
-#: Tells this process from an earlier one that had the same pid (a restarted container's engine is often pid 1).
-_PROCESS_TOKEN = uuid.uuid4().hex[:12]
-_ADDRESS = re.compile(r"[^\s<>@,;:\"']+@[^\s<>@,;:\"']+")
-
-
-def mask_addresses(text: str) -> str:
-    """A server's reason with every e-mail address replaced (for events and logs above debug)."""
-    return _ADDRESS.sub("<address>", text)
-
-
-class DeliveryError(Exception):
-    """One attempt failed; ``permanent`` says whether trying again can help."""
-
-    def __init__(self, reason: str, *, permanent: bool) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.permanent = permanent
-
-
-@dataclass(frozen=True, slots=True)
-class Email:
-    """One message as the outbox keeps and the transports send it."""
-
-    message_id: str
-    kind: str
-    sender: str
-    to: tuple[str, ...]
-    bcc: tuple[str, ...]
-    subject: str
-    text: str
-    html: str
-    call_id: str | None = None
-    #: The call as JSON (``engine.email.messages.record_to_json``) when the message is rendered by the worker
-    #: just before its first attempt (subject, text and html are empty until then).
-    record: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Row:
-    """A stored message and where it stands."""
-
-    id: int
-    email: Email
-    status: Status
-    attempts: int
-    resent: bool
-    next_at: float
-    created_at: float
-    updated_at: float
-    last_error: str | None
-
-
-class Transport(Protocol):
-    """Sends one message or raises ``DeliveryError`` (SMTP, Resend)."""
-
-    name: str
-
-    async def send(self, email: Email) -> None: ...
-
-    async def aclose(self) -> None: ...
-
-
-#: Told of every change of a row's status: (row, previous status).
-Notify = Callable[[Row, str], None]
-#: Renders a message stored with its call's record (the worker calls it before the first attempt).
-Prepare = Callable[[Email], Email]
-
-
-def new_message_id(sender: str) -> str:
-    """A globally unique ``Message-ID`` in the sender's domain (RFC 5322 ``<left@right>``)."""
-    domain = sender.rpartition("@")[2] or "ava-engine.invalid"
-    return f"<{uuid.uuid4().hex}@{domain}>"
 
 
 class Outbox:
@@ -169,7 +79,7 @@ class Outbox:
         self._clock = clock
         self._db: sqlite3.Connection | None = None
         #: Marks the rows this engine is sending or holding (pid and a random token).
-        self.owner = f"{os.getpid()}:{_PROCESS_TOKEN}"
+        self.owner = f"{os.getpid()}:{PROCESS_TOKEN}"
         self._recovered_at = 0.0
         self._wake = asyncio.Event()
         #: Set while the worker has nothing due (``stop`` waits for it to let a just-stored summary go out).
@@ -183,31 +93,8 @@ class Outbox:
         """Open (creating) the file; rows a previous process left ``sending`` or ``held`` become ``pending``."""
         if self._db is not None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.execute("PRAGMA busy_timeout=5000")
-        db.executescript(_SCHEMA)
-        self._db = db
+        self._db = connect(self.path)
         self.recover()
-
-    def _alive(self, owner: str | None) -> bool:
-        """Whether the engine that set a row ``sending`` or ``held`` still runs (this one, or another process on
-        this machine sharing the file: ``serve`` and ``ava-engine email test``)."""
-        pid_text = (owner or "").partition(":")[0]
-        if not pid_text.isdigit():
-            return False
-        pid = int(pid_text)
-        if pid == os.getpid():
-            return owner == self.owner  # the same pid, another token: an earlier process (a restarted container)
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
 
     def recover(self) -> int:
         """Rows a dead engine left ``sending`` (sent again, ``resent``) or ``held`` (its call is over) become
@@ -217,7 +104,7 @@ class Outbox:
         rows = self.db.execute("SELECT id, status, owner FROM messages WHERE status IN ('sending', 'held')").fetchall()
         n = 0
         for id_, status, owner in rows:
-            if self._alive(owner):
+            if owner_alive(owner, self.owner):
                 continue
             resent = 1 if status == "sending" else 0
             n += self.db.execute(
@@ -240,33 +127,6 @@ class Outbox:
             self.open()
         assert self._db is not None
         return self._db
-
-    def _row(self, values: Sequence[object]) -> Row:
-        (id_, mid, kind, call_id, status, sender, to, bcc, subject, text, html) = values[:11]
-        attempts, resent, next_at, created, updated, err, record = values[11:]
-        email = Email(
-            str(mid),
-            str(kind),
-            str(sender),
-            tuple(json.loads(str(to))),
-            tuple(json.loads(str(bcc))),
-            str(subject),
-            str(text),
-            str(html),
-            str(call_id) if call_id is not None else None,
-            str(record) if record is not None else None,
-        )
-        return Row(
-            int(id_),  # type: ignore[call-overload]
-            email,
-            status,  # type: ignore[arg-type]
-            int(attempts),  # type: ignore[call-overload]
-            bool(resent),
-            float(next_at),  # type: ignore[arg-type]
-            float(created),  # type: ignore[arg-type]
-            float(updated),  # type: ignore[arg-type]
-            str(err) if err is not None else None,
-        )
 
     def _insert(self, email: Email, status: Status) -> Row:
         now = self._clock()
@@ -295,18 +155,18 @@ class Outbox:
         return Row(cur.lastrowid, email, status, 0, False, now, now, now, None)
 
     def get(self, message_id: str) -> Row | None:
-        r = self.db.execute(f"SELECT {_COLUMNS} FROM messages WHERE message_id=?", (message_id,)).fetchone()
-        return self._row(r) if r is not None else None
+        r = self.db.execute(f"SELECT {COLUMNS} FROM messages WHERE message_id=?", (message_id,)).fetchone()
+        return decode(r) if r is not None else None
 
     def rows(self, status: Status | None = None, limit: int = 200) -> list[Row]:
         """The newest rows first (all, or those of one status)."""
         if status is None:
-            q = self.db.execute(f"SELECT {_COLUMNS} FROM messages ORDER BY id DESC LIMIT ?", (limit,))
+            q = self.db.execute(f"SELECT {COLUMNS} FROM messages ORDER BY id DESC LIMIT ?", (limit,))
         else:
             q = self.db.execute(
-                f"SELECT {_COLUMNS} FROM messages WHERE status=? ORDER BY id DESC LIMIT ?", (status, limit)
+                f"SELECT {COLUMNS} FROM messages WHERE status=? ORDER BY id DESC LIMIT ?", (status, limit)
             )
-        return [self._row(r) for r in q.fetchall()]
+        return [decode(r) for r in q.fetchall()]
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = dict.fromkeys(STATUSES, 0)
@@ -394,11 +254,11 @@ class Outbox:
         """The oldest due row, or None and when the next one will be due."""
         now = self._clock()
         r = self.db.execute(
-            f"SELECT {_COLUMNS} FROM messages WHERE status='pending' ORDER BY next_at, id LIMIT 1"
+            f"SELECT {COLUMNS} FROM messages WHERE status='pending' ORDER BY next_at, id LIMIT 1"
         ).fetchone()
         if r is None:
             return None, None
-        row = self._row(r)
+        row = decode(r)
         return (row, None) if row.next_at <= now else (None, row.next_at - now)
 
     async def run(self, transport: Callable[[], Transport]) -> None:

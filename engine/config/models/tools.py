@@ -37,6 +37,19 @@ class TransferTarget(Strict):
         return v
 
 
+def operator_address(v: str) -> str:
+    """An address an operator wrote (config, ``ava-engine email test``): syntax only, and private or test domains
+    (``mail.internal``, ``example.test``) are fine — they are the operator's own; ``ValueError`` saying why not."""
+    from email_validator import EmailNotValidError, validate_email
+
+    try:
+        return validate_email(
+            v, check_deliverability=False, test_environment=True, globally_deliverable=False
+        ).normalized
+    except EmailNotValidError as e:
+        raise ValueError(f"{v!r} is not an e-mail address: {e}") from None
+
+
 class EmailConfig(Strict):
     """``tools.email``: how the e-mail tools deliver (``engine.email``), and to whom the summaries go."""
 
@@ -84,14 +97,7 @@ class EmailConfig(Strict):
     @field_validator("from_address", "admin_address")
     @classmethod
     def _address(cls, v: str | None) -> str | None:
-        if v is None:
-            return v
-        from email_validator import EmailNotValidError, validate_email
-
-        try:
-            return validate_email(v, check_deliverability=False).normalized
-        except EmailNotValidError as e:
-            raise ValueError(f"{v!r} is not an e-mail address: {e}") from None
+        return None if v is None else operator_address(v)
 
     @model_validator(mode="after")
     def _coherent(self) -> EmailConfig:
