@@ -14,11 +14,13 @@ from typing import Any
 import pytest
 import yaml
 
+from engine.email.outbox import Email, Outbox, new_message_id
 from tests.engine.email.conftest import mail_settings
 from tests.engine.email.smtp_fixture import PASSWORD, SmtpServer
 
 ENTRY_POINT = Path(sys.executable).parent / "ava-engine"
 SAID = "j o h n dot smith at example dot com"
+REFUSED = "550 5.1.1 no such user"
 
 
 def _config(tmp_path: Path, email: dict[str, Any]) -> Path:
@@ -97,3 +99,28 @@ def test_config_errors_name_file_line_and_key(tmp_path: Path) -> None:
     p = ava_engine("check", "--config", str(config))
     assert p.returncode == 2
     assert f"{config}:5: tools.email.admin_address:" in p.stderr
+
+
+def test_outbox_list_retry_and_drop(tmp_path: Path) -> None:
+    config = _config(tmp_path, {"enabled": True, "from_address": "ava@example.com", "outbox": "outbox.sqlite3"})
+    p = ava_engine("email", "outbox", "--config", str(config))
+    assert p.returncode == 1 and "there is no outbox at" in p.stderr
+    box = Outbox(tmp_path / "outbox.sqlite3")
+    mid = new_message_id("ava@example.com")
+    row = box.enqueue(Email(mid, "transcript", "ava@example.com", ("bob@example.com",), (), "s", "t", "<p>h</p>"))
+    box.db.execute("UPDATE messages SET status='failed', attempts=1, last_error=? WHERE id=?", (REFUSED, row.id))
+    box.close()
+    listed = json.loads(ava_engine("email", "outbox", "--config", str(config), "--json").stdout)
+    assert listed["counts"]["failed"] == 1
+    (m,) = listed["messages"]
+    assert (m["message_id"], m["status"], m["reason"], m["to"]) == (mid, "failed", REFUSED, ["bob@example.com"])
+    p = ava_engine("email", "outbox", "--config", str(config))
+    assert p.returncode == 0 and f"failed   transcript {mid}" in p.stdout and REFUSED in p.stdout
+    p = ava_engine("email", "retry", mid, "--config", str(config))
+    assert p.returncode == 0 and "due now" in p.stdout
+    pending = json.loads(ava_engine("email", "outbox", "--status", "pending", "--config", str(config), "--json").stdout)
+    assert [(x["message_id"], x["attempts"]) for x in pending["messages"]] == [(mid, 0)]
+    assert ava_engine("email", "drop", mid, "--config", str(config)).returncode == 0
+    p = ava_engine("email", "drop", mid, "--config", str(config))
+    assert p.returncode == 1 and "no such message" in p.stderr
+    assert json.loads(ava_engine("email", "outbox", "--config", str(config), "--json").stdout)["messages"] == []
