@@ -45,9 +45,7 @@ def budget_layer(engine: Engine) -> BudgetLayer:
     )
 
 
-def default_components(
-    engine: Engine, budget: BudgetLayer, email: EmailService | None = None
-) -> list[EngineComponent]:
+def default_components(engine: Engine, budget: BudgetLayer, email: EmailService | None = None) -> list[EngineComponent]:
     from engine.http.server import HttpServer  # /health /ready /metrics /mcp/status /mcp/test
     from engine.mcp.host import McpHost  # MCP servers: supervisors, discovery, calls
     from engine.mcp.supervisor import HostServices
