@@ -61,6 +61,19 @@ class CallEnded(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CallUsage(Event):
+    """What a realtime provider reported using on one call, summed (published when the call ends)."""
+
+    type: ClassVar[str] = "call.usage"
+    call_id: str
+    provider: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    input_audio_s: float = 0.0
+    output_audio_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TranscriptAdded(Event):
     type: ClassVar[str] = "transcript.added"
     call_id: str
