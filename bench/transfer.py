@@ -110,14 +110,18 @@ async def raw_handoffs(n: int) -> list[float]:
             caller = await emu.incoming_call("ava")
             async with http.post(emu.url + "/bridges", params={"type": "mixing"}) as r:
                 bridge = (await r.json())["id"]
-            async with http.post(emu.url + "/channels/externalMedia", params={
-                "app": "ava", "external_host": "127.0.0.1:9", "format": "ulaw", "channelId": f"em-{i}"}) as r:
+            async with http.post(
+                emu.url + "/channels/externalMedia",
+                params={"app": "ava", "external_host": "127.0.0.1:9", "format": "ulaw", "channelId": f"em-{i}"},
+            ) as r:
                 media = (await r.json())["id"]  # fmt: skip
             async with http.post(f"{emu.url}/bridges/{bridge}/addChannel", params={"channel": f"{caller.id},{media}"}):
                 pass
             t0 = time.perf_counter()
-            async with http.post(emu.url + "/channels", params={
-                "endpoint": "PJSIP/6000", "app": "ava", "appArgs": "transfer", "channelId": f"x-{i}"}):
+            async with http.post(
+                emu.url + "/channels",
+                params={"endpoint": "PJSIP/6000", "app": "ava", "appArgs": "transfer", "channelId": f"x-{i}"},
+            ):
                 pass  # fmt: skip
             async for msg in ws:
                 if '"StasisStart"' in msg.data and f'"x-{i}"' in msg.data:

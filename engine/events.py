@@ -450,7 +450,7 @@ def _fast_init(cls: type[Event]) -> None:
             params.append(f.name)
         body.append(f"    _set_{f.name}(self, {f.name})")
     source = f"def __init__(self, *, {', '.join(params)}) -> None:\n" + "\n".join(body) + "\n"
-    exec(source, env)  # noqa: S102 - source built above from the class's own field names
+    exec(source, env)  # the source is built above from the class's own field names, as dataclasses does
     init = env["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     cls.__init__ = init  # type: ignore[method-assign]
