@@ -321,6 +321,10 @@ class ConsoleState:
             ch.servers.add(ev.server)
         elif isinstance(ev, ConfigReloaded):
             ch.config_reloaded = True
+        elif ev.type.startswith(("call.transfer_", "call.monitor_")):  # the Line column shows them
+            call_id = getattr(ev, "call_id", None)
+            if call_id in self.calls:
+                self._changed(call_id, ch)
 
     def _changed(self, call_id: str, ch: Changes) -> None:
         if call_id not in ch.calls_added:

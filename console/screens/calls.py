@@ -20,6 +20,7 @@ from textual.widgets import DataTable, Header, Input
 
 from console.format import duration, tier_text
 from console.screens.calls_detail import CallDetail
+from console.screens.calls_phone import PhoneControls
 from console.screens.calls_voice import VoiceControls
 from console.state import Changes
 from console.widgets.footer import KeyFooter
@@ -28,13 +29,25 @@ from console.widgets.tables import cursor_key
 
 if TYPE_CHECKING:  # the softphone panel's and the logs' modules load with the call detail, after the first frame
     from console.widgets.softphone import Softphone
+    from engine import CallInfo
+
+
+def line_text(info: CallInfo | None) -> str:
+    """Where the call comes from: a phone channel with its media and transfer state, else the console."""
+    if info is None or not info.channel_id:
+        return "console"
+    parts = ["phone", (info.media or "").split(" ")[0] or "?"]
+    if info.transfer:
+        parts.append(info.transfer)
+    return " · ".join(parts)
+
 
 #: Under the calls table while the engine is being built and its servers start.
 STARTING_NOTE = "engine starting… calls show here once it runs"
-CALL_COLUMNS = ("Call", "Caller", "Context", "Provider", "Tier", "Why", "Duration", "State")
+CALL_COLUMNS = ("Call", "Caller", "Context", "Provider", "Tier", "Why", "Duration", "State", "Line")
 
 
-class CallsScreen(CallDetail, VoiceControls):
+class CallsScreen(CallDetail, VoiceControls, PhoneControls):
     #: Styles: ``calls.tcss`` beside this file, loaded with the app's (``AvaConsole.CSS_PATH``): the first screen.
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+n", "new_call", "New call", id="call_new"),
@@ -47,6 +60,13 @@ class CallsScreen(CallDetail, VoiceControls):
         Binding("t", "toggle_tool('next_turn')", "Tool on/off", id="tool_toggle_next"),
         Binding("n", "toggle_tool('now')", "Tool on/off NOW", id="tool_toggle_now"),
         Binding("escape", "focus_calls", "Calls table", id="call_focus", show=False),
+        Binding("l", "monitor('listen')", "Operator: listen to the phone call", id="op_listen", show=False),
+        Binding("w", "monitor('whisper_agent')", "Operator: whisper to the agent", id="op_whisper_agent", show=False),
+        Binding(
+            "W", "monitor('whisper_caller')", "Operator: whisper to the caller", id="op_whisper_caller", show=False
+        ),
+        Binding("o", "monitor('takeover')", "Operator: take the call over", id="op_takeover", show=False),
+        Binding("b", "monitor('off')", "Operator: leave the call / hand it back", id="op_off", show=False),
     ]
 
     def compose(self) -> ComposeResult:
@@ -80,7 +100,8 @@ class CallsScreen(CallDetail, VoiceControls):
             tier_text(row.tier),
             why,
             duration(self.capp.clock.now() - row.started_at),
-            state,
+            state if session is None or not session.transfer else f"{state} · {session.transfer}",
+            line_text(session),
         ]
 
     def _tick(self) -> None:
@@ -89,6 +110,7 @@ class CallsScreen(CallDetail, VoiceControls):
         for call_id, row in self.capp.state.calls.items():
             if call_id in calls.rows:
                 calls.update_cell(call_id, "duration", duration(now - row.started_at))
+                calls.update_cell(call_id, "line", line_text(self._session(call_id)))
 
     # ------------------------------------------------------------------------------------------ refresh
 

@@ -1,0 +1,63 @@
+"""The Calls screen's phone side: the operator on a live phone call (listen, whisper, take over, hand back).
+
+Phone calls come from Asterisk; the engine's ``monitor_call`` puts the operator's sound devices (the ones chosen
+in the audio dialog) on the selected call's channel. A take-over ends the AI's part of the call (its row goes),
+so the channel being monitored is remembered here and ``b`` hands that call back even when no row is selected.
+Commands run in workers (group "phone"); a refusal (not a phone call, no sound device, Asterisk said no) is a
+notification with the reason.
+"""
+
+from __future__ import annotations
+
+from textual import work
+
+from console.screens.base import ConsoleScreen
+
+MODE_TITLES = {
+    "listen": "listening",
+    "whisper_agent": "whispering to the agent",
+    "whisper_caller": "whispering to the caller",
+    "takeover": "on the line (AI out)",
+    "off": "off the line",
+}
+
+
+class PhoneControls(ConsoleScreen):
+    """Operator actions for the selected phone call."""
+
+    #: The caller's channel the operator is on (None: not on any call).
+    operator_channel: str | None = None
+
+    def _phone_channel(self) -> str | None:
+        """The selected call's Asterisk channel, or the one the operator is on (after a take-over)."""
+        engine = self.capp.engine
+        call_id = self.capp.selected_call
+        if engine is not None and call_id is not None:
+            info = engine.call_info(call_id)
+            if info is not None and info.channel_id:
+                return info.channel_id
+        return self.operator_channel
+
+    def action_monitor(self, mode: str) -> None:
+        channel = self._phone_channel()
+        if channel is None:
+            self.notify("select a phone call first (the Line column says phone)", title="operator", severity="warning")
+            return
+        if mode == "off" and self.operator_channel is None:
+            self.notify("you are not on a call", title="operator", severity="warning")
+            return
+        self.monitor(channel, mode)
+
+    @work(group="phone", name="monitor", exclusive=True, exit_on_error=False)
+    async def monitor(self, channel: str, mode: str) -> None:
+        engine = self.capp.require_engine()
+        if engine is None:
+            return
+        try:
+            await engine.monitor_call(channel, mode, devices=self.capp.audio_devices)
+        except Exception as e:  # not a phone call any more, no sound device, Asterisk refused
+            self.notify(str(e), title="operator", severity="error")
+            return
+        self.operator_channel = None if mode == "off" else channel
+        self.notify(f"{MODE_TITLES.get(mode, mode)} · {channel}", title="operator")
+        self.update_keybar()
