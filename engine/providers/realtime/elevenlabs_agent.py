@@ -6,7 +6,7 @@ REST API (elevenlabs_tools.py), opens a signed-URL conversation (elevenlabs_wire
 takes the audio formats from its metadata. Every ``client_tool_call`` runs through the gateway as its own task
 and is answered on the conversation that asked, never a later one. ElevenLabs cannot change a live
 conversation's tools: next-turn changes are pushed for the next conversation, apply-now and a dropped socket
-reconnect carrying the conversation so far (docs/providers/elevenlabs_agent.md). No announcements:
+reconnect carrying the conversation so far (README, "ElevenLabs Agents"). No announcements:
 ``contextual_update`` is silent; slow tools get ElevenLabs' own ``pre_tool_speech: force`` instead.
 """
 
