@@ -320,21 +320,24 @@ class Engine:
         await self.calls.switch_provider(call_id, provider_name)
 
     async def monitor_call(
-        self, channel_id: str, mode: str, backend_factory: Callable[[], AudioBackend] | None = None
-    ) -> str:
+        self, channel_id: str, mode: str, backend_factory: Callable[[], AudioBackend] | None = None,
+        devices: tuple[str | int | None, str | int | None] | None = None,
+    ) -> str:  # fmt: skip
         """Put the operator on a live phone call: ``listen``, ``whisper_agent``, ``whisper_caller``, ``takeover``,
-        or ``off`` (leaving a take-over hands the caller back to the AI). The operator's audio uses the softphone's
-        devices unless ``backend_factory`` gives another backend. Publishes ``call.monitor_changed``."""
+        or ``off`` (leaving a take-over hands the caller back to the AI). The operator's audio uses ``devices``
+        (input, output; default the softphone's config) unless ``backend_factory`` gives another backend.
+        Publishes ``call.monitor_changed``; raises with the reason when it cannot be done."""
         from engine.telephony.component import Telephony
         from engine.voice.softphone import device_backend
 
         telephony = next(c for c in self.components if isinstance(c, Telephony))
         phone = self.settings.softphone
+        mic, speaker = devices if devices is not None else (phone.input_device, phone.output_device)
 
-        def devices() -> AudioBackend:
-            return device_backend(phone.input_device, phone.output_device, phone.sample_rate, 20)
+        def devices_backend() -> AudioBackend:
+            return device_backend(mic, speaker, phone.sample_rate, 20)
 
-        return await telephony.monitor(channel_id, mode, backend_factory or devices)
+        return await telephony.monitor(channel_id, mode, backend_factory or devices_backend)
 
     def configure_logging(self, stream: TextIO | None = None) -> None:
         """Install the handlers the running config's ``engine.logging`` asks for (file paths relative to the
