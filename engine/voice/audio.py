@@ -144,7 +144,9 @@ class StreamResampler:
         self.to_rate = to_rate
         self.quality = quality
         self._stream: soxr.ResampleStream | None = (
-            None if from_rate == to_rate else soxr.ResampleStream(from_rate, to_rate, 1, dtype="float32", quality=quality)
+            None
+            if from_rate == to_rate
+            else soxr.ResampleStream(from_rate, to_rate, 1, dtype="float32", quality=quality)
         )
 
     def process(self, samples: Int16Array, last: bool = False) -> Int16Array:
