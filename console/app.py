@@ -73,6 +73,7 @@ class AvaConsole(App[None]):
         "servers": _lazy_screen("servers", "ServersScreen"),
         "budget": _lazy_screen("budget", "BudgetScreen"),
         "secrets": _lazy_screen("secrets", "SecretsScreen"),
+        "outbox": _lazy_screen("outbox", "OutboxScreen"),
         "config": _lazy_screen("config", "ConfigScreen"),
     }
     BINDINGS: ClassVar[list[BindingType]] = list(app_bindings())

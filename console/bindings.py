@@ -21,6 +21,7 @@ SCREENS = {
     "servers": ("f3", "Servers"),
     "budget": ("f4", "Budget"),
     "secrets": ("f9", "Secrets"),
+    "outbox": ("f11", "Outbox"),
     "config": ("f10", "Config"),
 }
 
@@ -78,6 +79,8 @@ SCREEN_BINDING_IDS: dict[str, str] = {
     "server_edit": "edit the selected server",
     "server_remove": "remove the selected server",
     "server_import": "import Claude Desktop / VS Code JSON",
+    "outbox_retry": "send the highlighted e-mail again now",
+    "outbox_drop": "drop the highlighted e-mail from the outbox",
     "secret_set": "set or replace a secret",
     "secret_delete": "delete a secret",
     "config_reload": "reload the config file",

@@ -12,6 +12,9 @@ the engine's internals and may change.
   operator    ``set_tier(call_id | None, tier)``, ``set_tool_enabled(call_id, name, enabled, apply)``
   MCP         ``restart_server(id)``, ``test_server(id | config)``, ``set_server_enabled(id, on)``,
               ``calibrate(id)``
+  phone       ``monitor_call(channel_id, mode, devices=…)``: the operator on a live phone call (listen,
+              whisper_agent, whisper_caller, takeover, off)
+  e-mail      ``outbox_messages(status=None)`` → ``[OutboxMessage]``, ``retry_email(id)``, ``drop_email(id)``
   softphone   ``softphone(backend_factory=None)`` → ``Softphone`` with ``start(context, input, output)``,
               ``end()``, ``mute(on)``, ``press()``, ``release()`` (and read-only ``active``, ``call_id``,
               ``muted``, ``push_to_talk``, ``state``)
@@ -40,7 +43,7 @@ if TYPE_CHECKING:
     from engine.app import Engine
     from engine.calls import CallError
     from engine.logs import configure_logging
-    from engine.sessions.snapshot import CallInfo, ToolState
+    from engine.sessions.snapshot import CallInfo, OutboxMessage, ToolState
     from engine.stats import percentile
     from engine.voice.backend import AudioBackend, AudioUnavailable
     from engine.voice.device_backend import DeviceInfo, DeviceSpec
@@ -52,6 +55,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "CallError": ("engine.calls", "CallError"),
     "CallInfo": ("engine.sessions.snapshot", "CallInfo"),
     "ToolState": ("engine.sessions.snapshot", "ToolState"),
+    "OutboxMessage": ("engine.sessions.snapshot", "OutboxMessage"),
     "configure_logging": ("engine.logs", "configure_logging"),
     "percentile": ("engine.stats", "percentile"),
     "Softphone": ("engine.voice.softphone", "Softphone"),
@@ -71,6 +75,7 @@ __all__ = [
     "DeviceInfo",
     "DeviceSpec",
     "Engine",
+    "OutboxMessage",
     "Softphone",
     "ToolState",
     "__version__",

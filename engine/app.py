@@ -25,7 +25,7 @@ from engine.providers.factory import create_provider
 from engine.providers.pipeline import bind_pipelines
 from engine.redact import Redactor, secret_values
 from engine.sessions.session import CallSession
-from engine.sessions.snapshot import CallInfo, ToolState
+from engine.sessions.snapshot import CallInfo, OutboxMessage, ToolState
 from engine.sessions.store import InMemorySessionStore, SessionStore
 from engine.tasks import EngineTasks, Spawn
 from engine.tools.base import Tool, ToolResult
@@ -338,6 +338,32 @@ class Engine:
             return device_backend(mic, speaker, phone.sample_rate, 20)
 
         return await telephony.monitor(channel_id, mode, backend_factory or devices_backend)
+
+    # ---- e-mail outbox (engine/email)
+
+    def outbox_messages(self, status: str | None = None, limit: int = 200) -> list[OutboxMessage]:
+        """The outbox's messages, newest first (all, or those of one status: pending, sending, sent, failed)."""
+        from engine.email.mail import STATUSES
+
+        if status is not None and status not in STATUSES:
+            raise ValueError(f"unknown outbox status {status!r} (one of {', '.join(STATUSES)})")
+        rows = self.email.outbox.rows(status, limit)
+        return [
+            OutboxMessage(
+                message_id=r.email.message_id, kind=r.email.kind, to=r.email.to, subject=r.email.subject,
+                status=r.status, attempts=r.attempts, resent=r.resent, updated_at=r.updated_at,
+                last_error=r.last_error, call_id=r.email.call_id,
+            )  # fmt: skip
+            for r in rows
+        ]
+
+    def retry_email(self, message_id: str) -> bool:
+        """Send a pending or failed message again now; False when there is no such message to retry."""
+        return self.email.outbox.retry(message_id)
+
+    def drop_email(self, message_id: str) -> bool:
+        """Forget a message (not while it is being sent); False when there was none to drop."""
+        return self.email.outbox.drop(message_id)
 
     def configure_logging(self, stream: TextIO | None = None) -> None:
         """Install the handlers the running config's ``engine.logging`` asks for (file paths relative to the

@@ -55,6 +55,7 @@ def render_keys(bindings: Iterable[Binding], selected_call: str | None, default_
         ("budget", "Budget"),
         ("secrets", "Secrets"),
         ("config", "Config"),
+        ("outbox", "Outbox"),
     ):
         key(f"screen_{sid}", label)
     out.append("Ctrl+P", style="bold dark_orange")

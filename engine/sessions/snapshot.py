@@ -54,3 +54,19 @@ class ToolState:
     enabled: bool
     #: Why a hidden tool is hidden ("" when shown).
     reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxMessage:
+    """One e-mail in the outbox as the operator sees it (addresses shown: the console is the operator's own)."""
+
+    message_id: str
+    kind: str
+    to: tuple[str, ...]
+    subject: str
+    status: str
+    attempts: int
+    resent: bool
+    updated_at: float
+    last_error: str | None
+    call_id: str | None = None
