@@ -220,16 +220,25 @@ class EmailService:
         self.read_back.pop(session.call_id, None)
         held = self._held.pop(session.call_id, [])
         cfg = self.cfg
-        if not cfg.enabled or (not held and not cfg.summary):
+        summary = self.summary_for(session.context)
+        if not cfg.enabled or (not held and not summary):
             return
         record = record_to_json(CallRecord.of(session))
         for mid in held:
             self.outbox.release(mid, record)
-        if cfg.summary and cfg.admin_address is not None and cfg.from_address is not None:
+        if summary and cfg.admin_address is not None and cfg.from_address is not None:
             sender = cfg.from_address
             mid = new_message_id(sender)
-            summary = Email(mid, "summary", sender, (cfg.admin_address,), (), "", "", "", session.call_id, record)
-            self.outbox.enqueue(summary)
+            message = Email(mid, "summary", sender, (cfg.admin_address,), (), "", "", "", session.call_id, record)
+            self.outbox.enqueue(message)
+
+    def summary_for(self, context: str) -> bool:
+        """Whether a call of ``context`` ends with a summary: the context's ``email_summary`` when it says,
+        else ``tools.email.summary``."""
+        ctx = self._settings().contexts.get(context)
+        if ctx is not None and ctx.email_summary is not None:
+            return ctx.email_summary
+        return self.cfg.summary
 
     def _prepare(self, email: Email) -> Email:
         """Render a message stored with its call's record (the outbox's worker calls this before sending)."""

@@ -25,3 +25,6 @@ class ContextConfig(Strict):
     tools: list[str] = Field(default_factory=list)
     tier: ContextTierConfig = Field(default_factory=ContextTierConfig)
     farewell: str | None = None
+    #: Send the admin a summary when a call of this context ends: true/false overrides ``tools.email.summary``
+    #: for this context (None: the global setting).
+    email_summary: bool | None = None

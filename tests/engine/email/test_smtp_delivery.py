@@ -118,3 +118,19 @@ async def test_an_unparseable_address_is_refused_and_nothing_is_stored(tmp_path:
         assert sum(engine.email.outbox.counts().values()) == 0
         await engine.end_call(call.call_id)
     assert smtp.received == []
+
+
+async def test_a_context_overrides_the_global_summary_switch(tmp_path: Path, smtp: SmtpServer) -> None:
+    """tools.email.summary is the default; a context's email_summary says otherwise for its calls."""
+    cfg = mail_settings(smtp.email_config(outbox=str(tmp_path / "o.sqlite3"), summary=False))
+    cfg["contexts"]["vip"] = {**cfg["contexts"]["desk"], "email_summary": True}
+    cfg["contexts"]["quiet"] = {**cfg["contexts"]["desk"], "email_summary": False}
+    engine = Engine(Settings.model_validate(cfg), config_path=tmp_path / "config.yaml")
+    async with engine:
+        for context in ("desk", "vip", "quiet"):
+            call = await engine.start_call(context, caller_name=context)
+            await engine.end_call(call.call_id)
+        await _wait_sent(engine, 1)
+        await asyncio.sleep(0.3)
+        assert engine.email.outbox.counts()["sent"] == 1
+    assert len(smtp.received) == 1 and "vip" in smtp.received[0].part("plain")
