@@ -347,14 +347,20 @@ class Engine:
 
         if status is not None and status not in STATUSES:
             raise ValueError(f"unknown outbox status {status!r} (one of {', '.join(STATUSES)})")
-        rows = self.email.outbox.rows(status, limit)
         return [
             OutboxMessage(
-                message_id=r.email.message_id, kind=r.email.kind, to=r.email.to, subject=r.email.subject,
-                status=r.status, attempts=r.attempts, resent=r.resent, updated_at=r.updated_at,
-                last_error=r.last_error, call_id=r.email.call_id,
-            )  # fmt: skip
-            for r in rows
+                message_id=r.email.message_id,
+                kind=r.email.kind,
+                to=r.email.to,
+                subject=r.email.subject,
+                status=r.status,
+                attempts=r.attempts,
+                resent=r.resent,
+                updated_at=r.updated_at,
+                last_error=r.last_error,
+                call_id=r.email.call_id,
+            )
+            for r in self.email.outbox.rows(status, limit)
         ]
 
     def retry_email(self, message_id: str) -> bool:
