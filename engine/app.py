@@ -10,7 +10,7 @@ host, the HTTP server, the budget layer …) plug in through ``EngineComponent``
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO
 
@@ -20,12 +20,13 @@ from engine.config.models import Settings
 from engine.events import ConfigReloaded, EngineError, EventBus, ToolsChanged
 from engine.execution import ToolExecutor
 from engine.metrics import Metrics
+from engine.operator_desk import OperatorDesk
 from engine.providers.base import Provider, TurnReply
 from engine.providers.factory import create_provider
 from engine.providers.pipeline import bind_pipelines
 from engine.redact import Redactor, secret_values
 from engine.sessions.session import CallSession
-from engine.sessions.snapshot import CallInfo, OutboxMessage, ToolState
+from engine.sessions.snapshot import CallInfo, ToolState
 from engine.sessions.store import InMemorySessionStore, SessionStore
 from engine.tasks import EngineTasks, Spawn
 from engine.tools.base import Tool, ToolResult
@@ -34,9 +35,9 @@ from engine.tools.builtin.transfer import PhoneLines
 from engine.tools.registry import ToolRegistry
 from engine.tools.view import ToolView, ToolViewBuilder
 
-if TYPE_CHECKING:  # budget, voice (numpy and the speech engines load on first use)
+if TYPE_CHECKING:  # budget, MCP, voice (numpy and the speech engines load on first use)
     from engine.budget.layer import BudgetLayer
-    from engine.voice.backend import AudioBackend
+    from engine.mcp.host import McpHost
     from engine.voice.softphone import BackendFactory, Softphone
 
 log = logging.getLogger(__name__)
@@ -56,7 +57,7 @@ class EngineComponent(Protocol):
     async def reload(self, old: Settings, new: Settings) -> None: ...
 
 
-class Engine:
+class Engine(OperatorDesk):
     def __init__(
         self,
         settings: Settings,
@@ -319,58 +320,6 @@ class Engine:
         """Switch a live call to another provider from its next turn."""
         await self.calls.switch_provider(call_id, provider_name)
 
-    async def monitor_call(
-        self, channel_id: str, mode: str, backend_factory: Callable[[], AudioBackend] | None = None,
-        devices: tuple[str | int | None, str | int | None] | None = None,
-    ) -> str:  # fmt: skip
-        """Put the operator on a live phone call: ``listen``, ``whisper_agent``, ``whisper_caller``, ``takeover``,
-        or ``off`` (leaving a take-over hands the caller back to the AI). The operator's audio uses ``devices``
-        (input, output; default the softphone's config) unless ``backend_factory`` gives another backend.
-        Publishes ``call.monitor_changed``; raises with the reason when it cannot be done."""
-        from engine.telephony.component import Telephony
-        from engine.voice.softphone import device_backend
-
-        telephony = next(c for c in self.components if isinstance(c, Telephony))
-        phone = self.settings.softphone
-        mic, speaker = devices if devices is not None else (phone.input_device, phone.output_device)
-
-        def devices_backend() -> AudioBackend:
-            return device_backend(mic, speaker, phone.sample_rate, 20)
-
-        return await telephony.monitor(channel_id, mode, backend_factory or devices_backend)
-
-    # ---- e-mail outbox (engine/email)
-
-    def outbox_messages(self, status: str | None = None, limit: int = 200) -> list[OutboxMessage]:
-        """The outbox's messages, newest first (all, or those of one status: pending, sending, sent, failed)."""
-        from engine.email.mail import STATUSES
-
-        if status is not None and status not in STATUSES:
-            raise ValueError(f"unknown outbox status {status!r} (one of {', '.join(STATUSES)})")
-        return [
-            OutboxMessage(
-                message_id=r.email.message_id,
-                kind=r.email.kind,
-                to=r.email.to,
-                subject=r.email.subject,
-                status=r.status,
-                attempts=r.attempts,
-                resent=r.resent,
-                updated_at=r.updated_at,
-                last_error=r.last_error,
-                call_id=r.email.call_id,
-            )
-            for r in self.email.outbox.rows(status, limit)
-        ]
-
-    def retry_email(self, message_id: str) -> bool:
-        """Send a pending or failed message again now; False when there is no such message to retry."""
-        return self.email.outbox.retry(message_id)
-
-    def drop_email(self, message_id: str) -> bool:
-        """Forget a message (not while it is being sent); False when there was none to drop."""
-        return self.email.outbox.drop(message_id)
-
     def configure_logging(self, stream: TextIO | None = None) -> None:
         """Install the handlers the running config's ``engine.logging`` asks for (file paths relative to the
         config's folder), every one masking known secrets; ``stream`` adds a console handler (None: none)."""
@@ -422,9 +371,6 @@ class Engine:
         return await self.budget.calibrate(server_id, probes)
 
     # ---- MCP (engine/mcp)
-
-    if TYPE_CHECKING:
-        from engine.mcp.host import McpHost
 
     @property
     def mcp(self) -> McpHost:

@@ -1,0 +1,76 @@
+"""The operator's commands on a live phone call and on the e-mail outbox, as part of the engine's public API.
+
+Why apart from ``engine.app``: they are thin doors onto two components (telephony's monitor, the e-mail outbox),
+kept out of the engine's core so ``app.py`` stays about lifecycle, calls and the parts' wiring. ``Engine``
+inherits them; they use only the engine's ``components``, ``settings`` and ``email``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from engine.config.models import Settings
+from engine.sessions.snapshot import OutboxMessage
+
+if TYPE_CHECKING:
+    from engine.email.component import EmailService
+    from engine.voice.backend import AudioBackend
+
+
+class OperatorDesk:
+    settings: Settings
+    email: EmailService
+    components: Sequence[object]
+
+    async def monitor_call(
+        self, channel_id: str, mode: str, backend_factory: Callable[[], AudioBackend] | None = None,
+        devices: tuple[str | int | None, str | int | None] | None = None,
+    ) -> str:  # fmt: skip
+        """Put the operator on a live phone call: ``listen``, ``whisper_agent``, ``whisper_caller``, ``takeover``,
+        or ``off`` (leaving a take-over hands the caller back to the AI). The operator's audio uses ``devices``
+        (input, output; default the softphone's config) unless ``backend_factory`` gives another backend.
+        Publishes ``call.monitor_changed``; raises with the reason when it cannot be done."""
+        from engine.telephony.component import Telephony
+        from engine.voice.softphone import device_backend
+
+        telephony = next(c for c in self.components if isinstance(c, Telephony))
+        phone = self.settings.softphone
+        mic, speaker = devices if devices is not None else (phone.input_device, phone.output_device)
+
+        def devices_backend() -> AudioBackend:
+            return device_backend(mic, speaker, phone.sample_rate, 20)
+
+        return await telephony.monitor(channel_id, mode, backend_factory or devices_backend)
+
+    # ---- e-mail outbox (engine/email)
+
+    def outbox_messages(self, status: str | None = None, limit: int = 200) -> list[OutboxMessage]:
+        """The outbox's messages, newest first (all, or those of one status: pending, sending, sent, failed)."""
+        from engine.email.mail import STATUSES
+
+        if status is not None and status not in STATUSES:
+            raise ValueError(f"unknown outbox status {status!r} (one of {', '.join(STATUSES)})")
+        return [
+            OutboxMessage(
+                message_id=r.email.message_id,
+                kind=r.email.kind,
+                to=r.email.to,
+                subject=r.email.subject,
+                status=r.status,
+                attempts=r.attempts,
+                resent=r.resent,
+                updated_at=r.updated_at,
+                last_error=r.last_error,
+                call_id=r.email.call_id,
+            )
+            for r in self.email.outbox.rows(status, limit)
+        ]
+
+    def retry_email(self, message_id: str) -> bool:
+        """Send a pending or failed message again now; False when there is no such message to retry."""
+        return self.email.outbox.retry(message_id)
+
+    def drop_email(self, message_id: str) -> bool:
+        """Forget a message (not while it is being sent); False when there was none to drop."""
+        return self.email.outbox.drop(message_id)
