@@ -7,12 +7,9 @@ event when full and counts the drops, so a slow console or a stalled CLI pipe ca
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 import time
-from collections import deque
-from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -318,144 +315,11 @@ class EmailFailed(Event):
     final: bool = False
 
 
-class Subscription:
-    """One subscriber's bounded queue; iterate it with ``async for``."""
+from engine.dataclass_init import fast_frozen_init  # noqa: E402 - after the classes it rewrites
+from engine.event_bus import EventBus, Subscription  # noqa: E402 - re-exported: the public API names them here
 
-    def __init__(self, bus: EventBus, maxsize: int, types: frozenset[str] | None) -> None:
-        self._bus = bus
-        self._items: deque[Event] = deque(maxlen=maxsize)
-        self._maxsize = maxsize
-        self._ready = asyncio.Event()
-        self._types = types
-        self.dropped = 0
-        self.closed = False
-
-    def _offer(self, event: Event) -> None:
-        if self._types is not None and event.type not in self._types:
-            return
-        if len(self._items) == self._maxsize:
-            self.dropped += 1
-            self._bus.dropped_total += 1
-        self._items.append(event)
-        self._ready.set()
-
-    def get_nowait(self) -> Event | None:
-        if self._items:
-            return self._items.popleft()
-        return None
-
-    def drain(self) -> list[Event]:
-        out = list(self._items)
-        self._items.clear()
-        return out
-
-    async def get(self) -> Event:
-        while not self._items:
-            if self.closed:
-                raise StopAsyncIteration
-            self._ready.clear()
-            await self._ready.wait()
-        return self._items.popleft()
-
-    def close(self) -> None:
-        self.closed = True
-        self._bus._unsubscribe(self)
-        self._ready.set()
-
-    def __aiter__(self) -> AsyncIterator[Event]:
-        return self
-
-    async def __anext__(self) -> Event:
-        return await self.get()
-
-    def __enter__(self) -> Subscription:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-class EventBus:
-    """Fan-out of events to subscribers; publishing is synchronous and never blocks."""
-
-    def __init__(self, queue_size: int = 1000, *, redact: Callable[[Event], Event] | None = None) -> None:
-        self.queue_size = queue_size
-        #: Masks known secrets in every event before any subscriber sees it (``Redactor.event``).
-        self.redact = redact
-        self._subs: tuple[Subscription, ...] = ()
-        #: Event types some subscriber filters for; None when a subscriber takes every type.
-        self._wanted: frozenset[str] | None = frozenset()
-        self.dropped_total = 0
-        self.published_total = 0
-
-    def subscribe(self, maxsize: int | None = None, types: set[str] | None = None) -> Subscription:
-        sub = Subscription(self, maxsize or self.queue_size, frozenset(types) if types else None)
-        self._subs = (*self._subs, sub)
-        self._rewant()
-        return sub
-
-    def _unsubscribe(self, sub: Subscription) -> None:
-        if sub in self._subs:
-            self._subs = tuple(s for s in self._subs if s is not sub)
-            self._rewant()
-
-    def _rewant(self) -> None:
-        wanted: set[str] = set()
-        for s in self._subs:
-            if s._types is None:
-                self._wanted = None
-                return
-            wanted |= s._types
-        self._wanted = frozenset(wanted)
-
-    def wants(self, event_type: str) -> bool:
-        """Whether any subscriber would receive an event of this dotted type: publishers on a hot path build an
-        event only when someone listens (``published_total`` then counts only the events that were built)."""
-        wanted = self._wanted
-        return wanted is None or event_type in wanted
-
-    def publish(self, event: Event) -> None:
-        self.published_total += 1
-        if self.redact is not None:
-            event = self.redact(event)
-        for sub in self._subs:  # a tuple, replaced on (un)subscribe: a subscriber may leave while we iterate
-            sub._offer(event)
-
-    @property
-    def subscriber_count(self) -> int:
-        return len(self._subs)
-
-
-def _fast_init(cls: type[Event]) -> None:
-    """Give a frozen event class an ``__init__`` that stores its fields through their slot descriptors.
-
-    Why: the tool path builds two events per call when someone listens, and the ``__init__`` ``dataclass``
-    writes for a frozen class looks ``object.__setattr__`` up once per field (a third of an event's cost).
-    Same keyword-only signature, defaults and default factories; the class stays a frozen dataclass.
-    """
-    fields = dataclasses.fields(cls)
-    env: dict[str, Any] = {"_MISSING": dataclasses.MISSING}
-    params: list[str] = []
-    body: list[str] = []
-    for f in fields:
-        env[f"_set_{f.name}"] = getattr(cls, f.name).__set__  # the slot's member descriptor
-        if f.default is not dataclasses.MISSING:
-            env[f"_default_{f.name}"] = f.default
-            params.append(f"{f.name}=_default_{f.name}")
-        elif f.default_factory is not dataclasses.MISSING:
-            env[f"_factory_{f.name}"] = f.default_factory
-            params.append(f"{f.name}=_MISSING")
-            body.append(f"    if {f.name} is _MISSING:\n        {f.name} = _factory_{f.name}()")
-        else:
-            params.append(f.name)
-        body.append(f"    _set_{f.name}(self, {f.name})")
-    source = f"def __init__(self, *, {', '.join(params)}) -> None:\n" + "\n".join(body) + "\n"
-    exec(source, env)  # the source is built above from the class's own field names, as dataclasses does
-    init = env["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    cls.__init__ = init  # type: ignore[method-assign]
-
+__all__ = ["EventBus", "Subscription"]
 
 # The module's own event classes (``__subclasses__`` would also hold the classes ``dataclass(slots=True)`` replaced).
 for _cls in [c for c in list(globals().values()) if isinstance(c, type) and issubclass(c, Event)]:
-    _fast_init(_cls)
+    fast_frozen_init(_cls)

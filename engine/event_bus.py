@@ -1,0 +1,124 @@
+"""The event bus: every subscriber has its own bounded queue, so a slow reader never slows a call down.
+
+Why apart from ``engine.events``: that module is the list of events (what the world is told); this is how they
+travel. ``EventBus.publish`` never blocks: a full subscriber queue drops its oldest event and counts the drop.
+``engine.events`` re-exports both names (the public API names them there).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from engine.events import Event
+
+
+class Subscription:
+    """One subscriber's bounded queue; iterate it with ``async for``."""
+
+    def __init__(self, bus: EventBus, maxsize: int, types: frozenset[str] | None) -> None:
+        self._bus = bus
+        self._items: deque[Event] = deque(maxlen=maxsize)
+        self._maxsize = maxsize
+        self._ready = asyncio.Event()
+        self._types = types
+        self.dropped = 0
+        self.closed = False
+
+    def _offer(self, event: Event) -> None:
+        if self._types is not None and event.type not in self._types:
+            return
+        if len(self._items) == self._maxsize:
+            self.dropped += 1
+            self._bus.dropped_total += 1
+        self._items.append(event)
+        self._ready.set()
+
+    def get_nowait(self) -> Event | None:
+        if self._items:
+            return self._items.popleft()
+        return None
+
+    def drain(self) -> list[Event]:
+        out = list(self._items)
+        self._items.clear()
+        return out
+
+    async def get(self) -> Event:
+        while not self._items:
+            if self.closed:
+                raise StopAsyncIteration
+            self._ready.clear()
+            await self._ready.wait()
+        return self._items.popleft()
+
+    def close(self) -> None:
+        self.closed = True
+        self._bus._unsubscribe(self)
+        self._ready.set()
+
+    def __aiter__(self) -> AsyncIterator[Event]:
+        return self
+
+    async def __anext__(self) -> Event:
+        return await self.get()
+
+    def __enter__(self) -> Subscription:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class EventBus:
+    """Fan-out of events to subscribers; publishing is synchronous and never blocks."""
+
+    def __init__(self, queue_size: int = 1000, *, redact: Callable[[Event], Event] | None = None) -> None:
+        self.queue_size = queue_size
+        #: Masks known secrets in every event before any subscriber sees it (``Redactor.event``).
+        self.redact = redact
+        self._subs: tuple[Subscription, ...] = ()
+        #: Event types some subscriber filters for; None when a subscriber takes every type.
+        self._wanted: frozenset[str] | None = frozenset()
+        self.dropped_total = 0
+        self.published_total = 0
+
+    def subscribe(self, maxsize: int | None = None, types: set[str] | None = None) -> Subscription:
+        sub = Subscription(self, maxsize or self.queue_size, frozenset(types) if types else None)
+        self._subs = (*self._subs, sub)
+        self._rewant()
+        return sub
+
+    def _unsubscribe(self, sub: Subscription) -> None:
+        if sub in self._subs:
+            self._subs = tuple(s for s in self._subs if s is not sub)
+            self._rewant()
+
+    def _rewant(self) -> None:
+        wanted: set[str] = set()
+        for s in self._subs:
+            if s._types is None:
+                self._wanted = None
+                return
+            wanted |= s._types
+        self._wanted = frozenset(wanted)
+
+    def wants(self, event_type: str) -> bool:
+        """Whether any subscriber would receive an event of this dotted type: publishers on a hot path build an
+        event only when someone listens (``published_total`` then counts only the events that were built)."""
+        wanted = self._wanted
+        return wanted is None or event_type in wanted
+
+    def publish(self, event: Event) -> None:
+        self.published_total += 1
+        if self.redact is not None:
+            event = self.redact(event)
+        for sub in self._subs:  # a tuple, replaced on (un)subscribe: a subscriber may leave while we iterate
+            sub._offer(event)
+
+    @property
+    def subscriber_count(self) -> int:
+        return len(self._subs)
