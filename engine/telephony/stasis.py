@@ -4,7 +4,7 @@ nothing behind.
 Why it exists: this is the call lifecycle AVA promises on Asterisk. For each caller's ``StasisStart`` the app
 answers, creates a mixing bridge, opens an RTP stream on its own port, asks for an ``externalMedia`` channel that
 sends the caller's audio there (and learns where to send the answer from ``UNICASTRTP_LOCAL_ADDRESS``/``PORT``),
-bridges caller and media, and runs the context's voice driver (pipeline or realtime) over an ``RtpBackend``, with
+bridges caller and media, and runs the context's voice driver (pipeline or realtime) over a ``PhoneBackend``, with
 the caller's name and number filling the prompt. The context comes from the channel variable ``AI_CONTEXT``, else
 the Stasis arguments (``context=NAME`` or a context's name), else ``asterisk.default_context``. The call ends when
 the caller hangs up (``StasisEnd``/``ChannelHangupRequest``), when the agent hangs up (after the farewell played),
@@ -12,7 +12,7 @@ or when the engine stops; every path releases the same things: media channel, br
 and the caller's channel if it is still up. After the events socket reconnects, calls whose channels are gone
 are ended. With ``asterisk.media: websocket`` the media channel is chan_websocket instead (``connection_type=server``):
 the engine connects in to ``/media/<MEDIA_WEBSOCKET_CONNECTION_ID>``, and bridges the channel once it entered Stasis
-(it is answered only when the socket is up), and the voice driver runs over a ``WsBackend``.
+(it is answered only when the socket is up), and the voice driver runs over a ``PhoneBackend`` too.
 """
 
 from __future__ import annotations
