@@ -17,6 +17,7 @@ from console.screens.base import ConsoleScreen
 from console.state import Changes
 from console.widgets.footer import KeyFooter
 from console.widgets.keybar import KeyBar
+from console.widgets.tables import ConsoleTable
 
 if TYPE_CHECKING:
     from engine import Engine
@@ -40,13 +41,13 @@ class BudgetScreen(ConsoleScreen):
             with Vertical(id="tiers-pane"):
                 yield Label("Tiers", classes="section-title")
                 yield Static("", id="default-tier")
-                yield DataTable(id="tiers", cursor_type="row")
+                yield ConsoleTable(id="tiers", cursor_type="row")
             with Vertical(id="tier-tools-pane"):
                 yield Label("Tools each tier shows", id="tier-tools-title", classes="section-title")
-                yield DataTable(id="tier-tools", cursor_type="row")
+                yield ConsoleTable(id="tier-tools", cursor_type="row")
         yield Label("Leaderboard", classes="section-title")
         yield Static("", id="leaderboard-note", classes="missing")
-        yield DataTable(id="leaderboard", cursor_type="row", zebra_stripes=True)
+        yield ConsoleTable(id="leaderboard", cursor_type="row", zebra_stripes=True)
         yield KeyBar(classes="keybar")
         yield KeyFooter()
 
@@ -58,6 +59,7 @@ class BudgetScreen(ConsoleScreen):
         tt.add_column("Tool", key="tool")
         for t in TIERS:
             tt.add_column(t.upper(), key=t)
+        tt.add_column("Why hidden", key="why")
         self.refresh_all()
 
     def apply_changes(self, changes: Changes) -> None:
@@ -98,6 +100,7 @@ class BudgetScreen(ConsoleScreen):
             self.context = next(iter(sorted(engine.settings.contexts)), None)
         budgets = engine.settings.budget.tiers
         shown: dict[str, dict[str, str]] = {}
+        why: dict[str, list[str]] = {}
         for tier in TIERS:
             names: list[str] = []
             if self.context is not None:
@@ -106,7 +109,9 @@ class BudgetScreen(ConsoleScreen):
                 for name in names:
                     shown.setdefault(name, {})[tier] = "✔"
                 for name, reason in view.hidden:
-                    shown.setdefault(name, {}).setdefault(tier, f"– {reason}")
+                    shown.setdefault(name, {}).setdefault(tier, "–")
+                    if reason not in why.setdefault(name, []):
+                        why[name].append(reason)
             tiers.add_row(
                 tier_text(tier),
                 f"{getattr(budgets, tier)} ms",
@@ -118,8 +123,10 @@ class BudgetScreen(ConsoleScreen):
         self.query_one("#tier-tools-title", Label).update(
             f"Tools each tier shows — context {self.context or '(none)'}  (c: next context)"
         )
+        # the marks are one character, so every tier's column shows even at 80 columns; the reasons come last
         for name in sorted(shown):
-            tt.add_row(name, *(shown[name].get(t, "") for t in TIERS))
+            marks = [_mark(shown[name].get(t, "")) for t in TIERS]
+            tt.add_row(name, *marks, Text("; ".join(why.get(name, [])), style="dim"), key=name)
         self._leaderboard(engine)
 
     def _leaderboard(self, engine: Engine) -> None:
@@ -153,6 +160,11 @@ LEADER_COLUMNS = (
 )
 LEADER_KEYS = [c for c, _ in LEADER_COLUMNS]
 BADGE_STYLE = {"Lightning": "bold cyan", "Fast": "green", "Standard": "yellow", "Slow": "red", "Unmeasured": "grey50"}
+
+
+def _mark(value: str) -> Text:
+    """✔ (the tier shows the tool) in green, – (hidden) dimmed."""
+    return Text(value, style="green" if value == "✔" else "dim")
 
 
 def _cell(value: Any) -> str:

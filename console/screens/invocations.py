@@ -3,7 +3,7 @@ filterable by status and searchable; Enter opens the arguments and result with s
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on
@@ -19,7 +19,10 @@ from console.screens.base import ConsoleScreen
 from console.state import Changes, Invocation
 from console.widgets.footer import KeyFooter
 from console.widgets.keybar import KeyBar
-from console.widgets.tables import cursor_key
+from console.widgets.tables import ConsoleTable, cursor_key
+
+if TYPE_CHECKING:
+    from console.app import AvaConsole
 
 STATUSES = ("all", "success", "error", "timeout", "rejected", "running")
 MAX_ROWS = 2000
@@ -54,6 +57,15 @@ class InvocationDetail(ModalScreen[None]):
             yield Label("Esc closes", classes="muted")
 
 
+def open_invocation(app: AvaConsole, key: str | None) -> None:
+    """Show the invocation whose row key (its ``seq``) is ``key``, secrets masked (Tool log and Calls screen)."""
+    inv = next((i for i in app.state.invocations if str(i.seq) == key), None)
+    if inv is None:
+        return
+    engine = app.engine
+    app.push_screen(InvocationDetail(inv, engine.known_secrets() if engine is not None else set()))
+
+
 class ToolLogScreen(ConsoleScreen):
     CSS_PATH = "invocations.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -74,7 +86,8 @@ class ToolLogScreen(ConsoleScreen):
             yield Input(placeholder="search: call, tool, server, status, message  (/ to focus)", id="log-search")
             yield Label("status: all", id="log-status")
             yield Label("", id="log-count", classes="muted")
-        yield DataTable(id="invocations", cursor_type="row", zebra_stripes=True)
+        # the search box above is this table's filter (it matches messages too), so ``/`` stays the screen's
+        yield ConsoleTable(id="invocations", cursor_type="row", zebra_stripes=True, filterable=False)
         yield KeyBar(classes="keybar")
         yield KeyFooter()
 
@@ -122,14 +135,14 @@ class ToolLogScreen(ConsoleScreen):
     def apply_changes(self, changes: Changes) -> None:
         if not (changes.invocations_added or changes.invocations_changed):
             return
-        table = self.query_one("#invocations", DataTable)
+        table = self.query_one("#invocations", ConsoleTable)
         follow = table.row_count == 0 or table.cursor_row >= table.row_count - 1
         for i in changes.invocations_added:
             if self._keep(i):
                 table.add_row(*self._cells(i), key=str(i.seq))
         for i in changes.invocations_changed:
             key = str(i.seq)
-            if key in table.rows:
+            if table.has_row(key):
                 if self._keep(i):
                     for col, value in zip(COLUMNS, self._cells(i), strict=True):
                         table.update_cell(key, col, value)
@@ -173,10 +186,4 @@ class ToolLogScreen(ConsoleScreen):
         if table.row_count == 0:
             self.notify("no invocation to show", title="tool log", severity="warning")
             return
-        key = cursor_key(table)
-        inv = next((i for i in self.capp.state.invocations if str(i.seq) == key), None)
-        if inv is None:
-            return
-        engine = self.capp.engine
-        secrets = engine.known_secrets() if engine is not None else set()
-        self.app.push_screen(InvocationDetail(inv, secrets))
+        open_invocation(self.capp, cursor_key(table))

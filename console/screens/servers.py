@@ -12,7 +12,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.widgets import DataTable, Header, Label, RichLog, Static
+from textual.widgets import DataTable, Header, Label, Static
 
 from console.config_flow import save_document
 from console.format import latency, server_state_text, sparkline
@@ -23,7 +23,8 @@ from console.screens.modals import ConfirmScreen
 from console.state import Changes
 from console.widgets.footer import KeyFooter
 from console.widgets.keybar import KeyBar
-from console.widgets.tables import cursor_key
+from console.widgets.tables import ConsoleTable, cursor_key
+from console.widgets.wrap_log import WrapLog
 
 MCP_OFF = "MCP is switched off in this config (mcp.enabled: false): no server runs; entries can still be edited."
 #: What the workers say while an engine operation runs (the ops the command palette also names).
@@ -59,10 +60,11 @@ class ServersScreen(ConsoleScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("", id="mcp-note", classes="missing")
-        yield DataTable(id="servers", cursor_type="row", zebra_stripes=True)
+        yield ConsoleTable(id="servers", cursor_type="row", zebra_stripes=True)
         with Vertical(id="server-detail"):
+            yield Static("", id="server-error")
             yield Label("stderr", id="stderr-title", classes="section-title")
-            yield RichLog(id="stderr", wrap=True, markup=False, max_lines=200)
+            yield WrapLog(id="stderr", max_lines=200)
         yield KeyBar(classes="keybar")
         yield KeyFooter()
 
@@ -138,17 +140,17 @@ class ServersScreen(ConsoleScreen):
             latency(st.percentile(sid, 0.99)) if values else "-",
             sparkline(values),
             self.badges.get(sid, "-"),
-            Text(str(err)[:80], style="red"),
+            Text(_short(str(err)), style="red"),
         ]
 
     def _render_rows(self) -> None:
-        table = self.query_one("#servers", DataTable)
+        table = self.query_one("#servers", ConsoleTable)
         ids = self._ids()
-        for key in [k for k in list(table.rows) if k.value not in ids]:
+        for key in [k for k in table.keys() if k not in ids]:
             table.remove_row(key)
         for sid in ids:
             cells = self._cells(sid)
-            if sid in table.rows:
+            if table.has_row(sid):
                 for col, value in zip(COLUMNS, cells, strict=True):
                     table.update_cell(sid, col, value)
             else:
@@ -163,10 +165,15 @@ class ServersScreen(ConsoleScreen):
 
     def _show_stderr(self) -> None:
         sid = self._selected()
-        log = self.query_one("#stderr", RichLog)
+        log = self.query_one("#stderr", WrapLog)
         log.clear()
         self.query_one("#stderr-title", Label).update(f"stderr — {sid}" if sid else "stderr")
         snap = self.snapshots.get(sid or "", {})
+        live = self.capp.state.servers.get(sid or "")
+        err = snap.get("last_error") or (live.last_error if live else None)
+        box = self.query_one("#server-error", Static)
+        box.display = bool(err)
+        box.update(Text.assemble(("last error: ", "bold red"), str(err or "")))
         for line in snap.get("stderr_tail") or []:
             log.write(str(line))
         for w in snap.get("warnings") or []:
@@ -328,6 +335,16 @@ class ServersScreen(ConsoleScreen):
             return
         title = f"Import {len(result.added)} server(s) from {path}: {', '.join(result.added)}"
         self.app.call_from_thread(save_document, self.capp, doc, title)
+
+
+#: How much of a server's last error the table shows; the detail under it shows all of it, wrapped.
+ERROR_CELL = 60
+
+
+def _short(error: str) -> str:
+    """The first line of an error, cut to ``ERROR_CELL`` characters with an ellipsis."""
+    line = error.strip().splitlines()[0] if error.strip() else ""
+    return line if len(line) <= ERROR_CELL and line == error.strip() else line[: ERROR_CELL - 1] + "…"
 
 
 def _test_summary(report: dict[str, Any]) -> str:

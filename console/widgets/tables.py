@@ -1,14 +1,200 @@
-"""DataTable helpers shared by the screens (the key of the highlighted row)."""
+"""The console's one table: a DataTable that fits its columns to every value, filters with ``/``, moves to the first and
+last row with Home and End, and (for logs) follows the newest row unless the operator moved up.
+
+Why a subclass: DataTable sizes a column to the values it had when rows were added, and ``update_cell`` keeps that
+width, so a status that grows from "● up" to "✖ failed" showed as "✖ fai". Every update here widens the column. The
+filter keeps every row (``has_row``, ``update_cell`` and ``remove_row`` work on hidden rows too) and shows the ones
+whose text contains what the operator typed; one implementation, used by every screen's tables.
+"""
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.binding import Binding, BindingType
 from textual.coordinate import Coordinate
-from textual.widgets import DataTable
+from textual.widget import Widget
+from textual.widgets import DataTable, Input
+from textual.widgets.data_table import CellType, ColumnKey, RowKey
+
+#: The ids of the table and filter keys (listed in ``console.bindings.SCREEN_BINDING_IDS`` too).
+TABLE_BINDING_IDS = ("table_filter", "table_first", "table_last", "filter_clear")
 
 
-def cursor_key(table: DataTable[object]) -> str | None:
+def cursor_key(table: DataTable[Any]) -> str | None:
     """The key of the row under the cursor, or None for an empty table."""
     if table.row_count == 0:
         return None
     row = min(max(table.cursor_row, 0), table.row_count - 1)
     return table.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value
+
+
+def cell_text(value: object) -> str:
+    """What a cell says, as plain text (for the filter)."""
+    return value.plain if isinstance(value, Text) else str(value)
+
+
+class TableFilter(Input):
+    """The one-line filter under a table: typing narrows the rows, Enter goes back to the table, Esc clears."""
+
+    DEFAULT_CSS = """
+    TableFilter { height: 1; border: none; padding: 0 1; background: $boost; }
+    TableFilter:focus { border: none; background: $accent 20%; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "clear_filter", "Clear filter", id="filter_clear"),
+    ]
+
+    def __init__(self, table: ConsoleTable) -> None:
+        super().__init__(placeholder="filter rows (Enter: back to the table · Esc: clear)", classes="table-filter")
+        self.table = table
+
+    def action_clear_filter(self) -> None:
+        self.table.close_filter()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()  # the table's business, not the screen's
+        self.table.set_filter(event.value.strip())
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        if event.value.strip():
+            self.table.focus()
+        else:
+            self.table.close_filter()
+
+
+class ConsoleTable(DataTable[Any]):
+    """A DataTable whose columns fit every value, with a ``/`` filter, Home/End, and optional follow-the-newest."""
+
+    DEFAULT_CSS = """
+    ConsoleTable { border-left: outer $surface; }
+    ConsoleTable:focus { border-left: outer $accent; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "filter", "Filter", id="table_filter"),
+        Binding("home", "first_row", "First row", id="table_first", show=False),
+        Binding("end", "last_row", "Last row", id="table_last", show=False),
+    ]
+
+    def __init__(self, *args: Any, follow: bool = False, filterable: bool = True, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: Move the cursor to a new last row when it was on the last row (a log), else stay put.
+        self.follow = follow
+        #: False where the screen has its own search box for this table (the Tool log): ``/`` is the screen's then.
+        self.filterable = filterable
+        self.filter_text = ""
+        self._all: dict[str, tuple[list[Any], int, Any]] = {}
+        self._next_key = 0
+        self._filter_box: TableFilter | None = None
+
+    # ------------------------------------------------------------------------------------------ rows
+
+    def has_row(self, key: str) -> bool:
+        """Whether the table holds the row, shown or hidden by the filter."""
+        return key in self._all
+
+    def keys(self) -> list[str]:
+        """Every row's key, shown or hidden by the filter, in the order they were added."""
+        return list(self._all)
+
+    def _matches(self, cells: list[Any]) -> bool:
+        needle = self.filter_text.lower()
+        return not needle or any(needle in cell_text(c).lower() for c in cells)
+
+    def add_row(self, *cells: CellType, height: int | None = 1, key: str | None = None, label: Any = None) -> RowKey:
+        if key is None:
+            self._next_key += 1
+            key = f"row-{self._next_key}"
+        if key in self._all:  # added again: the same row with new values
+            for column, value in zip(self.columns, cells, strict=False):
+                self.update_cell(key, column, value)
+            return RowKey(key)
+        self._all[key] = (list(cells), height or 1, label)
+        if not self._matches(list(cells)):
+            return RowKey(key)
+        at_end = self.row_count == 0 or self.cursor_row >= self.row_count - 1
+        row_key = super().add_row(*cells, height=height, key=key, label=label)
+        if self.follow and at_end:
+            self.move_cursor(row=self.row_count - 1, animate=False)
+        return row_key
+
+    def update_cell(
+        self, row_key: RowKey | str, column_key: ColumnKey | str, value: CellType, *, update_width: bool = True
+    ) -> None:
+        key = row_key.value if isinstance(row_key, RowKey) else row_key
+        if key is None or key not in self._all:
+            super().update_cell(row_key, column_key, value, update_width=True)
+            return
+        cells, _height, _label = self._all[key]
+        index = list(self.columns).index(ColumnKey(str(column_key)) if isinstance(column_key, str) else column_key)
+        while len(cells) <= index:
+            cells.append("")
+        cells[index] = value
+        shown = key in self.rows
+        if shown != self._matches(cells):
+            self._rebuild()
+        elif shown:
+            super().update_cell(row_key, column_key, value, update_width=True)
+
+    def remove_row(self, row_key: RowKey | str) -> None:
+        key = row_key.value if isinstance(row_key, RowKey) else row_key
+        self._all.pop(key or "", None)
+        if RowKey(key) in self.rows:
+            super().remove_row(row_key)
+
+    def clear(self, columns: bool = False) -> ConsoleTable:
+        self._all.clear()
+        super().clear(columns)
+        return self
+
+    # ---------------------------------------------------------------------------------------- filter
+
+    def set_filter(self, text: str) -> None:
+        """Show only the rows with ``text`` in any cell (case-insensitive); empty shows every row."""
+        if text == self.filter_text:
+            return
+        self.filter_text = text
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        """Show the rows that match the filter, in the order they were added; the cursor stays on its row."""
+        selected = cursor_key(self)
+        rows = list(self._all.items())
+        super().clear()
+        for key, (cells, height, label) in rows:
+            if self._matches(cells):
+                DataTable.add_row(self, *cells, height=height, key=key, label=label)
+        if selected is not None and RowKey(selected) in self.rows:
+            self.move_cursor(row=self.get_row_index(selected), animate=False)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "filter" and not self.filterable:
+            return False  # the key goes on to the screen's own search
+        return True
+
+    def action_filter(self) -> None:
+        if self._filter_box is None:
+            self._filter_box = TableFilter(self)
+            self._filter_box.value = self.filter_text
+            parent = self.parent
+            assert isinstance(parent, Widget)
+            parent.mount(self._filter_box, after=self)
+        self._filter_box.focus()
+
+    def close_filter(self) -> None:
+        """Clear the filter, remove its box and give the focus back to the table."""
+        self.set_filter("")
+        if self._filter_box is not None:
+            self._filter_box.remove()
+            self._filter_box = None
+        self.focus()
+
+    def action_first_row(self) -> None:
+        if self.row_count:
+            self.move_cursor(row=0, animate=False)
+
+    def action_last_row(self) -> None:
+        if self.row_count:
+            self.move_cursor(row=self.row_count - 1, animate=False)

@@ -1,0 +1,58 @@
+"""A RichLog that wraps to the width it really has, and re-wraps what it holds when that width changes.
+
+Why: RichLog renders each line once, at ``max(its width, min_width)`` with ``min_width`` 78 by default, so in a
+38-column transcript pane the words past column 38 were drawn off-screen. This log has no minimum and keeps the lines
+it was given (as many as ``max_lines``) to render them again after a resize.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from rich.console import RenderableType
+from textual.events import Resize
+from textual.widgets import RichLog
+
+
+class WrapLog(RichLog):
+    """A wrapping RichLog without a minimum width; resizing re-wraps its lines. The scrollbar's gutter is kept
+    (``scrollbar-gutter: stable``) so lines wrapped before the log overflowed still fit once the scrollbar shows."""
+
+    DEFAULT_CSS = """
+    WrapLog { scrollbar-gutter: stable; overflow-x: hidden; }
+    """
+
+    def __init__(self, *, max_lines: int = 1000, **kwargs: Any) -> None:
+        kwargs.setdefault("wrap", True)
+        kwargs.setdefault("markup", False)
+        super().__init__(max_lines=max_lines, min_width=1, **kwargs)
+        self._kept: deque[RenderableType] = deque(maxlen=max_lines)
+        self._wrapped_at = 0
+        self._replaying = False
+
+    def write(self, content: RenderableType | object, *args: Any, **kwargs: Any) -> WrapLog:
+        if self._size_known and not self._replaying:  # before that RichLog defers it, and writes it again here
+            self._kept.append(content)  # type: ignore[arg-type]
+        super().write(content, *args, **kwargs)
+        return self
+
+    def clear(self) -> WrapLog:
+        self._kept.clear()
+        super().clear()
+        return self
+
+    def on_resize(self, event: Resize) -> None:
+        """Re-wrap at the new width (Textual then runs RichLog's handler, which writes what came before the first
+        size was known; those writes are kept already)."""
+        self._replaying = True
+        try:
+            width = self.scrollable_content_region.width
+            if self._size_known and width and width != self._wrapped_at and self._kept:
+                kept = list(self._kept)
+                RichLog.clear(self)
+                for content in kept:
+                    self.write(content)
+            self._wrapped_at = width
+        finally:
+            self._replaying = False
