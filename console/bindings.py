@@ -95,6 +95,12 @@ SCREEN_BINDING_IDS: dict[str, str] = {
     "form_save": "save the server form",
     "form_cancel": "leave the form",
     "budget_context": "next context in the budget view",
+    "table_filter": "filter the focused table's rows (Enter: back to the table, Esc: clear)",
+    "table_first": "first row of the focused table",
+    "table_last": "last row of the focused table",
+    "filter_clear": "clear a table's filter and close it",
+    "key_help": "show the keys of this screen and the app-wide keys",
+    "help_close": "close the key help",
 }
 
 

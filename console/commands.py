@@ -1,18 +1,96 @@
-"""Command-palette provider: every keyed action plus the parameterised ones ("tier: DEEP for call-3",
-"tier: default FAST", "tool: off hangup_call for call-1 (now)", "call: start in demo")."""
+"""Command-palette provider: every keyed action (of the screen the palette was opened on, and of every other
+screen, which the command switches to first) plus the parameterised ones ("tier: DEEP for call-3",
+"tier: default FAST", "tool: off hangup_call for call-1 (now)", "call: start in demo").
+
+The keys come from the screen the palette was opened on (``Provider.screen``), not ``app.screen``: with the palette
+open that is the palette itself, whose bindings are none of ours. ``screen_keys`` is also what the ``?`` key help
+lists.
+"""
 
 from __future__ import annotations
 
+import importlib
+import re
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
+from textual.binding import Binding, BindingsMap
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from console.bindings import SCREENS
+from console.widgets.keybar import SHIFTED
+
 if TYPE_CHECKING:
+    from textual.app import App
+    from textual.dom import DOMNode
+    from textual.screen import Screen
+
     from console.app import AvaConsole
 
 TIER_LABEL = {"fast": "FAST", "standard": "STANDARD", "deep": "DEEP", "auto": "auto"}
+#: Each mode's screen class (module under ``console.screens``, class), for the keys of the screens not shown.
+SCREEN_CLASSES = {
+    "calls": ("calls", "CallsScreen"),
+    "tools": ("invocations", "ToolLogScreen"),
+    "servers": ("servers", "ServersScreen"),
+    "budget": ("budget", "BudgetScreen"),
+    "secrets": ("secrets", "SecretsScreen"),
+    "outbox": ("outbox", "OutboxScreen"),
+    "config": ("config", "ConfigScreen"),
+}
+
+
+def _keyed(node: DOMNode, bindings: BindingsMap) -> Iterator[tuple[DOMNode, Binding]]:
+    """The bindings with an id (ours; Textual's own cursor keys have none), after the user's ``console.keymap``."""
+    keymap = node.app._keymap
+    if keymap:
+        bindings = bindings.copy()
+        bindings.apply_keymap(keymap)
+    seen: set[str] = set()
+    for key_bindings in bindings.key_to_bindings.values():
+        for b in key_bindings:
+            if b.id and b.id not in seen:
+                seen.add(b.id)
+                yield node, b
+
+
+def screen_keys(screen: Screen[Any]) -> list[tuple[DOMNode, Binding]]:
+    """Every keyed binding that acts on ``screen``: the focused widget's and its containers', the screen's, and the
+    app's (unless ``screen`` is a dialog, whose keys are the only ones that act). Keys an input would type are kept:
+    they act once the focus leaves the input."""
+    focused = screen.focused
+    nodes: list[DOMNode] = list(focused.ancestors_with_self) if focused is not None else [screen, screen.app]
+    if screen not in nodes:
+        nodes[-1:-1] = [screen]
+    out: dict[str, tuple[DOMNode, Binding]] = {}
+    for node in nodes:
+        if node is screen.app and screen.is_modal:
+            break
+        for found in _keyed(node, node._bindings):
+            out.setdefault(found[1].id or "", found)
+    return list(out.values())
+
+
+def screen_title(screen: Screen[Any]) -> str:
+    """The screen's name as the keys show it ("Servers"), else its class name (a dialog)."""
+    for mode, (_module, name) in SCREEN_CLASSES.items():
+        if type(screen).__name__ == name:
+            return SCREENS[mode][1]
+    return type(screen).__name__
+
+
+def binding_key(app: App[Any], binding: Binding) -> str:
+    """How a binding's key is shown: "/" for slash, "^n", "F3", "⇧F5" (its first key when it has several)."""
+    if binding.key_display:
+        return binding.key_display
+    first = binding.key.split(",")[0].strip()
+    if first in SHIFTED:
+        return SHIFTED[first]
+    if re.fullmatch(r"f\d+", first):
+        return first.upper()
+    return app.get_key_display(replace(binding, key=first))
 
 
 class ConsoleCommands(Provider):
@@ -22,14 +100,15 @@ class ConsoleCommands(Provider):
 
     def _commands(self) -> Iterator[tuple[str, Callable[[], object], str]]:
         app = self.capp
-        screen = self.screen
-        for binding in app.bindings_for_palette():
-            key = binding.key_display or binding.key
+        here: set[str] = set()
+        for node, binding in screen_keys(self.screen):
+            here.add(binding.id or "")
             yield (
                 binding.description or binding.action,
-                partial(app.run_action, binding.action, screen),
-                f"key {key} · {binding.id}",
+                partial(app.run_action, binding.action, node),
+                f"key {binding_key(app, binding)} · {binding.id}",
             )
+        yield from self._other_screens(here)
         for tier, label in TIER_LABEL.items():
             yield (f"tier: default {label}", partial(app.action_default_tier, tier), "the global default tier")
         engine = app.engine
@@ -63,6 +142,23 @@ class ConsoleCommands(Provider):
             for action, label in (("test", "test"), ("restart", "restart")):
                 yield (f"server: {label} {sid}", partial(_server_op, app, action, sid), "")
 
+    def _other_screens(self, here: set[str]) -> Iterator[tuple[str, Callable[[], object], str]]:
+        """The keyed actions of the screens not shown: the command switches to the screen, then acts there."""
+        app = self.capp
+        for mode, (module, name) in SCREEN_CLASSES.items():
+            if isinstance(self.screen, _screen_class(module, name)):
+                continue
+            switch, title = SCREENS[mode]
+            merged = _screen_class(module, name)._merged_bindings or BindingsMap()
+            for _node, binding in _keyed(app, merged):
+                if binding.id in here or binding.id == "key_help":
+                    continue
+                yield (
+                    f"{title}: {binding.description or binding.action}",
+                    partial(_on_screen, app, mode, binding.action),
+                    f"key {switch.upper()} then {binding_key(app, binding)} · {binding.id}",
+                )
+
     async def discover(self) -> Hits:
         for title, cb, help_text in self._commands():
             if title.startswith(("tier: default", "call: start")) or "key " in help_text:
@@ -74,6 +170,21 @@ class ConsoleCommands(Provider):
             score = matcher.match(title)
             if score > 0:
                 yield Hit(score, matcher.highlight(title), cb, help=help_text)
+
+
+def _screen_class(module: str, name: str) -> type[Screen[Any]]:
+    cls: type[Screen[Any]] = getattr(importlib.import_module(f"console.screens.{module}"), name)
+    return cls
+
+
+def _on_screen(app: AvaConsole, mode: str, action: str) -> None:
+    """Switch to ``mode``'s screen, then run ``action`` there (once the screen is shown)."""
+    app.switch_mode(mode)
+
+    async def run() -> None:
+        await app.run_action(action, app.screen)
+
+    app.call_after_refresh(run)
 
 
 def _toggle(app: AvaConsole, call_id: str, name: str, enabled: bool, apply: str) -> None:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
+from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from console.state import Changes
@@ -14,6 +15,11 @@ if TYPE_CHECKING:
 
 class ConsoleScreen(Screen[Any]):
     """A screen fed by the app: ``apply_changes`` per event batch, ``refresh_all`` when shown again."""
+
+    #: Every screen's ``?``: the keys of this screen and the app-wide ones (screens add theirs to these).
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("question_mark", "key_help", "Keys", id="key_help", show=False),
+    ]
 
     @property
     def capp(self) -> AvaConsole:
@@ -31,6 +37,11 @@ class ConsoleScreen(Screen[Any]):
     def on_screen_resume(self) -> None:
         self.refresh_all()
         self.update_keybar()
+
+    def action_key_help(self) -> None:
+        from console.screens.key_help import KeyHelpScreen
+
+        self.app.push_screen(KeyHelpScreen(self))
 
     def update_keybar(self) -> None:
         """Redraw the key bar (selection, default tier or keymap changed)."""

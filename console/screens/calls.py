@@ -25,7 +25,7 @@ from console.screens.calls_voice import VoiceControls
 from console.state import Changes
 from console.widgets.footer import KeyFooter
 from console.widgets.keybar import KeyBar
-from console.widgets.tables import cursor_key
+from console.widgets.tables import ConsoleTable, cursor_key
 
 if TYPE_CHECKING:  # the softphone panel's and the logs' modules load with the call detail, after the first frame
     from console.widgets.softphone import Softphone
@@ -72,7 +72,7 @@ class CallsScreen(CallDetail, VoiceControls, PhoneControls):
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(id="calls-main"):
-            yield DataTable(id="calls", cursor_type="row", zebra_stripes=True)
+            yield ConsoleTable(id="calls", cursor_type="row", zebra_stripes=True)
         yield KeyBar(classes="keybar")
         yield KeyFooter()
 
@@ -147,16 +147,16 @@ class CallsScreen(CallDetail, VoiceControls, PhoneControls):
         return t
 
     def apply_changes(self, changes: Changes) -> None:
-        calls = self.query_one("#calls", DataTable)
+        calls = self.query_one("#calls", ConsoleTable)
         for call_id in changes.calls_added:
-            if call_id in self.capp.state.calls and call_id not in calls.rows:
+            if call_id in self.capp.state.calls and not calls.has_row(call_id):
                 calls.add_row(*self._row_cells(call_id), key=call_id)
         for call_id in changes.calls_changed:
-            if call_id in calls.rows and call_id in self.capp.state.calls:
+            if calls.has_row(call_id) and call_id in self.capp.state.calls:
                 for col, value in zip(CALL_COLUMNS, self._row_cells(call_id), strict=True):
                     calls.update_cell(call_id, col.lower(), value)
         for call_id in changes.calls_removed:
-            if call_id in calls.rows:
+            if calls.has_row(call_id):
                 calls.remove_row(call_id)
         if self.capp.selected_call is None and changes.calls_added:
             self._select(changes.calls_added[-1])
@@ -178,12 +178,12 @@ class CallsScreen(CallDetail, VoiceControls, PhoneControls):
             self._show_tools(selected)
         if selected in changes.calls_removed:
             self._set_title(selected)
-        inv = self.query_one("#call-invocations", DataTable)
+        inv = self.query_one("#call-invocations", ConsoleTable)
         for i in changes.invocations_added:
-            if i.call_id == selected and str(i.seq) not in inv.rows:
+            if i.call_id == selected and not inv.has_row(str(i.seq)):
                 inv.add_row(*self._inv_cells(i), key=str(i.seq))
         for i in changes.invocations_changed:
-            if i.call_id == selected and str(i.seq) in inv.rows:
+            if i.call_id == selected and inv.has_row(str(i.seq)):
                 for col, value in zip(("time", "tool", "status", "latency"), self._inv_cells(i), strict=True):
                     inv.update_cell(str(i.seq), col, value)
 
@@ -243,7 +243,8 @@ class CallsScreen(CallDetail, VoiceControls, PhoneControls):
             self.notify(str(e), title="call", severity="error")
             return
         self._select(session.call_id)
-        self.query_one("#talk", Input).focus()
+        # the calls table, where the keys the footer shows act (s: talk); typing there would eat them
+        self.query_one("#calls", DataTable).focus()
 
     @work(group="turns", name="say", exit_on_error=False)
     async def say(self, call_id: str, text: str) -> None:

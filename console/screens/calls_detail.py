@@ -12,12 +12,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.text import Text
+from textual import on
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Label
 
 from console.format import latency, status_text
 from console.screens.base import ConsoleScreen
 from console.state import Invocation
+from console.widgets.tables import ConsoleTable, cursor_key
 
 if TYPE_CHECKING:
     from textual.widgets import RichLog
@@ -38,27 +40,26 @@ class CallDetail(ConsoleScreen):
         """The call detail, the softphone and the event log, under the calls table, after the first frame."""
         if self.detail_ready:
             return
-        from textual.widgets import RichLog
-
         from console.widgets.softphone import Softphone
+        from console.widgets.wrap_log import WrapLog
 
         detail = Horizontal(
             Vertical(
                 Label("Transcript", id="transcript-title", classes="section-title"),
-                RichLog(id="transcript", wrap=True, markup=False, max_lines=500),
+                WrapLog(id="transcript", max_lines=500),
                 id="transcript-pane",
             ),
             Vertical(
                 Label("Tools shown  (t: on/off next turn · n: now)", classes="section-title"),
-                DataTable(id="call-tools", cursor_type="row"),
+                ConsoleTable(id="call-tools", cursor_type="row"),
                 Label("Tool invocations", classes="section-title"),
-                DataTable(id="call-invocations", cursor_type="row"),
+                ConsoleTable(id="call-invocations", cursor_type="row", follow=True),
                 id="tools-pane",
             ),
             id="call-detail",
         )
         await self.query_one("#calls-main", Vertical).mount(
-            detail, Softphone(id="softphone"), RichLog(id="event-log", wrap=False, markup=False, max_lines=1000)
+            detail, Softphone(id="softphone"), WrapLog(id="event-log", max_lines=1000)
         )
         tools = self.query_one("#call-tools", DataTable)
         tools.add_column("On", key="on")
@@ -133,23 +134,33 @@ class CallDetail(ConsoleScreen):
             log.write(t)
         self._transcript_shown = len(lines)
 
+    @on(DataTable.RowSelected, "#call-invocations")
+    def _invocation_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on an invocation: its arguments and result, as on the Tool log."""
+        from console.screens.invocations import open_invocation
+
+        open_invocation(self.capp, event.row_key.value)
+
     def _inv_cells(self, i: Invocation) -> list[str | Text]:
         name = i.exposed_name + (" (cache)" if i.cache_hit else "")
         return [self.capp.clock.hms(i.ts), name, status_text(i.status), latency(i.latency_ms)]
 
     def _show_tools(self, call_id: str | None) -> None:
+        """The call's tools by name, so a toggle never moves a row; the cursor stays on the tool it was on."""
         table = self.query_one("#call-tools", DataTable)
-        cursor = table.cursor_row
+        cursor, at = cursor_key(table), table.cursor_row
         table.clear()
         session = self._session(call_id)
         engine = self.capp.engine
         if session is None or engine is None:
             return
-        for t in engine.tool_states(session.call_id):
+        for t in sorted(engine.tool_states(session.call_id), key=lambda t: t.name):
             if t.shown:
                 table.add_row(Text("● on", style="green"), t.name, t.server, "shown", key=t.name)
                 continue
             mark = Text("● on", style="green") if t.enabled else Text("○ off", style="red")
             table.add_row(mark, t.name, "", Text(f"hidden: {t.reason}", style="dim"), key=t.name)
-        if table.row_count:
-            table.move_cursor(row=min(cursor, table.row_count - 1))
+        if cursor is not None and cursor in {k.value for k in table.rows}:
+            table.move_cursor(row=table.get_row_index(cursor), animate=False)
+        elif table.row_count:
+            table.move_cursor(row=min(at, table.row_count - 1), animate=False)

@@ -21,6 +21,8 @@ async def _start(pilot, app: AvaConsole, wait) -> str:
     await pilot.press("ctrl+n")
     await wait(pilot, lambda: bool(app.state.calls) and app.selected_call in app.state.calls)
     assert app.selected_call is not None
+    await wait(pilot, lambda: app.focused is not None and app.focused.id == "calls")  # where `s` (talk) works
+    await pilot.press("s")
     await wait(pilot, lambda: app.focused is not None and app.focused.id == "talk")
     return app.selected_call
 

@@ -37,6 +37,10 @@ async def _with_call(pilot) -> None:
     app: AvaConsole = pilot.app
     await _settle(pilot, lambda: app.engine_running)
     await pilot.press("ctrl+n")
+    await _settle(
+        pilot, lambda: app.selected_call is not None and app.focused is not None and app.focused.id == "calls"
+    )
+    await pilot.press("s")
     await _settle(pilot, lambda: app.focused is not None and app.focused.id == "talk")
     await pilot.press(*"hello", "enter")
     await _settle(pilot, lambda: len(app.state.transcript(app.selected_call or "")) >= 3)

@@ -147,6 +147,8 @@ async def test_without_portaudio_the_operator_is_told_the_fix_and_text_calls_wor
         await wait(pilot, lambda: bool(app.state.calls) and app.selected_call in app.state.calls)
         call_id = app.selected_call
         assert call_id is not None
+        await wait(pilot, lambda: app.focused is not None and app.focused.id == "calls")
+        await pilot.press("s")
         await wait(pilot, lambda: app.focused is not None and app.focused.id == "talk")
         await pilot.press(*"hello", "enter")
         await wait(pilot, lambda: "Hello! I'm listening." in [t for _, _, t in app.state.transcript(call_id)])
