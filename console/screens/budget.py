@@ -11,6 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Header, Label, Static
 
+from console.commands import binding_key
 from console.format import tier_text
 from console.host import leaderboard_rows
 from console.screens.base import ConsoleScreen
@@ -53,7 +54,8 @@ class BudgetScreen(ConsoleScreen):
 
     def on_mount(self) -> None:
         tiers = self.query_one("#tiers", DataTable)
-        for col in ("Tier", "Budget", "Tools", "Key (call)", "Key (default)"):
+        # narrow enough for a third of 80 columns: the keys as "F5 ⇧F5" (the call's, then the default's)
+        for col in ("Tier", "Budget", "Keys", "Tools"):
             tiers.add_column(col)
         tt = self.query_one("#tier-tools", DataTable)
         tt.add_column("Tool", key="tool")
@@ -78,15 +80,19 @@ class BudgetScreen(ConsoleScreen):
     def _key(self, binding_id: str) -> str:
         for _node, binding, _enabled, _tooltip in self.active_bindings.values():
             if binding.id == binding_id:
-                return binding.key_display or binding.key.upper()
+                return binding_key(self.app, binding)
         return "-"
+
+    def _keys(self, tier: str) -> str:
+        """The tier's keys: for the selected call, then for the global default."""
+        return f"{self._key(f'tier_{tier}')} {self._key(f'default_{tier}')}"
 
     def refresh_all(self) -> None:
         if not self.is_mounted:
             return
         engine = self.capp.engine
         default = engine.default_tier if engine is not None else self.capp.state.default_tier
-        line = Text("Global default tier: ")
+        line = Text("Default tier: ")
         line.append_text(tier_text(default))
         self.query_one("#default-tier", Static).update(line)
         tiers = self.query_one("#tiers", DataTable)
@@ -112,14 +118,8 @@ class BudgetScreen(ConsoleScreen):
                     shown.setdefault(name, {}).setdefault(tier, "–")
                     if reason not in why.setdefault(name, []):
                         why[name].append(reason)
-            tiers.add_row(
-                tier_text(tier),
-                f"{getattr(budgets, tier)} ms",
-                str(len(names)),
-                self._key(f"tier_{tier}"),
-                self._key(f"default_{tier}"),
-            )
-        tiers.add_row(tier_text("auto"), "selector", "-", self._key("tier_auto"), self._key("default_auto"))
+            tiers.add_row(tier_text(tier), f"{getattr(budgets, tier)} ms", self._keys(tier), str(len(names)))
+        tiers.add_row(tier_text("auto"), "selector", self._keys("auto"), "-")
         self.query_one("#tier-tools-title", Label).update(
             f"Tools each tier shows — context {self.context or '(none)'}  (c: next context)"
         )

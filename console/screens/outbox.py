@@ -21,7 +21,7 @@ from console.screens.modals import ConfirmScreen
 from console.state import Changes
 from console.widgets.footer import KeyFooter
 from console.widgets.keybar import KeyBar
-from console.widgets.tables import cursor_key
+from console.widgets.tables import ConsoleTable, cursor_key
 
 if TYPE_CHECKING:
     from engine import OutboxMessage
@@ -47,7 +47,7 @@ class OutboxScreen(ConsoleScreen):
         yield Header()
         yield Label("E-mail outbox — transcripts and call summaries, newest first", classes="section-title")
         yield Static("", id="outbox-counts")
-        yield DataTable(id="outbox", cursor_type="row", zebra_stripes=True)
+        yield ConsoleTable(id="outbox", cursor_type="row", zebra_stripes=True)
         yield Static("", id="outbox-detail")
         yield KeyBar(classes="keybar")
         yield KeyFooter()

@@ -19,7 +19,7 @@ from console.screens.base import ConsoleScreen
 from console.screens.modals import ConfirmScreen, SecretEntry
 from console.widgets.footer import KeyFooter
 from console.widgets.keybar import KeyBar
-from console.widgets.tables import cursor_key
+from console.widgets.tables import ConsoleTable, cursor_key
 from engine.config import secrets as keyring_secrets
 from engine.config.loader import read_config_text
 
@@ -61,7 +61,7 @@ class SecretsScreen(ConsoleScreen):
         yield Header()
         yield Label("Secrets in the OS keyring (service ava-console) — values are never shown", classes="section-title")
         yield Static("", id="keyring-status")
-        yield DataTable(id="secrets", cursor_type="row", zebra_stripes=True)
+        yield ConsoleTable(id="secrets", cursor_type="row", zebra_stripes=True)
         yield KeyBar(classes="keybar")
         yield KeyFooter()
 

@@ -338,7 +338,7 @@ class ServersScreen(ConsoleScreen):
 
 
 #: How much of a server's last error the table shows; the detail under it shows all of it, wrapped.
-ERROR_CELL = 60
+ERROR_CELL = 40
 
 
 def _short(error: str) -> str:
