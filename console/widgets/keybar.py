@@ -9,6 +9,7 @@ from collections.abc import Iterable
 
 from rich.text import Text
 from textual.binding import Binding
+from textual.keys import format_key
 from textual.widgets import Static
 
 SHIFTED = {
@@ -26,6 +27,8 @@ SHIFTED = {
 def key_label(key: str) -> str:
     """How a key is shown (shift+F5 and its F17 alias both as ⇧F5)."""
     first = key.split(",")[0].strip()
+    if first in ("question_mark", "slash"):  # shown as the character typed
+        return format_key(first)
     return SHIFTED.get(first, first.upper() if len(first) <= 3 else first)
 
 
@@ -59,7 +62,8 @@ def render_keys(bindings: Iterable[Binding], selected_call: str | None, default_
     ):
         key(f"screen_{sid}", label)
     out.append("Ctrl+P", style="bold dark_orange")
-    out.append(" all commands")
+    out.append(" all commands  ")
+    key("key_help", "keys")
     return out
 
 

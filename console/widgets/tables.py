@@ -74,7 +74,7 @@ class ConsoleTable(DataTable[Any]):
     ConsoleTable:focus { outline-left: thick $accent; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "filter", "Filter", id="table_filter"),
+        Binding("slash", "filter", "Filter", id="table_filter", show=False),  # in the key help (?) and palette
         Binding("home", "first_row", "First row", id="table_first", show=False),
         Binding("end", "last_row", "Last row", id="table_last", show=False),
     ]

@@ -81,3 +81,45 @@ def test_calls_screen_during_a_muted_voice_call(snap_compare, size) -> None:
         run_before=run_before,
         terminal_size=size,
     )
+
+
+COCKPIT_SIZES = [(80, 24), (120, 40), (200, 60)]
+
+
+async def _cockpit(pilot) -> None:
+    """A test call on the config with servers, with a line long enough to wrap; every server settled (fx up, crashy
+    failed). No tool runs: its latency (and a hung-up call's duration) would differ from run to run."""
+    app: AvaConsole = pilot.app
+
+    def servers_settled() -> bool:
+        if app.engine is None:
+            return False
+        states = {s["id"]: s["state"] for s in app.engine.server_status()["servers"]}
+        return states == {"fx": "up", "crashy": "failed"}
+
+    await _settle(pilot, lambda: app.engine_running and servers_settled(), within=30)
+    await pilot.press("ctrl+n")
+    await _settle(pilot, lambda: app.selected_call is not None and app.focused is not None)
+    call_id = app.selected_call or ""
+    await pilot.press(
+        "s", *"hello, this line is long enough to wrap inside the transcript pane at every size END", "enter"
+    )
+    await _settle(pilot, lambda: len(app.state.transcript(call_id)) >= 3)
+    await pilot.press("escape")
+    await pilot.pause(0.3)
+
+
+@pytest.mark.parametrize("size", COCKPIT_SIZES)
+@pytest.mark.parametrize("key", ["f1", "f2", "f3", "f4"])
+def test_cockpit_screens(snap_compare, size, key) -> None:
+    """Calls, Tool log, Servers and Budget at 80×24, 120×40 and 200×60, with servers and calls on them."""
+
+    async def run_before(pilot) -> None:
+        await _cockpit(pilot)
+        await pilot.press(key)
+        await pilot.pause(0.8)
+        pilot.app.clear_notifications()
+        await pilot.pause(0.2)
+
+    app = AvaConsole(Path("tests/console/data/console_servers.yaml"), clock=FixedClock(), tick=False)
+    assert snap_compare(app, run_before=run_before, terminal_size=size)
