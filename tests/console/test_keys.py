@@ -28,7 +28,7 @@ def _with_servers(config_path: Path, *ids: str) -> None:
 async def _palette(pilot, app: AvaConsole, wait) -> dict[str, str]:
     """Open the palette on the current screen; its keyed commands as {binding id: help text}."""
     app.action_command_palette()
-    await wait(pilot, lambda: isinstance(app.screen, CommandPalette) and bool(app.screen._providers))  # type: ignore[attr-defined]
+    await wait(pilot, lambda: isinstance(app.screen, CommandPalette) and bool(app.screen._providers))
     await pilot.pause(0.2)
     provider = next(p for p in app.screen._providers if isinstance(p, ConsoleCommands))  # type: ignore[attr-defined]
     found = {h.rsplit("· ", 1)[-1]: h for _t, _cb, h in provider._commands() if h.startswith("key ")}
@@ -54,7 +54,9 @@ async def test_palette_lists_every_keyed_action_with_its_key(config_path: Path, 
             await pilot.pause(0.3)
             here = await _palette(pilot, app, wait)
             # the screen's own keys are listed as keys of this screen ("key t · server_test"), not "F3 then t"
-            own = {b.id for b in app.screen._merged_bindings.key_to_bindings.get("t", [])} - {None}  # type: ignore[union-attr]
+            merged = app.screen._merged_bindings
+            assert merged is not None
+            own = {b.id for b in merged.key_to_bindings.get("t", []) if b.id}
             for bid in own:
                 assert " then " not in here[bid], here[bid]
             seen.update(here)
@@ -183,15 +185,16 @@ async def test_toggling_a_tool_keeps_the_cursor_on_it(config_path: Path, wait) -
         table.focus()
         await pilot.press("down", "down", "down")
         name = cursor_key(table)
-        assert app.engine is not None
-        before = {t.name: t.enabled for t in app.engine.tool_states(call_id)}
+        engine = app.engine
+        assert engine is not None and name is not None
+        before = {t.name: t.enabled for t in engine.tool_states(call_id)}
         order = [k.value for k in table.rows]
         await pilot.press("n")
-        await wait(pilot, lambda: {t.name: t.enabled for t in app.engine.tool_states(call_id)}[name] is False)  # type: ignore[union-attr]
+        await wait(pilot, lambda: {t.name: t.enabled for t in engine.tool_states(call_id)}[name] is False)
         await pilot.pause(0.2)
         assert cursor_key(table) == name and [k.value for k in table.rows] == order
         await pilot.press("n")  # the same tool again: back on
-        await wait(pilot, lambda: {t.name: t.enabled for t in app.engine.tool_states(call_id)} == before)  # type: ignore[union-attr]
+        await wait(pilot, lambda: {t.name: t.enabled for t in engine.tool_states(call_id)} == before)
         assert cursor_key(table) == name
 
 

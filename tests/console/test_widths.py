@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from rich.text import Text
+from textual.widgets import DataTable, RichLog
 
 from console.app import AvaConsole
 from console.widgets.tables import ConsoleTable
@@ -30,7 +31,7 @@ async def _call_and_say(pilot, app: AvaConsole, wait, text: str) -> str:
     return call_id
 
 
-def _visible_lines(log) -> list[str]:
+def _visible_lines(log: RichLog) -> list[str]:
     """The transcript's lines as drawn: each cut at the pane's width, as the terminal shows them."""
     width = log.scrollable_content_region.width
     return [line.crop(0, width).text for line in log.lines]
@@ -40,7 +41,7 @@ async def test_long_transcript_line_wraps_inside_its_pane_at_80_columns(config_p
     app = AvaConsole(config_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await _call_and_say(pilot, app, wait, LONG)
-        log = app.screen.query_one("#transcript")
+        log = app.screen.query_one("#transcript", RichLog)
         shown = " ".join(_visible_lines(log))
         assert "ENDWORD" in shown, shown
         assert all(line.cell_length <= log.scrollable_content_region.width for line in log.lines)
@@ -50,7 +51,7 @@ async def test_transcript_rewraps_when_the_terminal_grows(config_path: Path, wai
     app = AvaConsole(config_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await _call_and_say(pilot, app, wait, LONG)
-        log = app.screen.query_one("#transcript")
+        log = app.screen.query_one("#transcript", RichLog)
         narrow = len(log.lines)
         await pilot.resize_terminal(200, 60)
         await pilot.pause(0.3)
@@ -90,7 +91,7 @@ async def test_servers_columns_fit_values_that_arrive_later(config_path: Path, w
         await pilot.press("f3")
         await wait(pilot, lambda: type(app.screen).__name__ == "ServersScreen")
         await wait(pilot, lambda: app.engine_running)
-        table = app.screen.query_one("#servers")
+        table = app.screen.query_one("#servers", DataTable)
         await wait(pilot, lambda: bool(_protocol(app)))
         app.screen.poll()  # type: ignore[attr-defined]
         await pilot.pause(0.2)
