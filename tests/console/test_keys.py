@@ -47,7 +47,7 @@ async def test_palette_lists_every_keyed_action_with_its_key(config_path: Path, 
 
     app = AvaConsole(config_path, list_audio_devices=lambda rescan: [])
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait(pilot, lambda: app.engine_running)
+        await wait(pilot, lambda: app.engine_running, within=30)
         seen: dict[str, str] = {}
         for key in ("f1", "f2", "f3", "f4", "f9", "f10", "f11"):
             await pilot.press(key)
@@ -88,7 +88,7 @@ async def test_palette_lists_every_keyed_action_with_its_key(config_path: Path, 
 async def test_palette_runs_another_screens_key_there(config_path: Path, wait) -> None:
     app = AvaConsole(config_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait(pilot, lambda: app.engine_running)
+        await wait(pilot, lambda: app.engine_running, within=30)
         await pilot.press("ctrl+p")
         await wait(pilot, lambda: isinstance(app.screen, CommandPalette))
         await pilot.press(*"Budget: Next context")
@@ -102,7 +102,7 @@ async def test_question_mark_lists_this_screens_keys_and_the_app_keys(config_pat
 
     app = AvaConsole(config_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait(pilot, lambda: app.engine_running)
+        await wait(pilot, lambda: app.engine_running, within=30)
         await pilot.press("f3")
         await wait(pilot, lambda: type(app.screen).__name__ == "ServersScreen")
         await pilot.press("question_mark")
@@ -120,7 +120,7 @@ async def test_slash_filters_a_table_and_esc_clears_it(config_path: Path, wait) 
     _with_servers(config_path, "alpha", "beta")
     app = AvaConsole(config_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait(pilot, lambda: app.engine_running)
+        await wait(pilot, lambda: app.engine_running, within=30)
         await pilot.press("f3")
         await wait(pilot, lambda: type(app.screen).__name__ == "ServersScreen")
         table = app.screen.query_one("#servers", ConsoleTable)
@@ -144,7 +144,7 @@ async def test_home_and_end_move_the_table_cursor(config_path: Path, wait) -> No
     _with_servers(config_path, "alpha", "beta", "gamma")
     app = AvaConsole(config_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait(pilot, lambda: app.engine_running)
+        await wait(pilot, lambda: app.engine_running, within=30)
         await pilot.press("f3")
         await wait(pilot, lambda: type(app.screen).__name__ == "ServersScreen")
         table = app.screen.query_one("#servers", DataTable)
@@ -156,7 +156,7 @@ async def test_home_and_end_move_the_table_cursor(config_path: Path, wait) -> No
 
 
 async def _call(pilot, app: AvaConsole, wait) -> str:
-    await wait(pilot, lambda: app.engine_running)
+    await wait(pilot, lambda: app.engine_running, within=30)
     await pilot.press("ctrl+n")
     await wait(pilot, lambda: bool(app.state.calls) and app.selected_call in app.state.calls)
     assert app.selected_call is not None

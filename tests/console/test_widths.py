@@ -17,7 +17,7 @@ LONG = "hello there this is a rather long line of words that must wrap inside th
 
 
 async def _call_and_say(pilot, app: AvaConsole, wait, text: str) -> str:
-    await wait(pilot, lambda: app.engine_running)
+    await wait(pilot, lambda: app.engine_running, within=30)
     await pilot.press("ctrl+n")
     await wait(pilot, lambda: bool(app.state.calls) and app.selected_call in app.state.calls)
     call_id = app.selected_call
@@ -90,7 +90,7 @@ async def test_servers_columns_fit_values_that_arrive_later(config_path: Path, w
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("f3")
         await wait(pilot, lambda: type(app.screen).__name__ == "ServersScreen")
-        await wait(pilot, lambda: app.engine_running)
+        await wait(pilot, lambda: app.engine_running, within=30)
         table = app.screen.query_one("#servers", DataTable)
         await wait(pilot, lambda: bool(_protocol(app)))
         app.screen.poll()  # type: ignore[attr-defined]
