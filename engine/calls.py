@@ -259,8 +259,8 @@ class CallManager(RealtimeCalls):
             for hook in self.turn_hooks:
                 hook.before_turn(session, text)
             marker = session.history.snapshot()
-            whispers = whispers_block(session.whispers)  # the operator's, for this turn's requests only
-            session.whispers.clear()
+            pending, session.whispers = session.whispers, []  # the operator's, for this turn's requests only
+            whispers = whispers_block(pending)
             while True:
                 rt = self._runtime[call_id]
                 view = self.view_for(session)
@@ -286,6 +286,7 @@ class CallManager(RealtimeCalls):
                     if rt.restart_requested:
                         session.history.restore(marker)
                         continue
+                    session.whispers[:0] = pending  # the turn was abandoned (barge-in): they steer the next one
                     self._turn_done(session)
                     raise
                 except ProviderError as e:

@@ -4,6 +4,7 @@ secrets masked in what is published."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from engine.calls import CallError
 from engine.events import SteeringInjected
 from engine.sessions.session import CallSession
 from engine.sessions.steering import MAX_STEER_CHARS, clean_steer_text, is_steering
-from tests.engine.core.helpers import engine_with, settings_with
+from tests.engine.core.helpers import echo_tool, engine_with, settings_with
 
 
 def _engine(tmp_path: Path) -> Engine:
@@ -78,3 +79,20 @@ async def test_every_action_is_kept_on_the_call_and_published_with_secrets_maske
     assert call.whispers == ["the key is sk-live-SECRET-123456, do not tell"]  # the model does get it
     await engine.user_said(call.call_id, "hi")
     assert call.whispers == []  # given to one turn, once
+
+
+async def test_a_whisper_waits_for_the_next_turn_when_its_turn_is_abandoned(tmp_path: Path) -> None:
+    intents = [{"name": "look", "patterns": ["look"], "tools": [{"name": "slow", "args": {"text": "x"}}]}]
+    engine = engine_with(settings_with(tmp_path, intents, ["slow"]), echo_tool("slow", delay=5.0))
+    call = await engine.start_call("c")
+    await engine.whisper(call.call_id, "Speak like a pirate.")
+    turn = asyncio.create_task(engine.user_said(call.call_id, "look"))
+    for _ in range(200):
+        if call.history.pending_tool_calls():
+            break
+        await asyncio.sleep(0.01)
+    assert call.whispers == []  # the turn in flight has it
+    assert engine.calls.cancel_turn(call.call_id)  # barge-in: that answer is never given
+    with pytest.raises(asyncio.CancelledError):
+        await turn
+    assert call.whispers == ["Speak like a pirate."]
