@@ -27,7 +27,7 @@ from engine.providers.base import Provider, ProviderError, ProviderSession, Tool
 from engine.providers.realtime.session import RealtimeProvider, RealtimeSession
 from engine.sessions.history import History, ToolCallItem, ToolResultItem
 from engine.sessions.session import CallError, CallSession
-from engine.sessions.steering import whispers_block
+from engine.sessions.steering import operator_lines, whispers_block
 from engine.sessions.store import SessionStore
 from engine.tasks import Spawn
 from engine.templates import prompt_values, render
@@ -284,7 +284,10 @@ class CallManager(RealtimeCalls):
                     reply = await rt.turn_task
                 except asyncio.CancelledError:
                     if rt.restart_requested:
+                        said = operator_lines(session.steering, session.history.items()[marker:])
                         session.history.restore(marker)
+                        for line in said:  # the operator's say-now lines were heard: they stay
+                            session.history.add(line)
                         continue
                     session.whispers[:0] = pending  # the turn was abandoned (barge-in): they steer the next one
                     self._turn_done(session)

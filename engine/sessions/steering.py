@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
+from engine.sessions.history import HistoryItem, Message
+
 SteerKind = Literal["say", "whisper"]
 STEER_KINDS: tuple[str, ...] = get_args(SteerKind)
 #: The longest line or instruction an operator may inject (characters, after whitespace is collapsed): a spoken
@@ -70,6 +72,13 @@ def say_instruction(text: str) -> str:
     """How a provider that only takes text turns is asked to say the operator's line (and only that); the line
     ends the instruction, after its last colon."""
     return f"Say exactly the following to the caller, word for word, and nothing else: {text}"
+
+
+def operator_lines(notes: Sequence[SteerNote], items: Sequence[HistoryItem]) -> list[Message]:
+    """The say-now lines among ``items`` (the history items of a turn being redone): the operator's words were
+    said, so they stay in the history when the turn's own items are taken back (apply-now restarts the turn)."""
+    said = {n.text for n in notes if n.kind == "say"}
+    return [i for i in items if isinstance(i, Message) and i.role == "assistant" and i.text in said]
 
 
 _STEERING: contextvars.ContextVar[bool] = contextvars.ContextVar("ava_steering_delivery", default=False)

@@ -12,6 +12,7 @@ import pytest
 from engine.app import Engine
 from engine.calls import CallError
 from engine.events import SteeringInjected
+from engine.sessions.history import Message, ToolCallItem
 from engine.sessions.session import CallSession
 from engine.sessions.steering import MAX_STEER_CHARS, clean_steer_text, is_steering
 from tests.engine.core.helpers import echo_tool, engine_with, settings_with
@@ -96,3 +97,21 @@ async def test_a_whisper_waits_for_the_next_turn_when_its_turn_is_abandoned(tmp_
     with pytest.raises(asyncio.CancelledError):
         await turn
     assert call.whispers == ["Speak like a pirate."]
+
+
+async def test_a_say_now_line_stays_in_the_history_when_its_turn_is_redone(tmp_path: Path) -> None:
+    intents = [{"name": "look", "patterns": ["look"], "tools": [{"name": "slow", "args": {"text": "x"}}]}]
+    engine = engine_with(settings_with(tmp_path, intents, ["slow"]), echo_tool("slow", delay=0.5))
+    call = await engine.start_call("c")
+    turn = asyncio.create_task(engine.user_said(call.call_id, "look"))
+    for _ in range(200):
+        if call.history.pending_tool_calls():
+            break
+        await asyncio.sleep(0.01)
+    await engine.say_now(call.call_id, "Bear with me, traveller.")
+    assert engine.set_tool_enabled(call.call_id, "hangup_call", False, apply="now")  # the turn is redone
+    await turn
+    said = [(i.role, i.text) for i in call.history.items() if isinstance(i, Message)]
+    assert ("assistant", "Bear with me, traveller.") in said
+    assert said.index(("assistant", "Bear with me, traveller.")) < said.index(("assistant", "echo x"))
+    assert len([i for i in call.history.items() if isinstance(i, ToolCallItem)]) == 1  # the first try's call went
