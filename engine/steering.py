@@ -13,7 +13,8 @@ without taking it over. Both commands go through the call's provider in that pro
 
 Every action is kept on the call (``CallSession.steering``) and published as ``steering.injected`` (whispers
 ``hidden``), so the console's transcript and timeline and the flight recorder see it; the bus redacts it like every
-event. ``SteeringDesk`` is a mixin ``Engine`` inherits: it uses only the engine's ``calls`` and ``bus``.
+event; ``ai_agent_steering_total{kind}`` counts them. ``SteeringDesk`` is a mixin ``Engine`` inherits: it uses only
+the engine's ``calls``, ``bus`` and ``metrics``.
 """
 
 from __future__ import annotations
@@ -28,12 +29,14 @@ from engine.sessions.steering import MAX_STEER_CHARS, SteerKind, SteerNote, clea
 if TYPE_CHECKING:
     from engine.calls import CallManager, CallRuntime
     from engine.events import EventBus
+    from engine.metrics import Metrics
     from engine.sessions.session import CallSession
 
 
 class SteeringDesk:
     calls: CallManager
     bus: EventBus
+    metrics: Metrics
 
     #: The longest say-now line or whisper (characters); UIs size their input by it.
     steer_max_chars = MAX_STEER_CHARS
@@ -63,6 +66,7 @@ class SteeringDesk:
         else:
             via = "tts" if rt.deliver is not None else "text"
         session.steering.append(SteerNote(kind, cleaned, session.turn, via))
+        self.metrics.steering_total.labels(kind).inc()
         self.bus.publish(
             SteeringInjected(
                 call_id=call_id, kind=kind, text=cleaned, via=via, hidden=kind == "whisper", turn=session.turn

@@ -80,6 +80,9 @@ async def test_every_action_is_kept_on_the_call_and_published_with_secrets_maske
     assert call.whispers == ["the key is sk-live-SECRET-123456, do not tell"]  # the model does get it
     await engine.user_said(call.call_id, "hi")
     assert call.whispers == []  # given to one turn, once
+    metrics = engine.metrics.render().decode()
+    assert 'ai_agent_steering_total{kind="whisper"} 1.0' in metrics
+    assert 'ai_agent_steering_total{kind="say"} 1.0' in metrics
 
 
 async def test_a_whisper_waits_for_the_next_turn_when_its_turn_is_abandoned(tmp_path: Path) -> None:
