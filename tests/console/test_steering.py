@@ -71,3 +71,30 @@ async def test_steering_keys_need_a_live_call(config_path: Path, wait) -> None:
         await pilot.pause(0.1)
         assert type(app.screen).__name__ == "CallsScreen"
         assert any("select a live call first" in str(n.message) for n in app._notifications)
+
+
+def test_the_console_state_shows_steering_from_events_alone() -> None:
+    """A recording replayed through the state (no engine) shows the steering as the live console did."""
+    from console.state import ConsoleState
+    from engine.events import CallStarted, SteeringInjected, TranscriptAdded
+
+    state = ConsoleState()
+    changes = state.apply(
+        [
+            CallStarted(call_id="call-7", context="demo", provider="script", ts=100.0),
+            SteeringInjected(call_id="call-7", kind="whisper", text=WHISPER, via="UpdatePrompt", hidden=True, ts=101.0),
+            SteeringInjected(call_id="call-7", kind="say", text=LINE, via="InjectAgentMessage", ts=102.0),
+            TranscriptAdded(call_id="call-7", role="assistant", text=LINE, ts=103.0),
+        ]
+    )
+    assert changes.transcripts == {"call-7"}
+    assert state.transcript("call-7") == [
+        (101.0, "whisper", WHISPER),
+        (102.0, "say-now", LINE),
+        (103.0, "assistant", LINE),
+    ]
+    lines = [line.text for line in state.log if line.type == "steering.injected"]
+    assert lines == [
+        f"call-7 operator whisper (hidden from the caller) via UpdatePrompt: {WHISPER}",
+        f"call-7 operator say-now line via InjectAgentMessage: {LINE}",
+    ]
