@@ -44,6 +44,7 @@ async def test_palette_lists_every_keyed_action_with_its_key(config_path: Path, 
     from console.screens.key_help import KeyHelpScreen
     from console.screens.modals import ConfirmScreen, DiffScreen, SecretEntry
     from console.screens.server_form import ServerForm
+    from console.screens.steer_modal import SteerModal
 
     app = AvaConsole(config_path, list_audio_devices=lambda rescan: [])
     async with app.run_test(size=(120, 40)) as pilot:
@@ -74,6 +75,7 @@ async def test_palette_lists_every_keyed_action_with_its_key(config_path: Path, 
             InvocationDetail(inv, set()),
             ServerForm(None),
             KeyHelpScreen(app.screen),
+            SteerModal("say", "call-1", 200),
         ):
             await app.push_screen(dialog)
             await pilot.pause(0.3)
@@ -178,7 +180,11 @@ async def test_toggling_a_tool_keeps_the_cursor_on_it(config_path: Path, wait) -
     _with_servers(config_path, "fx")
     app = AvaConsole(config_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait(pilot, lambda: app.engine is not None and app.engine.server_status()["servers"][0]["state"] == "up")
+        await wait(
+            pilot,
+            lambda: app.engine is not None and app.engine.server_status()["servers"][0]["state"] == "up",
+            within=30,
+        )
         call_id = await _call(pilot, app, wait)
         table = app.screen.query_one("#call-tools", DataTable)
         await wait(pilot, lambda: table.row_count > 4)

@@ -23,7 +23,7 @@ def _app(**kwargs: object) -> AvaConsole:
     return AvaConsole(Path("tests/console/data/console.yaml"), clock=FixedClock(), tick=False, **kwargs)  # type: ignore[arg-type]
 
 
-async def _settle(pilot, predicate, within: float = 10.0) -> None:
+async def _settle(pilot, predicate, within: float = 30.0) -> None:
     import asyncio
 
     end = asyncio.get_running_loop().time() + within

@@ -27,8 +27,8 @@ async def test_whisper_and_say_now_from_the_keyboard(config_path: Path, wait) ->
         await wait(pilot, lambda: bool(app.state.calls) and app.selected_call in app.state.calls)
         call_id = app.selected_call
         assert call_id is not None
-        await wait(pilot, lambda: app.focused is not None and app.focused.id == "talk")
-        await pilot.press("escape")  # back to the calls table: its keys work
+        await wait(pilot, lambda: app.focused is not None and app.focused.id == "calls")  # its keys work here
+        await pilot.press("escape")
         session = next(s for s in app.engine.live_calls() if s.call_id == call_id)  # type: ignore[union-attr]
 
         await pilot.press("i")
