@@ -57,6 +57,9 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
         http = HttpServer(engine)
         components.append(http)  # first up, so /ready answers 503 while MCP servers start
     components.append(budget)
+    from engine.recorder.component import Recorder  # the flight recorder: every call's events (and audio)
+
+    components.append(Recorder(lambda: engine.settings, engine.bus, engine.redactor, engine.spawn, engine.base_dir))
     services = HostServices(
         registry=engine.registry,
         bus=engine.bus,
