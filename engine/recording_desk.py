@@ -38,6 +38,11 @@ class RecordingDesk:
         target.write_text(text, encoding="utf-8")
         return target
 
+    @property
+    def recordings_dir(self) -> Path:
+        """Where this engine's recordings go (``recording.dir``, else the user data folder's ``recordings``)."""
+        return self.recorder.directory
+
     def recordings(self) -> list[RecordingFile]:
         """The recordings on disk, newest first (path, call id, start, size)."""
         from engine.recorder.files import list_recordings

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 from engine.recorder.codec import Recording
@@ -114,3 +115,14 @@ def render(rec: Recording, fmt: str) -> str:
         raise ValueError(f"unknown export format {fmt!r} (md or json)")
     s = summarize(rec)
     return to_markdown(s) if fmt == "md" else json.dumps(s, ensure_ascii=False, indent=2) + "\n"
+
+
+def export_recording(path: str | Path, fmt: str = "md", out: str | Path | None = None) -> Path:
+    """Export the recording at ``path`` as ``fmt`` into ``out`` (default: beside it, ``.md``/``.json``); returns
+    the file written. ``RecordingError`` when ``path`` is no recording, ``OSError`` when ``out`` cannot be written."""
+    from engine.recorder.codec import read_recording
+
+    rec = read_recording(path)
+    target = Path(out) if out is not None else rec.path.with_suffix(f".{fmt}")
+    target.write_text(render(rec, fmt), encoding="utf-8")
+    return target
