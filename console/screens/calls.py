@@ -124,7 +124,7 @@ class CallsScreen(CallHistory, VoiceControls, PhoneControls):
         calls.clear()
         for call_id in [*self.capp.state.calls, *self._history_ids()]:
             calls.add_row(*self._row_cells(call_id), key=call_id)
-        starting = not self.capp.engine_running and not self.capp.engine_error
+        starting = not self.capp.engine_running and not self.capp.engine_error and not self.capp.replay_only
         calls.border_subtitle = STARTING_NOTE if starting else None
         settings, panel = self.capp.settings, self._panel()
         if settings is not None and panel is not None:

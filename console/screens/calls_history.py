@@ -57,7 +57,7 @@ class CallHistory(CallDetail):
         cells = self._ended_cells(row)
         if call_id in table.rows:
             for col, value in zip(table.columns, cells, strict=True):
-                table.update_cell(call_id, col, value)
+                table.update_cell(call_id, col, value, update_width=True)
         else:
             table.add_row(*cells, key=call_id)
 
