@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 #: How long the pump gathers events before handing a batch to the writer (fewer wake-ups under load).
-BATCH_S = 0.05
+BATCH_S = 0.2
 
 
 class RecorderOff(RuntimeError):
@@ -149,12 +149,23 @@ class Recorder:
         w = self.writer
         return w.offer_audio if w is not None and w.audio else None
 
+    async def sync(self) -> bool:
+        """Hand the writer every event published so far and wait until it is on disk (False: not recording)."""
+        writer, sub = self.writer, self._sub
+        if writer is None:
+            return False
+        if sub is not None:
+            rest = sub.drain()
+            if rest:
+                writer.offer_events(rest)
+        return await asyncio.to_thread(writer.flush)
+
     async def recording_of(self, call_id: str) -> Recording:
-        """The recording of ``call_id`` (this run's, else the newest on disk), everything offered so far written."""
+        """The recording of ``call_id`` (this run's, else the newest on disk), everything published so far written."""
         writer = self.writer
         path: Path | None = None
         if writer is not None:
-            await asyncio.to_thread(writer.flush)
+            await self.sync()
             path = writer.paths.get(call_id)
         path = path or await asyncio.to_thread(find_recording, self.directory, call_id)
         if path is None:

@@ -11,6 +11,8 @@ goes through the engine's redactor on its way to disk, whatever the bus already 
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import logging
 import queue
 import threading
@@ -33,6 +35,9 @@ log = logging.getLogger(__name__)
 SKIPPED_TYPES = frozenset({"softphone.level"})
 #: A gap in one side's audio longer than this is filled with silence, so both WAV files keep the call's timeline.
 GAP_S = 0.06
+#: Written lines reach the file (the OS) at most this long after they were handed over: a killed engine loses at
+#: most this much, and a busy engine makes one write per file per interval instead of one per event batch.
+FLUSH_S = 0.25
 
 
 @dataclass
@@ -51,6 +56,33 @@ class _Call:
     tracks: dict[str, _Track] | None = None
 
 
+#: Per event class: its fields' names (``dataclasses.fields`` per event would cost more than the rest of a line).
+_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _json(ev: Event) -> str:
+    """``ev.to_json()``, faster: the same keys in the same order."""
+    cls = type(ev)
+    names = _NAMES.get(cls)
+    if names is None:
+        names = _NAMES[cls] = tuple(f.name for f in dataclasses.fields(ev))
+    d: dict[str, Any] = {"type": ev.type}
+    for n in names:
+        d[n] = getattr(ev, n)
+    return _encode(d)
+
+
+def _default(o: Any) -> Any:
+    if dataclasses.is_dataclass(o) and not isinstance(o, type):
+        return dataclasses.asdict(o)
+    if isinstance(o, set | frozenset | tuple):
+        return list(o)
+    return str(o)
+
+
+_encode = json.JSONEncoder(default=_default, ensure_ascii=False).encode
+
+
 class RecordingWriter:
     """Owns the files; ``offer_*`` from the event loop (never blocks), ``flush``/``close`` from anywhere."""
 
@@ -62,6 +94,8 @@ class RecordingWriter:
         self.version = version
         self._q: queue.Queue[tuple[Any, ...] | None] = queue.Queue(maxsize=queue_size)
         self._calls: dict[str, _Call] = {}
+        #: Calls with lines not yet flushed to their file.
+        self._dirty: set[str] = set()
         #: Recordings of live calls (read from other threads: retention keeps them).
         self.live_paths: frozenset[Path] = frozenset()
         #: Each recorded call's events file, by call id (the newest per id), for export.
@@ -114,12 +148,19 @@ class RecordingWriter:
     # ---------------------------------------------------------------------------------------- the thread
 
     def _run(self) -> None:
+        last_flush = time.monotonic()
         while True:
-            item = self._q.get()
+            try:
+                item = self._q.get(timeout=FLUSH_S)
+            except queue.Empty:
+                item = ("tick",)
             if item is None:
                 break
             try:
                 self._handle(item)
+                if self._dirty and time.monotonic() - last_flush >= FLUSH_S:
+                    self._flush_dirty()
+                    last_flush = time.monotonic()
             except Exception as e:  # a full disk, a bad path: say so, keep recording the other calls
                 self.errors += 1
                 log.warning("recorder: %s: %s", type(e).__name__, e)
@@ -129,19 +170,20 @@ class RecordingWriter:
     def _handle(self, item: tuple[Any, ...]) -> None:
         kind = item[0]
         if kind == "events":
-            touched: set[str] = set()
             for ev in item[1]:
-                self._event(ev, touched)
-            for call_id in touched:
-                c = self._calls.get(call_id)
-                if c is not None:
-                    c.file.flush()
+                self._event(ev, self._dirty)
         elif kind == "audio":
             self._audio(*item[1:])
         elif kind == "flush":
-            for c in self._calls.values():
-                c.file.flush()
+            self._flush_dirty()
             item[1].set()
+
+    def _flush_dirty(self) -> None:
+        for call_id in self._dirty:
+            c = self._calls.get(call_id)
+            if c is not None:
+                c.file.flush()
+        self._dirty.clear()
 
     def _event(self, ev: Event, touched: set[str]) -> None:
         call_id = getattr(ev, "call_id", None)
@@ -157,7 +199,7 @@ class RecordingWriter:
             c = self._calls[call_id] = _Call(path, f)
             self.paths[call_id] = path
             self.live_paths = self.live_paths | {path}
-        c.file.write(self.redact(ev.to_json()) + "\n")
+        c.file.write(self.redact(_json(ev)) + "\n")
         self.written_lines += 1
         touched.add(call_id)
         if ev.type == "call.ended":
@@ -165,6 +207,7 @@ class RecordingWriter:
             touched.discard(call_id)
 
     def _finish(self, call_id: str) -> None:
+        self._dirty.discard(call_id)
         c = self._calls.pop(call_id)
         c.file.close()
         for t in (c.tracks or {}).values():

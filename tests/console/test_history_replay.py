@@ -18,6 +18,14 @@ from console.app import AvaConsole
 from tests.console.helpers import record_notifications
 
 
+def _read(path: Path) -> str:
+    return path.read_text()
+
+
+def _inv(i: Any) -> tuple[Any, ...]:
+    return (i.call_id, i.exposed_name, i.status, i.latency_ms, i.message)
+
+
 def _rows(table: Any) -> list[list[str]]:
     return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
 
@@ -39,7 +47,7 @@ async def _scripted_call(app: AvaConsole, pilot: Any, wait: Any) -> str:
     return call_id
 
 
-async def test_an_ended_call_stays_dimmed_newest_first_with_transcript_tiers_and_export(config_path: Path, wait) -> None:
+async def test_an_ended_call_stays_dimmed_newest_first_with_history_and_export(config_path: Path, wait) -> None:
     app = AvaConsole(config_path)
     async with app.run_test(size=(120, 40)) as pilot:
         seen = record_notifications(app)
@@ -52,7 +60,7 @@ async def test_an_ended_call_stays_dimmed_newest_first_with_transcript_tiers_and
         await pilot.press("ctrl+n")  # a live call as well: it comes first, then the ended ones, newest first
         await wait(pilot, lambda: len(app.state.calls) == 1)
         live = next(iter(app.state.calls))
-        await wait(pilot, lambda: [str(calls.get_row_at(i)[0]) for i in range(calls.row_count)] == [live, second, first])
+        await wait(pilot, lambda: [str(r[0]) for r in _rows(calls)] == [live, second, first])
         # select the first (ended) call from the keyboard and read its history
         await pilot.press("escape", "down", "down")
         await wait(pilot, lambda: app.selected_call == first)
@@ -65,7 +73,7 @@ async def test_an_ended_call_stays_dimmed_newest_first_with_transcript_tiers_and
         await pilot.press("x")
         await wait(pilot, lambda: any("written to" in m for m in seen))
         path = Path(next(m for m in seen if "written to" in m).rsplit("written to ", 1)[1])
-        md = path.read_text()
+        md = _read(path)
         assert md.startswith(f"# Call {first}") and "**user:** hello" in md and "operator override" in md
 
 
@@ -80,7 +88,7 @@ async def test_a_replayed_recording_reproduces_the_live_screens(config_path: Pat
         await wait(pilot, lambda: live.screen.query("#invocations").first().row_count >= 1)
         log_live = _rows(live.screen.query_one("#invocations", DataTable))
         recording = live.engine.recordings()[0].path  # type: ignore[union-attr]
-        invocations_live = [(i.call_id, i.exposed_name, i.status, i.latency_ms, i.message) for i in live.state.invocations]
+        invocations_live = [_inv(i) for i in live.state.invocations]
     assert recording.name.endswith(f"-{call_id}.jsonl")
 
     replay = AvaConsole(recording.parent, replay=recording, replay_speed=0.0)
@@ -94,9 +102,7 @@ async def test_a_replayed_recording_reproduces_the_live_screens(config_path: Pat
         await pilot.press("f2")
         await wait(pilot, lambda: replay.screen.query("#invocations").first().row_count >= 1)
         assert _rows(replay.screen.query_one("#invocations", DataTable)) == log_live
-        assert [(i.call_id, i.exposed_name, i.status, i.latency_ms, i.message) for i in replay.state.invocations] == (
-            invocations_live
-        )
+        assert [_inv(i) for i in replay.state.invocations] == invocations_live
 
 
 async def test_ctrl_o_replays_a_recording_beside_live_calls_and_ctrl_r_switches_speed(config_path: Path, wait) -> None:
@@ -107,7 +113,7 @@ async def test_ctrl_o_replays_a_recording_beside_live_calls_and_ctrl_r_switches_
         await pilot.press("escape", "ctrl+r")  # no replay yet: sets the speed of the next one
         assert app.replay_speed == 4.0 and "replay speed 4×" in seen
         await pilot.press("ctrl+o")
-        await wait(pilot, lambda: app.screen.query("#recordings") and app.screen.query_one("#recordings").row_count == 1)
+        await wait(pilot, lambda: bool(app.screen.query("#recordings")) and _rows(app.screen.query_one("#recordings")))
         await pilot.press("enter")
         replayed = f"replay:{call_id}"
         await wait(pilot, lambda: replayed in app.state.calls or replayed in app.state.ended)

@@ -27,8 +27,8 @@ from engine.redact import Redactor
 from tests.engine.core.helpers import echo_tool, settings_with
 
 ROOT = Path(__file__).resolve().parents[3]
-INTENTS = [{"name": "echo", "patterns": [r"echo (?P<text>\w+)"], "tools": [{"name": "echo", "args": {"text": "{text}"}}],
-            "reply": "I said {result}."}]  # fmt: skip
+ECHO = [{"name": "echo", "args": {"text": "{text}"}}]
+INTENTS = [{"name": "echo", "patterns": [r"echo (?P<text>\w+)"], "tools": ECHO, "reply": "I said {result}."}]
 
 
 def _settings(tmp_path: Path, **recording: object):  # type: ignore[no-untyped-def]
@@ -77,8 +77,8 @@ async def test_no_secret_lands_in_a_recording(tmp_path: Path) -> None:
     # straight into the writer (an event the bus did not mask): the writer masks on its own
     writer = RecordingWriter(tmp_path / "w", Redactor({secret}), queue_size=100, audio=False)
     writer.start()
-    writer.offer_events([CallStarted(call_id="x", context="c", provider="p"),
-                         TranscriptAdded(call_id="x", role="user", text=f"key={json.dumps(secret)} {secret}")])  # fmt: skip
+    said = TranscriptAdded(call_id="x", role="user", text=f"key={json.dumps(secret)} {secret}")
+    writer.offer_events([CallStarted(call_id="x", context="c", provider="p"), said])
     writer.close()
     files = [*(tmp_path / "rec").glob("*.jsonl"), *(tmp_path / "w").glob("*.jsonl")]
     assert len(files) == 2
@@ -101,7 +101,7 @@ KILLED = textwrap.dedent("""
         await engine.start()
         session = await engine.start_call("c")
         await engine.user_said(session.call_id, "hello before the crash")
-        engine.recorder.writer.flush()
+        assert await engine.recorder.sync()
         os.kill(os.getpid(), signal.SIGKILL)
 
     asyncio.run(main())
