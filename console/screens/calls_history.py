@@ -83,8 +83,8 @@ class CallHistory(CallDetail):
             items.append((row.ended_at, 2, Text(f"{clock.hms(row.ended_at)}     ended: {row.end_reason}", "dim")))
         log = self._log("#transcript")
         log.clear()
-        for _ts, _kind, text in sorted(items, key=lambda i: (i[0], i[1])):
-            log.write(text)
+        for _ts, _kind, line in sorted(items, key=lambda i: (i[0], i[1])):
+            log.write(line)
         self._transcript_shown = len(lines)
 
     # ------------------------------------------------------------------------------------------ export

@@ -23,6 +23,7 @@ def summarize(rec: Recording) -> dict[str, Any]:
     transcript: list[dict[str, Any]] = []
     tools: list[dict[str, Any]] = []
     open_tools: dict[str, dict[str, Any]] = {}
+    row: dict[str, Any] | None
     tiers: list[dict[str, Any]] = []
     for d in rec.lines:
         t = d.get("type")

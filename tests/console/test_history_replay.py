@@ -85,7 +85,7 @@ async def test_a_replayed_recording_reproduces_the_live_screens(config_path: Pat
         calls_live = _rows(live.screen.query_one("#calls", DataTable))
         transcript_live = [str(x.text) for x in live.screen.query_one("#transcript").lines]  # type: ignore[attr-defined]
         await pilot.press("f2")
-        await wait(pilot, lambda: live.screen.query("#invocations").first().row_count >= 1)
+        await wait(pilot, lambda: bool(_rows(live.screen.query("#invocations").first())))
         log_live = _rows(live.screen.query_one("#invocations", DataTable))
         recording = live.engine.recordings()[0].path  # type: ignore[union-attr]
         invocations_live = [_inv(i) for i in live.state.invocations]
@@ -100,7 +100,7 @@ async def test_a_replayed_recording_reproduces_the_live_screens(config_path: Pat
         assert _rows(replay.screen.query_one("#calls", DataTable)) == calls_live
         assert [str(x.text) for x in replay.screen.query_one("#transcript").lines] == transcript_live  # type: ignore[attr-defined]
         await pilot.press("f2")
-        await wait(pilot, lambda: replay.screen.query("#invocations").first().row_count >= 1)
+        await wait(pilot, lambda: bool(_rows(replay.screen.query("#invocations").first())))
         assert _rows(replay.screen.query_one("#invocations", DataTable)) == log_live
         assert [_inv(i) for i in replay.state.invocations] == invocations_live
 

@@ -18,6 +18,7 @@ import pytest
 
 from engine.app import Engine
 from engine.config import ConfigError, load_settings
+from engine.config.models import Settings
 from engine.events import CallStarted, TranscriptAdded
 from engine.recorder.codec import RecordingError, read_recording
 from engine.recorder.export import render, summarize
@@ -31,7 +32,7 @@ ECHO = [{"name": "echo", "args": {"text": "{text}"}}]
 INTENTS = [{"name": "echo", "patterns": [r"echo (?P<text>\w+)"], "tools": ECHO, "reply": "I said {result}."}]
 
 
-def _settings(tmp_path: Path, **recording: object):  # type: ignore[no-untyped-def]
+def _settings(tmp_path: Path, **recording: object) -> Settings:
     return settings_with(tmp_path, INTENTS, ["echo"], recording={"dir": str(tmp_path / "rec"), **recording})
 
 
@@ -197,7 +198,7 @@ async def test_a_voice_call_keeps_caller_and_agent_audio_as_wav(tmp_path: Path) 
         return made[-1]
 
     async with Engine(s) as engine:
-        phone = engine.softphone(factory)  # type: ignore[arg-type]
+        phone = engine.softphone(factory)
         call_id = await phone.start("desk")
         async with asyncio.timeout(20):
             while not made[0].played:  # noqa: ASYNC110 - the greeting is being played
