@@ -32,7 +32,7 @@ def _rows(table: Any) -> list[list[str]]:
 
 async def _scripted_call(app: AvaConsole, pilot: Any, wait: Any) -> str:
     """A call driven by keys: start, hello, tier DEEP, goodbye (the agent hangs up)."""
-    await wait(pilot, lambda: app.engine_running)
+    await wait(pilot, lambda: app.engine_running, 60)  # cold imports on a loaded machine
     await pilot.press("ctrl+n")
     await wait(pilot, lambda: app.selected_call in app.state.calls)
     call_id = app.selected_call
