@@ -7,13 +7,14 @@ they use only the engine's ``components`` and its softphone's call id.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from engine.recorder.component import Recorder
     from engine.recorder.files import RecordingFile
+    from engine.voice.backend import AudioBackend
     from engine.voice.softphone import BackendFactory
 
 
@@ -48,6 +49,13 @@ class RecordingDesk:
         from engine.recorder.files import list_recordings
 
         return list_recordings(self.recorder.directory)
+
+    def record_audio(self, backend: AudioBackend, call_id: Callable[[], str | None]) -> AudioBackend:
+        """``backend`` with the call's audio recorded (phone calls, ``ava-engine call --audio-in``); the voice
+        driver factory (``engine.voice.realtime_host.voice_call``) asks for it."""
+        from engine.recorder.audio import recorded
+
+        return recorded(backend, call_id, self.recorder.audio_sink())
 
     def _recorded(self, factory: BackendFactory | None) -> BackendFactory:
         """The softphone's backend factory (default: the sound card) with each backend's audio recorded (when

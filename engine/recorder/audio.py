@@ -83,5 +83,11 @@ class RecordedBackend(AudioBackend):
 
 
 def recorded(backend: AudioBackend, call_id: Callable[[], str | None], sink: AudioSink | None) -> AudioBackend:
-    """``backend`` with its audio recorded into ``sink``, or ``backend`` itself when audio is not recorded."""
-    return backend if sink is None else RecordedBackend(backend, call_id, sink)
+    """``backend`` with its audio recorded into ``sink``, or ``backend`` itself when audio is not recorded — or
+    when the call runs from one WAV file into another (``ava-engine call --audio-in/--audio-out``): that audio is
+    on disk already, and the pipeline paces such a call by its file backend."""
+    from engine.voice.wav_backend import WavBackend
+
+    if sink is None or (isinstance(backend, WavBackend) and not backend.realtime):
+        return backend
+    return RecordedBackend(backend, call_id, sink)

@@ -181,9 +181,8 @@ def test_bad_recording_settings_name_the_key_and_line(tmp_path: Path) -> None:
         load_settings(cfg)
 
 
-async def test_a_voice_call_keeps_caller_and_agent_audio_as_wav(tmp_path: Path) -> None:
+def _voice_settings(tmp_path: Path) -> Settings:
     from engine.config.models import ContextConfig, ProviderConfig
-    from tests.fixtures.audio_backends import FeedBackend
 
     script = tmp_path / "s.yaml"
     script.write_text('greeting: "Hello caller."\nintents: []\nfallback: "Pardon?"\n')
@@ -191,6 +190,13 @@ async def test_a_voice_call_keeps_caller_and_agent_audio_as_wav(tmp_path: Path) 
     s.providers["brain"] = ProviderConfig(type="scripted", script=str(script))
     s.providers["voice"] = ProviderConfig(type="pipeline", brain="brain", options={"push_to_talk": True})
     s.contexts["desk"] = ContextConfig(provider="voice", tools=[])
+    return s
+
+
+async def test_a_voice_call_keeps_caller_and_agent_audio_as_wav(tmp_path: Path) -> None:
+    from tests.fixtures.audio_backends import FeedBackend
+
+    s = _voice_settings(tmp_path)
     made: list[FeedBackend] = []
 
     def factory(i: object, o: object, rate: int, frame_ms: int) -> FeedBackend:
@@ -215,3 +221,29 @@ async def test_a_voice_call_keeps_caller_and_agent_audio_as_wav(tmp_path: Path) 
         assert w.getframerate() == 16000 and w.getnframes() >= 16000
     with wave.open(str(path.with_name(stem + ".agent.wav"))) as w:
         assert w.getnframes() > 1600  # the spoken greeting
+
+
+async def test_calls_made_by_the_voice_driver_factory_record_audio_too(tmp_path: Path) -> None:
+    """Phone calls (telephony) and ``ava-engine call --audio-in`` get their voice driver from ``voice_call``."""
+    from engine.voice.realtime_host import voice_call
+    from engine.voice.wav_backend import WavBackend
+    from tests.fixtures.audio_backends import FeedBackend
+
+    s = _voice_settings(tmp_path)
+    async with Engine(s) as engine:
+        backend = FeedBackend(16000, 20)
+        call = voice_call(engine, backend, "desk")
+        assert call.backend is not backend  # the recorder's tap around it
+        task = asyncio.create_task(call.run())
+        async with asyncio.timeout(20):
+            while not backend.played:  # noqa: ASYNC110 - the greeting is being played
+                await asyncio.sleep(0.02)
+        call.stop("done")
+        await task
+        offline = WavBackend(None, tmp_path / "out.wav")  # a file-to-file call: its audio is on disk already
+        assert engine.record_audio(offline, lambda: "x") is offline
+        await offline.close()
+    path = find_recording(tmp_path / "rec", call.call_id or "")
+    assert path is not None
+    with wave.open(str(path.with_name(path.name.removesuffix(".jsonl") + ".agent.wav"))) as w:
+        assert w.getnframes() > 1600
