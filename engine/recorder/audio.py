@@ -63,6 +63,7 @@ class RecordedBackend(AudioBackend):
         return self.inner.queued_output_s()
 
     async def close(self) -> None:
+        self._closed = True
         await self.inner.close()
 
     # the primitives belong to the inner backend (``play`` and ``close`` go straight to it)
