@@ -133,3 +133,19 @@ def test_replay_of_a_missing_or_bad_file_says_so() -> None:
     p = subprocess.run([str(console), "--replay", __file__, "--speed", "9x9"], capture_output=True, text=True,
                        timeout=60, env=dict(os.environ))  # fmt: skip
     assert p.returncode == 2 and "replay speed '9x9': use 1, 4 or instant" in p.stderr
+
+
+def test_the_history_keeps_the_newest_ended_calls_and_says_which_it_forgot() -> None:
+    from console.state import MAX_ENDED_KEPT, ConsoleState
+    from engine.events import CallEnded, CallStarted, TierChanged
+
+    st = ConsoleState()
+    st.apply([CallStarted(call_id="c0", context="x", provider="p"),
+              TierChanged(call_id="c0", old="standard", new="deep", reason="operator override")])  # fmt: skip
+    assert st.tier_history["c0"][0][1:] == ("standard", "deep", "operator override")
+    forgotten: list[str] = []
+    for n in range(MAX_ENDED_KEPT + 2):
+        ch = st.apply([CallStarted(call_id=f"c{n}", context="x", provider="p"), CallEnded(call_id=f"c{n}", reason="r")])
+        assert ch.calls_removed == [f"c{n}"]  # started and ended in one batch: still a history row
+        forgotten += ch.calls_forgotten
+    assert forgotten == ["c0", "c1"] and "c0" not in st.tier_history and len(st.ended) == MAX_ENDED_KEPT
