@@ -149,7 +149,8 @@ class AvaConsole(ReplayControls, App[None]):
         the first instant): F1 comes back to it whole."""
         if self._first_screen is not None:
             await self._first_screen.after_first_frame()
-        if self.replay_path is not None:  # a replay needs no engine
+        if self.replay_path is not None:  # a replay needs no engine: the screens and keys that need one say so
+            self.engine_error = f"replaying {self.replay_path.name}: this console has no engine"
             self.start_replay(self.replay_path)
         elif self.engine is None and not self._quitting:
             self.load_engine()
@@ -344,8 +345,7 @@ class AvaConsole(ReplayControls, App[None]):
 
     def require_engine(self) -> Engine | None:
         if self.engine is None or not self.engine_running:
-            starting = "a replay has no engine" if self.replay_only else "the engine is still starting"
-            why = self.engine_error or starting
+            why = self.engine_error or "the engine is still starting"
             self.notify(why, title="engine", severity="warning")
             return None
         return self.engine
