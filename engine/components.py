@@ -51,6 +51,7 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
     from engine.mcp.supervisor import HostServices
     from engine.mcp_endpoint import McpEndpoint  # serves exposed tools to other agents
 
+    engine.calls.end_hooks.append(engine.executor.approvals.call_ended)  # a call's pending approvals end with it
     components: list[EngineComponent] = []
     http: HttpServer | None = None
     if engine.serve_http and engine.settings.engine.http.enabled:
