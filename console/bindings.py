@@ -64,6 +64,8 @@ SCREEN_BINDING_IDS: dict[str, str] = {
     "audio_rescan": "rescan audio devices",
     "audio_use": "use the chosen audio devices",
     "audio_cancel": "leave the audio devices dialog",
+    "approval_approve": "approve the tool call waiting for the operator (the first one)",
+    "approval_deny": "deny the tool call waiting for the operator (the first one): it never runs",
     "tool_toggle_next": "toggle the highlighted tool, from the next turn",
     "tool_toggle_now": "toggle the highlighted tool now (restart the turn)",
     "log_filter": "filter the tool log",

@@ -161,6 +161,10 @@ def summarize(ev: Event) -> str:
         return f"config reloaded (+{len(ev.added)} -{len(ev.removed)} ~{len(ev.changed)})"
     if isinstance(ev, EngineError):
         return f"{ev.call_id or 'engine'} error: {ev.message}"
+    if ev.type.startswith("tool.approval_"):
+        from console.approvals import approval_summary
+
+        return approval_summary(ev)
     rest = {k: v for k, v in d.items() if k not in ("type", "ts")}
     return " ".join(f"{k}={v}" for k, v in rest.items())[:200]
 
