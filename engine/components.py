@@ -57,6 +57,10 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
     if engine.serve_http and engine.settings.engine.http.enabled:
         http = HttpServer(engine)
         components.append(http)  # first up, so /ready answers 503 while MCP servers start
+    if http is not None:  # the approval queue over HTTP (engine.approvals.http), for a headless operator
+        from engine.http.approvals import HttpApprovals
+
+        components.append(HttpApprovals(engine.executor.approvals, lambda: engine.settings))
     components.append(budget)
     services = HostServices(
         registry=engine.registry,

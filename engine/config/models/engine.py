@@ -188,6 +188,11 @@ class ApprovalsConfig(Strict):
         max_length=200,
         description="Said to the caller (on a voice call) while a tool call waits for the operator.",
     )
+    http: bool = Field(
+        default=False,
+        description="The HTTP API is an approver (GET /approvals, POST /approvals/{id}/approve|deny, with "
+        "engine.http.auth_token): calls wait for it instead of being denied when no console is attached.",
+    )
 
 
 class EngineConfig(Strict):
@@ -199,3 +204,13 @@ class EngineConfig(Strict):
     event_queue_size: int = Field(default=1000, gt=0, description="Bounded queue per event subscriber.")
     tool_arguments: ToolArgumentsConfig = Field(default_factory=ToolArgumentsConfig)
     approvals: ApprovalsConfig = Field(default_factory=ApprovalsConfig)
+
+    @model_validator(mode="after")
+    def _http_approver_needs_token(self) -> EngineConfig:
+        if self.approvals.http and self.http.auth_token is None:
+            raise FieldError(
+                ("approvals", "http"),
+                "answering approvals over HTTP lets tools run, so it needs engine.http.auth_token "
+                "(e.g. ${keyring:ava_http_token}); set one, or leave approvals.http off",
+            )
+        return self
