@@ -84,7 +84,7 @@ def approval_reason(d: ToolDefinition, session: CallSession | None, settings: Se
     if session is not None:
         ctx = settings.contexts.get(session.context)
         if ctx is not None and ctx.approve and matches_allowlist(d.name, ctx.approve):
-            return f"listed under approve: in the context {session.context!r}"
+            return f"the context {session.context!r} lists it under approve"
     hints = d.annotations or {}
     if hints.get("destructiveHint") is True and hints.get("readOnlyHint") is not True:
         return f"the server {d.server!r} declares it destructive"

@@ -39,7 +39,10 @@ class ApprovalControls(ConsoleScreen):
             if not queue.rows:
                 return
             panel = ApprovalPanel(
-                lambda: list(queue.rows.values()), self.capp.clock.now, self.approval_keys, tick=self.capp.tick
+                lambda: list(queue.rows.values()),
+                lambda: self.capp.clock.now(),
+                self.approval_keys,
+                tick=self.capp.tick,
             )
             self.mount(panel, before="#calls-main")
             return

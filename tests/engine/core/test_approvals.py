@@ -241,7 +241,7 @@ async def test_annotations_cannot_remove_an_approval_the_config_asks_for(
     sub = engine.bus.subscribe()
     task = run(engine, session)
     req = await next_of(sub, ToolApprovalRequested)
-    assert "listed under approve: in the context 'c'" in req.reason
+    assert req.reason == "the context 'c' lists it under approve"
     assert tool.runs == []
     engine.deny_tool(req.approval_id)
     assert (await task).status == "rejected" and tool.runs == []

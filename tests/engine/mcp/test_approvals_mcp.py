@@ -96,7 +96,7 @@ async def test_a_real_servers_destructive_hint_waits_for_the_operator(tmp_path: 
         task = asyncio.create_task(call("mcp_notes_add_note", "d"))
         while not isinstance(req := await asyncio.wait_for(sub.get(), 30), ToolApprovalRequested):
             pass
-        assert "listed under approve" in req.reason
+        assert "lists it under approve" in req.reason
         engine.deny_tool(req.approval_id)
         assert await task == "rejected"
     assert arrived(record) == [{"tool": "peek_note", "name": "a"}, {"tool": "delete_note", "name": "c"}]
