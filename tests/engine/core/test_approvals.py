@@ -311,3 +311,31 @@ def test_approve_entries_are_checked_against_the_contexts_tools(approve: str, me
 def test_approve_entries_within_the_tools_are_accepted(approve: str) -> None:
     settings: Settings = load_settings_text(BASE + f"    approve: {approve}\n", "my.yaml")
     assert settings.contexts["c"].approve
+
+
+async def test_concurrent_calls_are_answered_one_by_one(tmp_path: Path) -> None:
+    """Two calls of one model turn wait side by side; each answer reaches its own call, and ending one call
+    cancels only that call's approvals."""
+    tool = Counting()
+    engine, session = make(tmp_path, tool, approve=["delete_note"])
+    other = CallSession(call_id="call-b", context="c", provider="s")
+    other.shown_tools = session.shown_tools
+    engine.attach_approver("test")
+    sub = engine.bus.subscribe(types={ToolApprovalRequested.type})
+    both = asyncio.create_task(
+        engine.executor.execute_many(
+            session, [("delete_note", {"name": "a"}, "t1"), ("delete_note", {"name": "b"}, "t2")]
+        )
+    )
+    third = asyncio.create_task(engine.execute_tool(other, "delete_note", {"name": "c"}))
+    reqs = {}
+    for _ in range(3):
+        r = await next_of(sub, ToolApprovalRequested)
+        reqs[(r.call_id, r.arguments["name"])] = r.approval_id
+    engine.executor.approvals.call_ended(other)
+    assert (await third).status == "rejected"
+    engine.deny_tool(reqs[("call-a", "a")])
+    engine.approve_tool(reqs[("call-a", "b")])
+    results = await both
+    assert [r.status for r in results] == ["rejected", "success"]
+    assert tool.runs == [{"name": "b"}]
