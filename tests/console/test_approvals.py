@@ -45,7 +45,7 @@ def notes_config(config_path: Path) -> tuple[Path, Path]:
     return config_path, record
 
 
-async def _ask_for_delete(pilot, app: AvaConsole, wait) -> str:  # type: ignore[no-untyped-def]
+async def _ask_for_delete(pilot, app: AvaConsole, wait) -> str:
     await wait(pilot, lambda: app.engine_running)
     await pilot.press("ctrl+n")
     await wait(pilot, lambda: app.focused is not None and app.focused.id == "talk")
@@ -66,7 +66,7 @@ def _footer_actions(app: AvaConsole) -> set[str]:
     return {b.action for _n, b, _e, _t in app.screen.active_bindings.values()}
 
 
-async def test_y_approves_and_the_tool_runs_once(notes_config: tuple[Path, Path], wait) -> None:  # type: ignore[no-untyped-def]
+async def test_y_approves_and_the_tool_runs_once(notes_config: tuple[Path, Path], wait) -> None:
     cfg, record = notes_config
     app = AvaConsole(cfg)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -90,7 +90,7 @@ async def test_y_approves_and_the_tool_runs_once(notes_config: tuple[Path, Path]
         assert "approve_tool" not in _footer_actions(app)
 
 
-async def test_x_denies_and_the_tool_never_runs(notes_config: tuple[Path, Path], wait) -> None:  # type: ignore[no-untyped-def]
+async def test_x_denies_and_the_tool_never_runs(notes_config: tuple[Path, Path], wait) -> None:
     cfg, record = notes_config
     app = AvaConsole(cfg)
     async with app.run_test(size=(120, 40)) as pilot:

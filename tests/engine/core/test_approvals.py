@@ -16,7 +16,7 @@ from engine.app import Engine
 from engine.config import ConfigError, load_settings_text
 from engine.config.models import Settings
 from engine.event_bus import Subscription
-from engine.events import Event, ToolApprovalRequested, ToolApprovalResolved
+from engine.events import AnnouncementRequested, Event, ToolApprovalRequested, ToolApprovalResolved
 from engine.sessions.session import CallSession
 from engine.tools.base import FunctionTool, ToolDefinition, ToolExecutionContext, ToolParameter, ToolResult
 from tests.engine.core.helpers import settings_with
@@ -106,6 +106,7 @@ async def test_the_caller_hears_one_moment_while_it_waits(tmp_path: Path) -> Non
     task = run(engine, session)
     req = await next_of(sub, ToolApprovalRequested)
     said = await asyncio.wait_for(sub.get(), 30)
+    assert isinstance(said, AnnouncementRequested)
     assert (said.type, said.call_id, said.text, said.reason) == (
         "announcement.requested",
         "call-a",

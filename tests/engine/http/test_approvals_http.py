@@ -14,6 +14,7 @@ import pytest
 from engine.app import Engine
 from engine.config import ConfigError, load_settings_text
 from engine.config.models import Settings
+from engine.event_bus import Subscription
 from engine.events import ToolApprovalRequested
 from engine.sessions.session import CallSession
 from engine.tools.base import FunctionTool, ToolDefinition, ToolExecutionContext, ToolParameter, ToolResult
@@ -55,6 +56,12 @@ async def engines() -> AsyncIterator[list[Engine]]:
         await e.stop()
 
 
+async def next_request(sub: Subscription) -> ToolApprovalRequested:
+    ev = await asyncio.wait_for(sub.get(), 30)
+    assert isinstance(ev, ToolApprovalRequested)
+    return ev
+
+
 def call(engine: Engine) -> asyncio.Task[ToolResult]:
     session = CallSession(call_id="call-h", context="c", provider="s")
     session.shown_tools = frozenset({"wipe_disk"})
@@ -68,7 +75,7 @@ async def test_a_headless_operator_answers_over_http(tmp_path: Path, engines: li
     base = str(http_of(engine).url)
     sub = engine.bus.subscribe(types={ToolApprovalRequested.type})
     task = call(engine)
-    req = await asyncio.wait_for(sub.get(), 30)
+    req = await next_request(sub)
     listed = await send("GET", f"{base}/approvals", headers=AUTH)
     assert listed.status == 200
     body = listed.json()
@@ -95,7 +102,7 @@ async def test_a_headless_operator_answers_over_http(tmp_path: Path, engines: li
     unknown = await send("POST", f"{base}/approvals/ap-999/approve", headers=AUTH)
     assert unknown.status == 404 and "no pending approval 'ap-999'" in unknown.json()["error"]
     task = call(engine)
-    req = await asyncio.wait_for(sub.get(), 30)
+    req = await next_request(sub)
     approved = await send("POST", f"{base}/approvals/{req.approval_id}/approve", headers=AUTH)
     assert approved.status == 200
     assert (await task).status == "success" and runs.args == [{"disk": "sda"}]
