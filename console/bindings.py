@@ -66,6 +66,8 @@ SCREEN_BINDING_IDS: dict[str, str] = {
     "audio_cancel": "leave the audio devices dialog",
     "approval_approve": "approve the tool call waiting for the operator (the first one)",
     "approval_deny": "deny the tool call waiting for the operator (the first one): it never runs",
+    "approval_deny_reason": "deny the first waiting tool call with a reason the model is told",
+    "approval_reason_cancel": "leave the deny-with-a-reason dialog (nothing is denied)",
     "tool_toggle_next": "toggle the highlighted tool, from the next turn",
     "tool_toggle_now": "toggle the highlighted tool now (restart the turn)",
     "log_filter": "filter the tool log",

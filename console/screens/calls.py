@@ -70,6 +70,7 @@ class CallsScreen(ApprovalControls, CallDetail, VoiceControls, PhoneControls):
         Binding("b", "monitor('off')", "Operator: leave the call / hand it back", id="op_off", show=False),
         Binding("y", "approve_tool", "Approve tool", id="approval_approve"),
         Binding("x", "deny_tool", "Deny tool", id="approval_deny"),
+        Binding("X", "deny_tool_reason", "Deny tool, say why", id="approval_deny_reason", show=False),
     ]
 
     def compose(self) -> ComposeResult:

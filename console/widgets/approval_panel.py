@@ -2,8 +2,8 @@
 
 Why a panel and not a modal: a modal popping up while the operator types in the talk box would take the next key
 as an answer. The panel sits above the calls table, only while something waits (it is mounted on the first
-approval, never in the first frame); the Calls screen's keys (``y`` approve, ``x`` deny) answer the first row,
-marked ``▶``: the oldest, the one whose time runs out first.
+approval, never in the first frame); the Calls screen's keys (``y`` approve, ``x`` deny, ``X`` deny with a
+reason) answer the first row, marked ``▶``: the oldest, the one whose time runs out first.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ def remaining_text(seconds: float) -> str:
     return f"{max(0, int(seconds + 0.999))} s left"
 
 
-def render_rows(rows: Sequence[PendingRow], now: float, approve_key: str = "y", deny_key: str = "x") -> Text:
+def render_rows(rows: Sequence[PendingRow], now: float, keys: tuple[str, str, str] = ("y", "x", "X")) -> Text:
+    """The rows, first marked ▶, then the keys (approve, deny, deny with a reason) as bound now."""
     out = Text()
     for i, row in enumerate(rows):
         if i:
@@ -38,10 +39,9 @@ def render_rows(rows: Sequence[PendingRow], now: float, approve_key: str = "y", 
         out.append(f"\n    why: {row.reason}", style="dim")
     if rows:
         out.append("\n")
-        out.append(approve_key, style="bold dark_orange")
-        out.append(" approve the ▶ call  ")
-        out.append(deny_key, style="bold dark_orange")
-        out.append(" deny it")
+        for key, label in zip(keys, ("approve the ▶ call", "deny it", "deny, say why"), strict=True):
+            out.append(key, style="bold dark_orange")
+            out.append(f" {label}  ")
         if len(rows) > 1:
             out.append(f"  ·  {len(rows) - 1} more waiting", style="dim")
     return out
@@ -54,7 +54,7 @@ class ApprovalPanel(Static):
         self,
         rows: Callable[[], Sequence[PendingRow]],
         now: Callable[[], float],
-        keys: Callable[[], tuple[str, str]],
+        keys: Callable[[], tuple[str, str, str]],
         *,
         tick: bool = True,
     ) -> None:
@@ -75,4 +75,4 @@ class ApprovalPanel(Static):
         self.display = bool(rows)
         if rows:
             self.border_subtitle = f"{len(rows)} waiting"
-            self.update(render_rows(rows, self._now(), *self._keys()))
+            self.update(render_rows(rows, self._now(), self._keys()))

@@ -102,13 +102,33 @@ async def test_x_denies_and_the_tool_never_runs(notes_config: tuple[Path, Path],
         assert record.read_text() == ""
 
 
+async def test_shift_x_denies_with_the_operators_reason(notes_config: tuple[Path, Path], wait) -> None:
+    cfg, record = notes_config
+    app = AvaConsole(cfg)
+    async with app.run_test(size=(120, 40)) as pilot:
+        call_id = await _ask_for_delete(pilot, app, wait)
+        await pilot.press("X")
+        await wait(pilot, lambda: app.screen.__class__.__name__ == "DenyReasonScreen")
+        await pilot.press("escape")  # leaving the dialog denies nothing
+        await wait(pilot, lambda: app.screen.__class__.__name__ == "CallsScreen")
+        assert app.approvals.rows and record.read_text() == ""
+        await pilot.press("X")
+        await wait(pilot, lambda: app.screen.__class__.__name__ == "DenyReasonScreen")
+        await pilot.press(*"keep it", "enter")
+        await wait(pilot, lambda: not app.approvals.rows)
+        said = "the operator did not approve mcp_notes_delete_note: keep it"
+        await wait(pilot, lambda: any(said in t for _, _, t in app.state.transcript(call_id)))
+        assert record.read_text() == ""
+
+
 def test_countdown_and_order() -> None:
     rows = [
         PendingRow("ap-1", "c-1", "mcp_notes_delete_note", "notes", {"name": "a"}, "why one", 100.0),
         PendingRow("ap-2", "", "mcp_notes_delete_note", "notes", {"name": "b" * 600}, "why two", 130.0),
     ]
-    text = render_rows(rows, now=85.2).plain
+    text = render_rows(rows, now=85.2, keys=("a", "b", "c")).plain
     assert "▶ 15 s left  mcp_notes_delete_note (notes) on c-1" in text
     assert "\n  45 s left  mcp_notes_delete_note (notes) on an MCP client (no call)" in text
     assert "…" in text and "1 more waiting" in text
+    assert "a approve the ▶ call  b deny it  c deny, say why" in text
     assert "0 s left" in render_rows(rows[:1], now=500.0).plain
