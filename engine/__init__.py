@@ -14,6 +14,8 @@ the engine's internals and may change.
               ``calibrate(id)``
   phone       ``monitor_call(channel_id, mode, devices=…)``: the operator on a live phone call (listen,
               whisper_agent, whisper_caller, takeover, off)
+  steering    ``say_now(call_id, text)`` (the agent says a line next), ``whisper(call_id, text)`` (a hidden
+              instruction for its next turn); ``steer_max_chars``; publishes ``steering.injected``
   approvals   ``approve_tool(approval_id)``, ``deny_tool(approval_id, reason)``, ``pending_approvals()`` →
               ``[PendingApproval]``, ``attach_approver(name)`` → detach (none attached: approvals are denied)
   e-mail      ``outbox_messages(status=None)`` → ``[OutboxMessage]``, ``retry_email(id)``, ``drop_email(id)``
@@ -28,6 +30,7 @@ Helpers: ``percentile(sorted_values, q)`` (the one definition every screen uses)
 Events out: ``engine.bus.subscribe(maxsize=…, types=…)`` → a ``Subscription`` of the dataclasses in
 ``engine.events`` (``call.*``, ``transcript.added``, ``tool.*``, ``tier.changed``, ``tools.changed``,
 ``server.state``, ``announcement.*``, ``turn.over_budget``, ``config.reloaded``, ``engine.error``,
+``steering.injected``,
 ``softphone.state``, ``softphone.level``). Slow subscribers lose their oldest events, counted in ``dropped``.
 Audio devices: ``list_audio_devices(rescan)`` → ``[DeviceInfo]``; ``AudioUnavailable`` says what is missing.
 
