@@ -277,6 +277,7 @@ class AvaConsole(App[None]):
             await self.phone.end("console closed")  # releases the sound devices before the engine stops
         if self._sub is not None:
             self._sub.close()
+        self.approvals.detach()  # nobody answers any more: what waits is denied, nothing waits for this console
         engine, self.engine_running = self.engine, False
         if engine is not None and self._owns_engine and (engine.started or len(engine.tasks)):
             self.workers.cancel_group(self, "engine")  # quit while servers still connect: stop them, don't wait

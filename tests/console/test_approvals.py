@@ -4,6 +4,7 @@ approves (it runs once), ``x`` denies (it never runs); the keys show in the foot
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import sys
@@ -119,6 +120,30 @@ async def test_shift_x_denies_with_the_operators_reason(notes_config: tuple[Path
         said = "the operator did not approve mcp_notes_delete_note: keep it"
         await wait(pilot, lambda: any(said in t for _, _, t in app.state.transcript(call_id)))
         assert record.read_text() == ""
+
+
+async def test_closing_the_console_denies_what_waits(notes_config: tuple[Path, Path], wait) -> None:
+    """A console handed a running engine (not its own) stops being its approver when it closes."""
+    from engine import Engine
+    from engine.config import load_settings
+
+    cfg, record = notes_config
+    engine = Engine(load_settings(cfg), config_path=cfg)
+    async with engine:
+        app = AvaConsole(cfg, engine=engine)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait(pilot, lambda: app.engine_running)
+            call = await engine.start_call("demo")
+            turn = asyncio.create_task(engine.user_said(call.call_id, "delete shopping"))
+            await wait(pilot, lambda: bool(app.approvals.rows))
+            assert engine.executor.approvals.approvers == ("console",)
+            (pending,) = engine.pending_approvals()
+        assert engine.executor.approvals.approvers == ()
+        reply = await turn  # denied when the console left: the turn goes on without the tool
+        assert "the approver (console) left" in reply.text
+        assert engine.pending_approvals() == []
+    assert record.read_text() == ""
+    assert pending.exposed_name == "mcp_notes_delete_note"
 
 
 def test_countdown_and_order() -> None:
