@@ -47,14 +47,14 @@ def notes_config(config_path: Path) -> tuple[Path, Path]:
 
 
 async def _ask_for_delete(pilot, app: AvaConsole, wait) -> str:
-    await wait(pilot, lambda: app.engine_running)
+    await wait(pilot, lambda: app.engine_running, 60)  # it starts a Python MCP server: slow on a loaded machine
     await pilot.press("ctrl+n")
-    await wait(pilot, lambda: app.focused is not None and app.focused.id == "talk")
+    await wait(pilot, lambda: app.focused is not None and app.focused.id == "talk", 30)
     call_id = app.selected_call
     assert call_id is not None
     await pilot.press(*"delete shopping", "enter")
-    await wait(pilot, lambda: bool(app.approvals.rows))
-    await wait(pilot, lambda: bool(app.screen.query("#approvals")))
+    await wait(pilot, lambda: bool(app.approvals.rows), 30)
+    await wait(pilot, lambda: bool(app.screen.query("#approvals")), 30)
     await pilot.press("escape")  # out of the talk box: y and x are keys again
     return call_id
 
@@ -82,12 +82,12 @@ async def test_y_approves_and_the_tool_runs_once(notes_config: tuple[Path, Path]
         assert {"approve_tool", "deny_tool"} <= _footer_actions(app)
         assert record.read_text() == ""  # waiting: the server has not been called
         await pilot.press("y")
-        await wait(pilot, lambda: any(i.exposed_name == "mcp_notes_delete_note" for i in app.state.invocations))
-        await wait(pilot, lambda: not app.approvals.rows)
+        await wait(pilot, lambda: any(i.exposed_name == "mcp_notes_delete_note" for i in app.state.invocations), 30)
+        await wait(pilot, lambda: not app.approvals.rows, 30)
         inv = next(i for i in app.state.invocations if i.exposed_name == "mcp_notes_delete_note")
-        await wait(pilot, lambda: inv.status == "success")
+        await wait(pilot, lambda: inv.status == "success", 30)
         assert [json.loads(x) for x in record.read_text().splitlines()] == [{"tool": "delete_note", "name": "shopping"}]
-        await wait(pilot, lambda: not app.screen.query_one("#approvals").display)
+        await wait(pilot, lambda: not app.screen.query_one("#approvals").display, 30)
         assert "approve_tool" not in _footer_actions(app)
 
 
@@ -97,9 +97,9 @@ async def test_x_denies_and_the_tool_never_runs(notes_config: tuple[Path, Path],
     async with app.run_test(size=(120, 40)) as pilot:
         call_id = await _ask_for_delete(pilot, app, wait)
         await pilot.press("x")
-        await wait(pilot, lambda: not app.approvals.rows)
+        await wait(pilot, lambda: not app.approvals.rows, 30)
         said = "the operator did not approve mcp_notes_delete_note"
-        await wait(pilot, lambda: any(said in t for _, _, t in app.state.transcript(call_id)))
+        await wait(pilot, lambda: any(said in t for _, _, t in app.state.transcript(call_id)), 30)
         assert record.read_text() == ""
 
 
@@ -109,16 +109,16 @@ async def test_shift_x_denies_with_the_operators_reason(notes_config: tuple[Path
     async with app.run_test(size=(120, 40)) as pilot:
         call_id = await _ask_for_delete(pilot, app, wait)
         await pilot.press("X")
-        await wait(pilot, lambda: app.screen.__class__.__name__ == "DenyReasonScreen")
+        await wait(pilot, lambda: app.screen.__class__.__name__ == "DenyReasonScreen", 30)
         await pilot.press("escape")  # leaving the dialog denies nothing
-        await wait(pilot, lambda: app.screen.__class__.__name__ == "CallsScreen")
+        await wait(pilot, lambda: app.screen.__class__.__name__ == "CallsScreen", 30)
         assert app.approvals.rows and record.read_text() == ""
         await pilot.press("X")
-        await wait(pilot, lambda: app.screen.__class__.__name__ == "DenyReasonScreen")
+        await wait(pilot, lambda: app.screen.__class__.__name__ == "DenyReasonScreen", 30)
         await pilot.press(*"keep it", "enter")
-        await wait(pilot, lambda: not app.approvals.rows)
+        await wait(pilot, lambda: not app.approvals.rows, 30)
         said = "the operator did not approve mcp_notes_delete_note: keep it"
-        await wait(pilot, lambda: any(said in t for _, _, t in app.state.transcript(call_id)))
+        await wait(pilot, lambda: any(said in t for _, _, t in app.state.transcript(call_id)), 30)
         assert record.read_text() == ""
 
 
@@ -132,10 +132,10 @@ async def test_closing_the_console_denies_what_waits(notes_config: tuple[Path, P
     async with engine:
         app = AvaConsole(cfg, engine=engine)
         async with app.run_test(size=(120, 40)) as pilot:
-            await wait(pilot, lambda: app.engine_running)
+            await wait(pilot, lambda: app.engine_running, 60)
             call = await engine.start_call("demo")
             turn = asyncio.create_task(engine.user_said(call.call_id, "delete shopping"))
-            await wait(pilot, lambda: bool(app.approvals.rows))
+            await wait(pilot, lambda: bool(app.approvals.rows), 30)
             assert engine.executor.approvals.approvers == ("console",)
             (pending,) = engine.pending_approvals()
         assert engine.executor.approvals.approvers == ()
