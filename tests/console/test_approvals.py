@@ -28,7 +28,9 @@ def notes_config(config_path: Path) -> tuple[Path, Path]:
     record = config_path.parent / "calls.jsonl"
     record.touch()
     cfg = yaml.safe_load(config_path.read_text())
-    cfg["mcp"]["servers"] = {"notes": {"command": [sys.executable, str(SERVER), "--record", str(record)]}}
+    cfg["mcp"]["servers"] = {
+        "notes": {"command": [sys.executable, str(SERVER), "--record", str(record)], "connect_timeout_ms": 60_000}
+    }
     cfg["engine"]["approvals"] = {"timeout_ms": 60_000}
     config_path.write_text(yaml.safe_dump(cfg))
     script_path = config_path.parent / "script.yaml"

@@ -20,6 +20,8 @@ from tests.engine.mcp.helpers import FIXTURES, ROOT
 
 ENTRY = ROOT / ".venv" / "bin" / "ava-engine"
 SERVER = FIXTURES / "destructive_server.py"
+#: A loaded machine may take long to start a Python MCP server: a ceiling, not a measured time.
+SLOW = {"connect_timeout_ms": 60_000}
 
 
 def write_config(tmp_path: Path, approve: list[str] | None = None) -> tuple[Path, Path]:
@@ -44,13 +46,14 @@ def write_config(tmp_path: Path, approve: list[str] | None = None) -> tuple[Path
     context: dict[str, object] = {"provider": "s", "tools": ["mcp_notes_*"]}
     if approve:
         context["approve"] = approve
+    server = {"command": [sys.executable, str(SERVER), "--record", str(record)], **SLOW}
     cfg = tmp_path / "config.yaml"
     cfg.write_text(
         yaml.safe_dump(
             {
                 "engine": {"http": {"enabled": False}, "approvals": {"timeout_ms": 30_000}},
                 "providers": {"s": {"type": "scripted", "script": "s.yaml"}},
-                "mcp": {"servers": {"notes": {"command": [sys.executable, str(SERVER), "--record", str(record)]}}},
+                "mcp": {"servers": {"notes": server}},
                 "contexts": {"c": context},
             }
         )
