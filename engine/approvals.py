@@ -17,7 +17,8 @@ every other outcome is a ``rejected`` result whose message tells the model the o
 
 Without an operator nothing can approve: unless an approver is attached (the console attaches itself), a call
 that needs approval is denied at once, so a headless ``ava-engine serve`` or ``call`` never hangs on one. An
-operator's own direct call (``ava-engine mcp call``) is its own approval (``approved_by``).
+operator's own direct call (``ava-engine mcp call``) is its own approval (``approved_by``). Calibration probes
+never wait and never run such a tool: nobody approves a probe, so it is refused at once.
 """
 
 from __future__ import annotations
@@ -77,14 +78,19 @@ class _Waiting:
     session: CallSession | None = field(default=None)
 
 
+def _listed(d: ToolDefinition, context: str, settings: Settings) -> str | None:
+    ctx = settings.contexts.get(context)
+    if ctx is not None and ctx.approve and matches_allowlist(d.name, ctx.approve):
+        return f"the context {context!r} lists it under approve"
+    return None
+
+
 def approval_reason(d: ToolDefinition, session: CallSession | None, settings: Settings) -> str | None:
     """Why a call of ``d`` on ``session`` must wait for the operator, or None when it need not.
 
     The config is asked first and cannot be overruled; the server's annotations can only add a reason."""
-    if session is not None:
-        ctx = settings.contexts.get(session.context)
-        if ctx is not None and ctx.approve and matches_allowlist(d.name, ctx.approve):
-            return f"the context {session.context!r} lists it under approve"
+    if session is not None and (listed := _listed(d, session.context, settings)) is not None:
+        return listed
     hints = d.annotations or {}
     if hints.get("destructiveHint") is True and hints.get("readOnlyHint") is not True:
         return f"the server {d.server!r} declares it destructive"
@@ -170,11 +176,16 @@ class ApprovalDesk:
         args: Mapping[str, Any],
         tool_call_id: str,
         approved_by: str | None = None,
+        is_probe: bool = False,
     ) -> str | None:
         """None when the call may run now (it needs no approval, or the operator approved it); otherwise the
-        message for the model saying why it was not run."""
+        message for the model saying why it was not run. A calibration probe of a tool that needs approval (by
+        its annotations, or under any context's ``approve:``) is refused at once: nobody approves a probe."""
         settings = self._settings()
         why = approval_reason(d, session, settings)
+        if is_probe:
+            why = why or next((r for c in settings.contexts if (r := _listed(d, c, settings)) is not None), None)
+            return None if why is None else f"not probed: {d.name} needs the operator's approval ({why})"
         if why is None or approved_by:
             return None
         cfg = settings.engine.approvals

@@ -158,8 +158,8 @@ class ToolExecutor:
                 f"invalid arguments for {exposed_name}: {e}",
                 True,
             )
-        if not is_probe and (
-            refusal := await self.approvals.admit(session, entry.tool.definition, parsed, tool_call_id, approved_by)
+        if refusal := await self.approvals.admit(
+            session, entry.tool.definition, parsed, tool_call_id, approved_by, is_probe
         ):
             return self._reject(session, exposed_name, tool_call_id, "not approved", refusal, True)
         return await self._run(session, entry, parsed, tool_call_id, is_probe)

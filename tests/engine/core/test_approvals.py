@@ -340,3 +340,24 @@ async def test_concurrent_calls_are_answered_one_by_one(tmp_path: Path) -> None:
     results = await both
     assert [r.status for r in results] == ["rejected", "success"]
     assert tool.runs == [{"name": "b"}]
+
+
+async def test_calibration_never_probes_a_tool_that_needs_approval(tmp_path: Path) -> None:
+    """Nobody approves a probe: a destructive tool, or one any context lists under approve, is never probed."""
+    destructive = Counting(annotations={"destructiveHint": True})
+    engine, _ = make(tmp_path, destructive)
+    engine.attach_approver("test")
+    sub = engine.bus.subscribe(types={ToolApprovalRequested.type})
+    r = await engine.run_probe("delete_note", {"name": "x"})
+    assert (r.status, r.message) == (
+        "rejected",
+        "not probed: delete_note needs the operator's approval (the server 'builtin' declares it destructive)",
+    )
+    listed = Counting()
+    engine, _ = make(tmp_path, listed, approve=["delete_note"])
+    r = await engine.run_probe("delete_note", {"name": "x"})
+    assert r.status == "rejected" and "(the context 'c' lists it under approve)" in r.message
+    assert destructive.runs == [] and listed.runs == [] and sub.drain() == []
+    harmless = Counting(annotations={"readOnlyHint": True, "destructiveHint": True})
+    engine, _ = make(tmp_path, harmless)
+    assert (await engine.run_probe("delete_note", {"name": "x"})).status == "success"
