@@ -107,7 +107,8 @@ class ApprovalDesk:
         self._waiting: dict[str, _Waiting] = {}
         self._ended: OrderedDict[str, str] = OrderedDict()
         self._approvers: dict[int, str] = {}
-        self._ids = itertools.count(1)
+        self._ids = itertools.count(1)  # approval ids: ap-1, ap-2 …
+        self._keys = itertools.count(1)  # approvers
         self._outcomes = Counter(
             "ai_agent_tool_approvals",
             "Tool calls that needed the operator's approval, by how the wait ended.",
@@ -120,7 +121,7 @@ class ApprovalDesk:
     def attach(self, name: str) -> Callable[[], None]:
         """An approver (the console) is present: calls needing approval wait for it. Returns the detach
         function; when the last approver leaves, what still waits is denied (nobody is left to answer)."""
-        key = next(self._ids)
+        key = next(self._keys)
         self._approvers[key] = name
 
         def detach() -> None:
