@@ -54,7 +54,7 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+n", "new_call", "New call", id="call_new"),
         Binding("e", "end_call", "End call", id="call_end"),
-        Binding("x", "export_call", "Export transcript", id="call_export"),
+        Binding("ctrl+e", "export_call", "Export transcript", id="call_export"),
         Binding("s", "talk", "Talk", id="call_talk"),
         Binding("v", "voice_call", "Voice call", id="voice_call"),
         Binding("m", "mute", "Mute", id="voice_mute"),

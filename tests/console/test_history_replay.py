@@ -1,5 +1,5 @@
 """Call history (issue 16 A.15) and replay (B.3) in the console, by keyboard: an ended call stays in the Calls table
-(dimmed, newest first), shows its transcript with tier changes, exports with `x`; a recorded call replayed with no
+(dimmed, newest first), shows its transcript with tier changes, exports with Ctrl+E; a recorded call replayed with no
 engine (`--replay`, instant) gives the same Calls and Tool log tables as the live run; Ctrl+O / Ctrl+R in a live
 console replay a recording beside the live calls."""
 
@@ -70,7 +70,7 @@ async def test_an_ended_call_stays_dimmed_newest_first_with_history_and_export(c
         assert "ended: hangup" in text.splitlines()[-1]
         inv = app.screen.query_one("#call-invocations", DataTable)
         assert any("hangup_call" in str(r[1]) for r in (inv.get_row_at(i) for i in range(inv.row_count)))
-        await pilot.press("x")
+        await pilot.press("ctrl+e")
         await wait(pilot, lambda: any("written to" in m for m in seen))
         path = Path(next(m for m in seen if "written to" in m).rsplit("written to ", 1)[1])
         md = _read(path)
