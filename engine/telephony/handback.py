@@ -1,0 +1,130 @@
+"""What the caller and the operator said while the operator had a phone call, for the AI that gets it back.
+
+Why it exists: a take-over ends the AI's conversation, and on hand-back a new one starts that would know nothing
+of what the caller and the operator agreed. The operator's line already carries the two voices apart: what
+Asterisk sends to the operator's media channel is the caller (the bridge holds only the two of them), what the
+operator's microphone sends is the operator. So each side is endpointed (VAD) and transcribed with the call's own
+speech recogniser (the context's: a scripted brain's expected phrases first, the general model as fallback),
+with no diarisation to guess. Each line is published as ``transcript.added`` on the taken-over call with the role
+``caller`` or ``operator``; on hand-back the lines become one clearly marked note ("While you were away …") in
+the new conversation's history (a system message every adapter renders), and a realtime provider also gets it
+through its own context mechanism (``steer("whisper", …)``: a system item, ``UpdatePrompt``, client content, a
+contextual update) so its next answer can use it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import dataclass
+
+from engine.events import EventBus, TranscriptAdded
+from engine.providers.base import ProviderError
+from engine.voice.audio import AudioFrame
+from engine.voice.pipeline import VoiceCall, VoiceHost, resolve_voice
+from engine.voice.realtime_call import RealtimeVoiceCall
+from engine.voice.stt import Recognizer
+from engine.voice.vad import Utterance, VadSegmenter
+
+log = logging.getLogger(__name__)
+
+#: Both sides are fed at the phone's rate (the operator's microphone after its resampling to the line).
+LINE_RATE = 8000
+#: How long hand-back waits for the last utterances to be transcribed before the AI rejoins without them.
+FINISH_TIMEOUT_S = 15.0
+ROLES = ("caller", "operator")
+
+
+@dataclass(frozen=True, slots=True)
+class SaidLine:
+    at: float  # monotonic time the utterance started (orders the two sides)
+    role: str  # "caller" | "operator"
+    text: str
+
+
+def handback_note(lines: list[SaidLine]) -> str:
+    """The note the AI rejoins with: what each side said, in order, marked as said while it was away."""
+    if not lines:
+        return (
+            "While you were away the operator was on the call with the caller; nothing they said was recognised. "
+            "You are back on the call now."
+        )
+    said = "; ".join(f'the {line.role} said "{line.text}"' for line in lines)
+    return (
+        f"While you were away the operator took the call over. What was said meanwhile: {said}. "
+        "You are back on the call now: continue from there and do not ask again for what was settled."
+    )
+
+
+class TakeoverTranscript:
+    """Endpoints and transcribes both sides of a taken-over call; ``finish`` returns what was said."""
+
+    def __init__(self, host: VoiceHost, context: str, bus: EventBus, call_id: str | None) -> None:
+        options, phrases = resolve_voice(host, context)
+        self.bus, self.call_id = bus, call_id
+        self.lines: list[SaidLine] = []
+        self._options, self._phrases = options, phrases
+        self._segmenters = {
+            role: VadSegmenter(LINE_RATE, silence_ms=options.vad_silence_ms, frame_ms=20) for role in ROLES
+        }
+        self._queue: asyncio.Queue[tuple[str, Utterance, float] | None] = asyncio.Queue()
+        self._worker = asyncio.get_running_loop().create_task(self._transcribe(), name=f"handback:{call_id}")
+
+    def heard(self, role: str, frame: AudioFrame) -> None:
+        """One frame (8 kHz) of what ``role`` said; closed utterances queue for the recogniser."""
+        for utt in self._segmenters[role].push(frame):
+            self._queue.put_nowait((role, utt, time.monotonic() - utt.audio.duration))
+
+    async def finish(self, within_s: float = FINISH_TIMEOUT_S) -> list[SaidLine]:
+        """End both streams, transcribe what is left (up to ``within_s``) and return the lines in order."""
+        for role, seg in self._segmenters.items():
+            for utt in seg.flush():
+                self._queue.put_nowait((role, utt, time.monotonic() - utt.audio.duration))
+        self._queue.put_nowait(None)
+        try:
+            async with asyncio.timeout(within_s):
+                await asyncio.shield(self._worker)
+        except TimeoutError:
+            log.warning("telephony: hand-back of %s: transcription not done in %g s; the AI gets what was ready",
+                        self.call_id, within_s)  # fmt: skip
+        await self.aclose()
+        return sorted(self.lines, key=lambda line: line.at)
+
+    async def aclose(self) -> None:
+        self._worker.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self._worker
+
+    async def _transcribe(self) -> None:
+        recognizer = await asyncio.to_thread(self._recognizer)
+        while (item := await self._queue.get()) is not None:
+            role, utt, at = item
+            transcript = await recognizer.transcribe(utt.audio)
+            if not transcript.text:
+                continue
+            self.lines.append(SaidLine(at, role, transcript.text))
+            if self.call_id is not None:
+                self.bus.publish(TranscriptAdded(call_id=self.call_id, role=role, text=transcript.text))
+
+    def _recognizer(self) -> Recognizer:
+        recognizer = Recognizer(user_dictionary=self._options.dictionary)
+        if self._phrases:
+            recognizer.set_phrases(self._phrases)
+        return recognizer
+
+
+async def brief_ai(voice: VoiceCall | RealtimeVoiceCall, bus: EventBus, note: str) -> None:
+    """Put the hand-back note into the AI's new conversation: its history (every later request carries it), the
+    call's transcript (role ``handback``), and a realtime provider's own context."""
+    session = voice.session
+    if session is None:
+        return
+    session.history.add_message("system", note)
+    bus.publish(TranscriptAdded(call_id=session.call_id, role="handback", text=note))
+    if isinstance(voice, RealtimeVoiceCall) and voice.live is not None:
+        try:
+            await voice.live.steer("whisper", note)
+        except ProviderError as e:  # the provider has no context channel: the note stays in the history only
+            log.info("telephony: %s cannot take the hand-back note as context: %s", session.provider, e)
