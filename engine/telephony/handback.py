@@ -7,9 +7,10 @@ operator's microphone sends is the operator. So each side is endpointed (VAD) an
 speech recogniser (the context's: a scripted brain's expected phrases first, the general model as fallback),
 with no diarisation to guess. Each line is published as ``transcript.added`` on the taken-over call with the role
 ``caller`` or ``operator``; on hand-back the lines become one clearly marked note ("While you were away …") in
-the new conversation's history (a system message every adapter renders), and a realtime provider also gets it
-through its own context mechanism (``steer("whisper", …)``: a system item, ``UpdatePrompt``, client content, a
-contextual update) so its next answer can use it.
+the new conversation's history (a system message every adapter renders), after the words of the conversation the
+operator took over, and a realtime provider also gets both through its own context mechanism
+(``steer("whisper", …)``: a system item, ``UpdatePrompt``, client content, a contextual update) so its next answer
+can use them.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.events import EventBus, TranscriptAdded
 from engine.providers.base import ProviderError
+from engine.sessions.history import HistoryItem, Message
 from engine.voice.audio import AudioFrame
 from engine.voice.pipeline import VoiceCall, VoiceHost, resolve_voice
 from engine.voice.realtime_call import RealtimeVoiceCall
@@ -35,6 +38,8 @@ LINE_RATE = 8000
 #: How long hand-back waits for the last utterances to be transcribed before the AI rejoins without them.
 FINISH_TIMEOUT_S = 15.0
 ROLES = ("caller", "operator")
+#: How many of the earlier conversation's last messages a realtime provider gets back on hand-back.
+RECAP_MESSAGES = 12
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,16 +120,35 @@ class TakeoverTranscript:
         return recognizer
 
 
-async def brief_ai(voice: VoiceCall | RealtimeVoiceCall, bus: EventBus, note: str) -> None:
-    """Put the hand-back note into the AI's new conversation: its history (every later request carries it), the
-    call's transcript (role ``handback``), and a realtime provider's own context."""
+def recap(messages: Sequence[Message], last: int = RECAP_MESSAGES) -> str:
+    """The last words of the conversation the operator took over, as one line for a provider's context."""
+    if not messages:
+        return ""
+    said = "; ".join(f'{"the caller" if m.role == "user" else "you"} said "{m.text}"' for m in messages[-last:])
+    return f"Earlier in this call, before the operator took it over: {said}. "
+
+
+async def brief_ai(
+    voice: VoiceCall | RealtimeVoiceCall, bus: EventBus, note: str, earlier: Sequence[HistoryItem] = ()
+) -> None:
+    """Put the hand-back into the AI's new conversation: the words of the conversation the operator took over
+    (``earlier``: its messages, before the new greeting; tool rounds stay with the old call, their ids were its
+    own), then the note; the call's transcript shows the note (role ``handback``); a realtime provider also gets
+    the note through its own context mechanism."""
     session = voice.session
     if session is None:
         return
-    session.history.add_message("system", note)
+    history = session.history
+    carried = [i for i in earlier if isinstance(i, Message) and i.role != "system" and i.text]
+    if carried:
+        current = history.items()
+        history.restore(0)
+        for item in (*carried, *current):
+            history.add(item)
+    history.add_message("system", note)
     bus.publish(TranscriptAdded(call_id=session.call_id, role="handback", text=note))
     if isinstance(voice, RealtimeVoiceCall) and voice.live is not None:
-        try:
-            await voice.live.steer("whisper", note)
+        try:  # a new realtime session starts empty: it gets the earlier words in the same text
+            await voice.live.steer("whisper", f"{recap(carried)}{note}")
         except ProviderError as e:  # the provider has no context channel: the note stays in the history only
             log.info("telephony: %s cannot take the hand-back note as context: %s", session.provider, e)

@@ -223,6 +223,7 @@ class StasisApp:
         assert call.stream is not None
         note, call.resume_note = call.resume_note, None
         briefing, call.handback_note = call.handback_note, None
+        earlier = call.voice.session.history.items() if briefing and call.voice and call.voice.session else ()
         call.voice = self._make_call(
             backend_for(call.stream), context, caller_name=call.caller_name or None,
             caller_number=call.caller_number or None, close_backend=False,
@@ -240,7 +241,7 @@ class StasisApp:
                     voice.session.channel_id = call.channel_id
                     voice.session.media = media_label(call.stream)
                 if briefing:  # before anything is said: the AI's next answer knows what it missed
-                    await brief_ai(voice, self.host.bus, briefing)
+                    await brief_ai(voice, self.host.bus, briefing, earlier)
                 if note:
                     call.tell(note)
 

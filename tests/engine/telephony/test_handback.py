@@ -91,15 +91,19 @@ def check_note(note: str, said: list[TranscriptAdded]) -> None:
 
 
 async def test_pipeline_call_handed_back_with_the_transcript(tmp_path: Path) -> None:
-    fake = OpenAIChatFake([Reply(text="Glad to help.")])
+    fake = OpenAIChatFake([Reply(text="Glad to help."), Reply(text="See you then.")])
     async with fake, AriEmulator() as emu:
         async with desk_engine(emu, tmp_path, 45600, provider=chat_provider(fake)) as engine:
             caller = await emu.incoming_call("ava", "Robin", "1001")
             await emu.wait_event("ChannelEnteredBridge", caller.id)
             phone = emu.media_for(caller.id)
             await until_silent(phone)  # the greeting
+            await phone.speak(speech("good morning"))  # one turn with the AI before the operator steps in
+            await phone.silence(1.0)
+            await until_silent(phone, len(phone.capture))
+            assert len(fake.requests) == 1
             old, said = await take_over_and_talk(engine, emu, caller.id)
-            assert fake.requests == []  # nobody asked the model anything while the operator had the call
+            assert len(fake.requests) == 1  # nobody asked the model anything while the operator had the call
             before = len(phone.capture)
             note = await hand_back(engine, caller.id, old)
             check_note(note, said)
@@ -107,12 +111,14 @@ async def test_pipeline_call_handed_back_with_the_transcript(tmp_path: Path) -> 
             await phone.speak(speech("good morning"))
             await phone.silence(1.0)
             for _ in range(600):
-                if fake.requests:
+                if len(fake.requests) > 1:
                     break
                 await asyncio.sleep(0.05)
-            (request,) = fake.requests
-            system = [m["content"] for m in request["messages"] if m["role"] == "system"]
-            assert note in system, "the provider's first request after the hand-back lacks the transcript"
+            request = fake.requests[1]
+            said_by = [(m["role"], m["content"]) for m in request["messages"]]
+            assert ("system", note) in said_by, "the provider's first request after the hand-back lacks the transcript"
+            # the earlier conversation comes back too, before the new greeting and the note
+            assert said_by.index(("assistant", "Glad to help.")) < said_by.index(("system", note))
             await emu.caller_hangs_up(caller.id)
             await emu.wait_event("ChannelDestroyed", caller.id)
             await asyncio.sleep(0.3)
@@ -121,12 +127,15 @@ async def test_pipeline_call_handed_back_with_the_transcript(tmp_path: Path) -> 
 
 
 async def test_realtime_call_handed_back_with_the_transcript_as_context(tmp_path: Path) -> None:
-    fake = OpenAIRealtimeFake([Say("Sure.")])
+    fake = OpenAIRealtimeFake([Say("It ships today.")])
     async with fake, AriEmulator() as emu:
         async with desk_engine(emu, tmp_path, 45700, provider=realtime_provider(fake.url)) as engine:
             caller = await emu.incoming_call("ava", "Robin", "1001")
             await emu.wait_event("ChannelEnteredBridge", caller.id)
-            await until_silent(emu.media_for(caller.id))  # the greeting
+            phone = emu.media_for(caller.id)
+            await until_silent(phone)  # the greeting
+            await fake.caller_turn("Where is my parcel?")  # one turn with the AI before the operator steps in
+            await until_silent(phone, len(phone.capture))
             old, said = await take_over_and_talk(engine, emu, caller.id)
             note = await hand_back(engine, caller.id, old)
             check_note(note, said)
@@ -136,6 +145,8 @@ async def test_realtime_call_handed_back_with_the_transcript_as_context(tmp_path
                 lambda m: isinstance(m, dict) and m.get("type") == "conversation.item.create" and note in str(m)
             )
             assert isinstance(item, dict) and item["item"]["role"] == "system"
+            recap = 'the caller said "Where is my parcel?"; you said "It ships today."'
+            assert recap in item["item"]["content"][0]["text"]  # the new session hears the earlier words too
             assert len(fake.connection_starts) == 2  # the AI's new session got it, not the one the operator ended
             assert fake.received.index(item) >= fake.connection_starts[-1]
             await emu.caller_hangs_up(caller.id)
