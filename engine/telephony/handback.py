@@ -26,9 +26,10 @@ from engine.events import EventBus, TranscriptAdded
 from engine.providers.base import ProviderError
 from engine.sessions.history import HistoryItem, Message
 from engine.voice.audio import AudioFrame
+from engine.voice.g2p import PronunciationError
 from engine.voice.pipeline import VoiceCall, VoiceHost, resolve_voice
 from engine.voice.realtime_call import RealtimeVoiceCall
-from engine.voice.stt import Recognizer
+from engine.voice.stt import Recognizer, SttUnavailable
 from engine.voice.vad import Utterance, VadSegmenter
 
 log = logging.getLogger(__name__)
@@ -103,10 +104,20 @@ class TakeoverTranscript:
             await self._worker
 
     async def _transcribe(self) -> None:
-        recognizer = await asyncio.to_thread(self._recognizer)
+        """Transcribe utterances as they close. A missing recogniser or a failing utterance is logged and
+        skipped: the hand-back must never fail for want of a transcript."""
+        try:
+            recognizer = await asyncio.to_thread(self._recognizer)
+        except (SttUnavailable, PronunciationError, OSError) as e:
+            log.warning("telephony: no transcript of the take-over of %s: %s", self.call_id, e)
+            return
         while (item := await self._queue.get()) is not None:
             role, utt, at = item
-            transcript = await recognizer.transcribe(utt.audio)
+            try:
+                transcript = await recognizer.transcribe(utt.audio)
+            except Exception:  # one bad utterance must not lose the rest
+                log.exception("telephony: transcribing the %s during the take-over of %s failed", role, self.call_id)
+                continue
             if not transcript.text:
                 continue
             self.lines.append(SaidLine(at, role, transcript.text))

@@ -21,7 +21,9 @@ from realtime_openai_harness import provider_config as realtime_provider
 
 from engine.app import Engine
 from engine.events import Event, TranscriptAdded
+from engine.telephony import handback
 from engine.telephony.handback import SaidLine, handback_note
+from engine.voice.stt import SttUnavailable
 from engine.voice.tts import Synthesizer
 from tests.engine.telephony.phone import desk_engine, speech
 from tests.fixtures.audio_backends import FeedBackend
@@ -160,3 +162,34 @@ def test_note_without_recognised_speech_still_tells_the_ai() -> None:
     assert "nothing they said was recognised" in handback_note([])
     lines = [SaidLine(2.0, "operator", "b"), SaidLine(1.0, "caller", "a")]
     assert handback_note(lines).index('the operator said "b"') < handback_note(lines).index('the caller said "a"')
+
+
+async def test_hand_back_without_a_recogniser_still_brings_the_ai_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pocketsphinx missing (or its model): the take-over's transcript is empty, the hand-back still works and
+    the AI is told that nothing was recognised."""
+
+    def unavailable(**_: Any) -> None:
+        raise SttUnavailable("pocketsphinx is not installed (pip install pocketsphinx)")
+
+    monkeypatch.setattr(handback, "Recognizer", unavailable)
+    async with AriEmulator() as emu:
+        async with desk_engine(emu, tmp_path, 45900) as engine:
+            caller = await emu.incoming_call("ava", "Robin", "1001")
+            await emu.wait_event("ChannelEnteredBridge", caller.id)
+            await until_silent(emu.media_for(caller.id))  # the greeting
+            (ai_call,) = engine.live_calls()
+            operator = FeedBackend(sample_rate=16000)
+            await engine.monitor_call(caller.id, "takeover", lambda: operator)
+            await emu.rtp[op_media_id(emu)].speak(speech(CALLER_SAYS), pace=0)
+            note = await hand_back(engine, caller.id, ai_call.call_id)
+            assert "nothing they said was recognised" in note
+            await emu.caller_hangs_up(caller.id)
+            await emu.wait_event("ChannelDestroyed", caller.id)
+            await asyncio.sleep(0.3)
+        assert emu.world.leftovers() == {"channels": [], "bridges": []}
+
+
+def op_media_id(emu: AriEmulator) -> str:
+    return next(c.id for c in emu.world.channels.values() if c.id.startswith("ava-op-"))
