@@ -78,6 +78,16 @@ class TakeoverTranscript:
         self._queue: asyncio.Queue[tuple[str, Utterance, float] | None] = asyncio.Queue()
         self._worker = asyncio.get_running_loop().create_task(self._transcribe(), name=f"handback:{call_id}")
 
+    @classmethod
+    def start(cls, host: VoiceHost, context: str, bus: EventBus, call_id: str | None) -> TakeoverTranscript | None:
+        """A transcript for a take-over starting now, or None when no endpointer can run here (pocketsphinx
+        missing): the operator takes the call over all the same and the AI comes back told nothing was heard."""
+        try:
+            return cls(host, context, bus, call_id)
+        except (ImportError, SttUnavailable) as e:
+            log.warning("telephony: no transcript of the take-over of %s: %s", call_id, e)
+            return None
+
     def heard(self, role: str, frame: AudioFrame) -> None:
         """One frame (8 kHz) of what ``role`` said; closed utterances queue for the recogniser."""
         for utt in self._segmenters[role].push(frame):

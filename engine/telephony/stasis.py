@@ -352,17 +352,16 @@ class StasisApp:
             line.transcript = None  # kept past the line's teardown, for the AI coming back
         await self.monitor.close_for(channel_id)
         if current == "takeover" and call.taken_over is not None:
-            if heard is not None:
-                call.handback_note = handback_note(await heard.finish())
+            call.handback_note = handback_note(await heard.finish() if heard is not None else [])
             call.taken_over.set()  # hand back: the call's loop brings the AI back
         transcript: TakeoverTranscript | None = None
         if mode == "takeover":
             if call.bridge_id is None or call.media_channel_id is None or call.context is None:
                 raise MonitorError("this call has no bridge to take over")
+            transcript = TakeoverTranscript.start(self.host, call.context, self.host.bus, call.call_id)
             call.taken_over = asyncio.Event()
             await self.ari.remove_from_bridge(call.bridge_id, [call.media_channel_id])
             call.stop_ai("operator took over")
-            transcript = TakeoverTranscript(self.host, call.context, self.host.bus, call.call_id)
         if mode != "off":
             await self.monitor.open(channel_id, call.bridge_id, mode, backend(), transcript)
         self.host.bus.publish(CallMonitorChanged(call_id=call.call_id or channel_id, mode=mode))

@@ -164,16 +164,19 @@ def test_note_without_recognised_speech_still_tells_the_ai() -> None:
     assert handback_note(lines).index('the operator said "b"') < handback_note(lines).index('the caller said "a"')
 
 
+@pytest.mark.parametrize("missing", ["Recognizer", "VadSegmenter"])
 async def test_hand_back_without_a_recogniser_still_brings_the_ai_back(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, missing: str
 ) -> None:
-    """pocketsphinx missing (or its model): the take-over's transcript is empty, the hand-back still works and
-    the AI is told that nothing was recognised."""
+    """pocketsphinx missing (its model for the recogniser, or the whole package for the endpointer): the take-over
+    still happens, its transcript is empty, the hand-back works and the AI is told that nothing was recognised."""
 
-    def unavailable(**_: Any) -> None:
+    def unavailable(*_: Any, **__: Any) -> None:
+        if missing == "VadSegmenter":
+            raise ImportError("No module named 'pocketsphinx'")
         raise SttUnavailable("pocketsphinx is not installed (pip install pocketsphinx)")
 
-    monkeypatch.setattr(handback, "Recognizer", unavailable)
+    monkeypatch.setattr(handback, missing, unavailable)
     async with AriEmulator() as emu:
         async with desk_engine(emu, tmp_path, 45900) as engine:
             caller = await emu.incoming_call("ava", "Robin", "1001")
@@ -181,7 +184,7 @@ async def test_hand_back_without_a_recogniser_still_brings_the_ai_back(
             await until_silent(emu.media_for(caller.id))  # the greeting
             (ai_call,) = engine.live_calls()
             operator = FeedBackend(sample_rate=16000)
-            await engine.monitor_call(caller.id, "takeover", lambda: operator)
+            assert await engine.monitor_call(caller.id, "takeover", lambda: operator) == "takeover"
             await emu.rtp[op_media_id(emu)].speak(speech(CALLER_SAYS), pace=0)
             note = await hand_back(engine, caller.id, ai_call.call_id)
             assert "nothing they said was recognised" in note
