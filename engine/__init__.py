@@ -16,6 +16,8 @@ the engine's internals and may change.
               whisper_agent, whisper_caller, takeover, off)
   steering    ``say_now(call_id, text)`` (the agent says a line next), ``whisper(call_id, text)`` (a hidden
               instruction for its next turn); ``steer_max_chars``; publishes ``steering.injected``
+  approvals   ``approve_tool(approval_id)``, ``deny_tool(approval_id, reason)``, ``pending_approvals()`` →
+              ``[PendingApproval]``, ``attach_approver(name)`` → detach (none attached: approvals are denied)
   e-mail      ``outbox_messages(status=None)`` → ``[OutboxMessage]``, ``retry_email(id)``, ``drop_email(id)``
   softphone   ``softphone(backend_factory=None)`` → ``Softphone`` with ``start(context, input, output)``,
               ``end()``, ``mute(on)``, ``press()``, ``release()`` (and read-only ``active``, ``call_id``,
@@ -31,6 +33,9 @@ Events out: ``engine.bus.subscribe(maxsize=…, types=…)`` → a ``Subscriptio
 ``steering.injected``,
 ``softphone.state``, ``softphone.level``). Slow subscribers lose their oldest events, counted in ``dropped``.
 Audio devices: ``list_audio_devices(rescan)`` → ``[DeviceInfo]``; ``AudioUnavailable`` says what is missing.
+Recordings (the flight recorder, no engine needed): ``read_recording(path)`` → ``Recording`` (``events()``: the
+recorded events as ``engine.events`` classes), ``export_recording(path, fmt, out)``, ``list_recordings(dir)``,
+``default_recordings_dir()``; on an engine ``export_call(call_id, fmt)``, ``recordings()``, ``recordings_dir``.
 
 The names are imported on first use (``engine.config`` and the CLI must not pay for the engine and its voice
 stack), so ``import engine`` stays cheap.
@@ -44,8 +49,13 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from engine.app import Engine
+    from engine.approvals import ApprovalError, PendingApproval
     from engine.calls import CallError
     from engine.logs import configure_logging
+    from engine.recorder.codec import RecordingError, read_recording
+    from engine.recorder.export import export_recording
+    from engine.recorder.files import default_dir as default_recordings_dir
+    from engine.recorder.files import list_recordings
     from engine.sessions.snapshot import CallInfo, OutboxMessage, ToolState
     from engine.stats import percentile
     from engine.voice.backend import AudioBackend, AudioUnavailable
@@ -59,6 +69,8 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "CallInfo": ("engine.sessions.snapshot", "CallInfo"),
     "ToolState": ("engine.sessions.snapshot", "ToolState"),
     "OutboxMessage": ("engine.sessions.snapshot", "OutboxMessage"),
+    "ApprovalError": ("engine.approvals", "ApprovalError"),
+    "PendingApproval": ("engine.approvals", "PendingApproval"),
     "configure_logging": ("engine.logs", "configure_logging"),
     "percentile": ("engine.stats", "percentile"),
     "Softphone": ("engine.voice.softphone", "Softphone"),
@@ -67,9 +79,15 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "AudioUnavailable": ("engine.voice.backend", "AudioUnavailable"),
     "DeviceInfo": ("engine.voice.device_backend", "DeviceInfo"),
     "DeviceSpec": ("engine.voice.device_backend", "DeviceSpec"),
+    "read_recording": ("engine.recorder.codec", "read_recording"),
+    "RecordingError": ("engine.recorder.codec", "RecordingError"),
+    "export_recording": ("engine.recorder.export", "export_recording"),
+    "list_recordings": ("engine.recorder.files", "list_recordings"),
+    "default_recordings_dir": ("engine.recorder.files", "default_dir"),
 }
 
 __all__ = [
+    "ApprovalError",
     "AudioBackend",
     "AudioUnavailable",
     "BackendFactory",
@@ -79,12 +97,18 @@ __all__ = [
     "DeviceSpec",
     "Engine",
     "OutboxMessage",
+    "PendingApproval",
+    "RecordingError",
     "Softphone",
     "ToolState",
     "__version__",
     "configure_logging",
+    "default_recordings_dir",
+    "export_recording",
     "list_audio_devices",
+    "list_recordings",
     "percentile",
+    "read_recording",
 ]
 
 

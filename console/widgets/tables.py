@@ -139,6 +139,14 @@ class ConsoleTable(DataTable[Any]):
         elif shown:
             super().update_cell(row_key, column_key, value, update_width=True)
 
+    def sort(self, *columns: ColumnKey | str, key: Any = None, reverse: bool = False) -> ConsoleTable:
+        """Sort the rows shown, and keep that order for the rows the filter brings back."""
+        super().sort(*columns, key=key, reverse=reverse)
+        order = [row.key.value for row in self.ordered_rows if row.key.value is not None]
+        rest = {k: v for k, v in self._all.items() if k not in set(order)}
+        self._all = {**{k: self._all[k] for k in order if k in self._all}, **rest}
+        return self
+
     def remove_row(self, row_key: RowKey | str) -> None:
         key = row_key.value if isinstance(row_key, RowKey) else row_key
         self._all.pop(key or "", None)
