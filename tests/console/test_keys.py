@@ -38,11 +38,14 @@ async def _palette(pilot, app: AvaConsole, wait) -> dict[str, str]:
 
 
 async def test_palette_lists_every_keyed_action_with_its_key(config_path: Path, wait) -> None:
+    from console.approvals import PendingRow
+    from console.screens.approval_reason import DenyReasonScreen
     from console.screens.audio_devices import AudioDevicesScreen
     from console.screens.import_dialog import ImportScreen
     from console.screens.invocations import InvocationDetail
     from console.screens.key_help import KeyHelpScreen
     from console.screens.modals import ConfirmScreen, DiffScreen, SecretEntry
+    from console.screens.recordings import RecordingsScreen
     from console.screens.server_form import ServerForm
     from console.screens.steer_modal import SteerModal
 
@@ -76,6 +79,8 @@ async def test_palette_lists_every_keyed_action_with_its_key(config_path: Path, 
             ServerForm(None),
             KeyHelpScreen(app.screen),
             SteerModal("say", "call-1", 200),
+            RecordingsScreen(config_path.parent),
+            DenyReasonScreen(PendingRow("a1", "call-1", "hangup_call", "builtin", {}, "asked", 0.0)),
         ):
             await app.push_screen(dialog)
             await pilot.pause(0.3)
