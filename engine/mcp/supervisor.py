@@ -34,6 +34,7 @@ from engine.mcp.naming import NameBook
 from engine.mcp.registration import ToolRegistration
 from engine.mcp.results import to_tool_result
 from engine.mcp.stderr import StderrCapture
+from engine.mcp.structured import mismatch
 from engine.mcp.tool import MCPTool
 from engine.metrics import Metrics
 from engine.tools.base import ToolExecutionContext, ToolResult
@@ -333,6 +334,11 @@ class Supervisor(ToolRegistration):
             return ToolResult("error", f"server {self.server_id} refused the call: {e.message[:200]}")
         except pydantic.ValidationError:
             return ToolResult("error", f"server {self.server_id} returned a result that is not valid MCP")
+        except RuntimeError as e:  # the SDK's outputSchema check: this call fails, the server stays up
+            message = mismatch(d.name, e)
+            if message is None:
+                raise
+            return ToolResult("error", self.services.redact(message) if self.services.redact else message)
         return to_tool_result(result, tool.speech)
 
     # ------------------------------------------------------------------------------------------- status
@@ -364,6 +370,7 @@ class Supervisor(ToolRegistration):
                     "timeout_ms": t.definition.timeout_ms,
                     "estimated_duration_ms": t.definition.latency.estimated_duration_ms,
                     "max_duration_ms": t.definition.latency.max_duration_ms,
+                    **t.info(),
                 }
                 for t in self.tools
             ],

@@ -21,6 +21,7 @@ from engine.config.models import McpServerConfig
 from engine.events import ToolProgressed
 from engine.mcp.naming import exposed_names
 from engine.mcp.results import SpeechOptions
+from engine.mcp.structured import shown_schema
 from engine.tools.base import Tool, ToolCategory, ToolDefinition, ToolExecutionContext, ToolResult
 
 if TYPE_CHECKING:
@@ -51,12 +52,22 @@ class MCPTool(Tool):
         supervisor: Supervisor,
         speech: SpeechOptions,
         probe_args: dict[str, Any] | None = None,
+        *,
+        title: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
     ) -> None:
         self.definition = definition
         self.supervisor = supervisor
         self.speech = speech
         #: Arguments the budget layer may use to probe this tool (from ``_meta`` or config).
         self.probe_args = probe_args
+        #: The server's display name for the tool (``title``, else ``annotations.title``), for the console.
+        self.title = title
+        #: The tool's MCP annotations as listed (``readOnlyHint`` …): hints that only ever add caution.
+        self.annotations = annotations or {}
+        #: The tool's declared ``outputSchema`` (its results are checked against it; shown in ``tools --json``).
+        self.output_schema = output_schema
         #: The server sent a progress notification for one of this tool's calls.
         self.reports_progress = False
         self._quick_streak = 0
@@ -94,8 +105,21 @@ class MCPTool(Tool):
     def same_as(self, other: MCPTool) -> bool:
         """Equal declaration and metadata (so a re-list that changed nothing leaves the registry alone)."""
         return (
-            self.definition == other.definition and self.speech == other.speech and self.probe_args == other.probe_args
+            self.definition == other.definition
+            and self.speech == other.speech
+            and self.probe_args == other.probe_args
+            and self.title == other.title
+            and self.annotations == other.annotations
+            and self.output_schema == other.output_schema
         )
+
+    def info(self) -> dict[str, Any]:
+        """What the console's tool inspector and ``tools --json`` show beyond the declaration."""
+        return {
+            "title": self.title,
+            "annotations": dict(self.annotations),
+            "output_schema": shown_schema(self.output_schema),
+        }
 
 
 def exposable(cfg: McpServerConfig, listed: list[types.Tool]) -> tuple[list[types.Tool], list[str]]:
@@ -178,5 +202,11 @@ def build_tools(
             timeout_ms=(tc.timeout_ms if tc else None) or cfg.defaults.timeout_ms,
         )
         speech = SpeechOptions(template=tc.speech_template if tc else None, field=tc.speech_field if tc else None)
-        out.append(MCPTool(definition, supervisor, speech, probe))
+        title = t.title or (t.annotations.title if t.annotations else None)
+        output = dict(t.output_schema) if t.output_schema else None
+        if redact is not None and title is not None:
+            title = redact(title)
+        out.append(
+            MCPTool(definition, supervisor, speech, probe, title=title, annotations=annotations, output_schema=output)
+        )
     return out, warnings
