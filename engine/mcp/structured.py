@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jsonschema import ValidationError
-
 #: Longest description of what is wrong at the path (a value's repr can be megabytes).
 MAX_REASON = 160
 #: Largest output schema kept for display (``tools --json``, the console's tool inspector); larger is summarised.
@@ -32,6 +30,8 @@ def shown_schema(schema: dict[str, Any] | None) -> dict[str, Any] | None:
 
 def mismatch(tool: str, exc: RuntimeError) -> str | None:
     """The message for an SDK output-schema failure of ``tool``; None when ``exc`` is something else."""
+    from jsonschema import ValidationError  # here, not at import: jsonschema costs engine start-up ~0.1 s
+
     cause = exc.__cause__
     if isinstance(cause, ValidationError):
         reason = cause.message if len(cause.message) <= MAX_REASON else cause.message[: MAX_REASON - 1] + "…"

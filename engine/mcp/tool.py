@@ -8,6 +8,7 @@ connection.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Callable, Mapping
@@ -23,6 +24,7 @@ from engine.mcp.naming import exposed_names
 from engine.mcp.results import SpeechOptions
 from engine.mcp.structured import shown_schema
 from engine.tools.base import Tool, ToolCategory, ToolDefinition, ToolExecutionContext, ToolResult
+from engine.tools.progress import note
 
 if TYPE_CHECKING:
     from engine.mcp.supervisor import Supervisor
@@ -81,9 +83,11 @@ class MCPTool(Tool):
         if not self.reports_progress and self._quick_streak >= QUICK_STREAK:
             return None
         d = self.definition
+        task = asyncio.current_task()  # the task running the call: the turn tracker knows the call by it
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             self.reports_progress = True
+            note(task, progress, total)
             ctx.emit(
                 ToolProgressed(
                     call_id=ctx.call_id,
