@@ -332,10 +332,10 @@ class ConsoleState:
         elif isinstance(ev, ToolCompleted | ToolRejected):
             self._complete(ev, ch)
         elif isinstance(ev, ToolProgressed):
-            if (inv := self._open.get((ev.call_id, ev.tool_call_id))) is not None:
-                inv.progress, inv.progress_total = ev.progress, ev.total
-                if inv not in ch.invocations_added and inv not in ch.invocations_changed:
-                    ch.invocations_changed.append(inv)
+            if (running := self._open.get((ev.call_id, ev.tool_call_id))) is not None:
+                running.progress, running.progress_total = ev.progress, ev.total
+                if running not in ch.invocations_added and running not in ch.invocations_changed:
+                    ch.invocations_changed.append(running)
         elif isinstance(ev, ServerStateChanged):
             self.servers[ev.server] = ServerRow(ev.server, ev.state, ev.restarts, ev.last_error, ev.ts)
             ch.servers.add(ev.server)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from console.app import AvaConsole
 from engine.events import ToolCompleted, ToolProgressed, ToolRequested
@@ -21,7 +22,7 @@ async def test_running_row_shows_reported_progress(config_path: Path, wait) -> N
     async with app.run_test(size=(120, 40)) as pilot:
         await wait(pilot, lambda: app.engine_running)
         bus = app.engine.bus  # type: ignore[union-attr]
-        ids = {"call_id": "c1", "tool_call_id": "t1", "exposed_name": "mcp_ev_research", "server": "ev"}
+        ids: dict[str, Any] = {"call_id": "c1", "tool_call_id": "t1", "exposed_name": "mcp_ev_research", "server": "ev"}
         bus.publish(ToolRequested(**ids, tool="research"))
         await pilot.press("f2")
         await wait(pilot, lambda: type(app.screen).__name__ == "ToolLogScreen")
