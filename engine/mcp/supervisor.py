@@ -46,6 +46,8 @@ State = Literal["starting", "up", "restarting", "failed", "stopped"]
 
 #: How long ``stop`` waits for the supervision loop to wind down (the child is SIGKILLed well before that).
 STOP_WAIT_S = 2.0
+#: The shortest listing lifetime honoured: a ``ttlMs`` of 1 must not turn into a thousand re-lists a second.
+MIN_TTL_S = 1.0
 
 
 @dataclass(slots=True)
@@ -292,8 +294,16 @@ class Supervisor(ToolRegistration):
         self.restarts = 0
 
     async def _refresher(self, conn: Connection) -> None:
-        """Re-list after list_changed notifications, one re-list per burst (debounced)."""
+        """Re-list after list_changed notifications, one re-list per burst (debounced), and when the listing's
+        ``ttlMs`` runs out (at most once a ``MIN_TTL_S``): a server that says how long its list stays fresh
+        need not send a notification for the engine to see a change."""
         while True:
+            ttl_ms = conn.list_ttl_ms
+            if ttl_ms:
+                with suppress(TimeoutError):
+                    async with asyncio.timeout(max(ttl_ms / 1000, MIN_TTL_S)):
+                        await self._changed.wait()
+                self._changed.set()
             await self._changed.wait()
             await asyncio.sleep(self.services.debounce_s)
             self._changed.clear()
