@@ -9,6 +9,7 @@ connection.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 from collections.abc import Callable, Mapping
@@ -21,6 +22,7 @@ from engine.budget.metadata import resolve_latency, resolve_probe_args
 from engine.config.models import McpServerConfig
 from engine.events import ToolProgressed
 from engine.mcp.naming import exposed_names
+from engine.mcp.policy import cache_seconds
 from engine.mcp.results import SpeechOptions
 from engine.mcp.structured import shown_schema
 from engine.tools.base import Tool, ToolCategory, ToolDefinition, ToolExecutionContext, ToolResult
@@ -183,6 +185,10 @@ def build_tools(
             exposed = fallback
         annotations = t.annotations.model_dump(by_alias=True, exclude_none=True) if t.annotations else None
         latency, problems = resolve_latency(t.name, tc, t.meta, annotations)
+        seconds, refused = cache_seconds(t.name, annotations, tc, latency.cacheable_seconds)
+        if refused is not None:  # annotations as policy: only read-only (or configured) tools are cached
+            latency = dataclasses.replace(latency, cacheable_seconds=seconds)
+            problems.append(refused)
         probe, probe_problems = resolve_probe_args(t.name, tc, t.meta)
         warnings.extend(problems + probe_problems)
         description = (tc.description if tc and tc.description else None) or t.description or t.title or t.name
