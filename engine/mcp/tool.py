@@ -85,7 +85,10 @@ class MCPTool(Tool):
         if not self.reports_progress and self._quick_streak >= QUICK_STREAK:
             return None
         d = self.definition
-        task = asyncio.current_task()  # the task running the call: the turn tracker knows the call by it
+        try:  # the task running the call: the turn tracker knows the call by it
+            task = asyncio.current_task()
+        except RuntimeError:  # no loop running (a caller outside any call): nothing to note against
+            task = None
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             self.reports_progress = True
