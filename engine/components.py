@@ -57,6 +57,9 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
         http = HttpServer(engine)
         components.append(http)  # first up, so /ready answers 503 while MCP servers start
     components.append(budget)
+    from engine.turn_timing import TurnTimingBook  # one turn.timings event per turn, for the latency waterfall
+
+    engine.turn_hooks.append(TurnTimingBook(engine.bus, budget.tier_budget_ms))
     services = HostServices(
         registry=engine.registry,
         bus=engine.bus,
