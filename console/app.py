@@ -35,6 +35,7 @@ from console.messages import EngineReady, EventBatch
 from console.screens.base import ConsoleScreen
 from console.screens.calls import CallsScreen
 from console.state import Changes, ConsoleState, VoiceStatus
+from console.timings_state import TimingsState
 from engine import list_audio_devices
 
 if TYPE_CHECKING:  # the engine, its events, the config models and the voice modules load after the first frame
@@ -103,6 +104,8 @@ class AvaConsole(App[None]):
         #: Set once quitting began: an engine built after that is never started.
         self._quitting = False
         self.state = ConsoleState()
+        #: Turn timings and speaking spans per call (the call view's waterfall and timeline), from events only.
+        self.timings = TimingsState()
         self.clock = clock or Clock()
         self.tick = tick
         self.pump_interval = pump_interval
@@ -307,6 +310,7 @@ class AvaConsole(App[None]):
             self._voice_events(voice)
             if len(voice) == len(message.events):
                 return
+        self.timings.apply(message.events)
         changes = self.state.apply(e for e in message.events if not e.type.startswith("softphone."))
         self._dispatch(changes)
 

@@ -52,6 +52,8 @@ SCREEN_BINDING_IDS: dict[str, str] = {
     "call_end": "end the selected call",
     "call_talk": "focus the talk box",
     "call_focus": "back to the calls table",
+    "call_view": "the selected call's latency waterfall and speaking timeline",
+    "view_close": "leave the waterfall and timeline",
     "op_listen": "operator: listen to the selected phone call",
     "op_whisper_agent": "operator: whisper to the agent (the caller does not hear)",
     "op_whisper_caller": "operator: whisper to the caller (the agent does not hear)",
