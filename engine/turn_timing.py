@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from engine.events import CallEnded, EventBus, ToolCompleted, TurnStage, TurnTimings
+from engine.events import CallEnded, EventBus, Subscription, ToolCompleted, TurnStage, TurnTimings
 from engine.sessions.session import CallSession
 
 __all__ = ["TurnTimingBook", "find_book"]
@@ -30,6 +30,7 @@ class _Turn:
     transcribed: float | None = None
     #: A realtime model hears the audio itself: no local STT, its span runs from the caller's stop to first audio.
     realtime: bool = False
+    voiced: bool = False  # the answer is spoken (a voice driver's ``heard`` opened the turn)
     opened: bool = False  # ``before_turn`` ran: the engine took this as a turn
     turn: int = 0
     tier: str = ""
@@ -51,25 +52,22 @@ class TurnTimingBook:
         self.bus = bus
         self.budget_ms = budget_ms
         self.clock = clock
-        self._sub = bus.subscribe(types={ToolCompleted.type, CallEnded.type})
+        #: Held only while a turn is open, so a bus with no call in progress builds no tool events for the book.
+        self._sub: Subscription | None = None
         self._open: dict[str, _Turn] = {}
-        #: Calls whose answers are spoken: their turn is published once the audio has played.
-        self._voiced: set[str] = set()
 
     # ------------------------------------------------------------------------------------------ voice stamps
-
-    def voiced(self, call_id: str) -> None:
-        self._voiced.add(call_id)
 
     def heard(
         self, call_id: str, speech_end: float, endpointed: float | None = None, transcribed: float | None = None,
         *, realtime: bool = False,
     ) -> None:  # fmt: skip
-        """The caller's utterance ended at ``speech_end``: a new turn starts there (the open one is over)."""
-        self._voiced.add(call_id)
+        """The caller's utterance ended at ``speech_end``: a new turn starts there (the open one is over). Its
+        answer is spoken, so the turn is published once the audio has played."""
         if call_id in self._open:
             self._publish(call_id)
-        self._open[call_id] = _Turn(speech_end, endpointed, transcribed, realtime)
+        self._listen()
+        self._open[call_id] = _Turn(speech_end, endpointed, transcribed, realtime, voiced=True)
 
     def first_audio(self, call_id: str, at: float) -> None:
         t = self._open.get(call_id)
@@ -100,6 +98,7 @@ class TurnTimingBook:
         if t is None or t.opened:
             if t is not None:
                 self._publish(call_id)
+            self._listen()
             t = self._open[call_id] = _Turn(now)
         t.opened, t.turn, t.tier, t.budget_ms = True, session.turn, session.tier, self.budget_ms(session.tier)
         t.model_start = t.start if t.realtime else now
@@ -110,12 +109,18 @@ class TurnTimingBook:
         if t is None or not t.opened or t.reply is not None:
             return
         t.reply = self.clock()
-        if session.call_id not in self._voiced or t.played is not None:
+        if not t.voiced or t.played is not None:
             self._publish(session.call_id)
 
     # ------------------------------------------------------------------------------------------ plumbing
 
+    def _listen(self) -> None:
+        if self._sub is None:
+            self._sub = self.bus.subscribe(types={ToolCompleted.type, CallEnded.type})
+
     def _drain(self) -> None:
+        if self._sub is None:
+            return
         events = self._sub.drain()
         if not events:
             return
@@ -135,7 +140,6 @@ class TurnTimingBook:
             elif isinstance(ev, CallEnded):
                 if ev.call_id in self._open:
                     self._publish(ev.call_id)
-                self._voiced.discard(ev.call_id)
 
     def flush(self, call_id: str) -> None:
         """Publish what the call's open turn has (the call is ending)."""
@@ -145,6 +149,9 @@ class TurnTimingBook:
 
     def _publish(self, call_id: str) -> None:
         t = self._open.pop(call_id)
+        if not self._open and self._sub is not None:  # no turn in progress: stop receiving (see ``_sub``)
+            self._sub.close()
+            self._sub = None
         if not t.opened:  # heard, but nothing was said (an empty transcript): no turn
             return
         end = t.first_audio or t.reply or self.clock()
