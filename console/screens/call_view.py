@@ -49,7 +49,7 @@ class CallViewScreen(ConsoleScreen):
 
     def _title(self) -> str:
         row = self.capp.state.call_or_ended(self.call_id)
-        where = f" · {row.context} · {row.provider}" if row is not None else ""
+        where = f" · {row.context} · {row.provider} · tier {row.tier.upper()}" if row is not None else ""
         ended = " · ended" if self.call_id in self.capp.state.ended else ""
         return f"{self.call_id}{where}{ended}"
 
@@ -60,6 +60,8 @@ class CallViewScreen(ConsoleScreen):
         self._redraw()
 
     def apply_changes(self, changes: Changes) -> None:
+        if self.call_id in changes.calls_changed or self.call_id in changes.calls_removed:
+            self.query_one("#cv-title", Static).update(self._title())  # its tier, or that it ended
         self._redraw()
 
     def _redraw(self) -> None:

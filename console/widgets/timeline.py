@@ -84,8 +84,13 @@ def _lane(spans: list[Span], start: float, per_col: float, cols: int, now: float
         if s.barge_in:
             cells[b] = ("✂", "bold red")
     out = Text()
-    for ch, st in cells:
-        out.append(ch, style=st)
+    run, style = "", ""
+    for ch, st in cells:  # runs of one style: a few appends per lane, not one per cell
+        if st != style and run:
+            out.append(run, style=style)
+            run = ""
+        run, style = run + ch, st
+    out.append(run, style=style)
     return out
 
 

@@ -73,6 +73,7 @@ class Waterfall(Widget):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.timings: CallTimings | None = None
+        self._cache: tuple[tuple[int, int, int], Text] | None = None
 
     def show(self, timings: CallTimings | None) -> None:
         self.timings = timings
@@ -85,6 +86,13 @@ class Waterfall(Widget):
         return self.lines(self.size.width)
 
     def lines(self, width: int) -> Text:
+        """The drawing for ``width`` (kept until the timings or the width change: layout asks twice)."""
+        key = (id(self.timings), self.timings.revision if self.timings else -1, width)
+        if self._cache is None or self._cache[0] != key:
+            self._cache = (key, self._draw(width))
+        return self._cache[1].copy()
+
+    def _draw(self, width: int) -> Text:
         c = self.timings
         out = Text()
         if c is None or not c.turns:
@@ -131,24 +139,35 @@ def _turn_head(t: TurnRow, width: int) -> Text:
 
 
 def _stage_line(s: Stage, t: TurnRow, scale: float, bar_w: int, budget_col: int | None) -> Text:
+    """One stage: its label, its bar (red past the budget rule, ``›`` when clipped), its duration.
+
+    Built from runs of equal style (not cell by cell): the view redraws on every batch that timed a turn."""
     line = Text()
     label = ("  " + s.title) if s.name == "tool" else s.title
     line.append(label[: LABEL_W - 1].ljust(LABEL_W), style=STAGE_STYLE.get(s.name, ""))
     first = min(bar_w - 1, int(s.start_ms / scale * bar_w))
     last = max(first + 1, min(bar_w, round(s.end_ms / scale * bar_w)))
-    clipped = s.end_ms > scale
+    ch = "░" if s.name == "playout" else "█"
     base = STAGE_STYLE.get(s.name, "white")
-    for col in range(bar_w):
-        if first <= col < last:
-            ch = "░" if s.name == "playout" else "█"
-            if clipped and col == bar_w - 1:
-                ch = "›"
-            over = budget_col is not None and col >= budget_col and s.name != "playout"
-            line.append(ch, style="red" if over else base)
-        elif col == budget_col:
-            line.append("│", style="yellow")
-        else:
-            line.append(" ")
+    split = last if budget_col is None or s.name == "playout" else max(first, min(last, budget_col))
+    rule = budget_col is not None and not first <= budget_col < last
+    if rule and budget_col is not None and budget_col < first:
+        line.append(" " * budget_col)
+        line.append("│", style="yellow")
+        line.append(" " * (first - budget_col - 1))
+    else:
+        line.append(" " * first)
+    line.append(ch * (split - first), style=base)
+    line.append(ch * (last - split), style="red")
+    if s.end_ms > scale:
+        line.right_crop(1)
+        line.append("›", style=base)
+    if rule and budget_col is not None and budget_col >= last:
+        line.append(" " * (budget_col - last))
+        line.append("│", style="yellow")
+        line.append(" " * (bar_w - budget_col - 1))
+    else:
+        line.append(" " * (bar_w - last))
     mark = {"cut": "✂", "": "", "success": ""}.get(s.status, "✖")  # cut by barge-in; a tool that failed
     value = f"{fmt_ms(s.duration_ms)}{mark}"
     line.append(" " + value.rjust(VALUE_W - 1), style="red" if mark == "✖" else "")
