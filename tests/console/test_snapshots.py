@@ -88,7 +88,7 @@ def test_call_view_waterfall_and_timeline(snap_compare, size) -> None:
         app: AvaConsole = pilot.app
         await _settle(pilot, lambda: app.engine_running, within=30)
         for ev in timed_call_events():
-            app.engine.bus.publish(ev)
+            app.engine.bus.publish(ev)  # type: ignore[union-attr]
         await _settle(pilot, lambda: len(getattr(app.timings.get(CALL), "turns", ())) == 4)
         app.selected_call = CALL
         await pilot.press("g")

@@ -56,7 +56,7 @@ async def test_a_realtime_turn_is_timed_from_the_callers_stop(engine: Engine) ->
         await _until(lambda: call.state == CallState.THINKING)
         await live.call_tool("get_weather", '{"city": "Oslo"}')
         live.say("It is 18 degrees.", ms=300)
-        await _until(lambda: call.turns and call.turns[-1].first_audio is not None)
+        await _until(lambda: bool(call.turns) and call.turns[-1].first_audio is not None)
         await _until(lambda: call.state == CallState.LISTENING)
         call.stop()
         await task
