@@ -19,6 +19,9 @@ from engine import percentile
 if TYPE_CHECKING:  # the engine's events load after the first frame (console.app), so only named here
     from engine.events import Event
 
+#: Events only the call view draws: kept out of the event log (a few per turn would flood it) and the tables.
+VIEW_ONLY = frozenset({"turn.timings", "speaking.changed"})
+
 MAX_CALLS = 200
 MAX_TURNS = 500
 MAX_SPANS = 2000

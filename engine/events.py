@@ -130,6 +130,38 @@ class ToolRejected(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ToolApprovalRequested(Event):
+    """A tool call waits for the operator (engine.approvals): ``reason`` says why, ``deadline`` (epoch seconds)
+    until when; ``arguments`` are masked like every event's."""
+
+    type: ClassVar[str] = "tool.approval_requested"
+    approval_id: str
+    call_id: str
+    tool_call_id: str
+    exposed_name: str
+    server: str
+    tool: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    reason: str = ""
+    timeout_s: float = 0.0
+    deadline: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolApprovalResolved(Event):
+    """How a wait for approval ended: ``outcome`` approved, denied, timed_out or cancelled, ``by`` whom."""
+
+    type: ClassVar[str] = "tool.approval_resolved"
+    approval_id: str
+    call_id: str
+    tool_call_id: str
+    exposed_name: str
+    outcome: str
+    by: str
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TierChanged(Event):
     type: ClassVar[str] = "tier.changed"
     call_id: str | None
@@ -232,49 +264,26 @@ class AnnouncementRequested(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SteeringInjected(Event):
+    """The operator steered a live call: ``say`` (the agent says ``text`` next) or ``whisper`` (a hidden
+    instruction for its next turn, ``hidden`` from the caller); ``via`` is how it reached the provider."""
+
+    type: ClassVar[str] = "steering.injected"
+    call_id: str
+    kind: str
+    text: str
+    via: str
+    hidden: bool = False
+    turn: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TurnOverBudget(Event):
     type: ClassVar[str] = "turn.over_budget"
     call_id: str
     tier: str
     budget_ms: int
     latency_ms: float
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TurnStage:
-    """One stage of a turn: ``start_ms`` from the turn's start (the caller stopped talking, or the text arrived)."""
-
-    name: str  # endpointing | stt | model | tool | tts | playout
-    start_ms: float
-    duration_ms: float
-    label: str = ""  # a tool's exposed name
-    server: str = ""  # a tool's MCP server ("builtin" for the engine's own)
-    status: str = ""  # a tool's result status; "cut" for playout stopped by barge-in
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TurnTimings(Event):
-    """Where one turn's time went (engine.turn_timing): one per turn, published once its audio has played.
-    ``latency_ms``: from the turn's start to the answer's first audio (to the reply's text on a text call)."""
-
-    type: ClassVar[str] = "turn.timings"
-    call_id: str
-    turn: int
-    tier: str
-    budget_ms: int
-    latency_ms: float
-    stages: tuple[TurnStage, ...] = ()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SpeakingChanged(Event):
-    """The caller or the agent started or stopped talking on a voice call; ``barge_in``: the caller cut the agent."""
-
-    type: ClassVar[str] = "speaking.changed"
-    call_id: str
-    who: str  # "caller" | "agent"
-    speaking: bool
-    barge_in: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -354,8 +363,9 @@ class EmailFailed(Event):
 
 from engine.dataclass_init import fast_frozen_init  # noqa: E402 - after the classes it rewrites
 from engine.event_bus import EventBus, Subscription  # noqa: E402 - re-exported: the public API names them here
+from engine.turn_events import SpeakingChanged, TurnStage, TurnTimings  # noqa: E402 - the waterfall's, re-exported
 
-__all__ = ["EventBus", "Subscription"]
+__all__ = ["EventBus", "SpeakingChanged", "Subscription", "TurnStage", "TurnTimings"]
 
 # The module's own event classes (``__subclasses__`` would also hold the classes ``dataclass(slots=True)`` replaced).
 for _cls in [c for c in list(globals().values()) if isinstance(c, type) and issubclass(c, Event)]:

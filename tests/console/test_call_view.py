@@ -8,7 +8,7 @@ from typing import Any
 
 from console.app import AvaConsole
 from console.screens.call_view import CallViewScreen
-from console.timings_state import TimingsState
+from console.timings_state import VIEW_ONLY, TimingsState
 from console.widgets.timeline import LANE_W, Timeline
 from console.widgets.waterfall import LABEL_W, Waterfall, scale_ms, summary
 from engine.events import Event, TurnTimings
@@ -84,6 +84,7 @@ async def test_a_call_through_the_engine_shows_its_turns_live(config_path: Path,
         assert [s.name for s in turn.stages] == ["model"]
         text = "\n".join(_lines(fall.lines(fall.size.width)))
         assert "turn 1" in text and f"{turn.stages[0].duration_ms:.0f} ms" in text
+        assert not [line for line in app.state.log if line.type in VIEW_ONLY]  # the view's, not the event log's
         screen = app.screen
         await pilot.press("escape")  # back on Calls: a second turn reaches the view when it is opened again
         await pilot.press("s", *"hello again", "enter")

@@ -5,6 +5,7 @@ stage durations for the text, pipeline and realtime shapes of a turn)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -60,8 +61,9 @@ def test_voice_call_times_endpointing_stt_model_tts_and_playout(tmp_path: Path) 
     # the endpointer waits the configured silence (softphone.vad_silence_ms in the demo config)
     assert stages["endpointing"]["start_ms"] == 0.0 and stages["endpointing"]["duration_ms"] > 100
     order = ["endpointing", "stt", "model", "tts", "playout"]
-    for a, b in zip(order, order[1:], strict=False):  # each stage starts where the one before ended
-        assert abs(stages[a]["start_ms"] + stages[a]["duration_ms"] - stages[b]["start_ms"]) <= 1.0
+    for a, b in itertools.pairwise(order):  # each stage starts as the one before ends (a task switch between)
+        gap = stages[b]["start_ms"] - (stages[a]["start_ms"] + stages[a]["duration_ms"])
+        assert -0.2 <= gap <= 50.0, (a, b, gap)
     assert timings[0]["latency_ms"] == stages["playout"]["start_ms"]
     speaking = [(e["who"], e["speaking"]) for e in events if e["type"] == "speaking.changed"]
     assert speaking[:2] == [("agent", True), ("agent", False)]  # the greeting
@@ -89,7 +91,7 @@ def _session(turn: int = 1, tier: str = "fast") -> CallSession:
 
 
 def test_pipeline_turn_stages_from_the_stamps() -> None:
-    bus, book, clock, sub = _book()
+    _bus, book, clock, sub = _book()
     book.heard("c1", speech_end=100.0, endpointed=100.6, transcribed=100.9)
     clock.now = 101.0
     book.before_turn(_session(), "hi")
@@ -134,7 +136,7 @@ def test_realtime_turn_model_runs_from_the_callers_stop_to_first_audio_and_tools
 
 
 def test_an_utterance_that_never_became_a_turn_publishes_nothing() -> None:
-    bus, book, clock, sub = _book()
+    _bus, book, _clock, sub = _book()
     book.heard("c1", speech_end=100.0, realtime=True)
     book.heard("c1", speech_end=101.0, realtime=True)
     book.flush("c1")
