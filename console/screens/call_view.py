@@ -79,4 +79,4 @@ class CallViewScreen(ConsoleScreen):
         self.call_after_refresh(pane.scroll_end, animate=False)  # the newest turn, once its lines are laid out
 
     def action_close(self) -> None:
-        self.dismiss()
+        self.app.pop_screen()

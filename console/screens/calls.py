@@ -299,7 +299,10 @@ class CallsScreen(ApprovalControls, CallDetail, VoiceControls, PhoneControls, St
         if call_id is None:
             self.notify("select a call first", title="waterfall", severity="warning")
             return
-        self.app.push_screen(CallViewScreen(call_id))
+        name = f"call-view:{call_id}"  # installed once per call: opening it again is a redraw, not a compose
+        if not self.app.is_screen_installed(name):
+            self.app.install_screen(CallViewScreen(call_id), name)
+        self.app.push_screen(name)
 
     def action_focus_calls(self) -> None:
         self.query_one("#calls", DataTable).focus()
