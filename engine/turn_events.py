@@ -7,8 +7,9 @@ once ``Event`` exists), never from here: this module needs ``engine.events`` loa
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from engine.events import Event
 
@@ -37,6 +38,12 @@ class TurnTimings(Event):
     budget_ms: int
     latency_ms: float
     stages: tuple[TurnStage, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """As JSON has it: the stages as a list of objects (also when a replay rebuilt them as dicts)."""
+        out = Event.to_dict(self)  # not super(): a slots dataclass is a new class
+        out["stages"] = [s if isinstance(s, dict) else dataclasses.asdict(s) for s in self.stages]
+        return out
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
