@@ -38,6 +38,7 @@ from console.replay_controls import ReplayControls
 from console.screens.base import ConsoleScreen
 from console.screens.calls import CallsScreen
 from console.state import Changes, ConsoleState, VoiceStatus
+from console.timings_state import VIEW_ONLY, TimingsState
 from engine import list_audio_devices
 
 if TYPE_CHECKING:  # the engine, its events, the config models and the voice modules load after the first frame
@@ -110,6 +111,8 @@ class AvaConsole(ReplayControls, App[None]):
         #: Set once quitting began: an engine built after that is never started.
         self._quitting = False
         self.state = ConsoleState()
+        #: Turn timings and speaking spans per call (the call view's waterfall and timeline), from events only.
+        self.timings = TimingsState()
         self.clock = clock or (Clock() if replay is None else ReplayClock(lambda: self.replay))
         self.tick = tick
         self.pump_interval = pump_interval
@@ -324,7 +327,10 @@ class AvaConsole(ReplayControls, App[None]):
             self._voice_events(voice)
             if len(voice) == len(message.events):
                 return
-        changes = self.state.apply(e for e in message.events if not e.type.startswith("softphone."))
+        self.timings.apply(message.events)
+        changes = self.state.apply(
+            e for e in message.events if not e.type.startswith("softphone.") and e.type not in VIEW_ONLY
+        )
         self._dispatch(changes)
 
     def _dispatch(self, changes: Changes) -> None:

@@ -54,6 +54,8 @@ SCREEN_BINDING_IDS: dict[str, str] = {
     "call_end": "end the selected call",
     "call_talk": "focus the talk box",
     "call_focus": "back to the calls table",
+    "call_view": "the selected call's latency waterfall and speaking timeline",
+    "view_close": "leave the waterfall and timeline",
     "call_export": "export the selected call's transcript, tools and tiers (Markdown, beside its recording)",
     "recording_play": "replay the highlighted recording",
     "recording_cancel": "leave the recordings dialog",

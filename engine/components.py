@@ -65,6 +65,9 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
     from engine.recorder.component import Recorder  # the flight recorder: every call's events (and audio)
 
     components.append(Recorder(lambda: engine.settings, engine.bus, engine.redactor, engine.spawn, engine.base_dir))
+    from engine.turn_timing import TurnTimingBook  # one turn.timings event per turn, for the latency waterfall
+
+    engine.turn_hooks.append(TurnTimingBook(engine.bus, budget.tier_budget_ms))
     services = HostServices(
         registry=engine.registry,
         bus=engine.bus,

@@ -62,6 +62,7 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
         Binding("a", "audio_devices", "Audio devices", id="voice_devices"),
         Binding("t", "toggle_tool('next_turn')", "Tool on/off", id="tool_toggle_next"),
         Binding("n", "toggle_tool('now')", "Tool on/off NOW", id="tool_toggle_now"),
+        Binding("g", "call_view", "Latency waterfall and timeline", id="call_view", show=False),
         Binding("escape", "focus_calls", "Calls table", id="call_focus", show=False),
         Binding("l", "monitor('listen')", "Operator: listen to the phone call", id="op_listen", show=False),
         Binding("w", "monitor('whisper_agent')", "Operator: whisper to the agent", id="op_whisper_agent", show=False),
@@ -297,6 +298,19 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
     def action_talk(self) -> None:
         if self._need_detail():
             self.query_one("#talk", Input).focus()
+
+    def action_call_view(self) -> None:
+        """The selected call's latency waterfall and speaking timeline (live or ended)."""
+        from console.screens.call_view import CallViewScreen
+
+        call_id = self.capp.selected_call
+        if call_id is None:
+            self.notify("select a call first", title="waterfall", severity="warning")
+            return
+        name = f"call-view:{call_id}"  # installed once per call: opening it again is a redraw, not a compose
+        if not self.app.is_screen_installed(name):
+            self.app.install_screen(CallViewScreen(call_id), name)
+        self.app.push_screen(name)
 
     def action_focus_calls(self) -> None:
         self.query_one("#calls", DataTable).focus()

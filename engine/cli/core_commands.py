@@ -284,6 +284,8 @@ _CALL_EVENTS = {
     "tools.omitted",
     "announcement.requested",
     "announcement.played",
+    "turn.timings",  # --json only: the stage timings of each turn (the console's latency waterfall)
+    "speaking.changed",
     "turn.over_budget",
     "engine.error",
     "steering.injected",

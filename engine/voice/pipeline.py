@@ -35,6 +35,7 @@ from engine.providers.base import Provider, TurnReply
 from engine.providers.pipeline import PipelineProvider, bind_pipelines, provider_phrases
 from engine.sessions.session import CallError, CallSession
 from engine.sessions.steering import is_steering
+from engine.turn_timing import find_book
 from engine.voice.announcer import Announcer
 from engine.voice.audio import AudioFrame
 from engine.voice.backend import AudioBackend
@@ -42,6 +43,7 @@ from engine.voice.bargein import SpeechOnset
 from engine.voice.options import VoiceOptions
 from engine.voice.pacing import Pacer
 from engine.voice.speaker import Playback, Speaker
+from engine.voice.speaking import SpeakingTap
 from engine.voice.stt import Recognizer
 from engine.voice.tts import Synthesizer
 from engine.voice.vad import PushToTalkSegmenter, Utterance, VadSegmenter
@@ -151,6 +153,7 @@ class VoiceCall:
         )
         self.onset = SpeechOnset(backend.sample_rate, opts.barge_in_ms, opts.frame_ms)
         self.announcer = Announcer(engine.bus, self.speaker, self._thinking_turn)
+        self.timing, self.speaking = find_book(engine), SpeakingTap(engine.bus)  # the waterfall's and timeline's
         self.session: CallSession | None = None
         self.turns: list[TurnStats] = []
         self.state = CallState.STARTING
@@ -215,6 +218,9 @@ class VoiceCall:
             cancelled = True
         if stopped or cancelled:
             self.barge_ins += 1
+            self.speaking.barge_in()
+            if stopped and self.timing is not None and self.call_id is not None:
+                self.timing.cut(self.call_id)
             log.info("barge-in on %s: playback stopped=%s, turn cancelled=%s", self.call_id, stopped, cancelled)
 
     async def run(self) -> str:
@@ -326,6 +332,9 @@ class VoiceCall:
         session = self.session
         if not transcript.text or session is None or not session.active:
             return
+        if self.timing is not None:  # the caller stopped talking when the endpointer's silence began
+            silence = self.options.vad_silence_ms / 1000 if utt.reason == "silence" else 0.0
+            self.timing.heard(session.call_id, ended_at - silence, ended_at, t0 + stats.stt_s)
         self._pending = stats
         self._phase = "thinking"
         task = asyncio.create_task(
@@ -367,6 +376,9 @@ class VoiceCall:
         pb = await self.speaker.say(text, kind, session.turn)
         if stats is not None and pb is not None and stats.first_audio is None:
             stats.first_audio = pb.first_audio
+            if self.timing is not None and pb.first_audio is not None:
+                self.timing.first_audio(session.call_id, pb.first_audio)
+                self.timing.played(session.call_id, time.perf_counter())
 
     # ------------------------------------------------------------------------------------------------ plumbing
 
@@ -399,6 +411,7 @@ class VoiceCall:
         else:
             new = CallState.LISTENING
         if new != self.state:
+            self.speaking.state(self.call_id, new)
             self.state = new
             if self.on_state is not None:
                 self.on_state(new)

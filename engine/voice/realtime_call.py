@@ -27,6 +27,7 @@ from engine.events import AnnouncementPlayed, AnnouncementRequested, CallEnded, 
 from engine.providers.base import ProviderError
 from engine.providers.realtime import session as rt
 from engine.sessions.session import CallError, CallSession
+from engine.turn_timing import find_book
 from engine.voice.backend import AudioBackend
 from engine.voice.options import VoiceOptions
 from engine.voice.pacing import Pacer
@@ -35,6 +36,7 @@ from engine.voice.realtime_host import RealtimeHost, Usage, is_realtime, voice_c
 from engine.voice.realtime_input import CallerInput
 from engine.voice.realtime_playout import PlayedItem, Playout
 from engine.voice.realtime_relay import Farewell, TranscriptRelay
+from engine.voice.speaking import SpeakingTap
 
 __all__ = ["RealtimeVoiceCall", "voice_call"]
 
@@ -72,6 +74,7 @@ class RealtimeVoiceCall:
         self.live: rt.RealtimeSession | None = None
         self.playout: Playout | None = None
         self.turns: list[TurnStats] = []
+        self.timing, self.speaking = find_book(engine), SpeakingTap(engine.bus)  # the waterfall's and timeline's
         self.usage: Usage | None = None
         self.state, self.muted, self.barge_ins, self.input_level_dbfs = CallState.STARTING, False, 0, -120.0
         self.end_reason: str | None = None
@@ -116,6 +119,7 @@ class RealtimeVoiceCall:
 
     def barge_in(self) -> bool:
         """Cut the agent off now (as when the caller talks over it); False when nothing was playing."""
+        self._cutting()
         cut = self.playout.interrupt() if self.playout is not None else None
         if cut is not None:
             self.barge_ins += 1
@@ -213,6 +217,8 @@ class RealtimeVoiceCall:
                 self._set_awaiting(False)
                 if self.turns and self.turns[-1].first_audio is None:
                     self.turns[-1].first_audio = time.perf_counter()
+                    if self.timing is not None and self.call_id is not None:
+                        self.timing.first_audio(self.call_id, self.turns[-1].first_audio)
             self.playout.feed(ev.item_id, ev.data)
         elif isinstance(ev, rt.AssistantText | rt.CallerText):
             if ev.final and ev.text.strip():
@@ -226,6 +232,8 @@ class RealtimeVoiceCall:
         elif isinstance(ev, rt.CallerSpeechStopped):
             self._caller_speaking, heard = False, (self._in.sent_s if self._in else 0.0) - self._speech_from
             self.turns.append(TurnStats("", "provider", round(max(0.0, heard), 3), 0.0, time.perf_counter()))
+            if self.timing is not None and self.call_id is not None:
+                self.timing.heard(self.call_id, self.turns[-1].utterance_end, realtime=True)
             self._set_awaiting(True)
         elif isinstance(ev, rt.AssistantInterrupted):
             await self._flush(ev.item_id)
@@ -243,6 +251,7 @@ class RealtimeVoiceCall:
     async def _flush(self, item_id: str | None) -> None:
         """Barge-in: drop the assistant's queued audio and tell the provider how much of it was heard."""
         assert self.playout is not None
+        self._cutting()
         cut = self.playout.interrupt(item_id)
         if cut is not None:
             self.barge_ins += 1
@@ -370,8 +379,17 @@ class RealtimeVoiceCall:
             self.end_reason = self.end_reason or f"{task.get_name()} failed: {type(exc).__name__}: {exc}"
             self._done.set()
 
+    def _cutting(self) -> None:
+        """Barge-in is about to stop the agent's audio: mark it on the timeline and in the turn's playout."""
+        if self.playout is not None and self.playout.playing:
+            self.speaking.barge_in()
+            if self.timing is not None and self.call_id is not None:
+                self.timing.cut(self.call_id)
+
     def _on_playing(self, playing: bool) -> None:
         self._activity.set()
+        if not playing and self.timing is not None and self.call_id is not None:
+            self.timing.played(self.call_id, time.perf_counter())
         self._refresh_state()
 
     def _spawn(self, coro: Coroutine[Any, Any, Any], what: str) -> None:
@@ -391,6 +409,7 @@ class RealtimeVoiceCall:
         else:
             new = CallState.LISTENING
         if new != self.state:
+            self.speaking.state(self.call_id, new)
             self.state = new
             if self.on_state is not None:
                 self.on_state(new)

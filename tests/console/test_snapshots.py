@@ -148,3 +148,21 @@ def test_calls_screen_with_a_pending_approval(snap_compare, size) -> None:
 
     app = AvaConsole(Path("tests/console/data/approvals.yaml"), clock=FixedClock(), tick=False)
     assert snap_compare(app, run_before=run_before, terminal_size=size)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])
+def test_call_view_waterfall_and_timeline(snap_compare, size) -> None:
+    """A recorded four-turn call (fixed times) on the call view: ``g`` on the Calls screen."""
+    from tests.fixtures.timed_call import CALL, timed_call_events
+
+    async def run_before(pilot) -> None:
+        app: AvaConsole = pilot.app
+        await _settle(pilot, lambda: app.engine_running, within=30)
+        for ev in timed_call_events():
+            app.engine.bus.publish(ev)  # type: ignore[union-attr]
+        await _settle(pilot, lambda: len(getattr(app.timings.get(CALL), "turns", ())) == 4)
+        app.selected_call = CALL
+        await pilot.press("g")
+        await pilot.pause(0.5)
+
+    assert snap_compare(_app(), run_before=run_before, terminal_size=size)
