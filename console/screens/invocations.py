@@ -21,7 +21,7 @@ from console.widgets.footer import KeyFooter
 from console.widgets.keybar import KeyBar
 from console.widgets.tables import cursor_key
 
-STATUSES = ("all", "success", "error", "timeout", "rejected", "running")
+STATUSES = ("all", "success", "error", "timeout", "rejected", "cancelled", "running")
 MAX_ROWS = 2000
 COLUMNS = ("time", "call", "tool", "server", "status", "latency", "cache")
 
