@@ -314,6 +314,11 @@ class BudgetLayer:
     def after_turn(self, session: CallSession) -> None:
         self.turns.end(session)
 
+    def start_tier(self, session: CallSession) -> tuple[str, str]:
+        """A new call's tier before its first turn: the operator's global default, else its context's."""
+        d = self.default_for(session)
+        return d.tier, d.reason
+
     def default_for(self, session: CallSession) -> Decision:
         ctx = self._settings().contexts.get(session.context)
         if ctx is None:
