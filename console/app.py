@@ -315,7 +315,8 @@ class AvaConsole(App[None]):
             try:
                 if isinstance(screen, ConsoleScreen):
                     screen.apply_changes(changes)
-                    if changes.default_tier:
+                    call = self.selected_call  # the key bar marks the selected call's active tier
+                    if changes.default_tier or call in changes.calls_changed or call in changes.calls_added:
                         screen.update_keybar()
             except NoMatches:  # the screen is being torn down (app exiting): nothing to update
                 continue
