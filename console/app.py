@@ -279,6 +279,11 @@ class AvaConsole(App[None]):
             await engine.stop()
 
     async def action_quit(self) -> None:
+        from console.quit_guard import quit_or_ask  # the dialog's module loads on first use
+
+        await quit_or_ask(self, self._quit_now)  # asks first while calls are live
+
+    async def _quit_now(self) -> None:
         await self.shutdown_engine()
         self.exit()
 
