@@ -31,6 +31,7 @@ from console.bindings import app_bindings, validate_keymap
 from console.commands import ConsoleCommands
 from console.format import Clock
 from console.host import load_config, resolve_path
+from console.launch import add_arguments, apply_overrides, claim_web_tab, make_console, serve_web
 from console.messages import EngineReady, EventBatch
 from console.screens.base import ConsoleScreen
 from console.screens.calls import CallsScreen
@@ -93,8 +94,12 @@ class AvaConsole(App[None]):
     ) -> None:
         super().__init__()
         self.config_path = Path(config_path)
-        #: Run the engine's HTTP API (health, metrics, MCP status) beside the console; off in tests.
+        #: Run the engine's HTTP API (health, metrics, MCP status) beside the console: only when asked (``--http``).
         self.serve_http = serve_http
+        #: ``--http-port``: the API's port instead of engine.http.port (0: any free one); ``--web``'s tab lock.
+        self.http_port: int | None = None
+        self.web_lock: Path | None = None
+        self.web_lock_file: object | None = None
         self.engine: Engine | None = engine
         #: The config as loaded, before the engine exists (``settings`` is the engine's once it does).
         self._loaded_settings: Settings | None = None
@@ -163,8 +168,11 @@ class AvaConsole(App[None]):
     def load_engine(self) -> None:
         """Off the UI thread: load the config, then import and build the engine (the MCP SDK, aiohttp …)."""
         worker = get_current_worker()
+        if (taken := claim_web_tab(self)) is not None:  # --web: one console per config (console/launch.py)
+            self._from_thread(worker, self._engine_failed, taken)
+            return
         try:
-            settings = load_config(self.config_path)
+            settings = apply_overrides(self, load_config(self.config_path))
         except Exception as e:  # shown in the UI: the console stays up to fix the config
             self._from_thread(worker, self._engine_failed, f"{type(e).__name__}: {e}")
             return
@@ -381,7 +389,7 @@ class AvaConsole(App[None]):
             self.notify("saved; the engine is not running, so nothing was reloaded", title="config")
             return
         try:
-            await engine.reload(settings)
+            await engine.reload(apply_overrides(self, settings))
         except Exception as e:  # a component refused the new config: the file is saved, say so
             self.notify(
                 f"saved, but the reload failed: {type(e).__name__}: {e}", title="config", severity="error", timeout=15
@@ -411,6 +419,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", help="config file (default: your user config, copied from the demo on first run)")
     p.add_argument("--web", action="store_true", help="serve the console in a browser on localhost")
     p.add_argument("--port", type=int, default=8000, help="port for --web (default 8000)")
+    add_arguments(p)  # --http, --http-port (console/launch.py)
     return p
 
 
@@ -425,14 +434,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ava-console: config file {path} does not exist", file=sys.stderr)
         return 2
     if args.web:
-        import shlex
-
-        from textual_serve.server import Server
-
-        command = f"{shlex.quote(sys.executable)} -m console.app --config {shlex.quote(str(path))}"
-        Server(command, host="localhost", port=args.port, title="ava-console").serve()
+        http = ["--http-port", str(args.http_port)] if args.http_port is not None else ["--http"] * args.http
+        serve_web(path, args.port, http)
         return 0
-    AvaConsole(path, serve_http=True).run()
+    try:
+        app = make_console(args, path)
+    except ValueError as e:
+        print(f"ava-console: {e}", file=sys.stderr)
+        return 2
+    app.run()
     return 0
 
 

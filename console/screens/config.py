@@ -17,6 +17,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import Header, Label, Static
 
+from console.launch import apply_overrides
 from console.screens.base import ConsoleScreen
 from console.widgets.footer import KeyFooter
 from console.widgets.keybar import KeyBar
@@ -100,7 +101,7 @@ class ConfigScreen(ConsoleScreen):
             self._status("✔ valid — not reloaded: the engine is still starting (press r again once it runs)", "yellow")
             return
         try:
-            await engine.reload(settings)
+            await engine.reload(apply_overrides(app, settings))
         except Exception as e:  # a component refused the new config
             self._status(f"✖ reload failed — the engine runs the previous config\n{type(e).__name__}: {e}", "red")
             self.notify(f"reload failed: {type(e).__name__}: {e}", title="config", severity="error")
