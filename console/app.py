@@ -36,6 +36,7 @@ from console.messages import EngineReady, EventBatch
 from console.screens.base import ConsoleScreen
 from console.screens.calls import CallsScreen
 from console.state import Changes, ConsoleState, VoiceStatus
+from console.widgets.header import Glance, api_url, glance_line
 from engine import list_audio_devices
 
 if TYPE_CHECKING:  # the engine, its events, the config models and the voice modules load after the first frame
@@ -108,6 +109,8 @@ class AvaConsole(App[None]):
         #: Set once quitting began: an engine built after that is never started.
         self._quitting = False
         self.state = ConsoleState()
+        #: The header's counts beyond the state: recent errors, failed servers (console/widgets/header.py).
+        self.glance = Glance()
         self.clock = clock or Clock()
         self.tick = tick
         self.pump_interval = pump_interval
@@ -134,6 +137,8 @@ class AvaConsole(App[None]):
     def on_mount(self) -> None:
         self.add_mode("calls", CallsScreen)  # the name for F1: the mode's screen exists already (the default one)
         self.show_engine_status()
+        if self.tick:  # recent errors age out of the header's count without new events
+            self.set_interval(5.0, self.show_engine_status)
         # after the first frame is written: a refresh callback runs before the terminal write, and the start-up
         # work would hold the GIL while the frame is still being drawn
         self.call_after_refresh(self.set_timer, FIRST_FRAME_S, self._after_first_frame)
@@ -162,6 +167,8 @@ class AvaConsole(App[None]):
         """The header's sub-title: the engine's status until it runs (first, so a narrow header keeps it), and the
         config file."""
         status = "" if self.engine_running else f"{self.engine_status} · "
+        if self.engine_running:  # at a glance: calls, servers up/failed, recent errors, the HTTP API if served
+            status = f"{glance_line(self.state, self.glance, self.clock.now(), api_url(self.engine))} · "
         self.sub_title = f"{status}{self.config_path}"
 
     @work(thread=True, group="config", name="load-engine", exit_on_error=False)
@@ -321,6 +328,10 @@ class AvaConsole(App[None]):
             if len(voice) == len(message.events):
                 return
         changes = self.state.apply(e for e in message.events if not e.type.startswith("softphone."))
+        for server, error in self.glance.apply(message.events):  # a failed server rings and says so
+            self.bell()
+            self.notify(f"server {server} failed: {error}", title="server", severity="error", timeout=15)
+        self.show_engine_status()
         self._dispatch(changes)
 
     def _dispatch(self, changes: Changes) -> None:

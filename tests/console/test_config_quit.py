@@ -12,20 +12,29 @@ import keyring.backends.fail
 from console.app import AvaConsole
 from console.quit_guard import QuitConfirm
 
+
+def _read(path: Path) -> str:
+    return path.read_text()
+
+
+def _write(path: Path, text: str) -> None:
+    path.write_text(text)
+
+
 #: A loaded test box starts the engine slowly.
 START_S = 90
 
 
 async def test_fixing_an_invalid_config_and_r_starts_the_engine(config_path: Path, wait) -> None:
-    good = config_path.read_text()
-    config_path.write_text(good.replace("fast: 500", "fast: 9000"))  # tiers must grow: invalid
+    good = _read(config_path)
+    _write(config_path, good.replace("fast: 500", "fast: 9000"))  # tiers must grow: invalid
     app = AvaConsole(config_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait(pilot, lambda: app.engine_error is not None, START_S)
         await pilot.press("f10")
         status = app.screen.query_one("#config-status")
         await wait(pilot, lambda: "invalid" in str(status.render()))
-        config_path.write_text(good)
+        _write(config_path, good)
         await pilot.press("r")
         await wait(pilot, lambda: app.engine_running, START_S)
         assert app.engine_error is None and app.engine is not None
