@@ -66,7 +66,7 @@ async def test_ctrl_q_with_a_live_call_asks_no_keeps_yes_quits(config_path: Path
         await wait(pilot, lambda: bool(app.state.calls))
         await pilot.press("escape", "ctrl+q")
         await wait(pilot, lambda: isinstance(app.screen, QuitConfirm))
-        assert "1 live call" in str(app.screen.question)
+        assert isinstance(app.screen, QuitConfirm) and "1 live call" in app.screen.question
         await pilot.press("n")
         await wait(pilot, lambda: not isinstance(app.screen, QuitConfirm))
         assert app.engine_running and app.engine is not None and len(app.engine.calls_info()) == 1

@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from console.app import build_parser
+from console.app import AvaConsole, build_parser
 from console.launch import WEB_LOCK_ENV, make_console
+from console.widgets.header import api_url
 
 START_S = 90  # a loaded test box starts the engine slowly
 
 
-def console_for(config_path: Path, *argv: str):  # type: ignore[no-untyped-def]
+def console_for(config_path: Path, *argv: str) -> AvaConsole:
     args = build_parser().parse_args(["--config", str(config_path), *argv])
     return make_console(args, config_path)
 
@@ -52,8 +53,9 @@ async def test_http_port_zero_serves_the_api_on_a_free_port(config_path: Path, w
         async with app.run_test(size=(100, 30)) as pilot:
             await wait(pilot, lambda: app.engine_running or app.engine_error is not None, START_S)
             assert app.engine_error is None and app.engine is not None
-            urls = [c.url for c in app.engine.components if getattr(c, "name", "") == "http"]  # type: ignore[attr-defined]
-            assert len(urls) == 1 and urls[0] is not None and urls[0] != f"http://127.0.0.1:{held.getsockname()[1]}"
+            url = api_url(app.engine)  # what the header shows
+            assert url is not None and url != f"http://127.0.0.1:{held.getsockname()[1]}"
+            assert f"API {url}" in app.sub_title
     finally:
         held.close()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,7 @@ from tests.engine.budget.helpers import engine_for, session_on, settings_for, to
     ],
 )
 async def test_timeout_names_its_limit(
-    tmp_path: Path, declared: dict[str, int], tier: str | None, budget_fast: int, expected: str
+    tmp_path: Path, declared: dict[str, Any], tier: str | None, budget_fast: int, expected: str
 ) -> None:
     settings = settings_for(tmp_path, ["slow"])
     settings.engine.tool_timeout_ms = 50

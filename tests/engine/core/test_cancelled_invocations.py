@@ -4,6 +4,8 @@ the engine publishes its ``tool.completed`` with status ``cancelled`` and the co
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
+from typing import Any
 
 import pytest
 
@@ -24,6 +26,7 @@ async def _run_and_cancel(many: bool) -> list[Event]:
     engine = engine_with(Settings(), echo_tool(delay=30))
     sub = engine.bus.subscribe()
     session = make_session()
+    coro: Awaitable[Any]
     if many:  # a model turn's parallel calls, cancelled together (barge-in cancels the turn's task)
         coro = engine.executor.execute_many(session, [("echo", {"text": "a"}, "tc_a"), ("echo", {"text": "b"}, "tc_b")])
     else:
