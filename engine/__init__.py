@@ -14,6 +14,10 @@ the engine's internals and may change.
               ``calibrate(id)``
   phone       ``monitor_call(channel_id, mode, devices=…)``: the operator on a live phone call (listen,
               whisper_agent, whisper_caller, takeover, off)
+  steering    ``say_now(call_id, text)`` (the agent says a line next), ``whisper(call_id, text)`` (a hidden
+              instruction for its next turn); ``steer_max_chars``; publishes ``steering.injected``
+  approvals   ``approve_tool(approval_id)``, ``deny_tool(approval_id, reason)``, ``pending_approvals()`` →
+              ``[PendingApproval]``, ``attach_approver(name)`` → detach (none attached: approvals are denied)
   e-mail      ``outbox_messages(status=None)`` → ``[OutboxMessage]``, ``retry_email(id)``, ``drop_email(id)``
   softphone   ``softphone(backend_factory=None)`` → ``Softphone`` with ``start(context, input, output)``,
               ``end()``, ``mute(on)``, ``press()``, ``release()`` (and read-only ``active``, ``call_id``,
@@ -26,6 +30,7 @@ Helpers: ``percentile(sorted_values, q)`` (the one definition every screen uses)
 Events out: ``engine.bus.subscribe(maxsize=…, types=…)`` → a ``Subscription`` of the dataclasses in
 ``engine.events`` (``call.*``, ``transcript.added``, ``tool.*``, ``tier.changed``, ``tools.changed``,
 ``server.state``, ``announcement.*``, ``turn.over_budget``, ``config.reloaded``, ``engine.error``,
+``steering.injected``,
 ``softphone.state``, ``softphone.level``). Slow subscribers lose their oldest events, counted in ``dropped``.
 Audio devices: ``list_audio_devices(rescan)`` → ``[DeviceInfo]``; ``AudioUnavailable`` says what is missing.
 
@@ -41,6 +46,7 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from engine.app import Engine
+    from engine.approvals import ApprovalError, PendingApproval
     from engine.calls import CallError
     from engine.logs import configure_logging
     from engine.sessions.snapshot import CallInfo, OutboxMessage, ToolState
@@ -56,6 +62,8 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "CallInfo": ("engine.sessions.snapshot", "CallInfo"),
     "ToolState": ("engine.sessions.snapshot", "ToolState"),
     "OutboxMessage": ("engine.sessions.snapshot", "OutboxMessage"),
+    "ApprovalError": ("engine.approvals", "ApprovalError"),
+    "PendingApproval": ("engine.approvals", "PendingApproval"),
     "configure_logging": ("engine.logs", "configure_logging"),
     "percentile": ("engine.stats", "percentile"),
     "Softphone": ("engine.voice.softphone", "Softphone"),
@@ -67,6 +75,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
 }
 
 __all__ = [
+    "ApprovalError",
     "AudioBackend",
     "AudioUnavailable",
     "BackendFactory",
@@ -76,6 +85,7 @@ __all__ = [
     "DeviceSpec",
     "Engine",
     "OutboxMessage",
+    "PendingApproval",
     "Softphone",
     "ToolState",
     "__version__",

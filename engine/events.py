@@ -130,6 +130,38 @@ class ToolRejected(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ToolApprovalRequested(Event):
+    """A tool call waits for the operator (engine.approvals): ``reason`` says why, ``deadline`` (epoch seconds)
+    until when; ``arguments`` are masked like every event's."""
+
+    type: ClassVar[str] = "tool.approval_requested"
+    approval_id: str
+    call_id: str
+    tool_call_id: str
+    exposed_name: str
+    server: str
+    tool: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    reason: str = ""
+    timeout_s: float = 0.0
+    deadline: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolApprovalResolved(Event):
+    """How a wait for approval ended: ``outcome`` approved, denied, timed_out or cancelled, ``by`` whom."""
+
+    type: ClassVar[str] = "tool.approval_resolved"
+    approval_id: str
+    call_id: str
+    tool_call_id: str
+    exposed_name: str
+    outcome: str
+    by: str
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TierChanged(Event):
     type: ClassVar[str] = "tier.changed"
     call_id: str | None
@@ -229,6 +261,20 @@ class AnnouncementRequested(Event):
     text: str
     exposed_name: str
     reason: str = "slow_tool"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SteeringInjected(Event):
+    """The operator steered a live call: ``say`` (the agent says ``text`` next) or ``whisper`` (a hidden
+    instruction for its next turn, ``hidden`` from the caller); ``via`` is how it reached the provider."""
+
+    type: ClassVar[str] = "steering.injected"
+    call_id: str
+    kind: str
+    text: str
+    via: str
+    hidden: bool = False
+    turn: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -149,7 +149,10 @@ async def cmd_call(args: argparse.Namespace) -> int:
             session.shown_tools = frozenset(engine.registry.names())  # the operator is shown every tool
         else:
             session.shown_tools = engine.context_view(args.context).names
-        result = await engine.execute_tool(session, args.exposed_name, call_args, tool_call_id="cli")
+        # the operator typed this very call: that is its approval (engine.approvals)
+        result = await engine.executor.execute(
+            session, args.exposed_name, call_args, tool_call_id="cli", approved_by="operator (ava-engine mcp call)"
+        )
     if args.json:
         print_json(result.to_dict())
     else:

@@ -176,6 +176,7 @@ def build_tools(
             slow_response_message=(tc.slow_response_message if tc else None) or cfg.defaults.slow_response_message,
             slow_response_threshold_ms=cfg.defaults.slow_response_threshold_ms,
             timeout_ms=(tc.timeout_ms if tc else None) or cfg.defaults.timeout_ms,
+            annotations=annotations,
         )
         speech = SpeechOptions(template=tc.speech_template if tc else None, field=tc.speech_field if tc else None)
         out.append(MCPTool(definition, supervisor, speech, probe))

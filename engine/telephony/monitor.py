@@ -11,7 +11,8 @@ softphone devices):
 - **whisper to the caller**: ``whisper=out``: mixed into what the caller hears, the agent does not hear it;
 - **take over**: the AI's media channel leaves the call's bridge and its session ends; the operator's media channel
   joins, so the caller and the operator talk; **hand back** (mode ``off``) removes the operator and brings the AI
-  back with a note of what happened.
+  back with a note of what happened: while the operator has the call, both sides of the line feed a
+  ``TakeoverTranscript`` (``engine.telephony.handback``).
 
 Each mode change tears down the previous line first; nothing is left in Asterisk after ``off`` (tested by listing
 channels and bridges).
@@ -28,6 +29,7 @@ from typing import Any, Literal
 
 from engine.config.models import AsteriskConfig
 from engine.telephony.ari import AriClient, AriError
+from engine.telephony.handback import TakeoverTranscript
 from engine.telephony.rtp import PortPool, RtpStream
 from engine.voice.audio import AudioFrame, StreamResampler
 from engine.voice.backend import AudioBackend
@@ -54,6 +56,8 @@ class OperatorLine:
     channels: list[str] = field(default_factory=list)
     bridge_id: str | None = None
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    #: On a take-over: what the caller and the operator say, for the AI's hand-back (None otherwise).
+    transcript: TakeoverTranscript | None = None
 
 
 class CallMonitor:
@@ -72,12 +76,16 @@ class CallMonitor:
         line = self.lines.get(channel_id)
         return line.mode if line is not None else "off"
 
-    async def open(self, channel_id: str, call_bridge: str | None, mode: str, backend: AudioBackend) -> OperatorLine:
-        """The operator's line for ``mode`` on the caller ``channel_id`` (the previous one must be closed)."""
+    async def open(
+        self, channel_id: str, call_bridge: str | None, mode: str, backend: AudioBackend,
+        transcript: TakeoverTranscript | None = None,
+    ) -> OperatorLine:  # fmt: skip
+        """The operator's line for ``mode`` on the caller ``channel_id`` (the previous one must be closed);
+        ``transcript`` hears both sides of a take-over."""
         if mode not in MODES or mode == "off":
             raise MonitorError(f"unknown monitor mode {mode!r} (one of {', '.join(MODES)})")
         stream = await RtpStream.bind(self.config.rtp_host, self.pool)
-        line = OperatorLine(mode, stream, backend)
+        line = OperatorLine(mode, stream, backend, transcript=transcript)
         try:
             media_id = f"ava-op-{channel_id}"
             self.own.add(media_id)
@@ -125,6 +133,8 @@ class CallMonitor:
                 await self.ari.destroy_bridge(line.bridge_id)
         await line.stream.aclose()
         await line.backend.close()
+        if line.transcript is not None:  # not handed back (the call ended): nobody needs the transcript
+            await line.transcript.aclose()
 
     async def close_for(self, channel_id: str) -> OperatorLine | None:
         line = self.lines.pop(channel_id, None)
@@ -135,10 +145,16 @@ class CallMonitor:
     async def _to_operator(self, line: OperatorLine) -> None:
         """What the line carries (the snooped call, or the caller on a take-over) to the operator's speaker."""
         async for payload in line.stream.frames():
-            await line.backend.write(AudioFrame(ulaw_decode(payload), 8000))
+            frame = AudioFrame(ulaw_decode(payload), 8000)
+            if line.transcript is not None:
+                line.transcript.heard("caller", frame)
+            await line.backend.write(frame)
 
     async def _from_operator(self, line: OperatorLine) -> None:
         """The operator's microphone, at 8 kHz μ-law, into the line."""
         resampler = StreamResampler(line.backend.sample_rate, 8000)
         async for frame in line.backend.frames():
-            line.stream.queue(ulaw_encode(resampler.process(frame.samples)))
+            samples = resampler.process(frame.samples)
+            if line.transcript is not None:
+                line.transcript.heard("operator", AudioFrame(samples, 8000))
+            line.stream.queue(ulaw_encode(samples))

@@ -69,6 +69,8 @@ class PhoneCall:
     resume_note: str | None = None
     #: Set while the operator has taken the call over; set (and then cleared) when they hand it back.
     taken_over: asyncio.Event | None = None
+    #: On hand-back: what the caller and the operator said meanwhile, for the AI's new conversation.
+    handback_note: str | None = None
     released: asyncio.Event = field(default_factory=asyncio.Event)
     bridge_done: asyncio.Event = field(default_factory=asyncio.Event)
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)

@@ -27,6 +27,7 @@ from engine.config.models import AsteriskConfig
 from engine.events import CallMonitorChanged
 from engine.tasks import Spawn
 from engine.telephony.ari import RECONNECTED, AriClient, AriError
+from engine.telephony.handback import TakeoverTranscript, brief_ai, handback_note
 from engine.telephony.media import backend_for
 from engine.telephony.monitor import CallMonitor, MonitorError
 from engine.telephony.phone_call import PhoneCall
@@ -221,6 +222,8 @@ class StasisApp:
         """One AI conversation on the call, registered for the transfer tools while it runs."""
         assert call.stream is not None
         note, call.resume_note = call.resume_note, None
+        briefing, call.handback_note = call.handback_note, None
+        earlier = call.voice.session.history.items() if briefing and call.voice and call.voice.session else ()
         call.voice = self._make_call(
             backend_for(call.stream), context, caller_name=call.caller_name or None,
             caller_number=call.caller_number or None, close_backend=False,
@@ -237,6 +240,8 @@ class StasisApp:
                 if voice.session is not None:  # the console shows phone calls with their channel and media
                     voice.session.channel_id = call.channel_id
                     voice.session.media = media_label(call.stream)
+                if briefing:  # before anything is said: the AI's next answer knows what it missed
+                    await brief_ai(voice, self.host.bus, briefing, earlier)
                 if note:
                     call.tell(note)
 
@@ -341,17 +346,24 @@ class StasisApp:
         current = self.monitor.mode(channel_id)
         if mode == current:
             return mode
+        line = self.monitor.lines.get(channel_id)
+        heard = line.transcript if line is not None else None
+        if line is not None:
+            line.transcript = None  # kept past the line's teardown, for the AI coming back
         await self.monitor.close_for(channel_id)
         if current == "takeover" and call.taken_over is not None:
+            call.handback_note = handback_note(await heard.finish() if heard is not None else [])
             call.taken_over.set()  # hand back: the call's loop brings the AI back
+        transcript: TakeoverTranscript | None = None
         if mode == "takeover":
-            if call.bridge_id is None or call.media_channel_id is None:
+            if call.bridge_id is None or call.media_channel_id is None or call.context is None:
                 raise MonitorError("this call has no bridge to take over")
+            transcript = TakeoverTranscript.start(self.host, call.context, self.host.bus, call.call_id)
             call.taken_over = asyncio.Event()
             await self.ari.remove_from_bridge(call.bridge_id, [call.media_channel_id])
             call.stop_ai("operator took over")
         if mode != "off":
-            await self.monitor.open(channel_id, call.bridge_id, mode, backend())
+            await self.monitor.open(channel_id, call.bridge_id, mode, backend(), transcript)
         self.host.bus.publish(CallMonitorChanged(call_id=call.call_id or channel_id, mode=mode))
         return mode
 

@@ -37,13 +37,16 @@ def loud_seconds(ulaw: bytes) -> float:
 @asynccontextmanager
 async def desk_engine(
     emu: AriEmulator, tmp_path: Path, ports: int, extra_tools: list[Tool] | None = None, password: str = "ari-secret",
-    media: Literal["rtp", "websocket"] = "rtp",
+    media: Literal["rtp", "websocket"] = "rtp", provider: ProviderConfig | None = None,
 ) -> AsyncIterator[Engine]:  # fmt: skip
+    """The engine on ``emu`` with the help desk context: the scripted desk, or ``provider`` (a loopback fake)
+    with a fixed greeting."""
     settings = demo_settings(tmp_path)
-    settings.providers["desk"] = ProviderConfig(type="scripted", script=str(SCRIPT))
+    settings.providers["desk"] = provider or ProviderConfig(type="scripted", script=str(SCRIPT))
     settings.contexts["desk"] = ContextConfig(
         provider="desk",
         prompt="A help desk.",
+        greeting=None if provider is None else "Help desk.",
         tools=["transfer", "blind_transfer", "cancel_transfer", "hangup_call"],
     )
     settings.tools.extensions = {
