@@ -34,6 +34,8 @@ from console.format import Clock
 from console.host import load_config, resolve_path
 from console.launch import add_arguments, apply_overrides, claim_web_tab, make_console, serve_web
 from console.messages import EngineReady, EventBatch
+from console.replay import ReplayClock
+from console.replay_controls import ReplayControls
 from console.screens.base import ConsoleScreen
 from console.screens.calls import CallsScreen
 from console.state import Changes, ConsoleState, VoiceStatus
@@ -60,7 +62,7 @@ def _lazy_screen(module: str, name: str) -> Callable[[], Screen[Any]]:
 FIRST_FRAME_S = 0.02
 
 
-class AvaConsole(App[None]):
+class AvaConsole(ReplayControls, App[None]):
     TITLE = "ava-console"
     #: The first screen's styles load with the app's. As a screen's own ``CSS_PATH`` they would be read when the
     #: screen is first shown, and Textual then re-parses every stylesheet, twice: most of the styling time before
@@ -93,8 +95,12 @@ class AvaConsole(App[None]):
         serve_http: bool = False,
         audio_backend_factory: BackendFactory | None = None,
         list_audio_devices: Callable[[bool], list[DeviceInfo]] | None = None,
+        replay: str | Path | None = None,
+        replay_speed: float = 1.0,
     ) -> None:
         super().__init__()
+        #: ``--replay FILE``: replay this recording through the screens, with no engine (``console.replay``).
+        self.replay_path, self.replay_speed = (Path(replay) if replay is not None else None), replay_speed
         self.config_path = Path(config_path)
         #: Run the engine's HTTP API (health, metrics, MCP status) beside the console: only when asked (``--http``).
         self.serve_http = serve_http
@@ -112,7 +118,7 @@ class AvaConsole(App[None]):
         self.state = ConsoleState()
         #: The header's counts beyond the state: recent errors, failed servers (console/widgets/header.py).
         self.glance = Glance()
-        self.clock = clock or Clock()
+        self.clock = clock or (Clock() if replay is None else ReplayClock(lambda: self.replay))
         self.tick = tick
         self.pump_interval = pump_interval
         self.selected_call: str | None = None
@@ -156,12 +162,17 @@ class AvaConsole(App[None]):
         the first instant): F1 comes back to it whole."""
         if self._first_screen is not None:
             await self._first_screen.after_first_frame()
-        if self.engine is None and not self._quitting:
+        if self.replay_path is not None:  # a replay needs no engine: the screens and keys that need one say so
+            self.engine_error = f"replaying {self.replay_path.name}: this console has no engine"
+            self.start_replay(self.replay_path)
+        elif self.engine is None and not self._quitting:
             self.load_engine()
 
     @property
     def engine_status(self) -> str:
         """What the header says about the engine: starting, running, or failed."""
+        if self.replay_only:
+            return "replay (no engine)"
         if self.engine_error:
             return "engine failed"
         return "engine running" if self.engine_running else "engine starting…"
@@ -436,12 +447,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", help="config file (default: your user config, copied from the demo on first run)")
     p.add_argument("--web", action="store_true", help="serve the console in a browser on localhost")
     p.add_argument("--port", type=int, default=8000, help="port for --web (default 8000)")
+    p.add_argument("--replay", metavar="FILE", help="replay a recorded call (.jsonl) through the screens; no engine")
+    p.add_argument("--speed", default="1", help="replay speed: 1, 4 or instant (default 1; Ctrl+R switches)")
     add_arguments(p)  # --http, --http-port (console/launch.py)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.replay is not None:
+        from console.replay_controls import replay_main
+
+        return replay_main(args.replay, args.speed)
     try:
         path = resolve_path(args.config)
     except Exception as e:  # a config dir we cannot create, a missing demo file

@@ -42,6 +42,8 @@ def app_bindings() -> list[Binding]:
                 key, f"default_tier('{tier}')", f"tier: default {label} (all calls)", id=f"default_{tier}", show=False
             )
         )
+    out.append(Binding("ctrl+o", "replay_open", "Replay a recorded call", id="replay_open", show=False))
+    out.append(Binding("ctrl+r", "replay_speed", "Replay speed: 1×, 4×, instant", id="replay_speed", show=False))
     out.append(Binding("ctrl+q", "quit", "Quit", id="quit", priority=True))
     return out
 
@@ -52,6 +54,9 @@ SCREEN_BINDING_IDS: dict[str, str] = {
     "call_end": "end the selected call",
     "call_talk": "focus the talk box",
     "call_focus": "back to the calls table",
+    "call_export": "export the selected call's transcript, tools and tiers (Markdown, beside its recording)",
+    "recording_play": "replay the highlighted recording",
+    "recording_cancel": "leave the recordings dialog",
     "op_listen": "operator: listen to the selected phone call",
     "op_whisper_agent": "operator: whisper to the agent (the caller does not hear)",
     "op_whisper_caller": "operator: whisper to the caller (the agent does not hear)",

@@ -90,6 +90,8 @@ class Changes:
     calls_added: list[str] = field(default_factory=list)
     calls_changed: set[str] = field(default_factory=set)
     calls_removed: list[str] = field(default_factory=list)
+    #: Ended calls dropped from the history (past ``MAX_ENDED_KEPT``): their rows go.
+    calls_forgotten: list[str] = field(default_factory=list)
     transcripts: set[str] = field(default_factory=set)
     tools_changed: set[str] = field(default_factory=set)
     invocations_added: list[Invocation] = field(default_factory=list)
@@ -105,6 +107,7 @@ class Changes:
             self.calls_added
             or self.calls_changed
             or self.calls_removed
+            or self.calls_forgotten
             or self.transcripts
             or self.tools_changed
             or self.invocations_added
@@ -207,6 +210,8 @@ class ConsoleState:
         self.calls: dict[str, CallRow] = {}
         self.ended: dict[str, CallRow] = {}
         self.transcripts: dict[str, deque[tuple[float, str, str]]] = {}
+        #: Each call's tier changes (ts, old, new, reason), for the history of an ended call.
+        self.tier_history: dict[str, list[tuple[float, str, str, str]]] = {}
         self.invocations: deque[Invocation] = deque(maxlen=MAX_INVOCATIONS)
         self._open: dict[tuple[str, str], Invocation] = {}
         self.servers: dict[str, ServerRow] = {}
@@ -283,10 +288,11 @@ class ConsoleState:
                     old = next(iter(self.ended))
                     self.ended.pop(old)
                     self.transcripts.pop(old, None)
+                    self.tier_history.pop(old, None)
+                    ch.calls_forgotten.append(old)
                 if ev.call_id in ch.calls_added:
                     ch.calls_added.remove(ev.call_id)
-                else:
-                    ch.calls_removed.append(ev.call_id)
+                ch.calls_removed.append(ev.call_id)  # ended (within this batch too): a history row
                 ch.calls_changed.discard(ev.call_id)
         elif isinstance(ev, TranscriptAdded):
             buf = self.transcripts.setdefault(ev.call_id, deque(maxlen=MAX_TRANSCRIPT))
@@ -303,6 +309,7 @@ class ConsoleState:
             elif (row := self.calls.get(ev.call_id)) is not None:
                 row.tier, row.tier_reason = ev.new, ev.reason
                 self._changed(ev.call_id, ch)
+                self.tier_history.setdefault(ev.call_id, []).append((ev.ts, ev.old, ev.new, ev.reason))
             if ev.call_id is not None:
                 ch.tools_changed.add(ev.call_id)
         elif isinstance(ev, ToolsChanged):

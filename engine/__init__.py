@@ -33,6 +33,9 @@ Events out: ``engine.bus.subscribe(maxsize=…, types=…)`` → a ``Subscriptio
 ``steering.injected``,
 ``softphone.state``, ``softphone.level``). Slow subscribers lose their oldest events, counted in ``dropped``.
 Audio devices: ``list_audio_devices(rescan)`` → ``[DeviceInfo]``; ``AudioUnavailable`` says what is missing.
+Recordings (the flight recorder, no engine needed): ``read_recording(path)`` → ``Recording`` (``events()``: the
+recorded events as ``engine.events`` classes), ``export_recording(path, fmt, out)``, ``list_recordings(dir)``,
+``default_recordings_dir()``; on an engine ``export_call(call_id, fmt)``, ``recordings()``, ``recordings_dir``.
 
 The names are imported on first use (``engine.config`` and the CLI must not pay for the engine and its voice
 stack), so ``import engine`` stays cheap.
@@ -49,6 +52,10 @@ if TYPE_CHECKING:
     from engine.approvals import ApprovalError, PendingApproval
     from engine.calls import CallError
     from engine.logs import configure_logging
+    from engine.recorder.codec import RecordingError, read_recording
+    from engine.recorder.export import export_recording
+    from engine.recorder.files import default_dir as default_recordings_dir
+    from engine.recorder.files import list_recordings
     from engine.sessions.snapshot import CallInfo, OutboxMessage, ToolState
     from engine.stats import percentile
     from engine.voice.backend import AudioBackend, AudioUnavailable
@@ -72,6 +79,11 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "AudioUnavailable": ("engine.voice.backend", "AudioUnavailable"),
     "DeviceInfo": ("engine.voice.device_backend", "DeviceInfo"),
     "DeviceSpec": ("engine.voice.device_backend", "DeviceSpec"),
+    "read_recording": ("engine.recorder.codec", "read_recording"),
+    "RecordingError": ("engine.recorder.codec", "RecordingError"),
+    "export_recording": ("engine.recorder.export", "export_recording"),
+    "list_recordings": ("engine.recorder.files", "list_recordings"),
+    "default_recordings_dir": ("engine.recorder.files", "default_dir"),
 }
 
 __all__ = [
@@ -86,12 +98,17 @@ __all__ = [
     "Engine",
     "OutboxMessage",
     "PendingApproval",
+    "RecordingError",
     "Softphone",
     "ToolState",
     "__version__",
     "configure_logging",
+    "default_recordings_dir",
+    "export_recording",
     "list_audio_devices",
+    "list_recordings",
     "percentile",
+    "read_recording",
 ]
 
 

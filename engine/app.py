@@ -24,6 +24,7 @@ from engine.operator_desk import OperatorDesk
 from engine.providers.base import Provider, TurnReply
 from engine.providers.factory import create_provider
 from engine.providers.pipeline import bind_pipelines
+from engine.recording_desk import RecordingDesk
 from engine.redact import Redactor, secret_values
 from engine.sessions.session import CallSession
 from engine.sessions.snapshot import CallInfo, ToolState
@@ -41,7 +42,6 @@ if TYPE_CHECKING:  # budget, MCP, voice (numpy and the speech engines load on fi
     from engine.voice.softphone import BackendFactory, Softphone
 
 log = logging.getLogger(__name__)
-
 __all__ = ["TIERS", "CallError", "Engine", "EngineComponent", "TurnHooks"]
 
 
@@ -57,7 +57,7 @@ class EngineComponent(Protocol):
     async def reload(self, old: Settings, new: Settings) -> None: ...
 
 
-class Engine(OperatorDesk):
+class Engine(OperatorDesk, RecordingDesk):
     def __init__(
         self,
         settings: Settings,
@@ -341,9 +341,9 @@ class Engine(OperatorDesk):
         ``backend_factory`` (WAV files, tests) replaces the sound card when the softphone is made.
         """
         if self._softphone is None:
-            from engine.voice.softphone import Softphone, device_backend
+            from engine.voice.softphone import Softphone
 
-            self._softphone = Softphone(self, spawn=self.spawn, backend_factory=backend_factory or device_backend)
+            self._softphone = Softphone(self, spawn=self.spawn, backend_factory=self._recorded(backend_factory))
         return self._softphone
 
     # ---- budget (delegates to the latency budget layer, engine/budget)

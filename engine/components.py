@@ -62,6 +62,9 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
 
         components.append(HttpApprovals(engine.executor.approvals, lambda: engine.settings))
     components.append(budget)
+    from engine.recorder.component import Recorder  # the flight recorder: every call's events (and audio)
+
+    components.append(Recorder(lambda: engine.settings, engine.bus, engine.redactor, engine.spawn, engine.base_dir))
     services = HostServices(
         registry=engine.registry,
         bus=engine.bus,

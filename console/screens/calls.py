@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Header, Input
 
 from console.format import duration, tier_text
 from console.screens.calls_approvals import ApprovalControls
-from console.screens.calls_detail import CallDetail
+from console.screens.calls_history import CallHistory
 from console.screens.calls_phone import PhoneControls
 from console.screens.calls_steer import SteerControls
 from console.screens.calls_voice import VoiceControls
@@ -49,11 +49,12 @@ STARTING_NOTE = "engine starting… calls show here once it runs"
 CALL_COLUMNS = ("Call", "Caller", "Context", "Provider", "Tier", "Why", "Duration", "State", "Line")
 
 
-class CallsScreen(ApprovalControls, CallDetail, VoiceControls, PhoneControls, SteerControls):
+class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, SteerControls):
     #: Styles: ``calls.tcss`` beside this file, loaded with the app's (``AvaConsole.CSS_PATH``): the first screen.
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+n", "new_call", "New call", id="call_new"),
         Binding("e", "end_call", "End call", id="call_end"),
+        Binding("ctrl+e", "export_call", "Export transcript", id="call_export"),
         Binding("s", "talk", "Talk", id="call_talk"),
         Binding("v", "voice_call", "Voice call", id="voice_call"),
         Binding("m", "mute", "Mute", id="voice_mute"),
@@ -95,6 +96,8 @@ class CallsScreen(ApprovalControls, CallDetail, VoiceControls, PhoneControls, St
     # ------------------------------------------------------------------------------------------ helpers
 
     def _row_cells(self, call_id: str) -> list[str | Text]:
+        if call_id not in self.capp.state.calls:
+            return self._ended_cells(self.capp.state.ended[call_id])
         row = self.capp.state.calls[call_id]
         session = self._session(call_id)
         state = session.state if session is not None else row.state
@@ -126,9 +129,9 @@ class CallsScreen(ApprovalControls, CallDetail, VoiceControls, PhoneControls, St
             return
         calls = self.query_one("#calls", DataTable)
         calls.clear()
-        for call_id in self.capp.state.calls:
+        for call_id in [*self.capp.state.calls, *self._history_ids()]:
             calls.add_row(*self._row_cells(call_id), key=call_id)
-        starting = not self.capp.engine_running and not self.capp.engine_error
+        starting = not self.capp.engine_running and not self.capp.engine_error and not self.capp.replay_only
         calls.border_subtitle = STARTING_NOTE if starting else None
         settings, panel = self.capp.settings, self._panel()
         if settings is not None and panel is not None:
@@ -163,8 +166,12 @@ class CallsScreen(ApprovalControls, CallDetail, VoiceControls, PhoneControls, St
                 for col, value in zip(CALL_COLUMNS, self._row_cells(call_id), strict=True):
                     calls.update_cell(call_id, col.lower(), value)
         for call_id in changes.calls_removed:
+            self._call_ended(calls, call_id)
+        for call_id in changes.calls_forgotten:
             if call_id in calls.rows:
                 calls.remove_row(call_id)
+        if changes.calls_removed or (changes.calls_added and self.capp.state.ended):
+            self._order_rows(calls)
         if self.capp.selected_call is None and changes.calls_added:
             self._select(changes.calls_added[-1])
         selected = self.capp.selected_call
@@ -184,7 +191,7 @@ class CallsScreen(ApprovalControls, CallDetail, VoiceControls, PhoneControls, St
         if selected in changes.tools_changed or selected in changes.calls_removed or changes.config_reloaded:
             self._show_tools(selected)
         if selected in changes.calls_removed:
-            self._set_title(selected)
+            self._show_call(selected)  # the history view: transcript with its tier changes and the end
         inv = self.query_one("#call-invocations", DataTable)
         for i in changes.invocations_added:
             if i.call_id == selected and str(i.seq) not in inv.rows:

@@ -57,13 +57,21 @@ def is_realtime(engine: VoiceHost, context: str, provider: str | None = None) ->
 def voice_call(engine: RealtimeHost, backend: AudioBackend, context: str, **kw: Any) -> VoiceCall | RealtimeVoiceCall:
     """The voice driver for a call of ``context``: speech-to-speech when its provider is a realtime one, else the
     cascaded pipeline (``kw`` as either takes: provider, caller_name, caller_number, on_state, on_level …)."""
+    record = getattr(engine, "record_audio", None)  # the flight recorder's tap (engine.recording_desk), if any
+    made: list[VoiceCall | RealtimeVoiceCall] = []
+    if record is not None:
+        backend = record(backend, lambda: made[0].call_id if made else None)
+    call: VoiceCall | RealtimeVoiceCall
     if is_realtime(engine, context, kw.get("provider")):
         from engine.voice.realtime_call import RealtimeVoiceCall  # it imports this module
 
         kw.pop("recognizer", None)  # the provider hears the caller itself
         kw.pop("synthesizer", None)
-        return RealtimeVoiceCall(engine, backend, context, **kw)
-    return VoiceCall(engine, backend, context, **kw)
+        call = RealtimeVoiceCall(engine, backend, context, **kw)
+    else:
+        call = VoiceCall(engine, backend, context, **kw)
+    made.append(call)
+    return call
 
 
 @dataclasses.dataclass

@@ -15,6 +15,7 @@ from engine.config.models.devices import AsteriskConfig, ConsoleConfig, Softphon
 from engine.config.models.engine import EngineConfig
 from engine.config.models.mcp import McpConfig
 from engine.config.models.providers import ProviderConfig
+from engine.config.models.recording import RecordingConfig
 from engine.config.models.tools import BuiltinToolsConfig
 
 
@@ -28,6 +29,7 @@ class Settings(Strict):
     softphone: SoftphoneConfig = Field(default_factory=SoftphoneConfig)
     asterisk: AsteriskConfig = Field(default_factory=AsteriskConfig)
     console: ConsoleConfig = Field(default_factory=ConsoleConfig)
+    recording: RecordingConfig = Field(default_factory=RecordingConfig)
     #: Values the loader substituted from the keyring, or from the environment into a credential place (an
     #: ``env:``/``headers:`` map, a command line): ``engine.redact`` masks them like ``SecretStr`` values.
     _expanded_secrets: frozenset[str] = PrivateAttr(default_factory=frozenset)

@@ -1,0 +1,127 @@
+"""The app's replay keys and worker: open a recording (Ctrl+O), switch speed (Ctrl+R), feed the screens.
+
+Why a mixin of its own: the app module is wiring; this is the one place that starts a ``Replay`` (``console.replay``)
+and posts its events as the live pump would (``EventBatch``), with or without an engine in the console.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from console.messages import EventBatch
+from console.replay import Replay, speed_label
+
+if TYPE_CHECKING:
+    from console.app import AvaConsole
+
+
+class ReplayControls:
+    #: The replay running or last run (None: none yet).
+    replay: Replay | None = None
+    #: ``--replay FILE``: the console replays this file and starts no engine.
+    replay_path: Path | None = None
+    replay_speed: float = 1.0
+
+    @property
+    def _app(self) -> AvaConsole:
+        return self  # type: ignore[return-value]
+
+    @property
+    def replay_only(self) -> bool:
+        """Whether this console only replays (``--replay``): it has no engine."""
+        return self.replay_path is not None
+
+    def start_replay(self, path: str | Path, speed: float | None = None) -> None:
+        """Replay a recording through the screens (another replay running is stopped first)."""
+        app = self._app
+        app.workers.cancel_group(app, "replay")
+        app.run_worker(self._replay(Path(path), self.replay_speed if speed is None else speed),
+                       group="replay", name="replay", exit_on_error=False)  # fmt: skip
+
+    async def _replay(self, path: Path, speed: float) -> None:
+        app = self._app
+        from engine import RecordingError
+
+        try:
+            replay = await asyncio.to_thread(Replay.load, path, speed, live=not self.replay_only)
+        except (RecordingError, OSError) as e:
+            app.notify(str(e), title="replay", severity="error", timeout=15)
+            return
+        if not replay.events:
+            app.notify(f"{path.name}: no events this console knows", title="replay", severity="warning")
+            return
+        self.replay = replay
+        app.notify(f"{path.name} at {speed_label(speed)} (Ctrl+R: speed)", title="replay")
+        self._show_replay_status()
+        await replay.run(lambda events: app.post_message(EventBatch(events, 0)))
+        self._show_replay_status()
+        app.notify(f"{path.name}: replay finished", title="replay")
+
+    def _show_replay_status(self) -> None:
+        app = self._app
+        r = self.replay
+        if r is None:
+            return
+        state = "finished" if r.done else speed_label(r.speed)
+        if self.replay_only:
+            app.sub_title = f"replay {state} · {r.path}"
+
+    def action_replay_speed(self) -> None:
+        """Next speed (1× → 4× → instant) for the replay running, or for the next one."""
+        r = self.replay
+        if r is not None and not r.done:
+            speed = r.next_speed()
+        else:
+            from console.replay import SPEEDS
+
+            speed = SPEEDS[(SPEEDS.index(self.replay_speed) + 1) % len(SPEEDS)] if self.replay_speed in SPEEDS else 1.0
+        self.replay_speed = speed
+        self._app.notify(f"replay speed {speed_label(speed)}", title="replay")
+        self._show_replay_status()
+
+    def action_replay_open(self) -> None:
+        """Pick a recording (newest first) and replay it."""
+        from console.screens.recordings import RecordingsScreen
+
+        app = self._app
+
+        def chosen(path: Path | None) -> None:
+            if path is not None:
+                self.start_replay(path)
+
+        app.push_screen(RecordingsScreen(self.recordings_folder()), chosen)
+
+    def recordings_folder(self) -> Path:
+        """Where the open dialog looks: the engine's ``recording.dir``, the replayed file's folder, or the default."""
+        from engine import default_recordings_dir
+
+        app: Any = self._app
+        engine = app.engine
+        if engine is not None:
+            return Path(engine.recordings_dir)
+        if self.replay_path is not None:
+            return self.replay_path.parent
+        settings = app.settings
+        if settings is not None and settings.recording.dir:
+            return (Path(app.config_path).parent / Path(settings.recording.dir).expanduser()).resolve()
+        return Path(default_recordings_dir())
+
+
+def replay_main(path: str, speed_text: str) -> int:
+    """``ava-console --replay FILE``: the recording is checked first, so a wrong path says so before any screen."""
+    from console.replay import parse_speed
+    from engine import RecordingError, read_recording
+
+    try:
+        speed = parse_speed(speed_text)
+        read_recording(path)
+    except (ValueError, RecordingError) as e:
+        print(f"ava-console: {e}", file=sys.stderr)
+        return 2
+    from console.app import AvaConsole
+
+    AvaConsole(Path(path).parent, replay=path, replay_speed=speed).run()
+    return 0
