@@ -59,6 +59,9 @@ class Invocation:
     message: str = ""
     data: Any = None
     is_probe: bool = False
+    #: The last progress the tool's server reported while it ran (``tool.progress``), and of how much.
+    progress: float | None = None
+    progress_total: float | None = None
 
     def matches(self, text: str) -> bool:
         needle = text.lower()
@@ -263,6 +266,7 @@ class ConsoleState:
             SteeringInjected,
             TierChanged,
             ToolCompleted,
+            ToolProgressed,
             ToolRejected,
             ToolRequested,
             ToolsChanged,
@@ -338,6 +342,11 @@ class ConsoleState:
             ch.invocations_added.append(inv)
         elif isinstance(ev, ToolCompleted | ToolRejected):
             self._complete(ev, ch)
+        elif isinstance(ev, ToolProgressed):
+            if (running := self._open.get((ev.call_id, ev.tool_call_id))) is not None:
+                running.progress, running.progress_total = ev.progress, ev.total
+                if running not in ch.invocations_added and running not in ch.invocations_changed:
+                    ch.invocations_changed.append(running)
         elif isinstance(ev, ServerStateChanged):
             self.servers[ev.server] = ServerRow(ev.server, ev.state, ev.restarts, ev.last_error, ev.ts)
             ch.servers.add(ev.server)

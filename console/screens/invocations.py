@@ -26,6 +26,20 @@ MAX_ROWS = 2000
 COLUMNS = ("time", "call", "tool", "server", "status", "latency", "cache")
 
 
+def running_text(i: Invocation) -> Text:
+    """A running call's status with the progress its server reported: ``running 50%``, or ``running 7`` without
+    a total (``tool.progress``)."""
+    out = status_text(i.status)
+    if i.progress is None:
+        return out
+    total = i.progress_total
+    if total is not None and total > 0 and 0 <= i.progress <= total:
+        out.append(f" {int(100 * i.progress / total)}%")
+    else:
+        out.append(f" {i.progress:g}")
+    return out
+
+
 class InvocationDetail(ModalScreen[None]):
     CSS_PATH = "invocations.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -97,7 +111,7 @@ class ToolLogScreen(ConsoleScreen):
             i.call_id,
             i.exposed_name,
             i.server or "-",
-            status_text(i.status),
+            running_text(i) if i.status == "running" else status_text(i.status),
             latency(i.latency_ms),
             cache,
         ]
@@ -132,7 +146,7 @@ class ToolLogScreen(ConsoleScreen):
             if key in table.rows:
                 if self._keep(i):
                     for col, value in zip(COLUMNS, self._cells(i), strict=True):
-                        table.update_cell(key, col, value)
+                        table.update_cell(key, col, value, update_width=True)  # "running 50%" grows
                 else:
                     table.remove_row(key)
             elif self._keep(i):

@@ -1,13 +1,13 @@
 """Calibration: probe a server's idempotent tools so their tiers come from measurements, not guesses.
 
-Only idempotent tools are probed (a non-idempotent tool is never called by calibration). Each probe uses the
-tool's declared example (config ``probe_args`` > the tool's ``_meta.probe_args``) or the minimal valid arguments
-generated from its schema, is checked against the schema before it is sent, and goes through the one execution
-path as a probe (``is_probe=True``; the result cache is bypassed). An ``error`` answer to generated arguments is
-recorded for latency but not counted against health — made-up arguments ("city": "test") are not the tool's
-fault — so a tool with required arguments calibrates without being demoted. Timeouts always count, and the
-first timeout ends that tool's probing.
-"""
+Only tools safe to call are probed: for MCP tools, read-only or idempotent by annotation or config and never one
+annotated destructive (``engine.mcp.policy``: annotations only add caution); for others, idempotent ones. Each probe
+uses the tool's declared example (config ``probe_args`` > the tool's ``_meta.probe_args``) or the minimal valid
+arguments generated from its schema, is checked against the schema before it is sent, and goes through the one
+execution path as a probe (``is_probe=True``; the result cache is bypassed). An ``error`` answer to generated
+arguments is recorded for latency but not counted against health — made-up arguments ("city": "test") are not the
+tool's fault — so a tool with required arguments calibrates without being demoted. Timeouts always count, and the
+first timeout ends that tool's probing."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from engine.budget.probe_args import ProbeArgsError, minimal_args
+from engine.mcp.policy import probe_refusal
 
 if TYPE_CHECKING:
     from engine.budget.layer import BudgetLayer
@@ -46,6 +47,18 @@ def probe_arguments(settings: Settings, entry: RegisteredTool) -> tuple[dict[str
     return minimal_args(d.schema()), "generated from schema"
 
 
+def _refusal(settings: Settings, entry: RegisteredTool) -> str | None:
+    """Why this tool must not be probed (its annotations and config, ``engine.mcp.policy``), or None."""
+    d = entry.tool.definition
+    annotations = getattr(entry.tool, "annotations", None)
+    if d.server == "builtin" or not isinstance(annotations, Mapping):
+        return None if d.latency.idempotent else "not idempotent: never probed"
+    server_cfg = settings.mcp.servers.get(d.server)
+    origin = d.origin_name or d.name
+    config = next((t for t in server_cfg.tools if t.name == origin), None) if server_cfg is not None else None
+    return probe_refusal(annotations, config, d.latency.idempotent)
+
+
 async def calibrate_server(layer: BudgetLayer, server_id: str, probes: int | None = None) -> dict[str, Any]:
     """Probe every idempotent tool of ``server_id``; the report names what was probed, skipped and why.
 
@@ -67,8 +80,9 @@ async def calibrate_server(layer: BudgetLayer, server_id: str, probes: int | Non
     for entry in entries:
         d = entry.tool.definition
         row: dict[str, Any] = {"name": d.origin_name or d.name, "exposed_name": d.name}
-        if not d.latency.idempotent:
-            rows.append({**row, "result": "skipped", "reason": "not idempotent: never probed"})
+        refusal = _refusal(settings, entry)
+        if refusal is not None:
+            rows.append({**row, "result": "skipped", "reason": refusal})
             continue
         try:
             args, source = probe_arguments(settings, entry)

@@ -24,6 +24,7 @@ from typing import Any
 from engine.events import AnnouncementRequested, EventBus, TurnOverBudget
 from engine.sessions.session import CallSession
 from engine.tools.base import ToolDefinition
+from engine.tools.progress import with_progress
 from engine.tools.timers import Timer, TimerWheel
 
 
@@ -116,8 +117,8 @@ class TurnTracker:
         if task is not None and task.done():  # cancelled mid-call: completion never came
             self._running.pop(task, None)
             return
-        if task in self._running and state is not None:
-            self._announce(state, call_id, d, message, "still_running")
+        if task in self._running and state is not None:  # what the server said of its progress, when it did
+            self._announce(state, call_id, d, with_progress(message, task), "still_running")
 
     def _announce(self, state: _TurnState, call_id: str, d: ToolDefinition, message: str, reason: str) -> None:
         if state.announced:

@@ -147,6 +147,8 @@ async def cmd_tools(args: argparse.Namespace) -> int:
         }
         if rendering:
             out["rendering"] = rendering
+        # MCP tools' title, annotations and outputSchema (not part of what a provider receives)
+        out["tool_info"] = {e.name: info() for e in view.tools if (info := getattr(e.tool, "info", None))}
         details = _details(engine, args.context, tier)
         if details is not None:
             out.update(details)

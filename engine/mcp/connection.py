@@ -4,6 +4,7 @@ Why it exists: the supervisor restarts connections; this module is what one atte
 by its caller, a stdio child's exit is noticed the moment it happens (a pidfd watch, not the next call's timeout),
 and a call in flight races that death: it ends as soon as the server is gone. ``tools/list_changed`` arrives as a
 legacy notification or, on 2026-07-28 connections, through ``subscriptions/listen``; both end in one callback.
+A listing's ``ttlMs`` cache hint is kept (``list_ttl_ms``): the supervisor lists again when it runs out.
 
 Stopping is bounded too: the SDK closes the child's stdin and waits seconds before it escalates, so
 ``stop_soon`` SIGTERMs the child's process group after ``TERM_AFTER_S`` and SIGKILLs it after ``KILL_AFTER_S``
@@ -93,6 +94,8 @@ class Connection:
         self.dead: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._watch: ProcessWatch | None = None
         self.connect_ms = 0.0
+        #: The last listing's ``ttlMs`` (2026-07-28 cache hint; the smallest over its pages), None without one.
+        self.list_ttl_ms: int | None = None
         self._stopping_at: float | None = None
         self._timers: list[asyncio.TimerHandle] = []
 
@@ -306,13 +309,17 @@ class Connection:
         tools: list[types.Tool] = []
         cursor: str | None = None
         seen: set[str] = set()
+        ttl: int | None = None
         for _ in range(MAX_PAGES):
             page = await self._race(client.list_tools(cursor=cursor, cache_mode="bypass"))
             tools.extend(page.tools)
+            if self.modern and page.ttl_ms:  # the SDK ignores the hint on older protocols; so do we
+                ttl = page.ttl_ms if ttl is None else min(ttl, page.ttl_ms)
             cursor = page.next_cursor
             if cursor is None or cursor in seen:
                 break
             seen.add(cursor)
+        self.list_ttl_ms = ttl
         return tools
 
     async def call(

@@ -13,8 +13,10 @@ tool name), the same on every run. ``NameBook`` holds the claims of a running ho
 first appears later (a lazy server, a re-list), the server that held the name is told to rename its tool, which it
 does through the registry (a ``tools.changed`` event), so views refresh and no live call sees a silent rename.
 Claims are remembered while a server is down, so names do not flap with restarts; they go when a server leaves
-the config. An ``expose_as`` claimed twice is a config error (``engine.config.models.mcp``); at run time a
-collision never raises.
+the config. A refresh of a server already listed never takes a name from a tool that did not change: the tools
+it adds claim after every claim already made, in the order they came (``get_sum`` added next to a listed
+``get-sum`` gets the hashed name, not ``get-sum``'s). An ``expose_as`` claimed twice is a config error
+(``engine.config.models.mcp``); at run time a collision never raises.
 """
 
 from __future__ import annotations
@@ -59,8 +61,10 @@ def hashed_name(server_id: str, tool: str) -> str:
 
 @dataclass(frozen=True, order=True, slots=True)
 class _Claimant:
-    """Sorts in the order claimants win a name: ``expose_as`` first, then server id, normal form, raw name."""
+    """Sorts in the order claimants win a name: tools a refresh added last (in the order they came), then
+    ``expose_as`` first, then server id, normal form, raw name."""
 
+    late: int
     generated: bool
     server_id: str
     odd: bool
@@ -83,7 +87,9 @@ def resolve(claims: Claims) -> dict[str, dict[str, str]]:
     return _resolve(claims)[0]
 
 
-def _resolve(claims: Claims) -> tuple[dict[str, dict[str, str]], dict[str, _Claimant]]:
+def _resolve(
+    claims: Claims, late: Mapping[tuple[str, str], int] | None = None
+) -> tuple[dict[str, dict[str, str]], dict[str, _Claimant]]:
     wanted: dict[str, dict[str, tuple[str | None, bool]]] = {}
     owner: dict[str, _Claimant] = {}
     for sid, (tools, overrides) in claims.items():
@@ -92,7 +98,8 @@ def _resolve(claims: Claims) -> tuple[dict[str, dict[str, str]], dict[str, _Clai
             name, explicit = mine[tool] = _wanted(sid, tool, overrides)
             if name is None:
                 continue
-            claimant = _Claimant(not explicit, sid, normalise(tool) != tool, tool)
+            rank = late.get((sid, tool), 0) if late else 0
+            claimant = _Claimant(rank, not explicit, sid, normalise(tool) != tool, tool)
             if name not in owner or claimant < owner[name]:
                 owner[name] = claimant
     out: dict[str, dict[str, str]] = {}
@@ -150,6 +157,10 @@ class NameBook:
         self._on_change: dict[str, Callable[[], None]] = {}
         self._names: dict[str, dict[str, str]] = {}
         self._owner: dict[str, _Claimant] = {}
+        #: Tools a refresh of an already listed server added, numbered as they came: they sort after every
+        #: claimant that was there before them, so a refresh never takes a name from a tool that did not change.
+        self._late: dict[tuple[str, str], int] = {}
+        self._arrivals = 0
 
     def _claims(self) -> dict[str, tuple[list[str], dict[str, str]]]:
         return {
@@ -159,7 +170,7 @@ class NameBook:
 
     def _recompute(self, caller: str | None) -> set[str]:
         before = self._names
-        self._names, self._owner = _resolve(self._claims())
+        self._names, self._owner = _resolve(self._claims(), self._late)
         return {sid for sid, names in self._names.items() if sid != caller and before.get(sid) != names} | {
             sid for sid in before if sid not in self._names and sid != caller
         }
@@ -176,6 +187,7 @@ class NameBook:
         """The server left the config: its claims go, and servers that now win a name take it."""
         for table in (self._overrides, self._configured, self._listed, self._on_change):
             table.pop(server_id, None)
+        self._late = {k: v for k, v in self._late.items() if k[0] != server_id}
         self.notify(self._recompute(server_id))
 
     def claim(self, server_id: str, tools: Iterable[str]) -> tuple[dict[str, str], set[str]]:
@@ -183,7 +195,16 @@ class NameBook:
 
         The others are told at once (before the caller registers); call ``notify`` with them afterwards.
         """
-        self._listed[server_id] = list(dict.fromkeys(tools))
+        listed = list(dict.fromkeys(tools))
+        before = self._listed.get(server_id)
+        if before is not None:  # a refresh: what it adds comes after every claim already made
+            known = {*before, *self._configured.get(server_id, [])}
+            for tool in listed:
+                if tool not in known and (server_id, tool) not in self._late:
+                    self._arrivals += 1
+                    self._late[(server_id, tool)] = self._arrivals
+        self._late = {k: v for k, v in self._late.items() if k[0] != server_id or k[1] in listed}
+        self._listed[server_id] = listed
         self._overrides.setdefault(server_id, {})
         changed = self._recompute(server_id)
         self.notify(changed)

@@ -3,28 +3,23 @@
 Why it exists: the model and the caller need different things from one result. ``message`` is what a voice agent
 can say (a template, a chosen field, the first text, or a neutral fallback — never a JSON blob or a megabyte of
 text); ``data`` is what the model reasons over (structured content, else parsed JSON text, else text), with
-images, audio and embedded resources summarised by type and size instead of inlined. ``isError`` results are
-errors, not successes (the mistake the reference system makes).
+images and audio summarised by type and size instead of inlined, and resource links and embedded resources kept
+whole (``engine.mcp.resources``; the message gets one sentence about them). ``isError`` results are errors, not
+successes (the mistake the reference system makes).
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mcp.types import (
-    AudioContent,
-    CallToolResult,
-    EmbeddedResource,
-    ImageContent,
-    ResourceLink,
-    TextContent,
-)
+from mcp.types import CallToolResult, TextContent
 
+from engine.mcp.resources import attachments as _attachments
+from engine.mcp.resources import speech_summary
 from engine.templates import _PLACEHOLDER, lookup, render
 from engine.tools.base import ToolResult
 
@@ -75,28 +70,6 @@ def _parse_json(text: str) -> Any:
         return json.loads(stripped)
     except ValueError:
         return None
-
-
-def _b64_size(data: str) -> int:
-    try:
-        return len(base64.b64decode(data, validate=False))
-    except ValueError:
-        return len(data) * 3 // 4
-
-
-def _summary(item: Any) -> dict[str, Any] | None:
-    """A short description of a non-text content block (never its raw bytes)."""
-    if isinstance(item, ImageContent | AudioContent):
-        return {"type": item.type, "mime_type": item.mime_type, "size_bytes": _b64_size(item.data)}
-    if isinstance(item, ResourceLink):
-        return {"type": "resource_link", "uri": str(item.uri), "name": item.name, "mime_type": item.mime_type}
-    if isinstance(item, EmbeddedResource):
-        res = item.resource
-        text = getattr(res, "text", None)
-        blob = getattr(res, "blob", None)
-        size = len(text.encode("utf-8")) if isinstance(text, str) else _b64_size(blob) if isinstance(blob, str) else 0
-        return {"type": "resource", "uri": str(res.uri), "mime_type": res.mime_type, "size_bytes": size}
-    return None
 
 
 def _template_message(template: str, values: Mapping[str, Any]) -> str | None:
@@ -150,8 +123,8 @@ def to_tool_result(result: CallToolResult, speech: SpeechOptions | None = None) 
                     return ToolResult("error", said or ERROR_FALLBACK, shaped)
                 return ToolResult("success", said or FALLBACK_MESSAGE, shaped)
     texts = [c.text for c in content if isinstance(c, TextContent)]
-    attachments = [s for s in (_summary(c) for c in result.content) if s is not None]
     joined = "\n".join(texts)
+    attachments = _attachments(content, max(0, MAX_DATA_CHARS - len(joined)))
     parsed = _parse_json(texts[0]) if len(texts) == 1 and len(texts[0]) <= 4 * MAX_DATA_CHARS else None
     data: Any
     if result.structured_content is not None:
@@ -185,10 +158,14 @@ def to_tool_result(result: CallToolResult, speech: SpeechOptions | None = None) 
     if message is None and speech.field:
         message = _field_message(speech.field, [result.structured_content, parsed])
     if message is None:
+        about = speech_summary(attachments) if attachments else None
+        room = MAX_SPEECH_CHARS - (len(about) + 1 if about else 0)
         for text in texts:
             if text.strip() and _parse_json(text) is None:
-                message = speakable(text)
+                message = speakable(text, max(room, MAX_SPEECH_CHARS // 2))
                 break
+        if about is not None:  # the caller hears what the links are, never their URIs
+            message = speakable(f"{message} {about}" if message else about)
     if result.is_error:
         return ToolResult("error", message or ERROR_FALLBACK, data)
     return ToolResult("success", message or FALLBACK_MESSAGE, data)

@@ -34,6 +34,7 @@ from engine.mcp.naming import NameBook
 from engine.mcp.registration import ToolRegistration
 from engine.mcp.results import to_tool_result
 from engine.mcp.stderr import StderrCapture
+from engine.mcp.structured import mismatch
 from engine.mcp.tool import MCPTool
 from engine.metrics import Metrics
 from engine.tools.base import ToolExecutionContext, ToolResult
@@ -45,6 +46,8 @@ State = Literal["starting", "up", "restarting", "failed", "stopped"]
 
 #: How long ``stop`` waits for the supervision loop to wind down (the child is SIGKILLed well before that).
 STOP_WAIT_S = 2.0
+#: The shortest listing lifetime honoured: a ``ttlMs`` of 1 must not turn into a thousand re-lists a second.
+MIN_TTL_S = 1.0
 
 
 @dataclass(slots=True)
@@ -291,8 +294,16 @@ class Supervisor(ToolRegistration):
         self.restarts = 0
 
     async def _refresher(self, conn: Connection) -> None:
-        """Re-list after list_changed notifications, one re-list per burst (debounced)."""
+        """Re-list after list_changed notifications, one re-list per burst (debounced), and when the listing's
+        ``ttlMs`` runs out (at most once a ``MIN_TTL_S``): a server that says how long its list stays fresh
+        need not send a notification for the engine to see a change."""
         while True:
+            ttl_ms = conn.list_ttl_ms
+            if ttl_ms:
+                with suppress(TimeoutError):
+                    async with asyncio.timeout(max(ttl_ms / 1000, MIN_TTL_S)):
+                        await self._changed.wait()
+                self._changed.set()
             await self._changed.wait()
             await asyncio.sleep(self.services.debounce_s)
             self._changed.clear()
@@ -333,6 +344,11 @@ class Supervisor(ToolRegistration):
             return ToolResult("error", f"server {self.server_id} refused the call: {e.message[:200]}")
         except pydantic.ValidationError:
             return ToolResult("error", f"server {self.server_id} returned a result that is not valid MCP")
+        except RuntimeError as e:  # the SDK's outputSchema check: this call fails, the server stays up
+            message = mismatch(d.name, e)
+            if message is None:
+                raise
+            return ToolResult("error", self.services.redact(message) if self.services.redact else message)
         return to_tool_result(result, tool.speech)
 
     # ------------------------------------------------------------------------------------------- status
@@ -364,6 +380,7 @@ class Supervisor(ToolRegistration):
                     "timeout_ms": t.definition.timeout_ms,
                     "estimated_duration_ms": t.definition.latency.estimated_duration_ms,
                     "max_duration_ms": t.definition.latency.max_duration_ms,
+                    **t.info(),
                 }
                 for t in self.tools
             ],

@@ -8,6 +8,8 @@ connection.
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import json
 import logging
 from collections.abc import Callable, Mapping
@@ -20,8 +22,11 @@ from engine.budget.metadata import resolve_latency, resolve_probe_args
 from engine.config.models import McpServerConfig
 from engine.events import ToolProgressed
 from engine.mcp.naming import exposed_names
+from engine.mcp.policy import cache_seconds
 from engine.mcp.results import SpeechOptions
+from engine.mcp.structured import shown_schema
 from engine.tools.base import Tool, ToolCategory, ToolDefinition, ToolExecutionContext, ToolResult
+from engine.tools.progress import note
 
 if TYPE_CHECKING:
     from engine.mcp.supervisor import Supervisor
@@ -51,12 +56,22 @@ class MCPTool(Tool):
         supervisor: Supervisor,
         speech: SpeechOptions,
         probe_args: dict[str, Any] | None = None,
+        *,
+        title: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
     ) -> None:
         self.definition = definition
         self.supervisor = supervisor
         self.speech = speech
         #: Arguments the budget layer may use to probe this tool (from ``_meta`` or config).
         self.probe_args = probe_args
+        #: The server's display name for the tool (``title``, else ``annotations.title``), for the console.
+        self.title = title
+        #: The tool's MCP annotations as listed (``readOnlyHint`` …): hints that only ever add caution.
+        self.annotations = annotations or {}
+        #: The tool's declared ``outputSchema`` (its results are checked against it; shown in ``tools --json``).
+        self.output_schema = output_schema
         #: The server sent a progress notification for one of this tool's calls.
         self.reports_progress = False
         self._quick_streak = 0
@@ -70,9 +85,14 @@ class MCPTool(Tool):
         if not self.reports_progress and self._quick_streak >= QUICK_STREAK:
             return None
         d = self.definition
+        try:  # the task running the call: the turn tracker knows the call by it
+            task = asyncio.current_task()
+        except RuntimeError:  # no loop running (a caller outside any call): nothing to note against
+            task = None
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             self.reports_progress = True
+            note(task, progress, total)
             ctx.emit(
                 ToolProgressed(
                     call_id=ctx.call_id,
@@ -94,8 +114,21 @@ class MCPTool(Tool):
     def same_as(self, other: MCPTool) -> bool:
         """Equal declaration and metadata (so a re-list that changed nothing leaves the registry alone)."""
         return (
-            self.definition == other.definition and self.speech == other.speech and self.probe_args == other.probe_args
+            self.definition == other.definition
+            and self.speech == other.speech
+            and self.probe_args == other.probe_args
+            and self.title == other.title
+            and self.annotations == other.annotations
+            and self.output_schema == other.output_schema
         )
+
+    def info(self) -> dict[str, Any]:
+        """What the console's tool inspector and ``tools --json`` show beyond the declaration."""
+        return {
+            "title": self.title,
+            "annotations": dict(self.annotations),
+            "output_schema": shown_schema(self.output_schema),
+        }
 
 
 def exposable(cfg: McpServerConfig, listed: list[types.Tool]) -> tuple[list[types.Tool], list[str]]:
@@ -155,6 +188,10 @@ def build_tools(
             exposed = fallback
         annotations = t.annotations.model_dump(by_alias=True, exclude_none=True) if t.annotations else None
         latency, problems = resolve_latency(t.name, tc, t.meta, annotations)
+        seconds, refused = cache_seconds(t.name, annotations, tc, latency.cacheable_seconds)
+        if refused is not None:  # annotations as policy: only read-only (or configured) tools are cached
+            latency = dataclasses.replace(latency, cacheable_seconds=seconds)
+            problems.append(refused)
         probe, probe_problems = resolve_probe_args(t.name, tc, t.meta)
         warnings.extend(problems + probe_problems)
         description = (tc.description if tc and tc.description else None) or t.description or t.title or t.name
@@ -179,5 +216,11 @@ def build_tools(
             annotations=annotations,
         )
         speech = SpeechOptions(template=tc.speech_template if tc else None, field=tc.speech_field if tc else None)
-        out.append(MCPTool(definition, supervisor, speech, probe))
+        title = t.title or (t.annotations.title if t.annotations else None)
+        output = dict(t.output_schema) if t.output_schema else None
+        if redact is not None and title is not None:
+            title = redact(title)
+        out.append(
+            MCPTool(definition, supervisor, speech, probe, title=title, annotations=annotations, output_schema=output)
+        )
     return out, warnings

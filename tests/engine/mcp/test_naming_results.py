@@ -96,10 +96,10 @@ def test_error_results_and_attachments() -> None:
     assert r.data == {
         "attachments": [
             {"type": "image", "mime_type": "image/png", "size_bytes": 3},
-            {"type": "resource", "uri": "file:///a.txt", "mime_type": "text/plain", "size_bytes": 5},
+            {"type": "resource", "uri": "file:///a.txt", "mime_type": "text/plain", "size_bytes": 5, "text": "hello"},
         ]
     }
-    assert r.message == FALLBACK_MESSAGE
+    assert r.message == "1 attached document."  # summarised for speech, kept whole in data
 
 
 def test_speakable_cuts_at_sentences_and_words() -> None:
