@@ -32,6 +32,7 @@ from console.bindings import app_bindings, validate_keymap
 from console.commands import ConsoleCommands
 from console.format import Clock
 from console.host import load_config, resolve_path
+from console.launch import add_arguments, apply_overrides, claim_web_tab, make_console, serve_web
 from console.messages import EngineReady, EventBatch
 from console.replay import ReplayClock
 from console.replay_controls import ReplayControls
@@ -39,6 +40,7 @@ from console.screens.base import ConsoleScreen
 from console.screens.calls import CallsScreen
 from console.state import Changes, ConsoleState, VoiceStatus
 from console.timings_state import VIEW_ONLY, TimingsState
+from console.widgets.header import Glance, api_url, glance_line
 from engine import list_audio_devices
 
 if TYPE_CHECKING:  # the engine, its events, the config models and the voice modules load after the first frame
@@ -101,8 +103,12 @@ class AvaConsole(ReplayControls, App[None]):
         #: ``--replay FILE``: replay this recording through the screens, with no engine (``console.replay``).
         self.replay_path, self.replay_speed = (Path(replay) if replay is not None else None), replay_speed
         self.config_path = Path(config_path)
-        #: Run the engine's HTTP API (health, metrics, MCP status) beside the console; off in tests.
+        #: Run the engine's HTTP API (health, metrics, MCP status) beside the console: only when asked (``--http``).
         self.serve_http = serve_http
+        #: ``--http-port``: the API's port instead of engine.http.port (0: any free one); ``--web``'s tab lock.
+        self.http_port: int | None = None
+        self.web_lock: Path | None = None
+        self.web_lock_file: object | None = None
         self.engine: Engine | None = engine
         #: The config as loaded, before the engine exists (``settings`` is the engine's once it does).
         self._loaded_settings: Settings | None = None
@@ -113,6 +119,8 @@ class AvaConsole(ReplayControls, App[None]):
         self.state = ConsoleState()
         #: Turn timings and speaking spans per call (the call view's waterfall and timeline), from events only.
         self.timings = TimingsState()
+        #: The header's counts beyond the state: recent errors, failed servers (console/widgets/header.py).
+        self.glance = Glance()
         self.clock = clock or (Clock() if replay is None else ReplayClock(lambda: self.replay))
         self.tick = tick
         self.pump_interval = pump_interval
@@ -141,6 +149,8 @@ class AvaConsole(ReplayControls, App[None]):
     def on_mount(self) -> None:
         self.add_mode("calls", CallsScreen)  # the name for F1: the mode's screen exists already (the default one)
         self.show_engine_status()
+        if self.tick:  # recent errors age out of the header's count without new events
+            self.set_interval(5.0, self.show_engine_status)
         # after the first frame is written: a refresh callback runs before the terminal write, and the start-up
         # work would hold the GIL while the frame is still being drawn
         self.call_after_refresh(self.set_timer, FIRST_FRAME_S, self._after_first_frame)
@@ -174,14 +184,19 @@ class AvaConsole(ReplayControls, App[None]):
         """The header's sub-title: the engine's status until it runs (first, so a narrow header keeps it), and the
         config file."""
         status = "" if self.engine_running else f"{self.engine_status} · "
+        if self.engine_running:  # at a glance: calls, servers up/failed, recent errors, the HTTP API if served
+            status = f"{glance_line(self.state, self.glance, self.clock.now(), api_url(self.engine))} · "
         self.sub_title = f"{status}{self.config_path}"
 
     @work(thread=True, group="config", name="load-engine", exit_on_error=False)
     def load_engine(self) -> None:
         """Off the UI thread: load the config, then import and build the engine (the MCP SDK, aiohttp …)."""
         worker = get_current_worker()
+        if (taken := claim_web_tab(self)) is not None:  # --web: one console per config (console/launch.py)
+            self._from_thread(worker, self._engine_failed, taken)
+            return
         try:
-            settings = load_config(self.config_path)
+            settings = apply_overrides(self, load_config(self.config_path))
         except Exception as e:  # shown in the UI: the console stays up to fix the config
             self._from_thread(worker, self._engine_failed, f"{type(e).__name__}: {e}")
             return
@@ -298,6 +313,11 @@ class AvaConsole(ReplayControls, App[None]):
             await engine.stop()
 
     async def action_quit(self) -> None:
+        from console.quit_guard import quit_or_ask  # the dialog's module loads on first use
+
+        await quit_or_ask(self, self._quit_now)  # asks first while calls are live
+
+    async def _quit_now(self) -> None:
         await self.shutdown_engine()
         self.exit()
 
@@ -331,6 +351,10 @@ class AvaConsole(ReplayControls, App[None]):
         changes = self.state.apply(
             e for e in message.events if not e.type.startswith("softphone.") and e.type not in VIEW_ONLY
         )
+        for server, error in self.glance.apply(message.events):  # a failed server rings and says so
+            self.bell()
+            self.notify(f"server {server} failed: {error}", title="server", severity="error", timeout=15)
+        self.show_engine_status()
         self._dispatch(changes)
 
     def _dispatch(self, changes: Changes) -> None:
@@ -338,7 +362,8 @@ class AvaConsole(ReplayControls, App[None]):
             try:
                 if isinstance(screen, ConsoleScreen):
                     screen.apply_changes(changes)
-                    if changes.default_tier:
+                    call = self.selected_call  # the key bar marks the selected call's active tier
+                    if changes.default_tier or call in changes.calls_changed or call in changes.calls_added:
                         screen.update_keybar()
             except NoMatches:  # the screen is being torn down (app exiting): nothing to update
                 continue
@@ -398,7 +423,7 @@ class AvaConsole(ReplayControls, App[None]):
             self.notify("saved; the engine is not running, so nothing was reloaded", title="config")
             return
         try:
-            await engine.reload(settings)
+            await engine.reload(apply_overrides(self, settings))
         except Exception as e:  # a component refused the new config: the file is saved, say so
             self.notify(
                 f"saved, but the reload failed: {type(e).__name__}: {e}", title="config", severity="error", timeout=15
@@ -430,6 +455,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8000, help="port for --web (default 8000)")
     p.add_argument("--replay", metavar="FILE", help="replay a recorded call (.jsonl) through the screens; no engine")
     p.add_argument("--speed", default="1", help="replay speed: 1, 4 or instant (default 1; Ctrl+R switches)")
+    add_arguments(p)  # --http, --http-port (console/launch.py)
     return p
 
 
@@ -448,14 +474,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ava-console: config file {path} does not exist", file=sys.stderr)
         return 2
     if args.web:
-        import shlex
-
-        from textual_serve.server import Server
-
-        command = f"{shlex.quote(sys.executable)} -m console.app --config {shlex.quote(str(path))}"
-        Server(command, host="localhost", port=args.port, title="ava-console").serve()
+        http = ["--http-port", str(args.http_port)] if args.http_port is not None else ["--http"] * args.http
+        serve_web(path, args.port, http)
         return 0
-    AvaConsole(path, serve_http=True).run()
+    try:
+        app = make_console(args, path)
+    except ValueError as e:
+        print(f"ava-console: {e}", file=sys.stderr)
+        return 2
+    app.run()
     return 0
 
 

@@ -18,6 +18,7 @@ STATUS_STYLE: dict[str, tuple[str, str]] = {
     "error": ("✖", "red"),
     "timeout": ("⧗", "dark_orange"),
     "rejected": ("⊘", "magenta"),
+    "cancelled": ("⊗", "grey50"),
 }
 
 SERVER_STYLE: dict[str, tuple[str, str]] = {

@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from engine.calls_realtime import RealtimeCalls
 from engine.config.models import Settings
@@ -47,6 +47,13 @@ class TurnHooks(Protocol):
     def before_turn(self, session: CallSession, text: str) -> None: ...
 
     def after_turn(self, session: CallSession) -> None: ...
+
+
+@runtime_checkable
+class StartTier(Protocol):
+    """A turn hook that also sets a new call's tier before its first turn (the operator's global default)."""
+
+    def start_tier(self, session: CallSession) -> tuple[str, str]: ...
 
 
 @dataclass
@@ -209,6 +216,9 @@ class CallManager(RealtimeCalls):
             tier=ctx.tier.default,
             tier_reason="context default",
         )
+        for hook in self.turn_hooks:
+            if isinstance(hook, StartTier):
+                session.tier, session.tier_reason = hook.start_tier(session)
         self.sessions.add(session)
         rt = CallRuntime(prov.open_session(session), provider_name, deliver)
         self._runtime[session.call_id] = rt

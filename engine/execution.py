@@ -4,6 +4,11 @@ Order matters and is the contract: the name must be one this call was shown (els
 runs) → arguments parsed (malformed JSON → ``rejected`` with the parser's message) → validated against the schema
 (every violation named → ``rejected``) → cache → timeout → run → exceptions become ``error`` with a safe message →
 events, metrics and latency hooks. Several calls from one model turn run concurrently and come back in order.
+
+Every call that published ``tool.requested`` ends with ``tool.completed``, also when its task is cancelled (apply-now,
+barge-in, call end, a provider's cancel): status ``cancelled``, so no invocation shows "running" forever. A timeout
+says where its limit came from (the tool's timeout, its declared max, its server's default, the tier's budget or
+the engine's default), so the operator knows which number to change.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from engine.events import EventBus, ToolCompleted, ToolRejected, ToolRequested
 from engine.metrics import UNKNOWN_TOOL, Metrics
 from engine.redact import Redactor
 from engine.sessions.session import CallSession
-from engine.tools.base import ToolExecutionContext, ToolResult
+from engine.tools.base import ToolDefinition, ToolExecutionContext, ToolResult
 from engine.tools.limits import Limits, clip, clip_repr
 from engine.tools.registry import RegisteredTool, ToolRegistry
 from engine.tools.timers import Deadlines
@@ -29,10 +34,42 @@ from engine.tools.validation import ArgumentError, parse_arguments
 log = logging.getLogger(__name__)
 
 
+def own_limit(d: ToolDefinition, settings: Settings) -> tuple[float | None, str]:
+    """The tool's own time limit in seconds (None: it has none) and where it comes from, for timeout messages."""
+    if d.timeout_ms:
+        server = settings.mcp.servers.get(d.server)
+        origin = d.origin_name or d.name
+        per_tool = server is not None and any(t.name == origin and t.timeout_ms for t in server.tools)
+        if server is not None and not per_tool and server.defaults.timeout_ms == d.timeout_ms:
+            return d.timeout_ms / 1000, f"server {d.server}'s default timeout (defaults.timeout_ms: {d.timeout_ms})"
+        return d.timeout_ms / 1000, f"the tool's timeout (timeout_ms: {d.timeout_ms})"
+    if d.latency.max_duration_ms:
+        ms = d.latency.max_duration_ms
+        return ms / 1000, f"the tool's declared max duration (max_duration_ms: {ms})"
+    return None, ""
+
+
+#: How a limit that is the engine's default is named (its setting follows).
+DEFAULT_SOURCE = "the engine's default tool timeout"
+
+
+def default_limit(settings: Settings) -> tuple[float, str]:
+    """The engine's default tool timeout and its name."""
+    ms = settings.engine.tool_timeout_ms
+    return ms / 1000, f"{DEFAULT_SOURCE} (engine.tool_timeout_ms: {ms})"
+
+
+def timeout_result(name: str, timeout_s: float, source: str) -> ToolResult:
+    """The ``timeout`` result: how long, and which setting set that limit."""
+    return ToolResult("timeout", f"{name} did not answer within {timeout_s:g} seconds (limit: {source}).")
+
+
 class ExecutionHooks(Protocol):
     """What the budget layer plugs into the path: timeouts, the result cache and latency recording."""
 
-    def timeout_s(self, entry: RegisteredTool, session: CallSession | None, default_s: float) -> float: ...
+    def timeout_limit(self, entry: RegisteredTool, session: CallSession | None) -> tuple[float, str]:
+        """The call's time limit in seconds and where it comes from (named in a timeout's message)."""
+        ...
 
     def cached(self, entry: RegisteredTool, args: Mapping[str, Any]) -> ToolResult | None: ...
 
@@ -49,10 +86,13 @@ class ExecutionHooks(Protocol):
 class DefaultHooks:
     """No cache, no latency book: the tool's own timeout, else the global one."""
 
-    def timeout_s(self, entry: RegisteredTool, session: CallSession | None, default_s: float) -> float:
-        d = entry.tool.definition
-        ms = d.timeout_ms or d.latency.max_duration_ms
-        return ms / 1000 if ms else default_s
+    def __init__(self, settings: Callable[[], Settings]) -> None:
+        self._settings = settings
+
+    def timeout_limit(self, entry: RegisteredTool, session: CallSession | None) -> tuple[float, str]:
+        settings = self._settings()
+        own, source = own_limit(entry.tool.definition, settings)
+        return (own, source) if own is not None else default_limit(settings)
 
     def cached(self, entry: RegisteredTool, args: Mapping[str, Any]) -> ToolResult | None:
         return None
@@ -83,7 +123,7 @@ class ToolExecutor:
         self.metrics = metrics
         self._settings = settings
         self.redact = redactor
-        self.hooks: ExecutionHooks = hooks or DefaultHooks()
+        self.hooks: ExecutionHooks = hooks or DefaultHooks(settings)
         self._deadlines = Deadlines()
         #: Tools that may do harm wait here for the operator, after the checks and before they run.
         self.approvals = ApprovalDesk(bus, metrics, settings, redactor)
@@ -114,9 +154,12 @@ class ToolExecutor:
         tool_call_id: str = "",
         is_probe: bool = False,
         allowed: frozenset[str] | None = None,
+        limit: tuple[float, str] | None = None,
         approved_by: str | None = None,
     ) -> ToolResult:
         """Run one tool call for ``session``. ``allowed`` overrides the session's shown tools (probes, CLI);
+        ``limit`` is a caller's own deadline (seconds, where it comes from; the MCP endpoint's per-tool timeout):
+        the call gets the shorter of it and its usual limit, and a timeout names the one that applied.
         ``approved_by`` names who already approved it (the operator's own command), else it may wait for one."""
         shown = allowed if allowed is not None else (session.shown_tools if session is not None else frozenset())
         if not isinstance(exposed_name, str):
@@ -162,7 +205,7 @@ class ToolExecutor:
             session, entry.tool.definition, parsed, tool_call_id, approved_by, is_probe
         ):
             return self._reject(session, exposed_name, tool_call_id, "not approved", refusal, True)
-        return await self._run(session, entry, parsed, tool_call_id, is_probe)
+        return await self._run(session, entry, parsed, tool_call_id, is_probe, limit)
 
     async def _run(
         self,
@@ -171,6 +214,7 @@ class ToolExecutor:
         args: dict[str, Any],
         tool_call_id: str,
         is_probe: bool,
+        limit: tuple[float, str] | None = None,
     ) -> ToolResult:
         d = entry.tool.definition
         call_id = session.call_id if session else ""
@@ -201,17 +245,20 @@ class ToolExecutor:
                 tool_call_id=tool_call_id,
                 is_probe=is_probe,
             )
-            timeout = self.hooks.timeout_s(entry, session, settings.engine.tool_timeout_ms / 1000)
+            timeout, source = self.hooks.timeout_limit(entry, session)
+            if limit is not None and limit[0] < timeout:
+                timeout, source = limit
             deadline = self._deadlines.start(timeout)
             try:
                 result = await entry.tool.execute(args, ctx)
             except asyncio.CancelledError:
                 if not self._deadlines.end(deadline):
+                    self._cancelled(session, entry, args, tool_call_id, is_probe, start)
                     raise
-                result = ToolResult("timeout", f"{d.name} did not answer within {timeout:g} seconds.")
+                result = timeout_result(d.name, timeout, source)
             except TimeoutError:  # the tool's own timeout, not ours: as asyncio.timeout saw it, a timeout
                 self._deadlines.end(deadline)
-                result = ToolResult("timeout", f"{d.name} did not answer within {timeout:g} seconds.")
+                result = timeout_result(d.name, timeout, source)
             except Exception as e:  # a tool bug must never take the call down
                 self._deadlines.end(deadline)
                 log.warning("tool %s raised %s", d.name, type(e).__name__, exc_info=log.isEnabledFor(logging.DEBUG))
@@ -250,6 +297,39 @@ class ToolExecutor:
             )
         )
         return result
+
+    def _cancelled(
+        self,
+        session: CallSession | None,
+        entry: RegisteredTool,
+        args: dict[str, Any],
+        tool_call_id: str,
+        is_probe: bool,
+        start: float,
+    ) -> None:
+        """The call's task was cancelled (not by its deadline): end the invocation as ``cancelled``. The result goes
+        to nobody (the turn it belonged to is gone); the event, the metrics and the latency hooks still see it."""
+        d = entry.tool.definition
+        latency_ms = (time.perf_counter() - start) * 1000
+        result = ToolResult("cancelled", f"{d.name} was cancelled before it finished; no result was used.")
+        self.metrics.tool_done(d.server, d.origin_name or d.name, result.status, latency_ms / 1000)
+        self.hooks.completed(entry, args, result, latency_ms, is_probe)
+        if self.bus.wants(ToolCompleted.type):
+            self.bus.publish(
+                ToolCompleted(
+                    call_id=session.call_id if session else "",
+                    tool_call_id=tool_call_id,
+                    exposed_name=d.name,
+                    server=d.server,
+                    tool=d.origin_name or d.name,
+                    status=result.status,
+                    latency_ms=round(latency_ms, 3),
+                    message=result.message,
+                    cache_hit=False,
+                    is_probe=is_probe,
+                    data=None,
+                )
+            )
 
     async def execute_many(
         self,

@@ -51,4 +51,6 @@ class ConsoleScreen(Screen[Any]):
             bindings = [b for _n, b, _e, _t in self.active_bindings.values()]
             engine = self.capp.engine
             default = engine.default_tier if engine is not None else self.capp.state.default_tier
-            bar.show(bindings, self.capp.selected_call, default)
+            row = self.capp.state.calls.get(self.capp.selected_call or "")
+            overridden = row is not None and row.tier_reason == "operator override"
+            bar.show(bindings, self.capp.selected_call, default, row.tier if row else None, overridden)

@@ -1,5 +1,9 @@
 """Config: which file the console edits, whether it is valid, its text; reload into the running engine and
-validate on demand. File reading and validation run in thread workers (group "config")."""
+validate on demand. File reading and validation run in thread workers (group "config").
+
+``r`` always ends in a state the screen says: reloaded, the reload's error, the engine still starting, or (when the
+engine never came up because the file was invalid at start-up) the engine being started from the fixed file.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import Header, Label, Static
 
+from console.launch import apply_overrides
 from console.screens.base import ConsoleScreen
 from console.widgets.footer import KeyFooter
 from console.widgets.keybar import KeyBar
@@ -82,16 +87,37 @@ class ConfigScreen(ConsoleScreen):
         if apply and settings is not None:
             self.apply_reload(settings)
 
+    def _status(self, text: str, style: str) -> None:
+        self.query_one("#config-status", Static).update(Text(text, style=style))
+
     @work(group="config", name="config-reload", exit_on_error=False)
     async def apply_reload(self, settings: Settings) -> None:
-        engine = self.capp.require_engine()
-        if engine is None:
+        app = self.capp
+        if app.engine is None or (app.engine_error and not app.engine_running):
+            await self._start_engine()
+            return
+        engine = app.require_engine()
+        if engine is None:  # still starting: its config is the file as it was; say so instead of "reloading…"
+            self._status("✔ valid — not reloaded: the engine is still starting (press r again once it runs)", "yellow")
             return
         try:
-            await engine.reload(settings)
+            await engine.reload(apply_overrides(app, settings))
         except Exception as e:  # a component refused the new config
+            self._status(f"✖ reload failed — the engine runs the previous config\n{type(e).__name__}: {e}", "red")
             self.notify(f"reload failed: {type(e).__name__}: {e}", title="config", severity="error")
             return
-        self.query_one("#config-status", Static).update(Text("✔ valid — reloaded into the engine", style="green"))
+        self._status("✔ valid — reloaded into the engine", "green")
         self.notify("config reloaded", title="config")
-        self.capp.config_changed()
+        app.config_changed()
+
+    async def _start_engine(self) -> None:
+        """The engine never ran (the file was invalid at start-up, or it failed to start): start one from the file
+        as it is now. A failed engine is stopped first (it may hold servers it started)."""
+        app = self.capp
+        failed, app.engine = app.engine, None
+        if failed is not None and (failed.started or len(failed.tasks)):
+            await failed.stop()
+        app.engine_error = None
+        app.show_engine_status()
+        self._status("✔ valid — starting the engine with it…", "green")
+        app.load_engine()

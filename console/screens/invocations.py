@@ -24,7 +24,7 @@ from console.widgets.tables import ConsoleTable, cursor_key
 if TYPE_CHECKING:
     from console.app import AvaConsole
 
-STATUSES = ("all", "success", "error", "timeout", "rejected", "running")
+STATUSES = ("all", "success", "error", "timeout", "rejected", "cancelled", "running")
 MAX_ROWS = 2000
 COLUMNS = ("time", "call", "tool", "server", "status", "latency", "cache")
 

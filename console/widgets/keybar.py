@@ -1,6 +1,9 @@
 """The key bar above the footer: screen keys and the tier keys (call and global default), keymap-aware.
 
-It renders the app's live bindings, so a remapped key in ``console.keymap`` shows here at once.
+It renders the app's live bindings, so a remapped key in ``console.keymap`` shows here at once. The active tier is
+marked (reverse video): the selected call's current tier, plus "auto" while no operator override holds it, and the
+global default. Precedence (engine/budget/selector.py): operator per call > operator global default > context
+``mode: fixed`` > the automatic selector.
 """
 
 from __future__ import annotations
@@ -32,24 +35,39 @@ def key_label(key: str) -> str:
     return SHIFTED.get(first, first.upper() if len(first) <= 3 else first)
 
 
-def render_keys(bindings: Iterable[Binding], selected_call: str | None, default_tier: str) -> Text:
+#: The marked (active) tier's style.
+ACTIVE = "bold reverse"
+TIER_LABELS = (("fast", "FAST"), ("standard", "STD"), ("deep", "DEEP"), ("auto", "auto"))
+
+
+def render_keys(
+    bindings: Iterable[Binding],
+    selected_call: str | None,
+    default_tier: str,
+    call_tier: str | None = None,
+    overridden: bool = False,
+) -> Text:
+    """The key lines; ``call_tier`` is the selected call's tier, ``overridden`` whether the operator set it."""
     by_id = {b.id: b for b in bindings if b.id}
     out = Text()
 
-    def key(binding_id: str, label: str) -> None:
+    def key(binding_id: str, label: str, active: bool = False) -> None:
         b = by_id.get(binding_id)
         if b is None:
             return
         out.append(key_label(b.key), style="bold dark_orange")
-        out.append(f" {label}  ")
+        out.append(" ")
+        out.append(label, style=ACTIVE if active else "")
+        out.append("  ")
 
     out.append(f"tier {selected_call or '(no call)'}: ", style="bold")
-    for t, label in (("fast", "FAST"), ("standard", "STD"), ("deep", "DEEP"), ("auto", "auto")):
-        key(f"tier_{t}", label)
+    for t, label in TIER_LABELS:
+        active = call_tier is not None and (t == call_tier or (t == "auto" and not overridden))
+        key(f"tier_{t}", label, active)
     out.append("│ ", style="dim")
     out.append(f"default ({default_tier}): ", style="bold")
-    for t, label in (("fast", "FAST"), ("standard", "STD"), ("deep", "DEEP"), ("auto", "auto")):
-        key(f"default_{t}", label)
+    for t, label in TIER_LABELS:
+        key(f"default_{t}", label, t == default_tier)
     out.append("\n")
     for sid, label in (
         ("calls", "Calls"),
@@ -70,5 +88,12 @@ def render_keys(bindings: Iterable[Binding], selected_call: str | None, default_
 class KeyBar(Static):
     """One line of keys; the screen calls ``show`` when the selection, default tier or keymap changes."""
 
-    def show(self, bindings: Iterable[Binding], selected_call: str | None, default_tier: str) -> None:
-        self.update(render_keys(bindings, selected_call, default_tier))
+    def show(
+        self,
+        bindings: Iterable[Binding],
+        selected_call: str | None,
+        default_tier: str,
+        call_tier: str | None = None,
+        overridden: bool = False,
+    ) -> None:
+        self.update(render_keys(bindings, selected_call, default_tier, call_tier, overridden))

@@ -33,6 +33,7 @@ from engine.budget.turns import TurnTracker
 from engine.call_tiers import CallTiers
 from engine.config.models import BudgetConfig, ContextTierConfig, Settings
 from engine.events import EventBus
+from engine.execution import DEFAULT_SOURCE, default_limit, own_limit
 from engine.metrics import Metrics
 from engine.sessions.session import CallSession
 from engine.tasks import Spawn
@@ -221,17 +222,29 @@ class BudgetLayer:
         return plan
 
     def timeout_s(self, entry: RegisteredTool, session: CallSession | None, default_s: float) -> float:
+        """The call's time limit in seconds, ``default_s`` standing in for the engine's default."""
+        own, source = self.timeout_limit(entry, session)
+        return default_s if source.startswith(DEFAULT_SOURCE) else own
+
+    def timeout_limit(self, entry: RegisteredTool, session: CallSession | None) -> tuple[float, str]:
+        """The tool's own limit (else the engine's default), clamped to the call's tier budget; and its source."""
         d = entry.tool.definition
         plan = self._plans.get(d.name)
         if plan is None or plan.definition is not d or plan.settings is not self._settings():
             plan = self._plan(d)
-        own = plan.own_ms / 1000 if plan.own_ms else default_s
+        own, source = own_limit(d, plan.settings)
+        if own is None:
+            own, source = default_limit(plan.settings)
         if session is None:
-            return own
+            return own, source
         self._track_start(session, plan)
         if plan.exempt or session.tier not in TIER_ORDER:
-            return own
-        return min(own, int(getattr(plan.settings.budget.tiers, session.tier)) / 1000)
+            return own, source
+        budget_ms = int(getattr(plan.settings.budget.tiers, session.tier))
+        if budget_ms / 1000 < own:
+            tier = session.tier
+            return budget_ms / 1000, f"the {tier.upper()} tier's budget (budget.tiers.{tier}: {budget_ms})"
+        return own, source
 
     def _track_start(self, session: CallSession, plan: _Plan) -> None:
         d = plan.definition
@@ -255,7 +268,7 @@ class BudgetLayer:
         self, entry: RegisteredTool, args: Mapping[str, Any], result: ToolResult, latency_ms: float, is_probe: bool
     ) -> None:
         self.turns.finished()
-        if result.cache_hit or result.status == "rejected":
+        if result.cache_hit or result.status in ("rejected", "cancelled"):  # a cancelled call says nothing of speed
             return
         d = entry.tool.definition
         status: str = result.status
@@ -300,6 +313,11 @@ class BudgetLayer:
 
     def after_turn(self, session: CallSession) -> None:
         self.turns.end(session)
+
+    def start_tier(self, session: CallSession) -> tuple[str, str]:
+        """A new call's tier before its first turn: the operator's global default, else its context's."""
+        d = self.default_for(session)
+        return d.tier, d.reason
 
     def default_for(self, session: CallSession) -> Decision:
         ctx = self._settings().contexts.get(session.context)

@@ -1,15 +1,17 @@
 """The tier selector: picks each turn's latency tier from what was said, the queue, and the operator.
 
-Priority, first match wins:
+Priority, first match wins (the operator's choices beat the config's, the config's ``fixed`` beats the heuristics):
 
 1. the operator's override for this call (sticky until set back to "auto");
-2. context ``tier.mode: fixed`` → the default (below), nothing else is consulted;
-3. a deep keyword ("think carefully" …) → DEEP, unless the last DEEP turn began less than ``deep_cooldown_s``
+2. the operator's global default, when set (not "auto"): every turn of every call without its own override, from
+   a new call's first turn on, contexts declared ``fixed`` included (the operator is in charge of the floor);
+3. context ``tier.mode: fixed`` → the context's default, nothing else is consulted;
+4. a deep keyword ("think carefully" …) → DEEP, unless the last DEEP turn began less than ``deep_cooldown_s``
    ago → STANDARD ("deep cooldown");
-4. ``waiting_callers >= queue_depth_fast`` → FAST;
-5. a standard keyword ("remember", "who is" …) → STANDARD;
-6. the call's first turn → STANDARD;
-7. the default: the engine-wide default tier when the operator set one (not "auto"), else the context's default.
+5. ``waiting_callers >= queue_depth_fast`` → FAST;
+6. a standard keyword ("remember", "who is" …) → STANDARD;
+7. the call's first turn → STANDARD;
+8. the context's default.
 
 Keywords match whole words, case-insensitively, with any run of whitespace between words. ``decide`` is a pure
 function of its inputs (the clock is passed in), so tests need no sleeping.
@@ -77,9 +79,10 @@ def default_decision(ctx: ContextTierConfig, engine_default: str) -> Decision:
 def decide(f: TurnFacts, cfg: SelectorConfig) -> Decision:
     if f.override:
         return Decision(f.override, "operator override")
+    if f.engine_default != "auto":
+        return default_decision(f.context_tier, f.engine_default)
     if f.context_tier.mode == "fixed":
-        d = default_decision(f.context_tier, f.engine_default)
-        return Decision(d.tier, f"{d.reason} (fixed)")
+        return Decision(f.context_tier.default, "context default (fixed)")
     kw = find_keyword(f.text, cfg.deep_keywords)
     if kw is not None:
         if f.last_deep_turn_at is not None and f.now - f.last_deep_turn_at < cfg.deep_cooldown_s:

@@ -34,7 +34,8 @@ NO_BACKEND_HELP = (
     "Use a desktop keyring (GNOME Keyring or KWallet through Secret Service, macOS Keychain, "
     "Windows Credential Manager), or on a headless machine `pip install keyrings.alt` "
     "(a local file keyring); "
-    "or reference an environment variable (${{VAR}}) instead"
+    "or reference an environment variable (${{VAR}}) instead. "
+    "A backend installed while ava-console runs is seen after restarting ava-console"
 )
 
 

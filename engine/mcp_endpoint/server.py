@@ -12,11 +12,9 @@ result; only a name this endpoint does not serve is a protocol error (``-32602``
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-import anyio
 from mcp import MCPError
 from mcp.server.caching import CacheHint
 from mcp.server.context import ServerRequestContext
@@ -32,7 +30,7 @@ from mcp.types import (
 from prometheus_client import Counter
 
 import engine
-from engine.events import EventBus, ToolCompleted
+from engine.events import EventBus
 from engine.mcp_endpoint.limits import CallLimits
 from engine.mcp_endpoint.results import bind_progress, to_call_tool_result, unbind_progress
 from engine.metrics import Metrics
@@ -70,6 +68,7 @@ class ToolRunner(Protocol):
         tool_call_id: str = "",
         is_probe: bool = False,
         allowed: frozenset[str] | None = None,
+        limit: tuple[float, str] | None = None,
     ) -> ToolResult: ...
 
 
@@ -136,37 +135,16 @@ class EndpointTools:
         timeout_ms = cfg.tool_timeouts_ms.get(name) or cfg.timeout_ms
         tool_call_id = f"mcp-endpoint:{ctx.request_id}"
         token = bind_progress(ctx.session.report_progress)
-        start = time.perf_counter()
-        try:
-            with anyio.fail_after(timeout_ms / 1000 if timeout_ms else None):
-                return await self.runner.execute(
-                    None, name, args, tool_call_id=tool_call_id, allowed=frozenset(cfg.expose)
-                )
-        except TimeoutError:
-            return self._timed_out(name, tool_call_id, timeout_ms or 0, time.perf_counter() - start)
+        limit = None
+        if timeout_ms:
+            key = f"tool_timeouts_ms.{name}" if name in cfg.tool_timeouts_ms else "timeout_ms"
+            limit = timeout_ms / 1000, f"the MCP endpoint's timeout (engine.mcp_server.{key}: {timeout_ms})"
+        try:  # the executor's own deadline: its one timeout result and event, named after this limit
+            return await self.runner.execute(
+                None, name, args, tool_call_id=tool_call_id, allowed=frozenset(cfg.expose), limit=limit
+            )
         finally:
             unbind_progress(token)
-
-    def _timed_out(self, name: str, tool_call_id: str, timeout_ms: int, seconds: float) -> ToolResult:
-        """The endpoint's own deadline cancelled the run: report it like the executor reports its timeouts."""
-        result = ToolResult("timeout", f"{name} did not answer within {timeout_ms / 1000:g} seconds.")
-        entry = self.registry.get(name)
-        server = entry.tool.definition.server if entry else "unknown"
-        origin = (entry.tool.definition.origin_name or name) if entry else name
-        self.metrics.tool_done(server, origin, "timeout", seconds)
-        self.bus.publish(
-            ToolCompleted(
-                call_id="",
-                tool_call_id=tool_call_id,
-                exposed_name=name,
-                server=server,
-                tool=origin,
-                status="timeout",
-                latency_ms=round(seconds * 1000, 3),
-                message=result.message,
-            )
-        )
-        return result
 
 
 def build_server(handlers: EndpointTools) -> Server[Any]:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from engine.sessions.session import CallSession
 
-ResultStatus = Literal["success", "error", "timeout", "rejected"]
+ResultStatus = Literal["success", "error", "timeout", "rejected", "cancelled"]
 ParamType = Literal["string", "number", "integer", "boolean", "array", "object"]
 ParamFormat = Literal["email", "url", "phone"]
 

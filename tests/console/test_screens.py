@@ -67,7 +67,7 @@ async def test_tool_log_filter_and_masked_detail(config_path: Path, wait) -> Non
         await wait(pilot, lambda: table.row_count == 1)  # type: ignore[attr-defined]
         await pilot.press("f")  # status: error
         await wait(pilot, lambda: table.row_count == 1)  # type: ignore[attr-defined]
-        await pilot.press("f", "f", "f", "f")  # back to all
+        await pilot.press("f", "f", "f", "f", "f")  # timeout, rejected, cancelled, running, back to all
         await pilot.press("slash", *"dice", "enter")
         await wait(pilot, lambda: table.row_count == 1)  # type: ignore[attr-defined]
         await pilot.press("escape", "slash", *["backspace"] * 4, *"mail", "enter")

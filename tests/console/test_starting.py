@@ -109,7 +109,7 @@ async def test_keys_before_the_config_is_loaded_say_the_engine_is_starting(
         assert app.is_running and app.engine is None
         config_gate.open()
         await wait(pilot, lambda: app.engine_running)
-        assert app.sub_title == str(config_path)
+        assert app.sub_title == f"0 calls · servers 0 up · 0 errors/5 min · {config_path}"  # the header's glance
         assert app.screen.query_one("#calls", DataTable).border_subtitle is None
         await pilot.press("ctrl+n")  # now it acts: a call starts
         await wait(pilot, lambda: len(app.state.calls) == 1)

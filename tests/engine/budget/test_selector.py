@@ -187,3 +187,30 @@ async def test_same_tier_new_reason_emits_nothing(tmp_path: Path, clock: FakeClo
     await engine.user_said(call.call_id, "remember me")  # standard keyword
     assert sub.drain() == [] and call.tools_revision == rev
     assert call.tier_reason == "standard keyword 'remember'"
+
+
+PRECEDENCE: list[tuple[str, dict[str, Any], str, str]] = [
+    # issue 16 A13: operator per call > operator global default > context fixed > the auto selector
+    ("global default on a first turn", dict(turn=1, engine_default="fast"), "fast", "engine default (fast"),
+    ("global default beats a deep keyword", dict(text="think carefully", engine_default="fast"), "fast", "engine"),
+    ("global default beats the queue", dict(waiting_callers=9, engine_default="deep"), "deep", "engine default"),
+    ("global default beats fixed", dict(context_tier=FIXED_DEEP, engine_default="fast", turn=1), "fast", "engine"),
+    ("override beats global default", dict(override="deep", engine_default="fast"), "deep", "operator override"),
+    ("fixed beats the selector on turn 1", dict(context_tier=FIXED_DEEP, turn=1), "deep", "context default (fixed)"),
+]
+
+
+@pytest.mark.parametrize(("facts", "tier", "reason"), [c[1:] for c in PRECEDENCE], ids=[c[0] for c in PRECEDENCE])
+def test_tier_precedence(facts: dict[str, Any], tier: str, reason: str) -> None:
+    base: dict[str, Any] = dict(text="", turn=2, now=1000.0, context_tier=AUTO)
+    d = decide(TurnFacts(**{**base, **facts}), CFG)
+    assert (d.tier, d.reason[: len(reason)]) == (tier, reason), d.reason
+
+
+async def test_global_default_applies_from_a_new_calls_first_turn(tmp_path: Path, clock: FakeClock) -> None:
+    engine = engine_for(settings_for(tmp_path, []), clock=clock)
+    engine.set_tier(None, "fast")
+    call = await engine.start_call("c")
+    assert call.tier == "fast"
+    await engine.user_said(call.call_id, "hello")  # the first turn: not the selector's "first turn" STANDARD
+    assert (call.tier, call.tier_reason.startswith("engine default")) == ("fast", True)

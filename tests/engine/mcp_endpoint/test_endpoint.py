@@ -157,7 +157,10 @@ async def test_per_tool_timeout_cancels_the_tool_and_answers_iserror(serve: Any,
         r = await c.call_tool("slow", {})
     assert r.is_error is True
     assert r.structured_content is not None and r.structured_content["status"] == "timeout"
-    assert r.structured_content["message"] == "slow did not answer within 0.05 seconds."
+    assert r.structured_content["message"] == (
+        "slow did not answer within 0.05 seconds"
+        " (limit: the MCP endpoint's timeout (engine.mcp_server.tool_timeouts_ms.slow: 50))."
+    )
     assert s.calls.cancelled.is_set()  # the run was cancelled, not left behind
     completed = [e for e in sub.drain() if isinstance(e, ToolCompleted)]
     assert [(e.exposed_name, e.status) for e in completed] == [("slow", "timeout")]

@@ -11,6 +11,7 @@ import pytest
 from mcp import Client
 from mcp.types import CallToolResult
 
+from engine.config.models import TiersConfig
 from engine.servers.dice.notation import DiceError, Limits, parse
 from engine.servers.dice.roller import roll, speak
 from engine.servers.dice.spoken import normalize
@@ -174,7 +175,9 @@ async def test_dice_server_over_stdio(spawn: Callable[..., Client], text: Callab
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert set(tools) == {"roll", "roll_table", "list_tables"}
         meta = tools["roll"].meta or {}
-        assert meta["estimated_duration_ms"] == 2 and meta["max_duration_ms"] == 100
+        assert meta["estimated_duration_ms"] == 2 and meta["max_duration_ms"] == 400
+        # headroom for a loaded machine (the declared max is the call's timeout), yet inside the FAST tier
+        assert 400 <= meta["max_duration_ms"] <= TiersConfig().fast
         assert meta["idempotent"] is False and meta["cacheable_seconds"] == 0
         assert (tools["list_tables"].meta or {})["idempotent"] is True
 

@@ -1,0 +1,111 @@
+"""How ``ava-console`` starts: the HTTP API is opt-in, and ``--web`` serves one console at a time.
+
+Why it exists: the console used to start its engine's HTTP API on the config's port (8088/8090) every time, so a
+second console (or a second ``--web`` tab: textual-serve starts one console process per tab) failed to start its
+engine on the busy port, and then nothing worked. Now the console serves the HTTP API only when asked (``--http``;
+``--http-port 0`` picks a free port), and the header shows where it listens. Under ``--web`` every tab's console
+claims one lock per config file first: the first tab runs the console, a later tab says plainly that the console is
+already open in another tab (and which process), instead of starting a second engine on the same config.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from console.app import AvaConsole
+    from engine.config import Settings
+
+#: Set (to the lock file) in the console processes ``--web`` starts: each claims the lock before its engine starts.
+WEB_LOCK_ENV = "AVA_CONSOLE_WEB_LOCK"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The start-up options this module handles (the parser itself is ``console.app.build_parser``)."""
+    p.add_argument(
+        "--http",
+        action="store_true",
+        help="also serve the engine's HTTP API (health, metrics, MCP status) on engine.http.port; off by default",
+    )
+    p.add_argument(
+        "--http-port",
+        type=int,
+        metavar="PORT",
+        help="serve the HTTP API on this port instead (0: any free port; implies --http); the header shows it",
+    )
+
+
+def make_console(args: argparse.Namespace, path: Path) -> AvaConsole:
+    """The console ``main`` runs, from the parsed arguments."""
+    from console.app import AvaConsole
+
+    port: int | None = args.http_port
+    if port is not None and not 0 <= port <= 65535:
+        raise ValueError(f"--http-port {port}: a port is 0 (any free port) to 65535")
+    app = AvaConsole(path, serve_http=bool(args.http or port is not None))
+    app.http_port = port
+    lock = os.environ.get(WEB_LOCK_ENV)
+    app.web_lock = Path(lock) if lock else None
+    return app
+
+
+def apply_overrides(app: AvaConsole, settings: Settings) -> Settings:
+    """The command line's say over the config file (``--http-port``), for every config the engine is given."""
+    if app.http_port is not None:
+        settings.engine.http.port = app.http_port
+    return settings
+
+
+def claim_web_tab(app: AvaConsole) -> str | None:
+    """Under ``--web``: take this config's tab lock for ``app`` (held while it runs); why not, if another has it."""
+    if app.web_lock is None or app.web_lock_file is not None:
+        return None
+    app.web_lock_file, taken = claim(app.web_lock)
+    return taken
+
+
+def web_lock_path(config_path: Path) -> Path:
+    """The lock file ``--web`` consoles of ``config_path`` share (in the user's runtime or temp directory)."""
+    import platformdirs
+
+    digest = hashlib.sha256(str(config_path.resolve()).encode()).hexdigest()[:16]
+    return Path(platformdirs.user_runtime_dir("ava-console", ensure_exists=True)) / f"web-{digest}.lock"
+
+
+def claim(lock: Path) -> tuple[IO[str] | None, str | None]:
+    """Take ``lock`` for this process (held until it exits): (the open file, None), or (None, why not)."""
+    import fcntl
+
+    f = lock.open("a+")
+    try:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.seek(0)
+        holder = f.read().strip() or "another process"
+        f.close()
+        return None, (
+            f"ava-console is already open in another browser tab (process {holder}) for this config; "
+            "use that tab, or close it and reload this one"
+        )
+    f.seek(0)
+    f.truncate()
+    f.write(str(os.getpid()))
+    f.flush()
+    return f, None
+
+
+def serve_web(config_path: Path, port: int, extra: list[str]) -> None:
+    """Serve the console in a browser on localhost: one console; later tabs are told it is open elsewhere."""
+    import shlex
+    import sys
+
+    from textual_serve.server import Server
+
+    os.environ[WEB_LOCK_ENV] = str(web_lock_path(config_path))  # the tabs' consoles inherit it
+    args = " ".join(shlex.quote(a) for a in extra)
+    command = f"{shlex.quote(sys.executable)} -m console.app --config {shlex.quote(str(config_path))} {args}"
+    Server(command.strip(), host="localhost", port=port, title="ava-console").serve()
