@@ -309,6 +309,29 @@ def _secrets() -> Any:
     return secrets
 
 
+def _secrets_config(args: argparse.Namespace) -> Any:
+    """The config whose references ``secrets list`` shows: ``--config``, else the user config when it exists.
+
+    Never creates the user config (other commands copy the demo there on first run; listing secrets must not
+    write a file as a side effect): without one, the list has no references and says so on stderr.
+    """
+    from pathlib import Path
+
+    from engine.config import user_config_path
+
+    if args.config:
+        return Path(args.config).expanduser()
+    path = user_config_path()
+    if path.exists():
+        return path
+    print(
+        f"note: no config read (no --config, and no user config at {path}); "
+        "pass --config PATH to see where secrets are referenced",
+        file=sys.stderr,
+    )
+    return None
+
+
 def cmd_secrets_set(args: argparse.Namespace) -> int:
     value = args.value
     if value is None:
@@ -340,13 +363,12 @@ def cmd_secrets_list(args: argparse.Namespace) -> int:
     s = _secrets()
     names = s.list_secrets()
     refs: dict[str, list[str]] = {}
-    try:
-        from engine.config import resolve_config_path
-
-        path = resolve_config_path(args.config)
-        refs = s.references(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        refs = {}
+    path = _secrets_config(args)
+    if path is not None:
+        try:
+            refs = s.references(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            print(f"note: cannot read references from {path}: {e}", file=sys.stderr)
     rows = [{"name": n, "referenced_by": refs.get(n, [])} for n in sorted(set(names) | set(refs))]
     for r in rows:
         r["stored"] = r["name"] in names
