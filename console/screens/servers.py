@@ -303,19 +303,21 @@ class ServersScreen(ConsoleScreen):
         self.app.call_from_thread(save_document, self.capp, doc, f"Remove server {sid}")
 
     def action_import_json(self) -> None:
-        def answered(path: str | None) -> None:
-            if path:
-                self.prepare_import(path)
+        def answered(choice: tuple[str, bool] | None) -> None:
+            if choice:
+                self.prepare_import(*choice)
 
         self.app.push_screen(ImportScreen(), answered)
 
     @work(thread=True, group="config", name="server-import")
-    def prepare_import(self, path: str) -> None:
+    def prepare_import(self, path: str, plaintext: bool = False) -> None:
         from engine.config import ConfigDocument, ConfigError, McpImportError, import_mcp_json
+        from engine.config.mcp_import import store_secrets
 
         try:
             doc = ConfigDocument.load(self.capp.config_path)
-            result = import_mcp_json(doc, path)  # the same importer as `ava-engine import-mcp-json`
+            # the same importer as `ava-engine import-mcp-json` (plaintext: its --plaintext-secrets)
+            result = import_mcp_json(doc, path, plaintext_secrets=plaintext)
         except (McpImportError, ConfigError, KeyError) as e:
             self.app.call_from_thread(self.notify, f"import failed: {e}", title="servers", severity="error")
             return
@@ -327,7 +329,25 @@ class ServersScreen(ConsoleScreen):
             self.app.call_from_thread(self.notify, "\n".join(result.summary()), title="import")
             return
         title = f"Import {len(result.added)} server(s) from {path}: {', '.join(result.added)}"
-        self.app.call_from_thread(save_document, self.capp, doc, title)
+        if result.secrets:
+            title += f" (to the keyring: {', '.join(sorted(result.secrets))})"
+        hide = _literal_values(result.added) if plaintext else ()
+        self.app.call_from_thread(
+            save_document, self.capp, doc, title, hide=hide, before_write=lambda: store_secrets(result)
+        )
+
+
+def _literal_values(servers: dict[str, dict[str, Any]]) -> list[str]:
+    """The credential-looking values kept in plain text (by choice): masked in the diff all the same."""
+    from engine.config import looks_like_secret
+
+    return [
+        str(v)
+        for cfg in servers.values()
+        for kind in ("env", "headers")
+        for k, v in (cfg.get(kind) or {}).items()
+        if looks_like_secret(str(k), str(v))
+    ]
 
 
 def _test_summary(report: dict[str, Any]) -> str:

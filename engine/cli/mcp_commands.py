@@ -52,6 +52,11 @@ def register(sub: Any) -> None:
     p = sub.add_parser("import-mcp-json", help="add the servers of a Claude Desktop / Cursor / VS Code MCP JSON")
     p.add_argument("file", metavar="FILE", help="the JSON file (mcpServers or servers)")
     p.add_argument("--dry-run", action="store_true", help="show what would be added; write nothing")
+    p.add_argument(
+        "--plaintext-secrets",
+        action="store_true",
+        help="keep credential-looking env/header values in the YAML as written (default: move them to the keyring)",
+    )
     p.set_defaults(func=cmd_import)
     p = sub.add_parser("serve", help="run the engine headless (HTTP API; reloads on SIGHUP and file change)")
     p.add_argument(
@@ -168,14 +173,18 @@ class _Lenient(dict[str, str]):
 
 def cmd_import(args: argparse.Namespace) -> int:
     from engine.config import ConfigDocument, McpImportError, import_mcp_json, resolve_config_path
+    from engine.config.mcp_import import store_secrets
 
     config_path = resolve_config_path(args.config)
     doc = ConfigDocument.load(config_path) if config_path.exists() else ConfigDocument.new(config_path)
     try:
-        result = import_mcp_json(doc, args.file)  # the console's Servers screen imports through the same function
+        # the console's Servers screen imports through the same function
+        result = import_mcp_json(doc, args.file, plaintext_secrets=args.plaintext_secrets)
     except McpImportError as e:
         raise UsageError(str(e)) from e
+    stored: list[str] = []
     if result.added and not args.dry_run:
+        stored = store_secrets(result)  # SecretsError (exit 1, nothing written) when there is no keyring
         # validate the file's shape without requiring every ${VAR} / ${keyring:NAME} to be set yet
         doc.save(env=_Lenient(os.environ), lookup_secret=lambda name: "(not set yet)")
     out = {
@@ -185,6 +194,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         "conflicts": result.conflicts,
         "renamed": result.renamed,
         "problems": result.problems,
+        "keyring": stored if not args.dry_run else sorted(result.secrets),
         "written": bool(result.added) and not args.dry_run,
     }
     if args.json:
