@@ -139,6 +139,24 @@ def delete_secret(name: str) -> bool:
     return existed
 
 
+def rename_secret(old: str, new: str, *, replace: bool = False) -> None:
+    """Move the secret ``old`` to the name ``new`` (the value is never returned).
+
+    An existing ``new`` is replaced only with ``replace=True`` (the operator was asked); references to ``old`` in
+    the config are not rewritten (the caller says where they are).
+    """
+    _check_name(new)
+    if old == new:
+        raise SecretsError(f"{old!r} already has that name")
+    value = get_secret(old)
+    if value is None:
+        raise SecretsError(f"secret {old!r} is not in the keyring, so it cannot be renamed")
+    if not replace and get_secret(new) is not None:
+        raise SecretsError(f"a secret {new!r} already exists; not overwritten")
+    set_secret(new, value)
+    delete_secret(old)
+
+
 def list_secrets() -> list[str]:
     """Names of the stored secrets (sorted; values are never read)."""
     _require_backend()
