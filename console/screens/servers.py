@@ -49,6 +49,8 @@ class ServersScreen(ConsoleScreen):
         Binding("e", "edit", "Edit", id="server_edit"),
         Binding("d", "remove", "Remove", id="server_remove"),
         Binding("i", "import_json", "Import", id="server_import"),
+        Binding("o", "tools", "Tools", id="server_tools", tooltip="the tool inspector: schemas and a call form"),
+        Binding("v", "describe", "Describe", id="server_describe", tooltip="PID, uptime, command, env keys, errors"),
     ]
 
     def __init__(self) -> None:
@@ -273,6 +275,18 @@ class ServersScreen(ConsoleScreen):
 
         if (sid := self._need_selection()) is not None:
             self.app.push_screen(ServerForm(sid))
+
+    def action_tools(self) -> None:
+        from console.screens.tool_inspector import ToolInspector
+
+        if (sid := self._need_selection()) is not None:
+            self.app.push_screen(ToolInspector(sid))
+
+    def action_describe(self) -> None:
+        from console.screens.server_describe import ServerDescribe
+
+        if (sid := self._need_selection()) is not None:
+            self.app.push_screen(ServerDescribe(sid))
 
     def action_remove(self) -> None:
         sid = self._need_selection()

@@ -12,7 +12,6 @@ import json
 import logging
 import os
 import sys
-import uuid
 from typing import Any
 
 from engine.cli.common import UsageError, load, print_json, running_engine
@@ -128,8 +127,7 @@ async def cmd_test(args: argparse.Namespace) -> int:
 
 
 async def cmd_call(args: argparse.Namespace) -> int:
-    from engine.sessions.session import CallSession
-    from engine.tools.limits import clip_repr
+    from engine.tool_desk import UnknownTool, call_tool
     from engine.tools.validation import ArgumentError, parse_arguments
 
     settings = _one_shot(args)
@@ -141,20 +139,10 @@ async def cmd_call(args: argparse.Namespace) -> int:
         known = ", ".join(sorted(settings.contexts)) or "none"
         raise UsageError(f"--context: unknown context {args.context!r} (known: {known})")
     async with running_engine(args, settings) as engine:
-        owner = engine.mcp.server_for(args.exposed_name)
-        if owner is not None and engine.registry.get(args.exposed_name) is None:
-            await engine.mcp.ensure_started(owner.server_id)
-        if engine.registry.get(args.exposed_name) is None:
-            known = ", ".join(engine.registry.names()) or "none"
-            raise UsageError(f"EXPOSED_NAME: no tool {clip_repr(args.exposed_name)} (available: {known})")
-        session = CallSession(
-            call_id=f"cli-{uuid.uuid4().hex[:8]}", context=args.context or "(operator)", provider="cli"
-        )
-        if args.context is None:
-            session.shown_tools = frozenset(engine.registry.names())  # the operator is shown every tool
-        else:
-            session.shown_tools = engine.context_view(args.context).names
-        result = await engine.execute_tool(session, args.exposed_name, call_args, tool_call_id="cli")
+        try:  # the console's tool inspector calls through the same Engine.call_tool
+            result = await call_tool(engine, args.exposed_name, call_args, context=args.context)
+        except UnknownTool as e:
+            raise UsageError(f"EXPOSED_NAME: {e}") from e
     if args.json:
         print_json(result.to_dict())
     else:

@@ -51,8 +51,11 @@ class MCPTool(Tool):
         supervisor: Supervisor,
         speech: SpeechOptions,
         probe_args: dict[str, Any] | None = None,
+        annotations: Mapping[str, Any] | None = None,
     ) -> None:
         self.definition = definition
+        #: The server's MCP tool annotations (readOnlyHint, destructiveHint …) as listed, for the tool inspector.
+        self.annotations: dict[str, Any] = dict(annotations or {})
         self.supervisor = supervisor
         self.speech = speech
         #: Arguments the budget layer may use to probe this tool (from ``_meta`` or config).
@@ -178,5 +181,5 @@ def build_tools(
             timeout_ms=(tc.timeout_ms if tc else None) or cfg.defaults.timeout_ms,
         )
         speech = SpeechOptions(template=tc.speech_template if tc else None, field=tc.speech_field if tc else None)
-        out.append(MCPTool(definition, supervisor, speech, probe))
+        out.append(MCPTool(definition, supervisor, speech, probe, annotations))
     return out, warnings
