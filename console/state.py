@@ -24,6 +24,8 @@ MAX_LOG = 2000
 MAX_TRANSCRIPT = 500
 MAX_ENDED_KEPT = 50
 LATENCY_WINDOW = 100
+#: The transcript's role for an operator's steering (``steering.injected``): shown apart from what was said.
+STEER_ROLES = {"say": "say-now", "whisper": "whisper"}
 
 
 @dataclass
@@ -122,6 +124,7 @@ def summarize(ev: Event) -> str:
         ConfigReloaded,
         EngineError,
         ServerStateChanged,
+        SteeringInjected,
         TierChanged,
         ToolCompleted,
         ToolRejected,
@@ -161,6 +164,9 @@ def summarize(ev: Event) -> str:
         return f"config reloaded (+{len(ev.added)} -{len(ev.removed)} ~{len(ev.changed)})"
     if isinstance(ev, EngineError):
         return f"{ev.call_id or 'engine'} error: {ev.message}"
+    if isinstance(ev, SteeringInjected):
+        what = "whisper (hidden from the caller)" if ev.hidden else "say-now line"
+        return f"{ev.call_id} operator {what} via {ev.via}: {ev.text}"
     rest = {k: v for k, v in d.items() if k not in ("type", "ts")}
     return " ".join(f"{k}={v}" for k, v in rest.items())[:200]
 
@@ -245,6 +251,7 @@ class ConsoleState:
             CallStarted,
             ConfigReloaded,
             ServerStateChanged,
+            SteeringInjected,
             TierChanged,
             ToolCompleted,
             ToolRejected,
@@ -280,6 +287,10 @@ class ConsoleState:
         elif isinstance(ev, TranscriptAdded):
             buf = self.transcripts.setdefault(ev.call_id, deque(maxlen=MAX_TRANSCRIPT))
             buf.append((ev.ts, ev.role, ev.text))
+            ch.transcripts.add(ev.call_id)
+        elif isinstance(ev, SteeringInjected):  # the operator's line or whisper, in the transcript where it happened
+            buf = self.transcripts.setdefault(ev.call_id, deque(maxlen=MAX_TRANSCRIPT))
+            buf.append((ev.ts, STEER_ROLES.get(ev.kind, "operator"), ev.text))
             ch.transcripts.add(ev.call_id)
         elif isinstance(ev, TierChanged):
             if ev.call_id is None:

@@ -14,6 +14,8 @@ the engine's internals and may change.
               ``calibrate(id)``
   phone       ``monitor_call(channel_id, mode, devices=…)``: the operator on a live phone call (listen,
               whisper_agent, whisper_caller, takeover, off)
+  steering    ``say_now(call_id, text)`` (the agent says a line next), ``whisper(call_id, text)`` (a hidden
+              instruction for its next turn); ``steer_max_chars``; publishes ``steering.injected``
   e-mail      ``outbox_messages(status=None)`` → ``[OutboxMessage]``, ``retry_email(id)``, ``drop_email(id)``
   softphone   ``softphone(backend_factory=None)`` → ``Softphone`` with ``start(context, input, output)``,
               ``end()``, ``mute(on)``, ``press()``, ``release()`` (and read-only ``active``, ``call_id``,
@@ -29,6 +31,7 @@ exposed_name, args, context=None)`` → ``ToolResult`` through the full executio
 Events out: ``engine.bus.subscribe(maxsize=…, types=…)`` → a ``Subscription`` of the dataclasses in
 ``engine.events`` (``call.*``, ``transcript.added``, ``tool.*``, ``tier.changed``, ``tools.changed``,
 ``server.state``, ``announcement.*``, ``turn.over_budget``, ``config.reloaded``, ``engine.error``,
+``steering.injected``,
 ``softphone.state``, ``softphone.level``). Slow subscribers lose their oldest events, counted in ``dropped``.
 Audio devices: ``list_audio_devices(rescan)`` → ``[DeviceInfo]``; ``AudioUnavailable`` says what is missing.
 

@@ -27,6 +27,7 @@ from engine.providers.base import Provider, ProviderError, ProviderSession, Tool
 from engine.providers.realtime.session import RealtimeProvider, RealtimeSession
 from engine.sessions.history import History, ToolCallItem, ToolResultItem
 from engine.sessions.session import CallError, CallSession
+from engine.sessions.steering import operator_lines, whispers_block
 from engine.sessions.store import SessionStore
 from engine.tasks import Spawn
 from engine.templates import prompt_values, render
@@ -258,6 +259,8 @@ class CallManager(RealtimeCalls):
             for hook in self.turn_hooks:
                 hook.before_turn(session, text)
             marker = session.history.snapshot()
+            pending, session.whispers = session.whispers, []  # the operator's, for this turn's requests only
+            whispers = whispers_block(pending)
             while True:
                 rt = self._runtime[call_id]
                 view = self.view_for(session)
@@ -267,7 +270,7 @@ class CallManager(RealtimeCalls):
                 await rt.provider_session.update_tools(view)
                 turn = Turn(
                     session=session,
-                    system_prompt=self.system_prompt(session),
+                    system_prompt=self.system_prompt(session) + whispers,
                     history=session.history.items(),
                     view=view,
                     tools=EngineGateway(self.executor, session),
@@ -281,8 +284,12 @@ class CallManager(RealtimeCalls):
                     reply = await rt.turn_task
                 except asyncio.CancelledError:
                     if rt.restart_requested:
+                        said = operator_lines(session.steering, session.history.items()[marker:])
                         session.history.restore(marker)
+                        for line in said:  # the operator's say-now lines were heard: they stay
+                            session.history.add(line)
                         continue
+                    session.whispers[:0] = pending  # the turn was abandoned (barge-in): they steer the next one
                     self._turn_done(session)
                     raise
                 except ProviderError as e:

@@ -232,6 +232,20 @@ class AnnouncementRequested(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SteeringInjected(Event):
+    """The operator steered a live call: ``say`` (the agent says ``text`` next) or ``whisper`` (a hidden
+    instruction for its next turn, ``hidden`` from the caller); ``via`` is how it reached the provider."""
+
+    type: ClassVar[str] = "steering.injected"
+    call_id: str
+    kind: str
+    text: str
+    via: str
+    hidden: bool = False
+    turn: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TurnOverBudget(Event):
     type: ClassVar[str] = "turn.over_budget"
     call_id: str

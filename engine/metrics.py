@@ -127,6 +127,9 @@ class Metrics:
             ["kind", "status"],
             registry=r,
         )
+        self.steering_total = Counter(
+            "ai_agent_steering", "Operator steering on live calls, by kind (say, whisper).", ["kind"], registry=r
+        )
         self._tallies: dict[tuple[str, str], _Tally] = {}
         self._bounds: tuple[float, ...] = (*LATENCY_BUCKETS, float("inf"))
         self._rejections: dict[tuple[str, str], object] = {}

@@ -2,7 +2,8 @@
 
 Why apart from ``engine.app``: they are thin doors onto two components (telephony's monitor, the e-mail outbox),
 kept out of the engine's core so ``app.py`` stays about lifecycle, calls and the parts' wiring. ``Engine``
-inherits them; they use only the engine's ``components``, ``settings`` and ``email``.
+inherits them; they use only the engine's ``components``, ``settings`` and ``email``. The live-steering commands
+(``say_now``, ``whisper``: engine/steering.py) come with them, as ``OperatorDesk``'s base.
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ from typing import TYPE_CHECKING
 
 from engine.config.models import Settings
 from engine.sessions.snapshot import OutboxMessage
+from engine.steering import SteeringDesk
 
 if TYPE_CHECKING:
     from engine.email.component import EmailService
     from engine.voice.backend import AudioBackend
 
 
-class OperatorDesk:
+class OperatorDesk(SteeringDesk):
     settings: Settings
     email: EmailService
     components: Sequence[object]

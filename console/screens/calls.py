@@ -21,6 +21,7 @@ from textual.widgets import DataTable, Header, Input
 from console.format import duration, tier_text
 from console.screens.calls_detail import CallDetail
 from console.screens.calls_phone import PhoneControls
+from console.screens.calls_steer import SteerControls
 from console.screens.calls_voice import VoiceControls
 from console.state import Changes
 from console.widgets.footer import KeyFooter
@@ -47,7 +48,7 @@ STARTING_NOTE = "engine starting… calls show here once it runs"
 CALL_COLUMNS = ("Call", "Caller", "Context", "Provider", "Tier", "Why", "Duration", "State", "Line")
 
 
-class CallsScreen(CallDetail, VoiceControls, PhoneControls):
+class CallsScreen(CallDetail, VoiceControls, PhoneControls, SteerControls):
     #: Styles: ``calls.tcss`` beside this file, loaded with the app's (``AvaConsole.CSS_PATH``): the first screen.
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+n", "new_call", "New call", id="call_new"),
@@ -67,6 +68,8 @@ class CallsScreen(CallDetail, VoiceControls, PhoneControls):
         ),
         Binding("o", "monitor('takeover')", "Operator: take the call over", id="op_takeover", show=False),
         Binding("b", "monitor('off')", "Operator: leave the call / hand it back", id="op_off", show=False),
+        Binding("S", "steer('say')", "Say now", id="steer_say"),
+        Binding("i", "steer('whisper')", "Whisper", id="steer_whisper"),
     ]
 
     def compose(self) -> ComposeResult:

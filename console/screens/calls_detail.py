@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from engine import CallInfo
 
 NARROW_WIDTH = 110
+#: Transcript roles: what each side said, and the operator's steering (a say-now line, a hidden whisper).
+ROLE_STYLES = {"assistant": "bold green", "say-now": "bold magenta", "whisper": "bold magenta"}
 
 
 class CallDetail(ConsoleScreen):
@@ -128,8 +130,10 @@ class CallDetail(ConsoleScreen):
             shown = 0
         for ts, role, text in lines[shown:]:
             t = Text(self.capp.clock.hms(ts) + " ", style="dim")
-            t.append(f"{role:>9}: ", style="bold green" if role == "assistant" else "bold yellow")
-            t.append(text)
+            t.append(f"{role:>9}: ", style=ROLE_STYLES.get(role, "bold yellow"))
+            t.append(text, style="italic" if role == "whisper" else "")
+            if role == "whisper":
+                t.append(" — hidden from the caller", style="dim")
             log.write(t)
         self._transcript_shown = len(lines)
 

@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from engine.cli.common import CommandFailed, UsageError, load, print_json, running_engine
+from engine.sessions.steering import clean_steer_text
 
 
 def register(sub: Any) -> None:
@@ -31,7 +32,10 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("call", help="a text call through the real engine")
     p.add_argument("--context", required=True)
-    p.add_argument("--say", action="append", default=[], metavar="TEXT", help="what the caller says (repeatable)")
+    step = {"action": _Step, "default": [], "metavar": "TEXT"}
+    p.add_argument("--say", const="say", help="what the caller says (repeatable)", **step)
+    p.add_argument("--say-now", const="say_now", help="steering: the agent says TEXT next", **step)
+    p.add_argument("--whisper", const="whisper", help="steering: a hidden note for its next turn", **step)
     p.add_argument("--provider", help="a configured provider NAME to use instead of the context's")
     p.add_argument("--caller-name")
     p.add_argument("--caller-number")
@@ -173,6 +177,14 @@ def _details(engine: Any, context: str | None, tier: str) -> dict[str, Any] | No
 # ---------------------------------------------------------------------------------------------------- call
 
 
+class _Step(argparse.Action):
+    """``--say``, ``--say-now``, ``--whisper``: each kept in its own list and, in command-line order, in ``steps``."""
+
+    def __call__(self, parser: Any, ns: argparse.Namespace, values: Any, option_string: Any = None) -> None:
+        setattr(ns, self.dest, [*(getattr(ns, self.dest) or []), values])  # never the shared default list
+        ns.steps = [*getattr(ns, "steps", []), (self.const, values)]
+
+
 async def cmd_call(args: argparse.Namespace) -> int:
     settings = load(args)
     if args.context not in settings.contexts:
@@ -181,7 +193,16 @@ async def cmd_call(args: argparse.Namespace) -> int:
     if args.provider and args.provider not in settings.providers:
         raise UsageError(f"--provider: {args.provider!r} is not a configured provider")
     if args.audio_in or args.audio_out:
+        if args.say_now or args.whisper:
+            raise UsageError("--say-now and --whisper steer a text call (--say), not an --audio-in call")
         return await _voice_call(args, settings)
+    steps: list[tuple[str, str]] = getattr(args, "steps", [])
+    for kind, text in steps:
+        if kind != "say":
+            try:
+                clean_steer_text("say" if kind == "say_now" else kind, text)
+            except ValueError as e:
+                raise UsageError(f"--{kind.replace('_', '-')}: {e}") from None
     async with running_engine(args, settings) as engine:
         sub = engine.bus.subscribe(maxsize=100_000)
         printer = asyncio.create_task(_print_events(sub, args.json))
@@ -191,10 +212,15 @@ async def cmd_call(args: argparse.Namespace) -> int:
             caller_name=args.caller_name,
             caller_number=args.caller_number,
         )
-        for text in args.say:
+        for kind, text in steps:
             if not session.active:
                 break
-            await engine.user_said(session.call_id, text)
+            if kind == "whisper":
+                await engine.whisper(session.call_id, text)
+            elif kind == "say_now":
+                await engine.say_now(session.call_id, text)
+            else:
+                await engine.user_said(session.call_id, text)
         if session.active:
             await engine.end_call(session.call_id, "caller finished")
         await asyncio.sleep(0)
@@ -256,6 +282,7 @@ _CALL_EVENTS = {
     "announcement.played",
     "turn.over_budget",
     "engine.error",
+    "steering.injected",
 }
 
 
@@ -297,6 +324,8 @@ def _human(ev: Any) -> str | None:
         return f"        ! {ev.message}"
     if t == "announcement.requested":
         return f"        ♪ {ev.text}"
+    if t == "steering.injected":
+        return f"        ✎ operator {'whisper (hidden)' if ev.hidden else 'say-now'}: {ev.text}"
     return None
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from engine.sessions.history import History
+from engine.sessions.steering import SteerNote
 
 CallState = Literal["starting", "active", "ending", "ended"]
 
@@ -50,6 +51,10 @@ class CallSession:
     media: str | None = None
     #: Phone calls: the transfer in progress or done ("ringing support", "transferred to support", "failed: busy").
     transfer: str | None = None
+    #: The operator's whispers not yet given to the model (the next turn's system prompt carries them, once).
+    whispers: list[str] = field(default_factory=list)
+    #: Every steering action on this call (say-now lines and whispers), oldest first.
+    steering: list[SteerNote] = field(default_factory=list)
 
     @property
     def duration_s(self) -> float:

@@ -34,6 +34,7 @@ from engine.events import AnnouncementRequested, CallEnded, EventBus
 from engine.providers.base import Provider, TurnReply
 from engine.providers.pipeline import PipelineProvider, bind_pipelines, provider_phrases
 from engine.sessions.session import CallError, CallSession
+from engine.sessions.steering import is_steering
 from engine.voice.announcer import Announcer
 from engine.voice.audio import AudioFrame
 from engine.voice.backend import AudioBackend
@@ -353,6 +354,9 @@ class VoiceCall:
         if self.session is None:
             self.session = session
             self.started.set()
+        if is_steering():  # the operator's say-now line: spoken after what plays, not the answer of the turn
+            await self.speaker.say(text, "steer", session.turn)
+            return
         kind = "greeting" if not self._greeted and session.turn == 0 else "reply"
         if session.hangup_requested:
             kind = "farewell"

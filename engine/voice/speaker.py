@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Playback:
-    kind: str  # "greeting" | "reply" | "announcement" | "farewell"
+    kind: str  # "greeting" | "reply" | "announcement" | "farewell" | "steer" (the operator's say-now line)
     text: str
     turn: int
     requested: float  # time.perf_counter() when asked

@@ -49,6 +49,7 @@ from engine.providers.realtime.session import (
 )
 from engine.providers.realtime.socket import BadFrame, RealtimeSocket
 from engine.sessions.session import CallSession
+from engine.sessions.steering import SteerKind, whisper_note
 from engine.tools.view import ToolView
 
 if TYPE_CHECKING:
@@ -84,6 +85,8 @@ class DeepgramAgentSession(RealtimeSession):
         self._pending_update = False  # a next-turn tool change waiting for the agent to finish speaking
         self._agent_speaking = self._user_speaking = False
         self._inject: tuple[str, asyncio.Future[bool]] | None = None  # the announcement awaiting its fate
+        #: An operator whisper in the prompt: "armed" until the caller's next turn, "turn" while it is answered.
+        self._whisper = ""
         self._turns = itertools.count(1)
         self._turn_id: str | None = None
         self._last_audio = time.monotonic()
@@ -244,6 +247,7 @@ class DeepgramAgentSession(RealtimeSession):
                     self._user_speaking = False
                     self._emit(CallerSpeechStopped())
                 self._emit(CallerText(text))
+                self._whisper = "turn" if self._whisper else ""
             else:
                 self._emit(AssistantText(text, item_id=self._turn_id))
                 if self._inject is not None and text.strip() == self._inject[0].strip():
@@ -260,8 +264,9 @@ class DeepgramAgentSession(RealtimeSession):
             self._agent_speaking = False
             self._emit(ResponseDone("completed"))
             self._usage()
-            if self._pending_update and self._view is not None:
-                await self._push_think(self._view)
+            steered, self._whisper = self._whisper == "turn", "" if self._whisper == "turn" else self._whisper
+            if (self._pending_update or steered) and self._view is not None:  # a whisper's turn is over: the
+                await self._push_think(self._view)  # whole prompt again, without it (UpdateThink replaces)
         elif kind == "FunctionCallRequest":
             if self.calls is not None:
                 self.calls.request(m["functions"])
@@ -333,6 +338,19 @@ class DeepgramAgentSession(RealtimeSession):
             return False
         finally:
             self._inject = None
+
+    async def steer(self, kind: SteerKind, text: str) -> str:
+        """``say``: ``InjectAgentMessage`` with ``behavior: queue`` (said after the agent's current turn, never
+        over it); ``whisper``: ``UpdatePrompt`` (appended to the prompt), taken out again once the caller's next
+        turn has been answered."""
+        if kind == "say":
+            msg = {"type": "InjectAgentMessage", "message": text, "behavior": "queue"}
+        else:
+            msg = {"type": "UpdatePrompt", "prompt": whisper_note(text)}
+        if not await self._send_json(msg):
+            raise ProviderError(self.name, f"the conversation is not connected: {msg['type']} not sent")
+        self._whisper = "armed" if kind == "whisper" else self._whisper
+        return str(msg["type"])
 
     def _resolve_inject(self, spoken: bool) -> None:
         if self._inject is not None and not self._inject[1].done():

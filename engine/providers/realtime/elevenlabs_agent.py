@@ -6,8 +6,8 @@ REST API (elevenlabs_tools.py), opens a signed-URL conversation (elevenlabs_wire
 takes the audio formats from its metadata. Every ``client_tool_call`` runs through the gateway as its own task
 and is answered on the conversation that asked, never a later one. ElevenLabs cannot change a live
 conversation's tools: next-turn changes are pushed for the next conversation, apply-now and a dropped socket
-reconnect carrying the conversation so far (README, "ElevenLabs Agents"). No announcements:
-``contextual_update`` is silent; slow tools get ElevenLabs' own ``pre_tool_speech: force`` instead.
+reconnect carrying the conversation so far (README, "ElevenLabs Agents"). No announcements: slow tools get
+ElevenLabs' own ``pre_tool_speech: force``. The operator's steering: ``elevenlabs_steer.py``.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from engine.config.models import ProviderConfig
 from engine.providers.base import ProviderError
 from engine.providers.http import HttpSettings
 from engine.providers.realtime import elevenlabs_wire as wire
+from engine.providers.realtime.elevenlabs_steer import ElevenLabsSteering
 from engine.providers.realtime.elevenlabs_tools import DEFAULT_BASE_URL, ElevenLabsRest, client_tools, provider_options
 from engine.providers.realtime.session import (
     PCM16_16K,
@@ -106,7 +107,7 @@ class _Conn:
     names: NameMap | None = None  # the tool names of the rendering this conversation started with
 
 
-class ElevenLabsAgentSession(RealtimeSession):
+class ElevenLabsAgentSession(ElevenLabsSteering, RealtimeSession):
     def __init__(self, provider: ElevenLabsAgentProvider, session: CallSession) -> None:
         self.p = provider
         self.call = session

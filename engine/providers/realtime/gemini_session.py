@@ -32,6 +32,7 @@ from engine.providers.realtime.audio import negotiate
 from engine.providers.realtime.gemini_calls import GeminiCalls
 from engine.providers.realtime.gemini_connect import Messages, SetupRefused, open_live, scrub
 from engine.providers.realtime.gemini_events import EventReader
+from engine.providers.realtime.gemini_steer import GeminiSteering
 from engine.providers.realtime.gemini_wire import AUDIO_IN_MIME, setup_message, transcript_replay, user_turn
 from engine.providers.realtime.session import (
     PCM16_16K,
@@ -60,7 +61,7 @@ _REPLAY_TURNS = 20
 _HOLD_BYTES = PCM16_16K.bytes_for_ms(2000)
 
 
-class GeminiLiveSession(RealtimeSession):
+class GeminiLiveSession(GeminiSteering, RealtimeSession):
     input_spec = PCM16_16K
     output_spec = PCM16_24K
 
@@ -240,6 +241,8 @@ class GeminiLiveSession(RealtimeSession):
         except (TypeError, ValueError, KeyError, AttributeError) as e:
             log.warning("%s: ignored a malformed message (%s: %s)", self.name, type(e).__name__, e)
             return
+        if self.events_in.turn_done:
+            await self.steered_turn_done()
         if self.events_in.turn_done or self._go_away:
             await self._maybe_reconnect()
 

@@ -14,6 +14,8 @@ session keeps those rules (the socket machinery is ``openai_realtime_link``, the
 - apply-now cancels the response in flight, sends the new tools and asks for the answer again; next-turn tool
   changes are one ``session.update``; ``session.shown_tools`` changes when ``session.updated`` confirms them;
 - announcements are responses with instructions, sent only when no response is in flight (else queued);
+- the operator's say-now line is such a response too (queued, never dropped); a whisper is a ``system`` message
+  item for the next answer, deleted once an answer made after it is done (it steers one turn, as on text calls);
 - after a dropped socket the link reconnects; the session re-sends itself and the conversation so far, and
   asks again for an answer that was cut off.
 """
@@ -30,7 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engine.events import ToolsOmitted
-from engine.providers.base import ToolCallRequest
+from engine.providers.base import ProviderError, ToolCallRequest
 from engine.providers.realtime import openai_realtime_wire as wire
 from engine.providers.realtime.audio import negotiate
 from engine.providers.realtime.openai_realtime_link import RealtimeLink
@@ -48,6 +50,7 @@ from engine.providers.realtime.session import (
 )
 from engine.providers.rendering.names import NameMap
 from engine.sessions.session import CallSession
+from engine.sessions.steering import SteerKind, whisper_note
 from engine.tools.view import ToolView
 
 if TYPE_CHECKING:
@@ -82,6 +85,10 @@ class OpenAIRealtimeSession(RealtimeLink):
         self._updates: deque[_Update] = deque()
         self._replayed_outputs: set[str] = set()
         self._was_answering = False
+        #: Operator whispers in the conversation: (item id, the first response number they are for).
+        self._notes: list[tuple[str, int]] = []
+        self._created = 0
+        self._created_no: dict[str, int] = {}
 
     # ------------------------------------------------------------------------------------------------ lifecycle
 
@@ -195,6 +202,27 @@ class OpenAIRealtimeSession(RealtimeLink):
         await self._create_response("announce", self._say(text))
         return True
 
+    async def steer(self, kind: SteerKind, text: str) -> str:
+        if self.stopped or self._setup is None:
+            raise ProviderError(self.name, "the conversation is not connected")
+        if kind == "say":
+            await self._create_response("say", self._say(text))
+            return "response.create"
+        await self.wait_ready()
+        item_id = f"item_operator_note_{next(self._ids)}"  # ids are the conversation's: unique within it
+        first = self._created + 1 + (1 if self.responses.requested is not None else 0)
+        self._notes.append((item_id, first))
+        await self.send({"type": "conversation.item.create", "item": wire.operator_note(item_id, whisper_note(text))})
+        return "conversation.item.create"
+
+    async def _drop_notes(self, response_id: str) -> None:
+        """An answer is done: the whispers it was made after have steered their turn, and leave the conversation."""
+        number = self._created_no.pop(response_id, 0)
+        done = [n for n in self._notes if number >= n[1]]
+        self._notes = [n for n in self._notes if number < n[1]]
+        for item_id, _ in done:
+            await self.send({"type": "conversation.item.delete", "item_id": item_id})
+
     async def played(self, item_id: str | None, played_ms: float) -> None:
         if not self.ready or (cut := self.audio.truncation(item_id, played_ms)) is None:
             return
@@ -234,6 +262,7 @@ class OpenAIRealtimeSession(RealtimeLink):
         self._was_answering = self.responses.reset() or self._was_answering
         self.audio.reset()
         self._fail_updates()
+        self._notes.clear()  # a new socket's conversation is replayed from the history, without the whispers
 
     async def reconnected(self) -> None:
         if self._was_answering:
@@ -245,6 +274,8 @@ class OpenAIRealtimeSession(RealtimeLink):
 
     async def _on_created(self, msg: dict[str, Any]) -> None:
         self.responses.created(str(msg["response"]["id"]))
+        self._created += 1
+        self._created_no[str(msg["response"]["id"])] = self._created
 
     async def _on_audio(self, msg: dict[str, Any]) -> None:
         data = base64.b64decode(msg["delta"], validate=True)
@@ -287,6 +318,10 @@ class OpenAIRealtimeSession(RealtimeLink):
             self.spawn(self._run_calls(calls), f"openai-realtime-tools-{self.session.call_id}")
         elif calls:
             log.info("%s: %d tool calls of a %s response are not run", self.name, len(calls), status)
+        if status == "completed" and not calls and self._notes:
+            await self._drop_notes(rid)
+        else:
+            self._created_no.pop(rid, None)
         if status == "failed":  # e.g. the quota ran out mid-call: the provider's reason, once
             self.emit(wire.failure_notice(self.name, response.get("status_details")))
         usage = wire.usage_report(response.get("usage"), *self.audio.usage_seconds())

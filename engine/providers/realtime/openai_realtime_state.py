@@ -17,9 +17,11 @@ from typing import Any, Literal
 from engine.providers.realtime.session import AudioSpec
 
 #: What a queued ``response.create`` is for: a redo after apply-now or a reconnect, the answer to tool results,
-#: the greeting, a slow-tool announcement. Redos and tool answers go to the front of the queue.
-RequestKind = Literal["redo", "tools", "greeting", "announce"]
+#: the greeting, a slow-tool announcement, the operator's say-now line. Redos and tool answers go to the front of
+#: the queue; they and say-now lines are asked again when a response server VAD started was in the way.
+RequestKind = Literal["redo", "tools", "greeting", "announce", "say"]
 _FRONT: frozenset[str] = frozenset({"redo", "tools"})
+_RETRIED: frozenset[str] = _FRONT | {"say"}
 _AUDIO_ITEMS_KEPT = 256
 _SENT_KEPT = 16
 
@@ -77,12 +79,12 @@ class ResponseLedger:
 
     def refused(self, event_id: str, code: Any) -> bool:
         """Our ``response.create`` ``event_id`` got an error. When a response server VAD started at the same
-        moment was in the way, an answer to tool results (or a redo) is asked again after it — True; a greeting
-        or an announcement is stale once the caller has spoken, and is dropped."""
+        moment was in the way, an answer to tool results, a redo or an operator's line is asked again after it —
+        True; a greeting or an announcement is stale once the caller has spoken, and is dropped."""
         request = self.sent.pop(event_id, None)
         if self.requested == event_id:
             self.requested = None
-        if request is not None and code == "conversation_already_has_active_response" and request[0] in _FRONT:
+        if request is not None and code == "conversation_already_has_active_response" and request[0] in _RETRIED:
             self.pending.appendleft(request)
             return True
         return request is not None and code == "conversation_already_has_active_response"

@@ -199,6 +199,11 @@ def say_instructions(text: str) -> str:
     return f"Say exactly the following to the caller, word for word, and nothing else: {json.dumps(text)}"
 
 
+def operator_note(item_id: str, text: str) -> dict[str, Any]:
+    """A ``system`` message item (hidden from the caller: never spoken) carrying an operator's whisper."""
+    return {"type": "message", "id": item_id, "role": "system", "content": [{"type": "input_text", "text": text}]}
+
+
 def call_id_of(item: ToolCallItem) -> str:
     """The call id the provider knows this call by: its own id when it made the call, else one rendered from ours."""
     for kind, value in item.provider_ids:

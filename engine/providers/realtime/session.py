@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Literal
 
 from engine.providers.base import Provider, ProviderError, ProviderSession, ToolGateway, Turn, TurnReply
 from engine.sessions.session import CallSession
+from engine.sessions.steering import SteerKind
 
 if TYPE_CHECKING:
     from engine.tools.view import ToolView
@@ -202,6 +203,13 @@ class RealtimeSession(ProviderSession):
         """Say ``text`` (a slow-tool announcement) through the provider's own mechanism without talking over
         the model; False when the provider has none (the driver then stays quiet)."""
         return False
+
+    async def steer(self, kind: SteerKind, text: str) -> str:
+        """The operator steers the live conversation: ``say`` makes the agent say ``text`` next (after what it is
+        saying now), ``whisper`` gives it a hidden instruction for its next turn; each through the provider's own
+        mechanism. Returns how it went (the protocol message, for the event and the log); ``ProviderError`` when
+        this provider has no way to do it or the conversation is not connected."""
+        raise ProviderError(type(self).__name__, f"this realtime provider cannot be steered ({kind})")
 
     async def run_turn(self, turn: Turn) -> TurnReply:
         """A typed user message on a realtime session is not supported unless the adapter overrides it."""
