@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from textual.widgets import DataTable
+
 from console.app import AvaConsole
 from engine.config import set_secret
 from tests.fixtures.memory_keyring import MemoryKeyring
@@ -21,7 +23,7 @@ async def _secrets_screen(pilot: Any, app: AvaConsole, wait: Any) -> Any:
     await wait(pilot, lambda: app.engine_running)
     await pilot.press("f9")
     await wait(pilot, lambda: type(app.screen).__name__ == "SecretsScreen")
-    table = app.screen.query_one("#secrets")
+    table = app.screen.query_one("#secrets", DataTable)
     await wait(pilot, lambda: "OPENAI_KEY" in [k.value for k in table.rows])
     return table
 

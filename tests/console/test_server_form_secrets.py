@@ -25,6 +25,10 @@ DICE = '    dice:\n      command: ["{python}", "-m", "engine.servers.dice"]\n'
 SECRET = "sk-live-9f8e7d6c5b4a39281706"
 
 
+def _raw(path: Path) -> str:
+    return path.read_text()
+
+
 def _servers(path: Path) -> dict[str, Any]:
     return yaml.safe_load(path.read_text())["mcp"]["servers"] or {}
 
@@ -115,7 +119,7 @@ async def test_env_values_go_to_the_keyring_and_no_diff_shows_one(
         await wait(pilot, lambda: "env" in _servers(config_path)["dice"], within=20)
         assert _servers(config_path)["dice"]["env"] == {"WEATHER_KEY": "${keyring:DICE_WEATHER_KEY}"}
         assert memory_keyring.store[("ava-console", "DICE_WEATHER_KEY")] == SECRET
-        assert SECRET not in config_path.read_text()
+        assert SECRET not in _raw(config_path)
 
 
 @pytest.mark.slow
@@ -195,4 +199,4 @@ async def test_console_import_moves_credentials_to_the_keyring(
         await wait(pilot, lambda: "weather" in _servers(config_path), within=20)
     assert _servers(config_path)["weather"]["env"] == {"API_KEY": "${keyring:WEATHER_API_KEY}", "LVL": "1"}
     assert memory_keyring.store[("ava-console", "WEATHER_API_KEY")] == SECRET
-    assert SECRET not in config_path.read_text()
+    assert SECRET not in _raw(config_path)
