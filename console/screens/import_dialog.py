@@ -32,7 +32,7 @@ class ImportScreen(ModalScreen[tuple[str, bool] | None]):
         with Vertical(classes="dialog"):
             yield Label("Import MCP servers from JSON", classes="section-title")
             yield Input(placeholder="path to the JSON file", id="import-path")
-            yield Checkbox("write credentials into the YAML in plain text (not recommended)", id="import-plain")
+            yield Checkbox("keep credentials in the YAML (plain text)", id="import-plain")
             yield Static(HINT, classes="muted")
 
     def on_mount(self) -> None:

@@ -317,7 +317,8 @@ def store_secrets(result: ImportResult) -> list[str]:
         raise SecretsError(
             f"{len(result.secrets)} credential(s) from {result.source} need the OS keyring "
             f"({', '.join(sorted(result.secrets))}): {result.keyring_problem}. Nothing was written; to keep them "
-            "in the YAML in plain text instead, import with --plaintext-secrets (console: tick 'plain text')"
+            "in the YAML in plain text instead, import with --plaintext-secrets "
+            "(console: tick 'keep credentials in the YAML')"
         )
     for name, value in result.secrets.items():
         set_secret(name, value)

@@ -200,3 +200,26 @@ async def test_console_import_moves_credentials_to_the_keyring(
     assert _servers(config_path)["weather"]["env"] == {"API_KEY": "${keyring:WEATHER_API_KEY}", "LVL": "1"}
     assert memory_keyring.store[("ava-console", "WEATHER_API_KEY")] == SECRET
     assert SECRET not in _raw(config_path)
+
+
+@pytest.mark.slow
+async def test_console_import_keeps_plain_text_only_when_ticked(
+    config_path: Path, tmp_path: Path, memory_keyring: MemoryKeyring, wait: Any
+) -> None:
+    src = tmp_path / "claude_desktop_config.json"
+    src.write_text(json.dumps({"mcpServers": {"weather": {"command": "npx", "env": {"API_KEY": SECRET}}}}))
+    app = AvaConsole(config_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait(pilot, lambda: app.engine_running, within=30)
+        await pilot.press("f3")
+        await wait(pilot, lambda: type(app.screen).__name__ == "ServersScreen")
+        await pilot.press("i")
+        await wait(pilot, lambda: app.focused is not None and app.focused.id == "import-path")
+        app.screen.query_one("#import-plain").value = True  # type: ignore[attr-defined]
+        await pilot.press(*str(src), "enter")
+        await wait(pilot, lambda: type(app.screen).__name__ == "DiffScreen")
+        assert SECRET not in app.screen.diff and "hidden" in app.screen.diff  # type: ignore[attr-defined]
+        await pilot.press("y")
+        await wait(pilot, lambda: "weather" in _servers(config_path), within=20)
+    assert _servers(config_path)["weather"]["env"] == {"API_KEY": SECRET}  # the explicit choice
+    assert memory_keyring.store == {}
