@@ -21,6 +21,7 @@ from textual.widget import Widget
 from textual.widgets import Button, DataTable, Header, Input, Label, Select, Static, TextArea
 
 from console.screens.base import ConsoleScreen
+from console.state import Changes
 from console.tool_form import FieldSpec, collect, fields_for, initial_text
 from console.widgets.footer import KeyFooter
 from console.widgets.tables import cursor_key
@@ -79,6 +80,10 @@ class ToolInspector(ConsoleScreen):
         table.focus()
         self.refresh_all()
 
+    def apply_changes(self, changes: Changes) -> None:
+        if changes.servers or changes.config_reloaded:  # a restart or reload can change the tool list
+            self.refresh_all()
+
     def refresh_all(self) -> None:
         engine = self.capp.engine
         if not self.is_mounted:
@@ -88,7 +93,10 @@ class ToolInspector(ConsoleScreen):
             about.update(self.capp.engine_error or "engine starting…")
             return
         catalog = tool_catalog(engine, self.server_id)
+        same = [t["exposed_name"] for t in catalog] == list(self.tools)
         self.tools = {t["exposed_name"]: t for t in catalog}
+        if same and catalog:
+            return  # nothing to redraw: the form keeps what the operator typed
         table = self.query_one("#tool-list", DataTable)
         keep = cursor_key(table) if table.row_count else None
         table.clear()
