@@ -17,6 +17,7 @@ from engine.cli import common
 #: through the installed ``ava-engine``). ``budget_commands`` adds ``mcp calibrate`` to the group ``mcp_commands`` made.
 COMMAND_MODULES = (
     "engine.cli.core_commands",
+    "engine.cli.secrets_commands",
     "engine.cli.mcp_commands",
     "engine.cli.budget_commands",
     "engine.cli.email_commands",
