@@ -27,6 +27,7 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
+from console.approvals import ApprovalQueue
 from console.bindings import app_bindings, validate_keymap
 from console.commands import ConsoleCommands
 from console.format import Clock
@@ -116,6 +117,8 @@ class AvaConsole(App[None]):
         #: The engine's local mic/speaker softphone (one voice call at a time), asked for on first use.
         self.phone: Softphone | None = None
         self.voice = VoiceStatus()
+        #: Tool calls waiting for the operator (the console is the engine's approver once it is attached).
+        self.approvals = ApprovalQueue()
         #: The Calls screen, the default mode's (made in the app's compose; its detail is mounted after the frame).
         self._first_screen: ConsoleScreen | None = None
         self.audio_devices: tuple[DeviceSpec, DeviceSpec] = (None, None)
@@ -220,6 +223,7 @@ class AvaConsole(App[None]):
             {k: v for k, v in keymap.items() if not any(p.startswith(f"console.keymap.{k}:") for p in problems)}
         )
         self._sub = engine.bus.subscribe(maxsize=50_000)
+        self.approvals.attach(engine)
         self.pump_events(self._sub)
         self.audio_devices = (engine.settings.softphone.input_device, engine.settings.softphone.output_device)
         self.start_engine(engine)
@@ -273,6 +277,7 @@ class AvaConsole(App[None]):
             await self.phone.end("console closed")  # releases the sound devices before the engine stops
         if self._sub is not None:
             self._sub.close()
+        self.approvals.detach()  # nobody answers any more: what waits is denied, nothing waits for this console
         engine, self.engine_running = self.engine, False
         if engine is not None and self._owns_engine and (engine.started or len(engine.tasks)):
             self.workers.cancel_group(self, "engine")  # quit while servers still connect: stop them, don't wait
@@ -302,6 +307,7 @@ class AvaConsole(App[None]):
     def on_event_batch(self, message: EventBatch) -> None:
         self.batches += 1
         self.state.dropped = message.dropped
+        self.approvals.take(self, message.events, self._tell_screens)
         voice = [e for e in message.events if e.type.startswith("softphone.")]
         if voice:  # the panel's meter, not the event log
             self._voice_events(voice)

@@ -167,6 +167,10 @@ def summarize(ev: Event) -> str:
     if isinstance(ev, SteeringInjected):
         what = "whisper (hidden from the caller)" if ev.hidden else "say-now line"
         return f"{ev.call_id} operator {what} via {ev.via}: {ev.text}"
+    if ev.type.startswith("tool.approval_"):
+        from console.approvals import approval_summary
+
+        return approval_summary(ev)
     rest = {k: v for k, v in d.items() if k not in ("type", "ts")}
     return " ".join(f"{k}={v}" for k, v in rest.items())[:200]
 

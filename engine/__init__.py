@@ -16,6 +16,8 @@ the engine's internals and may change.
               whisper_agent, whisper_caller, takeover, off)
   steering    ``say_now(call_id, text)`` (the agent says a line next), ``whisper(call_id, text)`` (a hidden
               instruction for its next turn); ``steer_max_chars``; publishes ``steering.injected``
+  approvals   ``approve_tool(approval_id)``, ``deny_tool(approval_id, reason)``, ``pending_approvals()`` →
+              ``[PendingApproval]``, ``attach_approver(name)`` → detach (none attached: approvals are denied)
   e-mail      ``outbox_messages(status=None)`` → ``[OutboxMessage]``, ``retry_email(id)``, ``drop_email(id)``
   softphone   ``softphone(backend_factory=None)`` → ``Softphone`` with ``start(context, input, output)``,
               ``end()``, ``mute(on)``, ``press()``, ``release()`` (and read-only ``active``, ``call_id``,
@@ -47,6 +49,7 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from engine.app import Engine
+    from engine.approvals import ApprovalError, PendingApproval
     from engine.calls import CallError
     from engine.logs import configure_logging
     from engine.sessions.snapshot import CallInfo, OutboxMessage, ToolState
@@ -63,6 +66,8 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "CallInfo": ("engine.sessions.snapshot", "CallInfo"),
     "ToolState": ("engine.sessions.snapshot", "ToolState"),
     "OutboxMessage": ("engine.sessions.snapshot", "OutboxMessage"),
+    "ApprovalError": ("engine.approvals", "ApprovalError"),
+    "PendingApproval": ("engine.approvals", "PendingApproval"),
     "configure_logging": ("engine.logs", "configure_logging"),
     "percentile": ("engine.stats", "percentile"),
     "tool_catalog": ("engine.tool_desk", "tool_catalog"),
@@ -77,6 +82,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
 }
 
 __all__ = [
+    "ApprovalError",
     "AudioBackend",
     "AudioUnavailable",
     "BackendFactory",
@@ -86,6 +92,7 @@ __all__ = [
     "DeviceSpec",
     "Engine",
     "OutboxMessage",
+    "PendingApproval",
     "Softphone",
     "ToolState",
     "UnknownTool",

@@ -51,11 +51,16 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
     from engine.mcp.supervisor import HostServices
     from engine.mcp_endpoint import McpEndpoint  # serves exposed tools to other agents
 
+    engine.calls.end_hooks.append(engine.executor.approvals.call_ended)  # a call's pending approvals end with it
     components: list[EngineComponent] = []
     http: HttpServer | None = None
     if engine.serve_http and engine.settings.engine.http.enabled:
         http = HttpServer(engine)
         components.append(http)  # first up, so /ready answers 503 while MCP servers start
+    if http is not None:  # the approval queue over HTTP (engine.approvals.http), for a headless operator
+        from engine.http.approvals import HttpApprovals
+
+        components.append(HttpApprovals(engine.executor.approvals, lambda: engine.settings))
     components.append(budget)
     services = HostServices(
         registry=engine.registry,

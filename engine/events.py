@@ -130,6 +130,38 @@ class ToolRejected(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ToolApprovalRequested(Event):
+    """A tool call waits for the operator (engine.approvals): ``reason`` says why, ``deadline`` (epoch seconds)
+    until when; ``arguments`` are masked like every event's."""
+
+    type: ClassVar[str] = "tool.approval_requested"
+    approval_id: str
+    call_id: str
+    tool_call_id: str
+    exposed_name: str
+    server: str
+    tool: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    reason: str = ""
+    timeout_s: float = 0.0
+    deadline: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolApprovalResolved(Event):
+    """How a wait for approval ended: ``outcome`` approved, denied, timed_out or cancelled, ``by`` whom."""
+
+    type: ClassVar[str] = "tool.approval_resolved"
+    approval_id: str
+    call_id: str
+    tool_call_id: str
+    exposed_name: str
+    outcome: str
+    by: str
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TierChanged(Event):
     type: ClassVar[str] = "tier.changed"
     call_id: str | None

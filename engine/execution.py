@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
+from engine.approvals import ApprovalDesk
 from engine.config.models import Settings
 from engine.events import EventBus, ToolCompleted, ToolRejected, ToolRequested
 from engine.metrics import UNKNOWN_TOOL, Metrics
@@ -84,6 +85,8 @@ class ToolExecutor:
         self.redact = redactor
         self.hooks: ExecutionHooks = hooks or DefaultHooks()
         self._deadlines = Deadlines()
+        #: Tools that may do harm wait here for the operator, after the checks and before they run.
+        self.approvals = ApprovalDesk(bus, metrics, settings, redactor)
 
     def argument_limits(self) -> Limits:
         """The bounds arguments are checked against (``engine.tool_arguments``), for whoever parses them first."""
@@ -111,8 +114,10 @@ class ToolExecutor:
         tool_call_id: str = "",
         is_probe: bool = False,
         allowed: frozenset[str] | None = None,
+        approved_by: str | None = None,
     ) -> ToolResult:
-        """Run one tool call for ``session``. ``allowed`` overrides the session's shown tools (probes, CLI)."""
+        """Run one tool call for ``session``. ``allowed`` overrides the session's shown tools (probes, CLI);
+        ``approved_by`` names who already approved it (the operator's own command), else it may wait for one."""
         shown = allowed if allowed is not None else (session.shown_tools if session is not None else frozenset())
         if not isinstance(exposed_name, str):
             return self._reject(
@@ -153,6 +158,10 @@ class ToolExecutor:
                 f"invalid arguments for {exposed_name}: {e}",
                 True,
             )
+        if refusal := await self.approvals.admit(
+            session, entry.tool.definition, parsed, tool_call_id, approved_by, is_probe
+        ):
+            return self._reject(session, exposed_name, tool_call_id, "not approved", refusal, True)
         return await self._run(session, entry, parsed, tool_call_id, is_probe)
 
     async def _run(

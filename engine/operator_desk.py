@@ -3,7 +3,8 @@
 Why apart from ``engine.app``: they are thin doors onto two components (telephony's monitor, the e-mail outbox),
 kept out of the engine's core so ``app.py`` stays about lifecycle, calls and the parts' wiring. ``Engine``
 inherits them; they use only the engine's ``components``, ``settings`` and ``email``. The live-steering commands
-(``say_now``, ``whisper``: engine/steering.py) come with them, as ``OperatorDesk``'s base.
+(``say_now``, ``whisper``: engine/steering.py) and the answers to the tool approval queue (``approve_tool``,
+``deny_tool``: engine/approvals_commands.py) come with them, as ``OperatorDesk``'s bases.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from engine.approvals_commands import ApprovalCommands
 from engine.config.models import Settings
 from engine.sessions.snapshot import OutboxMessage
 from engine.steering import SteeringDesk
@@ -20,7 +22,7 @@ if TYPE_CHECKING:
     from engine.voice.backend import AudioBackend
 
 
-class OperatorDesk(SteeringDesk):
+class OperatorDesk(SteeringDesk, ApprovalCommands):
     settings: Settings
     email: EmailService
     components: Sequence[object]

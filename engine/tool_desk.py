@@ -18,6 +18,7 @@ from engine.sessions.session import CallSession
 from engine.tools.base import ToolResult
 
 if TYPE_CHECKING:
+    from engine.execution import ToolExecutor
     from engine.mcp.host import McpHost
     from engine.redact import Redactor
     from engine.tools.registry import ToolRegistry
@@ -37,12 +38,10 @@ class ToolBench(Protocol):
     @property
     def mcp(self) -> McpHost: ...
 
-    def context_view(self, context: str, tier: str | None = None) -> ToolView: ...
+    @property
+    def executor(self) -> ToolExecutor: ...
 
-    async def execute_tool(
-        self, session: CallSession | None, exposed_name: str, args: str | Mapping[str, Any] | None, *,
-        tool_call_id: str = "",
-    ) -> ToolResult: ...  # fmt: skip
+    def context_view(self, context: str, tier: str | None = None) -> ToolView: ...
 
 
 def tool_catalog(bench: ToolBench, server: str | None = None) -> list[dict[str, Any]]:
@@ -65,7 +64,7 @@ def tool_catalog(bench: ToolBench, server: str | None = None) -> list[dict[str, 
                 "server": d.server,
                 "description": d.description,
                 "input_schema": d.schema(),
-                "annotations": dict(getattr(entry.tool, "annotations", None) or {}),
+                "annotations": dict(d.annotations or {}),
                 "timeout_ms": d.timeout_ms,
                 "estimated_duration_ms": d.latency.estimated_duration_ms,
                 "max_duration_ms": d.latency.max_duration_ms,
@@ -75,11 +74,17 @@ def tool_catalog(bench: ToolBench, server: str | None = None) -> list[dict[str, 
 
 
 async def call_tool(
-    bench: ToolBench, exposed_name: str, args: str | Mapping[str, Any] | None, *, context: str | None = None
+    bench: ToolBench,
+    exposed_name: str,
+    args: str | Mapping[str, Any] | None,
+    *,
+    context: str | None = None,
+    approved_by: str = "operator",
 ) -> ToolResult:
     """Call a tool as the operator (``ava-engine mcp call``, the console's tool inspector): the full execution
     path, shown every tool (or only what ``context`` shows its calls). A lazy server is started first.
 
+    The operator asked for this very call, so it counts as approved (``approved_by``) where a tool needs approval.
     ``UnknownTool`` for a name no server has; the result (status, message, data) is redacted.
     """
     owner = bench.mcp.server_for(exposed_name)
@@ -93,5 +98,5 @@ async def call_tool(
         session.shown_tools = frozenset(bench.registry.names())  # the operator is shown every tool
     else:
         session.shown_tools = bench.context_view(context).names
-    result = await bench.execute_tool(session, exposed_name, args, tool_call_id="operator")
+    result = await bench.executor.execute(session, exposed_name, args, tool_call_id="operator", approved_by=approved_by)
     return bench.redactor.value(result)

@@ -19,6 +19,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Header, Input
 
 from console.format import duration, tier_text
+from console.screens.calls_approvals import ApprovalControls
 from console.screens.calls_detail import CallDetail
 from console.screens.calls_phone import PhoneControls
 from console.screens.calls_steer import SteerControls
@@ -48,7 +49,7 @@ STARTING_NOTE = "engine starting… calls show here once it runs"
 CALL_COLUMNS = ("Call", "Caller", "Context", "Provider", "Tier", "Why", "Duration", "State", "Line")
 
 
-class CallsScreen(CallDetail, VoiceControls, PhoneControls, SteerControls):
+class CallsScreen(ApprovalControls, CallDetail, VoiceControls, PhoneControls, SteerControls):
     #: Styles: ``calls.tcss`` beside this file, loaded with the app's (``AvaConsole.CSS_PATH``): the first screen.
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+n", "new_call", "New call", id="call_new"),
@@ -70,6 +71,9 @@ class CallsScreen(CallDetail, VoiceControls, PhoneControls, SteerControls):
         Binding("b", "monitor('off')", "Operator: leave the call / hand it back", id="op_off", show=False),
         Binding("S", "steer('say')", "Say now", id="steer_say"),
         Binding("i", "steer('whisper')", "Whisper", id="steer_whisper"),
+        Binding("y", "approve_tool", "Approve tool", id="approval_approve"),
+        Binding("x", "deny_tool", "Deny tool", id="approval_deny"),
+        Binding("X", "deny_tool_reason", "Deny tool, say why", id="approval_deny_reason", show=False),
     ]
 
     def compose(self) -> ComposeResult:

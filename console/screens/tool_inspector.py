@@ -204,7 +204,7 @@ class ToolInspector(ConsoleScreen):
             return
         status = self.query_one("#call-status", Static)
         try:
-            result = await call_tool(engine, name, args)
+            result = await call_tool(engine, name, args, approved_by="operator (console tool inspector)")
         except UnknownTool as e:
             status.update(Text(f"✖ {e}", "red"))
             return

@@ -257,6 +257,8 @@ _CALL_EVENTS = {
     "tool.requested",
     "tool.completed",
     "tool.rejected",
+    "tool.approval_requested",
+    "tool.approval_resolved",
     "tier.changed",
     "tools.changed",
     "tools.omitted",

@@ -139,8 +139,11 @@ async def cmd_call(args: argparse.Namespace) -> int:
         known = ", ".join(sorted(settings.contexts)) or "none"
         raise UsageError(f"--context: unknown context {args.context!r} (known: {known})")
     async with running_engine(args, settings) as engine:
-        try:  # the console's tool inspector calls through the same Engine.call_tool
-            result = await call_tool(engine, args.exposed_name, call_args, context=args.context)
+        try:  # the console's tool inspector calls through the same call_tool
+            # the operator typed this very call: that is its approval (engine.approvals)
+            result = await call_tool(
+                engine, args.exposed_name, call_args, context=args.context, approved_by="operator (ava-engine mcp call)"
+            )
         except UnknownTool as e:
             raise UsageError(f"EXPOSED_NAME: {e}") from e
     if args.json:

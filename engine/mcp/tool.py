@@ -51,11 +51,8 @@ class MCPTool(Tool):
         supervisor: Supervisor,
         speech: SpeechOptions,
         probe_args: dict[str, Any] | None = None,
-        annotations: Mapping[str, Any] | None = None,
     ) -> None:
         self.definition = definition
-        #: The server's MCP tool annotations (readOnlyHint, destructiveHint …) as listed, for the tool inspector.
-        self.annotations: dict[str, Any] = dict(annotations or {})
         self.supervisor = supervisor
         self.speech = speech
         #: Arguments the budget layer may use to probe this tool (from ``_meta`` or config).
@@ -179,7 +176,8 @@ def build_tools(
             slow_response_message=(tc.slow_response_message if tc else None) or cfg.defaults.slow_response_message,
             slow_response_threshold_ms=cfg.defaults.slow_response_threshold_ms,
             timeout_ms=(tc.timeout_ms if tc else None) or cfg.defaults.timeout_ms,
+            annotations=annotations,
         )
         speech = SpeechOptions(template=tc.speech_template if tc else None, field=tc.speech_field if tc else None)
-        out.append(MCPTool(definition, supervisor, speech, probe, annotations))
+        out.append(MCPTool(definition, supervisor, speech, probe))
     return out, warnings

@@ -77,3 +77,26 @@ def test_calls_screen_during_a_muted_voice_call(snap_compare, size) -> None:
         run_before=run_before,
         terminal_size=size,
     )
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])
+def test_calls_screen_with_a_pending_approval(snap_compare, size) -> None:
+    """The approval panel above the calls table: the waiting hangup_call, its arguments, 15 s left."""
+
+    async def run_before(pilot) -> None:
+        app: AvaConsole = pilot.app
+        await _settle(pilot, lambda: app.engine_running)
+        await pilot.press("ctrl+n")
+        await _settle(pilot, lambda: app.focused is not None and app.focused.id == "talk")
+        await pilot.press(*"goodbye", "enter")
+        await _settle(pilot, lambda: bool(app.approvals.rows) and bool(app.screen.query("#approvals")))
+        await pilot.press("escape")
+        first = app.approvals.first
+        assert first is not None
+        app.clock = FixedClock(at=first.deadline - 15)
+        app.screen.show_approvals()  # type: ignore[attr-defined]
+        app.clear_notifications()
+        await pilot.pause(0.3)
+
+    app = AvaConsole(Path("tests/console/data/approvals.yaml"), clock=FixedClock(), tick=False)
+    assert snap_compare(app, run_before=run_before, terminal_size=size)

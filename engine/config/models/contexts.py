@@ -6,11 +6,16 @@ Only the per-context shape lives here; that ``provider`` names a configured prov
 
 from __future__ import annotations
 
+import fnmatch
+import re
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from engine.config.models.common import Strict, TierName
+from engine.config.models.common import FieldError, Strict, TierName
+
+#: An ``approve:`` entry: an exposed name, or a shell-style pattern of one (``mcp_files_*``).
+_APPROVE_ENTRY = re.compile(r"^[a-z0-9_*?\[\]!-]{1,64}$")
 
 
 class ContextTierConfig(Strict):
@@ -28,3 +33,34 @@ class ContextConfig(Strict):
     #: Send the admin a summary when a call of this context ends: true/false overrides ``tools.email.summary``
     #: for this context (None: the global setting).
     email_summary: bool | None = None
+    #: Tools (exposed names or patterns, as in ``tools``) that wait for the operator's approval before they run,
+    #: on top of those whose server declares them destructive (engine.approvals).
+    approve: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _approve_among_tools(self) -> ContextConfig:
+        """An ``approve:`` entry that names no tool of this context is a typo that would leave a tool unguarded."""
+        for i, entry in enumerate(self.approve):
+            if not _APPROVE_ENTRY.match(entry):
+                raise FieldError(
+                    ("approve", i),
+                    f"{entry!r} is not an exposed tool name or pattern (lowercase letters, digits, '_', '*', '?')",
+                )
+            if not any(_covers(t, entry) for t in self.tools):
+                listed = ", ".join(self.tools) or "none"
+                raise FieldError(
+                    ("approve", i),
+                    f"{entry!r} is not among this context's tools ({listed}), so it would never be asked for; "
+                    "list the tool under 'tools' too, or fix its name",
+                )
+        return self
+
+
+def _covers(tools_entry: str, approve_entry: str) -> bool:
+    """Whether the ``tools`` entry lets through a tool the ``approve`` entry names (the same text, a name the
+    pattern allows, or a pattern whose names a ``tools`` pattern allows, judged by its literal text)."""
+    return (
+        tools_entry == approve_entry
+        or fnmatch.fnmatchcase(approve_entry, tools_entry)
+        or fnmatch.fnmatchcase(tools_entry, approve_entry)
+    )

@@ -172,6 +172,29 @@ class ToolArgumentsConfig(Strict):
     )
 
 
+class ApprovalsConfig(Strict):
+    """The tool approval queue (engine.approvals): how long a call waits for the operator, and what the caller
+    hears meanwhile. Which tools wait is the servers' ``destructiveHint`` and each context's ``approve:``."""
+
+    timeout_ms: int = Field(
+        default=20_000,
+        gt=0,
+        le=600_000,
+        description="How long a tool call waits for the operator's approval before it is denied.",
+    )
+    message: str = Field(
+        default="One moment, please.",
+        min_length=1,
+        max_length=200,
+        description="Said to the caller (on a voice call) while a tool call waits for the operator.",
+    )
+    http: bool = Field(
+        default=False,
+        description="The HTTP API is an approver (GET /approvals, POST /approvals/{id}/approve|deny, with "
+        "engine.http.auth_token): calls wait for it instead of being denied when no console is attached.",
+    )
+
+
 class EngineConfig(Strict):
     http: HttpConfig = Field(default_factory=HttpConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
@@ -180,3 +203,14 @@ class EngineConfig(Strict):
     history_limit: int = Field(default=200, gt=0, description="Most history items kept per call.")
     event_queue_size: int = Field(default=1000, gt=0, description="Bounded queue per event subscriber.")
     tool_arguments: ToolArgumentsConfig = Field(default_factory=ToolArgumentsConfig)
+    approvals: ApprovalsConfig = Field(default_factory=ApprovalsConfig)
+
+    @model_validator(mode="after")
+    def _http_approver_needs_token(self) -> EngineConfig:
+        if self.approvals.http and self.http.auth_token is None:
+            raise FieldError(
+                ("approvals", "http"),
+                "answering approvals over HTTP lets tools run, so it needs engine.http.auth_token "
+                "(e.g. ${keyring:ava_http_token}); set one, or leave approvals.http off",
+            )
+        return self

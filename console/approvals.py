@@ -1,0 +1,124 @@
+"""The console's side of the tool approval queue: what waits for the operator, fed by the engine's events.
+
+Why apart from ``ConsoleState``: the queue is a handful of rows with their own life (arrive, count down, go), and
+the console must *attach* to the engine as its approver — without an attached approver the engine denies such
+calls at once — so this module owns both the rows and that attachment. Pure data but for ``take``, which tells
+the app (a notify and a bell when one arrives) and the screens (``show_approvals``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from engine import Engine
+    from engine.events import Event
+
+
+class _App(Protocol):
+    def notify(self, message: str, *, title: str = ..., severity: Any = ..., timeout: float | None = ...) -> None: ...
+
+    def bell(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PendingRow:
+    """One tool call waiting for the operator, as the console shows it."""
+
+    approval_id: str
+    call_id: str
+    exposed_name: str
+    server: str
+    arguments: dict[str, Any]
+    reason: str
+    deadline: float
+
+    def arguments_text(self, limit: int = 400) -> str:
+        """The (engine-masked) arguments as compact JSON, clipped to ``limit`` characters."""
+        text = json.dumps(self.arguments, ensure_ascii=False, default=str, separators=(", ", ": "))
+        return text if len(text) <= limit else text[: limit - 1] + "…"
+
+    def where(self) -> str:
+        return self.call_id or "an MCP client (no call)"
+
+
+def approval_summary(ev: Event) -> str:
+    """The event log's line for ``tool.approval_requested`` / ``tool.approval_resolved``."""
+    from engine.events import ToolApprovalRequested, ToolApprovalResolved
+
+    who = getattr(ev, "call_id", "") or "MCP client"
+    if isinstance(ev, ToolApprovalRequested):
+        return f"{who} {ev.exposed_name} waits for approval ({ev.reason}), {ev.timeout_s:g} s"
+    if isinstance(ev, ToolApprovalResolved):
+        why = f": {ev.reason}" if ev.reason else ""
+        return f"{who} {ev.exposed_name} {ev.outcome.replace('_', ' ')} by {ev.by}{why}"
+    return ev.type
+
+
+class ApprovalQueue:
+    """The pending approvals, oldest first (the first is the one the keys answer)."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, PendingRow] = {}
+        self._detach: Callable[[], None] | None = None
+
+    def attach(self, engine: Engine) -> None:
+        """Be the engine's approver (calls needing approval then wait for this console) and show what waits."""
+        self._detach = engine.attach_approver("console")
+        for p in engine.pending_approvals():
+            self.rows[p.approval_id] = PendingRow(
+                p.approval_id, p.call_id, p.exposed_name, p.server, dict(p.arguments), p.reason, p.deadline
+            )
+
+    def detach(self) -> None:
+        if self._detach is not None:
+            self._detach()
+            self._detach = None
+
+    @property
+    def first(self) -> PendingRow | None:
+        return next(iter(self.rows.values()), None)
+
+    def apply(self, events: Iterable[Event]) -> tuple[list[PendingRow], list[tuple[PendingRow, str, str]]]:
+        """Fold in approval events; returns the rows that arrived and the (row, outcome, by) that went."""
+        from engine.events import ToolApprovalRequested, ToolApprovalResolved
+
+        arrived: list[PendingRow] = []
+        gone: list[tuple[PendingRow, str, str]] = []
+        for ev in events:
+            if isinstance(ev, ToolApprovalRequested):
+                row = PendingRow(
+                    ev.approval_id, ev.call_id, ev.exposed_name, ev.server, dict(ev.arguments), ev.reason, ev.deadline
+                )
+                self.rows[row.approval_id] = row
+                arrived.append(row)
+            elif isinstance(ev, ToolApprovalResolved):
+                old = self.rows.pop(ev.approval_id, None)
+                if old is not None:
+                    gone.append((old, ev.outcome, ev.by))
+        return arrived, gone
+
+    def take(self, app: _App, events: list[Event], tell_screens: Callable[[str], None]) -> None:
+        """One event batch: update the rows; a bell and a notify for each arrival (whatever screen is shown), a
+        notify when one timed out; the screens redraw their approval panels."""
+        if not any(e.type.startswith("tool.approval_") for e in events):
+            return
+        arrived, gone = self.apply(events)
+        for row in arrived:
+            if row.approval_id not in self.rows:  # answered within the same batch
+                continue
+            app.bell()
+            app.notify(
+                f"{row.exposed_name} on {row.where()} waits for your approval: "
+                "y approve · x deny on the Calls screen (F1)",
+                title="approval needed",
+                severity="warning",
+                timeout=10,
+            )
+        for row, outcome, _by in gone:
+            if outcome == "timed_out":
+                app.notify(f"{row.exposed_name} on {row.where()} was not approved in time: denied", title="approval")
+        tell_screens("show_approvals")

@@ -1,0 +1,87 @@
+"""The Calls screen's approval keys: answer the tool calls waiting for the operator (engine.approvals).
+
+A mixin of ``CallsScreen`` (like ``VoiceControls``): the keys ``approval_approve``, ``approval_deny`` and
+``approval_deny_reason`` answer the first pending approval, the one the panel marks ``▶``; they show in the footer
+only while something waits. The
+panel (``console.widgets.approval_panel``) is mounted above the calls table when the first approval arrives.
+"""
+
+from __future__ import annotations
+
+from textual.css.query import NoMatches
+
+from console.approvals import PendingRow
+from console.screens.base import ConsoleScreen
+from console.widgets.approval_panel import PANEL_ID, ApprovalPanel
+
+#: The screen's approval actions (hidden from the footer while nothing waits).
+ACTIONS = ("approve_tool", "deny_tool", "deny_tool_reason")
+
+
+class ApprovalControls(ConsoleScreen):
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ACTIONS:
+            return bool(self.capp.approvals.rows)
+        return super().check_action(action, parameters)
+
+    def approval_keys(self) -> tuple[str, str, str]:
+        """The keys as bound now (``console.keymap`` may remap them), for the panel's hint."""
+        keys = {b.id: b.key for _n, b, _e, _t in self.active_bindings.values() if b.id}
+        return keys.get("approval_approve", "y"), keys.get("approval_deny", "x"), keys.get("approval_deny_reason", "X")
+
+    def show_approvals(self) -> None:
+        """The queue changed: the footer's keys and the panel follow (the panel is mounted on first need)."""
+        if not self.is_mounted:
+            return
+        self.refresh_bindings()
+        queue = self.capp.approvals
+        try:
+            panel = self.query_one(f"#{PANEL_ID}", ApprovalPanel)
+        except NoMatches:
+            if not queue.rows:
+                return
+            panel = ApprovalPanel(
+                lambda: list(queue.rows.values()),
+                lambda: self.capp.clock.now(),
+                self.approval_keys,
+                tick=self.capp.tick,
+            )
+            self.mount(panel, before="#calls-main")
+            return
+        panel.show()
+
+    def _answer(self, approve: bool, row: PendingRow | None = None, reason: str = "") -> None:
+        engine = self.capp.require_engine()
+        row = row or self.capp.approvals.first
+        if engine is None or row is None:
+            return
+        try:
+            if approve:
+                engine.approve_tool(row.approval_id, by="console")
+            else:
+                engine.deny_tool(row.approval_id, reason, by="console")
+        except ValueError as e:  # ApprovalError: answered or timed out meanwhile
+            self.notify(str(e), title="approval", severity="warning")
+            return
+        verb = "approved: it runs now" if approve else "denied: it will not run"
+        self.notify(f"{row.exposed_name} on {row.where()} {verb}", title="approval")
+
+    def action_approve_tool(self) -> None:
+        self._answer(True)
+
+    def action_deny_tool(self) -> None:
+        self._answer(False)
+
+    def action_deny_tool_reason(self) -> None:
+        """Deny the first waiting call with a reason typed in a dialog (Esc there denies nothing)."""
+        from console.screens.approval_reason import DenyReasonScreen
+
+        row = self.capp.approvals.first
+        if row is None:
+            return
+
+        def done(reason: str | None) -> None:
+            if reason is not None:
+                self._answer(False, row, reason)
+
+        self.app.push_screen(DenyReasonScreen(row), done)
