@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from engine.sessions.session import CallSession
 from engine.tools.base import ToolResult
+from engine.tools.limits import clip_repr
 
 if TYPE_CHECKING:
     from engine.execution import ToolExecutor
@@ -92,7 +93,7 @@ async def call_tool(
         await bench.mcp.ensure_started(owner.server_id)
     if bench.registry.get(exposed_name) is None:
         known = ", ".join(bench.registry.names()) or "none"
-        raise UnknownTool(f"no tool {exposed_name[:80]!r} (available: {known})")
+        raise UnknownTool(f"no tool {clip_repr(exposed_name)} (available: {known})")
     session = CallSession(call_id=f"op-{uuid.uuid4().hex[:8]}", context=context or "(operator)", provider="operator")
     if context is None:
         session.shown_tools = frozenset(bench.registry.names())  # the operator is shown every tool
