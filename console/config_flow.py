@@ -2,11 +2,14 @@
 
 Every save in the console goes through ``save_document``: nothing is written until the operator has seen the
 diff and said yes; the file write runs in a thread worker and the reload in the app's loop (group "config").
+Secrets never show in a diff: values the caller names in ``hide`` (credentials the operator chose to keep in the
+YAML) are masked, and ``before_write`` (e.g. putting moved credentials into the keyring) runs only after the yes,
+in the same thread as the write, so a refusal or a keyring failure writes nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from console.screens.modals import DiffScreen
@@ -15,14 +18,26 @@ if TYPE_CHECKING:
     from console.app import AvaConsole
     from engine.config import ConfigDocument, Settings
 
+HIDDEN = "•••••• (hidden)"
+
+
+def masked_diff(diff: str, hide: Iterable[str]) -> str:
+    """``diff`` with every value of ``hide`` replaced (longest first, so a value inside another cannot leak)."""
+    for value in sorted({v for v in hide if v}, key=len, reverse=True):
+        diff = diff.replace(value, HIDDEN)
+    return diff
+
 
 def save_document(
     app: AvaConsole,
     doc: ConfigDocument,
     title: str,
     on_saved: Callable[[Settings], None] | None = None,
+    *,
+    hide: Iterable[str] = (),
+    before_write: Callable[[], object] | None = None,
 ) -> None:
-    """Diff → confirm → atomic save (thread) → engine.reload (loop) → ``on_saved(settings)``."""
+    """Diff → confirm → ``before_write`` + atomic save (thread) → engine.reload (loop) → ``on_saved(settings)``."""
     diff = doc.diff()
     if not diff:
         app.notify("no changes to save", title="config")
@@ -30,20 +45,32 @@ def save_document(
 
     def answered(yes: bool | None) -> None:
         if yes:
-            app.run_worker(lambda: _write(app, doc, on_saved), thread=True, group="config", name="config-save")
+            app.run_worker(
+                lambda: _write(app, doc, on_saved, before_write), thread=True, group="config", name="config-save"
+            )
         else:
             app.notify("not saved: the file is unchanged", title="config")
 
-    app.push_screen(DiffScreen(title, diff), answered)
+    app.push_screen(DiffScreen(title, masked_diff(diff, hide)), answered)
 
 
-def _write(app: AvaConsole, doc: ConfigDocument, on_saved: Callable[[Settings], None] | None) -> None:
-    from engine.config import ConfigError
+def _write(
+    app: AvaConsole,
+    doc: ConfigDocument,
+    on_saved: Callable[[Settings], None] | None,
+    before_write: Callable[[], object] | None = None,
+) -> None:
+    from engine.config import ConfigError, SecretsError
 
     try:
+        if before_write is not None:
+            before_write()
         settings = doc.save()
     except ConfigError as e:
         app.call_from_thread(app.notify, f"not saved:\n{e.render()}", title="config", severity="error", timeout=15)
+        return
+    except SecretsError as e:
+        app.call_from_thread(app.notify, f"not saved: {e}", title="config", severity="error", timeout=15)
         return
     except OSError as e:
         app.call_from_thread(app.notify, f"not saved: {e}", title="config", severity="error")

@@ -1,13 +1,17 @@
 """The server form's data rules, apart from the widgets: live field checks, form values -> config entry,
 config entry -> form values, and keyring names for "store in keyring" rows. Pure functions (``shutil.which``
-is the only look at the system, for "command found on PATH")."""
+is the only look at the system, for "command found on PATH"; the environment is read to expand ``${VAR}``).
+
+A command may use what the config loader expands (``{python}``, ``${VAR}``, ``${VAR:-default}``): the form
+checks the program the loader would run, and tests the entry expanded exactly as a saved one would be."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,7 +19,8 @@ from urllib.parse import urlparse
 
 from pydantic import ValidationError
 
-from engine.config import ConfigError, dump_yaml_fragment, parse_yaml_fragment
+from engine.config import ConfigError, ExpansionError, dump_yaml_fragment, parse_yaml_fragment, secret_name_for
+from engine.config.expand import expand, expand_python
 from engine.config.models import SERVER_ID_RE, FieldError, McpServerConfig, McpToolConfig
 
 KEYRING_REF = re.compile(r"^\$\{keyring:([A-Za-z0-9_.\-]{1,64})\}$")
@@ -96,9 +101,15 @@ def check_field(name: str, value: str, *, base_dir: Path | None = None, taken: s
             words = shlex.split(v)
         except ValueError as e:
             return f"cannot split into words: {e}"
-        prog = words[0]
+        if not words:
+            return "required for stdio: the program and its arguments"
+        try:
+            prog = expand_command_word(words[0])
+        except ExpansionError as e:
+            return e.message
         if shutil.which(prog) is None and not (base_dir is not None and (base_dir / prog).exists()):
-            return f"{prog!r} is not found on PATH"
+            shown = repr(prog) if prog == words[0] else f"{words[0]!r} ({prog})"
+            return f"{shown} is not found on PATH"
         return ""
     if name == "url":
         if not v:
@@ -158,8 +169,49 @@ def check_kv(kind: str, key: str) -> str:
 
 
 def keyring_name(server_id: str, key: str) -> str:
-    raw = f"{server_id}_{key}".upper()
-    return re.sub(r"[^A-Za-z0-9_.\-]", "_", raw)[:64]
+    """The keyring name of a server's env variable or header (the importer names them the same way)."""
+    return secret_name_for(server_id, key)
+
+
+def _no_secret(name: str) -> str:
+    raise ExpansionError(f"${{keyring:{name}}} cannot be read here")
+
+
+def expand_command_word(word: str) -> str:
+    """A command word as the loader runs it: ``{python}`` and ``${VAR}`` expanded (keyring refs are refused)."""
+    return expand_python(expand(word, env=os.environ, lookup_secret=_no_secret))
+
+
+def expand_entry(data: Mapping[str, Any], lookup_secret: Callable[[str], str]) -> dict[str, Any]:
+    """A server entry with every reference expanded as the loader expands a saved one (for testing it unsaved).
+
+    ``ExpansionError`` names the key whose reference cannot be expanded (never a resolved value).
+    """
+
+    def walk(node: Any, path: tuple[str | int, ...]) -> Any:
+        if isinstance(node, Mapping):
+            return {k: walk(v, (*path, k)) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v, (*path, i)) for i, v in enumerate(node)]
+        if isinstance(node, str):
+            try:
+                text = expand(node, env=os.environ, lookup_secret=lookup_secret)
+            except ExpansionError as e:
+                where = ".".join(str(p) for p in path)
+                raise ExpansionError(f"{where}: {e.message}") from None
+            return expand_python(text) if path[:1] == ("command",) else text
+        return node
+
+    result: dict[str, Any] = walk(data, ())
+    return result
+
+
+def join_command(words: list[str]) -> str:
+    """Words as one line the form's field splits back the same (``{python}`` stays readable, not quoted)."""
+    return " ".join(w if _PLAIN_WORD.match(w) else shlex.quote(w) for w in words)
+
+
+_PLAIN_WORD = re.compile(r"^[\w@%+=:,./{}\-]+$")
 
 
 def _int(text: str) -> int | None:
@@ -230,7 +282,7 @@ def from_config(server_id: str, raw: Mapping[str, Any]) -> FormValues:
     f.transport = str(raw.get("transport", "stdio"))
     f.enabled = bool(raw.get("enabled", True))
     cmd = raw.get("command") or []
-    f.command = shlex.join(str(c) for c in cmd) if isinstance(cmd, list) else str(cmd)
+    f.command = join_command([str(c) for c in cmd]) if isinstance(cmd, list) else str(cmd)
     f.cwd = str(raw.get("cwd") or "")
     f.url = str(raw.get("url") or "")
     f.target = str(raw.get("target") or "")

@@ -27,6 +27,9 @@ Queries (plain data or frozen snapshots, taken when called):
   ``server_status()``; ``leaderboard()``; ``tools_report(context, tier, provider)``; ``context_view(context)``;
   ``known_secrets()``; attributes ``settings``, ``default_tier``, ``started``, ``base_dir``, ``config_path``.
 Helpers: ``percentile(sorted_values, q)`` (the one definition every screen uses), ``configure_logging``.
+Tools: ``tool_catalog(engine, server=None)`` → each tool's schema and MCP annotations; ``call_tool(engine,
+exposed_name, args, context=None)`` → ``ToolResult`` through the full execution path as the operator
+(``UnknownTool`` for a name no server has): the tool inspector and ``ava-engine mcp call``.
 Events out: ``engine.bus.subscribe(maxsize=…, types=…)`` → a ``Subscription`` of the dataclasses in
 ``engine.events`` (``call.*``, ``transcript.added``, ``tool.*``, ``tier.changed``, ``tools.changed``,
 ``server.state``, ``announcement.*``, ``turn.over_budget``, ``config.reloaded``, ``engine.error``,
@@ -58,6 +61,7 @@ if TYPE_CHECKING:
     from engine.recorder.files import list_recordings
     from engine.sessions.snapshot import CallInfo, OutboxMessage, ToolState
     from engine.stats import percentile
+    from engine.tool_desk import UnknownTool, call_tool, tool_catalog
     from engine.voice.backend import AudioBackend, AudioUnavailable
     from engine.voice.device_backend import DeviceInfo, DeviceSpec
     from engine.voice.softphone import BackendFactory, Softphone
@@ -73,6 +77,9 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "PendingApproval": ("engine.approvals", "PendingApproval"),
     "configure_logging": ("engine.logs", "configure_logging"),
     "percentile": ("engine.stats", "percentile"),
+    "tool_catalog": ("engine.tool_desk", "tool_catalog"),
+    "call_tool": ("engine.tool_desk", "call_tool"),
+    "UnknownTool": ("engine.tool_desk", "UnknownTool"),
     "Softphone": ("engine.voice.softphone", "Softphone"),
     "BackendFactory": ("engine.voice.softphone", "BackendFactory"),
     "AudioBackend": ("engine.voice.backend", "AudioBackend"),
@@ -101,7 +108,9 @@ __all__ = [
     "RecordingError",
     "Softphone",
     "ToolState",
+    "UnknownTool",
     "__version__",
+    "call_tool",
     "configure_logging",
     "default_recordings_dir",
     "export_recording",
@@ -109,6 +118,7 @@ __all__ = [
     "list_recordings",
     "percentile",
     "read_recording",
+    "tool_catalog",
 ]
 
 

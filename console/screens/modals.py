@@ -1,4 +1,4 @@
-"""Small modal dialogs shared by screens: confirm, diff-before-save, and masked secret entry."""
+"""Small modal dialogs shared by screens: confirm, diff-before-save, masked secret entry, and a new name."""
 
 from __future__ import annotations
 
@@ -128,6 +128,37 @@ class SecretEntry(ModalScreen[tuple[str, str] | None]):
     @on(Button.Pressed, "#cancel")
     def _cancel_button(self) -> None:
         self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class NameEntry(ModalScreen[str | None]):
+    """One name (e.g. a secret's new name); Enter accepts, Esc cancels."""
+
+    CSS_PATH = "modals.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="name_cancel"),
+    ]
+
+    def __init__(self, title: str, value: str = "", placeholder: str = "") -> None:
+        super().__init__()
+        self.title_text = title
+        self.initial = value
+        self.placeholder = placeholder
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(self.title_text, classes="section-title")
+            yield Input(value=self.initial, placeholder=self.placeholder, id="name-value")
+            yield Static("Enter: accept · Esc: cancel", classes="muted")
+
+    def on_mount(self) -> None:
+        self.query_one("#name-value", Input).focus()
+
+    @on(Input.Submitted, "#name-value")
+    def _done(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip() or None)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -1,7 +1,9 @@
 """Secrets: the names stored in the OS keyring for this app and where the config references them.
 
-Set, replace and delete go through a masked input; values are never displayed. Keyring access runs in thread
-workers (group "secrets"). When there is no usable keyring backend, the screen says so and how to get one.
+Add, replace, rename and delete; values go through a masked input and are never displayed. Adding never replaces a
+stored secret without asking (issue 16 A4: ``a`` with a row selected used to overwrite it); replacing the selected
+secret's value (``e``) and renaming it (``r``) are their own keys. Keyring access runs in thread workers (group
+"secrets"). When there is no usable keyring backend, the screen says so and how to get one.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Header, Label, Static
 
 from console.screens.base import ConsoleScreen
-from console.screens.modals import ConfirmScreen, SecretEntry
+from console.screens.modals import ConfirmScreen, NameEntry, SecretEntry
 from console.widgets.footer import KeyFooter
 from console.widgets.keybar import KeyBar
 from console.widgets.tables import ConsoleTable, cursor_key
@@ -53,9 +55,16 @@ def read_snapshot(config_path: str) -> SecretsSnapshot:
 class SecretsScreen(ConsoleScreen):
     CSS_PATH = "secrets.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("a", "set_secret", "Set/replace", id="secret_set"),
+        Binding("a", "set_secret", "Add", id="secret_set"),
+        Binding("e", "replace_secret", "Replace value", id="secret_replace"),
+        Binding("r", "rename_secret", "Rename", id="secret_rename"),
         Binding("d", "delete_secret", "Delete", id="secret_delete"),
     ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stored: set[str] = set()
+        self.refs: dict[str, list[str]] = {}
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -87,10 +96,11 @@ class SecretsScreen(ConsoleScreen):
         if snap.problem:
             status.update(Text(f"No OS keyring: {snap.problem}", style="bold yellow"))
         else:
-            note = Text("keyring ready. a: set or replace · d: delete", style="green")
+            note = Text("keyring ready. a: add · e: replace value · r: rename · d: delete", style="green")
             if snap.error:
                 note = Text(snap.error, style="red")
             status.update(note)
+        self.stored, self.refs = set(snap.stored), dict(snap.refs)
         table = self.query_one("#secrets", DataTable)
         table.clear()
         for name in sorted(set(snap.stored) | set(snap.refs)):
@@ -107,11 +117,58 @@ class SecretsScreen(ConsoleScreen):
         return cursor_key(table) or ""
 
     def action_set_secret(self) -> None:
-        def done(result: tuple[str, str] | None) -> None:
-            if result is not None:
-                self.store(*result)
+        """Add a secret: an empty entry; a name already stored is replaced only after a yes."""
+        self.app.push_screen(SecretEntry(""), self._entered)
 
-        self.app.push_screen(SecretEntry(self._selected()), done)
+    def action_replace_secret(self) -> None:
+        name = self._selected()
+        if not name:
+            self.notify("no secret selected (a: add one)", title="secrets", severity="warning")
+            return
+        self.app.push_screen(SecretEntry(name, title=f"Replace the value of {name}"), lambda r: self._entered(r, name))
+
+    def _entered(self, result: tuple[str, str] | None, replacing: str = "") -> None:
+        if result is None:
+            return
+        name, value = result
+        if name not in self.stored or name == replacing:
+            self.store(name, value)
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.store(name, value)
+            else:
+                self.notify(f"{name!r} kept its stored value", title="secrets")
+
+        self.app.push_screen(
+            ConfirmScreen(f"Replace the stored secret {name!r}?", "A secret of that name exists; its value is lost."),
+            answered,
+        )
+
+    def action_rename_secret(self) -> None:
+        old = self._selected()
+        if not old or old not in self.stored:
+            self.notify("select a stored secret to rename", title="secrets", severity="warning")
+            return
+
+        def named(new: str | None) -> None:
+            if not new or new == old:
+                return
+            if new not in self.stored:
+                self.rename(old, new, False)
+                return
+
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self.rename(old, new, True)
+
+            self.app.push_screen(
+                ConfirmScreen(f"Rename {old!r} to {new!r}, replacing the stored {new!r}?", "Its value is lost."),
+                answered,
+            )
+
+        self.app.push_screen(NameEntry(f"Rename secret {old}", old, "NEW_NAME (letters, digits, _ . -)"), named)
 
     def action_delete_secret(self) -> None:
         name = self._selected()
@@ -138,6 +195,19 @@ class SecretsScreen(ConsoleScreen):
             self.app.call_from_thread(self.notify, str(e), title="secrets", severity="error")
             return
         self.app.call_from_thread(self.notify, f"stored {name!r} in the keyring", title="secrets")
+        self.app.call_from_thread(self.refresh_all)
+
+    @work(thread=True, group="secrets", name="secret-rename")
+    def rename(self, old: str, new: str, replace: bool) -> None:
+        try:
+            keyring_secrets.rename_secret(old, new, replace=replace)
+        except keyring_secrets.SecretsError as e:
+            self.app.call_from_thread(self.notify, str(e), title="secrets", severity="error")
+            return
+        msg = f"renamed {old!r} to {new!r}"
+        if where := self.refs.get(old):
+            msg += f"; the config still says ${{keyring:{old}}} at {', '.join(where)}: edit it"
+        self.app.call_from_thread(self.notify, msg, title="secrets", timeout=10)
         self.app.call_from_thread(self.refresh_all)
 
     @work(thread=True, group="secrets", name="secret-delete")

@@ -1,7 +1,12 @@
 """Server form: every key of one MCP server's config, with the fields of the chosen transport, live validation
-beside each field, env/header rows with "store in keyring", Test (the unsaved form through the engine's test)
-and Save (diff → atomic save keeping comments → hot reload, which restarts only this server). Esc cancels;
-nothing is written before Save."""
+under each field, env/header rows with "store in keyring" (ticked by default), Test (the unsaved form, expanded
+as the loader would, through the engine's test) and Save (diff → atomic save keeping comments → hot reload, which
+restarts only this server). Esc cancels; nothing is written before Save.
+
+The action buttons and the result (test passed, fields need attention) sit at the top, visible without scrolling
+at 80×24; a failed check scrolls to and focuses the first field that needs attention. Fields take two columns
+when the screen is wide enough. Secrets: see ``console.server_secrets`` (keyring by default, plain text only after
+an explicit yes, never shown in a diff)."""
 
 from __future__ import annotations
 
@@ -15,22 +20,22 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Button, Header, Input, Label, Select, Static, Switch, TextArea
 
-from console.config_flow import save_document
 from console.screens.base import ConsoleScreen
 from console.server_model import (
-    KEYRING_REF,
     KV,
     FormValues,
     check_field,
     check_kv,
+    expand_entry,
     from_config,
-    keyring_name,
     model_errors,
     to_config,
 )
+from console.server_secrets import plan_secrets, save_with_secrets
 from console.widgets.footer import KeyFooter
 from console.widgets.kv_row import KVRow
-from engine.config import ConfigDocument, ConfigError, SecretsError, get_secret, set_secret
+from engine.config import ConfigDocument, ConfigError, ExpansionError
+from engine.config.secrets import lookup_secret
 
 TEXT_FIELDS = (
     ("id", "Server id"),
@@ -55,6 +60,8 @@ SWITCHES = (
     ("calibrate", "Calibrate latency"),
 )
 TRANSPORT_ONLY = {"command": "stdio", "cwd": "stdio", "url": "http sse", "target": "inprocess bundled"}
+#: From this width on, the fields take two columns.
+TWO_COLUMNS_FROM = 110
 
 
 class ServerForm(ConsoleScreen):
@@ -77,8 +84,7 @@ class ServerForm(ConsoleScreen):
         classes = "field" + (f" only-{TRANSPORT_ONLY[name].replace(' ', ' only-')}" if name in TRANSPORT_ONLY else "")
         return Horizontal(
             Label(label, classes="flabel"),
-            widget,
-            Static("", id=f"msg-{name}", classes="fmsg"),
+            Vertical(widget, Static("", id=f"msg-{name}", classes="fmsg"), classes="fcell"),
             classes=classes,
             id=f"row-{name}",
         )
@@ -86,8 +92,13 @@ class ServerForm(ConsoleScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         title = f"Edit server {self.server_id}" if self.server_id else "Add an MCP server"
-        yield Label(f"{title}   (Ctrl+T test · Ctrl+S save · Esc cancel)", classes="section-title")
-        with VerticalScroll(id="form"):
+        yield Label(title, classes="section-title")
+        with Horizontal(id="form-actions"):
+            yield Button("Test ^T", id="do-test", variant="primary")
+            yield Button("Save ^S", id="do-save", variant="success")
+            yield Button("Cancel", id="do-cancel")
+            yield Static("Ctrl+T tests the unsaved form · Ctrl+S saves (diff first)", id="form-result")
+        with VerticalScroll(id="form"), Vertical(id="fields"):
             yield self._row("id", "Server id", Input(id="f-id", placeholder="e.g. weather"))
             yield self._row(
                 "transport",
@@ -100,7 +111,8 @@ class ServerForm(ConsoleScreen):
                 ),
             )
             for name, label in TEXT_FIELDS[1:]:
-                yield self._row(name, label, Input(id=f"f-{name}"))
+                hint = "e.g. {python} -m my_server, or npx -y pkg" if name == "command" else ""
+                yield self._row(name, label, Input(id=f"f-{name}", placeholder=hint))
             yield self._row(
                 "start",
                 "Start",
@@ -117,11 +129,17 @@ class ServerForm(ConsoleScreen):
                 yield Vertical(id="headers-rows")
                 yield Button("+ header", id="add-header")
             yield self._row("tools", "Tools (YAML list)", TextArea(id="f-tools", language="yaml"))
-            yield Static("", id="form-result")
         yield KeyFooter()
 
     def on_mount(self) -> None:
+        self._columns(self.size.width)
         self.load_form()
+
+    def on_resize(self) -> None:
+        self._columns(self.size.width)
+
+    def _columns(self, width: int) -> None:
+        self.query_one("#fields").set_class(width >= TWO_COLUMNS_FROM, "two-col")
 
     # ------------------------------------------------------------------------------------------- load
 
@@ -180,8 +198,13 @@ class ServerForm(ConsoleScreen):
         msg = check_field(
             name, value, base_dir=self.capp.engine.base_dir if self.capp.engine else None, taken=self.taken
         )
-        self.query_one(f"#msg-{name}", Static).update(msg)
+        self._message(name, msg)
         return msg
+
+    def _message(self, name: str, msg: str) -> None:
+        target = self.query_one(f"#msg-{name}", Static)
+        target.update(msg)
+        target.display = bool(msg)
 
     @on(Input.Changed)
     def _input_changed(self, event: Input.Changed) -> None:
@@ -204,15 +227,27 @@ class ServerForm(ConsoleScreen):
     def _transport_changed(self, event: Select.Changed) -> None:
         self._show_transport(str(event.value))
 
+    @on(Button.Pressed, "#do-test")
+    def _test_pressed(self) -> None:
+        self.action_test()
+
+    @on(Button.Pressed, "#do-save")
+    def _save_pressed(self) -> None:
+        self.action_save()
+
+    @on(Button.Pressed, "#do-cancel")
+    def _cancel_pressed(self) -> None:
+        self.action_cancel()
+
     @on(Button.Pressed, "#add-env")
     async def _add_env(self) -> None:
-        row = KVRow("env")
+        row = KVRow("env", keyring=True)  # typed values go to the keyring unless unticked
         await self.query_one("#env-rows").mount(row)
         row.query_one(Input).focus()
 
     @on(Button.Pressed, "#add-header")
     async def _add_header(self) -> None:
-        row = KVRow("headers")
+        row = KVRow("headers", keyring=True)
         await self.query_one("#headers-rows").mount(row)
         row.query_one(Input).focus()
 
@@ -223,30 +258,43 @@ class ServerForm(ConsoleScreen):
     def validate_all(self) -> tuple[FormValues, dict[str, Any]] | None:
         """Check every visible field and the whole entry; None (messages shown) when something is wrong."""
         f = self.values()
-        problems = 0
+        bad: list[Widget] = []
         for name, _label in (*TEXT_FIELDS, ("tools", "")):
             row = self.query_one(f"#row-{name}")
             value = f.tools if name == "tools" else str(getattr(f, name))
             if row.display and self._check(name, value):
-                problems += 1
+                bad.append(row)
         block = "#env-rows" if f.transport == "stdio" else "#headers-rows"
         for r in self.query_one(block).query(KVRow):
             msg = check_kv(r.kind, r.key)
             r.set_message(msg)
-            problems += bool(msg)
-        if problems:
-            self._result(f"✖ {problems} field(s) need attention", error=True)
+            if msg:
+                bad.append(r)
+        if bad:
+            self._result(f"✖ {len(bad)} field(s) need attention", error=True)
+            self._go_to(bad)
             return None
         data = to_config(f)
         errors = model_errors(data)
         for name, msg in errors.items():
-            target = self.query(f"#msg-{name}")
-            if target:
-                target.first(Static).update(msg)
+            if self.query(f"#msg-{name}"):
+                self._message(name, msg)
+                bad.append(self.query_one(f"#row-{name}"))
         if errors:
             self._result("✖ " + "; ".join(f"{k or 'server'}: {v}" for k, v in errors.items()), error=True)
+            self._go_to(bad)
             return None
         return f, data
+
+    def _go_to(self, rows: list[Widget]) -> None:
+        """Scroll to the first row that needs attention (top of the screen first) and focus its input."""
+        if not rows:
+            return
+        first = min(rows, key=lambda w: (w.region.y, w.region.x) if w.region.height else (1 << 30, 0))
+        self.query_one("#form", VerticalScroll).scroll_to_widget(first, animate=False, top=True)
+        focusable = [w for w in first.query("Input, Select, TextArea, Switch") if w.focusable]
+        if focusable:
+            focusable[0].focus(scroll_visible=False)
 
     def _result(self, text: str, *, error: bool = False) -> None:
         res = self.query_one("#form-result", Static)
@@ -271,14 +319,12 @@ class ServerForm(ConsoleScreen):
         if engine is None:
             return
         try:
-            real: dict[str, str] = {}
-            for kind, rows in (("env", f.env), ("headers", f.headers)):
-                for kv in rows:
-                    m = KEYRING_REF.match(kv.value)
-                    if m:
-                        real[f"{kind}:{kv.key.strip()}"] = await asyncio.to_thread(_secret, m.group(1))
-            data = to_config(f, secret_refs=real)
+            # expanded as the loader expands a saved entry: {python}, ${VAR}, ${keyring:NAME}
+            data = await asyncio.to_thread(expand_entry, to_config(f), lookup_secret)
             report = await engine.test_server({"id": f.id.strip() or "test", **data})
+        except ExpansionError as e:
+            self._result(f"✖ test could not run: {e.message}", error=True)
+            return
         except Exception as e:  # keyring trouble, a config the model refuses, a probe that raised
             self._result(f"✖ test could not run: {e}", error=True)
             return
@@ -298,30 +344,18 @@ class ServerForm(ConsoleScreen):
     @work(thread=True, group="config", name="form-save")
     def prepare_save(self, f: FormValues) -> None:
         sid = f.id.strip()
-        refs: dict[str, str] = {}
         try:
-            for kind, rows in (("env", f.env), ("headers", f.headers)):
-                for kv in rows:
-                    if kv.keyring and not KEYRING_REF.match(kv.value):
-                        name = keyring_name(sid, kv.key.strip())
-                        set_secret(name, kv.value)
-                        refs[f"{kind}:{kv.key.strip()}"] = f"${{keyring:{name}}}"
             doc = ConfigDocument.load(self.capp.config_path)
+            saved = doc.get(("mcp", "servers", self.server_id), None) if self.server_id is not None else None
+            plan = plan_secrets(f, saved if isinstance(saved, dict) else {})
             if self.server_id is not None and self.server_id != sid:
                 doc.remove_server(self.server_id)
-            doc.set_server(sid, to_config(f, secret_refs=refs))
-        except (SecretsError, ConfigError, KeyError) as e:
+            doc.set_server(sid, to_config(f, secret_refs=plan.refs))
+        except (ConfigError, KeyError) as e:
             self.app.call_from_thread(self._result, f"✖ not saved: {e}", error=True)
             return
-        if refs:
-            names = ", ".join(v[10:-1] for v in refs.values())
-            self.app.call_from_thread(self.notify, f"stored in the keyring: {names}", title="secrets")
-        self.app.call_from_thread(save_document, self.capp, doc, f"Save server {sid}", self._saved)
+        self.app.call_from_thread(save_with_secrets, self, doc, f"Save server {sid}", plan, self._saved)
 
     def _saved(self, _settings: object) -> None:
         if self.is_current:
             self.app.pop_screen()
-
-
-def _secret(name: str) -> str:
-    return get_secret(name) or ""

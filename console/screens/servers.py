@@ -50,6 +50,8 @@ class ServersScreen(ConsoleScreen):
         Binding("e", "edit", "Edit", id="server_edit"),
         Binding("d", "remove", "Remove", id="server_remove"),
         Binding("i", "import_json", "Import", id="server_import"),
+        Binding("o", "tools", "Tools", id="server_tools", tooltip="the tool inspector: schemas and a call form"),
+        Binding("v", "describe", "Describe", id="server_describe", tooltip="PID, uptime, command, env keys, errors"),
     ]
 
     def __init__(self) -> None:
@@ -281,6 +283,18 @@ class ServersScreen(ConsoleScreen):
         if (sid := self._need_selection()) is not None:
             self.app.push_screen(ServerForm(sid))
 
+    def action_tools(self) -> None:
+        from console.screens.tool_inspector import ToolInspector
+
+        if (sid := self._need_selection()) is not None:
+            self.app.push_screen(ToolInspector(sid))
+
+    def action_describe(self) -> None:
+        from console.screens.server_describe import ServerDescribe
+
+        if (sid := self._need_selection()) is not None:
+            self.app.push_screen(ServerDescribe(sid))
+
     def action_remove(self) -> None:
         sid = self._need_selection()
         if sid is None:
@@ -310,19 +324,21 @@ class ServersScreen(ConsoleScreen):
         self.app.call_from_thread(save_document, self.capp, doc, f"Remove server {sid}")
 
     def action_import_json(self) -> None:
-        def answered(path: str | None) -> None:
-            if path:
-                self.prepare_import(path)
+        def answered(choice: tuple[str, bool] | None) -> None:
+            if choice:
+                self.prepare_import(*choice)
 
         self.app.push_screen(ImportScreen(), answered)
 
     @work(thread=True, group="config", name="server-import")
-    def prepare_import(self, path: str) -> None:
+    def prepare_import(self, path: str, plaintext: bool = False) -> None:
         from engine.config import ConfigDocument, ConfigError, McpImportError, import_mcp_json
+        from engine.config.mcp_import import store_secrets
 
         try:
             doc = ConfigDocument.load(self.capp.config_path)
-            result = import_mcp_json(doc, path)  # the same importer as `ava-engine import-mcp-json`
+            # the same importer as `ava-engine import-mcp-json` (plaintext: its --plaintext-secrets)
+            result = import_mcp_json(doc, path, plaintext_secrets=plaintext)
         except (McpImportError, ConfigError, KeyError) as e:
             self.app.call_from_thread(self.notify, f"import failed: {e}", title="servers", severity="error")
             return
@@ -334,7 +350,25 @@ class ServersScreen(ConsoleScreen):
             self.app.call_from_thread(self.notify, "\n".join(result.summary()), title="import")
             return
         title = f"Import {len(result.added)} server(s) from {path}: {', '.join(result.added)}"
-        self.app.call_from_thread(save_document, self.capp, doc, title)
+        if result.secrets:
+            title += f" (to the keyring: {', '.join(sorted(result.secrets))})"
+        hide = _literal_values(result.added) if plaintext else ()
+        self.app.call_from_thread(
+            save_document, self.capp, doc, title, hide=hide, before_write=lambda: store_secrets(result)
+        )
+
+
+def _literal_values(servers: dict[str, dict[str, Any]]) -> list[str]:
+    """The credential-looking values kept in plain text (by choice): masked in the diff all the same."""
+    from engine.config import looks_like_secret
+
+    return [
+        str(v)
+        for cfg in servers.values()
+        for kind in ("env", "headers")
+        for k, v in (cfg.get(kind) or {}).items()
+        if looks_like_secret(str(k), str(v))
+    ]
 
 
 #: How much of a server's last error the table shows; the detail under it shows all of it, wrapped.

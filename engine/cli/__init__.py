@@ -17,6 +17,7 @@ from engine.cli import common
 #: through the installed ``ava-engine``). ``budget_commands`` adds ``mcp calibrate`` to the group ``mcp_commands`` made.
 COMMAND_MODULES = (
     "engine.cli.core_commands",
+    "engine.cli.secrets_commands",
     "engine.cli.mcp_commands",
     "engine.cli.budget_commands",
     "engine.cli.email_commands",
@@ -49,6 +50,13 @@ def _add_global_options(sub: argparse._SubParsersAction) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # --help or a usage error printed into a pipe whose reader left
+        return common.reader_gone()
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -115,6 +115,21 @@ async def running_engine(args: argparse.Namespace, settings: Any, *, http: bool 
         await engine.stop()
 
 
+def reader_gone() -> int:
+    """stdout's reader left (``ava-engine schema | head``): normal in a pipeline, so no traceback.
+
+    stdout is pointed at /dev/null so the interpreter's final flush cannot raise again ("Exception ignored …").
+    Exit 1: the output was not all delivered.
+    """
+    import os
+
+    with suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno())  # type: ignore[union-attr]
+        os.close(devnull)
+    return EXIT_FAILED
+
+
 Handler = Callable[[argparse.Namespace], Awaitable[int] | int]
 
 
@@ -159,6 +174,8 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        return reader_gone()
     except Exception:  # a bug: its traceback leaves through the redacting stderr, not Python's raw hook
         traceback.print_exc()
         return EXIT_FAILED

@@ -1,15 +1,13 @@
-"""Core ``ava-engine`` commands: check, schema, tools, call, secrets."""
+"""Core ``ava-engine`` commands: check, schema, tools, call (``secrets`` lives in ``engine.cli.secrets_commands``)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import getpass
 import json
-import sys
 from typing import Any
 
-from engine.cli.common import CommandFailed, UsageError, load, print_json, running_engine
+from engine.cli.common import UsageError, load, print_json, running_engine
 from engine.sessions.steering import clean_steer_text
 
 
@@ -42,22 +40,6 @@ def register(sub: Any) -> None:
     p.add_argument("--audio-in", metavar="WAV", help="a voice call: the caller's audio (PCM16 WAV) instead of --say")
     p.add_argument("--audio-out", metavar="WAV", help="with --audio-in: the agent's audio, on the input's timeline")
     p.set_defaults(func=cmd_call)
-
-    p = sub.add_parser("secrets", help="secrets in the OS keyring (service ava-console)")
-    ssub = p.add_subparsers(dest="secrets_command", metavar="ACTION", required=True)
-    s = ssub.add_parser("set", help="store a secret (value from --value, stdin, or a hidden prompt)")
-    s.add_argument("name")
-    s.add_argument("--value", help="the value (avoid: it stays in your shell history)")
-    s.set_defaults(func=cmd_secrets_set)
-    s = ssub.add_parser("get", help="show whether a secret is set and its length (the value only with --reveal)")
-    s.add_argument("name")
-    s.add_argument("--reveal", action="store_true")
-    s.set_defaults(func=cmd_secrets_get)
-    s = ssub.add_parser("list", help="names of stored secrets and where the config references them")
-    s.set_defaults(func=cmd_secrets_list)
-    s = ssub.add_parser("delete", help="delete a secret")
-    s.add_argument("name")
-    s.set_defaults(func=cmd_secrets_delete)
 
 
 # ---------------------------------------------------------------------------------------------------- check, schema
@@ -333,72 +315,3 @@ def _human(ev: Any) -> str | None:
     if t == "steering.injected":
         return f"        ✎ operator {'whisper (hidden)' if ev.hidden else 'say-now'}: {ev.text}"
     return None
-
-
-# ---------------------------------------------------------------------------------------------------- secrets
-
-
-def _secrets() -> Any:
-    from engine.config import secrets
-
-    return secrets
-
-
-def cmd_secrets_set(args: argparse.Namespace) -> int:
-    value = args.value
-    if value is None:
-        value = getpass.getpass(f"value for {args.name}: ") if sys.stdin.isatty() else sys.stdin.read().rstrip("\n")
-    if not value:
-        raise UsageError("the secret's value is empty")
-    _secrets().set_secret(args.name, value)
-    if args.json:
-        print_json({"stored": args.name})
-    else:
-        print(f"stored {args.name}; reference it in config as ${{keyring:{args.name}}}")
-    return 0
-
-
-def cmd_secrets_get(args: argparse.Namespace) -> int:
-    s = _secrets()
-    value = s.get_secret(args.name)
-    if value is None:
-        raise CommandFailed(f"secret {args.name!r} is not in the keyring")
-    shown = value if args.reveal else s.mask(value)
-    if args.json:
-        print_json({"name": args.name, "value": shown, "masked": not args.reveal, "length": len(value)})
-    else:
-        print(shown)
-    return 0
-
-
-def cmd_secrets_list(args: argparse.Namespace) -> int:
-    s = _secrets()
-    names = s.list_secrets()
-    refs: dict[str, list[str]] = {}
-    try:
-        from engine.config import resolve_config_path
-
-        path = resolve_config_path(args.config)
-        refs = s.references(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        refs = {}
-    rows = [{"name": n, "referenced_by": refs.get(n, [])} for n in sorted(set(names) | set(refs))]
-    for r in rows:
-        r["stored"] = r["name"] in names
-    if args.json:
-        print_json({"secrets": rows})
-    else:
-        for r in rows:
-            where = ", ".join(r["referenced_by"]) or "not referenced"
-            print(f"{r['name']:<30} {'stored' if r['stored'] else 'MISSING':<8} {where}")
-    return 0
-
-
-def cmd_secrets_delete(args: argparse.Namespace) -> int:
-    if not _secrets().delete_secret(args.name):
-        raise CommandFailed(f"secret {args.name!r} is not in the keyring")
-    if args.json:
-        print_json({"deleted": args.name})
-    else:
-        print(f"deleted {args.name}")
-    return 0

@@ -12,7 +12,6 @@ import json
 import logging
 import os
 import sys
-import uuid
 from typing import Any
 
 from engine.cli.common import UsageError, load, print_json, running_engine
@@ -52,6 +51,11 @@ def register(sub: Any) -> None:
     p = sub.add_parser("import-mcp-json", help="add the servers of a Claude Desktop / Cursor / VS Code MCP JSON")
     p.add_argument("file", metavar="FILE", help="the JSON file (mcpServers or servers)")
     p.add_argument("--dry-run", action="store_true", help="show what would be added; write nothing")
+    p.add_argument(
+        "--plaintext-secrets",
+        action="store_true",
+        help="keep credential-looking env/header values in the YAML as written (default: move them to the keyring)",
+    )
     p.set_defaults(func=cmd_import)
     p = sub.add_parser("serve", help="run the engine headless (HTTP API; reloads on SIGHUP and file change)")
     p.add_argument(
@@ -123,8 +127,7 @@ async def cmd_test(args: argparse.Namespace) -> int:
 
 
 async def cmd_call(args: argparse.Namespace) -> int:
-    from engine.sessions.session import CallSession
-    from engine.tools.limits import clip_repr
+    from engine.tool_desk import UnknownTool, call_tool
     from engine.tools.validation import ArgumentError, parse_arguments
 
     settings = _one_shot(args)
@@ -136,23 +139,13 @@ async def cmd_call(args: argparse.Namespace) -> int:
         known = ", ".join(sorted(settings.contexts)) or "none"
         raise UsageError(f"--context: unknown context {args.context!r} (known: {known})")
     async with running_engine(args, settings) as engine:
-        owner = engine.mcp.server_for(args.exposed_name)
-        if owner is not None and engine.registry.get(args.exposed_name) is None:
-            await engine.mcp.ensure_started(owner.server_id)
-        if engine.registry.get(args.exposed_name) is None:
-            known = ", ".join(engine.registry.names()) or "none"
-            raise UsageError(f"EXPOSED_NAME: no tool {clip_repr(args.exposed_name)} (available: {known})")
-        session = CallSession(
-            call_id=f"cli-{uuid.uuid4().hex[:8]}", context=args.context or "(operator)", provider="cli"
-        )
-        if args.context is None:
-            session.shown_tools = frozenset(engine.registry.names())  # the operator is shown every tool
-        else:
-            session.shown_tools = engine.context_view(args.context).names
-        # the operator typed this very call: that is its approval (engine.approvals)
-        result = await engine.executor.execute(
-            session, args.exposed_name, call_args, tool_call_id="cli", approved_by="operator (ava-engine mcp call)"
-        )
+        try:  # the console's tool inspector calls through the same call_tool
+            # the operator typed this very call: that is its approval (engine.approvals)
+            result = await call_tool(
+                engine, args.exposed_name, call_args, context=args.context, approved_by="operator (ava-engine mcp call)"
+            )
+        except UnknownTool as e:
+            raise UsageError(f"EXPOSED_NAME: {e}") from e
     if args.json:
         print_json(result.to_dict())
     else:
@@ -171,14 +164,18 @@ class _Lenient(dict[str, str]):
 
 def cmd_import(args: argparse.Namespace) -> int:
     from engine.config import ConfigDocument, McpImportError, import_mcp_json, resolve_config_path
+    from engine.config.mcp_import import store_secrets
 
     config_path = resolve_config_path(args.config)
     doc = ConfigDocument.load(config_path) if config_path.exists() else ConfigDocument.new(config_path)
     try:
-        result = import_mcp_json(doc, args.file)  # the console's Servers screen imports through the same function
+        # the console's Servers screen imports through the same function
+        result = import_mcp_json(doc, args.file, plaintext_secrets=args.plaintext_secrets)
     except McpImportError as e:
         raise UsageError(str(e)) from e
+    stored: list[str] = []
     if result.added and not args.dry_run:
+        stored = store_secrets(result)  # SecretsError (exit 1, nothing written) when there is no keyring
         # validate the file's shape without requiring every ${VAR} / ${keyring:NAME} to be set yet
         doc.save(env=_Lenient(os.environ), lookup_secret=lambda name: "(not set yet)")
     out = {
@@ -188,6 +185,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         "conflicts": result.conflicts,
         "renamed": result.renamed,
         "problems": result.problems,
+        "keyring": stored if not args.dry_run else sorted(result.secrets),
         "written": bool(result.added) and not args.dry_run,
     }
     if args.json:

@@ -34,8 +34,10 @@ if TYPE_CHECKING:
         delete_secret,
         get_secret,
         list_secrets,
+        looks_like_secret,
         mask,
         references,
+        secret_name_for,
         set_secret,
     )
 
@@ -63,8 +65,10 @@ _LAZY: dict[str, str] = {
     "delete_secret": "engine.config.secrets",
     "get_secret": "engine.config.secrets",
     "list_secrets": "engine.config.secrets",
+    "looks_like_secret": "engine.config.secrets",
     "mask": "engine.config.secrets",
     "references": "engine.config.secrets",
+    "secret_name_for": "engine.config.secrets",
     "set_secret": "engine.config.secrets",
 }
 
@@ -96,10 +100,12 @@ __all__ = [
     "list_secrets",
     "load_settings",
     "load_settings_text",
+    "looks_like_secret",
     "mask",
     "parse_yaml_fragment",
     "references",
     "resolve_config_path",
+    "secret_name_for",
     "set_secret",
     "user_config_path",
 ]

@@ -10,6 +10,12 @@ config's own ``${keyring:NAME}`` / ``${VAR}``, ``"disabled": true`` into ``enabl
 against the config model; a bad entry is skipped with a problem naming it, the rest are imported. Merging never
 overwrites: an id that exists with a different config is a reported conflict, one with the same config is
 ``unchanged`` (importing a file twice adds nothing).
+
+Credentials never land in the YAML by default: an env or header value that looks like one (``looks_like_secret``)
+becomes ``${keyring:SERVERID_KEY}`` and its value waits in ``ImportResult.secrets`` until the caller writes the
+file (``store_secrets``, just before the save). Only ``plaintext_secrets=True`` (the operator's explicit choice)
+keeps them as written. A keyring name already holding a different value is never overwritten: that server is a
+conflict.
 """
 
 from __future__ import annotations
@@ -29,6 +35,14 @@ from engine.config.document import ConfigDocument
 from engine.config.errors import format_path
 from engine.config.models import FieldError, McpServerConfig
 from engine.config.models.mcp import normalise_name
+from engine.config.secrets import (
+    SecretsError,
+    backend_problem,
+    get_secret,
+    looks_like_secret,
+    secret_name_for,
+    set_secret,
+)
 
 __all__ = [
     "ImportPlan",
@@ -39,6 +53,7 @@ __all__ = [
     "normalise_server_id",
     "parse_mcp_json",
     "read_mcp_json",
+    "store_secrets",
 ]
 
 _INPUT = re.compile(r"\$\{input:([^}]+)\}")
@@ -71,11 +86,16 @@ class ImportResult:
     conflicts: list[str]
     renamed: dict[str, str]
     problems: list[str]
+    #: keyring name -> value, stored by ``store_secrets`` when the caller writes the file (never printed)
+    secrets: dict[str, str] = field(default_factory=dict, repr=False)
+    #: why the keyring cannot take ``secrets`` (no backend): the caller must not write the file
+    keyring_problem: str | None = None
 
     def summary(self) -> list[str]:
         """One line per fact, the same wherever the import ran (CLI output, console notification)."""
         lines = [f"added mcp.servers.{sid} ({cfg['transport']})" for sid, cfg in sorted(self.added.items())]
         lines += [f"  {name!r} became the id {sid!r}" for name, sid in self.renamed.items()]
+        lines += [f"  secret {name} goes to the OS keyring" for name in sorted(self.secrets)]
         lines += [f"unchanged mcp.servers.{sid}" for sid in self.unchanged]
         if not self.added:
             lines.append(f"nothing added from {self.source}")
@@ -233,7 +253,9 @@ def read_mcp_json(path: str | os.PathLike[str]) -> str:
         raise McpImportError(f"{p}: cannot read the file: {e.strerror or e}") from None
 
 
-def import_mcp_json(doc: ConfigDocument, path: str | os.PathLike[str]) -> ImportResult:
+def import_mcp_json(
+    doc: ConfigDocument, path: str | os.PathLike[str], *, plaintext_secrets: bool = False
+) -> ImportResult:
     """Read the MCP JSON file at ``path`` and add its new servers to ``doc`` (the caller shows the diff and saves).
 
     ``McpImportError`` when the file cannot be read or is not an MCP client config at all; problems with single
@@ -241,8 +263,63 @@ def import_mcp_json(doc: ConfigDocument, path: str | os.PathLike[str]) -> Import
     """
     source = os.fspath(path)
     plan = parse_mcp_json(read_mcp_json(path), source)
+    pending: dict[str, dict[str, str]] = {}
+    if not plaintext_secrets:
+        pending = {sid: _move_secrets(sid, cfg) for sid, cfg in plan.servers.items()}
     existing = doc.get(("mcp", "servers"), None) or {}
     to_add, unchanged, conflicts = merge_plan(existing, plan)
-    for sid, cfg in to_add.items():
-        doc.set_server(sid, cfg)
-    return ImportResult(source, to_add, unchanged, conflicts, plan.renamed, plan.problems)
+    problem = backend_problem() if any(pending.get(sid) for sid in to_add) else None
+    secrets: dict[str, str] = {}
+    for sid in list(to_add):
+        clash = None if problem else _keyring_clash(pending.get(sid, {}))
+        if clash:
+            conflicts.append(
+                f"mcp.servers.{sid}: the keyring already holds a different secret {clash!r}; not overwritten "
+                f"(delete it with `ava-engine secrets delete {clash}` and import again)"
+            )
+            del to_add[sid]
+            continue
+        secrets.update(pending.get(sid, {}))
+        doc.set_server(sid, to_add[sid])
+    return ImportResult(source, to_add, unchanged, conflicts, plan.renamed, plan.problems, secrets, problem)
+
+
+def _move_secrets(sid: str, cfg: dict[str, Any]) -> dict[str, str]:
+    """Replace credential-looking env/header values in ``cfg`` by keyring references; {name: value} moved."""
+    moved: dict[str, str] = {}
+    for kind in ("env", "headers"):
+        values = cfg.get(kind)
+        if not isinstance(values, dict):
+            continue
+        for key, value in values.items():
+            if looks_like_secret(key, value):
+                name = secret_name_for(sid, key)
+                moved[name] = value
+                values[key] = f"${{keyring:{name}}}"
+    return moved
+
+
+def _keyring_clash(secrets: Mapping[str, str]) -> str | None:
+    """The first name already in the keyring with another value (an import never replaces a secret)."""
+    for name, value in secrets.items():
+        current = get_secret(name)
+        if current is not None and current != value:
+            return name
+    return None
+
+
+def store_secrets(result: ImportResult) -> list[str]:
+    """Put the import's moved credentials into the OS keyring (call it right before saving the file).
+
+    ``SecretsError`` (say it, write nothing) when there is no keyring; returns the names stored.
+    """
+    if result.secrets and result.keyring_problem:
+        raise SecretsError(
+            f"{len(result.secrets)} credential(s) from {result.source} need the OS keyring "
+            f"({', '.join(sorted(result.secrets))}): {result.keyring_problem}. Nothing was written; to keep them "
+            "in the YAML in plain text instead, import with --plaintext-secrets "
+            "(console: tick 'keep credentials in the YAML')"
+        )
+    for name, value in result.secrets.items():
+        set_secret(name, value)
+    return sorted(result.secrets)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -139,6 +140,24 @@ def delete_secret(name: str) -> bool:
     return existed
 
 
+def rename_secret(old: str, new: str, *, replace: bool = False) -> None:
+    """Move the secret ``old`` to the name ``new`` (the value is never returned).
+
+    An existing ``new`` is replaced only with ``replace=True`` (the operator was asked); references to ``old`` in
+    the config are not rewritten (the caller says where they are).
+    """
+    _check_name(new)
+    if old == new:
+        raise SecretsError(f"{old!r} already has that name")
+    value = get_secret(old)
+    if value is None:
+        raise SecretsError(f"secret {old!r} is not in the keyring, so it cannot be renamed")
+    if not replace and get_secret(new) is not None:
+        raise SecretsError(f"a secret {new!r} already exists; not overwritten")
+    set_secret(new, value)
+    delete_secret(old)
+
+
 def list_secrets() -> list[str]:
     """Names of the stored secrets (sorted; values are never read)."""
     _require_backend()
@@ -191,6 +210,38 @@ def references(source: str | Mapping[str, Any]) -> dict[str, list[str]]:
                 if where not in found.setdefault(ref.name, []):
                     found[ref.name].append(where)
     return dict(sorted(found.items()))
+
+
+#: Names that say "this is a credential" (env variables, headers, config keys).
+CREDENTIAL_NAME_RE = re.compile(r"token|key|secret|passw|auth|credential|bearer|cookie", re.IGNORECASE)
+#: Shapes of well-known credentials (OpenAI/Anthropic sk-, GitHub, GitLab, Slack, AWS, JWTs, Bearer values).
+_CREDENTIAL_VALUE_RE = re.compile(
+    r"^(?:sk-|sk_|pk_|rk_|ghp_|gho_|ghu_|ghs_|github_pat_|glpat-|xox[abprs]-|AKIA|ASIA|eyJ|Bearer\s+\S)"
+)
+_TOKEN_SHAPE_RE = re.compile(r"^[A-Za-z0-9_\-+/=.~]{20,}$")
+
+
+def looks_like_secret(name: str, value: str) -> bool:
+    """Whether a literal ``value`` (of an env variable, header …) called ``name`` looks like a credential.
+
+    A value that holds a reference (``${VAR}``, ``${keyring:NAME}``) is not itself a secret. A credential-sounding
+    name, a well-known token prefix, or a long random-looking word (letters and digits mixed, 20+ characters,
+    not a path or URL) is.
+    """
+    v = value.strip()
+    if not v or "${" in v:
+        return False
+    if CREDENTIAL_NAME_RE.search(name) or _CREDENTIAL_VALUE_RE.match(v):
+        return True
+    if v.startswith(("/", "~", ".", "http://", "https://")) or not _TOKEN_SHAPE_RE.match(v):
+        return False
+    return any(c.isdigit() for c in v) and any(c.isalpha() for c in v)
+
+
+def secret_name_for(server_id: str, key: str) -> str:
+    """The keyring name a server's env variable or header is stored under: ``SERVERID_KEY`` (valid, ≤ 64)."""
+    raw = f"{server_id}_{key}".upper()
+    return re.sub(r"[^A-Za-z0-9_.\-]", "_", raw)[:64]
 
 
 def mask(value: str | None) -> str:

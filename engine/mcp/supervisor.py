@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
 from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass, field
@@ -79,6 +80,8 @@ class Supervisor(ToolRegistration):
         self.restarts = 0
         self.restarts_total = 0
         self.last_error: str | None = None
+        #: The last errors with their wall-clock times (the console's describe view): (unix time, error).
+        self.errors: deque[tuple[float, str]] = deque(maxlen=10)
         self.warnings: list[str] = []
         self.tools: list[MCPTool] = []
         #: The server's last tool listing (renames after another server's claims changed rebuild from it).
@@ -161,6 +164,7 @@ class Supervisor(ToolRegistration):
     def _set_state(self, state: State, error: str | None = None) -> None:
         if error is not None:
             self.last_error = error
+            self.errors.append((time.time(), error))
         changed = state != self.state
         self.state = state
         self.services.metrics.server_up.labels(self.server_id).set(1 if state == "up" else 0)
@@ -196,6 +200,7 @@ class Supervisor(ToolRegistration):
             if self._stop.is_set():
                 return
             self.last_error = reason
+            self.errors.append((time.time(), reason))
             r = self.cfg.restart
             if not r.enabled or self.restarts >= r.max_restarts:
                 limit = "restarts disabled" if not r.enabled else f"gave up after {self.restarts} restarts"
@@ -370,6 +375,13 @@ class Supervisor(ToolRegistration):
             "restarts": self.restarts,
             "restarts_total": self.restarts_total,
             "last_error": self.last_error,
+            "errors": [{"at": at, "error": e} for at, e in self.errors],
+            "command": list(self.cfg.command),
+            "args": list(self.cfg.args or []),
+            "url": self.cfg.url,
+            "target": self.cfg.target,
+            "env_keys": sorted(self.cfg.env),  # never the values
+            "header_keys": sorted(self.cfg.headers),
             "warnings": list(self.warnings),
             "tool_count": len(self.tools),
             "tools": [

@@ -31,7 +31,7 @@ CLAUDE = {
         "My Files": {
             "command": "npx",
             "args": ["-y", "@scope/files", "/tmp"],
-            "env": {"TOKEN": "${input:files-token}"},
+            "env": {"TOKEN": "${input:files-token}", "API_KEY": "sk-proj-0a1b2c3d4e5f6a7b8c9d"},
         },
         "remote": {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer ${input:remote-key}"}},
         "legacy": {"type": "sse", "url": "http://127.0.0.1:9/sse", "disabled": True},
@@ -63,7 +63,14 @@ def _servers(path: Path) -> dict[str, Any]:
 
 
 def _cli_import(config: Path, src: Path) -> dict[str, Any]:
-    env = {**os.environ, "PY_KEY": "k"}
+    fixtures = str(Path(__file__).resolve().parents[1] / "fixtures")
+    env = {
+        **os.environ,
+        "PY_KEY": "k",
+        "PYTHONPATH": os.pathsep.join([fixtures, os.environ.get("PYTHONPATH", "")]),
+        "PYTHON_KEYRING_BACKEND": "file_keyring.FileKeyring",  # the literal API_KEY goes to the keyring
+        "AVA_TEST_KEYRING_FILE": str(config.parent / "keyring.json"),
+    }
     proc = subprocess.run(
         [str(ENTRY_POINT), "--config", str(config), "--json", "import-mcp-json", str(src)],
         capture_output=True,
@@ -118,7 +125,9 @@ async def test_cli_and_console_import_the_same_servers(
     servers = _servers(console_config)
     assert servers == _servers(cli_config)
     assert servers["remote"] == {"url": "http://127.0.0.1:9/other", "transport": "http"}  # never overwritten
-    assert servers["my_files"]["env"] == {"TOKEN": "${keyring:files-token}"}
+    assert servers["my_files"]["env"] == {"TOKEN": "${keyring:files-token}", "API_KEY": "${keyring:MY_FILES_API_KEY}"}
+    assert memory_keyring.store[("ava-console", "MY_FILES_API_KEY")] == "sk-proj-0a1b2c3d4e5f6a7b8c9d"
+    assert "sk-proj" not in console_config.read_text() + cli_config.read_text()
     assert servers["legacy"] == {"transport": "sse", "url": "http://127.0.0.1:9/sse", "enabled": False}
     assert servers["s_9lives"]["cwd"] == "${HOME}" and servers["py"]["env"] == {"KEY": "${PY_KEY}"}
     assert servers["gh"] == {"transport": "http", "url": "http://127.0.0.1:9/mcp"}

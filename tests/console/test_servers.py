@@ -72,7 +72,7 @@ async def test_add_test_save_reload_with_secret(config_path: Path, memory_keyrin
         await tab_to(pilot, app, "add-env")
         await pilot.press("enter")
         await wait(pilot, lambda: app.focused is not None and "kv-key" in app.focused.classes)
-        await pilot.press(*"API_TOKEN", "tab", *"tok-123456", "tab", "space")
+        await pilot.press(*"API_TOKEN", "tab", *"tok-123456")  # "store in keyring" is ticked by default
         await pilot.press("ctrl+t")
         result = app.screen.query_one("#form-result")
         await wait(pilot, lambda: "test passed" in str(result.render()), within=20)
@@ -234,5 +234,5 @@ async def test_edit_form_shows_a_bundled_server(config_path: Path, wait) -> None
         assert app.screen.query_one("#f-transport").value == "bundled"  # type: ignore[attr-defined]
         target = app.screen.query_one("#f-target")
         assert target.value == "engine.servers.rules.server:create"  # type: ignore[attr-defined]
-        assert app.screen.query_one("#f-command").parent.display is False  # type: ignore[union-attr]
+        assert app.screen.query_one("#row-command").display is False
         await pilot.press("escape")

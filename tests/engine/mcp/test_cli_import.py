@@ -67,6 +67,19 @@ def test_mcp_list_test_and_call(config: Path, capsys: Any) -> None:
 
 
 def test_import_claude_and_vscode_json(config: Path, tmp_path: Path, capsys: Any) -> None:
+    import keyring
+
+    from tests.fixtures.memory_keyring import MemoryKeyring
+
+    old_ring, ring = keyring.get_keyring(), MemoryKeyring()
+    keyring.set_keyring(ring)  # the literal TOKEN moves to the keyring (issue 16 A3)
+    try:
+        _import_claude_and_vscode_json(config, tmp_path, capsys, ring)
+    finally:
+        keyring.set_keyring(old_ring)
+
+
+def _import_claude_and_vscode_json(config: Path, tmp_path: Path, capsys: Any, ring: Any) -> None:
     claude = tmp_path / "claude.json"
     claude.write_text(
         json.dumps(
@@ -91,6 +104,8 @@ def test_import_claude_and_vscode_json(config: Path, tmp_path: Path, capsys: Any
     text = config.read_text()
     assert "# my config" in text and "# the fixture" in text  # comments preserved
     assert "${keyring:remote-key}" in text
+    assert "${keyring:MY_FILES_TOKEN}" in text and "abc" not in text and out["keyring"] == ["MY_FILES_TOKEN"]
+    assert ring.store[("ava-console", "MY_FILES_TOKEN")] == "abc"
     from engine.config.loader import load_settings_text
 
     s: Settings = load_settings_text(text, "x", lookup_secret=lambda name: "k")
