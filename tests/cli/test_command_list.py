@@ -149,7 +149,9 @@ def test_mcp_calibrate_probes_only_idempotent_tools_json(tmp_path: Path) -> None
     # the non-idempotent tools (crash, fail, add_tool, ...) are never called
     assert {"crash", "fail", "add_tool"} <= set(rows)
     assert {r["result"] for r in rows.values()} == {"skipped"}
-    assert {r["reason"] for r in rows.values()} == {"not idempotent: never probed"}
+    assert {r["reason"] for r in rows.values()} == {
+        "not read-only or idempotent (by annotation or config): never probed"
+    }
     assert (report["calibrated"], report["skipped"]) == (1, len(rows))
 
 
@@ -162,7 +164,10 @@ def test_mcp_calibrate_text_output(tmp_path: Path) -> None:
     assert re.fullmatch(r"server fx \(local\): 1 calibrated, \d+ skipped, 2 probes per tool", lines[0]), lines[0]
     echo = [line for line in lines if line.split()[0] == "mcp_fx_echo"]
     assert len(echo) == 1 and re.search(r"\b(FAST|STANDARD|DEEP)\b.* p50 .* ms +p99 .* ms", echo[0]), echo
-    assert "  mcp_fx_crash" in p.stdout and "skipped: not idempotent: never probed" in p.stdout
+    assert (
+        "  mcp_fx_crash" in p.stdout
+        and "skipped: not read-only or idempotent (by annotation or config): never probed" in p.stdout
+    )
 
 
 def test_mcp_calibrate_unknown_server_is_a_usage_error(tmp_path: Path) -> None:
