@@ -19,7 +19,7 @@ class QuitConfirm(ConfirmScreen):
     CSS_PATH = "screens/modals.tcss"  # relative to this module: the dialog's styles are the confirm dialog's
 
 
-def live_calls(app: AvaConsole) -> list[str]:
+def calls_still_live(app: AvaConsole) -> list[str]:
     """The calls that quitting would end (the engine's own list once it runs, else what the console saw)."""
     engine = app.engine
     if engine is not None and app.engine_running:
@@ -29,7 +29,7 @@ def live_calls(app: AvaConsole) -> list[str]:
 
 async def quit_or_ask(app: AvaConsole, quit_now: Callable[[], Awaitable[None]]) -> None:
     """Quit now when no call is live (or the question is already open); else ask, and quit only on yes."""
-    calls = live_calls(app)
+    calls = calls_still_live(app)
     if not calls or isinstance(app.screen, QuitConfirm):
         await quit_now()
         return

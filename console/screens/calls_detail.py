@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual import on
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.widgets import DataTable, Label
 
 from console.format import latency, status_text
@@ -60,10 +61,15 @@ class CallDetail(ConsoleScreen):
             ),
             id="call-detail",
         )
-        await self.query_one("#calls-main", Vertical).mount(
-            detail, Softphone(id="softphone"), WrapLog(id="event-log", max_lines=1000)
-        )
-        tools = self.query_one("#call-tools", DataTable)
+        try:
+            await self.query_one("#calls-main", Vertical).mount(
+                detail, Softphone(id="softphone"), WrapLog(id="event-log", max_lines=1000)
+            )
+            tools = self.query_one("#call-tools", DataTable)
+        except NoMatches:
+            if self.app.is_running and self.is_attached:
+                raise
+            return  # the console closed while the detail was being mounted: nothing left to fill in
         tools.add_column("On", key="on")
         tools.add_column("Tool", key="tool")
         tools.add_column("Server", key="server")

@@ -72,6 +72,8 @@ async def test_a_call_through_the_engine_shows_its_turns_live(config_path: Path,
     async with app.run_test(size=(120, 40)) as pilot:
         await wait(pilot, lambda: app.engine_running)
         await pilot.press("ctrl+n")
+        await wait(pilot, lambda: app.selected_call is not None)
+        await pilot.press("s")  # Ctrl+N leaves focus on the calls table; s goes to the talk box
         await wait(pilot, lambda: app.focused is not None and app.focused.id == "talk")
         call_id = app.selected_call
         assert call_id is not None

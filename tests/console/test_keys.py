@@ -41,13 +41,16 @@ async def test_palette_lists_every_keyed_action_with_its_key(config_path: Path, 
     from console.approvals import PendingRow
     from console.screens.approval_reason import DenyReasonScreen
     from console.screens.audio_devices import AudioDevicesScreen
+    from console.screens.call_view import CallViewScreen
     from console.screens.import_dialog import ImportScreen
     from console.screens.invocations import InvocationDetail
     from console.screens.key_help import KeyHelpScreen
-    from console.screens.modals import ConfirmScreen, DiffScreen, SecretEntry
+    from console.screens.modals import ConfirmScreen, DiffScreen, NameEntry, SecretEntry
     from console.screens.recordings import RecordingsScreen
+    from console.screens.server_describe import ServerDescribe
     from console.screens.server_form import ServerForm
     from console.screens.steer_modal import SteerModal
+    from console.screens.tool_inspector import ToolInspector
 
     app = AvaConsole(config_path, list_audio_devices=lambda rescan: [])
     async with app.run_test(size=(120, 40)) as pilot:
@@ -73,6 +76,7 @@ async def test_palette_lists_every_keyed_action_with_its_key(config_path: Path, 
             ConfirmScreen("sure?"),
             DiffScreen("title", "--- a\n+++ b\n"),
             SecretEntry(),
+            NameEntry("new name"),
             ImportScreen(),
             AudioDevicesScreen((None, None), lambda rescan: []),
             InvocationDetail(inv, set()),
@@ -81,6 +85,9 @@ async def test_palette_lists_every_keyed_action_with_its_key(config_path: Path, 
             SteerModal("say", "call-1", 200),
             RecordingsScreen(config_path.parent),
             DenyReasonScreen(PendingRow("a1", "call-1", "hangup_call", "builtin", {}, "asked", 0.0)),
+            CallViewScreen("call-1"),
+            ServerDescribe("fx"),
+            ToolInspector("fx"),
         ):
             await app.push_screen(dialog)
             await pilot.pause(0.3)

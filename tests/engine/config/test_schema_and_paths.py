@@ -24,6 +24,7 @@ def test_schema_covers_every_section_and_forbids_unknown_keys() -> None:
         "softphone",
         "asterisk",
         "console",
+        "recording",
     }
     assert schema["additionalProperties"] is False
     defs = schema["$defs"]

@@ -74,7 +74,8 @@ async def test_after_start_every_engine_task_is_named_and_after_stop_none_is_lef
 
 
 async def test_a_failing_background_task_is_reported_and_the_engine_stays_up() -> None:
-    engine = Engine(Settings.model_validate({"engine": {"http": {"enabled": False}}}))
+    # recording off: the flight recorder's own tasks would be listed beside the test's
+    engine = Engine(Settings.model_validate({"engine": {"http": {"enabled": False}}, "recording": {"enabled": False}}))
     await engine.start()
     sub = engine.bus.subscribe(types={EngineError.type})
 
@@ -151,7 +152,8 @@ def test_engine_plugs_the_budget_layer_into_its_declared_seams() -> None:
     engine = Engine(Settings.model_validate({"engine": {"http": {"enabled": False}}}))
     assert engine.executor.hooks is engine.budget
     assert engine.views.tier_filter is engine.budget.board
-    assert engine.turn_hooks == [engine.budget]
+    assert engine.turn_hooks[0] is engine.budget  # then the turn-timing book (turn.timings for the waterfall)
+    assert [type(h).__name__ for h in engine.turn_hooks[1:]] == ["TurnTimingBook"]
     assert not hasattr(engine.budget, "engine")
 
 
