@@ -57,6 +57,19 @@ async def wait_for(pilot: object, predicate: Callable[[], bool], within: float =
         await pilot.pause(0.05)  # type: ignore[attr-defined]
 
 
+def servers_up(app: object, *server_ids: str) -> bool:
+    """True once the console's engine lists the named servers (all of them when none are named), every one up.
+
+    The engine exists before its servers are registered, so an empty list must read as "not yet", never as
+    "all up" (CI once failed indexing ``servers[0]`` in that window)."""
+    engine = getattr(app, "engine", None)
+    if engine is None:
+        return False
+    states = {s["id"]: s["state"] for s in engine.server_status()["servers"]}
+    wanted = server_ids or tuple(states)
+    return bool(wanted) and all(states.get(sid) == "up" for sid in wanted)
+
+
 @pytest.fixture
 def wait() -> Callable[..., object]:
     return wait_for

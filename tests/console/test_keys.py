@@ -16,6 +16,7 @@ from console.bindings import SCREEN_BINDING_IDS, app_bindings
 from console.commands import ConsoleCommands
 from console.state import Invocation
 from console.widgets.tables import ConsoleTable, TableFilter, cursor_key
+from tests.console.conftest import servers_up
 
 FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "mcp_servers" / "fixture_server.py"
 
@@ -192,11 +193,7 @@ async def test_toggling_a_tool_keeps_the_cursor_on_it(config_path: Path, wait) -
     _with_servers(config_path, "fx")
     app = AvaConsole(config_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait(
-            pilot,
-            lambda: app.engine is not None and app.engine.server_status()["servers"][0]["state"] == "up",
-            within=30,
-        )
+        await wait(pilot, lambda: servers_up(app, "fx"), within=30)
         call_id = await _call(pilot, app, wait)
         table = app.screen.query_one("#call-tools", DataTable)
         await wait(pilot, lambda: table.row_count > 4)

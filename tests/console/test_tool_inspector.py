@@ -18,7 +18,7 @@ import pytest
 from console.app import AvaConsole
 from console.screens.server_describe import error_lines, uptime_text
 from console.tool_form import collect, fields_for
-from tests.console.conftest import FIXTURE_SERVER
+from tests.console.conftest import FIXTURE_SERVER, servers_up
 
 SERVERS = f"""  servers:
     insp:
@@ -45,7 +45,7 @@ def _text(app: AvaConsole, selector: str) -> str:
 async def _servers(pilot: Any, app: AvaConsole, wait: Any, sid: str) -> None:
     await wait(pilot, lambda: app.engine_running, within=30)
     assert app.engine is not None
-    await wait(pilot, lambda: all(s["state"] == "up" for s in app.engine.server_status()["servers"]), within=30)
+    await wait(pilot, lambda: servers_up(app, sid), within=30)
     await pilot.press("f3")
     await wait(pilot, lambda: type(app.screen).__name__ == "ServersScreen")
     table = app.screen.query_one("#servers")
