@@ -26,7 +26,6 @@ from console.server_model import (
     FormValues,
     check_field,
     check_kv,
-    expand_entry,
     from_config,
     model_errors,
     to_config,
@@ -35,6 +34,7 @@ from console.server_secrets import plan_secrets, save_with_secrets
 from console.widgets.footer import KeyFooter
 from console.widgets.kv_row import KVRow
 from engine.config import ConfigDocument, ConfigError, ExpansionError
+from engine.config.expand import expand_entry
 from engine.config.secrets import lookup_secret
 
 TEXT_FIELDS = (
