@@ -100,7 +100,7 @@ def plan_add(
         plan = _remote(text, "streamable-http", [], given, text)
     elif text.endswith(".json") or Path(text).expanduser().is_file():
         plan = _from_server_json(text, given, which)
-    elif (m := re.match(r"^([A-Za-z][A-Za-z0-9+.-]*):(?!//)", text)) and m.group(1) not in ("npm", "pypi"):
+    elif (m := re.match(r"^([A-Za-z][A-Za-z0-9+.-]*):", text)) and m.group(1) not in ("npm", "pypi"):
         raise McpAddError(f"{m.group(1)}: is not a source kind (npm:PKG, pypi:PKG, a server.json file or a URL)")
     else:
         registry, name, version, note = _package_spec(text)
