@@ -64,10 +64,10 @@ def form_from_plan(plan: AddPlan, taken: set[str]) -> tuple[FormValues, str]:
     for kv in rows:
         kv.keyring = kv.keyring or f"{kind}:{kv.key}" in plan.secret_keys or looks_like_secret(kv.key, kv.value)
     rows += [KV(n.name, "", True) for n in plan.needed if n.kind == kind]
-    intro = [f"from {plan.source}", *plan.notes]
+    intro = []  # what to do first: the box shows its first lines at 80×24
     if plan.needed:
         intro.append("fill in: " + ", ".join(f"{n.name}{' (secret)' if n.secret else ''}" for n in plan.needed))
-    intro.append("Ctrl+T tests · Ctrl+S saves (diff first)")
+    intro += [f"from {plan.source}", *plan.notes]
     return f, "\n".join(intro)
 
 

@@ -56,6 +56,7 @@ class ServersScreen(ConsoleScreen):
             "Add from registry",
             id="server_add_source",
             tooltip="a registry server.json, npm:PKG, pypi:PKG, a package name or a URL: fills the server form",
+            show=False,  # in the palette and key help (?): the footer is full at 120 columns
         ),
         Binding("o", "tools", "Tools", id="server_tools", tooltip="the tool inspector: schemas and a call form"),
         Binding("v", "describe", "Describe", id="server_describe", tooltip="PID, uptime, command, env keys, errors"),
