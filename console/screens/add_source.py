@@ -17,6 +17,7 @@ from textual.widgets import Input, Label, Static
 
 from console.server_model import KV, FormValues, from_config
 from engine.config import looks_like_secret
+from engine.config.mcp_add import finalise
 
 if TYPE_CHECKING:
     from console.screens.base import ConsoleScreen
@@ -58,7 +59,9 @@ def form_from_plan(plan: AddPlan, taken: set[str]) -> tuple[FormValues, str]:
     sid, n = plan.suggested_id, 2
     while sid in taken:
         sid, n = f"{plan.suggested_id[:28]}_{n}", n + 1
-    f = from_config(sid, plan.entry)
+    # secret arguments become keyring references (the form stores only env/header rows: say so below)
+    entry, arg_secrets = finalise(sid, plan.entry, plan, plan.secret_keys, move=False)
+    f = from_config(sid, entry)
     kind = "env" if f.transport == "stdio" else "headers"
     rows: list[KV] = getattr(f, kind)
     for kv in rows:
@@ -67,6 +70,8 @@ def form_from_plan(plan: AddPlan, taken: set[str]) -> tuple[FormValues, str]:
     intro = []  # what to do first: the box shows its first lines at 80×24
     if plan.needed:
         intro.append("fill in: " + ", ".join(f"{n.name}{' (secret)' if n.secret else ''}" for n in plan.needed))
+    if arg_secrets:
+        intro.append(f"store {', '.join(arg_secrets)} with Secrets (F9) before testing: the command refers to them")
     intro += [f"from {plan.source}", *plan.notes]
     return f, "\n".join(intro)
 

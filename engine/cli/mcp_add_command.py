@@ -134,13 +134,11 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 def _entry_and_secrets(sid: str, plan: Any) -> tuple[dict[str, Any], dict[str, str]]:
     """The entry as written (secret values replaced by ``${keyring:NAME}``) and the values for the keyring."""
-    import copy
-
-    from engine.config.mcp_import import keyring_clash, move_secrets
+    from engine.config.mcp_add import finalise
+    from engine.config.mcp_import import keyring_clash
     from engine.config.secrets import backend_problem
 
-    entry = copy.deepcopy(plan.entry)
-    secrets = move_secrets(sid, entry, plan.secret_keys)
+    entry, secrets = finalise(sid, plan.entry, plan, plan.secret_keys)
     REDACTOR.update(secrets.values())
     if secrets and (problem := backend_problem()):
         raise CommandFailed(

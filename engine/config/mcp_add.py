@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from engine.config.mcp_add_inputs import Collected, Needed, fill_values, finalise, words
 from engine.config.mcp_import import normalise_server_id
 from engine.config.server_json import (
     Argument,
@@ -36,7 +37,7 @@ from engine.config.server_json import (
     substitute,
 )
 
-__all__ = ["AddPlan", "McpAddError", "Needed", "plan_add"]
+__all__ = ["AddPlan", "McpAddError", "Needed", "finalise", "plan_add"]
 
 _NPM_NAME = re.compile(r"^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*$", re.IGNORECASE)
 _PYPI_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -48,23 +49,8 @@ class McpAddError(ValueError):
     """The source cannot become a server entry; the message says what and where (file, JSON path, runner)."""
 
 
-@dataclass(frozen=True)
-class Needed:
-    """An input the source requires that nobody gave a value for."""
-
-    kind: str  # "env", "headers" or "arg"
-    name: str
-    description: str = ""
-    secret: bool = False
-
-    def how(self) -> str:
-        """The command-line option that gives it."""
-        flag = {"env": "--env", "headers": "--header", "arg": "--arg"}[self.kind]
-        return f"{flag} {self.name}=VALUE"
-
-
-@dataclass
-class AddPlan:
+@dataclass(kw_only=True)
+class AddPlan(Collected):
     source: str
     suggested_id: str
     #: the config entry with values as given (secrets not moved yet: ``move_secrets`` does it when saving)
@@ -72,7 +58,6 @@ class AddPlan:
     #: "env:KEY" / "headers:KEY" declared secret by the source (``isSecret``)
     secret_keys: frozenset[str] = frozenset()
     notes: list[str] = field(default_factory=list)
-    needed: list[Needed] = field(default_factory=list)
 
 
 @dataclass
@@ -217,19 +202,19 @@ def _package(
 ) -> AddPlan:
     plan = AddPlan(source=source, suggested_id=_suggest(name.rsplit("/", 1)[-1]), entry={"transport": "stdio"})
     at = where or repr(source)
-    env, secret = _values("env", env_inputs, given.env, plan)
-    runtime = _words(runtime_args, given.args, plan)
-    words = _words(package_args, given.args, plan)
+    env, secret = fill_values("env", env_inputs, given.env, plan)
+    runtime = words(runtime_args, given.args, plan)
+    pkg_words = words(package_args, given.args, plan)
     if registry == "npm":
         runner = _need(which, "npx", f"{at}: the npm package {name} needs npx (Node.js) on PATH")
-        command = [runner, "-y", *runtime, f"{name}@{version}" if version else name, *words]
+        command = [runner, "-y", *runtime, f"{name}@{version}" if version else name, *pkg_words]
     elif registry == "pypi":
-        command = _python_command(name, version, hint, runtime, words, which, plan, at)
+        command = _python_command(name, version, hint, runtime, pkg_words, which, plan, at)
     elif registry == "oci":
         runner = _need(which, "docker", f"{at}: the OCI image {name} needs docker on PATH")
         image = f"{name}:{version}" if version and ":" not in name.rsplit("/", 1)[-1] else name
         passed = [w for key in env for w in ("-e", key)]  # docker passes on only the variables it is told
-        command = [runner, "run", "-i", "--rm", *runtime, *passed, image, *words]
+        command = [runner, "run", "-i", "--rm", *runtime, *passed, image, *pkg_words]
     else:
         raise McpAddError(f"{at}: registryType {registry!r} is not supported (npm, pypi or oci)")
     if hint and Path(command[0]).name not in (hint, "{python}") and command[0] != "{python}":
@@ -322,61 +307,12 @@ def _remote(
     plan.entry = {"transport": "http" if kind == "streamable-http" else "sse", "url": filled}
     if parsed.scheme == "http" and host not in ("127.0.0.1", "localhost", "::1"):
         plan.notes.append(f"{host} is reached over plain http: headers and answers travel unencrypted")
-    headers, secret = _values("headers", header_inputs, given.headers, plan)
+    headers, secret = fill_values("headers", header_inputs, given.headers, plan)
     if headers:
         plan.entry["headers"] = headers
     plan.secret_keys = frozenset(f"headers:{k}" for k in secret)
     plan.notes.insert(0, f"{where or 'URL'}: remote {kind} server {filled}")
     return plan
-
-
-# ----------------------------------------------------------------------------------------------- inputs
-
-
-def _values(
-    kind: str, inputs: list[KeyValueInput], given: Mapping[str, str], plan: AddPlan
-) -> tuple[dict[str, str], set[str]]:
-    """env/header values: the user's, else the source's value (variables filled), else its default."""
-    out: dict[str, str] = {}
-    secret: set[str] = set()
-    for kv in inputs:
-        value = given.get(kv.name)
-        if value is None and kv.value is not None:
-            value = _fill(kv.value, kv, given, plan, f"{kind} {kv.name}")
-        value = kv.default if value is None else value
-        if kv.is_secret:
-            secret.add(kv.name)
-        if value is None:
-            if kv.is_required:
-                plan.needed.append(Needed(kind, kv.name, kv.description or "", kv.is_secret))
-            continue
-        out[kv.name] = value
-    return out, secret
-
-
-def _fill(template: str, owner: Any, given: Mapping[str, str], plan: AddPlan, what: str) -> str:
-    variables: dict[str, str | None] = {
-        k: given.get(k, v.value if v.value is not None else v.default) for k, v in owner.variables.items()
-    }
-    filled, missing = substitute(template, variables)
-    for name in missing:
-        plan.needed.append(Needed("arg", name, f"{{{name}}} in {what}", bool(owner.is_secret)))
-    return filled
-
-
-def _words(arguments: list[Argument], given: Mapping[str, str], plan: AddPlan) -> list[str]:
-    words: list[str] = []
-    for a in arguments:
-        value = given.get(a.label)
-        if value is None and a.value is not None:
-            value = _fill(a.value, a, given, plan, f"argument {a.label}")
-        value = a.default if value is None else value
-        if value is None:
-            if a.is_required:
-                plan.needed.append(Needed("arg", a.label, a.description or "", a.is_secret))
-            continue
-        words += [a.name, value] if a.type == "named" and a.name else [value]
-    return words
 
 
 def _extra(plan: AddPlan, given: _Given) -> None:

@@ -148,3 +148,45 @@ def test_extra_values_and_secret_keys(tmp_path: Path) -> None:
     assert p.entry["env"] == {"TOKEN": "x", "EXTRA": "1"} and p.secret_keys == frozenset({"env:TOKEN"})
     with pytest.raises(McpAddError, match="--header does not apply"):
         plan_add(src, headers={"A": "b"}, which=on_path("npx"))
+
+
+def test_secret_arguments_become_keyring_references(tmp_path: Path) -> None:
+    from engine.config.mcp_add import finalise
+
+    src = write(
+        tmp_path,
+        {
+            "name": "a/api",
+            "packages": [
+                {
+                    "registryType": "npm",
+                    "identifier": "api",
+                    "version": "1",
+                    "transport": {"type": "stdio"},
+                    "packageArguments": [
+                        {"type": "named", "name": "--token", "isSecret": True, "isRequired": True},
+                        {
+                            "type": "named",
+                            "name": "--auth",
+                            "value": "Bearer {key}",
+                            "variables": {"key": {"isSecret": True, "isRequired": True}},
+                        },
+                        {"type": "positional", "value": "serve"},
+                    ],
+                    "environmentVariables": [{"name": "API_KEY", "isSecret": True}, {"name": "MODE", "value": "x"}],
+                }
+            ],
+        },
+    )
+    p = plan_add(src, which=on_path("npx"))
+    assert {(n.name, n.secret) for n in p.needed} == {("--token", True), ("key", True)}
+    p = plan_add(src, args={"--token": "t-1", "key": "k-2"}, env={"API_KEY": "e-3"}, which=on_path("npx"))
+    assert "t-1" not in json.dumps(p.entry) and "k-2" not in json.dumps(p.entry)  # held behind markers
+    entry, secrets = finalise("api", p.entry, p, p.secret_keys)
+    assert entry["command"] == [
+        "npx", "-y", "api@1", "--token", "${keyring:API_TOKEN}", "--auth", "Bearer ${keyring:API_KEY}", "serve",
+    ]  # fmt: skip
+    assert entry["env"] == {"API_KEY": "${keyring:API_API_KEY}", "MODE": "x"}
+    assert secrets == {"API_TOKEN": "t-1", "API_KEY": "k-2", "API_API_KEY": "e-3"}
+    kept, only_args = finalise("api", p.entry, p, p.secret_keys, move=False)  # the console's form keeps env rows
+    assert kept["env"] == {"API_KEY": "e-3", "MODE": "x"} and set(only_args) == {"API_TOKEN", "API_KEY"}
