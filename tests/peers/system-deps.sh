@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system packages the test suite needs, only those missing: libportaudio2 (sounddevice), pulseaudio +
 # pulseaudio-utils + libasound2-plugins (PortAudio reaches PulseAudio through ALSA's pulse plugin: a null sink for
-# the real audio-device tests). It installs with apt-get as root, or through passwordless sudo.
+# the real audio-device tests), redis-server (the Redis store's tests run a real one). It installs with apt-get as root, or through passwordless sudo.
 # Under CI=true a package still missing afterwards is an error that names it (exit 1): CI must run every test.
 # Elsewhere it is a warning, and the tests that need the package skip with the reason.
 set -euo pipefail
@@ -14,6 +14,7 @@ missing() {
   command -v pulseaudio >/dev/null 2>&1 || need+=(pulseaudio)
   command -v pactl >/dev/null 2>&1 || need+=(pulseaudio-utils)
   dpkg -s libasound2-plugins >/dev/null 2>&1 || need+=(libasound2-plugins)
+  command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
   echo "${need[*]}"
 }
 
@@ -56,5 +57,5 @@ if in_ci; then
   echo "error: CI must run every test: install them in the CI image or run make test as root." >&2
   exit 1
 fi
-echo "warning: missing system packages: $still ($why); the audio-device tests will skip." >&2
+echo "warning: missing system packages: $still ($why); the audio-device and Redis tests will skip." >&2
 echo "warning: install them with: sudo apt-get install $still" >&2
