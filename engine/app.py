@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO
 
 from engine.call_tiers import TIERS, TierControl
 from engine.calls import CallError, CallManager, TurnHooks
+from engine.capacity import Admission
 from engine.config.models import Settings
 from engine.events import ConfigReloaded, EngineError, EventBus, ToolsChanged
 from engine.execution import ToolExecutor
@@ -93,6 +94,8 @@ class Engine(OperatorDesk, RecordingDesk):
             self.registry, self.bus, self.metrics, lambda: self.settings, self.redactor, hooks=self._budget
         )
         self.turn_hooks: list[TurnHooks] = [self._budget]
+        #: Who may start a call now (engine.max_calls, drain): asked by start_call and by telephony.
+        self.admission = Admission(lambda: self.settings.engine.max_calls, lambda: len(self.sessions.all()))
         self.calls = CallManager(
             settings=lambda: self.settings,
             providers=lambda: self.providers,
@@ -103,6 +106,7 @@ class Engine(OperatorDesk, RecordingDesk):
             views=self.views,
             turn_hooks=self.turn_hooks,
             spawn=self.spawn,
+            admission=self.admission,
         )
         self.started = False
         self.ready = False

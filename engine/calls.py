@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from engine.calls_realtime import RealtimeCalls
+from engine.capacity import Admission
 from engine.config.models import Settings
 from engine.events import CallEnded, CallStarted, EngineError, EventBus, ToolsChanged, TranscriptAdded
 from engine.execution import ToolExecutor
@@ -117,8 +118,11 @@ class CallManager(RealtimeCalls):
         views: ToolViewBuilder,
         turn_hooks: Sequence[TurnHooks],
         spawn: Spawn | None = None,
+        admission: Admission | None = None,
     ) -> None:
         self._settings = settings
+        #: Says whether a new call may start (engine.max_calls, drain); None admits every call.
+        self.admission = admission
         self._providers = providers
         self.sessions = sessions
         self.bus = bus
@@ -202,6 +206,8 @@ class CallManager(RealtimeCalls):
                 f"provider {provider_name!r} is a realtime (speech-to-speech) provider: it takes voice calls "
                 "(the softphone's voice call, or ava-engine call --audio-in), not typed turns"
             )
+        if self.admission is not None:
+            self.admission.check()  # CallRefused (a CallError) past engine.max_calls or while draining
         session = CallSession(
             call_id=call_id or f"call-{next(self._ids)}",
             context=context,

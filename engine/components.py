@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from engine.app import Engine, EngineComponent
     from engine.budget.layer import BudgetLayer
     from engine.email.component import EmailService
+    from engine.store.component import StoreComponent
 
 
 def email_service(engine: Engine) -> EmailService:
@@ -45,6 +46,25 @@ def budget_layer(engine: Engine) -> BudgetLayer:
     )
 
 
+def store(engine: Engine) -> StoreComponent:
+    """The state-and-events store (engine.store: memory or Redis): the heartbeat, every event, live call state."""
+    from engine import __version__
+    from engine.store.component import LiveCall, StoreComponent
+
+    def facts() -> dict[str, object]:
+        return {
+            "version": __version__,
+            "contexts": sorted(engine.settings.contexts),
+            "capacity": engine.admission.status().to_dict(),
+            "calls": [s.call_id for s in engine.sessions.all()],
+        }
+
+    def live_calls() -> list[LiveCall]:
+        return [LiveCall(s.call_id, s.provider, s.shown_tools, s.turn) for s in engine.sessions.all()]
+
+    return StoreComponent(lambda: engine.settings, engine.bus, engine.metrics, engine.spawn, facts, live_calls)
+
+
 def default_components(engine: Engine, budget: BudgetLayer, email: EmailService | None = None) -> list[EngineComponent]:
     from engine.http.server import HttpServer  # /health /ready /metrics /mcp/status /mcp/test
     from engine.mcp.host import McpHost  # MCP servers: supervisors, discovery, calls
@@ -61,6 +81,10 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
         from engine.http.approvals import HttpApprovals
 
         components.append(HttpApprovals(engine.executor.approvals, lambda: engine.settings))
+        from engine.http.capacity import HttpCapacity  # /capacity, /drain, /resume and /health's capacity
+
+        components.append(HttpCapacity(engine))
+    components.append(store(engine))  # before the parts whose events it shares (MCP servers' states …)
     components.append(budget)
     from engine.recorder.component import Recorder  # the flight recorder: every call's events (and audio)
 
@@ -98,7 +122,9 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
     )
     from engine.telephony.component import Telephony  # Asterisk calls (ARI), when asterisk.enabled
 
-    components.append(Telephony(lambda: engine.settings, engine, engine.spawn, engine.lines))
+    components.append(
+        Telephony(lambda: engine.settings, engine, engine.spawn, engine.lines, admit=engine.admission.refusal)
+    )
     if email is not None:
         components.append(email)
     return components

@@ -99,6 +99,15 @@ class Metrics:
         self.events_dropped = Gauge(
             "ai_agent_events_dropped", "Events dropped by slow subscribers (oldest first).", registry=r
         )
+        self.store_events_dropped = Counter(
+            "ai_agent_store_events_dropped",
+            "Events the store never got: its buffer (engine.store_buffer) overflowed while it was away.",
+            registry=r,
+        )
+        self.store_connected = Gauge("ai_agent_store_connected", "1 while the engine.store is reachable.", registry=r)
+        self.store_events_buffered = Gauge(
+            "ai_agent_store_events_buffered", "Events waiting to be written to the store.", registry=r
+        )
         self.turns_over_budget = Counter(
             "ai_agent_turns_over_budget",
             "Turns whose tool time exceeded the tier budget.",

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from engine.approvals_commands import ApprovalCommands
+from engine.capacity import Admission
 from engine.config.models import Settings
 from engine.sessions.snapshot import OutboxMessage
 from engine.steering import SteeringDesk
@@ -26,6 +27,7 @@ class OperatorDesk(SteeringDesk, ApprovalCommands):
     settings: Settings
     email: EmailService
     components: Sequence[object]
+    admission: Admission
 
     async def monitor_call(
         self, channel_id: str, mode: str, backend_factory: Callable[[], AudioBackend] | None = None,
@@ -78,3 +80,26 @@ class OperatorDesk(SteeringDesk, ApprovalCommands):
     def drop_email(self, message_id: str) -> bool:
         """Forget a message (not while it is being sent); False when there was none to drop."""
         return self.email.outbox.drop(message_id)
+
+    # ---- capacity (engine/capacity): engine.max_calls and drain, for rolling restarts
+
+    def drain(self) -> dict[str, object]:
+        """Take no new calls (they are refused; phone callers hear busy) and let the live ones finish."""
+        return self.capacity(self.admission.drain())
+
+    def resume(self) -> dict[str, object]:
+        """Take new calls again after ``drain``."""
+        return self.capacity(self.admission.resume())
+
+    def capacity(self, status: object = None) -> dict[str, object]:
+        """Live calls, ``engine.max_calls``, whether draining, calls refused so far, and the store's state."""
+        from engine.capacity import CapacityStatus
+        from engine.store.component import StoreComponent
+
+        now = status if isinstance(status, CapacityStatus) else self.admission.status()
+        store = next((c for c in self.components if isinstance(c, StoreComponent)), None)
+        return {
+            **now.to_dict(),
+            "refused": dict(self.admission.refused),
+            "store": store.status() if store is not None else None,
+        }

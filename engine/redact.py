@@ -40,6 +40,9 @@ def secret_values(model: Any) -> set[str]:
         if isinstance(node, SecretStr):
             found.add(node.get_secret_value())
         elif isinstance(node, BaseModel):
+            parts = getattr(node, "secret_parts", None)  # secrets inside a plain-text field (a URL's password)
+            if callable(parts):
+                found.update(parts())
             for name in type(node).model_fields:
                 walk(getattr(node, name))
         elif isinstance(node, dict):

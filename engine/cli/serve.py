@@ -10,7 +10,8 @@ say in one line why it cannot start. So:
 - A second SIGTERM or SIGINT while stopping kills every child's process group and exits at once (128 + signal).
 - SIGHUP reloads; so does a change to the config file, seen through ``watchfiles`` (the directory is watched, so
   an atomic save's rename is seen too; changes within ``WATCH_DEBOUNCE_MS`` become one reload).
-- A port that cannot be bound is one line naming the address and the config key, exit 1, no traceback.
+- A port that cannot be bound is one line naming the address and the config key, exit 1, no traceback; so is a
+  required store (``engine.store_required``) that cannot be reached.
 """
 
 from __future__ import annotations
@@ -134,6 +135,7 @@ def bind_failure(e: OSError, settings: Any, config: Path) -> str:
 
 async def cmd_serve(args: argparse.Namespace) -> int:
     from engine.app import Engine
+    from engine.store.component import StoreStartError
 
     settings = load(args, default_level="info")  # a daemon logs its servers' lifecycle
     path: Path = args.config_path
@@ -154,6 +156,9 @@ async def cmd_serve(args: argparse.Namespace) -> int:
             started = await unless_stopped(engine.start(), signals.stop)
         except OSError as e:  # the HTTP port: in use, not permitted, no such address
             emit_error(bind_failure(e, settings, path), args.json)
+            return EXIT_FAILED
+        except StoreStartError as e:  # engine.store_required and Redis is not there
+            emit_error(f"{path}: {e}", args.json)
             return EXIT_FAILED
         if started:
             _announce(engine, args.json)

@@ -39,7 +39,14 @@ def ready_state(backend: HttpBackend) -> tuple[bool, str]:
 
 
 async def health(request: web.Request) -> web.Response:
-    return json_response({"status": "ok", "started": request.app[BACKEND_KEY].started})
+    """Up and started, plus a section from each component offering ``health()`` (capacity, the store)."""
+    backend = request.app[BACKEND_KEY]
+    body: dict[str, object] = {"status": "ok", "started": backend.started}
+    for component in backend.components:
+        section = getattr(component, "health", None)
+        if callable(section):
+            body[str(getattr(component, "name", "component"))] = section()
+    return json_response(body)
 
 
 async def ready(request: web.Request) -> web.Response:

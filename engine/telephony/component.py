@@ -38,9 +38,12 @@ class Telephony:
     name = "telephony"
 
     def __init__(
-        self, settings: Callable[[], Settings], host: RealtimeHost, spawn: Spawn, lines: PhoneLines | None = None
-    ) -> None:
+        self, settings: Callable[[], Settings], host: RealtimeHost, spawn: Spawn, lines: PhoneLines | None = None,
+        admit: Callable[[], str | None] | None = None,
+    ) -> None:  # fmt: skip
         self._settings = settings
+        #: Why a new call may not start now (engine.capacity), or None: a refused caller hears busy.
+        self._admit = admit
         self._lines = lines
         self._host = host
         self._spawn = spawn
@@ -56,8 +59,9 @@ class Telephony:
 
         self.ari = ari_client(cfg)
         self.app = StasisApp(
-            self.ari, cfg, self._host, self._spawn, lambda: list(self._settings().contexts), lines=self._lines
-        )
+            self.ari, cfg, self._host, self._spawn, lambda: list(self._settings().contexts), lines=self._lines,
+            admit=self._admit,
+        )  # fmt: skip
         self._task = self._spawn(self.app.run(), name="telephony:events")
         log.info("telephony: Stasis app %r on %s", cfg.app_name, cfg.ari_url)
 

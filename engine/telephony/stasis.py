@@ -78,8 +78,11 @@ class StasisApp:
         self, ari: AriClient, config: AsteriskConfig, host: RealtimeHost, spawn: Spawn,
         contexts: Callable[[], Sequence[str]], pool: PortPool | None = None,
         make_call: CallFactory | None = None, lines: PhoneLines | None = None,
+        admit: Callable[[], str | None] | None = None,
     ) -> None:  # fmt: skip
         self.ari = ari
+        #: Why a new call may not start now (engine.max_calls, drain), or None (engine.capacity.Admission).
+        self.admit = admit
         self.config = config
         self.host = host
         self.spawn = spawn
@@ -173,6 +176,13 @@ class StasisApp:
 
     async def _take_call(self, call: PhoneCall, channel: dict[str, Any], args: list[str]) -> None:
         try:
+            refused = self.admit() if self.admit is not None else None
+            if refused is not None:  # a busy signal, not an answered call that hangs: Asterisk can route it on
+                log.warning("telephony: refusing call %s with busy: %s", call.channel_id, refused)
+                call.end_reason = f"busy: {refused}"
+                await self.ari.hangup(call.channel_id, "busy")
+                call.caller_gone = True
+                return
             variables = dict(channel.get("channelvars") or {})
             if "AI_CONTEXT" not in variables:
                 value = await self.ari.variable(call.channel_id, "AI_CONTEXT")

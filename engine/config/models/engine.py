@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from pydantic import Field, SecretStr, field_validator, model_validator
 
 from engine.config.models.common import FieldError, Strict
+from engine.config.models.scale_out import ScaleOutConfig
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 
@@ -195,7 +196,7 @@ class ApprovalsConfig(Strict):
     )
 
 
-class EngineConfig(Strict):
+class EngineConfig(ScaleOutConfig):
     http: HttpConfig = Field(default_factory=HttpConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     mcp_server: McpEndpointConfig = Field(default_factory=McpEndpointConfig)

@@ -1,0 +1,68 @@
+"""Admission of new calls: ``engine.max_calls`` and the drain switch (for rolling restarts).
+
+Why it exists: an engine among several must say "no" before it is overloaded, and an operator restarting engines
+one by one must be able to stop new calls on one while its live calls finish. Every call source asks the same
+``Admission``: the engine's ``start_call`` (text, softphone, API) raises ``CallRefused`` (a ``CallError``), and
+telephony answers Asterisk with a busy instead of a hung call. The counts come from a getter, never the engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from engine.sessions.session import CallError
+
+
+class CallRefused(CallError):
+    """A new call was refused: the engine is draining or at ``engine.max_calls`` (the message says which)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityStatus:
+    live_calls: int
+    max_calls: int | None
+    draining: bool
+
+    def to_dict(self) -> dict[str, int | bool | None]:
+        return {"live_calls": self.live_calls, "max_calls": self.max_calls, "draining": self.draining}
+
+
+class Admission:
+    """Says whether a new call may start now; ``drain()`` closes the door for good (until ``resume()``)."""
+
+    def __init__(self, max_calls: Callable[[], int | None], live_calls: Callable[[], int]) -> None:
+        self._max_calls = max_calls
+        self._live_calls = live_calls
+        self.draining = False
+        #: Calls refused so far, by reason ("draining" | "max_calls").
+        self.refused: dict[str, int] = {"draining": 0, "max_calls": 0}
+
+    def refusal(self) -> str | None:
+        """Why a new call may not start now (counted as refused), or None when it may."""
+        if self.draining:
+            self.refused["draining"] += 1
+            return "the engine is draining (ava-engine drain): it takes no new calls while its live calls finish"
+        limit = self._max_calls()
+        live = self._live_calls()
+        if limit is not None and live >= limit:
+            self.refused["max_calls"] += 1
+            return f"the engine is at capacity: {live} live call(s), engine.max_calls is {limit}"
+        return None
+
+    def check(self) -> None:
+        """Raise ``CallRefused`` when a new call may not start now."""
+        why = self.refusal()
+        if why is not None:
+            raise CallRefused(f"call refused: {why}")
+
+    def drain(self) -> CapacityStatus:
+        self.draining = True
+        return self.status()
+
+    def resume(self) -> CapacityStatus:
+        self.draining = False
+        return self.status()
+
+    def status(self) -> CapacityStatus:
+        return CapacityStatus(self._live_calls(), self._max_calls(), self.draining)

@@ -1,0 +1,328 @@
+"""The store as an engine component: registers the engine, pumps its events and its calls' state into the store.
+
+Why a component: it starts and stops with the engine (register at start, unregister on a clean stop), owns two
+tasks spawned in the engine's task group (the event pump and the heartbeat) and gets only what it needs — a
+settings getter, the bus, metrics, ``spawn``, and getters for the heartbeat's facts and the live calls.
+
+Events come from one bus subscription, so they are the redacted events every subscriber sees (the bus masks known
+secrets before fan-out); they are stamped and buffered (``EventFeed``) and written in batches. When the store is
+lost mid-run calls go on: events stay buffered up to ``engine.store_buffer`` (the oldest dropped past it, counted
+in ``ai_agent_store_events_dropped_total``, the log and ``status()``), and the pump reconnects with backoff and
+writes them in order. At start an unreachable store either stops the engine (``engine.store_required``) or is
+retried the same way while the engine runs standalone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from engine.backoff import Backoff
+from engine.store.base import EventStore, StoreUnavailable, open_store
+from engine.store.feed import CallStates, EventFeed
+
+if TYPE_CHECKING:
+    from engine.config.models import Settings
+    from engine.event_bus import EventBus, Subscription
+    from engine.metrics import Metrics
+    from engine.tasks import Spawn
+
+log = logging.getLogger(__name__)
+
+#: How long the pump gathers events before writing a batch, and the most events in one write.
+BATCH_S = 0.05
+BATCH_MAX = 500
+#: Reconnect waits: from half a second, doubling, up to 10 s.
+RECONNECT = Backoff(0.5, 10.0)
+#: The heartbeat key lives this many heartbeats: a dead engine disappears within them.
+HEARTBEAT_LIVES = 3
+#: What a clean stop spends at most writing what is still buffered.
+FINAL_FLUSH_S = 3.0
+
+
+class StoreStartError(RuntimeError):
+    """The store is required (``engine.store_required``) and cannot be reached at start; ``str()`` says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class LiveCall:
+    """What only a live session knows, for its state hash."""
+
+    call_id: str
+    provider: str
+    tools_shown: frozenset[str]
+    turn: int
+
+
+def default_engine_id() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+class StoreComponent:
+    name = "store"
+
+    def __init__(
+        self,
+        settings: Callable[[], Settings],
+        bus: EventBus,
+        metrics: Metrics,
+        spawn: Spawn,
+        facts: Callable[[], Mapping[str, Any]],
+        live_calls: Callable[[], Iterable[LiveCall]],
+    ) -> None:
+        self._settings = settings
+        self.bus = bus
+        self.metrics = metrics
+        self._spawn = spawn
+        #: The heartbeat's facts about this engine (version, contexts, capacity, live calls).
+        self._facts = facts
+        self._live_calls = live_calls
+        self.engine_id = ""
+        self.store: EventStore | None = None
+        self.feed = EventFeed(10_000)
+        self.calls = CallStates()
+        self.connected = False
+        self.written = 0
+        self.reconnects = 0
+        self.last_error = ""
+        self._retry = 0
+        self._retry_at = 0.0
+        self._sub: Subscription | None = None
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._started_at = 0.0
+        self._sub_dropped = 0
+        self._connecting = asyncio.Lock()
+
+    # ------------------------------------------------------------------------------------------- lifecycle
+
+    async def start(self) -> None:
+        cfg = self._settings().engine
+        self.engine_id = cfg.id or default_engine_id()
+        self.store = open_store(cfg.store)
+        self.feed = EventFeed(cfg.store_buffer)
+        self.calls = CallStates()
+        self._started_at = time.time()
+        try:
+            await self._connect()
+        except StoreUnavailable as e:
+            if cfg.store_required:
+                await self.store.close()
+                self.store = None
+                raise StoreStartError(
+                    f"{e}; engine.store_required is true, so the engine does not start without it "
+                    "(start Redis, fix engine.store, or set engine.store_required: false to run standalone)"
+                ) from None
+            log.warning(
+                "%s; running standalone (engine.store_required is false): events are kept (up to %d, "
+                "engine.store_buffer) and written once the store is reachable",
+                e,
+                cfg.store_buffer,
+            )
+        from engine.recorder.codec import event_classes
+        from engine.recorder.writer import SKIPPED_TYPES  # the audio level meter: many per second, no history
+
+        self._sub_dropped = 0
+        self._sub = self.bus.subscribe(maxsize=cfg.store_buffer, types=set(event_classes()) - SKIPPED_TYPES)
+        if self.connected:
+            await self._beat()
+        self._tasks = [
+            self._spawn(self._pump(self._sub), name="store:events"),
+            self._spawn(self._heartbeat_loop(cfg.heartbeat_s), name="store:heartbeat"),
+        ]
+
+    async def stop(self) -> None:
+        sub, store = self._sub, self.store
+        if sub is not None:
+            sub.close()  # the pump takes what is left, writes it and ends on its own (no cancel to race)
+        pump, beat = [*self._tasks, None, None][:2]
+        if beat is not None:
+            beat.cancel()
+        if pump is not None:
+            done, _ = await asyncio.wait({pump}, timeout=FINAL_FLUSH_S)
+            if not done:
+                pump.cancel()
+        for t in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait({t}, timeout=1.0)
+        self._tasks = []
+        self._sub = None
+        if store is None:
+            return
+        if self.connected:
+            try:
+                await store.unregister(self.engine_id)
+            except StoreUnavailable as e:
+                log.warning("store: stopping: %s", e)
+        if self.feed.pending:
+            log.warning("store: %d event(s) were not written to %s (it was not reachable at stop)",
+                        len(self.feed.pending), store.description)  # fmt: skip
+        await store.close()
+        self.store = None
+        self._set_connected(False)
+
+    async def reload(self, old: Settings, new: Settings) -> None:
+        keys = ("store", "id", "store_buffer")
+        if any(getattr(old.engine, k) != getattr(new.engine, k) for k in keys):
+            await self.stop()
+            await self.start()
+
+    # ------------------------------------------------------------------------------------------- status
+
+    def health(self) -> dict[str, Any]:
+        """The /health section (``engine.http.app``)."""
+        return self.status()
+
+    def status(self) -> dict[str, Any]:
+        """For /health and the heartbeat: where, whether reachable, and what is buffered, written and dropped."""
+        return {
+            "store": self.store.description if self.store is not None else self._settings().engine.store,
+            "engine_id": self.engine_id,
+            "connected": self.connected,
+            "buffered": len(self.feed.pending),
+            "written": self.written,
+            "dropped": self.feed.dropped,
+            "reconnects": self.reconnects,
+            "last_error": self.last_error,
+        }
+
+    # ------------------------------------------------------------------------------------------- connection
+
+    def _set_connected(self, up: bool) -> None:
+        self.connected = up
+        self.metrics.store_connected.set(1 if up else 0)
+
+    async def _connect(self) -> None:
+        assert self.store is not None
+        await self.store.connect()
+        self.feed.continue_after(await self.store.last_entry_id(self.engine_id))
+        self._set_connected(True)
+        self._retry = 0
+
+    def _lost(self, e: StoreUnavailable) -> None:
+        if self.connected:
+            log.warning("store: %s; calls go on, events are buffered (up to %d) until it is back", e, self.feed.bound)
+        self._set_connected(False)
+        self.last_error = str(e)
+        self._retry_at = time.monotonic() + RECONNECT.delay_s(self._retry)
+        self._retry += 1
+
+    async def _ensure_connected(self) -> bool:
+        if self.connected:
+            return True
+        if time.monotonic() < self._retry_at or self.store is None:
+            return False
+        async with self._connecting:
+            if self.connected:
+                return True
+            try:
+                await self._connect()
+            except StoreUnavailable as e:
+                self._lost(e)
+                return False
+        self.reconnects += 1
+        log.info("store: %s is reachable again; writing %d buffered event(s)", self.store.description,
+                 len(self.feed.pending))  # fmt: skip
+        await self._beat()  # a restarted Redis lost the registration: it is back at once
+        return self.connected
+
+    # ------------------------------------------------------------------------------------------- the pump
+
+    def _take(self, events: list[Any]) -> None:
+        dropped = self.feed.add(events)
+        sub = self._sub
+        if sub is not None and sub.dropped > self._sub_dropped:  # lost before the pump got them (a burst)
+            dropped += sub.dropped - self._sub_dropped
+            self.feed.dropped += sub.dropped - self._sub_dropped
+            self._sub_dropped = sub.dropped
+        self.calls.follow(events)
+        if dropped:
+            self.metrics.store_events_dropped.inc(dropped)
+            if self.feed.dropped == dropped or self.feed.dropped % 1000 < dropped:
+                log.warning("store: buffer full (engine.store_buffer %d): %d event(s) dropped so far",
+                            self.feed.bound, self.feed.dropped)  # fmt: skip
+        self.metrics.store_events_buffered.set(len(self.feed.pending))
+
+    async def _pump(self, sub: Subscription) -> None:
+        while True:
+            wait = None if not self.feed.pending else max(0.05, self._retry_at - time.monotonic())
+            try:  # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow the stop's cancel
+                async with asyncio.timeout(wait):
+                    first = await sub.get()
+            except TimeoutError:  # nothing new, but something to write once the store is back
+                first = None
+            except StopAsyncIteration:  # closed by stop, and everything taken: write the rest and end
+                await self._flush()
+                return
+            if first is not None:
+                self._take([first, *sub.drain()])
+            await self._flush()
+            if first is not None:
+                await asyncio.sleep(BATCH_S)
+
+    async def _flush(self) -> None:
+        """Write what is buffered, oldest first, then the changed calls' state; stops at the first failure."""
+        if self.store is None or not await self._ensure_connected():
+            return
+        cfg = self._settings().engine
+        try:
+            while self.feed.pending:
+                batch = self.feed.batch(BATCH_MAX)
+                await self.store.append(self.engine_id, batch, cfg.store_stream_maxlen)
+                self.feed.written(batch)
+                self.written += len(batch)
+            self.metrics.store_events_buffered.set(len(self.feed.pending))
+            await self._write_calls(cfg.call_state_ttl_s)
+        except StoreUnavailable as e:
+            self._lost(e)
+
+    async def _write_calls(self, ttl_s: float) -> None:
+        assert self.store is not None
+        for live in self._live_calls():
+            self.calls.live(live.call_id, live.provider, live.tools_shown, live.turn)
+        for call_id in sorted(self.calls.changed):
+            state = self.calls.calls.get(call_id)
+            if state is None:
+                self.calls.changed.discard(call_id)
+                continue
+            await self.store.put_call(self.engine_id, call_id, {**state, "engine": self.engine_id}, ttl_s)
+            self.calls.changed.discard(call_id)
+            if call_id in self.calls.ended:
+                self.calls.forget(call_id)
+
+    # ------------------------------------------------------------------------------------------- heartbeat
+
+    async def _beat(self) -> None:
+        """Register (or refresh) this engine and keep its live calls' state from expiring."""
+        if self.store is None:
+            return
+        cfg = self._settings().engine
+        info = {
+            "id": self.engine_id,
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "started_at": self._started_at,
+            "heartbeat_s": cfg.heartbeat_s,
+            **self._facts(),
+            "store": self.status(),
+        }
+        try:
+            await self.store.register(self.engine_id, info, cfg.heartbeat_s * HEARTBEAT_LIVES, cfg.call_state_ttl_s)
+            self.calls.changed.update(c for c in self.calls.calls if c not in self.calls.ended)
+            await self._write_calls(cfg.call_state_ttl_s)
+        except StoreUnavailable as e:
+            self._lost(e)
+
+    async def _heartbeat_loop(self, interval_s: float) -> None:
+        while True:
+            await asyncio.sleep(interval_s)
+            if self.connected:
+                await self._beat()
+            else:
+                await self._ensure_connected()
