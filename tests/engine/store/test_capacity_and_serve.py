@@ -100,12 +100,9 @@ async def test_no_secret_reaches_redis(tmp_path: Path) -> None:
             r = aioredis.from_url(server.url, decode_responses=True, socket_timeout=5)
             dump: list[str] = []
             async for key in r.scan_iter("*"):
-                kind = await r.type(key)
-                value: Any = {
-                    "string": r.get,
-                    "hash": r.hgetall,
-                    "stream": r.xrange,
-                }[kind](key)
+                kind = str(await r.type(key))
+                readers: dict[str, Any] = {"string": r.get, "hash": r.hgetall, "stream": r.xrange}
+                value: Any = readers[kind](key)
                 dump.append(f"{key} {await value}")
             await r.aclose()
         text = "\n".join(dump)
@@ -162,8 +159,7 @@ async def test_serve_registers_drains_with_its_token_and_vanishes_after_kill_9(
         assert _get(url + "/health")["capacity"]["draining"] is True
         bare = tmp_path / "no-token.yaml"
         bare.write_text("engine:\n  http:\n    port: 0\n")
-        wrong = subprocess.run([ENGINE_BIN, "--config", str(bare), "--json", "drain", "--resume", "--url", url],
-                               capture_output=True, text=True, timeout=60, cwd=tmp_path)  # fmt: skip
+        wrong = _drain(bare, "--resume", "--url", url)
         assert wrong.returncode == 1 and "bearer token" in wrong.stdout and token not in wrong.stdout
         resumed = _drain(cfg, "--resume")
         assert resumed.returncode == 0 and json.loads(resumed.stdout)["draining"] is False
