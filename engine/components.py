@@ -75,6 +75,7 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
         base_dir=engine.base_dir,
         global_timeout_s=lambda: engine.settings.engine.tool_timeout_ms / 1000,
         redact=engine.redactor,
+        remember_secrets=engine.redactor.update,
         on_up=budget.on_server_up,
         spawn=engine.spawn,
     )

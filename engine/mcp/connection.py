@@ -98,6 +98,8 @@ class Connection:
         self.list_ttl_ms: int | None = None
         self._stopping_at: float | None = None
         self._timers: list[asyncio.TimerHandle] = []
+        #: Signs a remote server's requests (OAuth, ``engine.mcp.oauth``); set by the supervisor before ``open``.
+        self.auth: Any = None
 
     # ------------------------------------------------------------------------------------------- lifecycle
 
@@ -112,6 +114,7 @@ class Connection:
             errlog=errlog,
             connect_s=connect_s,
             on_transport_end=self._transport_ended,
+            auth=self.auth,
         )
         start = time.perf_counter()
         async with report_spawn(self._spawned):

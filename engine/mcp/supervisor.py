@@ -16,7 +16,7 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +32,15 @@ from engine.config.models import McpServerConfig
 from engine.events import EventBus, ServerStateChanged
 from engine.mcp.connection import Connection, ServerGone, describe
 from engine.mcp.naming import NameBook
+from engine.mcp.oauth import (
+    NEEDS_SIGN_IN,
+    EngineOAuth,
+    SignInRequired,
+    auth_status,
+    engine_auth,
+    keep_fresh,
+    sign_in_hint,
+)
 from engine.mcp.registration import ToolRegistration
 from engine.mcp.results import to_tool_result
 from engine.mcp.stderr import StderrCapture
@@ -43,7 +52,7 @@ from engine.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
 
-State = Literal["starting", "up", "restarting", "failed", "stopped"]
+State = Literal["starting", "up", "restarting", "failed", "stopped", "needs sign-in"]
 
 #: How long ``stop`` waits for the supervision loop to wind down (the child is SIGKILLed well before that).
 STOP_WAIT_S = 2.0
@@ -61,6 +70,8 @@ class HostServices:
     base_dir: Path
     global_timeout_s: Callable[[], float]
     redact: Callable[[str], str] | None = None
+    #: Adds secrets met at run time (a remote server's OAuth tokens) to what ``redact`` masks.
+    remember_secrets: Callable[[Iterable[str]], None] | None = None
     #: How long a burst of list_changed notifications is collected before one re-list.
     debounce_s: float = 0.2
     #: Called once a server is up with its tools registered (the budget layer's calibration hook).
@@ -97,6 +108,9 @@ class Supervisor(ToolRegistration):
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._attempt_started = 0.0
+        #: Why the server waits for an operator's sign-in (OAuth), set by the attempt that found out.
+        self._needs_sign_in: str | None = None
+        self._auth: EngineOAuth | None = None
         services.names.configure(server_id, cfg, self._names_changed)
 
     # ------------------------------------------------------------------------------------------- control
@@ -143,7 +157,7 @@ class Supervisor(ToolRegistration):
         """Start if needed (lazy servers) and wait until up, or until this attempt settled otherwise."""
         if self.state == "up":
             return True
-        if not self.running and self.state != "failed":
+        if not self.running and self.state not in ("failed", NEEDS_SIGN_IN):
             self.start()
         with suppress(TimeoutError):
             async with asyncio.timeout(timeout_s):
@@ -199,6 +213,12 @@ class Supervisor(ToolRegistration):
             self.settled.set()
             if self._stop.is_set():
                 return
+            if self._needs_sign_in is not None:  # waits for the operator: restarting would not help
+                self._unregister()
+                self._set_state(NEEDS_SIGN_IN, self._needs_sign_in)
+                return
+            if self._auth is not None and self._auth.fault:
+                reason = self._auth.fault  # e.g. the token endpoint is down: said plainly, then retried
             self.last_error = reason
             self.errors.append((time.time(), reason))
             r = self.cfg.restart
@@ -235,6 +255,20 @@ class Supervisor(ToolRegistration):
         if self._stop.is_set():
             conn.stop_soon()
         helpers: list[asyncio.Task[Any]] = []
+        self._needs_sign_in, self._auth = None, None
+        if self.cfg.auth is not None:
+            try:
+                conn.auth = self._auth = engine_auth(
+                    self.server_id,
+                    self.cfg,
+                    on_secret=self.services.remember_secrets,
+                    on_needs_sign_in=lambda why: self._sign_in_needed(conn, why),
+                )
+            except SignInRequired as e:
+                self._needs_sign_in = str(e)
+                return str(e)
+            except Exception as e:  # no usable keyring …: this server only
+                return describe(e)
         try:
             async with AsyncExitStack() as stack:
                 try:
@@ -264,6 +298,8 @@ class Supervisor(ToolRegistration):
                     loop.create_task(self._refresher(conn), name=f"mcp:{sid}:refresh"),
                     loop.create_task(self._stability_timer(), name=f"mcp:{sid}:stable"),
                 ]
+                if self._auth is not None:  # refresh an idle server's token on time, or find it cannot be
+                    helpers.append(loop.create_task(keep_fresh(self._auth, conn.list_tools), name=f"mcp:{sid}:oauth"))
                 stop_wait = loop.create_task(self._stop.wait(), name=f"mcp:{sid}:stop-wait")
                 helpers.append(stop_wait)
                 await asyncio.wait((conn.dead, stop_wait), return_when=asyncio.FIRST_COMPLETED)
@@ -283,6 +319,11 @@ class Supervisor(ToolRegistration):
             self.conn = None
             self._attempt_conn = None
             self.up_since = None
+
+    def _sign_in_needed(self, conn: Connection, why: str) -> None:
+        """The token expired and could not be refreshed (or was refused): this connection ends, no restart."""
+        self._needs_sign_in = why
+        conn.mark_dead(why)
 
     def _with_exit(self, conn: Connection, reason: str) -> str:
         tail = self.stderr.tail(1)
@@ -333,6 +374,8 @@ class Supervisor(ToolRegistration):
             if self.cfg.start == "lazy" and self.state in ("stopped", "starting"):
                 await self.wait_up(self.cfg.connect_timeout_ms / 1000)
                 conn = self.conn
+            if self.state == NEEDS_SIGN_IN:
+                return ToolResult("error", f"{sign_in_hint(self.server_id)}; the tool did not run.")
             if conn is None or self.state != "up":
                 return ToolResult("error", f"server {self.server_id} is {self.state}; the tool did not run.")
         d = tool.definition
@@ -382,6 +425,7 @@ class Supervisor(ToolRegistration):
             "target": self.cfg.target,
             "env_keys": sorted(self.cfg.env),  # never the values
             "header_keys": sorted(self.cfg.headers),
+            "auth": auth_status(self.server_id, self.cfg),
             "warnings": list(self.warnings),
             "tool_count": len(self.tools),
             "tools": [

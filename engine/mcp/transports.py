@@ -165,9 +165,11 @@ def stdio_parameters(cfg: McpServerConfig, base_dir: Path) -> StdioServerParamet
 
 
 @asynccontextmanager
-async def _http_transport(url: str, headers: dict[str, str], connect_s: float) -> AsyncIterator[Any]:
+async def _http_transport(
+    url: str, headers: dict[str, str], connect_s: float, auth: httpx2.Auth | None = None
+) -> AsyncIterator[Any]:
     timeout = httpx2.Timeout(connect_s, read=300.0)
-    async with create_mcp_http_client(headers=headers or None, timeout=timeout) as http:
+    async with create_mcp_http_client(headers=headers or None, timeout=timeout, auth=auth) as http:
         async with streamable_http_client(url, http_client=http, max_sse_event_size=MAX_SSE_EVENT_BYTES) as streams:
             yield streams
 
@@ -237,11 +239,13 @@ def build_client(
     errlog: TextIO | None,
     connect_s: float,
     on_transport_end: Callable[[Exception | None], None] | None = None,
+    auth: httpx2.Auth | None = None,
 ) -> Client:
     """An un-entered SDK ``Client`` for ``cfg`` (entering it connects and negotiates the protocol).
 
     ``on_transport_end`` is called when a network transport's read stream ends (the server went away), with the
-    last error the transport reported, if any.
+    last error the transport reported, if any. ``auth`` signs a streamable HTTP server's requests (OAuth, see
+    ``engine.mcp.oauth``).
     """
     mode = client_mode(cfg.mode)
     server: Any
@@ -249,7 +253,7 @@ def build_client(
         params = stdio_parameters(cfg, base_dir)
         server = sdk_stdio.stdio_client(params, errlog=errlog) if errlog is not None else params
     elif cfg.transport == "http":
-        server = _http_transport(str(cfg.url), _secrets(dict(cfg.headers)), connect_s)
+        server = _http_transport(str(cfg.url), _secrets(dict(cfg.headers)), connect_s, auth)
     elif cfg.transport == "sse":
         server = sse_client(str(cfg.url), headers=_secrets(dict(cfg.headers)) or None, timeout=connect_s)
     elif cfg.transport == "inprocess":
