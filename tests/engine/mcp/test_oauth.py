@@ -7,6 +7,7 @@ browser by following the printed URL. No token may appear in any output: CLI std
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ from engine.config import load_settings
 from engine.events import ServerStateChanged
 from engine.tool_desk import call_tool
 from tests.engine.mcp.helpers import FIXTURE_SERVER, wait_for
-from tests.engine.mcp.oauth_helpers import Cli, OAuthPeer, config_text, stored_secrets
+from tests.engine.mcp.oauth_helpers import Cli, OAuthPeer, config_text, follow, stored_secrets
 from tests.fixtures.file_keyring import FileKeyring
 
 STDIO_FX = f"""    fx:
@@ -161,7 +162,7 @@ async def test_expired_token_without_refresh_needs_sign_in(
 async def test_never_signed_in_is_needs_sign_in_without_touching_the_server(
     tmp_path: Path, ring: Path, peers: list[OAuthPeer], make_engine: Any
 ) -> None:
-    peer, _ = setup(tmp_path, ring, peers)
+    peer, cli = setup(tmp_path, ring, peers)
     engine = await make_engine(load_settings(tmp_path / "config.yaml"))
     sup = engine.mcp.supervisors["prot"]
     assert sup.state == "needs sign-in"
@@ -169,3 +170,21 @@ async def test_never_signed_in_is_needs_sign_in_without_touching_the_server(
     assert peer.stats() == {"registrations": 0, "codes": 0, "refreshed": 0, "access_tokens": 0, "resources": []}
     assert "mcp_prot_whoami" not in engine.registry.names()
     assert "needs sign-in" in engine.server_status()["servers"][0]["state"]
+    code, out, _ = cli.run("--json", "mcp", "test", "prot")
+    assert code == 1 and "needs sign-in" in json.loads(out)["error"]
+
+    # the console's way in: the engine's sign-in (a URL to show, a loopback listener), then the server is up
+    shown: list[str] = []
+
+    async def show(url: str) -> None:
+        shown.append(url)
+        asyncio.get_running_loop().create_task(asyncio.to_thread(follow, url))
+
+    report = await engine.sign_in_server("prot", show, timeout_s=20)
+    assert report["state"] == "up" and report["tools"] == ["whoami"] and shown
+    assert (await call_tool(engine, "mcp_prot_whoami", {})).status == "success"
+    code, out, _ = cli.run("--json", "mcp", "test", "prot")  # a fresh connection with the stored token
+    assert code == 0 and json.loads(out)["ok"] is True
+    out_report = await engine.sign_out_server("prot")
+    assert out_report["had_tokens"] is True and out_report["state"] == "needs sign-in"
+    assert stored_secrets(ring) == []

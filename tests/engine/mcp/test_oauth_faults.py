@@ -124,7 +124,8 @@ def test_bad_auth_config(tmp_path: Path, auth: str, where: str, message: str) ->
 def test_auth_only_on_http(tmp_path: Path) -> None:
     config = tmp_path / "config.yaml"
     config.write_text(
-        "mcp:\n  servers:\n    prot:\n      transport: sse\n      url: http://127.0.0.1:1/sse\n      auth: {oauth: {}}\n"
+        "mcp:\n  servers:\n    prot:\n      transport: sse\n"
+        "      url: http://127.0.0.1:1/sse\n      auth: {oauth: {}}\n"
     )
     with pytest.raises(ConfigError) as e:
         load_settings(config)
