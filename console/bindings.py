@@ -95,6 +95,8 @@ SCREEN_BINDING_IDS: dict[str, str] = {
     "server_import": "import Claude Desktop / VS Code JSON",
     "server_tools": "the selected server's tools: schemas, annotations, call one",
     "server_describe": "describe the selected server: PID, uptime, command, env keys, errors",
+    "server_sign_in": "sign in to the selected remote server (OAuth): shows the URL, waits for the browser",
+    "signin_close": "leave the sign-in dialog (a sign-in still waiting is cancelled)",
     "inspector_call": "call the selected tool with the form's arguments",
     "inspector_close": "leave the tool inspector",
     "describe_tools": "the described server's tools",

@@ -16,7 +16,6 @@ one without ``auth.oauth``.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any
 
@@ -50,13 +49,8 @@ def _server(args: argparse.Namespace) -> Any:
     return cfg
 
 
-def can_open_browser() -> bool:
-    """Whether a graphical browser can be shown (never a text browser taking over this terminal)."""
-    return sys.platform in ("darwin", "win32") or bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-
-
 async def cmd_login(args: argparse.Namespace) -> int:
-    from engine.mcp.signin import SignIn, SignInError
+    from engine.mcp.signin import SignIn, SignInError, open_in_browser
 
     cfg = _server(args)
     if args.timeout <= 0:
@@ -72,10 +66,8 @@ async def cmd_login(args: argparse.Namespace) -> int:
             print(f"Sign in to {args.server} in a browser:\n\n  {url}\n")
             print(f"Waiting for the redirect to {_redirect_of(url)} (up to {args.timeout:g} s) …")
         sys.stdout.flush()
-        if not args.no_browser and can_open_browser():
-            import webbrowser
-
-            webbrowser.open(url)
+        if not args.no_browser:
+            open_in_browser(url)
 
     try:
         report = await sign_in.run(show)

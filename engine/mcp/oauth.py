@@ -67,7 +67,10 @@ logging.getLogger("mcp.client.auth.oauth2").addFilter(_QuietSignInRequired())
 
 
 def sign_in_hint(server_id: str) -> str:
-    return f"server {server_id} {NEEDS_SIGN_IN}: run `ava-engine mcp login {server_id}` or press Sign in on Servers"
+    return (
+        f"server {server_id} {NEEDS_SIGN_IN}: run `ava-engine mcp login {server_id}` "
+        "or use Sign in on the console's Servers screen"
+    )
 
 
 def client_metadata(cfg: McpServerConfig, redirect_uri: str) -> OAuthClientMetadata:

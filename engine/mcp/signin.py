@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from contextlib import suppress
@@ -188,6 +190,22 @@ class SignIn:
                     listed = await client.list_tools(cursor=listed.next_cursor, cache_mode="bypass")
                     names.extend(t.name for t in listed.tools)
         return names
+
+
+def open_in_browser(url: str) -> bool:
+    """Open ``url`` in a graphical browser when one can be shown (never a text browser taking over the terminal);
+    True when one was asked to."""
+    graphical = sys.platform in ("darwin", "win32") or bool(
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    )
+    if not graphical:
+        return False
+    import webbrowser
+
+    try:
+        return webbrowser.open(url)
+    except Exception:  # no browser after all: the URL is shown anyway
+        return False
 
 
 def sign_out(server_id: str, cfg: McpServerConfig) -> bool:

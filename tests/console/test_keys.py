@@ -50,6 +50,7 @@ async def test_palette_lists_every_keyed_action_with_its_key(config_path: Path, 
     from console.screens.recordings import RecordingsScreen
     from console.screens.server_describe import ServerDescribe
     from console.screens.server_form import ServerForm
+    from console.screens.sign_in import SignInScreen
     from console.screens.steer_modal import SteerModal
     from console.screens.tool_inspector import ToolInspector
 
@@ -89,6 +90,7 @@ async def test_palette_lists_every_keyed_action_with_its_key(config_path: Path, 
             CallViewScreen("call-1"),
             ServerDescribe("fx"),
             ToolInspector("fx"),
+            SignInScreen("fx"),
         ):
             await app.push_screen(dialog)
             await pilot.pause(0.3)
