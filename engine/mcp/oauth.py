@@ -5,6 +5,8 @@ its ``issuer`` check, PKCE, the RFC 8707 ``resource`` indicator, Client ID Metad
 supports them with dynamic registration as the fallback, the RFC 9207 ``iss`` check of the redirect, refresh). What
 the engine needs beyond it lives here, and only that:
 
+- **A refused token is refreshed first.** On a 401 for a token that had not expired (revoked, or forgotten by a
+  restarted server) the SDK goes straight to a new authorization; here the refresh token is tried first.
 - **No browser from the engine.** A supervised connection never waits for a person: when the flow would send the
   operator to the authorization page, ``SignInRequired`` ends it, the request gets the server's 401 back as an
   ordinary error (the transport stays sane), and ``on_needs_sign_in`` tells the supervisor, which moves the server
@@ -188,9 +190,29 @@ class EngineOAuth(OAuthClientProvider):
         except StopAsyncIteration:
             return
         except Exception as e:
-            self.fault = self.explain(e)
             if self.interactive:
+                self.fault = self.explain(e)
                 raise
+            if isinstance(e, SignInRequired) and self.context.can_refresh_token():
+                # The server refused a token that had not expired (revoked, or the server forgot it): the SDK
+                # would send a person to the browser; a refresh token may still get a new one without anybody.
+                sent = request.headers.get("Authorization")
+                async with self.context.lock:
+                    tokens = self.context.current_tokens
+                    if tokens is not None and sent != f"Bearer {tokens.access_token}":
+                        refreshed = True  # a concurrent request refreshed it already: retry with that one
+                    else:
+                        refresh = await self._refresh_token()
+                        waiting_on = refresh
+                        refreshed = await self._handle_refresh_response((yield refresh))
+                        waiting_on = None
+                if refreshed:
+                    self._add_auth_header(request)
+                    retried = yield request
+                    if retried.status_code != 401:
+                        self.fault = None
+                        return
+            self.fault = self.explain(e)
             if isinstance(e, SignInRequired) and self._on_needs_sign_in is not None:
                 self._on_needs_sign_in(self.fault)
             # The request goes out once more without a token: its 401 reaches the caller as an ordinary error,

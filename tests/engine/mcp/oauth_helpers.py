@@ -51,6 +51,10 @@ class OAuthPeer:
         req = urllib.request.Request(f"{self.rs_base}/control/as-down", method="POST")
         urllib.request.urlopen(req, timeout=5).read()
 
+    def revoke_access(self) -> None:
+        req = urllib.request.Request(f"{self.rs_base}/control/revoke-access", method="POST")
+        urllib.request.urlopen(req, timeout=5).read()
+
     def kill(self) -> None:
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)

@@ -188,3 +188,19 @@ async def test_never_signed_in_is_needs_sign_in_without_touching_the_server(
     out_report = await engine.sign_out_server("prot")
     assert out_report["had_tokens"] is True and out_report["state"] == "needs sign-in"
     assert stored_secrets(ring) == []
+
+
+async def test_a_refused_token_is_refreshed_without_a_browser(
+    tmp_path: Path, ring: Path, peers: list[OAuthPeer], make_engine: Any
+) -> None:
+    """The server forgets its access tokens (a restart): the next call gets a 401, the engine refreshes and retries."""
+    peer, cli = setup(tmp_path, ring, peers)
+    code, _, err = cli.login("prot")
+    assert code == 0, err
+    engine = await make_engine(load_settings(tmp_path / "config.yaml"))
+    assert engine.mcp.supervisors["prot"].state == "up"
+    peer.revoke_access()
+    result = await call_tool(engine, "mcp_prot_whoami", {})
+    assert result.status == "success", result.message
+    assert peer.stats()["refreshed"] == 1
+    assert engine.mcp.supervisors["prot"].state == "up"
