@@ -25,6 +25,8 @@ the engine needs beyond it lives here, and only that:
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
 import logging
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
@@ -298,6 +300,41 @@ async def keep_fresh(auth: EngineOAuth, touch: Callable[[], Awaitable[Any]]) -> 
             log.info("server %s: keeping the token fresh failed: %s", auth.server_id, auth.fault or type(e).__name__)
             if auth.refresh_due_in() == 0.0:
                 return
+
+
+#: How often a server waiting for sign-in looks for tokens another process (``ava-engine mcp login``) stored.
+SIGN_IN_POLL_S = 2.0
+
+
+def _fingerprint(storage: KeyringTokenStorage) -> str | None:
+    tokens = storage.tokens()
+    return hashlib.sha256(tokens.access_token.encode()).hexdigest() if tokens is not None else None
+
+
+async def wait_for_sign_in(server_id: str, cfg: McpServerConfig, stop: asyncio.Event) -> bool:
+    """Until other tokens than the ones that failed are stored for the server (True), or ``stop`` is set (False).
+
+    A running engine (``serve``, the console) thus picks up a sign-in made with ``ava-engine mcp login`` in another
+    terminal without a restart. Only a digest of the token is kept here; a keyring that cannot be read is retried.
+    """
+    storage = KeyringTokenStorage(server_id, str(cfg.url))
+    try:
+        seen = await asyncio.to_thread(_fingerprint, storage)
+    except Exception:
+        seen = None
+    while not stop.is_set():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), SIGN_IN_POLL_S)
+            return False
+        try:
+            now = await asyncio.to_thread(_fingerprint, storage)
+        except Exception as e:  # the keyring went away meanwhile: keep waiting
+            log.debug("server %s: reading the keyring failed: %s", server_id, type(e).__name__)
+            continue
+        if now is not None and now != seen:
+            log.info("server %s: new OAuth tokens were stored; connecting", server_id)
+            return True
+    return False
 
 
 def auth_status(server_id: str, cfg: McpServerConfig) -> dict[str, Any] | None:

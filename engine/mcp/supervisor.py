@@ -40,6 +40,7 @@ from engine.mcp.oauth import (
     engine_auth,
     keep_fresh,
     sign_in_hint,
+    wait_for_sign_in,
 )
 from engine.mcp.registration import ToolRegistration
 from engine.mcp.results import to_tool_result
@@ -213,10 +214,13 @@ class Supervisor(ToolRegistration):
             self.settled.set()
             if self._stop.is_set():
                 return
-            if self._needs_sign_in is not None:  # waits for the operator: restarting would not help
+            if self._needs_sign_in is not None:  # waits for the operator: restarting would not help …
                 self._unregister()
                 self._set_state(NEEDS_SIGN_IN, self._needs_sign_in)
-                return
+                if not await wait_for_sign_in(self.server_id, self.cfg, self._stop):
+                    return
+                self.restarts, first = 0, True  # … until a sign-in elsewhere (`mcp login`) stored new tokens
+                continue
             if self._auth is not None and self._auth.fault:
                 reason = self._auth.fault  # e.g. the token endpoint is down: said plainly, then retried
             self.last_error = reason

@@ -130,7 +130,7 @@ async def test_sign_in_call_refresh_and_logout(
 async def test_expired_token_without_refresh_needs_sign_in(
     tmp_path: Path, ring: Path, peers: list[OAuthPeer], make_engine: Any
 ) -> None:
-    peer, cli = setup(tmp_path, ring, peers, "--token-ttl", "8", "--no-refresh", extra=STDIO_FX)
+    peer, cli = setup(tmp_path, ring, peers, "--token-ttl", "12", "--no-refresh", extra=STDIO_FX)
     code, lines, err = cli.login("prot")
     assert code == 0 and lines[-1]["can_refresh"] is False, err
     tokens = stored_secrets(ring)
@@ -138,14 +138,14 @@ async def test_expired_token_without_refresh_needs_sign_in(
     sup = engine.mcp.supervisors["prot"]
     assert sup.state == "up" and "mcp_prot_whoami" in engine.registry.names()
 
-    await wait_for(lambda: sup.state == "needs sign-in", limit_s=15, interval=0.05)
+    await wait_for(lambda: sup.state == "needs sign-in", limit_s=20, interval=0.05)
     assert "mcp_prot_whoami" not in engine.registry.names()  # its tools withdrawn
     assert engine.mcp.supervisors["fx"].state == "up"  # the rest untouched
     status = next(s for s in engine.server_status()["servers"] if s["id"] == "prot")
     assert status["state"] == "needs sign-in"
     assert "ava-engine mcp login prot" in status["last_error"]
-    await engine.mcp.supervisors["prot"].wait_up(0.5)  # does not start it again on its own
-    assert sup.state == "needs sign-in" and not sup.running
+    assert not await sup.wait_up(0.5)  # no new attempt on its own: it waits for a sign-in
+    assert sup.state == "needs sign-in"
 
     # a fresh engine (the CLI's `mcp list`) with the expired token: needs sign-in at once, no browser, no wait
     started = time.monotonic()
@@ -156,7 +156,13 @@ async def test_expired_token_without_refresh_needs_sign_in(
     assert listed["fx"]["state"] == "up"
     assert time.monotonic() - started < 30
     assert peer.stats()["registrations"] == 1  # the engine never registers a client on its own
-    assert_no_canary(tokens, *cli.output, engine.server_status())
+
+    # signing in from another terminal: the running engine notices the new tokens and connects
+    code, _, err = cli.login("prot")
+    assert code == 0, err
+    await wait_for(lambda: sup.state == "up", limit_s=15, interval=0.05)
+    assert "mcp_prot_whoami" in engine.registry.names()
+    assert_no_canary(tokens + stored_secrets(ring), *cli.output, engine.server_status())
 
 
 async def test_never_signed_in_is_needs_sign_in_without_touching_the_server(
