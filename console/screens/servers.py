@@ -108,7 +108,7 @@ class ServersScreen(ConsoleScreen):
     def _ids(self) -> list[str]:
         settings = self.capp.settings
         configured = list(settings.mcp.servers) if settings is not None else []
-        return sorted(set(configured) | set(self.snapshots))
+        return sorted(set(configured) | set(self.snapshots) | set(self.capp.state.servers))
 
     def _cells(self, sid: str) -> list[str | Text]:
         snap = self.snapshots.get(sid, {})
@@ -130,7 +130,9 @@ class ServersScreen(ConsoleScreen):
             state = "starting…"  # the engine is being built; it starts the server next
         else:  # not running: MCP switched off, or the engine failed
             state = "configured"
-        transport = str(snap.get("transport") or (cfg.transport if cfg else "-"))
+        transport = str(
+            snap.get("transport") or (cfg.transport if cfg else "") or (live.transport if live else "") or "-"
+        )
         err = snap.get("last_error") or (live.last_error if live else None) or ""
         st = self.capp.state
         values = list(st.server_latency.get(sid, ()))
@@ -138,7 +140,7 @@ class ServersScreen(ConsoleScreen):
             sid,
             server_state_text(state),
             transport,
-            str(snap.get("protocol_version") or "-"),
+            str(snap.get("protocol_version") or (live.protocol_version if live and not snap else "") or "-"),
             str(snap.get("restarts", live.restarts if live else 0)),
             latency(st.percentile(sid, 0.5)) if values else "-",
             latency(st.percentile(sid, 0.99)) if values else "-",
