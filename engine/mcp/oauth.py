@@ -59,15 +59,21 @@ class AuthorizationDenied(OAuthFlowError):
     """The authorization server redirected back with an ``error`` instead of a code."""
 
 
-class _QuietSignInRequired(logging.Filter):
-    """The SDK logs every flow error with its traceback; a server that needs sign-in is a state, not an error."""
+class _QuietFlowErrors(logging.Filter):
+    """The SDK logs every flow error at ERROR with its traceback; here each one becomes a message naming the server
+    (the sign-in's error, the server's ``last_error``), so the SDK's record is kept as one DEBUG line."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        exc = record.exc_info[1] if record.exc_info else None
-        return not isinstance(exc, SignInRequired | AuthorizationDenied)
+        if record.exc_info and record.msg == "OAuth flow error":
+            exc = record.exc_info[1]
+            record.msg = "OAuth flow error: %s: %s"
+            record.args = (type(exc).__name__, _short(exc) if exc is not None else "")
+            record.exc_info, record.exc_text = None, None
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return True
 
 
-logging.getLogger("mcp.client.auth.oauth2").addFilter(_QuietSignInRequired())
+logging.getLogger("mcp.client.auth.oauth2").addFilter(_QuietFlowErrors())
 
 
 def sign_in_hint(server_id: str) -> str:
