@@ -210,3 +210,30 @@ async def test_a_refused_token_is_refreshed_without_a_browser(
     assert result.status == "success", result.message
     assert peer.stats()["refreshed"] == 1
     assert engine.mcp.supervisors["prot"].state == "up"
+
+
+async def test_http_mcp_status_shows_needs_sign_in(
+    tmp_path: Path, ring: Path, peers: list[OAuthPeer], make_engine: Any
+) -> None:
+    import aiohttp
+
+    from tests.engine.http.helpers import http_of
+
+    peer = OAuthPeer()
+    peers.append(peer)
+    config = tmp_path / "config.yaml"
+    config.write_text(config_text(peer.url).replace("http: {enabled: false}", "http: {port: 0}"))
+    engine = await make_engine(load_settings(config), serve_http=True)
+    async with aiohttp.ClientSession() as http, http.get(f"{http_of(engine).url}/mcp/status") as r:
+        assert r.status == 200
+        body = await r.json()
+    prot = next(s for s in body["servers"] if s["id"] == "prot")
+    assert prot["state"] == "needs sign-in" and prot["tools"] == []
+    assert prot["auth"] == {
+        "type": "oauth",
+        "signed_in": False,
+        "expires_at": None,
+        "can_refresh": False,
+        "scope": None,
+    }
+    assert "ava-engine mcp login prot" in prot["last_error"]
