@@ -29,7 +29,7 @@ import contextlib
 import hashlib
 import logging
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any, Final
 
 import httpx2
@@ -278,13 +278,12 @@ def _margin(lifetime_s: float) -> float:
 def engine_auth(
     server_id: str,
     cfg: McpServerConfig,
+    storage: KeyringTokenStorage,
     *,
-    on_secret: Callable[[Iterable[str]], None] | None,
     on_needs_sign_in: Callable[[str], None],
 ) -> EngineOAuth:
     """The provider a supervised connection uses; ``SignInRequired`` at once when no token is stored (the engine
     never registers a client or opens a browser on its own)."""
-    storage = KeyringTokenStorage(server_id, str(cfg.url), on_secret)
     if storage.tokens() is None:
         raise SignInRequired(sign_in_hint(server_id))
     client = storage.client_info()
@@ -343,11 +342,8 @@ async def wait_for_sign_in(server_id: str, cfg: McpServerConfig, stop: asyncio.E
     return False
 
 
-def auth_status(server_id: str, cfg: McpServerConfig) -> dict[str, Any] | None:
-    """For the status: whether OAuth tokens are stored and when they expire (never a value); None without ``auth``."""
-    if cfg.auth is None:
-        return None
-    try:
-        return {"type": "oauth", **KeyringTokenStorage(server_id, str(cfg.url)).status()}
-    except Exception as e:  # no usable keyring: say so, the status still answers
-        return {"type": "oauth", "signed_in": None, "error": str(e)[:300]}
+def auth_status(storage: KeyringTokenStorage | None) -> dict[str, Any]:
+    """For the status: whether OAuth tokens are stored and when they expire (never a value), as last read — the
+    status never waits for the keyring; ``signed_in`` is None until the server's first attempt read it."""
+    last = storage.last_status if storage is not None else None
+    return {"type": "oauth", **(last or {"signed_in": None})}

@@ -18,6 +18,7 @@ from engine.config.models import McpServerConfig
 from engine.mcp.connection import Connection, ServerGone, describe
 from engine.mcp.oauth import SignInRequired, engine_auth
 from engine.mcp.stderr import StderrCapture
+from engine.mcp.token_store import KeyringTokenStorage
 
 if TYPE_CHECKING:
     from engine.mcp.supervisor import HostServices
@@ -41,7 +42,8 @@ async def probe_server(server_id: str, cfg: McpServerConfig, services: HostServi
     needs: list[str] = []
     try:
         if cfg.auth is not None:  # the stored token (refreshed if due); never a browser from here
-            conn.auth = engine_auth(server_id, cfg, on_secret=services.remember_secrets, on_needs_sign_in=needs.append)
+            tokens = KeyringTokenStorage(server_id, str(cfg.url), services.remember_secrets)
+            conn.auth = engine_auth(server_id, cfg, tokens, on_needs_sign_in=needs.append)
         async with AsyncExitStack() as stack:
             async with asyncio.timeout(cfg.connect_timeout_ms / 1000):
                 await conn.open(stack, cfg.connect_timeout_ms / 1000)

@@ -46,6 +46,7 @@ from engine.mcp.registration import ToolRegistration
 from engine.mcp.results import to_tool_result
 from engine.mcp.stderr import StderrCapture
 from engine.mcp.structured import mismatch
+from engine.mcp.token_store import KeyringTokenStorage
 from engine.mcp.tool import MCPTool
 from engine.metrics import Metrics
 from engine.tools.base import ToolExecutionContext, ToolResult
@@ -112,6 +113,8 @@ class Supervisor(ToolRegistration):
         #: Why the server waits for an operator's sign-in (OAuth), set by the attempt that found out.
         self._needs_sign_in: str | None = None
         self._auth: EngineOAuth | None = None
+        #: The server's OAuth token store (the keyring); the status shows what it last read, never waiting for it.
+        self._tokens: KeyringTokenStorage | None = None
         services.names.configure(server_id, cfg, self._names_changed)
 
     # ------------------------------------------------------------------------------------------- control
@@ -262,11 +265,11 @@ class Supervisor(ToolRegistration):
         self._needs_sign_in, self._auth = None, None
         if self.cfg.auth is not None:
             try:
+                if self._tokens is None or self._tokens.url != self.cfg.url:
+                    remember = self.services.remember_secrets
+                    self._tokens = KeyringTokenStorage(self.server_id, str(self.cfg.url), remember)
                 conn.auth = self._auth = engine_auth(
-                    self.server_id,
-                    self.cfg,
-                    on_secret=self.services.remember_secrets,
-                    on_needs_sign_in=lambda why: self._sign_in_needed(conn, why),
+                    self.server_id, self.cfg, self._tokens, on_needs_sign_in=lambda why: self._sign_in_needed(conn, why)
                 )
             except SignInRequired as e:
                 self._needs_sign_in = str(e)
@@ -429,7 +432,7 @@ class Supervisor(ToolRegistration):
             "target": self.cfg.target,
             "env_keys": sorted(self.cfg.env),  # never the values
             "header_keys": sorted(self.cfg.headers),
-            "auth": auth_status(self.server_id, self.cfg),
+            "auth": auth_status(self._tokens) if self.cfg.auth is not None else None,
             "warnings": list(self.warnings),
             "tool_count": len(self.tools),
             "tools": [

@@ -43,6 +43,8 @@ class KeyringTokenStorage:
         self.server_id = server_id
         self.url = url
         self._on_secret = on_secret
+        #: ``status()`` as of the last read or write (None before any): the status shows it without a keyring call.
+        self.last_status: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------------------------------- the record
 
@@ -57,15 +59,13 @@ class KeyringTokenStorage:
             raw = keyring.get_password(SERVICE, self.server_id)
         except KeyringError as e:
             raise _failure("read the OAuth tokens", self.server_id, e) from None
-        if not raw:
-            return {}
+        record: Any = {}
         try:
-            record = json.loads(raw)
+            record = json.loads(raw) if raw else {}
         except ValueError:
             log.warning("server %s: the stored OAuth record is corrupt; sign in again", self.server_id)
-            return {}
         if not isinstance(record, dict) or record.get("url") != self.url:
-            return {}  # issued for another URL (the config changed): never sent anywhere else
+            record = {}  # issued for another URL (the config changed): never sent anywhere else
         self._remember(record)
         return record
 
@@ -79,10 +79,16 @@ class KeyringTokenStorage:
             raise _failure("store the OAuth tokens", self.server_id, e) from None
 
     def _remember(self, record: dict[str, Any]) -> None:
-        if self._on_secret is None:
-            return
         tokens = record.get("tokens") or {}
         client = record.get("client") or {}
+        self.last_status = {
+            "signed_in": bool(tokens.get("access_token")),
+            "expires_at": record.get("expires_at"),
+            "can_refresh": bool(tokens.get("refresh_token")),
+            "scope": tokens.get("scope"),
+        }
+        if self._on_secret is None:
+            return
         values = [tokens.get("access_token"), tokens.get("refresh_token"), client.get("client_secret")]
         self._on_secret([v for v in values if isinstance(v, str)])
 
@@ -150,14 +156,9 @@ class KeyringTokenStorage:
 
     def status(self) -> dict[str, Any]:
         """What may be shown: whether tokens are stored, when they expire, whether they can refresh. No values."""
-        record = self._read()
-        tokens = record.get("tokens") or {}
-        return {
-            "signed_in": bool(tokens.get("access_token")),
-            "expires_at": record.get("expires_at"),
-            "can_refresh": bool(tokens.get("refresh_token")),
-            "scope": tokens.get("scope"),
-        }
+        self._read()
+        assert self.last_status is not None
+        return dict(self.last_status)
 
     def delete(self) -> bool:
         """Forget the tokens and the client registration; True when something was stored."""
@@ -168,4 +169,6 @@ class KeyringTokenStorage:
             return False
         except KeyringError as e:
             raise _failure("delete the OAuth tokens", self.server_id, e) from None
+        finally:
+            self.last_status = None
         return True
