@@ -76,7 +76,8 @@ async def cmd_login(args: argparse.Namespace) -> int:
     if args.json:
         print_json(report)
     else:
-        print(f"{args.server}: signed in; {len(report['tools'])} tools: {', '.join(report['tools'][:20]) or '(none)'}")
+        n = len(report["tools"])
+        print(f"{args.server}: signed in; {n} tool{'' if n == 1 else 's'}: {', '.join(report['tools'][:20]) or '-'}")
     return 0
 
 
