@@ -51,9 +51,24 @@ class ServersScreen(ConsoleScreen):
         Binding("e", "edit", "Edit", id="server_edit"),
         Binding("d", "remove", "Remove", id="server_remove"),
         Binding("i", "import_json", "Import", id="server_import"),
+        Binding(
+            "A",
+            "add_from_source",
+            "Add from registry",
+            id="server_add_source",
+            tooltip="a registry server.json, npm:PKG, pypi:PKG, a package name or a URL: fills the server form",
+            show=False,  # in the palette and key help (?): the footer is full at 120 columns
+        ),
         Binding("o", "tools", "Tools", id="server_tools", tooltip="the tool inspector: schemas and a call form"),
         Binding("v", "describe", "Describe", id="server_describe", tooltip="PID, uptime, command, env keys, errors"),
-        Binding("s", "sign_in", "Sign in", id="server_sign_in", tooltip="OAuth sign-in to a remote server"),
+        Binding(
+            "s",
+            "sign_in",
+            "Sign in",
+            id="server_sign_in",
+            tooltip="OAuth sign-in to a remote server: shows the URL, waits for the browser",
+            show=False,  # in the palette and key help (?): the footer is full at 120 columns
+        ),
     ]
 
     def __init__(self) -> None:
@@ -280,6 +295,11 @@ class ServersScreen(ConsoleScreen):
         from console.screens.server_form import ServerForm
 
         self.app.push_screen(ServerForm(None))
+
+    def action_add_from_source(self) -> None:
+        from console.screens.add_source import start_add_from_source
+
+        start_add_from_source(self)
 
     def action_edit(self) -> None:
         from console.screens.server_form import ServerForm
