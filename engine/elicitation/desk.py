@@ -37,7 +37,7 @@ from engine.elicitation import answers
 from engine.elicitation.events import ElicitationRequested, ElicitationResolved, ElicitationWaiting
 from engine.elicitation.route import Asker
 from engine.elicitation.schema import FormField, SchemaError, check_content, form_fields
-from engine.events import EventBus
+from engine.events import EventBus, TranscriptAdded
 from engine.metrics import Metrics
 from engine.redact import Redactor
 
@@ -166,9 +166,8 @@ class ElicitationDesk:
         if f is None or f.done():
             return False
         f.set_result(text)
-        from engine.events import TranscriptAdded
-
-        self.bus.publish(TranscriptAdded(call_id=call_id, role="user", text=text))
+        if text:
+            self.bus.publish(TranscriptAdded(call_id=call_id, role="user", text=text))
         return True
 
     # ---------------------------------------------------------------------------------------- the question

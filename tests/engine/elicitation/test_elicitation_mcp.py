@@ -25,6 +25,14 @@ async def engine(tmp_path: Path) -> Any:
         yield e
 
 
+async def next_event(sub: Any) -> Any:
+    return await anext(aiter(sub))
+
+
+async def drain(sub: Any) -> list[Any]:
+    return [e async for e in sub]
+
+
 def on_call(engine: Engine, context: str) -> CallSession:
     session = CallSession(call_id=f"call-{context}", context=context, provider="s")
     session.shown_tools = frozenset(engine.registry.names())
@@ -77,7 +85,7 @@ async def test_an_answer_that_does_not_fit_the_form_is_refused(engine: Engine, e
     sub = engine.bus.subscribe(types={ElicitationWaiting.type})
     session = on_call(engine, "desk")
     running = asyncio.create_task(engine.execute_tool(session, f"mcp_{era}_book_table", {}))
-    ev = await anext(aiter(sub))
+    ev = await next_event(sub)
     with pytest.raises(ValueError, match="'Guests' must be at most 12"):
         engine.answer_elicitation(ev.elicitation_id, "accept", {"guests": 40})
     with pytest.raises(ValueError, match="'Guests' is required"):
@@ -101,7 +109,7 @@ async def test_declined_by_policy_by_timeout_without_operator_and_for_a_nested_f
     r = await engine.execute_tool(on_call(engine, "desk"), f"mcp_{era}_bad_schema", {})
     assert r.message == 'answered {"action":"decline"}'
     sub.close()
-    why = [(ev.by, ev.reason) for ev in [e async for e in sub]]
+    why = [(ev.by, ev.reason) for ev in await drain(sub)]
     assert why == [
         ("policy", "the context 'quiet' declines questions"),
         ("engine", "no operator is attached to answer it"),
@@ -120,9 +128,9 @@ async def test_a_call_without_a_call_is_declined_and_a_link_goes_to_the_operator
     engine.attach_elicitation_operator("test")
     sub = engine.bus.subscribe(types={ElicitationRequested.type, ElicitationWaiting.type})
     running = asyncio.create_task(engine.execute_tool(on_call(engine, "desk"), f"mcp_{era}_sign_up", {}))
-    asked = await anext(aiter(sub))
+    asked = await next_event(sub)
     assert (asked.mode, asked.url) == ("url", "https://example.test/sign-up?code=abc")
-    waiting = await anext(aiter(sub))
+    waiting = await next_event(sub)
     (pending,) = engine.pending_elicitations()
     assert pending.url == asked.url and pending.elicitation_id == waiting.elicitation_id
     engine.answer_elicitation(waiting.elicitation_id, "accept")
