@@ -10,7 +10,9 @@ import fnmatch
 import re
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, GetJsonSchemaHandler, model_validator
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from engine.config.models.common import FieldError, Strict, TierName
 
@@ -51,6 +53,11 @@ class ElicitationConfig(Strict):
     @classmethod
     def _word(cls, data: Any) -> Any:
         return {"ask": data} if isinstance(data, str) else data
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """The word form (``elicitation: caller``) is valid YAML for editors too."""
+        return {"anyOf": [{"type": "string", "enum": ["caller", "operator", "decline"]}, handler(core)]}
 
 
 class ContextConfig(Strict):
