@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pydantic
 import pytest
 
 import engine.config as config_pkg
@@ -91,7 +92,7 @@ def test_elicitation_takes_a_word_or_the_full_form() -> None:
         base["contexts"]["c"]["elicitation"] = value  # type: ignore[index]
         jsonschema.validate(base, json_schema())
     for bad in ("maybe", {"ask": "caller", "timeout_ms": 0}, {"ask": "caller", "when": 1}):
-        with pytest.raises(Exception):
+        with pytest.raises(pydantic.ValidationError):
             ContextConfig.model_validate({"provider": "p", "elicitation": bad})
     base["contexts"]["c"]["elicitation"] = "maybe"  # type: ignore[index]
     with pytest.raises(jsonschema.ValidationError):
