@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pydantic
 import pytest
@@ -87,13 +88,14 @@ def test_elicitation_takes_a_word_or_the_full_form() -> None:
     word = ContextConfig.model_validate({"provider": "p", "elicitation": "caller"}).elicitation
     assert (word.ask, word.timeout_ms, word.attempts) == ("caller", 30_000, 2)
     assert ContextConfig.model_validate({"provider": "p"}).elicitation.ask == "decline"
-    base = {"providers": {}, "contexts": {"c": {"provider": "p"}}}
+    context: dict[str, Any] = {"provider": "p"}
+    base = {"providers": {}, "contexts": {"c": context}}
     for value in ("operator", {"ask": "decline", "timeout_ms": 500}):
-        base["contexts"]["c"]["elicitation"] = value  # type: ignore[index]
+        context["elicitation"] = value
         jsonschema.validate(base, json_schema())
     for bad in ("maybe", {"ask": "caller", "timeout_ms": 0}, {"ask": "caller", "when": 1}):
         with pytest.raises(pydantic.ValidationError):
             ContextConfig.model_validate({"provider": "p", "elicitation": bad})
-    base["contexts"]["c"]["elicitation"] = "maybe"  # type: ignore[index]
+    context["elicitation"] = "maybe"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(base, json_schema())
