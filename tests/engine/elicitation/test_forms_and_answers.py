@@ -61,9 +61,14 @@ def test_anything_else_is_refused_naming_the_property(schema: Any, message: str)
 def test_an_answer_is_checked_against_the_form() -> None:
     fields = form_fields(form(n={"type": "integer", "maximum": 3}, mail={"type": "string", "format": "email"}))
     assert check_content(fields, {"n": 2.0, "mail": "a@b.test"}) == {"n": 2, "mail": "a@b.test"}
-    cases: list[tuple[dict[str, Any], str]] = [({}, "'n' is required"), ({"n": 4}, "at most 3"), ({"n": 1.5}, "whole number"),
-                         ({"n": True}, "must be a number"), ({"n": 1, "mail": "nope"}, "valid email"),
-                         ({"n": 1, "x": 1}, "no field 'x'")]  # fmt: skip
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({}, "'n' is required"),
+        ({"n": 4}, "at most 3"),
+        ({"n": 1.5}, "whole number"),
+        ({"n": True}, "must be a number"),
+        ({"n": 1, "mail": "nope"}, "valid email"),
+        ({"n": 1, "x": 1}, "no field 'x'"),
+    ]
     for bad, message in cases:
         with pytest.raises(SchemaError, match=message):
             check_content(fields, bad)
