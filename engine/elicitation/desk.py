@@ -63,6 +63,7 @@ class PendingElicitation:
 
     elicitation_id: str
     call_id: str
+    tool_call_id: str
     server: str
     tool: str
     exposed_name: str
@@ -219,12 +220,13 @@ class ElicitationDesk:
                 try:
                     async with asyncio.timeout(timeout):
                         if ask == "operator":
-                            pending = PendingElicitation(eid, call_id, server, tool, exposed, params.message, mode,
-                                                         schema, url, now + timeout, tuple(fields))  # fmt: skip
+                            pending = PendingElicitation(eid, call_id, ctx.tool_call_id if ctx else "", server, tool,
+                                                         exposed, params.message, mode, schema, url, now + timeout,
+                                                         tuple(fields))  # fmt: skip
                             action, content, reason = await self._operator(pending)
                             by = "operator"
                         else:
-                            action, content = await self._caller(eid, call_id, params.message, fields, url, ctx)
+                            action, content = await self._caller(eid, params.message, fields, url, ctx)
                             by = "caller"
                 except TimeoutError:
                     raise _Declined("timeout", f"no answer within {timeout:g} seconds") from None
@@ -259,7 +261,8 @@ class ElicitationDesk:
         a = _Ask(pending)
         self._waiting[pending.elicitation_id] = a
         self.bus.publish(ElicitationWaiting(elicitation_id=pending.elicitation_id, call_id=pending.call_id,
-                                            who="operator", prompt=pending.message))  # fmt: skip
+                                            tool_call_id=pending.tool_call_id, who="operator",
+                                            prompt=pending.message))  # fmt: skip
         try:
             return await asyncio.shield(a.future)
         finally:
@@ -267,9 +270,10 @@ class ElicitationDesk:
             self._waiting.pop(pending.elicitation_id, None)
 
     async def _caller(
-        self, eid: str, call_id: str, message: str, fields: list[FormField], url: str | None, ctx: Any
+        self, eid: str, message: str, fields: list[FormField], url: str | None, ctx: Any
     ) -> tuple[str, dict[str, Any]]:
         voice = self.voice
+        call_id = ctx.session.call_id if ctx is not None and ctx.session is not None else ""
         if voice is None or not call_id:
             raise _Declined("engine", "there is no caller to ask (not on a call)")
         if url is not None:
@@ -278,21 +282,23 @@ class ElicitationDesk:
         cfg = self._settings().contexts[ctx.session.context].elicitation
         content: dict[str, Any] = {}
         for f in fields:
-            value = await self._ask_field(eid, call_id, message, f, len(fields) > 1, cfg.attempts)
+            value = await self._ask_field(eid, (call_id, ctx.tool_call_id), message, f, len(fields) > 1, cfg.attempts)
             content[f.name] = value
         return "accept", content
 
-    async def _ask_field(self, eid: str, call_id: str, message: str, f: FormField, several: bool, attempts: int) -> Any:
+    async def _ask_field(
+        self, eid: str, where: tuple[str, str], message: str, f: FormField, several: bool, attempts: int
+    ) -> Any:
         assert self.voice is not None
         today = self._today()
         prompt = answers.question(message, f, several)
         misses = 0
         while True:
-            heard = await self._listen(eid, call_id, prompt, answers.phrases(f, today))
+            heard = await self._listen(eid, where, prompt, answers.phrases(f, today))
             value = answers.parse(f, heard, today)
             if value is not None and f.kind != "boolean":  # a yes/no is its own confirmation
                 check = answers.confirmation(f, value)
-                value = value if answers.yes_no(await self._listen(eid, call_id, check, answers.phrases(
+                value = value if answers.yes_no(await self._listen(eid, where, check, answers.phrases(
                     FormField(f.name, "boolean", ""), today))) else None  # fmt: skip
             if value is not None:
                 return value
@@ -301,15 +307,16 @@ class ElicitationDesk:
                 raise _Declined("caller", f"the caller's answer to {f.label!r} was not understood {misses} times")
             prompt = f"Sorry, let's try again. {answers.question(message, f, several)}"
 
-    async def _listen(self, eid: str, call_id: str, prompt: str, expect: list[str]) -> str:
-        """Say ``prompt`` and wait for the caller's next words (``hear``)."""
+    async def _listen(self, eid: str, where: tuple[str, str], prompt: str, expect: list[str]) -> str:
+        """Say ``prompt`` on the call and wait for the caller's next words (``hear``); ``where``: (call, tool call)."""
         assert self.voice is not None
+        call_id, tool_call_id = where
         if not await self.voice.say(call_id, prompt):
             raise _Declined("engine", "this call cannot be spoken to by the engine (a realtime provider)")
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._listening[call_id] = future
-        self.bus.publish(ElicitationWaiting(elicitation_id=eid, call_id=call_id, who="caller", prompt=prompt,
-                                            expect=expect))  # fmt: skip
+        self.bus.publish(ElicitationWaiting(elicitation_id=eid, call_id=call_id, tool_call_id=tool_call_id,
+                                            who="caller", prompt=prompt, expect=expect))  # fmt: skip
         try:
             return await future
         finally:

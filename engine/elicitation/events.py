@@ -41,6 +41,7 @@ class ElicitationWaiting(Event):
     type: ClassVar[str] = "elicitation.waiting"
     elicitation_id: str
     call_id: str
+    tool_call_id: str
     who: str
     prompt: str = ""
     expect: list[str] = field(default_factory=list)
