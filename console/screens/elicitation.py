@@ -40,11 +40,10 @@ class ElicitationScreen(ModalScreen[str | None]):
         Binding("escape", "cancel", "Cancel", id="elicitation_cancel"),
     ]
 
-    def __init__(self, row: QuestionRow, answer: Any, now: Any = time.time) -> None:
+    def __init__(self, row: QuestionRow, answer: Any) -> None:
         super().__init__()
         self.row = row
         self._answer = answer
-        self._now = now
         self.specs: list[FieldSpec] = fields_for(row.schema) if row.mode == "form" else []
 
     def compose(self) -> ComposeResult:
@@ -69,6 +68,10 @@ class ElicitationScreen(ModalScreen[str | None]):
         self.set_interval(1.0, self._tick)
         if self.specs:
             self.query_one(f"#el-{self.specs[0].name}").focus()
+
+    def _now(self) -> float:
+        clock = getattr(self.app, "clock", None)  # the console's (a stopped one in snapshot tests)
+        return float(clock.now()) if clock is not None else time.time()
 
     def _left(self) -> str:
         left = max(0, int(self.row.deadline - self._now()))
