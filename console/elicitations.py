@@ -109,4 +109,8 @@ class ElicitationPrompts:
         screen = ElicitationScreen(row, engine.answer_elicitation)
         self.open[row.elicitation_id] = screen
         app.bell()
-        app.push_screen(screen, lambda _action: self.open.pop(row.elicitation_id, None))
+
+        def closed(_action: str | None) -> None:
+            self.open.pop(row.elicitation_id, None)
+
+        app.push_screen(screen, closed)

@@ -15,6 +15,8 @@ import yaml
 from console.app import AvaConsole
 from console.screens.elicitation import ElicitationScreen
 from console.screens.invocations import running_text
+from console.state import Invocation
+from tests.console.conftest import servers_up
 from tests.console.helpers import record_notifications
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,8 +45,7 @@ def tables_config(config_path: Path) -> Path:
 
 async def _ask(pilot, app: AvaConsole, wait, era: str) -> ElicitationScreen:
     await wait(pilot, lambda: app.engine_running, 60)
-    await wait(pilot, lambda: app.engine is not None and len(app.engine.server_status()["servers"]) == 2, 60)
-    await wait(pilot, lambda: all(s["state"] == "up" for s in app.engine.server_status()["servers"]), 60)
+    await wait(pilot, lambda: servers_up(app, "old", "new"), 60)
     await pilot.press("ctrl+n")
     await wait(pilot, lambda: app.focused is not None and app.focused.id == "calls", 30)
     await pilot.press("s")
@@ -55,7 +56,7 @@ async def _ask(pilot, app: AvaConsole, wait, era: str) -> ElicitationScreen:
     return app.screen
 
 
-def _invocation(app: AvaConsole, era: str):  # type: ignore[no-untyped-def]
+def _invocation(app: AvaConsole, era: str) -> Invocation:
     return next(i for i in reversed(app.state.invocations) if i.exposed_name == f"mcp_{era}_book_table")
 
 
