@@ -172,6 +172,17 @@ def choice(f: FormField, text: str) -> str | None:
     return hits[0] if len(set(hits)) == 1 else None
 
 
+def choices(f: FormField, text: str) -> list[str] | None:
+    """Every enum value ``text`` names ("piano and drums"), in the order of the options; None when none."""
+    said = f" {' '.join(words(text))} "
+    hits = [
+        value
+        for value, title in zip(f.options, f.option_titles, strict=True)
+        if any(f" {' '.join(words(n))} " in said for n in {value, title} if words(n))
+    ]
+    return hits or None
+
+
 def parse(f: FormField, text: str, today: date) -> object | None:
     """``text`` as a value of ``f`` (checked against its bounds and format), or None when it does not fit."""
     value: object | None
@@ -183,6 +194,8 @@ def parse(f: FormField, text: str, today: date) -> object | None:
             value = int(value)
     elif f.kind == "enum":
         value = choice(f, text)
+    elif f.kind == "multi":
+        value = choices(f, text)
     elif f.format == "date":
         d = spoken_date(text, today)
         value = d.isoformat() if d is not None else None
@@ -204,6 +217,9 @@ def speakable(f: FormField, value: object) -> str:
         return "yes" if value else "no"
     if f.kind == "enum":
         return f.option_titles[f.options.index(str(value))]
+    if f.kind == "multi" and isinstance(value, list):
+        titles = [f.option_titles[f.options.index(v)] for v in value]
+        return titles[0] if len(titles) == 1 else f"{', '.join(titles[:-1])} and {titles[-1]}"
     if f.format == "date":
         d = date.fromisoformat(str(value))
         return f"{d.strftime('%A')}, {d.strftime('%B')} {d.day}"
@@ -214,9 +230,10 @@ def speakable(f: FormField, value: object) -> str:
 
 def question(message: str, f: FormField, several: bool) -> str:
     """What the caller is asked for ``f``: the server's message, with the field named when the form has several."""
-    if f.kind == "enum":
+    if f.kind in ("enum", "multi"):
         options = ", ".join(f.option_titles[:-1]) + f" or {f.option_titles[-1]}" if len(f.options) > 1 else ""
-        hint = f" You can say {options}." if options else ""
+        several_ok = " (one or more)" if f.kind == "multi" else ""
+        hint = f" You can say {options}{several_ok}." if options else ""
     elif f.kind == "boolean":
         hint = " Please say yes or no."
     else:
@@ -242,6 +259,9 @@ def phrases(f: FormField, today: date) -> list[str]:
         return [*yes_no_phrases, *(f"[make it] {n} [please]" for n in range(lo, hi + 1))]
     if f.kind == "enum":
         return [*yes_no_phrases, *(f"[the] {t} [please]" for t in f.option_titles)]
+    if f.kind == "multi":
+        pairs = [f"{a} and {b}" for a in f.option_titles for b in f.option_titles if a != b]
+        return [*yes_no_phrases, *f.option_titles, *pairs]
     if f.format == "date":
         days = [*_WEEKDAYS, "today", "tomorrow"]
         return [*yes_no_phrases, *(f"[on] [next] {d}" for d in days)]

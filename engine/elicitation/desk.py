@@ -10,6 +10,8 @@ follows that call's context: ``contexts.<name>.elicitation``:
   declined at once when no operator is attached;
 * ``caller``: the question is spoken on the call (``CallerVoice``) and the caller's next utterance parsed into the
   field (``engine.elicitation.answers``), confirmed back, then accepted; unparsable ``attempts`` times → decline.
+  Only the required fields are asked (all of them when none is); a required e-mail, URI or date-time cannot be
+  spelled by voice and declines the question with a spoken reason; URL mode declines with a spoken reason.
 
 Every question is checked first (``engine.elicitation.schema``: flat primitive forms only; anything else is
 declined with a message naming the server and tool), the tool's own timeout stops while the question waits, and
@@ -43,6 +45,8 @@ from engine.redact import Redactor
 
 log = logging.getLogger(__name__)
 
+#: String formats a caller cannot reliably spell out by voice: a required one declines the question for the caller.
+VOICELESS = ("email", "uri", "date-time")
 #: What the caller hears when the question is given up.
 GIVE_UP = "I'm sorry, I couldn't get that, so I'll carry on without it."
 
@@ -280,9 +284,14 @@ class ElicitationDesk:
             await voice.say(call_id, f"{message} I can't open a web page on this call, so I'll skip that.")
             raise _Declined("policy", "a link cannot be opened on a voice call")
         cfg = self._settings().contexts[ctx.session.context].elicitation
+        asked = [f for f in fields if f.required] or fields  # optional fields keep the server's defaults
+        unsayable = next((f for f in asked if f.format in VOICELESS), None)
+        if unsayable is not None:
+            await voice.say(call_id, f"{message} I can't take that on the phone, so I'll skip it.")
+            raise _Declined("policy", f"{unsayable.label!r} ({unsayable.format}) cannot be answered by voice")
         content: dict[str, Any] = {}
-        for f in fields:
-            value = await self._ask_field(eid, (call_id, ctx.tool_call_id), message, f, len(fields) > 1, cfg.attempts)
+        for f in asked:
+            value = await self._ask_field(eid, (call_id, ctx.tool_call_id), message, f, len(asked) > 1, cfg.attempts)
             content[f.name] = value
         return "accept", content
 

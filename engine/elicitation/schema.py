@@ -3,10 +3,11 @@
 Why it exists: an elicitation's ``requestedSchema`` comes from the server and is shown to an operator (a form) or
 spoken to a caller (one question per field), so it is checked first. The MCP spec allows only a flat object whose
 properties are strings (``format`` email, uri, date, date-time; min/max length), numbers or integers (min/max),
-booleans, and single-choice enums (``enum`` with optional ``enumNames``, or ``oneOf`` of ``const``/``title``).
-Anything else — a nested object, an array, a ``$ref``, an unknown type or format — is a ``SchemaError`` naming the
-property, and the question is declined. ``check_content`` checks an answer against the same fields (the operator's
-form and the caller's parsed words both go through it before the server gets them).
+booleans, single-choice enums (``enum`` with optional ``enumNames``, or ``oneOf`` of ``const``/``title``) and
+multi-select enums (an array whose ``items`` are such choices, min/max items). Anything else — a nested object,
+another array, a ``$ref``, an unknown type or format — is a ``SchemaError`` naming the property, and the question
+is declined. ``check_content`` checks an answer against the same fields (the operator's form and the caller's
+parsed words both go through it before the server gets them).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, Literal
 
-Kind = Literal["string", "number", "integer", "boolean", "enum"]
+Kind = Literal["string", "number", "integer", "boolean", "enum", "multi"]
 
 #: The string formats a form can take and check.
 FORMATS = ("email", "uri", "date", "date-time")
@@ -31,6 +32,7 @@ _KEYS = {
     "number": {"type", "title", "description", "minimum", "maximum", "default"},
     "integer": {"type", "title", "description", "minimum", "maximum", "default"},
     "boolean": {"type", "title", "description", "default"},
+    "array": {"type", "title", "description", "minItems", "maxItems", "items", "default"},
 }  # fmt: skip
 
 
@@ -99,8 +101,8 @@ def _field(name: str, spec: Any, required: bool) -> FormField:
     if "$ref" in spec:
         raise SchemaError(f"property {name!r} is a reference ($ref); only flat primitive properties can be asked")
     kind = spec.get("type")
-    if kind in ("object", "array"):
-        what = "an array" if kind == "array" else "a nested object"
+    if kind == "object" or (kind == "array" and not _is_multi_select(spec.get("items"))):
+        what = "an array (other than a multi-select of string choices)" if kind == "array" else "a nested object"
         raise SchemaError(
             f"property {name!r} is {what}; only flat primitive properties (string, number, integer, boolean, enum) "
             "can be asked"
@@ -114,6 +116,11 @@ def _field(name: str, spec: Any, required: bool) -> FormField:
     desc = spec.get("description") if isinstance(spec.get("description"), str) else ""
     base: dict[str, Any] = {"name": name, "title": title, "description": desc, "required": required}
     default = spec.get("default")
+    if kind == "array":
+        options, titles = _options(name, spec["items"])
+        lo, hi = _num(name, spec, "minItems"), _num(name, spec, "maxItems")
+        return FormField(kind="multi", options=options, option_titles=titles, min_length=int(lo) if lo else None,
+                         max_length=int(hi) if hi else None, default=default, **base)  # fmt: skip
     if kind == "boolean":
         if default is not None and not isinstance(default, bool):
             raise SchemaError(f"property {name!r}: default {default!r} is not a boolean")
@@ -140,6 +147,13 @@ def _field(name: str, spec: Any, required: bool) -> FormField:
     )
 
 
+def _is_multi_select(items: Any) -> bool:
+    """``items`` of a multi-select: string choices (``enum``, or ``anyOf`` of ``const``/``title``)."""
+    if not isinstance(items, Mapping):
+        return False
+    return "enum" in items or "anyOf" in items or "oneOf" in items
+
+
 def _options(name: str, spec: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     if "enum" in spec:
         values = spec["enum"]
@@ -149,8 +163,8 @@ def _options(name: str, spec: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple
         if names is not None and (not isinstance(names, list) or len(names) != len(values)):
             raise SchemaError(f"property {name!r}: enumNames must name each of the {len(values)} enum values")
         return tuple(values), tuple(str(n) for n in names) if names else tuple(values)
-    if "oneOf" in spec:
-        items = spec["oneOf"]
+    if "oneOf" in spec or "anyOf" in spec:
+        items = spec.get("oneOf", spec.get("anyOf"))
         if not isinstance(items, list) or not items:
             raise SchemaError(f"property {name!r}: oneOf must be a non-empty list of {{const, title}}")
         values, titles = [], []
@@ -182,6 +196,17 @@ def check_value(f: FormField, value: Any) -> Any:
         if f.maximum is not None and value > f.maximum:
             raise SchemaError(f"{where} must be at most {f.maximum:g}")
         return value
+    if f.kind == "multi":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise SchemaError(f"{where} must be a list of choices")
+        wrong = [v for v in value if v not in f.options]
+        if wrong:
+            raise SchemaError(f"{where}: {wrong[0]!r} is not one of {', '.join(f.option_titles)}")
+        if f.min_length is not None and len(value) < f.min_length:
+            raise SchemaError(f"{where} needs at least {f.min_length} choice(s)")
+        if f.max_length is not None and len(value) > f.max_length:
+            raise SchemaError(f"{where} takes at most {f.max_length} choice(s)")
+        return list(dict.fromkeys(value))
     if not isinstance(value, str):
         raise SchemaError(f"{where} must be text")
     if f.kind == "enum":

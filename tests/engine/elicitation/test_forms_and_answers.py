@@ -126,3 +126,20 @@ def test_expected_answers_make_a_grammar() -> None:
     assert "sixty" in PhraseSet(answers.phrases(wide, TODAY))
     day = FormField("day", "string", "", format="date")
     assert "on next friday" in PhraseSet(answers.phrases(day, TODAY))
+
+
+def test_a_multi_select_takes_several_choices() -> None:
+    (pick,) = form_fields(form(pick={"type": "array", "minItems": 1, "maxItems": 2,
+                                     "items": {"anyOf": [{"const": "g", "title": "Guitar"},
+                                                         {"const": "p", "title": "Piano"},
+                                                         {"const": "d", "title": "Drums"}]}}))  # fmt: skip
+    assert (pick.kind, pick.options, pick.max_length) == ("multi", ("g", "p", "d"), 2)
+    assert check_content([pick], {"pick": ["p", "g"]}) == {"pick": ["p", "g"]}
+    for bad, message in [(["x"], "'x' is not one of"), ([], "at least 1"), (["g", "p", "d"], "at most 2")]:
+        with pytest.raises(SchemaError, match=message):
+            check_content([pick], {"pick": bad})
+    assert answers.parse(pick, "piano and guitar", TODAY) == ["g", "p"]
+    assert answers.speakable(pick, ["g", "p"]) == "Guitar and Piano"
+    assert "piano and drums" in PhraseSet(answers.phrases(pick, TODAY))
+    (tags,) = form_fields(form(tags={"type": "array", "items": {"type": "string", "enum": ["a", "b"]}}))
+    assert tags.options == ("a", "b")
