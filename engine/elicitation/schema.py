@@ -22,8 +22,8 @@ Kind = Literal["string", "number", "integer", "boolean", "enum", "multi"]
 
 #: The string formats a form can take and check.
 FORMATS = ("email", "uri", "date", "date-time")
-#: At most this many properties: a caller cannot answer a longer form by voice, nor an operator within a call.
-MAX_FIELDS = 12
+#: At most this many properties (a form beyond it is no question to put to a person mid-call).
+MAX_FIELDS = 32
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _URI = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:\S+$")
 _KEYS = {
