@@ -80,6 +80,8 @@ class ElicitationPrompts:
     def take(self, app: App[Any], events: list[Event]) -> None:
         """One event batch: remember questions, open a dialog when one waits for the operator, close it when the
         question ends."""
+        if not any(e.type.startswith("elicitation.") for e in events):
+            return
         from engine.events import ElicitationRequested, ElicitationResolved, ElicitationWaiting
 
         for ev in events:

@@ -225,7 +225,8 @@ class ElicitationDesk:
                     async with asyncio.timeout(timeout):
                         if ask == "operator":
                             pending = PendingElicitation(eid, call_id, ctx.tool_call_id if ctx else "", server, tool,
-                                                         exposed, params.message, mode, schema, url, now + timeout,
+                                                         exposed, self._redact(params.message), mode,
+                                                         self._redact.value(schema), url, now + timeout,
                                                          tuple(fields))  # fmt: skip
                             action, content, reason = await self._operator(pending)
                             by = "operator"

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from engine.app import Engine
 from engine.events import ElicitationRequested, ElicitationResolved, ElicitationWaiting
@@ -135,3 +136,29 @@ async def test_a_call_without_a_call_is_declined_and_a_link_goes_to_the_operator
     assert pending.url == asked.url and pending.elicitation_id == waiting.elicitation_id
     engine.answer_elicitation(waiting.elicitation_id, "accept")
     assert (await running).message == "accept"
+
+
+async def test_a_secret_in_a_question_never_leaves_masked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    canary = "sk-ELICIT-CANARY-5e1f"
+    monkeypatch.setenv("ELICIT_CANARY", canary)
+    cfg = write_config(tmp_path)
+    data = yaml.safe_load(cfg.read_text())
+    data["tools"] = {"email": {"password": "${ELICIT_CANARY}"}}
+    cfg.write_text(yaml.safe_dump(data))
+    engine = Engine(settings_at(cfg), config_path=cfg)
+    async with engine:
+        engine.attach_elicitation_operator("test")
+        kinds = {ElicitationRequested.type, ElicitationWaiting.type, ElicitationResolved.type}
+        sub, log = engine.bus.subscribe(types=kinds), engine.bus.subscribe(types=kinds)
+        running = asyncio.create_task(
+            engine.execute_tool(on_call(engine, "desk"), "mcp_new_cancel_order", {"order": canary})
+        )
+        await next_event(sub)
+        waiting = await next_event(sub)
+        (pending,) = engine.pending_elicitations()
+        assert canary not in pending.message and "Do you really want to cancel order" in pending.message
+        engine.answer_elicitation(waiting.elicitation_id, "accept", {"confirm": True})
+        assert (await running).message == 'accept {"confirm":true}'
+        log.close()
+        seen = [ev.to_json() for ev in await drain(log)]
+    assert len(seen) == 3 and not any(canary in line for line in seen)
