@@ -5,7 +5,8 @@ the MCP SDK, aiohttp, numpy …), and the screens open in "starting…" states. 
 loads the config (the Servers screen then lists its servers as starting), imports and builds the engine, and hands
 it to the app's loop, where a worker starts it. Until the engine runs, every key that needs it says "the engine is
 still starting" instead of acting. The engine runs in the app's own event loop. ONE worker
-pumps bus events (the softphone's state and levels among them) into Textual messages in batches, and the app
+pumps bus events (the softphone's state and levels among them) into Textual messages in batches (an operator's key
+wakes it: console/event_pump.py), and the app
 hands each batch's ``Changes`` to the visible screens so they update incrementally. The console uses only the
 engine's public API (``engine``, ``engine.events``, ``engine.config``; see ``engine/__init__.py``).
 """
@@ -13,7 +14,6 @@ engine's public API (``engine``, ``engine.events``, ``engine.config``; see ``eng
 from __future__ import annotations
 
 import argparse
-import asyncio
 import importlib
 import sys
 from collections.abc import Callable
@@ -31,6 +31,7 @@ from console.approvals import ApprovalQueue
 from console.bindings import app_bindings, validate_keymap
 from console.commands import ConsoleCommands
 from console.elicitations import ElicitationPrompts
+from console.event_pump import EventPump
 from console.format import Clock
 from console.host import load_config, resolve_path
 from console.launch import add_arguments, apply_overrides, claim_web_tab, make_console, serve_web
@@ -42,7 +43,7 @@ from console.screens.calls import CallsScreen
 from console.state import Changes, ConsoleState, VoiceStatus
 from console.timings_state import VIEW_ONLY, TimingsState
 from console.widgets.header import Glance, api_url, glance_line
-from engine import list_audio_devices
+from engine import freeze_startup_heap, list_audio_devices
 
 if TYPE_CHECKING:  # the engine, its events, the config models and the voice modules load after the first frame
     from engine import BackendFactory, DeviceInfo, DeviceSpec, Engine, Softphone
@@ -124,11 +125,12 @@ class AvaConsole(ReplayControls, App[None]):
         self.glance = Glance()
         self.clock = clock or (Clock() if replay is None else ReplayClock(lambda: self.replay))
         self.tick = tick
-        self.pump_interval = pump_interval
+        self.pump = EventPump(pump_interval)
         self.selected_call: str | None = None
         self._sub: Subscription | None = None
         self._owns_engine = engine is None
         self.batches = 0
+        self.rebuilds = 0
         #: The sound card by default; tests pass WAV/in-memory backends and device lists.
         self.audio_backend_factory = audio_backend_factory
         self.list_audio_devices = list_audio_devices
@@ -288,21 +290,17 @@ class AvaConsole(ReplayControls, App[None]):
         self.engine_running = True
         self.show_engine_status()
         self.post_message(EngineReady())
+        freeze_startup_heap()  # full GC passes then skip the ~120k start-up objects (engine/heap.py)
 
     @work(group="pump", name="event-pump", exclusive=True, exit_on_error=False)
     async def pump_events(self, sub: Subscription) -> None:
-        """The one pump: post everything queued as one message, then rest ``pump_interval`` before the next.
+        await self.pump.run(sub, self.post_message)
 
-        Leading edge: an event after a quiet spell (the answer to a key press) goes out at once; under load,
-        everything that arrived during the rest goes out together, so there is at most one message per interval.
-        """
+    async def run_action(self, *args: Any, **kwargs: Any) -> bool:
         try:
-            while not sub.closed:
-                first = await sub.get()
-                self.post_message(EventBatch([first, *sub.drain()], sub.dropped))
-                await asyncio.sleep(self.pump_interval)
-        except StopAsyncIteration:
-            return
+            return await super().run_action(*args, **kwargs)
+        finally:
+            self.pump.wake()  # the answer to the key (a tier, a tool switched) goes out now, not after the rest
 
     async def shutdown_engine(self) -> None:
         self._quitting = True
@@ -368,6 +366,7 @@ class AvaConsole(ReplayControls, App[None]):
             try:
                 if isinstance(screen, ConsoleScreen):
                     screen.apply_changes(changes)
+                    screen.synced = self.sync_token()
                     call = self.selected_call  # the key bar marks the selected call's active tier
                     if changes.default_tier or call in changes.calls_changed or call in changes.calls_added:
                         screen.update_keybar()
@@ -377,8 +376,17 @@ class AvaConsole(ReplayControls, App[None]):
     def _live_screens(self) -> list[Screen[Any]]:
         return [s for s in self.screen_stack if s.is_mounted]
 
+    def sync_token(self) -> tuple[int, int, str | None]:
+        """What a screen shows depends on: the batches handed out, the rebuilds asked for, the selected call.
+
+        A screen that saw every batch while another was on top of it (the call view, a dialog) is up to date when it
+        comes back and is not rebuilt; one that was switched away from missed batches and rebuilds."""
+        return (self.batches, self.rebuilds, self.selected_call)
+
     def _tell_screens(self, method: str) -> None:
         """Call ``method`` on every mounted screen that has it (dialogs on the stack do not)."""
+        if method == "refresh_all":
+            self.rebuilds += 1  # the screens that are not mounted now rebuild when shown
         for screen in self._live_screens():
             fn = getattr(screen, method, None)
             if callable(fn):

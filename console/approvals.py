@@ -59,11 +59,32 @@ def approval_summary(ev: Event) -> str:
 
 
 class ApprovalQueue:
-    """The pending approvals, oldest first (the first is the one the keys answer)."""
+    """The pending approvals, oldest first. The keys answer the *target*: the one the operator picked with
+    ``next_approval``, else the oldest of the selected call, else the oldest of all."""
 
     def __init__(self) -> None:
         self.rows: dict[str, PendingRow] = {}
         self._detach: Callable[[], None] | None = None
+        #: The approval the operator moved the mark to (dropped once it is answered or gone).
+        self.picked: str | None = None
+
+    def target(self, call_id: str | None) -> PendingRow | None:
+        if self.picked is not None and self.picked in self.rows:
+            return self.rows[self.picked]
+        if call_id:
+            for row in self.rows.values():
+                if row.call_id == call_id:
+                    return row
+        return self.first
+
+    def pick_next(self, call_id: str | None) -> PendingRow | None:
+        """Move the mark to the next waiting approval (round the queue); None when nothing waits."""
+        current = self.target(call_id)
+        if current is None:
+            return None
+        ids = list(self.rows)
+        self.picked = ids[(ids.index(current.approval_id) + 1) % len(ids)]
+        return self.rows[self.picked]
 
     def attach(self, engine: Engine) -> None:
         """Be the engine's approver (calls needing approval then wait for this console) and show what waits."""
@@ -97,6 +118,8 @@ class ApprovalQueue:
                 arrived.append(row)
             elif isinstance(ev, ToolApprovalResolved):
                 old = self.rows.pop(ev.approval_id, None)
+                if self.picked == ev.approval_id:
+                    self.picked = None
                 if old is not None:
                     gone.append((old, ev.outcome, ev.by))
         return arrived, gone

@@ -27,6 +27,8 @@ SPEEDS = (1.0, 4.0, 0.0)
 PREFIX = "replay:"
 #: Events per message when replaying instantly (the screens stay responsive on a long call).
 CHUNK = 2000
+#: Recorded events a replay beside a live engine leaves out (the live engine's servers are the real ones).
+LIVE_ONLY_TYPES = frozenset({"server.state"})
 #: The longest the replay sleeps at once, so a speed change takes effect at once.
 MAX_SLEEP_S = 0.1
 
@@ -58,7 +60,8 @@ class Replay:
         self.rename = rename
         t0 = events[0].ts if events else 0.0
         shift = (shift_to - t0) if shift_to is not None else 0.0
-        self.events = [_moved(e, shift, rename) for e in events]
+        # Beside a live engine, the Servers screen shows the live servers, not the recorded ones.
+        self.events = [_moved(e, shift, rename) for e in events if not (rename and e.type in LIVE_ONLY_TYPES)]
         self.t0 = self.events[0].ts if self.events else 0.0
         self.end = self.events[-1].ts if self.events else 0.0
         self.speed = speed

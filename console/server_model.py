@@ -11,7 +11,7 @@ import os
 import re
 import shlex
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -180,30 +180,6 @@ def _no_secret(name: str) -> str:
 def expand_command_word(word: str) -> str:
     """A command word as the loader runs it: ``{python}`` and ``${VAR}`` expanded (keyring refs are refused)."""
     return expand_python(expand(word, env=os.environ, lookup_secret=_no_secret))
-
-
-def expand_entry(data: Mapping[str, Any], lookup_secret: Callable[[str], str]) -> dict[str, Any]:
-    """A server entry with every reference expanded as the loader expands a saved one (for testing it unsaved).
-
-    ``ExpansionError`` names the key whose reference cannot be expanded (never a resolved value).
-    """
-
-    def walk(node: Any, path: tuple[str | int, ...]) -> Any:
-        if isinstance(node, Mapping):
-            return {k: walk(v, (*path, k)) for k, v in node.items()}
-        if isinstance(node, list):
-            return [walk(v, (*path, i)) for i, v in enumerate(node)]
-        if isinstance(node, str):
-            try:
-                text = expand(node, env=os.environ, lookup_secret=lookup_secret)
-            except ExpansionError as e:
-                where = ".".join(str(p) for p in path)
-                raise ExpansionError(f"{where}: {e.message}") from None
-            return expand_python(text) if path[:1] == ("command",) else text
-        return node
-
-    result: dict[str, Any] = walk(data, ())
-    return result
 
 
 def join_command(words: list[str]) -> str:

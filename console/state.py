@@ -78,6 +78,8 @@ class ServerRow:
     restarts: int = 0
     last_error: str | None = None
     ts: float = 0.0
+    transport: str = ""
+    protocol_version: str = ""
 
 
 @dataclass
@@ -359,7 +361,9 @@ class ConsoleState:
                 if running not in ch.invocations_added and running not in ch.invocations_changed:
                     ch.invocations_changed.append(running)
         elif isinstance(ev, ServerStateChanged):
-            self.servers[ev.server] = ServerRow(ev.server, ev.state, ev.restarts, ev.last_error, ev.ts)
+            self.servers[ev.server] = ServerRow(
+                ev.server, ev.state, ev.restarts, ev.last_error, ev.ts, ev.transport, ev.protocol_version
+            )
             ch.servers.add(ev.server)
         elif isinstance(ev, ConfigReloaded):
             ch.config_reloaded = True

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from engine.app import Engine
     from engine.approvals import ApprovalError, PendingApproval
     from engine.calls import CallError
+    from engine.heap import freeze_startup_heap
     from engine.logs import configure_logging
     from engine.recorder.codec import RecordingError, read_recording
     from engine.recorder.export import export_recording
@@ -76,6 +77,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "ApprovalError": ("engine.approvals", "ApprovalError"),
     "PendingApproval": ("engine.approvals", "PendingApproval"),
     "configure_logging": ("engine.logs", "configure_logging"),
+    "freeze_startup_heap": ("engine.heap", "freeze_startup_heap"),
     "percentile": ("engine.stats", "percentile"),
     "tool_catalog": ("engine.tool_desk", "tool_catalog"),
     "call_tool": ("engine.tool_desk", "call_tool"),
@@ -114,6 +116,7 @@ __all__ = [
     "configure_logging",
     "default_recordings_dir",
     "export_recording",
+    "freeze_startup_heap",
     "list_audio_devices",
     "list_recordings",
     "percentile",

@@ -239,11 +239,15 @@ class CallMonitorChanged(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ServerStateChanged(Event):
+    """An MCP server's new state; ``transport`` and ``protocol_version`` (once up) let a replay show the server."""
+
     type: ClassVar[str] = "server.state"
     server: str
     state: str
     restarts: int = 0
     last_error: str | None = None
+    transport: str = ""
+    protocol_version: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -4,6 +4,7 @@ missing dependency must be fixed, not silently counted as a pass."""
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Iterator
@@ -35,6 +36,16 @@ def _isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
     yield
+
+
+@pytest.fixture(autouse=True)
+def _thawed_heap() -> Iterator[None]:
+    """A console or ``serve`` in a test freezes the heap as the real ones do (engine/heap.py); undo it afterwards, or
+    every test's app would stay in memory for the rest of the worker's run."""
+    threshold = gc.get_threshold()
+    yield
+    gc.unfreeze()
+    gc.set_threshold(*threshold)
 
 
 def python() -> str:

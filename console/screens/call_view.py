@@ -32,6 +32,7 @@ class CallViewScreen(ConsoleScreen):
         super().__init__()
         self.call_id = call_id
         self._drawn = -2
+        self._shown_title = ""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -54,15 +55,22 @@ class CallViewScreen(ConsoleScreen):
         return f"{self.call_id}{where}{ended}"
 
     def refresh_all(self) -> None:
+        """Shown again: draw what changed for this call meanwhile (nothing, when only other calls moved)."""
         if not self.is_mounted:
             return
-        self._drawn = -2
+        self._show_title()
         self._redraw()
 
     def apply_changes(self, changes: Changes) -> None:
         if self.call_id in changes.calls_changed or self.call_id in changes.calls_removed:
-            self.query_one("#cv-title", Static).update(self._title())  # its tier, or that it ended
+            self._show_title()  # its tier, or that it ended
         self._redraw()
+
+    def _show_title(self) -> None:
+        title = self._title()
+        if title != self._shown_title:
+            self._shown_title = title
+            self.query_one("#cv-title", Static).update(title)
 
     def _redraw(self) -> None:
         timings = self.capp.timings
@@ -71,7 +79,7 @@ class CallViewScreen(ConsoleScreen):
             return
         self._drawn = rev
         call = timings.get(self.call_id)
-        self.query_one("#cv-title", Static).update(self._title())
+        self._show_title()
         self.query_one("#cv-summary", Static).update(summary(call))
         self.query_one(Waterfall).show(call)
         self.query_one(Timeline).show(call)

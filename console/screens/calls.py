@@ -76,6 +76,7 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
         Binding("y", "approve_tool", "Approve tool", id="approval_approve"),
         Binding("x", "deny_tool", "Deny tool", id="approval_deny"),
         Binding("X", "deny_tool_reason", "Deny tool, say why", id="approval_deny_reason", show=False),
+        Binding("right_square_bracket", "next_approval", "Next waiting tool", id="approval_next", show=False),
     ]
 
     def compose(self) -> ComposeResult:
@@ -215,6 +216,8 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
         if self.detail_ready:
             self._show_call(call_id)
         self.update_keybar()
+        if self.capp.approvals.rows:  # the ▶ follows the selected call's oldest waiting tool
+            self.show_approvals()
 
     # ---------------------------------------------------------------------------------------- messages
 

@@ -1,8 +1,8 @@
 """The Calls screen's approval keys: answer the tool calls waiting for the operator (engine.approvals).
 
 A mixin of ``CallsScreen`` (like ``VoiceControls``): the keys ``approval_approve``, ``approval_deny`` and
-``approval_deny_reason`` answer the first pending approval, the one the panel marks ``▶``; they show in the footer
-only while something waits. The
+``approval_deny_reason`` answer the approval the panel marks ``▶`` (the selected call's oldest, else the oldest;
+``approval_next`` moves the mark); they show in the footer only while something waits. The
 panel (``console.widgets.approval_panel``) is mounted above the calls table when the first approval arrives.
 """
 
@@ -15,7 +15,7 @@ from console.screens.base import ConsoleScreen
 from console.widgets.approval_panel import PANEL_ID, ApprovalPanel
 
 #: The screen's approval actions (hidden from the footer while nothing waits).
-ACTIONS = ("approve_tool", "deny_tool", "deny_tool_reason")
+ACTIONS = ("approve_tool", "deny_tool", "deny_tool_reason", "next_approval")
 
 
 class ApprovalControls(ConsoleScreen):
@@ -44,6 +44,7 @@ class ApprovalControls(ConsoleScreen):
                 lambda: list(queue.rows.values()),
                 lambda: self.capp.clock.now(),
                 self.approval_keys,
+                self._marked,
                 tick=self.capp.tick,
             )
             self.mount(panel, before="#calls-main")
@@ -52,7 +53,7 @@ class ApprovalControls(ConsoleScreen):
 
     def _answer(self, approve: bool, row: PendingRow | None = None, reason: str = "") -> None:
         engine = self.capp.require_engine()
-        row = row or self.capp.approvals.first
+        row = row or self._target()
         if engine is None or row is None:
             return
         try:
@@ -66,6 +67,18 @@ class ApprovalControls(ConsoleScreen):
         verb = "approved: it runs now" if approve else "denied: it will not run"
         self.notify(f"{row.exposed_name} on {row.where()} {verb}", title="approval")
 
+    def _target(self) -> PendingRow | None:
+        return self.capp.approvals.target(self.capp.selected_call)
+
+    def _marked(self) -> str | None:
+        row = self._target()
+        return row.approval_id if row is not None else None
+
+    def action_next_approval(self) -> None:
+        """Mark the next waiting approval (the keys then answer that one)."""
+        if self.capp.approvals.pick_next(self.capp.selected_call) is not None:
+            self.show_approvals()
+
     def action_approve_tool(self) -> None:
         self._answer(True)
 
@@ -76,7 +89,7 @@ class ApprovalControls(ConsoleScreen):
         """Deny the first waiting call with a reason typed in a dialog (Esc there denies nothing)."""
         from console.screens.approval_reason import DenyReasonScreen
 
-        row = self.capp.approvals.first
+        row = self._target()
         if row is None:
             return
 

@@ -26,7 +26,6 @@ from console.server_model import (
     FormValues,
     check_field,
     check_kv,
-    expand_entry,
     from_config,
     model_errors,
     to_config,
@@ -35,6 +34,7 @@ from console.server_secrets import plan_secrets, save_with_secrets
 from console.widgets.footer import KeyFooter
 from console.widgets.kv_row import KVRow
 from engine.config import ConfigDocument, ConfigError, ExpansionError
+from engine.config.expand import expand_entry
 from engine.config.secrets import lookup_secret
 
 TEXT_FIELDS = (
@@ -72,9 +72,12 @@ class ServerForm(ConsoleScreen):
         Binding("escape", "cancel", "Cancel", id="form_cancel"),
     ]
 
-    def __init__(self, server_id: str | None) -> None:
+    def __init__(self, server_id: str | None, *, prefill: FormValues | None = None, intro: str = "") -> None:
+        """``prefill``: the values of a new server (from "add from registry/package"), ``intro`` said above them."""
         super().__init__()
         self.server_id = server_id
+        self.prefill = prefill
+        self.intro = intro
         self.taken: set[str] = set()
         self.loaded = False
 
@@ -153,6 +156,8 @@ class ServerForm(ConsoleScreen):
             taken = {str(k) for k in servers}
             if self.server_id is not None:
                 values = from_config(self.server_id, servers.get(self.server_id) or {})
+            elif self.prefill is not None:
+                values = self.prefill
         except (ConfigError, KeyError) as e:
             self.app.call_from_thread(self.notify, f"cannot read the config: {e}", severity="error")
         self.app.call_from_thread(self._fill, values, taken)
@@ -173,6 +178,8 @@ class ServerForm(ConsoleScreen):
         self._show_transport(f.transport)
         self.loaded = True
         self.query_one("#f-id", Input).focus()
+        if self.intro:
+            self._result(self.intro)
 
     # ------------------------------------------------------------------------------------- validation
 

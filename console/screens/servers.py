@@ -50,6 +50,14 @@ class ServersScreen(ConsoleScreen):
         Binding("e", "edit", "Edit", id="server_edit"),
         Binding("d", "remove", "Remove", id="server_remove"),
         Binding("i", "import_json", "Import", id="server_import"),
+        Binding(
+            "A",
+            "add_from_source",
+            "Add from registry",
+            id="server_add_source",
+            tooltip="a registry server.json, npm:PKG, pypi:PKG, a package name or a URL: fills the server form",
+            show=False,  # in the palette and key help (?): the footer is full at 120 columns
+        ),
         Binding("o", "tools", "Tools", id="server_tools", tooltip="the tool inspector: schemas and a call form"),
         Binding("v", "describe", "Describe", id="server_describe", tooltip="PID, uptime, command, env keys, errors"),
     ]
@@ -106,7 +114,7 @@ class ServersScreen(ConsoleScreen):
     def _ids(self) -> list[str]:
         settings = self.capp.settings
         configured = list(settings.mcp.servers) if settings is not None else []
-        return sorted(set(configured) | set(self.snapshots))
+        return sorted(set(configured) | set(self.snapshots) | set(self.capp.state.servers))
 
     def _cells(self, sid: str) -> list[str | Text]:
         snap = self.snapshots.get(sid, {})
@@ -128,7 +136,9 @@ class ServersScreen(ConsoleScreen):
             state = "starting…"  # the engine is being built; it starts the server next
         else:  # not running: MCP switched off, or the engine failed
             state = "configured"
-        transport = str(snap.get("transport") or (cfg.transport if cfg else "-"))
+        transport = str(
+            snap.get("transport") or (cfg.transport if cfg else "") or (live.transport if live else "") or "-"
+        )
         err = snap.get("last_error") or (live.last_error if live else None) or ""
         st = self.capp.state
         values = list(st.server_latency.get(sid, ()))
@@ -136,7 +146,7 @@ class ServersScreen(ConsoleScreen):
             sid,
             server_state_text(state),
             transport,
-            str(snap.get("protocol_version") or "-"),
+            str(snap.get("protocol_version") or (live.protocol_version if live and not snap else "") or "-"),
             str(snap.get("restarts", live.restarts if live else 0)),
             latency(st.percentile(sid, 0.5)) if values else "-",
             latency(st.percentile(sid, 0.99)) if values else "-",
@@ -276,6 +286,11 @@ class ServersScreen(ConsoleScreen):
         from console.screens.server_form import ServerForm
 
         self.app.push_screen(ServerForm(None))
+
+    def action_add_from_source(self) -> None:
+        from console.screens.add_source import start_add_from_source
+
+        start_add_from_source(self)
 
     def action_edit(self) -> None:
         from console.screens.server_form import ServerForm

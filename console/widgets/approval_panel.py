@@ -3,7 +3,8 @@
 Why a panel and not a modal: a modal popping up while the operator types in the talk box would take the next key
 as an answer. The panel sits above the calls table, only while something waits (it is mounted on the first
 approval, never in the first frame); the Calls screen's keys (``y`` approve, ``x`` deny, ``X`` deny with a
-reason) answer the first row, marked ``▶``: the oldest, the one whose time runs out first.
+reason) answer the row marked ``▶``: the oldest of the selected call, else the oldest of all (the one whose time runs
+out first); ``]`` moves the mark to the next one.
 """
 
 from __future__ import annotations
@@ -23,14 +24,17 @@ def remaining_text(seconds: float) -> str:
     return f"{max(0, int(seconds + 0.999))} s left"
 
 
-def render_rows(rows: Sequence[PendingRow], now: float, keys: tuple[str, str, str] = ("y", "x", "X")) -> Text:
-    """The rows, first marked ▶, then the keys (approve, deny, deny with a reason) as bound now."""
+def render_rows(
+    rows: Sequence[PendingRow], now: float, keys: tuple[str, str, str] = ("y", "x", "X"), marked: str | None = None
+) -> Text:
+    """The rows, the ``marked`` one (default: the first) with ▶, then the keys (approve, deny, deny with a reason)."""
     out = Text()
+    mark = marked if any(r.approval_id == marked for r in rows) else (rows[0].approval_id if rows else None)
     for i, row in enumerate(rows):
         if i:
             out.append("\n")
         left = row.deadline - now
-        out.append("▶ " if i == 0 else "  ", style="bold")
+        out.append("▶ " if row.approval_id == mark else "  ", style="bold")
         out.append(f"{remaining_text(left):>9}", style="bold red" if left < 5 else "bold yellow")
         out.append("  ")
         out.append(row.exposed_name, style="bold")
@@ -43,7 +47,7 @@ def render_rows(rows: Sequence[PendingRow], now: float, keys: tuple[str, str, st
             out.append(key, style="bold dark_orange")
             out.append(f" {label}  ")
         if len(rows) > 1:
-            out.append(f"  ·  {len(rows) - 1} more waiting", style="dim")
+            out.append(f"  ·  {len(rows) - 1} more waiting (] next)", style="dim")
     return out
 
 
@@ -55,10 +59,12 @@ class ApprovalPanel(Static):
         rows: Callable[[], Sequence[PendingRow]],
         now: Callable[[], float],
         keys: Callable[[], tuple[str, str, str]],
+        marked: Callable[[], str | None] = lambda: None,
         *,
         tick: bool = True,
     ) -> None:
         super().__init__(id=PANEL_ID)
+        self._marked = marked
         self._rows = rows
         self._now = now
         self._keys = keys
@@ -75,4 +81,4 @@ class ApprovalPanel(Static):
         self.display = bool(rows)
         if rows:
             self.border_subtitle = f"{len(rows)} waiting"
-            self.update(render_rows(rows, self._now(), self._keys()))
+            self.update(render_rows(rows, self._now(), self._keys(), self._marked()))

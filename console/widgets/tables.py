@@ -5,6 +5,11 @@ Why a subclass: DataTable sizes a column to the values it had when rows were add
 width, so a status that grows from "● up" to "✖ failed" showed as "✖ fai". Every update here widens the column. The
 filter keeps every row (``has_row``, ``update_cell`` and ``remove_row`` work on hidden rows too) and shows the ones
 whose text contains what the operator typed; one implementation, used by every screen's tables.
+
+Cells are plain text, never markup: a caller named ``[red]x`` or a tool argument holding ``[/]`` shows as typed
+(DataTable parses a ``str`` cell as Rich markup, which restyles it or raises on an unmatched tag), and a table with
+50 live calls is not re-parsed on every repaint. An update with the value a cell already holds does nothing
+(DataTable redraws every row on any update).
 """
 
 from __future__ import annotations
@@ -33,6 +38,18 @@ def cursor_key(table: DataTable[Any]) -> str | None:
 def cell_text(value: object) -> str:
     """What a cell says, as plain text (for the filter)."""
     return value.plain if isinstance(value, Text) else str(value)
+
+
+def plain_cell(value: Any) -> Any:
+    """A ``str`` cell as literal ``Text`` (no markup); any other renderable as it is."""
+    return Text(value) if isinstance(value, str) else value
+
+
+def same_cell(old: object, new: object) -> bool:
+    """Whether a cell would look the same: equal text and style (``Text`` compares by identity otherwise)."""
+    if isinstance(old, Text) and isinstance(new, Text):
+        return old.plain == new.plain and old.style == new.style and old.spans == new.spans
+    return type(old) is type(new) and old == new
 
 
 class TableFilter(Input):
@@ -112,6 +129,7 @@ class ConsoleTable(DataTable[Any]):
             for column, value in zip(self.columns, cells, strict=False):
                 self.update_cell(key, column, value)
             return RowKey(key)
+        cells = tuple(plain_cell(c) for c in cells)
         self._all[key] = (list(cells), height or 1, label)
         if not self._matches(list(cells)):
             return RowKey(key)
@@ -125,6 +143,7 @@ class ConsoleTable(DataTable[Any]):
         self, row_key: RowKey | str, column_key: ColumnKey | str, value: CellType, *, update_width: bool = True
     ) -> None:
         key = row_key.value if isinstance(row_key, RowKey) else row_key
+        value = plain_cell(value)
         if key is None or key not in self._all:
             super().update_cell(row_key, column_key, value, update_width=True)
             return
@@ -132,6 +151,8 @@ class ConsoleTable(DataTable[Any]):
         index = list(self.columns).index(ColumnKey(str(column_key)) if isinstance(column_key, str) else column_key)
         while len(cells) <= index:
             cells.append("")
+        if same_cell(cells[index], value):
+            return
         cells[index] = value
         shown = key in self.rows
         if shown != self._matches(cells):

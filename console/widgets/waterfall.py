@@ -10,6 +10,7 @@ replayed recording draws the same picture. Playout (the answer itself, often sec
 from __future__ import annotations
 
 from rich.text import Text
+from textual.strip import Strip
 from textual.widget import Widget
 
 from console.timings_state import CallTimings, Stage, TurnRow
@@ -74,23 +75,42 @@ class Waterfall(Widget):
         super().__init__(id=id)
         self.timings: CallTimings | None = None
         self._cache: tuple[tuple[int, int, int], Text] | None = None
+        self._strips: tuple[tuple[int, int, int, object], list[Strip]] | None = None
 
     def show(self, timings: CallTimings | None) -> None:
         self.timings = timings
         self.refresh(layout=True)
 
-    def get_content_height(self, container: object, viewport: object, width: int) -> int:
-        return len(self.lines(width).split("\n"))
+    def _key(self, width: int) -> tuple[int, int, int]:
+        return (id(self.timings), self.timings.revision if self.timings else -1, width)
 
-    def render(self) -> Text:
-        return self.lines(self.size.width)
+    def get_content_height(self, container: object, viewport: object, width: int) -> int:
+        return len(self.strips(width))
+
+    def render_line(self, y: int) -> Strip:
+        """One line of the drawing (the Line API: a 20-turn waterfall is ~150 lines, and the pane shows a dozen)."""
+        strips = self.strips(self.size.width)
+        return strips[y] if 0 <= y < len(strips) else Strip.blank(self.size.width, self.rich_style)
+
+    def strips(self, width: int) -> list[Strip]:
+        """The drawing as styled lines for ``width``, made once per drawing and width (not on every repaint)."""
+        key = (*self._key(width), self.rich_style)
+        if self._strips is None or self._strips[0] != key:
+            console, style = self.app.console, self.rich_style
+            lines = self._drawing(width).split("\n")
+            made = [Strip(list(line.render(console)), line.cell_len).crop(0, width) for line in lines]
+            self._strips = (key, [strip.apply_style(style) for strip in made])
+        return self._strips[1]
 
     def lines(self, width: int) -> Text:
-        """The drawing for ``width`` (kept until the timings or the width change: layout asks twice)."""
-        key = (id(self.timings), self.timings.revision if self.timings else -1, width)
+        """The drawing for ``width``, as text (a copy: the caller may change it)."""
+        return self._drawing(width).copy()
+
+    def _drawing(self, width: int) -> Text:
+        key = self._key(width)
         if self._cache is None or self._cache[0] != key:
             self._cache = (key, self._draw(width))
-        return self._cache[1].copy()
+        return self._cache[1]
 
     def _draw(self, width: int) -> Text:
         c = self.timings

@@ -2,7 +2,8 @@
 
 Why: RichLog renders each line once, at ``max(its width, min_width)`` with ``min_width`` 78 by default, so in a
 38-column transcript pane the words past column 38 were drawn off-screen. This log has no minimum and keeps the lines
-it was given (as many as ``max_lines``) to render them again after a resize.
+it was given (as many as ``max_lines``) to render them again after a resize. It follows the newest line only while
+the operator is at the bottom: scrolled up to read back, a new line no longer yanks the view down.
 """
 
 from __future__ import annotations
@@ -30,16 +31,28 @@ class WrapLog(RichLog):
         self._kept: deque[RenderableType] = deque(maxlen=max_lines)
         self._wrapped_at = 0
         self._replaying = False
+        #: At the bottom (or never scrolled): new lines scroll into view. Scrolled up: the view stays put.
+        self._follow = True
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if new_value >= self.max_scroll_y:
+            self._follow = True
+        elif new_value < old_value:  # moved up, away from the bottom (clear and re-wrap keep the state)
+            self._follow = False
 
     def write(self, content: RenderableType | object, *args: Any, **kwargs: Any) -> WrapLog:
         if self._size_known and not self._replaying:  # before that RichLog defers it, and writes it again here
             self._kept.append(content)  # type: ignore[arg-type]
+        if not args and "scroll_end" not in kwargs:
+            kwargs["scroll_end"] = self.auto_scroll and self._follow
         super().write(content, *args, **kwargs)
         return self
 
     def clear(self) -> WrapLog:
         self._kept.clear()
         super().clear()
+        self._follow = True
         return self
 
     def on_resize(self, event: Resize) -> None:
@@ -49,8 +62,9 @@ class WrapLog(RichLog):
         try:
             width = self.scrollable_content_region.width
             if self._size_known and width and width != self._wrapped_at and self._kept:
-                kept = list(self._kept)
+                kept, follow = list(self._kept), self._follow
                 RichLog.clear(self)
+                self._follow = follow
                 for content in kept:
                     self.write(content)
             self._wrapped_at = width

@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "engine.cli.core_commands",
     "engine.cli.secrets_commands",
     "engine.cli.mcp_commands",
+    "engine.cli.mcp_add_command",
     "engine.cli.budget_commands",
     "engine.cli.email_commands",
     "engine.cli.export_commands",

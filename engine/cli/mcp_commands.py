@@ -155,7 +155,7 @@ async def cmd_call(args: argparse.Namespace) -> int:
     return 0 if result.status == "success" else 1
 
 
-class _Lenient(dict[str, str]):
+class LenientEnv(dict[str, str]):
     """An environment where every variable exists (unset ones as a placeholder): shape-only validation."""
 
     def get(self, key: str, default: Any = None) -> str:
@@ -177,7 +177,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     if result.added and not args.dry_run:
         stored = store_secrets(result)  # SecretsError (exit 1, nothing written) when there is no keyring
         # validate the file's shape without requiring every ${VAR} / ${keyring:NAME} to be set yet
-        doc.save(env=_Lenient(os.environ), lookup_secret=lambda name: "(not set yet)")
+        doc.save(env=LenientEnv(os.environ), lookup_secret=lambda name: "(not set yet)")
     out = {
         "config": str(config_path),
         "added": sorted(result.added),

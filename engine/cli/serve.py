@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.cli.common import EXIT_FAILED, emit_error, load, print_json, remember_secrets
+from engine.heap import freeze_startup_heap
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +157,7 @@ async def cmd_serve(args: argparse.Namespace) -> int:
             return EXIT_FAILED
         if started:
             _announce(engine, args.json)
+            freeze_startup_heap()  # a call's audio never waits for a full GC pass over start-up objects
             while not signals.stop.is_set():
                 if await unless_stopped(signals.reload.wait(), signals.stop):
                     signals.reload.clear()

@@ -8,10 +8,12 @@ message never contains a resolved value (the loader adds file, line and key path
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 ENV_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?$", re.DOTALL)
 SECRET_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -151,3 +153,29 @@ def expand(
 def expand_python(text: str) -> str:
     """``{python}`` (in an MCP server ``command``) is the interpreter running the engine."""
     return text.replace(PYTHON_PLACEHOLDER, sys.executable)
+
+
+def expand_entry(data: Mapping[str, Any], lookup_secret: Callable[[str], str]) -> dict[str, Any]:
+    """A server entry with every reference expanded as the loader expands a saved one (for testing it unsaved).
+
+    The console's server form and ``ava-engine mcp add`` test an entry before it is saved through this one function.
+
+    ``ExpansionError`` names the key whose reference cannot be expanded (never a resolved value).
+    """
+
+    def walk(node: Any, path: tuple[str | int, ...]) -> Any:
+        if isinstance(node, Mapping):
+            return {k: walk(v, (*path, k)) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v, (*path, i)) for i, v in enumerate(node)]
+        if isinstance(node, str):
+            try:
+                text = expand(node, env=os.environ, lookup_secret=lookup_secret)
+            except ExpansionError as e:
+                where = ".".join(str(p) for p in path)
+                raise ExpansionError(f"{where}: {e.message}") from None
+            return expand_python(text) if path[:1] == ("command",) else text
+        return node
+
+    result: dict[str, Any] = walk(data, ())
+    return result

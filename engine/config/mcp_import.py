@@ -49,7 +49,9 @@ __all__ = [
     "ImportResult",
     "McpImportError",
     "import_mcp_json",
+    "keyring_clash",
     "merge_plan",
+    "move_secrets",
     "normalise_server_id",
     "parse_mcp_json",
     "read_mcp_json",
@@ -265,13 +267,13 @@ def import_mcp_json(
     plan = parse_mcp_json(read_mcp_json(path), source)
     pending: dict[str, dict[str, str]] = {}
     if not plaintext_secrets:
-        pending = {sid: _move_secrets(sid, cfg) for sid, cfg in plan.servers.items()}
+        pending = {sid: move_secrets(sid, cfg) for sid, cfg in plan.servers.items()}
     existing = doc.get(("mcp", "servers"), None) or {}
     to_add, unchanged, conflicts = merge_plan(existing, plan)
     problem = backend_problem() if any(pending.get(sid) for sid in to_add) else None
     secrets: dict[str, str] = {}
     for sid in list(to_add):
-        clash = None if problem else _keyring_clash(pending.get(sid, {}))
+        clash = None if problem else keyring_clash(pending.get(sid, {}))
         if clash:
             conflicts.append(
                 f"mcp.servers.{sid}: the keyring already holds a different secret {clash!r}; not overwritten "
@@ -284,22 +286,27 @@ def import_mcp_json(
     return ImportResult(source, to_add, unchanged, conflicts, plan.renamed, plan.problems, secrets, problem)
 
 
-def _move_secrets(sid: str, cfg: dict[str, Any]) -> dict[str, str]:
-    """Replace credential-looking env/header values in ``cfg`` by keyring references; {name: value} moved."""
+def move_secrets(sid: str, cfg: dict[str, Any], secret_keys: frozenset[str] = frozenset()) -> dict[str, str]:
+    """Replace credential-looking env/header values in ``cfg`` by keyring references; {name: value} moved.
+
+    ``secret_keys`` ("env:KEY", "headers:KEY") are moved whatever they look like (a server.json's ``isSecret``);
+    a value that is already a reference (``${...}``) stays as written.
+    """
     moved: dict[str, str] = {}
     for kind in ("env", "headers"):
         values = cfg.get(kind)
         if not isinstance(values, dict):
             continue
         for key, value in values.items():
-            if looks_like_secret(key, value):
+            forced = f"{kind}:{key}" in secret_keys and bool(value) and "${" not in str(value)
+            if forced or looks_like_secret(key, value):
                 name = secret_name_for(sid, key)
                 moved[name] = value
                 values[key] = f"${{keyring:{name}}}"
     return moved
 
 
-def _keyring_clash(secrets: Mapping[str, str]) -> str | None:
+def keyring_clash(secrets: Mapping[str, str]) -> str | None:
     """The first name already in the keyring with another value (an import never replaces a secret)."""
     for name, value in secrets.items():
         current = get_secret(name)

@@ -180,11 +180,15 @@ class Supervisor(ToolRegistration):
             self._up.clear()
         if changed:
             log.info("MCP server %s: %s%s", self.server_id, state, f" ({self.last_error})" if error else "")
-            self.services.bus.publish(
-                ServerStateChanged(
-                    server=self.server_id, state=state, restarts=self.restarts, last_error=self.last_error
-                )
-            )
+            self.services.bus.publish(self._state_event(state))
+
+    def _state_event(self, state: str) -> ServerStateChanged:
+        """The state as an event, with what a recording needs to show the server again (transport, protocol)."""
+        conn = self.conn
+        version = conn.protocol_version if conn is not None and state == "up" else None
+        return ServerStateChanged(server=self.server_id, state=state, restarts=self.restarts,
+                                  last_error=self.last_error, transport=self.cfg.transport,
+                                  protocol_version=version or "")  # fmt: skip
 
     def _on_list_changed(self) -> None:
         self._changed.set()
@@ -217,11 +221,7 @@ class Supervisor(ToolRegistration):
             self.restarts_total += 1
             self.services.metrics.server_restarts.labels(self.server_id).inc()
             if self.state == "restarting":  # a failed restart: still tell the world about the new count
-                self.services.bus.publish(
-                    ServerStateChanged(
-                        server=self.server_id, state="restarting", restarts=self.restarts, last_error=self.last_error
-                    )
-                )
+                self.services.bus.publish(self._state_event("restarting"))
             self._set_state("restarting", reason)
             with suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), timeout=self._backoff_s())

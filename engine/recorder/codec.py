@@ -87,10 +87,20 @@ class RecordingError(Exception):
     """A file that is not a recording (the message names the file and why)."""
 
 
+#: The largest file read as a recording (read whole): a day-long call at full load is far smaller.
+MAX_RECORDING_BYTES = 256 * 2**20
+
+
 def read_recording(path: str | Path) -> Recording:
     """Read a ``.jsonl`` recording; ``RecordingError`` when the file is missing or holds no recording at all."""
     p = Path(path)
     try:
+        size = p.stat().st_size
+        if size > MAX_RECORDING_BYTES:
+            raise RecordingError(
+                f"{p} is {size // 2**20} MiB: more than a recording can be ({MAX_RECORDING_BYTES // 2**20} MiB); "
+                "is it a recording?"
+            )
         text = p.read_text(encoding="utf-8", errors="replace")
     except OSError as e:
         raise RecordingError(f"cannot read the recording {p}: {e.strerror or e}") from None

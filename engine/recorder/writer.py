@@ -4,6 +4,9 @@ Why a thread with a bounded queue: the event loop only hands over references (ev
 read-only arrays); serialising, masking secrets and writing happen here, so a slow disk never delays a call.
 When the queue is full the newest item is dropped and counted (``dropped``), never waited for.
 
+The MCP servers' states go into every live call's file (the ones known when it starts, re-dated to its start, then
+each change): a replayed call shows the Servers screen as it was, with no engine to ask.
+
 Crash safety: every line is written whole and the files are flushed after each batch, so a killed engine leaves
 JSON lines a reader can use (at worst the last line is torn; ``codec.read_recording`` skips it). Secrets: every line
 goes through the engine's redactor on its way to disk, whatever the bus already masked.
@@ -100,6 +103,8 @@ class RecordingWriter:
         self.live_paths: frozenset[Path] = frozenset()
         #: Each recorded call's events file, by call id (the newest per id), for export.
         self.paths: dict[str, Path] = {}
+        #: Each MCP server's latest ``server.state`` event (written at the start of every new recording).
+        self._servers: dict[str, Event] = {}
         self.dropped = 0
         self.written_lines = 0
         self.errors = 0
@@ -186,6 +191,13 @@ class RecordingWriter:
         self._dirty.clear()
 
     def _event(self, ev: Event, touched: set[str]) -> None:
+        if ev.type == "server.state":
+            self._servers[str(getattr(ev, "server", ""))] = ev
+            line = self.redact(_json(ev)) + "\n"
+            for live_id, live in self._calls.items():
+                live.file.write(line)
+                touched.add(live_id)
+            return
         call_id = getattr(ev, "call_id", None)
         if not call_id or not isinstance(call_id, str) or ev.type in SKIPPED_TYPES:
             return
@@ -196,6 +208,8 @@ class RecordingWriter:
             path = new_events_path(self.directory, call_id, ev.ts)
             f = path.open("x", encoding="utf-8")
             f.write(self.redact(header_line(call_id, ev.ts, self.version)) + "\n")
+            for known in self._servers.values():  # as they stood when the call began
+                f.write(self.redact(_json(dataclasses.replace(known, ts=ev.ts))) + "\n")
             c = self._calls[call_id] = _Call(path, f)
             self.paths[call_id] = path
             self.live_paths = self.live_paths | {path}

@@ -161,3 +161,61 @@ def test_countdown_and_order() -> None:
     assert "…" in text and "1 more waiting" in text
     assert "a approve the ▶ call  b deny it  c deny, say why" in text
     assert "0 s left" in render_rows(rows[:1], now=500.0).plain
+
+
+async def test_the_keys_answer_the_selected_calls_approval_and_bracket_moves_the_mark(
+    notes_config: tuple[Path, Path], wait
+) -> None:
+    """Two calls wait: the mark follows the selected call, y answers that one (not the oldest), ] moves the mark."""
+    cfg, record = notes_config
+    app = AvaConsole(cfg)
+    async with app.run_test(size=(120, 40)) as pilot:
+        first = await _ask_for_delete(pilot, app, wait)
+        await wait(pilot, lambda: app.focused is not None and app.focused.id == "calls", 30)
+        await pilot.press("ctrl+n")
+        await wait(pilot, lambda: app.selected_call not in (None, first), 30)
+        second = app.selected_call
+        assert second is not None
+        await wait(pilot, lambda: app.focused is not None and app.focused.id == "calls", 30)
+        await pilot.press("s")
+        await wait(pilot, lambda: app.focused is not None and app.focused.id == "talk", 30)
+        await pilot.press(*"delete groceries", "enter")
+        await wait(pilot, lambda: len(app.approvals.rows) == 2, 30)
+        await pilot.press("escape")
+        await wait(pilot, lambda: "▶" in _panel_text(app) and "more waiting (] next)" in _panel_text(app), 30)
+        marked = next(line for line in _panel_text(app).splitlines() if line.startswith("▶"))
+        assert marked.endswith(f"on {second}")  # the selected (newer) call's, not the oldest
+        await pilot.press("right_square_bracket")
+        await wait(
+            pilot,
+            lambda: any(ln.startswith("▶") and ln.endswith(f"on {first}") for ln in _panel_text(app).splitlines()),
+            30,
+        )
+        await pilot.press("right_square_bracket")  # round the queue: back to the second call's
+        await wait(
+            pilot,
+            lambda: any(ln.startswith("▶") and ln.endswith(f"on {second}") for ln in _panel_text(app).splitlines()),
+            30,
+        )
+        await pilot.press("y")
+        await wait(pilot, lambda: len(app.approvals.rows) == 1, 30)
+        (left,) = app.approvals.rows.values()
+        assert left.call_id == first  # the oldest still waits
+        await wait(pilot, lambda: record.read_text().strip() != "", 30)
+        assert [json.loads(x) for x in record.read_text().splitlines()] == [
+            {"tool": "delete_note", "name": "groceries"}
+        ]
+
+
+def test_the_queue_targets_the_pick_then_the_selected_call_then_the_oldest() -> None:
+    from console.approvals import ApprovalQueue
+
+    q = ApprovalQueue()
+    a = PendingRow("ap-1", "c-1", "t", "s", {}, "r", 10.0)
+    b = PendingRow("ap-2", "c-2", "t", "s", {}, "r", 20.0)
+    q.rows = {a.approval_id: a, b.approval_id: b}
+    assert q.target(None) is a and q.target("c-2") is b and q.target("c-9") is a
+    assert q.pick_next("c-2") is a and q.target("c-2") is a  # picked wins over the selection
+    q.rows.pop("ap-1")
+    assert q.target("c-2") is b  # the pick is gone: back to the selection rule
+    assert ApprovalQueue().pick_next(None) is None

@@ -15,6 +15,7 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from console.app import AvaConsole
+from tests.console.conftest import FIXTURE_SERVER, servers_up
 from tests.console.helpers import record_notifications
 
 
@@ -105,6 +106,39 @@ async def test_a_replayed_recording_reproduces_the_live_screens(config_path: Pat
         await wait(pilot, lambda: bool(_rows(replay.screen.query("#invocations").first())))
         assert _rows(replay.screen.query_one("#invocations", DataTable)) == log_live
         assert [_inv(i) for i in replay.state.invocations] == invocations_live
+
+
+def _with_fixture_server(config_path: Path) -> None:
+    entry = f"    fx:\n      command: [{sys.executable}, {FIXTURE_SERVER}]\n      connect_timeout_ms: 20000\n"
+    config_path.write_text(_read(config_path).replace("  servers: {}\n", "  servers:\n" + entry))
+
+
+def _server_cols(app: AvaConsole) -> list[list[str]]:
+    """Id, state, transport, protocol and restarts of every row of the Servers screen."""
+    return [row[:5] for row in _rows(app.screen.query_one("#servers", DataTable))]
+
+
+async def test_a_replay_shows_the_servers_as_they_were(config_path: Path, wait) -> None:
+    """The Servers screen of a replay (no engine) lists the recorded call's MCP servers as the live one did."""
+    _with_fixture_server(config_path)
+    live = AvaConsole(config_path)
+    async with live.run_test(size=(160, 40)) as pilot:
+        await wait(pilot, lambda: servers_up(live, "fx"), within=30)
+        call_id = await _scripted_call(live, pilot, wait)
+        await pilot.press("escape", "f3")
+        await wait(pilot, lambda: type(live.screen).__name__ == "ServersScreen")
+        await wait(pilot, lambda: bool(_rows(live.screen.query_one("#servers", DataTable))))
+        servers_live = _server_cols(live)
+        recording = live.engine.recordings()[0].path  # type: ignore[union-attr]
+    assert servers_live[0][:2] == ["fx", "● up"] and servers_live[0][3].startswith("20")
+
+    replay = AvaConsole(recording.parent, replay=recording, replay_speed=0.0)
+    async with replay.run_test(size=(160, 40)) as pilot:
+        await wait(pilot, lambda: replay.replay is not None and replay.replay.done and call_id in replay.state.ended)
+        await pilot.press("escape", "f3")
+        await wait(pilot, lambda: type(replay.screen).__name__ == "ServersScreen")
+        await wait(pilot, lambda: bool(_rows(replay.screen.query_one("#servers", DataTable))))
+        assert _server_cols(replay) == servers_live
 
 
 async def test_ctrl_o_replays_a_recording_beside_live_calls_and_ctrl_r_switches_speed(config_path: Path, wait) -> None:

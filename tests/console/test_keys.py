@@ -41,6 +41,7 @@ async def _palette(pilot, app: AvaConsole, wait) -> dict[str, str]:
 async def test_palette_lists_every_keyed_action_with_its_key(config_path: Path, wait) -> None:
     from console.approvals import PendingRow
     from console.elicitations import QuestionRow
+    from console.screens.add_source import AddSourceScreen
     from console.screens.approval_reason import DenyReasonScreen
     from console.screens.audio_devices import AudioDevicesScreen
     from console.screens.call_view import CallViewScreen
@@ -81,6 +82,7 @@ async def test_palette_lists_every_keyed_action_with_its_key(config_path: Path, 
             SecretEntry(),
             NameEntry("new name"),
             ImportScreen(),
+            AddSourceScreen(),
             AudioDevicesScreen((None, None), lambda rescan: []),
             InvocationDetail(inv, set()),
             ServerForm(None),

@@ -139,6 +139,8 @@ def test_calls_screen_with_a_pending_approval(snap_compare, size) -> None:
         await _settle(pilot, lambda: app.focused is not None and app.focused.id == "talk")
         await pilot.press(*"goodbye", "enter")
         await _settle(pilot, lambda: bool(app.approvals.rows) and bool(app.screen.query("#approvals")))
+        # the "one moment" the caller hears meanwhile is the log's last line: wait for it, or the log may end earlier
+        await _settle(pilot, lambda: any(line.type == "announcement.requested" for line in app.state.log))
         await pilot.press("escape")
         first = app.approvals.first
         assert first is not None

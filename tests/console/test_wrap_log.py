@@ -1,0 +1,35 @@
+"""The console's logs (transcript, event log, stderr) follow the newest line only while the operator is at the bottom:
+scrolled up to read back, new lines do not yank the view away; back at the bottom, it follows again."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+
+from console.widgets.wrap_log import WrapLog
+
+
+class _LogApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield WrapLog(id="log")
+
+
+async def test_the_log_follows_only_while_at_the_bottom() -> None:
+    app = _LogApp()
+    async with app.run_test(size=(40, 10)) as pilot:
+        log = app.query_one(WrapLog)
+        for i in range(40):
+            log.write(f"line {i}")
+        await pilot.pause(0.1)
+        assert log.max_scroll_y > 0 and log.scroll_y == log.max_scroll_y  # followed the newest
+        log.scroll_to(y=5, animate=False)
+        await pilot.pause(0.1)
+        for i in range(40, 60):
+            log.write(f"line {i}")
+        await pilot.pause(0.1)
+        assert log.scroll_y == 5  # reading back: the view stayed
+        log.scroll_end(animate=False)
+        await pilot.pause(0.1)
+        log.write("line 60")
+        await pilot.pause(0.1)
+        assert log.scroll_y == log.max_scroll_y  # at the bottom again: it follows
+        assert "line 60" in str(log.lines[-1].text)
