@@ -29,8 +29,9 @@ from mcp.types import REQUEST_TIMEOUT
 
 from engine.backoff import Backoff
 from engine.config.models import McpServerConfig
+from engine.elicitation.route import Asker
 from engine.events import EventBus, ServerStateChanged
-from engine.mcp.connection import Connection, ServerGone, describe
+from engine.mcp.connection import Connection, Elicit, ServerGone, describe
 from engine.mcp.naming import NameBook
 from engine.mcp.oauth import (
     NEEDS_SIGN_IN,
@@ -82,6 +83,11 @@ class HostServices:
     spawn: Callable[..., asyncio.Task[Any]] | None = None
     #: Every server's exposed-name claims; settles collisions across servers whatever order they come up in.
     names: NameBook = field(default_factory=NameBook)
+    #: Answers servers' mid-call questions (engine.elicitation.desk); None: the client offers no elicitation.
+    elicit: Elicit | None = None
+    #: Whether a call of this context may wait for a person answering a question (its SDK read timeout is then
+    #: left to the engine's deadline, which stops while the question waits).
+    may_ask: Callable[[str | None], bool] | None = None
 
 
 class Supervisor(ToolRegistration):
@@ -257,6 +263,7 @@ class Supervisor(ToolRegistration):
             base_dir=self.services.base_dir,
             stderr=self.stderr,
             on_list_changed=self._on_list_changed,
+            elicit=self.services.elicit,
         )
         self._attempt_conn = conn
         if self._stop.is_set():
@@ -388,8 +395,12 @@ class Supervisor(ToolRegistration):
         d = tool.definition
         timeout_s = self._timeout_s(tool)
         started = time.perf_counter()
+        may_ask = self.services.may_ask
+        context = ctx.session.context if ctx.session is not None else None
+        read_timeout = None if may_ask is not None and may_ask(context) else timeout_s + 0.25
         try:
-            result = await conn.call(d.origin_name, args, timeout_s + 0.25, tool.progress_callback(ctx))
+            with conn.in_flight.calling(Asker(self.server_id, d.name, d.origin_name or d.name, ctx)):
+                result = await conn.call(d.origin_name, args, read_timeout, tool.progress_callback(ctx))
             tool.answered(time.perf_counter() - started)
         except ServerGone as e:  # "server dice stopped (process exited with code 1)"
             return ToolResult("error", str(e))

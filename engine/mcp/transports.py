@@ -34,7 +34,7 @@ import httpx2
 import mcp.client.stdio as sdk_stdio
 from mcp import Client, StdioServerParameters
 from mcp.client import Transport
-from mcp.client.session import MessageHandlerFnT
+from mcp.client.session import ElicitationFnT, MessageHandlerFnT
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server import MCPServer, Server
@@ -240,6 +240,7 @@ def build_client(
     connect_s: float,
     on_transport_end: Callable[[Exception | None], None] | None = None,
     auth: httpx2.Auth | None = None,
+    elicitation_callback: ElicitationFnT | None = None,
 ) -> Client:
     """An un-entered SDK ``Client`` for ``cfg`` (entering it connects and negotiates the protocol).
 
@@ -266,7 +267,9 @@ def build_client(
         raise TransportConfigError(f"unknown transport {cfg.transport!r}")
     if on_transport_end is not None and cfg.transport in ("http", "sse"):
         server = watch_end(server, on_transport_end)
-    return Client(server, mode=mode, message_handler=message_handler, cache=None)
+    return Client(
+        server, mode=mode, message_handler=message_handler, cache=None, elicitation_callback=elicitation_callback
+    )
 
 
 class ProcessWatch:
