@@ -27,7 +27,7 @@ from engine.tools.base import (
     ToolResult,
 )
 
-N = 20_000
+N = int(__import__("os").environ.get("BENCH_N", "20000"))
 
 
 async def echo(args: dict[str, Any], ctx: ToolExecutionContext) -> ToolResult:

@@ -30,6 +30,7 @@ from textual.worker import get_current_worker
 from console.approvals import ApprovalQueue
 from console.bindings import app_bindings, validate_keymap
 from console.commands import ConsoleCommands
+from console.elicitations import ElicitationPrompts
 from console.event_pump import EventPump
 from console.format import Clock
 from console.host import load_config, resolve_path
@@ -138,6 +139,8 @@ class AvaConsole(ReplayControls, App[None]):
         self.voice = VoiceStatus()
         #: Tool calls waiting for the operator (the console is the engine's approver once it is attached).
         self.approvals = ApprovalQueue()
+        #: Tools' questions to the operator: a dialog each, over whatever screen is shown (console.elicitations).
+        self.elicitations = ElicitationPrompts()
         #: The Calls screen, the default mode's (made in the app's compose; its detail is mounted after the frame).
         self._first_screen: ConsoleScreen | None = None
         self.audio_devices: tuple[DeviceSpec, DeviceSpec] = (None, None)
@@ -255,6 +258,7 @@ class AvaConsole(ReplayControls, App[None]):
         )
         self._sub = engine.bus.subscribe(maxsize=50_000)
         self.approvals.attach(engine)
+        self.elicitations.attach(engine)
         self.pump_events(self._sub)
         self.audio_devices = (engine.settings.softphone.input_device, engine.settings.softphone.output_device)
         self.start_engine(engine)
@@ -305,6 +309,7 @@ class AvaConsole(ReplayControls, App[None]):
         if self._sub is not None:
             self._sub.close()
         self.approvals.detach()  # nobody answers any more: what waits is denied, nothing waits for this console
+        self.elicitations.detach()
         engine, self.engine_running = self.engine, False
         if engine is not None and self._owns_engine and (engine.started or len(engine.tasks)):
             self.workers.cancel_group(self, "engine")  # quit while servers still connect: stop them, don't wait
@@ -340,6 +345,7 @@ class AvaConsole(ReplayControls, App[None]):
         self.batches += 1
         self.state.dropped = message.dropped
         self.approvals.take(self, message.events, self._tell_screens)
+        self.elicitations.take(self, message.events)
         voice = [e for e in message.events if e.type.startswith("softphone.")]
         if voice:  # the panel's meter, not the event log
             self._voice_events(voice)

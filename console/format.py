@@ -30,6 +30,7 @@ SERVER_STYLE: dict[str, tuple[str, str]] = {
     "restarting": ("↻", "yellow"),
     "degraded": ("◑", "dark_orange"),
     "failed": ("✖", "red"),
+    "needs sign-in": ("◇", "dark_orange"),
     "crashed": ("✖", "red"),
     "unhealthy": ("✖", "red"),
     "stopped": ("○", "grey50"),

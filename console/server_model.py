@@ -81,6 +81,9 @@ class FormValues:
     tools: str = ""
     env: list[KV] = field(default_factory=list)
     headers: list[KV] = field(default_factory=list)
+    #: http: the ``auth`` block (OAuth sign-in settings). No field shows it yet: kept as read, so saving the form
+    #: never drops a remote server's sign-in settings.
+    auth: dict[str, Any] | None = None
 
 
 def check_field(name: str, value: str, *, base_dir: Path | None = None, taken: set[str] | None = None) -> str:
@@ -213,6 +216,8 @@ def to_config(f: FormValues, *, secret_refs: Mapping[str, str] | None = None) ->
         out["url"] = f.url.strip()
         if f.headers:
             out["headers"] = {kv.key.strip(): refs.get(f"headers:{kv.key.strip()}", kv.value) for kv in f.headers}
+        if f.auth and f.transport == "http":
+            out["auth"] = f.auth
     elif f.transport in ("inprocess", "bundled"):
         out["target"] = f.target.strip()
         if f.args is not None:
@@ -285,6 +290,8 @@ def from_config(server_id: str, raw: Mapping[str, Any]) -> FormValues:
     for kind in ("env", "headers"):
         rows = [KV(str(k), str(v), bool(KEYRING_REF.match(str(v)))) for k, v in dict(raw.get(kind) or {}).items()]
         setattr(f, kind, rows)
+    auth = raw.get("auth")
+    f.auth = _plain(auth) if isinstance(auth, Mapping) else None
     return f
 
 

@@ -62,6 +62,8 @@ class Invocation:
     #: The last progress the tool's server reported while it ran (``tool.progress``), and of how much.
     progress: float | None = None
     progress_total: float | None = None
+    #: Whom the tool's question waits for (``elicitation.waiting``: caller or operator), None when nothing.
+    waiting: str | None = None
 
     def matches(self, text: str) -> bool:
         needle = text.lower()
@@ -179,6 +181,10 @@ def summarize(ev: Event) -> str:
         from console.approvals import approval_summary
 
         return approval_summary(ev)
+    if ev.type.startswith("elicitation."):
+        from console.elicitations import elicitation_summary
+
+        return elicitation_summary(ev)
     rest = {k: v for k, v in d.items() if k not in ("type", "ts")}
     return " ".join(f"{k}={v}" for k, v in rest.items())[:200]
 
@@ -264,6 +270,8 @@ class ConsoleState:
             CallEnded,
             CallStarted,
             ConfigReloaded,
+            ElicitationResolved,
+            ElicitationWaiting,
             ServerStateChanged,
             SteeringInjected,
             TierChanged,
@@ -344,9 +352,12 @@ class ConsoleState:
             ch.invocations_added.append(inv)
         elif isinstance(ev, ToolCompleted | ToolRejected):
             self._complete(ev, ch)
-        elif isinstance(ev, ToolProgressed):
+        elif isinstance(ev, ToolProgressed | ElicitationWaiting | ElicitationResolved):
             if (running := self._open.get((ev.call_id, ev.tool_call_id))) is not None:
-                running.progress, running.progress_total = ev.progress, ev.total
+                if isinstance(ev, ToolProgressed):
+                    running.progress, running.progress_total = ev.progress, ev.total
+                else:
+                    running.waiting = ev.who if isinstance(ev, ElicitationWaiting) else None
                 if running not in ch.invocations_added and running not in ch.invocations_changed:
                     ch.invocations_changed.append(running)
         elif isinstance(ev, ServerStateChanged):

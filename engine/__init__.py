@@ -11,7 +11,8 @@ the engine's internals and may change.
               ``set_provider(call_id, provider)``
   operator    ``set_tier(call_id | None, tier)``, ``set_tool_enabled(call_id, name, enabled, apply)``
   MCP         ``restart_server(id)``, ``test_server(id | config)``, ``set_server_enabled(id, on)``,
-              ``calibrate(id)``
+              ``calibrate(id)``, ``sign_in_server(id, show_url)`` / ``sign_out_server(id)`` (OAuth for a remote
+              server; ``SignInError`` when sign-in did not complete; ``open_in_browser(url)`` for the URL)
   phone       ``monitor_call(channel_id, mode, devices=…)``: the operator on a live phone call (listen,
               whisper_agent, whisper_caller, takeover, off)
   steering    ``say_now(call_id, text)`` (the agent says a line next), ``whisper(call_id, text)`` (a hidden
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from engine.calls import CallError
     from engine.heap import freeze_startup_heap
     from engine.logs import configure_logging
+    from engine.mcp.signin import SignInError, open_in_browser
     from engine.recorder.codec import RecordingError, read_recording
     from engine.recorder.export import export_recording
     from engine.recorder.files import default_dir as default_recordings_dir
@@ -93,6 +95,8 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "export_recording": ("engine.recorder.export", "export_recording"),
     "list_recordings": ("engine.recorder.files", "list_recordings"),
     "default_recordings_dir": ("engine.recorder.files", "default_dir"),
+    "SignInError": ("engine.mcp.signin", "SignInError"),
+    "open_in_browser": ("engine.mcp.signin", "open_in_browser"),
 }
 
 __all__ = [
@@ -108,6 +112,7 @@ __all__ = [
     "OutboxMessage",
     "PendingApproval",
     "RecordingError",
+    "SignInError",
     "Softphone",
     "ToolState",
     "UnknownTool",
@@ -119,6 +124,7 @@ __all__ = [
     "freeze_startup_heap",
     "list_audio_devices",
     "list_recordings",
+    "open_in_browser",
     "percentile",
     "read_recording",
     "tool_catalog",

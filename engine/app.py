@@ -10,7 +10,7 @@ host, the HTTP server, the budget layer …) plug in through ``EngineComponent``
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO
 
@@ -389,6 +389,18 @@ class Engine(OperatorDesk, RecordingDesk):
     async def restart_server(self, server_id: str) -> dict[str, Any]:
         """Restart one MCP server (resets its restart count; the way out of ``failed``); returns its status."""
         return self.redactor.value(await self.mcp.restart_server(server_id))
+
+    async def sign_in_server(
+        self, server_id: str, show_url: Callable[[str], Awaitable[None] | None], timeout_s: float = 300.0
+    ) -> dict[str, Any]:
+        """OAuth sign-in to a remote MCP server: ``show_url`` gets the URL to open, a loopback listener waits for the
+        redirect, the tokens go to the OS keyring and the server restarts (``up`` when done). Raises ``SignInError``
+        (``engine.mcp.signin``) with a message naming the server when it did not complete."""
+        return self.redactor.value(await self.mcp.sign_in(server_id, show_url, timeout_s))
+
+    async def sign_out_server(self, server_id: str) -> dict[str, Any]:
+        """Forget a remote MCP server's OAuth tokens; it then waits in ``needs sign-in``."""
+        return self.redactor.value(await self.mcp.sign_out(server_id))
 
     async def test_server(self, target: str | Mapping[str, Any]) -> dict[str, Any]:
         """Fresh connect → initialize → list for a configured server id or an unsaved server config dict."""

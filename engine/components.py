@@ -92,6 +92,18 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
     from engine.turn_timing import TurnTimingBook  # one turn.timings event per turn, for the latency waterfall
 
     engine.turn_hooks.append(TurnTimingBook(engine.bus, budget.tier_budget_ms))
+    from engine.elicitation.desk import ElicitationDesk  # tools' mid-call questions (contexts.*.elicitation)
+    from engine.elicitation_commands import CallVoice
+
+    desk = engine.elicitations = ElicitationDesk(
+        engine.bus, engine.metrics, lambda: engine.settings, engine.redactor, CallVoice(engine.calls, engine.bus)
+    )
+    engine.calls.end_hooks.append(desk.call_ended)
+
+    def may_ask(context: str | None) -> bool:
+        ctx = engine.settings.contexts.get(context) if context is not None else None
+        return ctx is not None and ctx.elicitation.ask != "decline"
+
     services = HostServices(
         registry=engine.registry,
         bus=engine.bus,
@@ -99,8 +111,11 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
         base_dir=engine.base_dir,
         global_timeout_s=lambda: engine.settings.engine.tool_timeout_ms / 1000,
         redact=engine.redactor,
+        remember_secrets=engine.redactor.update,
         on_up=budget.on_server_up,
         spawn=engine.spawn,
+        elicit=desk.elicit,
+        may_ask=may_ask,
     )
     components.append(McpHost(services, lambda: engine.settings, engine.spawn))
 

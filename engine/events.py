@@ -366,10 +366,24 @@ class EmailFailed(Event):
 
 
 from engine.dataclass_init import fast_frozen_init  # noqa: E402 - after the classes it rewrites
+from engine.elicitation.events import (  # noqa: E402 - re-exported: tool questions (engine.elicitation)
+    ElicitationRequested,
+    ElicitationResolved,
+    ElicitationWaiting,
+)
 from engine.event_bus import EventBus, Subscription  # noqa: E402 - re-exported: the public API names them here
 from engine.turn_events import SpeakingChanged, TurnStage, TurnTimings  # noqa: E402 - the waterfall's, re-exported
 
-__all__ = ["EventBus", "SpeakingChanged", "Subscription", "TurnStage", "TurnTimings"]
+__all__ = [
+    "ElicitationRequested",
+    "ElicitationResolved",
+    "ElicitationWaiting",
+    "EventBus",
+    "SpeakingChanged",
+    "Subscription",
+    "TurnStage",
+    "TurnTimings",
+]
 
 # The module's own event classes (``__subclasses__`` would also hold the classes ``dataclass(slots=True)`` replaced).
 for _cls in [c for c in list(globals().values()) if isinstance(c, type) and issubclass(c, Event)]:

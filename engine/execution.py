@@ -17,6 +17,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any, Protocol
 
 from engine.approvals import ApprovalDesk
@@ -249,6 +250,7 @@ class ToolExecutor:
             if limit is not None and limit[0] < timeout:
                 timeout, source = limit
             deadline = self._deadlines.start(timeout)
+            ctx.extras["hold"] = partial(self._deadlines.held, deadline)  # a question to a person stops the clock
             try:
                 result = await entry.tool.execute(args, ctx)
             except asyncio.CancelledError:

@@ -4,7 +4,8 @@ Why apart from ``engine.app``: they are thin doors onto two components (telephon
 kept out of the engine's core so ``app.py`` stays about lifecycle, calls and the parts' wiring. ``Engine``
 inherits them; they use only the engine's ``components``, ``settings`` and ``email``. The live-steering commands
 (``say_now``, ``whisper``: engine/steering.py) and the answers to the tool approval queue (``approve_tool``,
-``deny_tool``: engine/approvals_commands.py) come with them, as ``OperatorDesk``'s bases.
+``deny_tool``: engine/approvals_commands.py) and to tools' questions (``answer_elicitation``:
+engine/elicitation_commands.py) come with them, as ``OperatorDesk``'s bases.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 from engine.approvals_commands import ApprovalCommands
 from engine.capacity import Admission
 from engine.config.models import Settings
+from engine.elicitation_commands import ElicitationCommands
 from engine.sessions.snapshot import OutboxMessage
 from engine.steering import SteeringDesk
 
@@ -23,7 +25,7 @@ if TYPE_CHECKING:
     from engine.voice.backend import AudioBackend
 
 
-class OperatorDesk(SteeringDesk, ApprovalCommands):
+class OperatorDesk(SteeringDesk, ApprovalCommands, ElicitationCommands):
     settings: Settings
     email: EmailService
     components: Sequence[object]

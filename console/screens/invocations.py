@@ -33,6 +33,8 @@ def running_text(i: Invocation) -> Text:
     """A running call's status with the progress its server reported: ``running 50%``, or ``running 7`` without
     a total (``tool.progress``)."""
     out = status_text(i.status)
+    if i.waiting is not None:  # a tool's question (engine.elicitation) waits for a person
+        out.append(f" · waiting for {i.waiting}", "yellow")
     if i.progress is None:
         return out
     total = i.progress_total

@@ -1,5 +1,6 @@
 """Describe one MCP server (issue 16 B.7): PID, uptime, command line, env keys (never their values), tool count and
-the last errors with their times — what an operator asks first when a server misbehaves.
+the last errors with their times — what an operator asks first when a server misbehaves. A remote server with OAuth
+also shows its sign-in: signed in or not, when the token expires, whether it refreshes (never a token).
 
 Everything comes from ``engine.server_status()`` (redacted by the engine) and the server's config entry in the
 running settings; env and header values are never read here, only their names. Reached with ``v`` on the Servers
@@ -66,6 +67,8 @@ def describe_rows(sid: str, snap: dict[str, Any], cfg: Any) -> list[tuple[str, s
     ]
     if header_keys:
         rows.append(("header keys", ", ".join(header_keys)))
+    if snap.get("auth"):
+        rows.append(("sign-in", oauth_text(snap["auth"])))
     rows += [
         ("protocol", str(snap.get("protocol_version") or "-")),
         ("server", version or "-"),
@@ -74,6 +77,24 @@ def describe_rows(sid: str, snap: dict[str, Any], cfg: Any) -> list[tuple[str, s
         ("stderr", f"{snap.get('stderr_lines', 0)} line(s), {snap.get('stderr_suppressed', 0)} suppressed"),
     ]
     return rows
+
+
+def oauth_text(auth: dict[str, Any], now: float | None = None) -> str:
+    """An OAuth server's sign-in as the status has it (never a token): signed in or not, expiry, refresh."""
+    if auth.get("signed_in") is None:
+        return f"OAuth: {auth.get('error') or 'unknown'}"
+    if not auth["signed_in"]:
+        return "OAuth: not signed in (s on Servers, or ava-engine mcp login)"
+    parts = ["OAuth: signed in"]
+    expires = auth.get("expires_at")
+    if isinstance(expires, int | float):
+        left = expires - (time.time() if now is None else now)
+        at = datetime.fromtimestamp(expires).strftime("%H:%M:%S")
+        parts.append(f"token expires {at} (in {uptime_text(left)})" if left > 0 else f"token expired {at}")
+    parts.append("refreshes by itself" if auth.get("can_refresh") else "no refresh token")
+    if auth.get("scope"):
+        parts.append(f"scope {auth['scope']}")
+    return ", ".join(parts)
 
 
 def error_lines(snap: dict[str, Any], now: float | None = None) -> list[str]:

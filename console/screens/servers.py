@@ -1,7 +1,8 @@
 """MCP servers: a health table (state, transport, protocol, restarts, p50/p99 with a sparkline, badge, last
 error), the selected server's stderr tail, and the actions test, restart, enable/disable for this run,
-enable/disable saved to the config, add, edit, remove and import. Engine calls run in workers (group "servers");
-config edits go through the diff-and-save flow, whose hot reload starts or stops only the servers that changed."""
+enable/disable saved to the config, add, edit, remove, import and OAuth sign-in (``console.screens.sign_in``).
+Engine calls run in workers (group "servers"); config edits go through the diff-and-save flow, whose hot reload
+starts or stops only the servers that changed."""
 
 from __future__ import annotations
 
@@ -60,6 +61,14 @@ class ServersScreen(ConsoleScreen):
         ),
         Binding("o", "tools", "Tools", id="server_tools", tooltip="the tool inspector: schemas and a call form"),
         Binding("v", "describe", "Describe", id="server_describe", tooltip="PID, uptime, command, env keys, errors"),
+        Binding(
+            "s",
+            "sign_in",
+            "Sign in",
+            id="server_sign_in",
+            tooltip="OAuth sign-in to a remote server: shows the URL, waits for the browser",
+            show=False,  # in the palette and key help (?): the footer is full at 120 columns
+        ),
     ]
 
     def __init__(self) -> None:
@@ -309,6 +318,26 @@ class ServersScreen(ConsoleScreen):
 
         if (sid := self._need_selection()) is not None:
             self.app.push_screen(ServerDescribe(sid))
+
+    def action_sign_in(self) -> None:
+        from console.screens.sign_in import SignInScreen
+
+        if (sid := self._need_selection()) is None:
+            return
+        settings = self.capp.settings
+        cfg = settings.mcp.servers.get(sid) if settings is not None else None
+        if cfg is None or cfg.auth is None:
+            self.notify(
+                f"{sid} does not sign in (only an http server with auth.oauth does)",
+                title="servers",
+                severity="warning",
+            )
+            return
+
+        def done(_signed_in: bool | None) -> None:
+            self.poll()
+
+        self.app.push_screen(SignInScreen(sid), done)
 
     def action_remove(self) -> None:
         sid = self._need_selection()

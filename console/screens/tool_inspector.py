@@ -18,12 +18,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Button, DataTable, Header, Input, Label, Select, Static, TextArea
+from textual.widgets import Button, DataTable, Header, Label, Static
 
 from console.screens.base import ConsoleScreen
 from console.state import Changes
-from console.tool_form import FieldSpec, collect, fields_for, initial_text
+from console.tool_form import FieldSpec, collect, fields_for
 from console.widgets.footer import KeyFooter
+from console.widgets.schema_form import field_row, field_texts
 from console.widgets.tables import cursor_key
 from engine import UnknownTool, call_tool, tool_catalog
 
@@ -137,43 +138,10 @@ class ToolInspector(ConsoleScreen):
             self.query_one(sel, Static).update("-" if sel != "#call-status" else "")
 
     def _field(self, spec: FieldSpec) -> Widget:
-        wid = f"arg-{spec.name}"
-        text = initial_text(spec)
-        widget: Widget
-        if spec.enum and spec.kind in ("string", "integer", "number"):
-            options = [(str(v), str(v)) for v in spec.enum]
-            widget = Select(options, value=text if text in dict(options) else Select.BLANK, id=wid)
-        elif spec.kind == "boolean":
-            widget = Select([("true", "true"), ("false", "false")], value=text or Select.BLANK, id=wid)
-        elif spec.kind == "json":
-            widget = TextArea(text, id=wid, language="json", classes="json-arg")
-        else:
-            widget = Input(text, placeholder=spec.hint, id=wid)
-        label = f"{spec.name}{' *' if spec.required else ''}"
-        return Horizontal(
-            Label(label, classes="alabel"),
-            Vertical(
-                widget,
-                Static(spec.description, classes="muted adesc").set_styles(
-                    f"display: {'block' if spec.description else 'none'};"
-                ),
-                Static("", id=f"argmsg-{spec.name}", classes="amsg"),
-                classes="acell",
-            ),
-            classes="arg",
-        )
+        return field_row(spec)
 
     def _texts(self) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for spec in self.specs:
-            w = self.query_one(f"#arg-{spec.name}")
-            if isinstance(w, Select):
-                out[spec.name] = "" if w.value is Select.BLANK else str(w.value)
-            elif isinstance(w, TextArea):
-                out[spec.name] = w.text
-            elif isinstance(w, Input):
-                out[spec.name] = w.value
-        return out
+        return field_texts(self, self.specs)
 
     @on(Button.Pressed, "#do-call")
     def _call_pressed(self) -> None:

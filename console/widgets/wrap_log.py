@@ -12,7 +12,9 @@ from collections import deque
 from typing import Any
 
 from rich.console import RenderableType
+from textual import events
 from textual.events import Resize
+from textual.scrollbar import ScrollTo, ScrollUp
 from textual.widgets import RichLog
 
 
@@ -37,9 +39,34 @@ class WrapLog(RichLog):
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         if new_value >= self.max_scroll_y:
-            self._follow = True
-        elif new_value < old_value:  # moved up, away from the bottom (clear and re-wrap keep the state)
-            self._follow = False
+            self._follow = True  # at the bottom again (by the operator, or by following)
+
+    # Only the operator stops the following: scrolling up by wheel, key or scrollbar. Layout changes, clearing and
+    # re-wrapping move the offset too, but must not (a log whose pane shrank would stop showing new lines).
+
+    def _on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        self._follow = False
+        super()._on_mouse_scroll_up(event)
+
+    def _on_scroll_up(self, event: ScrollUp) -> None:
+        self._follow = False
+        super()._on_scroll_up(event)
+
+    def _on_scroll_to(self, message: ScrollTo) -> None:
+        self._follow = False
+        super()._on_scroll_to(message)
+
+    def action_scroll_up(self) -> None:
+        self._follow = False
+        super().action_scroll_up()
+
+    def action_page_up(self) -> None:
+        self._follow = False
+        super().action_page_up()
+
+    def action_scroll_home(self) -> None:
+        self._follow = False
+        super().action_scroll_home()
 
     def write(self, content: RenderableType | object, *args: Any, **kwargs: Any) -> WrapLog:
         if self._size_known and not self._replaying:  # before that RichLog defers it, and writes it again here
@@ -52,7 +79,6 @@ class WrapLog(RichLog):
     def clear(self) -> WrapLog:
         self._kept.clear()
         super().clear()
-        self._follow = True
         return self
 
     def on_resize(self, event: Resize) -> None:
@@ -62,11 +88,12 @@ class WrapLog(RichLog):
         try:
             width = self.scrollable_content_region.width
             if self._size_known and width and width != self._wrapped_at and self._kept:
-                kept, follow = list(self._kept), self._follow
+                kept = list(self._kept)
                 RichLog.clear(self)
-                self._follow = follow
                 for content in kept:
                     self.write(content)
             self._wrapped_at = width
         finally:
             self._replaying = False
+        if self._follow and self._size_known:  # a pane that shrank (a panel mounted above) still shows the newest
+            self.scroll_end(animate=False)

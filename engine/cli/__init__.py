@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "engine.cli.secrets_commands",
     "engine.cli.mcp_commands",
     "engine.cli.mcp_add_command",
+    "engine.cli.oauth_commands",
     "engine.cli.budget_commands",
     "engine.cli.email_commands",
     "engine.cli.export_commands",

@@ -271,6 +271,9 @@ _CALL_EVENTS = {
     "turn.over_budget",
     "engine.error",
     "steering.injected",
+    "elicitation.requested",
+    "elicitation.waiting",
+    "elicitation.resolved",
 }
 
 
@@ -296,6 +299,11 @@ def _human(ev: Any) -> str | None:
         return f"        ↳ {ev.exposed_name} → {ev.status} in {ev.latency_ms:.1f} ms: {ev.message}"
     if t == "tool.rejected":
         return f"        ✗ {ev.exposed_name} rejected: {ev.reason}"
+    if t == "elicitation.waiting":
+        return f"        ? {ev.elicitation_id} waiting for the {ev.who}"
+    if t == "elicitation.resolved":
+        why = f" ({ev.reason})" if ev.reason else ""
+        return f"        ? {ev.elicitation_id} {ev.exposed_name}: {ev.action} by {ev.by}{why}"
     if t == "tier.changed":
         return f"        ⇅ tier {ev.old} → {ev.new} ({ev.reason})"
     if t == "tools.changed" and ev.call_id:

@@ -17,13 +17,14 @@ import asyncio
 import logging
 import signal
 import time
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
 import mcp.types as types
 from mcp import Client
+from mcp.client import ClientRequestContext
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
@@ -31,6 +32,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from engine.backoff import Backoff
 from engine.config.models import McpServerConfig
+from engine.elicitation.route import Asker, InFlight
 from engine.mcp.stderr import StderrCapture
 from engine.mcp.transports import ProcessWatch, build_client, kill_process_group, report_spawn, signal_group
 
@@ -67,6 +69,10 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}{': ' + text[:250] if text else ''}"
 
 
+#: Answers one elicitation: (server id, the asking call or None, calls in flight, the request) → the result.
+Elicit = Callable[[str, Asker | None, int, types.ElicitRequestParams], Awaitable[types.ElicitResult]]
+
+
 class ServerGone(Exception):
     """The server died or the connection closed while a request was in flight."""
 
@@ -80,8 +86,13 @@ class Connection:
         base_dir: Path,
         stderr: StderrCapture | None,
         on_list_changed: Callable[[], None],
+        elicit: Elicit | None = None,
     ) -> None:
         self.server_id = server_id
+        #: Answers the server's questions (engine.elicitation); None: the client offers no elicitation at all.
+        self._elicit = elicit
+        #: The calls in flight, to place a question on the call that asked it (engine.elicitation.route).
+        self.in_flight = InFlight()
         self.cfg = cfg
         self.base_dir = base_dir
         self.stderr = stderr
@@ -98,6 +109,8 @@ class Connection:
         self.list_ttl_ms: int | None = None
         self._stopping_at: float | None = None
         self._timers: list[asyncio.TimerHandle] = []
+        #: Signs a remote server's requests (OAuth, ``engine.mcp.oauth``); set by the supervisor before ``open``.
+        self.auth: Any = None
 
     # ------------------------------------------------------------------------------------------- lifecycle
 
@@ -112,6 +125,8 @@ class Connection:
             errlog=errlog,
             connect_s=connect_s,
             on_transport_end=self._transport_ended,
+            auth=self.auth,
+            elicitation_callback=self._on_elicit if self._elicit is not None else None,
         )
         start = time.perf_counter()
         async with report_spawn(self._spawned):
@@ -207,6 +222,18 @@ class Connection:
             log.warning(
                 "server %s: transport error: %s: %s", self.server_id, type(message).__name__, str(message)[:200]
             )
+
+    async def _on_elicit(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        """The SDK's elicitation callback (both eras): the desk answers, on the call that asked."""
+        assert self._elicit is not None
+        asker, in_flight = self.in_flight.asker()
+        try:
+            return await self._elicit(self.server_id, asker, in_flight, params)
+        except Exception as e:  # a desk bug must not hang the server's call: it is told no
+            log.warning("server %s: answering an elicitation failed: %s", self.server_id, describe(e))
+            return types.ElicitResult(action="decline")
 
     async def listen(self) -> None:
         """2026-07-28: ``subscriptions/listen`` for tool list changes, re-listening when the stream drops."""

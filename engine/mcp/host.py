@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from engine.config.models import McpServerConfig, Settings
@@ -173,6 +173,38 @@ class McpHost:
         await s.restart()
         await s.wait_up(s.cfg.connect_timeout_ms / 1000)
         return s.snapshot()
+
+    async def sign_in(
+        self, server_id: str, show_url: Callable[[str], Awaitable[None] | None], timeout_s: float = 300.0
+    ) -> dict[str, Any]:
+        """OAuth sign-in (``engine.mcp.signin``): ``show_url`` gets the authorization URL, a loopback listener the
+        redirect; then the server restarts with the new token. ``SignInError`` says why it did not complete."""
+        from engine.mcp.signin import SignIn
+
+        s = self._get(server_id)
+        sign_in = SignIn(
+            server_id,
+            s.cfg,
+            base_dir=self.services.base_dir,
+            on_secret=self.services.remember_secrets,
+            timeout_s=timeout_s,
+        )
+        report = await sign_in.run(show_url)
+        await s.restart()
+        await s.wait_up(s.cfg.connect_timeout_ms / 1000)
+        return {**report, "state": s.state}
+
+    async def sign_out(self, server_id: str) -> dict[str, Any]:
+        """Forget the server's OAuth tokens; it restarts into ``needs sign-in``."""
+        from engine.mcp.signin import sign_out
+
+        s = self._get(server_id)
+        if s.cfg.auth is None:
+            raise UnknownServer(f"server {server_id!r} has no 'auth.oauth'")
+        had = sign_out(server_id, s.cfg)
+        await s.restart()
+        await s.wait_up(s.cfg.connect_timeout_ms / 1000)  # settles at once, in needs sign-in
+        return {"server": server_id, "had_tokens": had, "state": s.state}
 
     async def set_server_enabled(self, server_id: str, enabled: bool) -> dict[str, Any]:
         """Switch a server on or off for this run (not saved to the config file)."""

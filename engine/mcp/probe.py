@@ -16,7 +16,9 @@ import pydantic
 
 from engine.config.models import McpServerConfig
 from engine.mcp.connection import Connection, ServerGone, describe
+from engine.mcp.oauth import SignInRequired, engine_auth
 from engine.mcp.stderr import StderrCapture
+from engine.mcp.token_store import KeyringTokenStorage
 
 if TYPE_CHECKING:
     from engine.mcp.supervisor import HostServices
@@ -37,7 +39,11 @@ async def probe_server(server_id: str, cfg: McpServerConfig, services: HostServi
         "error": None,
     }
     start = time.perf_counter()
+    needs: list[str] = []
     try:
+        if cfg.auth is not None:  # the stored token (refreshed if due); never a browser from here
+            tokens = KeyringTokenStorage(server_id, str(cfg.url), services.remember_secrets)
+            conn.auth = engine_auth(server_id, cfg, tokens, on_needs_sign_in=needs.append)
         async with AsyncExitStack() as stack:
             async with asyncio.timeout(cfg.connect_timeout_ms / 1000):
                 await conn.open(stack, cfg.connect_timeout_ms / 1000)
@@ -56,8 +62,10 @@ async def probe_server(server_id: str, cfg: McpServerConfig, services: HostServi
             report["ok"] = True
     except TimeoutError:
         report["error"] = f"no answer within connect_timeout_ms ({cfg.connect_timeout_ms} ms)"
+    except SignInRequired as e:
+        report["error"] = str(e)
     except (ServerGone, pydantic.ValidationError, Exception) as e:
-        report["error"] = describe(e)
+        report["error"] = needs[0] if needs else (conn.auth.fault if conn.auth and conn.auth.fault else describe(e))
     report["timings_ms"]["total"] = round((time.perf_counter() - start) * 1000, 2)
     report["stderr_tail"] = stderr.tail(20)
     return report

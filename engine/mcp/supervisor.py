@@ -16,7 +16,7 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,13 +29,25 @@ from mcp.types import REQUEST_TIMEOUT
 
 from engine.backoff import Backoff
 from engine.config.models import McpServerConfig
+from engine.elicitation.route import Asker
 from engine.events import EventBus, ServerStateChanged
-from engine.mcp.connection import Connection, ServerGone, describe
+from engine.mcp.connection import Connection, Elicit, ServerGone, describe
 from engine.mcp.naming import NameBook
+from engine.mcp.oauth import (
+    NEEDS_SIGN_IN,
+    EngineOAuth,
+    SignInRequired,
+    auth_status,
+    engine_auth,
+    keep_fresh,
+    sign_in_hint,
+    wait_for_sign_in,
+)
 from engine.mcp.registration import ToolRegistration
 from engine.mcp.results import to_tool_result
 from engine.mcp.stderr import StderrCapture
 from engine.mcp.structured import mismatch
+from engine.mcp.token_store import KeyringTokenStorage
 from engine.mcp.tool import MCPTool
 from engine.metrics import Metrics
 from engine.tools.base import ToolExecutionContext, ToolResult
@@ -43,7 +55,7 @@ from engine.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
 
-State = Literal["starting", "up", "restarting", "failed", "stopped"]
+State = Literal["starting", "up", "restarting", "failed", "stopped", "needs sign-in"]
 
 #: How long ``stop`` waits for the supervision loop to wind down (the child is SIGKILLed well before that).
 STOP_WAIT_S = 2.0
@@ -61,6 +73,8 @@ class HostServices:
     base_dir: Path
     global_timeout_s: Callable[[], float]
     redact: Callable[[str], str] | None = None
+    #: Adds secrets met at run time (a remote server's OAuth tokens) to what ``redact`` masks.
+    remember_secrets: Callable[[Iterable[str]], None] | None = None
     #: How long a burst of list_changed notifications is collected before one re-list.
     debounce_s: float = 0.2
     #: Called once a server is up with its tools registered (the budget layer's calibration hook).
@@ -69,6 +83,11 @@ class HostServices:
     spawn: Callable[..., asyncio.Task[Any]] | None = None
     #: Every server's exposed-name claims; settles collisions across servers whatever order they come up in.
     names: NameBook = field(default_factory=NameBook)
+    #: Answers servers' mid-call questions (engine.elicitation.desk); None: the client offers no elicitation.
+    elicit: Elicit | None = None
+    #: Whether a call of this context may wait for a person answering a question (its SDK read timeout is then
+    #: left to the engine's deadline, which stops while the question waits).
+    may_ask: Callable[[str | None], bool] | None = None
 
 
 class Supervisor(ToolRegistration):
@@ -97,6 +116,11 @@ class Supervisor(ToolRegistration):
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._attempt_started = 0.0
+        #: Why the server waits for an operator's sign-in (OAuth), set by the attempt that found out.
+        self._needs_sign_in: str | None = None
+        self._auth: EngineOAuth | None = None
+        #: The server's OAuth token store (the keyring); the status shows what it last read, never waiting for it.
+        self._tokens: KeyringTokenStorage | None = None
         services.names.configure(server_id, cfg, self._names_changed)
 
     # ------------------------------------------------------------------------------------------- control
@@ -143,7 +167,7 @@ class Supervisor(ToolRegistration):
         """Start if needed (lazy servers) and wait until up, or until this attempt settled otherwise."""
         if self.state == "up":
             return True
-        if not self.running and self.state != "failed":
+        if not self.running and self.state not in ("failed", NEEDS_SIGN_IN):
             self.start()
         with suppress(TimeoutError):
             async with asyncio.timeout(timeout_s):
@@ -203,6 +227,15 @@ class Supervisor(ToolRegistration):
             self.settled.set()
             if self._stop.is_set():
                 return
+            if self._needs_sign_in is not None:  # waits for the operator: restarting would not help …
+                self._unregister()
+                self._set_state(NEEDS_SIGN_IN, self._needs_sign_in)
+                if not await wait_for_sign_in(self.server_id, self.cfg, self._stop):
+                    return
+                self.restarts, first = 0, True  # … until a sign-in elsewhere (`mcp login`) stored new tokens
+                continue
+            if self._auth is not None and self._auth.fault:
+                reason = self._auth.fault  # e.g. the token endpoint is down: said plainly, then retried
             self.last_error = reason
             self.errors.append((time.time(), reason))
             r = self.cfg.restart
@@ -230,11 +263,26 @@ class Supervisor(ToolRegistration):
             base_dir=self.services.base_dir,
             stderr=self.stderr,
             on_list_changed=self._on_list_changed,
+            elicit=self.services.elicit,
         )
         self._attempt_conn = conn
         if self._stop.is_set():
             conn.stop_soon()
         helpers: list[asyncio.Task[Any]] = []
+        self._needs_sign_in, self._auth = None, None
+        if self.cfg.auth is not None:
+            try:
+                if self._tokens is None or self._tokens.url != self.cfg.url:
+                    remember = self.services.remember_secrets
+                    self._tokens = KeyringTokenStorage(self.server_id, str(self.cfg.url), remember)
+                conn.auth = self._auth = engine_auth(
+                    self.server_id, self.cfg, self._tokens, on_needs_sign_in=lambda why: self._sign_in_needed(conn, why)
+                )
+            except SignInRequired as e:
+                self._needs_sign_in = str(e)
+                return str(e)
+            except Exception as e:  # no usable keyring …: this server only
+                return describe(e)
         try:
             async with AsyncExitStack() as stack:
                 try:
@@ -264,6 +312,8 @@ class Supervisor(ToolRegistration):
                     loop.create_task(self._refresher(conn), name=f"mcp:{sid}:refresh"),
                     loop.create_task(self._stability_timer(), name=f"mcp:{sid}:stable"),
                 ]
+                if self._auth is not None:  # refresh an idle server's token on time, or find it cannot be
+                    helpers.append(loop.create_task(keep_fresh(self._auth, conn.list_tools), name=f"mcp:{sid}:oauth"))
                 stop_wait = loop.create_task(self._stop.wait(), name=f"mcp:{sid}:stop-wait")
                 helpers.append(stop_wait)
                 await asyncio.wait((conn.dead, stop_wait), return_when=asyncio.FIRST_COMPLETED)
@@ -283,6 +333,11 @@ class Supervisor(ToolRegistration):
             self.conn = None
             self._attempt_conn = None
             self.up_since = None
+
+    def _sign_in_needed(self, conn: Connection, why: str) -> None:
+        """The token expired and could not be refreshed (or was refused): this connection ends, no restart."""
+        self._needs_sign_in = why
+        conn.mark_dead(why)
 
     def _with_exit(self, conn: Connection, reason: str) -> str:
         tail = self.stderr.tail(1)
@@ -333,13 +388,19 @@ class Supervisor(ToolRegistration):
             if self.cfg.start == "lazy" and self.state in ("stopped", "starting"):
                 await self.wait_up(self.cfg.connect_timeout_ms / 1000)
                 conn = self.conn
+            if self.state == NEEDS_SIGN_IN:
+                return ToolResult("error", f"{sign_in_hint(self.server_id)}; the tool did not run.")
             if conn is None or self.state != "up":
                 return ToolResult("error", f"server {self.server_id} is {self.state}; the tool did not run.")
         d = tool.definition
         timeout_s = self._timeout_s(tool)
         started = time.perf_counter()
+        may_ask = self.services.may_ask
+        context = ctx.session.context if ctx.session is not None else None
+        read_timeout = None if may_ask is not None and may_ask(context) else timeout_s + 0.25
         try:
-            result = await conn.call(d.origin_name, args, timeout_s + 0.25, tool.progress_callback(ctx))
+            with conn.in_flight.calling(Asker(self.server_id, d.name, d.origin_name or d.name, ctx)):
+                result = await conn.call(d.origin_name, args, read_timeout, tool.progress_callback(ctx))
             tool.answered(time.perf_counter() - started)
         except ServerGone as e:  # "server dice stopped (process exited with code 1)"
             return ToolResult("error", str(e))
@@ -382,6 +443,7 @@ class Supervisor(ToolRegistration):
             "target": self.cfg.target,
             "env_keys": sorted(self.cfg.env),  # never the values
             "header_keys": sorted(self.cfg.headers),
+            "auth": auth_status(self._tokens) if self.cfg.auth is not None else None,
             "warnings": list(self.warnings),
             "tool_count": len(self.tools),
             "tools": [

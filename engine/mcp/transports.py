@@ -34,7 +34,7 @@ import httpx2
 import mcp.client.stdio as sdk_stdio
 from mcp import Client, StdioServerParameters
 from mcp.client import Transport
-from mcp.client.session import MessageHandlerFnT
+from mcp.client.session import ElicitationFnT, MessageHandlerFnT
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server import MCPServer, Server
@@ -165,9 +165,11 @@ def stdio_parameters(cfg: McpServerConfig, base_dir: Path) -> StdioServerParamet
 
 
 @asynccontextmanager
-async def _http_transport(url: str, headers: dict[str, str], connect_s: float) -> AsyncIterator[Any]:
+async def _http_transport(
+    url: str, headers: dict[str, str], connect_s: float, auth: httpx2.Auth | None = None
+) -> AsyncIterator[Any]:
     timeout = httpx2.Timeout(connect_s, read=300.0)
-    async with create_mcp_http_client(headers=headers or None, timeout=timeout) as http:
+    async with create_mcp_http_client(headers=headers or None, timeout=timeout, auth=auth) as http:
         async with streamable_http_client(url, http_client=http, max_sse_event_size=MAX_SSE_EVENT_BYTES) as streams:
             yield streams
 
@@ -237,11 +239,14 @@ def build_client(
     errlog: TextIO | None,
     connect_s: float,
     on_transport_end: Callable[[Exception | None], None] | None = None,
+    auth: httpx2.Auth | None = None,
+    elicitation_callback: ElicitationFnT | None = None,
 ) -> Client:
     """An un-entered SDK ``Client`` for ``cfg`` (entering it connects and negotiates the protocol).
 
     ``on_transport_end`` is called when a network transport's read stream ends (the server went away), with the
-    last error the transport reported, if any.
+    last error the transport reported, if any. ``auth`` signs a streamable HTTP server's requests (OAuth, see
+    ``engine.mcp.oauth``).
     """
     mode = client_mode(cfg.mode)
     server: Any
@@ -249,7 +254,7 @@ def build_client(
         params = stdio_parameters(cfg, base_dir)
         server = sdk_stdio.stdio_client(params, errlog=errlog) if errlog is not None else params
     elif cfg.transport == "http":
-        server = _http_transport(str(cfg.url), _secrets(dict(cfg.headers)), connect_s)
+        server = _http_transport(str(cfg.url), _secrets(dict(cfg.headers)), connect_s, auth)
     elif cfg.transport == "sse":
         server = sse_client(str(cfg.url), headers=_secrets(dict(cfg.headers)) or None, timeout=connect_s)
     elif cfg.transport == "inprocess":
@@ -262,7 +267,9 @@ def build_client(
         raise TransportConfigError(f"unknown transport {cfg.transport!r}")
     if on_transport_end is not None and cfg.transport in ("http", "sse"):
         server = watch_end(server, on_transport_end)
-    return Client(server, mode=mode, message_handler=message_handler, cache=None)
+    return Client(
+        server, mode=mode, message_handler=message_handler, cache=None, elicitation_callback=elicitation_callback
+    )
 
 
 class ProcessWatch:

@@ -19,7 +19,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 #: How early the loop may run a timer (asyncio runs a handle once its time is within the clock's resolution).
@@ -167,6 +168,23 @@ class Deadlines:
                 self.wheel.cancel(deadline.timer)
             return False
         return deadline.task.uncancel() <= deadline.cancelling
+
+    @contextmanager
+    def held(self, deadline: Deadline) -> Iterator[None]:
+        """Stop ``deadline``'s clock while inside (the call waits for a person: engine.elicitation); it runs on
+        with the time it had left. A deadline that already fired stays fired."""
+        timer = deadline.timer
+        if deadline.expired or timer is None or timer.cancelled:
+            yield
+            return
+        loop = asyncio.get_running_loop()
+        left = max(timer.when - loop.time(), 0.0)
+        self.wheel.cancel(timer)
+        try:
+            yield
+        finally:
+            if not deadline.expired:
+                deadline.timer = self.wheel.call_later(left, _expire, deadline)
 
 
 def _expire(deadline: Deadline) -> None:

@@ -5,7 +5,8 @@ output writes each chunk at the current input position. Left alone, where an ans
 depend on how fast the machine decodes and synthesises. ``Pacer`` makes it deterministic:
 
 * while the agent is busy (an utterance is being transcribed or answered) and nothing plays, input waits, so
-  thinking takes no time on the file's clock (the answer starts where the utterance ended);
+  thinking takes no time on the file's clock (the answer starts where the utterance ended) — except while a
+  tool's question waits for the caller's answer (``listening``): the caller's time passes then;
 * while audio plays, input and output move in lockstep, one ``frame_ms`` chunk at a time, output first: a chunk
   may be written only when input has reached the output position, and the next input frame is read only once
   output is ahead of it. Barge-in detected on input frame [t, t+20 ms) therefore stops output at t+20 ms.
@@ -34,6 +35,8 @@ class Pacer:
         self.busy = 0  # utterances being transcribed or answered
         self.playing = 0  # playbacks in progress
         self.input_done = False
+        #: The engine waits for the caller to answer a tool's question (engine.voice.asking): input runs on.
+        self.listening = False
         self._changed = asyncio.Event()
 
     def output_samples(self) -> int | None:
@@ -60,7 +63,7 @@ class Pacer:
         if self.playing:
             out = self.output_samples() or 0
             return out > self._input_samples()
-        return self.busy == 0
+        return self.busy == 0 or self.listening
 
     async def before_input(self) -> None:
         """Wait until the next input frame may be read."""

@@ -30,13 +30,21 @@ from typing import Any, Protocol
 import numpy as np
 
 from engine.config.models import Settings
-from engine.events import AnnouncementRequested, CallEnded, EventBus
+from engine.events import (
+    AnnouncementRequested,
+    CallEnded,
+    ElicitationRequested,
+    ElicitationResolved,
+    ElicitationWaiting,
+    EventBus,
+)
 from engine.providers.base import Provider, TurnReply
 from engine.providers.pipeline import PipelineProvider, bind_pipelines, provider_phrases
 from engine.sessions.session import CallError, CallSession
 from engine.sessions.steering import is_steering
 from engine.turn_timing import find_book
 from engine.voice.announcer import Announcer
+from engine.voice.asking import CallerQuestions
 from engine.voice.audio import AudioFrame
 from engine.voice.backend import AudioBackend
 from engine.voice.bargein import SpeechOnset
@@ -153,6 +161,8 @@ class VoiceCall:
         )
         self.onset = SpeechOnset(backend.sample_rate, opts.barge_in_ms, opts.frame_ms)
         self.announcer = Announcer(engine.bus, self.speaker, self._thinking_turn)
+        #: A tool's questions to the caller: answered by the next utterance, not a new turn (engine.elicitation).
+        self.questions = CallerQuestions(engine, self.recognizer, self.pacer, lambda: self.call_id, phrases)
         self.timing, self.speaking = find_book(engine), SpeakingTap(engine.bus)  # the waterfall's and timeline's
         self.session: CallSession | None = None
         self.turns: list[TurnStats] = []
@@ -225,7 +235,8 @@ class VoiceCall:
 
     async def run(self) -> str:
         """Run the call to its end; returns the call id."""
-        sub = self.engine.bus.subscribe(types={AnnouncementRequested.type, CallEnded.type})
+        asking = {ElicitationRequested.type, ElicitationWaiting.type, ElicitationResolved.type}
+        sub = self.engine.bus.subscribe(types={AnnouncementRequested.type, CallEnded.type, *asking})
         tasks = [
             asyncio.create_task(self._input_loop(), name=f"voice:{self.context}:input"),
             asyncio.create_task(self._worker(), name=f"voice:{self.context}:turns"),
@@ -275,6 +286,7 @@ class VoiceCall:
         finally:
             self.pacer.end_of_input()
             self._input_ended.set()
+            self.questions.input_ended()
             closer = getattr(frames, "aclose", None)
             if closer is not None:
                 with contextlib.suppress(RuntimeError):
@@ -303,6 +315,9 @@ class VoiceCall:
         self._refresh_state()
 
     def _enqueue(self, utt: Utterance) -> None:
+        if self.questions.listening:  # the answer to a tool's question, not a new turn
+            self.questions.take(utt)
+            return
         self.pacer.add_busy(1)
         self._utterances.put_nowait((utt, time.perf_counter()))
 
@@ -386,8 +401,11 @@ class VoiceCall:
         async for ev in sub:
             if self.session is None or getattr(ev, "call_id", None) != self.session.call_id:
                 continue
-            if isinstance(ev, AnnouncementRequested):
-                self.announcer.request(ev)
+            if isinstance(ev, ElicitationRequested | ElicitationWaiting | ElicitationResolved):
+                self.questions.on_event(ev)
+            elif isinstance(ev, AnnouncementRequested):
+                if not self.questions.open:  # "one moment" would talk over a question to the caller
+                    self.announcer.request(ev)
             elif isinstance(ev, CallEnded):
                 self.end_reason = self.end_reason or ev.reason
                 self._done.set()
@@ -423,6 +441,7 @@ class VoiceCall:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await self.announcer.aclose()
+        await self.questions.aclose()
         session = self.session
         if session is not None and session.active:
             await self.engine.end_call(session.call_id, self.end_reason or "caller finished")

@@ -40,10 +40,12 @@ async def _palette(pilot, app: AvaConsole, wait) -> dict[str, str]:
 
 async def test_palette_lists_every_keyed_action_with_its_key(config_path: Path, wait) -> None:
     from console.approvals import PendingRow
+    from console.elicitations import QuestionRow
     from console.screens.add_source import AddSourceScreen
     from console.screens.approval_reason import DenyReasonScreen
     from console.screens.audio_devices import AudioDevicesScreen
     from console.screens.call_view import CallViewScreen
+    from console.screens.elicitation import ElicitationScreen
     from console.screens.import_dialog import ImportScreen
     from console.screens.invocations import InvocationDetail
     from console.screens.key_help import KeyHelpScreen
@@ -51,6 +53,7 @@ async def test_palette_lists_every_keyed_action_with_its_key(config_path: Path, 
     from console.screens.recordings import RecordingsScreen
     from console.screens.server_describe import ServerDescribe
     from console.screens.server_form import ServerForm
+    from console.screens.sign_in import SignInScreen
     from console.screens.steer_modal import SteerModal
     from console.screens.tool_inspector import ToolInspector
 
@@ -91,6 +94,22 @@ async def test_palette_lists_every_keyed_action_with_its_key(config_path: Path, 
             CallViewScreen("call-1"),
             ServerDescribe("fx"),
             ToolInspector("fx"),
+            SignInScreen("fx"),
+            ElicitationScreen(
+                QuestionRow(
+                    "el-1",
+                    "call-1",
+                    "fx",
+                    "ask",
+                    "mcp_fx_ask",
+                    "How many?",
+                    "form",
+                    None,
+                    0.0,
+                    {"type": "object", "properties": {"n": {"type": "integer"}}},
+                ),
+                lambda *a: None,
+            ),
         ):
             await app.push_screen(dialog)
             await pilot.pause(0.3)

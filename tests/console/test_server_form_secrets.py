@@ -223,3 +223,17 @@ async def test_console_import_keeps_plain_text_only_when_ticked(
         await wait(pilot, lambda: "weather" in _servers(config_path), within=20)
     assert _servers(config_path)["weather"]["env"] == {"API_KEY": SECRET}  # the explicit choice
     assert memory_keyring.store == {}
+
+
+def test_the_form_keeps_a_remote_servers_sign_in_settings() -> None:
+    """The form has no fields for ``auth`` yet: editing a remote server must not drop its OAuth settings."""
+    raw = {
+        "transport": "http",
+        "url": "https://mcp.example.com/mcp",
+        "auth": {"oauth": {"client_name": "ava", "scopes": ["read"], "redirect_port": 8765}},
+    }
+    f = from_config("remote", raw)
+    out = to_config(f)
+    assert out["auth"] == raw["auth"] and model_errors(out) == {}
+    f.transport = "sse"  # switched to a transport without sign-in: the block goes (the config would refuse it)
+    assert "auth" not in to_config(f)

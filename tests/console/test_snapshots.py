@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input
 
 from console.app import AvaConsole
 from console.format import FixedClock
@@ -168,3 +169,33 @@ def test_call_view_waterfall_and_timeline(snap_compare, size) -> None:
         await pilot.pause(0.5)
 
     assert snap_compare(_app(), run_before=run_before, terminal_size=size)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])
+def test_a_tools_question_to_the_operator(snap_compare, size) -> None:
+    """The elicitation dialog over the Calls screen: the table server asks how many guests, 42 s left."""
+
+    async def run_before(pilot) -> None:
+        app: AvaConsole = pilot.app
+        await _settle(pilot, lambda: app.engine_running)
+        await _settle(pilot, lambda: bool(app.engine and app.engine.server_status()["servers"]))
+        await _settle(pilot, lambda: app.engine.server_status()["servers"][0]["state"] == "up")  # type: ignore[union-attr]
+        await pilot.press("ctrl+n")
+        await _settle(pilot, lambda: app.focused is not None and app.focused.id == "calls")
+        await pilot.press("s")
+        await _settle(pilot, lambda: app.focused is not None and app.focused.id == "talk")
+        await pilot.press(*"book", "enter")
+        await _settle(pilot, lambda: bool(app.elicitations.open))
+        # the caller's "one moment" comes once the tool has run past its slow threshold: in the log every time
+        await _settle(pilot, lambda: any(line.type == "announcement.requested" for line in app.state.log))
+        (row,) = [app.elicitations.rows[i] for i in app.elicitations.open]
+        app.clock = FixedClock(at=row.deadline - 42)
+        app.screen._tick()  # type: ignore[attr-defined]
+        field = app.screen.query_one("#el-guests", Input)
+        field.cursor_blink = False  # a blinking cursor is on or off depending on when the frame is taken
+        field.blur()
+        app.clear_notifications()
+        await pilot.pause(0.3)
+
+    app = AvaConsole(Path("tests/console/data/elicitation.yaml"), clock=FixedClock(), tick=False)
+    assert snap_compare(app, run_before=run_before, terminal_size=size)

@@ -88,3 +88,20 @@ def test_server_form_keeps_an_inprocess_servers_args() -> None:
     assert to_config(from_config("aviation_atis", raw)) == raw
     bundled = {"transport": "bundled", "target": "engine.servers.rules.server:create"}
     assert to_config(from_config("rules", bundled)) == bundled
+
+
+def test_describe_shows_an_oauth_servers_sign_in_without_a_token() -> None:
+    from console.screens.server_describe import describe_rows, oauth_text
+
+    now = 1_800_000_000.0
+    auth = {"type": "oauth", "signed_in": True, "expires_at": now + 125, "can_refresh": True, "scope": "tools"}
+    text = oauth_text(auth, now)
+    assert text.startswith("OAuth: signed in, token expires ") and "(in 2 min 05 s)" in text
+    assert text.endswith("refreshes by itself, scope tools")
+    assert "token expired " in (expired := oauth_text({**auth, "expires_at": now - 5, "can_refresh": False}, now))
+    assert "no refresh token" in expired
+    assert "not signed in" in oauth_text({"type": "oauth", "signed_in": False})
+    assert "keyring" in oauth_text({"type": "oauth", "signed_in": None, "error": "no usable OS keyring"})
+    rows = dict(describe_rows("prot", {"transport": "http", "url": "https://x/mcp", "auth": auth}, None))
+    assert rows["sign-in"].startswith("OAuth: signed in")
+    assert "sign-in" not in dict(describe_rows("fx", {"transport": "stdio", "command": ["x"]}, None))

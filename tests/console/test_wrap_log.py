@@ -21,15 +21,34 @@ async def test_the_log_follows_only_while_at_the_bottom() -> None:
             log.write(f"line {i}")
         await pilot.pause(0.1)
         assert log.max_scroll_y > 0 and log.scroll_y == log.max_scroll_y  # followed the newest
-        log.scroll_to(y=5, animate=False)
+        log.focus()
+        await pilot.press("pageup")  # the operator scrolls up to read back
         await pilot.pause(0.1)
+        held = log.scroll_y
+        assert held < log.max_scroll_y
         for i in range(40, 60):
             log.write(f"line {i}")
         await pilot.pause(0.1)
-        assert log.scroll_y == 5  # reading back: the view stayed
-        log.scroll_end(animate=False)
+        assert log.scroll_y == held  # reading back: the view stayed
+        await pilot.press("end")
         await pilot.pause(0.1)
         log.write("line 60")
         await pilot.pause(0.1)
         assert log.scroll_y == log.max_scroll_y  # at the bottom again: it follows
         assert "line 60" in str(log.lines[-1].text)
+
+
+async def test_a_log_whose_pane_shrinks_keeps_following() -> None:
+    """A layout change (a panel mounted above) moves the offset but is not the operator scrolling away."""
+    app = _LogApp()
+    async with app.run_test(size=(40, 20)) as pilot:
+        log = app.query_one(WrapLog)
+        for i in range(40):
+            log.write(f"line {i}")
+        await pilot.pause(0.1)
+        log.styles.height = 5
+        await pilot.pause(0.1)
+        assert log.scroll_y == log.max_scroll_y  # the newest line still shows
+        log.write("after the shrink")
+        await pilot.pause(0.1)
+        assert log.scroll_y == log.max_scroll_y

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from engine.config.models.budget import BudgetConfig, SelectorConfig, TiersConfig
 from engine.config.models.common import FieldError, Strict, TierChoice, TierName
-from engine.config.models.contexts import ContextConfig, ContextTierConfig
+from engine.config.models.contexts import ContextConfig, ContextTierConfig, ElicitationConfig
 from engine.config.models.devices import AsteriskConfig, ConsoleConfig, SoftphoneConfig
 from engine.config.models.engine import EngineConfig, HttpConfig, LoggingConfig, McpEndpointConfig
 from engine.config.models.mcp import (
@@ -29,7 +29,9 @@ from engine.config.models.mcp import (
     McpConfig,
     McpServerConfig,
     McpToolConfig,
+    OAuthConfig,
     RestartConfig,
+    ServerAuthConfig,
     ServerDefaults,
     ServerId,
 )
@@ -46,6 +48,7 @@ __all__ = [
     "ConsoleConfig",
     "ContextConfig",
     "ContextTierConfig",
+    "ElicitationConfig",
     "EmailConfig",
     "EngineConfig",
     "FieldError",
@@ -56,10 +59,12 @@ __all__ = [
     "McpEndpointConfig",
     "McpServerConfig",
     "McpToolConfig",
+    "OAuthConfig",
     "ProviderConfig",
     "ProviderType",
     "RestartConfig",
     "SelectorConfig",
+    "ServerAuthConfig",
     "ServerDefaults",
     "ServerId",
     "Settings",

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, GetJsonSchemaHandler, model_validator
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from engine.config.models.common import FieldError, Strict, TierName
 
@@ -21,6 +23,41 @@ _APPROVE_ENTRY = re.compile(r"^[a-z0-9_*?\[\]!-]{1,64}$")
 class ContextTierConfig(Strict):
     default: TierName = "standard"
     mode: Literal["auto", "fixed"] = "auto"
+
+
+#: Who answers an MCP server's elicitation (a question a tool asks mid-call) on calls of a context.
+ElicitationAsk = Literal["caller", "operator", "decline"]
+
+
+class ElicitationConfig(Strict):
+    """``contexts.<name>.elicitation``: who answers when a tool asks for input mid-call (engine.elicitation).
+    Written as a word (``elicitation: caller``) or in full (``elicitation: {ask: operator, timeout_ms: 30000}``)."""
+
+    ask: ElicitationAsk = Field(
+        default="decline",
+        description="caller: the question is spoken to the caller and the answer parsed and confirmed; operator: a "
+        "form in the console; decline: the server is told no at once.",
+    )
+    timeout_ms: int = Field(
+        default=30_000,
+        gt=0,
+        le=600_000,
+        description="How long the whole question may take (the tool's own timeout stops while it waits); then it is "
+        "declined.",
+    )
+    attempts: int = Field(
+        default=2, ge=1, le=5, description="caller: unparsable or missing answers before the question is declined."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _word(cls, data: Any) -> Any:
+        return {"ask": data} if isinstance(data, str) else data
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """The word form (``elicitation: caller``) is valid YAML for editors too."""
+        return {"anyOf": [{"type": "string", "enum": ["caller", "operator", "decline"]}, handler(core)]}
 
 
 class ContextConfig(Strict):
@@ -36,6 +73,8 @@ class ContextConfig(Strict):
     #: Tools (exposed names or patterns, as in ``tools``) that wait for the operator's approval before they run,
     #: on top of those whose server declares them destructive (engine.approvals).
     approve: list[str] = Field(default_factory=list)
+    #: Who answers a tool's mid-call questions (MCP elicitation): caller, operator or decline (the default).
+    elicitation: ElicitationConfig = Field(default_factory=ElicitationConfig)
 
     @model_validator(mode="after")
     def _approve_among_tools(self) -> ContextConfig:

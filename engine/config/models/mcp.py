@@ -77,6 +77,46 @@ class McpToolConfig(Strict):
         return v
 
 
+_CIMD_URL_RE = re.compile(r"^https://[^\s/?#]+/[^\s?#]*[^\s/?#][^\s?#]*$")
+
+
+class OAuthConfig(Strict):
+    """OAuth 2.1 sign-in to a remote (Streamable HTTP) server; tokens live in the OS keyring, never here."""
+
+    client_name: str = Field(default="ava-console", min_length=1, description="The client name shown on consent.")
+    scopes: list[str] = Field(
+        default_factory=list,
+        description="Scopes to ask for; empty = what the server's metadata or 401 challenge names.",
+    )
+    client_metadata_url: str | None = Field(
+        default=None,
+        description="A Client ID Metadata Document URL (https, with a path), used as client_id when the "
+        "authorization server supports CIMD; otherwise dynamic client registration is used.",
+    )
+    redirect_port: int = Field(
+        default=0, ge=0, le=65535, description="Loopback port of the sign-in redirect listener (0 = any free port)."
+    )
+
+    @field_validator("scopes")
+    @classmethod
+    def _valid_scopes(cls, v: list[str]) -> list[str]:
+        for scope in v:
+            if not scope or any(c.isspace() for c in scope):
+                raise ValueError(f"scope {scope!r} must be one word (no spaces)")
+        return v
+
+    @field_validator("client_metadata_url")
+    @classmethod
+    def _valid_cimd(cls, v: str | None) -> str | None:
+        if v is not None and not _CIMD_URL_RE.match(v):
+            raise ValueError(f"{v!r} must be an https URL with a path (e.g. https://example.com/ava/client.json)")
+        return v
+
+
+class ServerAuthConfig(Strict):
+    oauth: OAuthConfig = Field(description="OAuth 2.1 authorization code flow with PKCE (`ava-engine mcp login`).")
+
+
 class McpServerConfig(Strict):
     transport: Literal["stdio", "http", "sse", "inprocess", "bundled"] = "stdio"
     enabled: bool = True
@@ -85,6 +125,9 @@ class McpServerConfig(Strict):
     env: dict[str, SecretStr] = Field(default_factory=dict)
     url: str | None = None
     headers: dict[str, SecretStr] = Field(default_factory=dict)
+    auth: ServerAuthConfig | None = Field(
+        default=None, description="http: sign in with OAuth 2.1 (`ava-engine mcp login SERVER`)."
+    )
     target: str | None = Field(
         default=None,
         description="inprocess, bundled: 'module:attribute' of an SDK server object, or of a factory returning one.",
@@ -111,6 +154,13 @@ class McpServerConfig(Strict):
                 raise FieldError("url", f"an {self.transport} server needs 'url'")
             if not re.match(r"^https?://[^\s/]+", self.url):
                 raise FieldError("url", f"{self.url!r} is not an http(s) URL")
+        if self.auth is not None:
+            if self.transport != "http":
+                raise FieldError("auth", "only an http (Streamable HTTP) server takes 'auth'")
+            if any(k.lower() == "authorization" for k in self.headers):
+                raise FieldError(
+                    ("headers",), "an 'Authorization' header and 'auth.oauth' exclude each other: remove the header"
+                )
         if self.transport in ("inprocess", "bundled") and not self.target:
             article = "an" if self.transport == "inprocess" else "a"
             raise FieldError("target", f"{article} {self.transport} server needs 'target' (module:attribute)")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import pydantic
 import pytest
 
 import engine.config as config_pkg
@@ -77,3 +79,23 @@ def test_missing_demo_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.Monke
 
 def test_default_demo_location_is_repo_config_dir() -> None:
     assert config_pkg.DEFAULT_CONFIG == Path(__file__).resolve().parents[3] / "config" / "default.yaml"
+
+
+def test_elicitation_takes_a_word_or_the_full_form() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    from engine.config.models import ContextConfig
+
+    word = ContextConfig.model_validate({"provider": "p", "elicitation": "caller"}).elicitation
+    assert (word.ask, word.timeout_ms, word.attempts) == ("caller", 30_000, 2)
+    assert ContextConfig.model_validate({"provider": "p"}).elicitation.ask == "decline"
+    context: dict[str, Any] = {"provider": "p"}
+    base = {"providers": {}, "contexts": {"c": context}}
+    for value in ("operator", {"ask": "decline", "timeout_ms": 500}):
+        context["elicitation"] = value
+        jsonschema.validate(base, json_schema())
+    for bad in ("maybe", {"ask": "caller", "timeout_ms": 0}, {"ask": "caller", "when": 1}):
+        with pytest.raises(pydantic.ValidationError):
+            ContextConfig.model_validate({"provider": "p", "elicitation": bad})
+    context["elicitation"] = "maybe"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(base, json_schema())

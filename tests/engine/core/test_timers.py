@@ -143,3 +143,25 @@ async def test_deadlines_inside_asyncio_timeout_agree_with_it() -> None:
             await _guarded(deadlines, 5, 5)
     async with asyncio.timeout(5):  # ours fires first: a timeout result, the outer scope untouched
         assert await _guarded(deadlines, 0.01, 5) == "timeout"
+
+
+async def test_a_held_deadline_stops_its_clock_and_runs_on_with_the_time_it_had_left() -> None:
+    """While a tool's question waits for a person (engine.elicitation) the call's timeout does not run."""
+    deadlines = Deadlines()
+    loop = asyncio.get_running_loop()
+
+    async def call() -> str:
+        d = deadlines.start(0.1)
+        try:
+            await asyncio.sleep(0.05)
+            with deadlines.held(d):
+                await asyncio.sleep(0.2)  # twice the whole limit: held, so no timeout
+            await asyncio.sleep(0.2)  # the 0.05 s it had left run out here
+        except asyncio.CancelledError:
+            return "timeout" if deadlines.end(d) else "cancelled"
+        deadlines.end(d)
+        return "done"
+
+    start = loop.time()
+    assert await call() == "timeout"
+    assert 0.29 <= loop.time() - start < 0.45

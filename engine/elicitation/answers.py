@@ -1,0 +1,268 @@
+"""A caller's spoken answer → a form field's value, the confirmation asked back, and the phrases to listen for.
+
+Why it exists: when a context lets the caller answer an MCP server's question, what comes back is a transcript
+("four", "yes please", "next friday"), not JSON. This turns it into the value the field asks for — numbers
+(digits or spoken words, "twenty one", "two point five", "minus three"), yes/no, an enum choice (by its value or
+title), simple dates (today, tomorrow, a weekday, "march fifth", "the fifth of march", ISO digits) and free text
+for plain strings — or None when it cannot tell. ``question`` and ``confirmation`` are the words said to the
+caller; ``phrases`` is the small grammar the offline recogniser uses while it waits for this answer (pocketsphinx
+is exact on a short grammar and poor at open speech).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+
+from num2words import num2words
+
+from engine.elicitation.schema import FormField, SchemaError, check_value
+
+_UNITS = {
+    w: i
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+        "seventeen eighteen nineteen".split()
+    )
+}
+_UNITS.update({"oh": 0, "a": 1, "an": 1, "none": 0, "nil": 0})
+_TENS = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+_FILLER = {"and", "about", "is", "it", "its", "it's", "i", "think", "say", "make", "that", "please", "um", "uh", "er",
+           "we", "are", "there", "will", "be", "of", "us", "people", "guests", "the", "number"}  # fmt: skip
+YES = ("yes", "yeah", "yep", "correct", "right", "sure", "confirm", "affirmative", "ok", "okay", "true", "indeed")
+NO = ("no", "nope", "not", "don't", "dont", "wrong", "negative", "false", "cancel", "never", "nah")
+_ORDINALS = {num2words(i, to="ordinal"): i for i in range(1, 32)}
+_ORDINALS.update({f"{i}{s}": i for i in range(1, 32) for s in ("st", "nd", "rd", "th")})
+_MONTHS = {m: i + 1 for i, m in enumerate(
+    "january february march april may june july august september october november december".split())}  # fmt: skip
+_WEEKDAYS = {d: i for i, d in enumerate("monday tuesday wednesday thursday friday saturday sunday".split())}
+#: Integer ranges up to this size are listed whole in the recogniser's grammar; wider ones get 0..this.
+GRAMMAR_NUMBERS = 60
+
+
+def words(text: str) -> list[str]:
+    """Lower-case words without punctuation (the recogniser's own spelling)."""
+    return re.findall(r"[a-z0-9']+(?:\.[0-9]+)?", text.lower().replace("-", " "))
+
+
+def yes_no(text: str) -> bool | None:
+    """True for a yes, False for a no, None when it is neither (or both)."""
+    ws = set(words(text))
+    yes, no = bool(ws & set(YES)), bool(ws & set(NO))
+    if "that's" in ws and "right" in ws and not no:
+        return True
+    return yes if yes != no else None
+
+
+def spoken_number(text: str) -> float | None:
+    """The one number in ``text`` (digits or words); None when there is none or more than one."""
+    ws = [w for w in words(text) if w not in _FILLER or w in ("a", "an")]
+    found: list[float] = []
+    i = 0
+    while i < len(ws):
+        w = ws[i]
+        if re.fullmatch(r"-?\d+(?:\.\d+)?", w):
+            found.append(float(w))
+            i += 1
+            continue
+        if w in ("minus", "negative") and i + 1 < len(ws):
+            value, used = _word_number(ws[i + 1 :])
+            if used:
+                found.append(-value)
+                i += 1 + used
+                continue
+        value, used = _word_number(ws[i:])
+        if used and not (w in ("a", "an") and used == 1):
+            found.append(value)
+            i += used
+            continue
+        i += 1
+    return found[0] if len(found) == 1 else None
+
+
+def _word_number(ws: list[str]) -> tuple[float, int]:
+    """A number spelled out at the start of ``ws``: (value, words used); (0, 0) when none starts there."""
+    total, current, used, seen = 0, 0, 0, False
+    for w in ws:
+        if w in _UNITS and not (w in ("a", "an") and seen):
+            current += _UNITS[w]
+        elif w in _TENS:
+            current += _TENS[w]
+        elif w in _SCALES and seen:
+            scale = _SCALES[w]
+            if scale == 100:
+                current *= 100
+            else:
+                total += current * scale
+                current = 0
+        elif w == "and" and seen:
+            pass
+        else:
+            break
+        seen = True
+        used += 1
+    if not seen or (used == 1 and ws[0] in ("a", "an")):
+        return 0, 0
+    value: float = total + current
+    rest = ws[used:]
+    if len(rest) >= 2 and rest[0] == "point":
+        digits = ""
+        for w in rest[1:]:
+            if w in _UNITS and _UNITS[w] < 10 and w not in ("a", "an"):
+                digits += str(_UNITS[w])
+            else:
+                break
+        if digits:
+            value = float(f"{int(value)}.{digits}")
+            used += 1 + len(digits)
+    return value, used
+
+
+def spoken_date(text: str, today: date) -> date | None:
+    """A simple spoken date relative to ``today``; None when there is none."""
+    ws = words(text)
+    iso = re.search(r"\b(\d{4})-(\d{2})-(\d{2})\b", text)
+    if iso:
+        try:
+            return date(int(iso[1]), int(iso[2]), int(iso[3]))
+        except ValueError:
+            return None
+    if "today" in ws:
+        return today
+    if "tomorrow" in ws:
+        return today + timedelta(days=2 if "after" in ws else 1)
+    for w in ws:
+        if w in _WEEKDAYS:
+            ahead = (_WEEKDAYS[w] - today.weekday()) % 7 or 7
+            return today + timedelta(days=ahead + (7 if "week" in ws and "next" in ws else 0))
+    month = next((_MONTHS[w] for w in ws if w in _MONTHS), None)
+    if month is None:
+        return None
+    day = _day_of_month(ws)
+    if day is None:
+        return None
+    try:
+        found = date(today.year, month, day)
+    except ValueError:
+        return None
+    return found if found >= today else date(today.year + 1, month, day)
+
+
+def _day_of_month(ws: list[str]) -> int | None:
+    for i, w in enumerate(ws):
+        if w in _ORDINALS:
+            value = _ORDINALS[w]
+            if i > 0 and ws[i - 1] in _TENS:  # "twenty first"
+                value += _TENS[ws[i - 1]]
+            return value if 1 <= value <= 31 else None
+        if w.isdigit() and 1 <= int(w) <= 31:
+            return int(w)
+    return None
+
+
+def choice(f: FormField, text: str) -> str | None:
+    """The enum value ``text`` names (by value or title, whole words), or None (none or several)."""
+    said = f" {' '.join(words(text))} "
+    hits = [
+        value
+        for value, title in zip(f.options, f.option_titles, strict=True)
+        if any(f" {' '.join(words(n))} " in said for n in {value, title} if words(n))
+    ]
+    return hits[0] if len(set(hits)) == 1 else None
+
+
+def choices(f: FormField, text: str) -> list[str] | None:
+    """Every enum value ``text`` names ("piano and drums"), in the order of the options; None when none."""
+    said = f" {' '.join(words(text))} "
+    hits = [
+        value
+        for value, title in zip(f.options, f.option_titles, strict=True)
+        if any(f" {' '.join(words(n))} " in said for n in {value, title} if words(n))
+    ]
+    return hits or None
+
+
+def parse(f: FormField, text: str, today: date) -> object | None:
+    """``text`` as a value of ``f`` (checked against its bounds and format), or None when it does not fit."""
+    value: object | None
+    if f.kind == "boolean":
+        value = yes_no(text)
+    elif f.kind in ("number", "integer"):
+        value = spoken_number(text)
+        if value is not None and float(value).is_integer():
+            value = int(value)
+    elif f.kind == "enum":
+        value = choice(f, text)
+    elif f.kind == "multi":
+        value = choices(f, text)
+    elif f.format == "date":
+        d = spoken_date(text, today)
+        value = d.isoformat() if d is not None else None
+    elif f.format in ("email", "uri", "date-time"):
+        value = None  # not something a caller can spell reliably by voice
+    else:
+        value = text.strip() or None
+    if value is None:
+        return None
+    try:
+        return check_value(f, value)
+    except SchemaError:
+        return None
+
+
+def speakable(f: FormField, value: object) -> str:
+    """How a value is said back to the caller."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if f.kind == "enum":
+        return f.option_titles[f.options.index(str(value))]
+    if f.kind == "multi" and isinstance(value, list):
+        titles = [f.option_titles[f.options.index(v)] for v in value]
+        return titles[0] if len(titles) == 1 else f"{', '.join(titles[:-1])} and {titles[-1]}"
+    if f.format == "date":
+        d = date.fromisoformat(str(value))
+        return f"{d.strftime('%A')}, {d.strftime('%B')} {d.day}"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def question(message: str, f: FormField, several: bool) -> str:
+    """What the caller is asked for ``f``: the server's message, with the field named when the form has several."""
+    if f.kind in ("enum", "multi"):
+        options = ", ".join(f.option_titles[:-1]) + f" or {f.option_titles[-1]}" if len(f.options) > 1 else ""
+        several_ok = " (one or more)" if f.kind == "multi" else ""
+        hint = f" You can say {options}{several_ok}." if options else ""
+    elif f.kind == "boolean":
+        hint = " Please say yes or no."
+    else:
+        hint = ""
+    ask = f"{message.strip()} {f.label}?" if several else message.strip()
+    return f"{ask}{hint}"
+
+
+def confirmation(f: FormField, value: object) -> str:
+    return f"I heard {speakable(f, value)}. Is that right?"
+
+
+def phrases(f: FormField, today: date) -> list[str]:
+    """The answers the recogniser listens for while ``f`` is asked (grammar patterns, see engine.voice.phrases)."""
+    yes_no_phrases = ["yes", "no", "yes please", "no thanks", "that's right", "that's wrong", "correct"]
+    if f.kind == "boolean":
+        return yes_no_phrases
+    if f.kind in ("number", "integer"):
+        lo = int(f.minimum) if f.minimum is not None else 0
+        hi = int(f.maximum) if f.maximum is not None else lo + GRAMMAR_NUMBERS
+        if hi - lo > GRAMMAR_NUMBERS:
+            lo, hi = max(lo, 0), max(lo, 0) + GRAMMAR_NUMBERS
+        return [*yes_no_phrases, *(f"[make it] {n} [please]" for n in range(lo, hi + 1))]
+    if f.kind == "enum":
+        return [*yes_no_phrases, *(f"[the] {t} [please]" for t in f.option_titles)]
+    if f.kind == "multi":
+        pairs = [f"{a} and {b}" for a in f.option_titles for b in f.option_titles if a != b]
+        return [*yes_no_phrases, *f.option_titles, *pairs]
+    if f.format == "date":
+        days = [*_WEEKDAYS, "today", "tomorrow"]
+        return [*yes_no_phrases, *(f"[on] [next] {d}" for d in days)]
+    return yes_no_phrases

@@ -1,0 +1,339 @@
+"""The elicitation desk: a tool's mid-call question (MCP elicitation) answered by the caller, the operator, or no one.
+
+Why it exists: an MCP server may stop in the middle of a ``tools/call`` and ask for input (a 2025-era
+``elicitation/create`` request, or a 2026-07-28 ``InputRequiredResult``; the SDK's one ``elicitation_callback``
+serves both). The engine places the question on the call whose tool asked (``engine.elicitation.route``) and
+follows that call's context: ``contexts.<name>.elicitation``:
+
+* ``decline`` (the default): the server hears "decline" at once;
+* ``operator``: it waits in a queue like the approval queue (``pending``, ``answer``) for the console's form,
+  declined at once when no operator is attached;
+* ``caller``: the question is spoken on the call (``CallerVoice``) and the caller's next utterance parsed into the
+  field (``engine.elicitation.answers``), confirmed back, then accepted; unparsable ``attempts`` times → decline.
+  Only the required fields are asked (all of them when none is); a required e-mail, URI or date-time cannot be
+  spelled by voice and declines the question with a spoken reason; URL mode declines with a spoken reason.
+
+Every question is checked first (``engine.elicitation.schema``: flat primitive forms only; anything else is
+declined with a message naming the server and tool), the tool's own timeout stops while the question waits, and
+the whole question is bounded by ``timeout_ms`` (then declined). Each one publishes ``elicitation.requested``,
+``elicitation.waiting`` (who is being waited for) and exactly one ``elicitation.resolved``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import time
+from collections.abc import Callable
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any, Protocol
+
+import mcp.types as types
+from prometheus_client import Counter
+
+from engine.config.models import Settings
+from engine.elicitation import answers
+from engine.elicitation.events import ElicitationRequested, ElicitationResolved, ElicitationWaiting
+from engine.elicitation.route import Asker
+from engine.elicitation.schema import FormField, SchemaError, check_content, form_fields
+from engine.events import EventBus, TranscriptAdded
+from engine.metrics import Metrics
+from engine.redact import Redactor
+
+log = logging.getLogger(__name__)
+
+#: String formats a caller cannot reliably spell out by voice: a required one declines the question for the caller.
+VOICELESS = ("email", "uri", "date-time")
+#: What the caller hears when the question is given up.
+GIVE_UP = "I'm sorry, I couldn't get that, so I'll carry on without it."
+
+
+class ElicitationError(ValueError):
+    """An operator's answer that cannot be given: no such question, or content that does not fit the form."""
+
+
+class CallerVoice(Protocol):
+    async def say(self, call_id: str, text: str) -> bool:
+        """Speak ``text`` to the caller (and show it on the transcript); False when the call cannot be spoken to."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class PendingElicitation:
+    """A question waiting for the operator (the console's form is built from ``fields``)."""
+
+    elicitation_id: str
+    call_id: str
+    tool_call_id: str
+    server: str
+    tool: str
+    exposed_name: str
+    message: str
+    mode: str
+    schema: dict[str, Any]
+    url: str | None
+    deadline: float
+    fields: tuple[FormField, ...] = ()
+
+
+@dataclass(slots=True)
+class _Ask:
+    pending: PendingElicitation
+    future: asyncio.Future[tuple[str, dict[str, Any], str]] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+
+class _Declined(Exception):
+    def __init__(self, by: str, reason: str) -> None:
+        super().__init__(reason)
+        self.by, self.reason = by, reason
+
+
+class ElicitationDesk:
+    def __init__(
+        self,
+        bus: EventBus,
+        metrics: Metrics,
+        settings: Callable[[], Settings],
+        redact: Redactor,
+        voice: CallerVoice | None = None,
+        today: Callable[[], date] = date.today,
+    ) -> None:
+        self.bus, self._settings, self._redact, self.voice, self._today = bus, settings, redact, voice, today
+        self._ids = itertools.count(1)
+        self._operators: dict[int, str] = {}
+        self._keys = itertools.count(1)
+        self._waiting: dict[str, _Ask] = {}
+        self._listening: dict[str, asyncio.Future[str]] = {}
+        self._outcomes = Counter(
+            "ai_agent_elicitations",
+            "Questions MCP tools asked mid-call, by who answered and how.",
+            ["ask", "action"],
+            registry=metrics.registry,
+        )
+
+    # ---------------------------------------------------------------------------------------- operator side
+
+    def attach(self, name: str) -> Callable[[], None]:
+        """An operator (the console) can answer; returns the detach function (what waits is then declined)."""
+        key = next(self._keys)
+        self._operators[key] = name
+
+        def detach() -> None:
+            if self._operators.pop(key, None) is not None and not self._operators:
+                for a in list(self._waiting.values()):
+                    _settle(a.future, ("decline", {}, f"the operator ({name}) left"))
+
+        return detach
+
+    def pending(self) -> list[PendingElicitation]:
+        return [a.pending for a in self._waiting.values()]
+
+    def answer(self, elicitation_id: str, action: str, content: dict[str, Any] | None = None) -> None:
+        """The operator's answer: ``accept`` with ``content`` (checked against the form), ``decline`` or ``cancel``."""
+        a = self._waiting.get(elicitation_id)
+        if a is None or a.future.done():
+            raise ElicitationError(f"no pending question {elicitation_id!r}")
+        if action not in ("accept", "decline", "cancel"):
+            raise ElicitationError(f"unknown answer {action!r} (accept, decline or cancel)")
+        checked: dict[str, Any] = {}
+        if action == "accept" and a.pending.mode == "form":
+            try:
+                checked = check_content(list(a.pending.fields), content or {})
+            except SchemaError as e:
+                raise ElicitationError(str(e)) from None
+        _settle(a.future, (action, checked, ""))
+
+    def call_ended(self, session: Any) -> None:
+        """The call-end hook: what waits on that call ends with it (a 2025-era question runs on the SDK's own
+        task, which the end of the call's turn does not cancel)."""
+        f = self._listening.pop(session.call_id, None)
+        if f is not None and not f.done():
+            f.set_exception(_Declined("engine", "the call ended"))
+        for a in list(self._waiting.values()):
+            if a.pending.call_id == session.call_id:
+                _settle(a.future, ("cancel", {}, "the call ended"))
+
+    # ---------------------------------------------------------------------------------------- caller side
+
+    def listening(self, call_id: str) -> bool:
+        """Whether the caller's next words on ``call_id`` answer a question (not a new turn)."""
+        f = self._listening.get(call_id)
+        return f is not None and not f.done()
+
+    def hear(self, call_id: str, text: str) -> bool:
+        """The caller said ``text`` on ``call_id``; True when it answered a question waiting for it."""
+        f = self._listening.get(call_id)
+        if f is None or f.done():
+            return False
+        f.set_result(text)
+        if text:
+            self.bus.publish(TranscriptAdded(call_id=call_id, role="user", text=text))
+        return True
+
+    # ---------------------------------------------------------------------------------------- the question
+
+    async def elicit(
+        self, server: str, asker: Asker | None, in_flight: int, params: types.ElicitRequestParams
+    ) -> types.ElicitResult:
+        """Answer one question from ``server``; ``asker`` is the call it belongs to (None: it cannot be placed)."""
+        eid = f"el-{next(self._ids)}"
+        url = params.url if isinstance(params, types.ElicitRequestURLParams) else None
+        schema = dict(params.requested_schema) if isinstance(params, types.ElicitRequestFormParams) else {}
+        mode = "url" if url is not None else "form"
+        ctx = asker.ctx if asker is not None else None
+        session = ctx.session if ctx is not None else None
+        cfg = self._settings().contexts.get(session.context) if session is not None else None
+        ask = cfg.elicitation.ask if cfg is not None else "decline"
+        timeout = (cfg.elicitation.timeout_ms if cfg is not None else 30_000) / 1000
+        call_id = session.call_id if session is not None else ""
+        exposed = asker.exposed_name if asker is not None else ""
+        tool = asker.tool if asker is not None else "?"
+        now = time.time()
+        self.bus.publish(
+            ElicitationRequested(
+                elicitation_id=eid, call_id=call_id, tool_call_id=ctx.tool_call_id if ctx else "",
+                exposed_name=exposed, server=server, tool=tool, ask=ask, mode=mode,
+                message=self._redact(params.message), schema=self._redact.value(schema), url=url,
+                timeout_s=timeout, deadline=now + timeout,
+            )
+        )  # fmt: skip
+        who = f"server {server!r}, tool {tool!r}"
+        action, by, reason = "decline", "policy", ""
+        content: dict[str, Any] = {}
+        try:
+            if asker is None:
+                many = f"{in_flight} calls are in flight on it" if in_flight else "no tool call is waiting on it"
+                raise _Declined("engine", f"{who}: the question cannot be placed on a call ({many})")
+            if ctx is not None and ctx.is_probe:
+                raise _Declined("engine", f"{who}: a calibration probe answers no questions")
+            fields: list[FormField] = []
+            if mode == "form":
+                try:
+                    fields = form_fields(schema)
+                except SchemaError as e:
+                    raise _Declined("engine", f"{who} asked with a form that cannot be shown: {e}") from None
+            if ask == "decline":
+                raise _Declined("policy", f"the context {session.context if session else '?'!r} declines questions")
+            hold = ctx.extras.get("hold") if ctx is not None else None
+            with hold() if callable(hold) else nullcontext():
+                try:
+                    async with asyncio.timeout(timeout):
+                        if ask == "operator":
+                            pending = PendingElicitation(eid, call_id, ctx.tool_call_id if ctx else "", server, tool,
+                                                         exposed, self._redact(params.message), mode,
+                                                         self._redact.value(schema), url, now + timeout,
+                                                         tuple(fields))  # fmt: skip
+                            action, content, reason = await self._operator(pending)
+                            by = "operator"
+                        else:
+                            action, content = await self._caller(eid, params.message, fields, url, ctx)
+                            by = "caller"
+                except TimeoutError:
+                    raise _Declined("timeout", f"no answer within {timeout:g} seconds") from None
+        except _Declined as d:
+            action, content, by, reason = "decline", {}, d.by, d.reason
+            if d.by in ("engine", "timeout"):
+                log.warning("elicitation %s declined: %s", eid, d.reason)
+            if ask == "caller" and d.by in ("timeout", "caller") and self.voice is not None and call_id:
+                await self.voice.say(call_id, GIVE_UP)
+        except asyncio.CancelledError:
+            self._resolved(eid, call_id, ctx, exposed, ask, "cancel", "engine", "the call or its turn ended", {})
+            raise
+        self._resolved(eid, call_id, ctx, exposed, ask, action, by, reason, content)
+        return types.ElicitResult(action=action, content=content if action == "accept" and mode == "form" else None)  # type: ignore[arg-type]
+
+    def _resolved(
+        self, eid: str, call_id: str, ctx: Any, exposed: str, ask: str, action: str, by: str, reason: str,
+        content: dict[str, Any],
+    ) -> None:  # fmt: skip
+        self._outcomes.labels(ask, action).inc()
+        self.bus.publish(
+            ElicitationResolved(
+                elicitation_id=eid, call_id=call_id, tool_call_id=ctx.tool_call_id if ctx else "",
+                exposed_name=exposed, action=action, by=by, reason=self._redact(reason),
+                content=self._redact.value(content),
+            )
+        )  # fmt: skip
+
+    async def _operator(self, pending: PendingElicitation) -> tuple[str, dict[str, Any], str]:
+        if not self._operators:
+            raise _Declined("engine", "no operator is attached to answer it")
+        a = _Ask(pending)
+        self._waiting[pending.elicitation_id] = a
+        self.bus.publish(ElicitationWaiting(elicitation_id=pending.elicitation_id, call_id=pending.call_id,
+                                            tool_call_id=pending.tool_call_id, who="operator",
+                                            prompt=pending.message))  # fmt: skip
+        try:
+            return await asyncio.shield(a.future)
+        finally:
+            _settle(a.future, ("cancel", {}, "no longer waited for"))
+            self._waiting.pop(pending.elicitation_id, None)
+
+    async def _caller(
+        self, eid: str, message: str, fields: list[FormField], url: str | None, ctx: Any
+    ) -> tuple[str, dict[str, Any]]:
+        voice = self.voice
+        call_id = ctx.session.call_id if ctx is not None and ctx.session is not None else ""
+        if voice is None or not call_id:
+            raise _Declined("engine", "there is no caller to ask (not on a call)")
+        if url is not None:
+            await voice.say(call_id, f"{message} I can't open a web page on this call, so I'll skip that.")
+            raise _Declined("policy", "a link cannot be opened on a voice call")
+        cfg = self._settings().contexts[ctx.session.context].elicitation
+        asked = [f for f in fields if f.required] or fields  # optional fields keep the server's defaults
+        unsayable = next((f for f in asked if f.format in VOICELESS), None)
+        if unsayable is not None:
+            await voice.say(call_id, f"{message} I can't take that on the phone, so I'll skip it.")
+            raise _Declined("policy", f"{unsayable.label!r} ({unsayable.format}) cannot be answered by voice")
+        content: dict[str, Any] = {}
+        for f in asked:
+            value = await self._ask_field(eid, (call_id, ctx.tool_call_id), message, f, len(asked) > 1, cfg.attempts)
+            content[f.name] = value
+        return "accept", content
+
+    async def _ask_field(
+        self, eid: str, where: tuple[str, str], message: str, f: FormField, several: bool, attempts: int
+    ) -> Any:
+        assert self.voice is not None
+        today = self._today()
+        prompt = answers.question(message, f, several)
+        misses = 0
+        while True:
+            heard = await self._listen(eid, where, prompt, answers.phrases(f, today))
+            value = answers.parse(f, heard, today)
+            if value is not None and f.kind != "boolean":  # a yes/no is its own confirmation
+                check = answers.confirmation(f, value)
+                value = value if answers.yes_no(await self._listen(eid, where, check, answers.phrases(
+                    FormField(f.name, "boolean", ""), today))) else None  # fmt: skip
+            if value is not None:
+                return value
+            misses += 1
+            if misses >= attempts:
+                raise _Declined("caller", f"the caller's answer to {f.label!r} was not understood {misses} times")
+            prompt = f"Sorry, let's try again. {answers.question(message, f, several)}"
+
+    async def _listen(self, eid: str, where: tuple[str, str], prompt: str, expect: list[str]) -> str:
+        """Say ``prompt`` on the call and wait for the caller's next words (``hear``); ``where``: (call, tool call)."""
+        assert self.voice is not None
+        call_id, tool_call_id = where
+        if not await self.voice.say(call_id, prompt):
+            raise _Declined("engine", "this call cannot be spoken to by the engine (a realtime provider)")
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._listening[call_id] = future
+        self.bus.publish(ElicitationWaiting(elicitation_id=eid, call_id=call_id, tool_call_id=tool_call_id,
+                                            who="caller", prompt=prompt, expect=expect))  # fmt: skip
+        try:
+            return await future
+        finally:
+            if self._listening.get(call_id) is future:
+                del self._listening[call_id]
+
+
+def _settle(future: asyncio.Future[Any], value: Any) -> None:
+    if not future.done():
+        future.set_result(value)

@@ -1,0 +1,349 @@
+"""OAuth 2.1 for remote MCP servers: the SDK's ``OAuthClientProvider``, configured for the engine, with its gaps filled.
+
+Why it exists: the SDK does the protocol (protected-resource metadata discovery, authorization-server metadata and
+its ``issuer`` check, PKCE, the RFC 8707 ``resource`` indicator, Client ID Metadata Documents when the server
+supports them with dynamic registration as the fallback, the RFC 9207 ``iss`` check of the redirect, refresh). What
+the engine needs beyond it lives here, and only that:
+
+- **A refused token is refreshed first.** On a 401 for a token that had not expired (revoked, or forgotten by a
+  restarted server) the SDK goes straight to a new authorization; here the refresh token is tried first.
+- **No browser from the engine.** A supervised connection never waits for a person: when the flow would send the
+  operator to the authorization page, ``SignInRequired`` ends it, the request gets the server's 401 back as an
+  ordinary error (the transport stays sane), and ``on_needs_sign_in`` tells the supervisor, which moves the server
+  to ``needs sign-in``. Sign-in itself is ``engine.mcp.signin`` (CLI and console).
+- **Refresh before expiry, across restarts.** The SDK treats a token loaded from storage as valid until a 401,
+  refreshes only once the expiry has passed, and forgets the discovered token endpoint (a refresh after a restart
+  would go to the resource server's origin); here the absolute expiry and the discovered metadata are kept in the
+  keyring record
+  (``engine.mcp.token_store``) and the token counts as expired ``refresh_margin_s`` early, so the SDK refreshes
+  before the server would refuse it. ``keep_fresh`` makes an idle connection refresh on time too (or find out that
+  it cannot, and go to ``needs sign-in``) instead of on its next tool call.
+- **Clear faults.** The SDK's errors are turned into one line naming the server and what went wrong: a 401 without
+  any discovery metadata, an unreachable token endpoint, an error answer from the authorization server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import time
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from typing import Any, Final
+
+import httpx2
+from mcp.client.auth import OAuthClientProvider
+from mcp.client.auth.exceptions import OAuthFlowError, OAuthRegistrationError, OAuthTokenError
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
+
+from engine.config.models import McpServerConfig
+from engine.mcp.token_store import KeyringTokenStorage
+
+log = logging.getLogger(__name__)
+
+NEEDS_SIGN_IN: Final = "needs sign-in"
+#: The longest head start a refresh takes before the access token's expiry …
+REFRESH_MARGIN_S = 60.0
+#: … and never more than this share of the token's lifetime (a 10-second token refreshes 2 s early).
+REFRESH_MARGIN_SHARE = 0.2
+#: Where an engine-side provider says it would redirect to, before any sign-in registered a real one.
+PLACEHOLDER_REDIRECT = "http://127.0.0.1/callback"
+
+
+class SignInRequired(Exception):
+    """The server needs an interactive sign-in (no token, or it expired and cannot be refreshed)."""
+
+
+class AuthorizationDenied(OAuthFlowError):
+    """The authorization server redirected back with an ``error`` instead of a code."""
+
+
+class _QuietFlowErrors(logging.Filter):
+    """The SDK logs every flow error at ERROR with its traceback; here each one becomes a message naming the server
+    (the sign-in's error, the server's ``last_error``), so the SDK's record is kept as one DEBUG line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.msg == "OAuth flow error":
+            exc = record.exc_info[1]
+            record.msg = "OAuth flow error: %s: %s"
+            record.args = (type(exc).__name__, _short(exc) if exc is not None else "")
+            record.exc_info, record.exc_text = None, None
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return True
+
+
+logging.getLogger("mcp.client.auth.oauth2").addFilter(_QuietFlowErrors())
+
+
+def sign_in_hint(server_id: str) -> str:
+    return (
+        f"server {server_id} {NEEDS_SIGN_IN}: run `ava-engine mcp login {server_id}` "
+        "or use Sign in on the console's Servers screen"
+    )
+
+
+def client_metadata(cfg: McpServerConfig, redirect_uri: str) -> OAuthClientMetadata:
+    oauth = cfg.auth.oauth if cfg.auth is not None else None
+    return OAuthClientMetadata(
+        client_name=oauth.client_name if oauth else "ava-console",
+        redirect_uris=[redirect_uri],  # type: ignore[list-item]  # pydantic turns the str into AnyUrl
+        grant_types=["authorization_code", "refresh_token"],
+        response_types=["code"],
+        token_endpoint_auth_method="none",
+        scope=" ".join(oauth.scopes) if oauth and oauth.scopes else None,
+    )
+
+
+class EngineOAuth(OAuthClientProvider):
+    """``OAuthClientProvider`` with the keyring store, an early refresh, fault wording and no browser in the engine.
+
+    ``interactive`` providers (sign-in) get the redirect and callback handlers and start from no token; engine
+    providers load the stored token and end in ``SignInRequired`` where a person would be needed.
+    """
+
+    def __init__(
+        self,
+        server_id: str,
+        cfg: McpServerConfig,
+        storage: KeyringTokenStorage,
+        *,
+        redirect_uri: str,
+        redirect_handler: Callable[[str], Awaitable[None]] | None = None,
+        callback_handler: Callable[[], Awaitable[AuthorizationCodeResult]] | None = None,
+        on_needs_sign_in: Callable[[str], None] | None = None,
+    ) -> None:
+        self.server_id = server_id
+        self.storage = storage
+        self.interactive = redirect_handler is not None
+        self._on_needs_sign_in = on_needs_sign_in
+        #: The last fault of the flow, worded for the operator (None while all is well).
+        self.fault: str | None = None
+        oauth = cfg.auth.oauth if cfg.auth is not None else None
+        super().__init__(
+            server_url=str(cfg.url),
+            client_metadata=client_metadata(cfg, redirect_uri),
+            storage=storage,
+            redirect_handler=redirect_handler if self.interactive else self._no_browser,
+            callback_handler=callback_handler if self.interactive else self._no_callback,
+            client_metadata_url=oauth.client_metadata_url if oauth else None,
+        )
+
+    # ------------------------------------------------------------------------------------------- expiry
+
+    async def _initialize(self) -> None:
+        self.context.client_info = await self.context.storage.get_client_info()
+        if self.interactive:  # a sign-in always asks the operator afresh
+            self.context.current_tokens = None
+        else:
+            self.context.current_tokens = await self.context.storage.get_tokens()
+            prm, asm = self.storage.discovery()
+            if self.context.oauth_metadata is None and asm is not None:  # what the sign-in discovered
+                self.context.protected_resource_metadata = prm
+                self.context.oauth_metadata = asm
+                self.context.auth_server_url = str(prm.authorization_servers[0]) if prm is not None else None
+            expires_at = self.storage.expires_at()
+            token = self.context.current_tokens
+            if expires_at is not None and token is not None:
+                lifetime = token.expires_in or (expires_at - time.time())
+                self.context.token_expiry_time = expires_at - _margin(lifetime)
+        self._initialized = True
+
+    def _early(self) -> None:
+        token = self.context.current_tokens
+        if token is not None and token.expires_in is not None and self.context.token_expiry_time is not None:
+            self.context.token_expiry_time -= _margin(token.expires_in)
+
+    async def _handle_token_response(self, response: httpx2.Response) -> None:
+        await super()._handle_token_response(response)
+        self._early()
+        ctx = self.context
+        self.storage.set_discovery(
+            ctx.protected_resource_metadata.model_dump(mode="json") if ctx.protected_resource_metadata else None,
+            ctx.oauth_metadata.model_dump(mode="json") if ctx.oauth_metadata else None,
+        )
+
+    async def _handle_refresh_response(self, response: httpx2.Response) -> bool:
+        ok = await super()._handle_refresh_response(response)
+        if ok:
+            self._early()
+            log.info("server %s: OAuth access token refreshed", self.server_id)
+        return ok
+
+    def refresh_due_in(self) -> float | None:
+        """Seconds until the token should be refreshed (it counts as expired then); None without an expiry."""
+        expiry = self.context.token_expiry_time
+        return None if expiry is None else max(0.0, expiry - time.time())
+
+    # ------------------------------------------------------------------------------------------- no browser
+
+    async def _no_browser(self, url: str) -> None:
+        raise SignInRequired(sign_in_hint(self.server_id))
+
+    async def _no_callback(self) -> AuthorizationCodeResult:  # never reached: _no_browser raised before
+        raise SignInRequired(sign_in_hint(self.server_id))
+
+    # ------------------------------------------------------------------------------------------- the flow
+
+    async def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        inner = super()._auth_flow(request)
+        waiting_on: httpx2.Request | None = None  # an OAuth request (metadata, token …) sent and not yet answered
+        try:
+            outgoing = await inner.__anext__()
+            while True:
+                waiting_on = None if outgoing is request else outgoing
+                response = yield outgoing
+                waiting_on = None
+                outgoing = await inner.asend(response)
+        except StopAsyncIteration:
+            return
+        except Exception as e:
+            if self.interactive:
+                self.fault = self.explain(e)
+                raise
+            if isinstance(e, SignInRequired) and self.context.can_refresh_token():
+                # The server refused a token that had not expired (revoked, or the server forgot it): the SDK
+                # would send a person to the browser; a refresh token may still get a new one without anybody.
+                sent = request.headers.get("Authorization")
+                async with self.context.lock:
+                    tokens = self.context.current_tokens
+                    if tokens is not None and sent != f"Bearer {tokens.access_token}":
+                        refreshed = True  # a concurrent request refreshed it already: retry with that one
+                    else:
+                        refresh = await self._refresh_token()
+                        waiting_on = refresh
+                        refreshed = await self._handle_refresh_response((yield refresh))
+                        waiting_on = None
+                if refreshed:
+                    self._add_auth_header(request)
+                    retried = yield request
+                    if retried.status_code != 401:
+                        self.fault = None
+                        return
+            self.fault = self.explain(e)
+            if isinstance(e, SignInRequired) and self._on_needs_sign_in is not None:
+                self._on_needs_sign_in(self.fault)
+            # The request goes out once more without a token: its 401 reaches the caller as an ordinary error,
+            # where an exception from here would take the transport's writer down with it.
+            request.headers.pop("Authorization", None)
+            yield request
+        finally:
+            if waiting_on is not None:  # the request itself failed (httpx closes the flow): say which
+                self.fault = self._unreachable(waiting_on)
+            await inner.aclose()
+
+    def _unreachable(self, request: httpx2.Request) -> str:
+        what = "authorization server's token endpoint" if request.method == "POST" else "OAuth metadata URL"
+        url = str(request.url).split("?")[0]
+        return f"server {self.server_id}: the {what} {url} did not answer (is the authorization server up?)"
+
+    def explain(self, exc: BaseException) -> str:
+        """One line for the operator, naming the server; never a token (the SDK's messages carry none)."""
+        sid = self.server_id
+        ctx = self.context
+        if isinstance(exc, SignInRequired):
+            return str(exc)
+        if isinstance(exc, AuthorizationDenied):
+            return f"server {sid}: {exc}"
+        if (
+            isinstance(exc, OAuthRegistrationError)
+            and ctx.protected_resource_metadata is None
+            and (ctx.oauth_metadata is None)
+        ):
+            return (
+                f"server {sid} answered 401 but publishes no OAuth discovery metadata (no protected-resource "
+                f"metadata, no authorization-server metadata at {ctx.get_authorization_base_url(ctx.server_url)}): "
+                "it cannot be signed in to; check the URL, or give its token in 'headers' instead"
+            )
+        if isinstance(exc, OAuthRegistrationError):
+            return f"server {sid}: the authorization server refused to register this client: {_short(exc)}"
+        if isinstance(exc, OAuthTokenError):
+            return f"server {sid}: the authorization server refused the token request: {_short(exc)}"
+        if isinstance(exc, OAuthFlowError):
+            return f"server {sid}: OAuth sign-in failed: {_short(exc)}"
+        if isinstance(exc, httpx2.TransportError):
+            return f"server {sid}: the authorization server did not answer: {type(exc).__name__}"
+        return f"server {sid}: OAuth sign-in failed: {type(exc).__name__}: {_short(exc)}"
+
+
+def _short(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text[:300] or type(exc).__name__
+
+
+def _margin(lifetime_s: float) -> float:
+    return min(REFRESH_MARGIN_S, max(0.0, lifetime_s) * REFRESH_MARGIN_SHARE)
+
+
+def engine_auth(
+    server_id: str,
+    cfg: McpServerConfig,
+    storage: KeyringTokenStorage,
+    *,
+    on_needs_sign_in: Callable[[str], None],
+) -> EngineOAuth:
+    """The provider a supervised connection uses; ``SignInRequired`` at once when no token is stored (the engine
+    never registers a client or opens a browser on its own)."""
+    if storage.tokens() is None:
+        raise SignInRequired(sign_in_hint(server_id))
+    client = storage.client_info()
+    redirect = str(client.redirect_uris[0]) if client is not None and client.redirect_uris else PLACEHOLDER_REDIRECT
+    return EngineOAuth(server_id, cfg, storage, redirect_uri=redirect, on_needs_sign_in=on_needs_sign_in)
+
+
+async def keep_fresh(auth: EngineOAuth, touch: Callable[[], Awaitable[Any]]) -> None:
+    """Refresh an idle connection's token before it expires: ``touch`` (a cheap request) when the refresh is due;
+    the SDK refreshes on the way, or the flow ends in ``SignInRequired`` and the server in ``needs sign-in``."""
+    while True:
+        due = auth.refresh_due_in()
+        if due is None:
+            return
+        await asyncio.sleep(due + 0.05)
+        try:
+            await touch()
+        except Exception as e:  # the connection's own death or sign-in state is reported by its callbacks
+            log.info("server %s: keeping the token fresh failed: %s", auth.server_id, auth.fault or type(e).__name__)
+            if auth.refresh_due_in() == 0.0:
+                return
+
+
+#: How often a server waiting for sign-in looks for tokens another process (``ava-engine mcp login``) stored.
+SIGN_IN_POLL_S = 2.0
+
+
+def _fingerprint(storage: KeyringTokenStorage) -> str | None:
+    tokens = storage.tokens()
+    return hashlib.sha256(tokens.access_token.encode()).hexdigest() if tokens is not None else None
+
+
+async def wait_for_sign_in(server_id: str, cfg: McpServerConfig, stop: asyncio.Event) -> bool:
+    """Until other tokens than the ones that failed are stored for the server (True), or ``stop`` is set (False).
+
+    A running engine (``serve``, the console) thus picks up a sign-in made with ``ava-engine mcp login`` in another
+    terminal without a restart. Only a digest of the token is kept here; a keyring that cannot be read is retried.
+    """
+    storage = KeyringTokenStorage(server_id, str(cfg.url))
+    try:
+        seen = await asyncio.to_thread(_fingerprint, storage)
+    except Exception:
+        seen = None
+    while not stop.is_set():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), SIGN_IN_POLL_S)
+            return False
+        try:
+            now = await asyncio.to_thread(_fingerprint, storage)
+        except Exception as e:  # the keyring went away meanwhile: keep waiting
+            log.debug("server %s: reading the keyring failed: %s", server_id, type(e).__name__)
+            continue
+        if now is not None and now != seen:
+            log.info("server %s: new OAuth tokens were stored; connecting", server_id)
+            return True
+    return False
+
+
+def auth_status(storage: KeyringTokenStorage | None) -> dict[str, Any]:
+    """For the status: whether OAuth tokens are stored and when they expire (never a value), as last read — the
+    status never waits for the keyring; ``signed_in`` is None until the server's first attempt read it."""
+    last = storage.last_status if storage is not None else None
+    return {"type": "oauth", **(last or {"signed_in": None})}
