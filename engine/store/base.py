@@ -107,11 +107,7 @@ class EventStore(Protocol):
 
 
 def open_store(url: str, *, timeout_s: float = 2.0) -> EventStore:
-    """The store ``engine.store`` names: ``memory``, or Redis for ``redis://`` and ``rediss://`` URLs."""
-    if url == "memory":
-        from engine.store.memory import MemoryStore
-
-        return MemoryStore()
+    """The store a ``redis://`` or ``rediss://`` ``engine.store`` names (``memory`` means none: nothing is shared)."""
     from engine.store.redis_store import RedisStore
 
     return RedisStore(url, timeout_s=timeout_s)

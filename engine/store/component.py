@@ -9,7 +9,7 @@ secrets before fan-out); they are stamped and buffered (``EventFeed``) and writt
 lost mid-run calls go on: events stay buffered up to ``engine.store_buffer`` (the oldest dropped past it, counted
 in ``ai_agent_store_events_dropped_total``, the log and ``status()``), and the pump reconnects with backoff and
 writes them in order. At start an unreachable store either stops the engine (``engine.store_required``) or is
-retried the same way while the engine runs standalone.
+retried the same way while the engine runs standalone. With ``engine.store: memory`` (the default) it does nothing.
 """
 
 from __future__ import annotations
@@ -105,6 +105,10 @@ class StoreComponent:
     async def start(self) -> None:
         cfg = self._settings().engine
         self.engine_id = cfg.id or default_engine_id()
+        if cfg.store == "memory":
+            # One engine (and its console, in the same process) shares nothing: no subscription, no tasks, no
+            # per-event cost — the tool path's "events nobody listens for are not built" stays true.
+            return
         self.store = open_store(cfg.store)
         self.feed = EventFeed(cfg.store_buffer)
         self.calls = CallStates()

@@ -257,16 +257,13 @@ async def test_a_fixed_engine_id_continues_its_stream_after_a_restart(
     await r.aclose()
 
 
-async def test_the_memory_store_keeps_the_same_streams(tmp_path: Path) -> None:
+async def test_the_default_memory_store_publishes_nothing(tmp_path: Path) -> None:
+    """One engine with its console in-process shares nothing: no subscription, so unwatched events stay unbuilt."""
     engine = engine_on(tmp_path, "memory")
     store = store_of(engine)
     async with engine:
         call = await engine.start_call("c")
         await engine.user_said(call.call_id, "echo apples")
-        await eventually(lambda: not store.feed.pending and store.written > 0, what="written")
-        assert store.store is not None
-        got = await store.store.read(call_stream("e1", call.call_id))
-        assert got[0][1]["type"] == "call.started"
-        assert "e1" in await store.store.engines()
-        first = got[0][0]
-        assert await store.store.read(call_stream("e1", call.call_id), after=first) == got[1:]
+        assert store.store is None and store.written == 0 and not store.feed.pending
+        assert store._sub is None and store._tasks == []  # no subscription (no per-event cost), no tasks
+        assert store.status()["store"] == "memory" and store.status()["connected"] is False
