@@ -87,7 +87,7 @@ def test_in_ci_a_package_that_cannot_be_installed_is_an_error(
 def test_outside_ci_it_warns_and_goes_on(tmp_path: Path) -> None:
     p = run_script(tmp_path, uid=1000, sudo_ok=False, apt_ok=False, ci=None)
     assert p.returncode == 0, p.stdout + p.stderr
-    assert "warning: missing system packages:" in p.stderr and "audio-device tests will skip" in p.stderr
+    assert "warning: missing system packages:" in p.stderr and "audio-device and Redis tests will skip" in p.stderr
     assert all(package in p.stderr for package in STUBBED)
 
 
@@ -113,7 +113,7 @@ def test_a_present_library_is_found_however_long_the_linker_cache_is(tmp_path: P
         real = shutil.which(tool)
         assert real, f"{tool} is not installed"
         (bin_dir / tool).symlink_to(real)
-    for present in ("pulseaudio", "pactl", "dpkg", "id"):
+    for present in ("pulseaudio", "pactl", "redis-server", "dpkg", "id"):
         stub(bin_dir, present, "exit 0")
     stub(
         bin_dir,
