@@ -5,14 +5,18 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
+import keyring
 import pytest
 
 from engine.app import Engine
 from engine.config.models import Settings
 from engine.mcp import transports
 from tests.engine.mcp.helpers import NetServer
+from tests.engine.mcp.oauth_helpers import OAuthPeer
+from tests.fixtures.file_keyring import FileKeyring
 
 
 def _stat(pid: str) -> tuple[str, int, int] | None:
@@ -97,3 +101,23 @@ def net_server() -> Iterator[Callable[..., NetServer]]:
     yield factory
     for server in servers:
         server.kill()
+
+
+@pytest.fixture
+def peers() -> Iterator[list[OAuthPeer]]:
+    """OAuth peers (authorization + protected MCP server) a test started; killed when it ends."""
+    started: list[OAuthPeer] = []
+    yield started
+    for p in started:
+        p.kill()
+
+
+@pytest.fixture
+def ring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The test process and the CLI children share one file keyring."""
+    path = tmp_path / "keyring.json"
+    monkeypatch.setenv("AVA_TEST_KEYRING_FILE", str(path))
+    old = keyring.get_keyring()
+    keyring.set_keyring(FileKeyring())
+    yield path
+    keyring.set_keyring(old)

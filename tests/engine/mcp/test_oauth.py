@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import keyring
 import pytest
 
 from engine.config import load_settings
@@ -21,30 +19,10 @@ from engine.events import ServerStateChanged
 from engine.tool_desk import call_tool
 from tests.engine.mcp.helpers import FIXTURE_SERVER, wait_for
 from tests.engine.mcp.oauth_helpers import Cli, OAuthPeer, config_text, follow, stored_secrets
-from tests.fixtures.file_keyring import FileKeyring
 
 STDIO_FX = f"""    fx:
       command: ["{__import__("sys").executable}", "{FIXTURE_SERVER}"]
 """
-
-
-@pytest.fixture
-def peers() -> Iterator[list[OAuthPeer]]:
-    started: list[OAuthPeer] = []
-    yield started
-    for p in started:
-        p.kill()
-
-
-@pytest.fixture
-def ring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """The test process and the CLI children share one file keyring."""
-    path = tmp_path / "keyring.json"
-    monkeypatch.setenv("AVA_TEST_KEYRING_FILE", str(path))
-    old = keyring.get_keyring()
-    keyring.set_keyring(FileKeyring())
-    yield path
-    keyring.set_keyring(old)
 
 
 def setup(tmp_path: Path, ring: Path, peers: list[OAuthPeer], *flags: str, extra: str = "") -> tuple[OAuthPeer, Cli]:

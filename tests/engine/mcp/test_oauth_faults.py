@@ -4,36 +4,15 @@ endpoint down; and bad ``auth`` config is a config error naming the key."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import keyring
 import pytest
 
 from engine.config import ConfigError, load_settings
 from engine.tool_desk import call_tool
 from tests.engine.mcp.helpers import wait_for
 from tests.engine.mcp.oauth_helpers import Cli, OAuthPeer, config_text, stored_secrets
-from tests.fixtures.file_keyring import FileKeyring
-
-
-@pytest.fixture
-def peers() -> Iterator[list[OAuthPeer]]:
-    started: list[OAuthPeer] = []
-    yield started
-    for p in started:
-        p.kill()
-
-
-@pytest.fixture
-def ring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    path = tmp_path / "keyring.json"
-    monkeypatch.setenv("AVA_TEST_KEYRING_FILE", str(path))
-    old = keyring.get_keyring()
-    keyring.set_keyring(FileKeyring())
-    yield path
-    keyring.set_keyring(old)
 
 
 def setup(tmp_path: Path, ring: Path, peers: list[OAuthPeer], *flags: str) -> tuple[OAuthPeer, Cli]:
