@@ -233,7 +233,7 @@ class AvaConsole(ReplayControls, App[None]):
 
     def _config_loaded(self, settings: Settings) -> None:
         self._loaded_settings = settings
-        self._tell_screens("refresh_all")
+        self._rebuild_screens()
 
     def _engine_built(self, engine: Engine) -> None:
         if self._quitting:  # quit while it was being built: it never started, so there is nothing to stop
@@ -332,7 +332,7 @@ class AvaConsole(ReplayControls, App[None]):
     def on_engine_ready(self, message: EngineReady) -> None:
         if message.error:
             self.notify(message.error, title="engine", severity="error", timeout=15)
-        self._tell_screens("refresh_all")
+        self._rebuild_screens()
 
     def _voice_events(self, events: list[Event]) -> None:
         """The softphone's ``softphone.state`` / ``softphone.level`` events (from the one pump) into ``voice``."""
@@ -383,10 +383,13 @@ class AvaConsole(ReplayControls, App[None]):
         comes back and is not rebuilt; one that was switched away from missed batches and rebuilds."""
         return (self.batches, self.rebuilds, self.selected_call)
 
+    def _rebuild_screens(self) -> None:
+        """Every mounted screen rebuilds now; the others (their sync token moved) when they are shown next."""
+        self.rebuilds += 1
+        self._tell_screens("refresh_all")
+
     def _tell_screens(self, method: str) -> None:
         """Call ``method`` on every mounted screen that has it (dialogs on the stack do not)."""
-        if method == "refresh_all":
-            self.rebuilds += 1  # the screens that are not mounted now rebuild when shown
         for screen in self._live_screens():
             fn = getattr(screen, method, None)
             if callable(fn):
@@ -451,7 +454,7 @@ class AvaConsole(ReplayControls, App[None]):
 
     def config_changed(self) -> None:
         """The engine runs a new config: every visible screen rebuilds from it."""
-        self._tell_screens("refresh_all")
+        self._rebuild_screens()
 
     def bindings_for_palette(self) -> list[Binding]:
         """Every active binding (app and current screen) for the command palette."""
