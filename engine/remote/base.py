@@ -1,0 +1,129 @@
+"""What a console attached to engines elsewhere reads and sends: the one protocol both attach clients implement.
+
+Why it exists: ``ava-console --attach redis://…`` (many engines sharing a Redis store) and ``--attach
+http://host:port`` (one engine over its HTTP API) must look the same to the console: a set of live engines, one
+stream of their events (each tagged with its engine, catch-up first, then live) and commands sent to the engine
+that owns a call, answered with its result or a clear error. The console codes against ``RemoteEngines`` only;
+``open_remote(url)`` picks the client.
+
+Call ids repeat across engines (each engine counts its own), so everything here names a call by engine id and call
+id together; ``call_ref``/``split_call_ref`` are the one spelling of that pair (``engine/call``; an engine id never
+contains ``/``: ``engine.config.models.scale_out``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from engine.events import Event
+
+#: Commands an attached console may send; each maps onto the engine's public method of the same name
+#: (``engine/__init__.py``) with the same keyword arguments, and answers with a JSON object.
+COMMANDS = (
+    "set_tier",  # call_id (or None: the engine's default tier), tier
+    "set_tool_enabled",  # call_id, exposed_name, enabled, apply ("next_turn" | "now")
+    "end_call",  # call_id, reason
+    "say_now",  # call_id, text
+    "whisper",  # call_id, text
+    "approve_tool",  # approval_id, by
+    "deny_tool",  # approval_id, reason, by
+    "transfer_call",  # call_id, destination
+    "drain",
+    "resume",
+    "calls_info",  # → {"calls": [CallInfo as dict, ...]}
+    "server_status",  # → the engine's server_status()
+)
+
+
+def call_ref(engine_id: str, call_id: str) -> str:
+    """The console's key for a call of an attached engine: ``engine/call``."""
+    return f"{engine_id}/{call_id}"
+
+
+def split_call_ref(ref: str) -> tuple[str, str]:
+    """``(engine_id, call_id)`` of a ``call_ref``; ``ValueError`` naming the ref when it is not one."""
+    engine_id, sep, call_id = ref.partition("/")
+    if not sep or not engine_id or not call_id:
+        raise ValueError(f"{ref!r} does not name a call of an attached engine (expected engine/call)")
+    return engine_id, call_id
+
+
+@dataclass(frozen=True, slots=True)
+class EngineInfo:
+    """A live engine as its heartbeat describes it."""
+
+    id: str
+    host: str = ""
+    version: str = ""
+    contexts: tuple[str, ...] = ()
+    max_calls: int | None = None
+    live_calls: int = 0
+    draining: bool = False
+    heartbeat_s: float = 0.0
+    #: The heartbeat as written, for anything not named above.
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteEvent:
+    """One engine's event as an attached console receives it: whose, where in that engine's stream, and what."""
+
+    engine_id: str
+    #: The entry id in the engine's stream (rising per engine): a client resumes after the last one it saw.
+    entry_id: str
+    event: Event
+
+
+@dataclass(frozen=True, slots=True)
+class EngineJoined:
+    """An engine registered (or came back): its calls' events follow."""
+
+    info: EngineInfo
+
+
+@dataclass(frozen=True, slots=True)
+class EngineLost:
+    """An engine's heartbeat expired (killed, host lost) or it stopped cleanly: its live calls are lost."""
+
+    engine_id: str
+    clean: bool
+    reason: str
+
+
+Followed = RemoteEvent | EngineJoined | EngineLost
+
+
+class RemoteError(RuntimeError):
+    """The remote side cannot be reached, refused the request, or a command failed / was not answered in time;
+    ``str()`` says which engine, which command and why (never a password or token)."""
+
+
+class RemoteEngines(Protocol):
+    """A console's view of engines elsewhere."""
+
+    #: The URL without its password or token, for the header and errors.
+    description: str
+
+    async def connect(self) -> None:
+        """Reach the remote side now (``RemoteError`` with the reason when it cannot)."""
+        ...
+
+    async def close(self) -> None: ...
+
+    async def engines(self) -> dict[str, EngineInfo]:
+        """Every live engine, by id."""
+        ...
+
+    def follow(self) -> AsyncIterator[Followed]:
+        """Engines joining and leaving, and their events: first each live engine's retained history (oldest first,
+        per engine), then live; across a lost connection it resumes after the last entry seen (nothing twice)."""
+        ...
+
+    async def send(
+        self, engine_id: str, command: str, args: Mapping[str, Any], timeout_s: float = 5.0
+    ) -> dict[str, Any]:
+        """Run ``command`` (one of ``COMMANDS``) on ``engine_id`` once and return its answer; ``RemoteError`` when
+        the engine is unknown or gone, the command failed there (its message), or no answer came in ``timeout_s``."""
+        ...
