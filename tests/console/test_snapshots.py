@@ -8,8 +8,8 @@ import pytest
 from textual.widgets import Input
 
 from console.app import AvaConsole
-from console.widgets.wrap_log import WrapLog
 from console.format import FixedClock
+from console.widgets.wrap_log import WrapLog
 from tests.fixtures.audio_backends import FeedBackend
 
 ROOT = Path(__file__).resolve().parents[2]
