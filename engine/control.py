@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -40,8 +40,7 @@ class CommandError(RuntimeError):
 
 
 class ControlTarget(Protocol):
-    """The engine's public methods the commands map onto (``Engine`` has them all but ``transfer_call``, which an
-    engine may lack: it is looked up when the command comes)."""
+    """The engine's public methods the commands map onto (``Engine`` has them all)."""
 
     def call_info(self, call_id: str) -> CallInfo | None: ...
 
@@ -62,6 +61,10 @@ class ControlTarget(Protocol):
     def approve_tool(self, approval_id: str, by: str = ...) -> None: ...
 
     def deny_tool(self, approval_id: str, reason: str = ..., by: str = ...) -> None: ...
+
+    async def transfer_call(
+        self, call_id: str, destination: str, mode: Literal["blind", "warm"] = "blind"
+    ) -> dict[str, object]: ...
 
     def drain(self) -> dict[str, object]: ...
 
@@ -115,6 +118,7 @@ class DenyArgs(ApproveArgs):
 class TransferArgs(_Args):
     call_id: str = CallId
     destination: str = Field(min_length=1, max_length=200)
+    mode: Literal["blind", "warm"] = "blind"
 
 
 class NoArgs(_Args):
@@ -246,14 +250,8 @@ class CommandDispatcher:
         return {"approval_id": a.approval_id, "approved": False, "by": a.by, "reason": a.reason}
 
     async def _transfer_call(self, a: TransferArgs) -> dict[str, Any]:
-        transfer: Callable[[str, str], Awaitable[dict[str, Any]] | dict[str, Any]] | None = getattr(
-            self._target, "transfer_call", None
-        )
-        if transfer is None:
-            raise self._error(f"transfer_call is not supported by engine {self._engine_id()}", "unsupported")
-        got = transfer(a.call_id, a.destination)
-        result = await got if isinstance(got, Awaitable) else got
-        return {"call_id": a.call_id, "destination": a.destination, **dict(result or {})}
+        result = await self._target.transfer_call(a.call_id, a.destination, a.mode)
+        return {"call_id": a.call_id, "destination": a.destination, **result}
 
     async def _drain(self, a: NoArgs) -> dict[str, Any]:
         return dict(self._target.drain())

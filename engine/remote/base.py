@@ -29,7 +29,7 @@ COMMANDS = (
     "whisper",  # call_id, text
     "approve_tool",  # approval_id, by
     "deny_tool",  # approval_id, reason, by
-    "transfer_call",  # call_id, destination
+    "transfer_call",  # call_id, destination, mode ("blind" | "warm"; default blind)
     "drain",
     "resume",
     "calls_info",  # → {"calls": [CallInfo as dict, ...]}

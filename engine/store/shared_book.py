@@ -138,6 +138,10 @@ class SharedBook:
             await self.stop()
             await self.start()
 
+    def health(self) -> dict[str, Any]:
+        """The /health section (only with a Redis store)."""
+        return self.status()
+
     def status(self) -> dict[str, Any]:
         return {
             "environment": self._environment,

@@ -155,32 +155,36 @@ async def test_approve_and_deny_answer_the_pending_approval(tmp_path: Path) -> N
 
 
 class _Transfers:
-    """A target with ``transfer_call`` (the engine's own arrives with telephony), to test the mapping."""
+    """The engine, with a phone line's transfer standing in (the ARI side is tested in tests/engine/telephony)."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self.asked: list[tuple[str, str]] = []
+        self.asked: list[tuple[str, str, str]] = []
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.engine, name)
 
-    async def transfer_call(self, call_id: str, destination: str) -> dict[str, Any]:
-        self.asked.append((call_id, destination))
-        return {"state": "ringing"}
+    async def transfer_call(self, call_id: str, destination: str, mode: str = "blind") -> dict[str, object]:
+        self.asked.append((call_id, destination, mode))
+        return {"ok": True, "message": "Transferring you now.", "target": destination, "mode": mode}
 
 
-async def test_transfer_call_maps_or_says_it_is_not_supported(tmp_path: Path) -> None:
+async def test_transfer_call_maps_its_arguments_and_a_text_call_is_refused(tmp_path: Path) -> None:
     engine = make(tmp_path)
     async with engine:
         cid = (await engine.start_call("c")).call_id
         target = _Transfers(engine)
         d = CommandDispatcher(target, lambda: "e7")
-        got = await d.run("transfer_call", {"call_id": cid, "destination": "sales"})
-        assert got == {"call_id": cid, "destination": "sales", "state": "ringing"} and target.asked == [(cid, "sales")]
-        if not hasattr(engine, "transfer_call"):
-            with pytest.raises(CommandError, match="transfer_call is not supported by engine e7") as err:
-                await command_dispatcher(engine).run("transfer_call", {"call_id": cid, "destination": "sales"})
-            assert err.value.kind == "unsupported"
+        got = await d.run("transfer_call", {"call_id": cid, "destination": "sales", "mode": "warm"})
+        assert got == {"call_id": cid, "destination": "sales", "ok": True, "message": "Transferring you now.",
+                       "target": "sales", "mode": "warm"}  # fmt: skip
+        await d.run("transfer_call", {"call_id": cid, "destination": "sales"})
+        assert target.asked == [(cid, "sales", "warm"), (cid, "sales", "blind")]
+        with pytest.raises(CommandError, match=r"argument 'mode': Input should be 'blind' or 'warm'") as err:
+            await d.run("transfer_call", {"call_id": cid, "destination": "sales", "mode": "attended"})
+        assert err.value.kind == "bad_request" and len(target.asked) == 2
+        with pytest.raises(CommandError, match=rf"transfer_call on engine e7 failed: call '{cid}' has no phone line"):
+            await command_dispatcher(engine).run("transfer_call", {"call_id": cid, "destination": "sales"})
 
 
 async def test_errors_never_carry_a_secret(tmp_path: Path) -> None:

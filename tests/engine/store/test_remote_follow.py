@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import select
 import signal
 import subprocess
 import time
@@ -25,7 +27,7 @@ from engine.remote.base import EngineJoined, EngineLost, Followed, RemoteEvent
 from engine.remote.redis_client import RedisEngines
 from engine.store.base import engine_stream
 from tests.engine.store.redis_peer import RedisServer, eventually
-from tests.engine.store.test_capacity_and_serve import _serve
+from tests.engine.store.test_capacity_and_serve import ENGINE_BIN, _get
 from tests.engine.store.test_redis_store import engine_on, store_of, xrange
 
 HEARTBEAT_S = 0.5
@@ -74,6 +76,21 @@ def _config(tmp_path: Path, url: str, engine_id: str) -> Path:
     return cfg
 
 
+def _start(cfg: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen([ENGINE_BIN, "--config", str(cfg), "--json", "serve", "--no-watch"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cfg.parent)  # fmt: skip
+
+
+def _first_line(proc: subprocess.Popen[str]) -> dict[str, Any]:
+    """What ``serve --json`` prints once it runs (its HTTP URL …)."""
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], 60)
+    assert ready, "serve printed nothing"
+    line = proc.stdout.readline()
+    assert line, proc.stderr.read() if proc.stderr else ""
+    return dict(json.loads(line))
+
+
 def _tiers(f: Follower, engine_id: str) -> list[str]:
     return [e.event.new for e in f.events(engine_id) if isinstance(e.event, TierChanged)]
 
@@ -83,21 +100,23 @@ async def test_follow_two_serve_processes_route_commands_and_see_one_killed(
 ) -> None:
     procs: list[subprocess.Popen[str]] = []
     try:
-        for engine_id in ("ea", "eb"):
-            proc, _ = _serve(_config(tmp_path, redis_server.url, engine_id))
-            procs.append(proc)
+        procs = [_start(_config(tmp_path, redis_server.url, engine_id)) for engine_id in ("ea", "eb")]  # at once
+        urls = [_first_line(p)["http"] for p in procs]
         async with following(redis_server.url) as f:
             await eventually(lambda: f.joined() == {"ea", "eb"}, what="both engines joined")
             engines = await f.client.engines()
             assert set(engines) == {"ea", "eb"} and engines["ea"].heartbeat_s == HEARTBEAT_S
             assert engines["eb"].raw["pid"] == procs[1].pid and engines["ea"].max_calls is None
+            health = _get(urls[0] + "/health")
+            assert health["control"]["reading"] is True and health["shared_book"]["loaded"] is True
             got = await f.client.send("ea", "set_tier", {"call_id": None, "tier": "deep"})
             assert got == {"call_id": None, "tier": "deep", "call": None}
             await f.client.send("eb", "set_tier", {"call_id": None, "tier": "fast"})
             await eventually(lambda: _tiers(f, "ea") == ["deep"] and _tiers(f, "eb") == ["fast"],
                              what="each engine's tier.changed, from that engine only")  # fmt: skip
             drained = await f.client.send("eb", "drain", {})
-            assert drained["draining"] is True
+            assert drained["draining"] is True and _get(urls[1] + "/health")["capacity"]["draining"] is True
+            assert _get(urls[0] + "/health")["control"]["executed"] == 1  # each command ran on its engine only
             # a console attached later gets each engine's retained history first
             async with following(redis_server.url) as late:
                 await eventually(lambda: _tiers(late, "ea") == ["deep"] and _tiers(late, "eb") == ["fast"],
