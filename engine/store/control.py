@@ -11,7 +11,7 @@ blocks on (``ava:reply:{command}``, with a TTL). The protocol:
    seconds) and waits on ``BLPOP ava:reply:{id}`` until the deadline;
 2. the engine reads it (``XREADGROUP``), claims it (``SET ava:claim:{id} running:… NX``), runs it through the one
    dispatcher (``engine.control``, handed in as ``execute``) and, in one transaction, pushes the answer, marks the
-   claim ``done`` and acknowledges the entry;
+   claim ``done``, acknowledges the entry and deletes it (an operator's text does not stay in Redis);
 3. a command already past its deadline is answered ``expired`` and not run; an entry re-read after a restart whose
    claim says ``running`` (the engine died while running it) is answered "outcome unknown", never run again; one
    whose claim says ``done`` is only acknowledged; one claimed by another live consumer is left to it.
@@ -183,7 +183,7 @@ class ControlReader:
         command_id, name = fields.get("id", ""), fields.get("name", "")
         if not command_id:  # nobody can be answered: an entry not written by send_command
             log.warning("control: entry %s on %s has no command id; dropped", entry_id, self._stream)
-            await self._client.xack(self._stream, GROUP, entry_id)
+            await self._forget(entry_id)
             return
         reply_ttl = _float(fields.get("reply_ttl_s"), REPLY_GRACE_S)
         claimed = await self._client.set(claim_key(command_id), f"running:{self.instance}", nx=True,
@@ -201,7 +201,7 @@ class ControlReader:
                 f"(command {command_id}); check the call's state before sending it again",
             )
         else:  # answered already ("done"), or a duplicate entry another consumer is running
-            await self._client.xack(self._stream, GROUP, entry_id)
+            await self._forget(entry_id)
             return
         await self._answer(entry_id, command_id, answer, reply_ttl)
 
@@ -236,8 +236,16 @@ class ControlReader:
             pipe.pexpire(reply_key(command_id), max(1, int(reply_ttl * 1000)))
             pipe.set(claim_key(command_id), "done", px=CLAIM_TTL_S * 1000)
             pipe.xack(self._stream, GROUP, entry_id)
+            pipe.xdel(self._stream, entry_id)  # the arguments (an operator's text) do not stay in Redis
             await pipe.execute()
         self.answered += 1
+
+    async def _forget(self, entry_id: str) -> None:
+        """Acknowledge an entry that needs no answer from us, and delete it."""
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.xack(self._stream, GROUP, entry_id)
+            pipe.xdel(self._stream, entry_id)
+            await pipe.execute()
 
     async def _write_unsent(self) -> None:
         while self._unsent:

@@ -15,6 +15,9 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
+from engine.app import Engine
+from engine.config.models import Settings
+from engine.redact import MASK
 from engine.remote.base import RemoteError
 from engine.remote.redis_client import RedisEngines
 from engine.store.base import claim_key, control_stream, reply_key
@@ -196,3 +199,35 @@ async def test_commands_fail_clearly_when_redis_is_away(redis_server: RedisServe
     with pytest.raises(RemoteError, match=r"Redis at redis://:\*\*\*@127\.0\.0\.1"):
         await remote.connect()
     await remote.close()
+
+
+async def test_no_secret_stays_in_redis_or_comes_back(tmp_path: Path, redis_server: RedisServer) -> None:
+    """Canary: a provider key sent as a command's argument is masked in the error and gone from Redis after."""
+    canary = "sk-canary-ctl-5e2b9a"
+    script = tmp_path / "script.yaml"
+    script.write_text(json.dumps({"greeting": "hi", "intents": [], "fallback": "what?"}))
+    settings = Settings.model_validate({
+        "engine": {"store": redis_server.url, "id": "e1", "heartbeat_s": 0.2},
+        "providers": {"s": {"type": "scripted", "script": str(script)},
+                      "o": {"type": "openai_chat", "model": "m", "api_key": canary}},
+        "contexts": {"c": {"provider": "s", "tools": []}},
+    })  # fmt: skip
+    engine = Engine(settings)
+    remote = RedisEngines(redis_server.url)
+    async with engine:
+        for args in ({"call_id": canary, "text": "x"}, {"call_id": "c-1", "text": "x", canary: 1}):
+            with pytest.raises(RemoteError) as err:
+                await remote.send("e1", "whisper", args)
+            assert canary not in str(err.value) and MASK in str(err.value)
+        r = client(redis_server)
+        dump: list[str] = []
+        async for key in r.scan_iter("*"):
+            kind = str(await r.type(key))
+            readers: dict[str, Any] = {"string": r.get, "hash": r.hgetall, "stream": r.xrange, "list": r.lrange}
+            value: Any = readers[kind](key) if kind != "list" else r.lrange(key, 0, -1)
+            dump.append(f"{key} {await value}")
+        await r.aclose()
+    await remote.close()
+    text = "\n".join(dump)
+    assert "ava:claim:" in text and "ava:control:e1 []" in text  # answered, popped, entries deleted
+    assert canary not in text
