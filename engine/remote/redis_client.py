@@ -75,6 +75,10 @@ class RedisEngines:
         self._commands = redis_client(url, timeout_s=None, connect_timeout_s=timeout_s)
         #: The last entry id seen per engine: ``follow`` resumes after it (also across a new ``follow``).
         self.after: dict[str, str] = {}
+        #: The engine's event counter per engine, and the events known missing (a gap in it: trimmed from the
+        #: stream before they were read, or dropped by the engine while Redis was away).
+        self.last_seq: dict[str, int] = {}
+        self.missed: dict[str, int] = {}
 
     def _fail(self, what: str, e: BaseException) -> RemoteError:
         return RemoteError(f"Redis at {self.description}: {what}: {e}")
@@ -203,10 +207,25 @@ class RedisEngines:
             if len(entries) < READ_COUNT:
                 return
 
+    def _count(self, engine_id: str, seq_text: str) -> None:
+        try:
+            seq = int(seq_text)
+        except ValueError:
+            return
+        last = self.last_seq.get(engine_id)
+        self.last_seq[engine_id] = seq
+        if last is None or seq == 1 or seq <= last:  # the first one seen, or the engine restarted (same id)
+            return
+        if seq > last + 1:
+            self.missed[engine_id] = self.missed.get(engine_id, 0) + seq - last - 1
+            log.warning("attach: engine %s: %d event(s) missing before entry seq %d (trimmed from its stream, or "
+                        "dropped while Redis was away)", engine_id, seq - last - 1, seq)  # fmt: skip
+
     def _events(self, engine_id: str, entries: list[Entry], stopped: set[str]) -> list[RemoteEvent]:
         out: list[RemoteEvent] = []
         for entry_id, fields in entries:
             self.after[engine_id] = entry_id
+            self._count(engine_id, fields.get("seq", ""))
             kind = fields.get("type", "")
             if kind == STOPPED:
                 stopped.add(engine_id)

@@ -201,5 +201,25 @@ async def test_follow_resumes_after_redis_restarts_with_nothing_lost_or_repeated
     sent.extend(published.drain())
     assert [(e.event.type, e.event.ts) for e in seen] == [(e.type, e.ts) for e in sent]
     assert sum(1 for e in seen if e.event.type == "tool.completed") == 8
-    assert store.feed.dropped == 0
+    assert store.feed.dropped == 0 and f.client.missed == {}
     await r.aclose()
+
+
+async def test_a_gap_in_an_engines_counter_is_counted_and_unknown_entries_skipped(redis_server: RedisServer) -> None:
+    """What another writer left: seq 1, 2, then 5 (two trimmed away), an event type this version does not know."""
+    from engine.events import TierChanged as Tier
+    from engine.store.redis_store import RedisStore
+
+    store = RedisStore(redis_server.url)
+    await store.register("ex", {"id": "ex", "heartbeat_s": 1.0}, ttl_s=30, keep_s=30)
+    r = aioredis.from_url(redis_server.url, decode_responses=True, socket_timeout=5)
+    rows = [(1, Tier(call_id=None, old="auto", new="fast", reason="t").to_json()), (2, '{"type": "from.the.future"}'),
+            (5, Tier(call_id=None, old="fast", new="deep", reason="t").to_json())]  # fmt: skip
+    for seq, event in rows:
+        await r.xadd(engine_stream("ex"), {"seq": str(seq), "type": json.loads(event)["type"], "call_id": "",
+                                           "event": event})  # fmt: skip
+    async with following(redis_server.url) as f:
+        await eventually(lambda: _tiers(f, "ex") == ["fast", "deep"], what="the readable events")
+        assert len(f.events("ex")) == 2 and f.client.missed == {"ex": 2}
+    await r.aclose()
+    await store.close()
