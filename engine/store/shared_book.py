@@ -143,7 +143,10 @@ class SharedBook:
         return self.status()
 
     def status(self) -> dict[str, Any]:
+        if self._client is None:
+            return {"environment": self._settings().engine.environment, "shared": False}
         return {
+            "shared": True,
             "environment": self._environment,
             "loaded": self.loaded,
             "samples_loaded": self.samples_loaded,
