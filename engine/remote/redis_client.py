@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import socket
 import time
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
@@ -65,9 +66,10 @@ def engine_info(engine_id: str, beat: Mapping[str, Any]) -> EngineInfo:
 class RedisEngines:
     """``RemoteEngines`` over a Redis store (see the module docstring)."""
 
-    def __init__(self, url: str, *, timeout_s: float = 2.0, sender: str = "console") -> None:
+    def __init__(self, url: str, *, timeout_s: float = 2.0, sender: str | None = None) -> None:
         self.description = safe_store_url(url)
-        self.sender = sender
+        #: Who sends the commands, for the engines' log (``ava-console@host`` unless told).
+        self.sender = sender or f"ava-console@{socket.gethostname()}"
         self._timeout_s = timeout_s
         #: Heartbeats, catch-up and the followed streams (its socket timeout is above BLOCK_MS).
         self._store = RedisStore(url, timeout_s=timeout_s + BLOCK_MS / 1000)

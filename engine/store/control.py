@@ -217,10 +217,14 @@ class ControlReader:
         except ValueError as e:
             return _failure("bad_request", f"{name} on engine {self.engine_id}: the arguments are not JSON ({e})")
         self.executed += 1
+        sender = fields.get("sender", "") or "unknown sender"
         try:
             result = await self._execute(name, args)
         except Exception as e:  # the dispatcher's CommandError, with its kind; anything else is a failure
-            return _failure(str(getattr(e, "kind", "failed")), str(e))
+            kind = str(getattr(e, "kind", "failed"))
+            log.info("control: %s from %s (command %s) not done: %s", name, sender, command_id, kind)
+            return _failure(kind, str(e))
+        log.info("control: %s from %s (command %s) done", name, sender, command_id)  # the operator's audit trail
         return {"ok": True, "result": result}
 
     async def _answer(self, entry_id: str, command_id: str, answer: dict[str, Any], reply_ttl: float) -> None:
