@@ -46,18 +46,25 @@ def budget_layer(engine: Engine) -> BudgetLayer:
     )
 
 
+def heartbeat_facts(engine: Engine) -> dict[str, object]:
+    """What an engine's heartbeat tells about it (in Redis, and on the HTTP event stream): version, contexts,
+    capacity (live calls, max_calls, draining) and the live calls' ids."""
+    from engine import __version__
+
+    return {
+        "version": __version__,
+        "contexts": sorted(engine.settings.contexts),
+        "capacity": engine.admission.status().to_dict(),
+        "calls": [s.call_id for s in engine.sessions.all()],
+    }
+
+
 def store(engine: Engine) -> StoreComponent:
     """The state-and-events store (engine.store: memory or Redis): the heartbeat, every event, live call state."""
-    from engine import __version__
     from engine.store.component import LiveCall, StoreComponent
 
     def facts() -> dict[str, object]:
-        return {
-            "version": __version__,
-            "contexts": sorted(engine.settings.contexts),
-            "capacity": engine.admission.status().to_dict(),
-            "calls": [s.call_id for s in engine.sessions.all()],
-        }
+        return heartbeat_facts(engine)
 
     def live_calls() -> list[LiveCall]:
         return [LiveCall(s.call_id, s.provider, s.shown_tools, s.turn) for s in engine.sessions.all()]
@@ -84,6 +91,14 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
         from engine.http.capacity import HttpCapacity  # /capacity, /drain, /resume and /health's capacity
 
         components.append(HttpCapacity(engine))
+        from engine.http.remote import HttpRemote  # /events (WebSocket), /engine, /control: --attach http://
+
+        components.append(
+            HttpRemote(
+                lambda: engine.settings, engine.bus, engine.spawn, lambda: heartbeat_facts(engine),
+                engine.redactor.value,
+            )
+        )  # fmt: skip
     components.append(store(engine))  # before the parts whose events it shares (MCP servers' states …)
     components.append(budget)
     from engine.recorder.component import Recorder  # the flight recorder: every call's events (and audio)
