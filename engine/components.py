@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from engine.app import Engine, EngineComponent
     from engine.budget.layer import BudgetLayer
+    from engine.control import CommandDispatcher
     from engine.email.component import EmailService
     from engine.store.component import StoreComponent
 
@@ -70,6 +71,21 @@ def store(engine: Engine) -> StoreComponent:
         return [LiveCall(s.call_id, s.provider, s.shown_tools, s.turn) for s in engine.sessions.all()]
 
     return StoreComponent(lambda: engine.settings, engine.bus, engine.metrics, engine.spawn, facts, live_calls)
+
+
+def engine_id(engine: Engine) -> str:
+    """This engine's id (``engine.id``, or host name and process id): in the store, the heartbeat, errors."""
+    from engine.store.component import default_engine_id
+
+    return engine.settings.engine.id or default_engine_id()
+
+
+def command_dispatcher(engine: Engine) -> CommandDispatcher:
+    """The one dispatcher of remote operator commands (``engine.control``), for every transport (the Redis
+    control stream, the HTTP API): the engine's public methods, its id, its redactor for error messages."""
+    from engine.control import CommandDispatcher
+
+    return CommandDispatcher(engine, lambda: engine_id(engine), engine.redactor)
 
 
 def default_components(engine: Engine, budget: BudgetLayer, email: EmailService | None = None) -> list[EngineComponent]:
