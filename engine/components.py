@@ -112,7 +112,7 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
         components.append(
             HttpRemote(
                 lambda: engine.settings, engine.bus, engine.spawn, lambda: heartbeat_facts(engine),
-                engine.redactor.value,
+                engine.redactor.value, lambda: engine_id(engine), command_dispatcher(engine).run,
             )
         )  # fmt: skip
     components.append(store(engine))  # before the parts whose events it shares (MCP servers' states …)

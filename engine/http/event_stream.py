@@ -94,15 +94,15 @@ class EventRing:
 
     def add(self, events: Iterable[Event]) -> None:
         """Stamp and retain ``events``; wake every client, and drop those now more than ``lag_bound`` behind."""
-        batch = list(events)
-        pending = self.feed.pending
-        evicting = len(pending) + len(batch) > self.feed.bound
-        self.feed.add(batch)
-        if evicting and pending:  # everything up to just before the oldest retained entry is gone
-            ms, n = entry_key(pending[0].id)
-            self.floor = max(self.floor, (ms, n - 1))
+        pending, bound = self.feed.pending, self.feed.bound
+        for ev in events:
+            if len(pending) >= bound:  # the oldest goes: a client that had not seen it has a gap
+                self.floor = max(self.floor, entry_key(pending[0].id))
+            self.feed.add((ev,))
         head = self.feed.seq
         for client in self.listeners:
+            if client.gone.is_set():
+                continue
             if head - client.sent_seq > self.lag_bound:
                 self.clients_dropped += 1
                 client.drop(

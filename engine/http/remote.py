@@ -10,7 +10,10 @@ Why it exists: ``ava-console --attach http://host:port`` follows one remote engi
   ``engine.heartbeat_s``. A client more than ``LAG_BOUND`` events behind is closed with 1013 and a reason (it
   resumes with ``?after=``); the engine stopping closes every stream with 1001 ``engine stopping``.
 * ``GET /engine`` — the heartbeat as JSON.
-* ``POST /control/{command}`` — see ``engine.http.control_route``.
+* ``POST /control/{command}`` — the JSON body is the command's arguments (``engine.remote.base.COMMANDS``); the
+  answer is the dispatcher's (``engine.control``) JSON object; a refusal is ``{"error": ...}`` with 400 (bad
+  arguments or body), 404 (no such command, call or approval), 409 (the engine could not do it) or 501 (a command
+  this engine lacks).
 
 Both need an authenticated request: ``engine.http.auth_token`` set and sent (403 naming the key otherwise; 401 from
 the guard for a wrong token), on top of the guard's Host and Origin checks every route has. The events are the
@@ -28,15 +31,16 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from aiohttp import WSCloseCode, web
 
+from engine.control import CommandError
 from engine.http.backend import AUTHENTICATED
+from engine.http.body import BodyError, read_json
 from engine.http.event_stream import GOING_AWAY, EventRing, Listener, message
 from engine.http.responses import error, json_response
-from engine.store.component import default_engine_id
 from engine.store.feed import entry_key
 
 if TYPE_CHECKING:
@@ -46,6 +50,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+#: Runs one operator command by name with its JSON arguments (``engine.control.CommandDispatcher.run``).
+Dispatch = Callable[[str, Any], Awaitable[dict[str, Any]]]
+#: A refused command's HTTP status, by the dispatcher's kind of error.
+STATUS = {"bad_request": 400, "not_found": 404, "failed": 409, "unsupported": 501}
 
 #: Events retained for clients that resume, and how far behind a client may fall before it is dropped.
 RING_BOUND = 10_000
@@ -77,6 +85,8 @@ class HttpRemote:
         spawn: Spawn,
         facts: Callable[[], Mapping[str, Any]],
         redact: Callable[[T], T],
+        engine_id: Callable[[], str],
+        dispatch: Dispatch,
         *,
         ring_bound: int = RING_BOUND,
         lag_bound: int = LAG_BOUND,
@@ -86,6 +96,8 @@ class HttpRemote:
         self._spawn = spawn
         self._facts = facts
         self._redact: Callable[[Any], Any] = redact
+        self._engine_id = engine_id
+        self._dispatch = dispatch
         self.ring = EventRing(ring_bound, lag_bound)
         self._sub: Subscription | None = None
         self._pump_task: asyncio.Task[None] | None = None
@@ -113,15 +125,11 @@ class HttpRemote:
 
     # ------------------------------------------------------------------------------------------- heartbeat
 
-    @property
-    def engine_id(self) -> str:
-        return self._settings().engine.id or default_engine_id()
-
     def heartbeat(self) -> dict[str, Any]:
         """This engine as a remote console sees it: the Redis heartbeat's facts plus the stream's own counts."""
         cfg = self._settings().engine
         info = {
-            "id": self.engine_id,
+            "id": self._engine_id(),
             "host": socket.gethostname(),
             "pid": os.getpid(),
             "started_at": self._started_at,
@@ -186,6 +194,20 @@ class HttpRemote:
     def install_routes(self, app: web.Application) -> None:
         app.router.add_get("/events", self.events)
         app.router.add_get("/engine", self.show)
+        app.router.add_post("/control/{command}", self.control)
+
+    async def control(self, request: web.Request) -> web.Response:
+        if not request.get(AUTHENTICATED, False):
+            return error(403, NEEDS_TOKEN, key="engine.http.auth_token")
+        try:
+            args = await read_json(request, self._settings().engine.http.max_body_bytes)
+        except BodyError as e:
+            return error(e.status, e.message, key=e.key)
+        try:
+            answer = await self._dispatch(request.match_info["command"], args)
+        except CommandError as e:
+            return error(STATUS.get(e.kind, 400), str(e))
+        return json_response(answer)
 
     async def show(self, request: web.Request) -> web.Response:
         if not request.get(AUTHENTICATED, False):

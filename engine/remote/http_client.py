@@ -19,7 +19,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -194,7 +194,7 @@ class HttpEngines:
             raise RemoteError(f"{engine_id}: {command} failed: {self._scrub(msg)}")
         return body
 
-    async def follow(self) -> AsyncIterator[Followed]:
+    async def follow(self) -> AsyncGenerator[Followed, None]:
         joined: str | None = None
         lost = False  # EngineLost said for ``joined`` and not yet undone by an EngineJoined
         last_heard = time.monotonic()
