@@ -112,8 +112,9 @@ class HttpEngines:
         self.last_entry: str | None = None
         #: The engine's gap notices (history it no longer had when this client resumed).
         self.gaps: list[dict[str, Any]] = []
-        #: Whether the event stream is open now.
+        #: Whether the event stream is open now, and how often it was opened again after a loss.
         self.streaming = False
+        self.reconnects = 0
 
     # ------------------------------------------------------------------------------------------- plumbing
 
@@ -199,6 +200,7 @@ class HttpEngines:
         lost = False  # EngineLost said for ``joined`` and not yet undone by an EngineJoined
         last_heard = time.monotonic()
         retry = 0
+        opened = False
         reason = "no answer"
         while True:
             ws: aiohttp.ClientWebSocketResponse | None = None
@@ -207,7 +209,8 @@ class HttpEngines:
             except (aiohttp.ClientError, OSError, TimeoutError) as e:
                 reason = f"cannot reach it: {self._scrub(e) or type(e).__name__}"
             if ws is not None:
-                retry = 0
+                self.reconnects += 1 if opened else 0
+                opened, retry = True, 0
                 self.streaming = True
                 try:
                     async for item in self._read(ws):
