@@ -22,8 +22,9 @@ from engine.store.feed import EventFeed, entry_key
 if TYPE_CHECKING:
     from engine.events import Event
 
-#: WebSocket close codes the stream uses (RFC 6455): the engine stops; a client too slow to keep.
+#: WebSocket close codes the stream uses (RFC 6455): the engine stops; the token changed; a client too slow to keep.
 GOING_AWAY = 1001
+POLICY_VIOLATION = 1008
 TRY_AGAIN_LATER = 1013
 
 

@@ -8,7 +8,8 @@ Why it exists: ``ava-console --attach http://host:port`` follows one remote engi
   ``?after=<entry id>`` is missing, then the retained events after that entry (all retained ones without it), then
   live events, one JSON object per message: ``{"entry_id", "seq", "event"}``; a heartbeat again every
   ``engine.heartbeat_s``. A client more than ``LAG_BOUND`` events behind is closed with 1013 and a reason (it
-  resumes with ``?after=``); the engine stopping closes every stream with 1001 ``engine stopping``.
+  resumes with ``?after=``); the engine stopping closes every stream with 1001 ``engine stopping``, a changed
+  ``engine.http.auth_token`` (reload) with 1008.
 * ``GET /engine`` — the heartbeat as JSON.
 * ``POST /control/{command}`` — the JSON body is the command's arguments (``engine.remote.base.COMMANDS``); the
   answer is the dispatcher's (``engine.control``) JSON object; a refusal is ``{"error": ...}`` with 400 (bad
@@ -39,7 +40,7 @@ from aiohttp import WSCloseCode, web
 from engine.control import CommandError
 from engine.http.backend import AUTHENTICATED
 from engine.http.body import BodyError, read_json
-from engine.http.event_stream import GOING_AWAY, EventRing, Listener, message
+from engine.http.event_stream import GOING_AWAY, POLICY_VIOLATION, EventRing, Listener, message
 from engine.http.responses import error, json_response
 from engine.store.feed import entry_key
 
@@ -121,7 +122,11 @@ class HttpRemote:
         self._unsubscribe()
 
     async def reload(self, old: Settings, new: Settings) -> None:
-        return None  # the token and the heartbeat interval are read when used
+        """A new (or no) token ends the streams opened with the old one; they reconnect with theirs, or are refused.
+        Everything else (the heartbeat interval, the body limit) is read when used."""
+        if old.engine.http.auth_token != new.engine.http.auth_token:
+            for listener in list(self.ring.listeners):
+                listener.drop(POLICY_VIOLATION, "the engine's bearer token changed (engine.http.auth_token)")
 
     # ------------------------------------------------------------------------------------------- heartbeat
 

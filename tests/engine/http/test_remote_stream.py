@@ -12,13 +12,14 @@ from typing import Any
 import aiohttp
 import pytest
 import websockets
+from pydantic import SecretStr
 from websockets.asyncio.client import connect as ws_connect
 
 from engine.app import Engine
 from engine.config.models import Settings
 from engine.events import ConfigReloaded
 from engine.http.event_stream import TRY_AGAIN_LATER, EventRing
-from engine.http.remote import HttpRemote
+from engine.http.remote import CLOSE_WAIT_S, HttpRemote
 from engine.remote.base import EngineJoined, RemoteEngines, RemoteError, RemoteEvent
 from engine.remote.http_client import HttpEngines, parse_url
 from tests.engine.http.helpers import AUTH, JSON, TOKEN, http_of, send
@@ -45,6 +46,10 @@ async def started() -> AsyncIterator[Start]:
 
 def remote_of(engine: Engine) -> HttpRemote:
     return next(c for c in engine.components if isinstance(c, HttpRemote))
+
+
+def engine_id_of(engine: Engine) -> str:
+    return str(remote_of(engine).heartbeat()["id"])
 
 
 # ----------------------------------------------------------------------------------------------- the ring
@@ -197,10 +202,10 @@ async def test_a_slow_client_is_dropped_while_the_engine_and_a_fast_client_go_on
     follow = fast.follow()
     assert isinstance(await anext(follow), EngineJoined)
     port = int(base.rsplit(":", 1)[1])
-    slow = await ws_connect(
-        base.replace("http", "ws") + "/events", sock=small_window_socket(port), additional_headers=AUTH, max_queue=1
-    )
-    await eventually(lambda: len(remote.ring.listeners) == 2, what="both clients to listen")
+    url = base.replace("http", "ws") + "/events"
+    late = await ws_connect(url, sock=small_window_socket(port), additional_headers=AUTH, max_queue=1)
+    never = await ws_connect(url, sock=small_window_socket(port), additional_headers=AUTH, max_queue=1)
+    await eventually(lambda: len(remote.ring.listeners) == 3, what="the three clients to listen")
     n, pad = 5_000, "x" * 2_000
     received: list[RemoteEvent] = []
 
@@ -215,26 +220,52 @@ async def test_a_slow_client_is_dropped_while_the_engine_and_a_fast_client_go_on
         engine.bus.publish(ConfigReloaded(changed=(str(i),), error=pad))
         if i % 200 == 199:
             await asyncio.sleep(0.01)  # let the loop run (the pump, the sockets) like a busy engine's would
-    await eventually(lambda: remote.ring.clients_dropped == 1, what="the slow client to be dropped")
+    await eventually(lambda: remote.ring.clients_dropped == 2, what="both slow clients to be dropped")
     health = await send("GET", base + "/health")
-    assert health.status == 200  # the engine answers while the slow client's socket is full
+    assert health.status == 200  # the engine answers while the slow clients' sockets are full
+
+    async def read_late() -> tuple[int, websockets.ConnectionClosed]:
+        """The late reader finds, after what was already sent, the close code and the reason."""
+        messages = 0
+        try:
+            while True:
+                await late.recv()
+                messages += 1
+        except websockets.ConnectionClosed as closed:
+            return messages, closed
+
     async with asyncio.timeout(60):
-        await reader
+        (messages, closed), _ = await asyncio.gather(read_late(), reader)
     assert [int(r.event.changed[0]) for r in received] == list(range(n))  # type: ignore[attr-defined]
     assert remote.ring.lost == 0
-    # the slow client, reading at last, finds the close code and the reason after what was already sent
-    messages = 0
-    with pytest.raises(websockets.ConnectionClosed) as closed:
-        async with asyncio.timeout(30):
-            while True:
-                await slow.recv()
-                messages += 1
     assert 0 < messages < n
-    assert closed.value.rcvd is not None, "the close frame did not arrive"
-    assert closed.value.rcvd.code == TRY_AGAIN_LATER and "too slow" in closed.value.rcvd.reason
+    assert closed.rcvd is not None, "the close frame did not arrive"
+    assert closed.rcvd.code == TRY_AGAIN_LATER and "too slow" in closed.rcvd.reason
+    # the client that never reads cannot take the close frame either: its connection is cut, nothing is left of it
+    await eventually(lambda: len(remote._handlers) == 1, timeout=CLOSE_WAIT_S + 10, what="the stuck one cut")
     assert len(remote.ring.listeners) == 1
+    await never.close()
     await follow.aclose()
     await fast.close()
+
+
+async def test_a_changed_token_ends_the_streams_opened_with_the_old_one(started: Start) -> None:
+    engine, base = await started()
+    client = HttpEngines(base, token=TOKEN)
+    follow = client.follow()
+    assert isinstance(await anext(follow), EngineJoined)
+    rotated = engine.settings.model_copy(deep=True)
+    rotated.engine.http.auth_token = SecretStr("rotated-token-9d1")
+    await engine.reload(rotated)
+    with pytest.raises(RemoteError, match="refused the token given") as refused:
+        async with asyncio.timeout(10):
+            async for _item in follow:
+                pass
+    assert "rotated-token-9d1" not in str(refused.value) and TOKEN not in str(refused.value)
+    await client.close()
+    renewed = HttpEngines(base, token="rotated-token-9d1")
+    assert (await renewed.engines()).keys() == {engine_id_of(engine)}
+    await renewed.close()
 
 
 # ----------------------------------------------------------------------------------------------- commands
