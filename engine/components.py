@@ -116,7 +116,14 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
             )
         )  # fmt: skip
     components.append(store(engine))  # before the parts whose events it shares (MCP servers' states …)
+    from engine.store.control import ControlComponent  # operator commands over Redis (engine.store: redis://…)
+
+    components.append(ControlComponent(lambda: engine.settings, engine.spawn, lambda: engine_id(engine),
+                                       command_dispatcher(engine).run))  # fmt: skip
     components.append(budget)
+    from engine.store.shared_book import SharedBook  # the environment's measured latencies, before MCP servers
+
+    components.append(SharedBook(lambda: engine.settings, budget, engine.spawn, lambda: engine_id(engine)))
     from engine.recorder.component import Recorder  # the flight recorder: every call's events (and audio)
 
     components.append(Recorder(lambda: engine.settings, engine.bus, engine.redactor, engine.spawn, engine.base_dir))

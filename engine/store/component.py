@@ -43,6 +43,8 @@ BATCH_MAX = 500
 RECONNECT = Backoff(0.5, 10.0)
 #: The heartbeat key lives this many heartbeats: a dead engine disappears within them.
 HEARTBEAT_LIVES = 3
+#: The type of the last entry of an engine's stream when it stopped cleanly (not an event: readers skip it).
+STOPPED = "engine.stopped"
 #: What a clean stop spends at most writing what is still buffered.
 FINAL_FLUSH_S = 3.0
 
@@ -159,6 +161,15 @@ class StoreComponent:
         self._sub = None
         if store is None:
             return
+        if self.connected and not self.feed.pending:
+            try:  # a reader of the stream tells a clean stop from a lost engine by this last entry
+                await store.append(
+                    self.engine_id,
+                    [self.feed.marker(STOPPED, time.time())],
+                    self._settings().engine.store_stream_maxlen,
+                )
+            except StoreUnavailable as e:
+                log.warning("store: stopping: %s", e)
         if self.connected:
             try:
                 await store.unregister(self.engine_id)

@@ -66,6 +66,13 @@ class EventFeed:
         self.dropped += dropped
         return dropped
 
+    def marker(self, type_: str, ts: float) -> StoredEvent:
+        """An entry that is not an event (``engine.stopped``), numbered like one (the stream's ``seq`` stays
+        without gaps)."""
+        self.seq += 1
+        return StoredEvent(id=self._next_id(ts), seq=self.seq, type=type_, call_id=None,
+                           event=json.dumps({"type": type_, "ts": ts}))  # fmt: skip
+
     def batch(self, size: int) -> list[StoredEvent]:
         """The oldest ``size`` pending events (still held until ``written``)."""
         return [self.pending[i] for i in range(min(size, len(self.pending)))]
