@@ -34,6 +34,7 @@ from engine.remote.base import (
     Followed,
     RemoteError,
     RemoteEvent,
+    engine_info,
 )
 from engine.store.feed import entry_key
 
@@ -57,45 +58,31 @@ class EngineUnreachable(RemoteError):
     """Nothing answers at the engine's URL (as opposed to an engine that answers with a refusal)."""
 
 
-def engine_info(heartbeat: Mapping[str, Any]) -> EngineInfo:
-    """An ``EngineInfo`` from a heartbeat object (the same facts the Redis heartbeat carries)."""
-    capacity = heartbeat.get("capacity")
-    cap: Mapping[str, Any] = capacity if isinstance(capacity, Mapping) else {}
-    max_calls = cap.get("max_calls")
-    return EngineInfo(
-        id=str(heartbeat.get("id", "")),
-        host=str(heartbeat.get("host", "")),
-        version=str(heartbeat.get("version", "")),
-        contexts=tuple(str(c) for c in heartbeat.get("contexts", ()) or ()),
-        max_calls=int(max_calls) if isinstance(max_calls, int) else None,
-        live_calls=int(cap.get("live_calls", 0) or 0),
-        draining=bool(cap.get("draining", False)),
-        heartbeat_s=float(heartbeat.get("heartbeat_s", 0.0) or 0.0),
-        raw=dict(heartbeat),
-    )
+class BadEngineUrl(RemoteError, ValueError):
+    """The URL names no engine's HTTP API (a ``ValueError`` too, as ``open_remote`` promises for a bad URL)."""
 
 
 def parse_url(url: str) -> str:
-    """The engine's base URL (``http(s)://host:port[/prefix]``), or ``RemoteError`` saying what is wrong."""
+    """The engine's base URL (``http(s)://host:port[/prefix]``), or ``BadEngineUrl`` saying what is wrong."""
     try:
         parts = urlsplit(url.strip())
         parts.port  # noqa: B018 - raises ValueError for a bad port
     except ValueError as e:
-        raise RemoteError(f"{url!r} is not a valid engine URL ({e}); use http://host:port") from None
+        raise BadEngineUrl(f"{url!r} is not a valid engine URL ({e}); use http://host:port") from None
     if parts.scheme not in ("http", "https"):
-        raise RemoteError(f"an engine's HTTP API is http://host:port or https://host:port, not {parts.scheme!r}://")
+        raise BadEngineUrl(f"an engine's HTTP API is http://host:port or https://host:port, not {parts.scheme!r}://")
     if parts.username is not None or parts.password is not None:
-        raise RemoteError(
+        raise BadEngineUrl(
             "the engine URL must not carry credentials (they would show in shell history and logs): give the "
             f"bearer token with --token or the environment variable {TOKEN_ENV}"
         )
     if parts.query or parts.fragment:
-        raise RemoteError(
+        raise BadEngineUrl(
             f"the engine URL takes no ?query or #fragment (a token goes in --token or {TOKEN_ENV}): "
             "use http://host:port"
         )
     if not parts.hostname:
-        raise RemoteError(f"{url!r} names no host: use http://host:port")
+        raise BadEngineUrl(f"{url!r} names no host: use http://host:port")
     return f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}"
 
 
@@ -147,7 +134,7 @@ class HttpEngines:
             raise EngineUnreachable(f"cannot reach the engine at {self.description}: {why}") from None
         if r.status != 200 or not isinstance(body, dict):
             raise self._refusal(r.status, body)
-        self._info = engine_info(body)
+        self._info = engine_info(str(body.get("id", "")), body)
         return self._info
 
     # ------------------------------------------------------------------------------------------- RemoteEngines
@@ -290,7 +277,8 @@ class HttpEngines:
                 log.warning("%s sent a message that is not JSON; skipped", self.description)
                 continue
             if "heartbeat" in data:
-                self._info = engine_info(data["heartbeat"])
+                beat = data["heartbeat"]
+                self._info = engine_info(str(beat.get("id", "")), beat)
                 yield self._info
             elif "gap" in data:
                 self.gaps.append(data["gap"])

@@ -20,6 +20,7 @@ from engine.config.models import Settings
 from engine.events import ConfigReloaded
 from engine.http.event_stream import TRY_AGAIN_LATER, EventRing
 from engine.http.remote import CLOSE_WAIT_S, HttpRemote
+from engine.remote import open_remote
 from engine.remote.base import EngineJoined, RemoteEngines, RemoteError, RemoteEvent
 from engine.remote.http_client import HttpEngines, parse_url
 from tests.engine.http.helpers import AUTH, JSON, TOKEN, http_of, send
@@ -148,7 +149,11 @@ def test_the_url_carries_no_token_and_the_token_appears_nowhere(monkeypatch: pyt
         with pytest.raises(RemoteError, match=words) as e:
             HttpEngines(url)
         assert "secret-pw" not in str(e.value)
+        if url.startswith("http"):
+            with pytest.raises(ValueError, match=words):  # what open_remote promises for a URL no client takes
+                open_remote(url)
     monkeypatch.setenv("AVA_ENGINE_TOKEN", "env-token-123")
+    assert isinstance(open_remote("https://ava.example:8090", token="t"), HttpEngines)
     client = HttpEngines("http://127.0.0.1:8090")
     assert client._headers() == {"Authorization": "Bearer env-token-123"}
     assert "env-token-123" not in client.description
