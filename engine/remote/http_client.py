@@ -102,6 +102,7 @@ class HttpEngines:
         #: Whether the event stream is open now, and how often it was opened again after a loss.
         self.streaming = False
         self.reconnects = 0
+        self._closed = False
 
     # ------------------------------------------------------------------------------------------- plumbing
 
@@ -140,9 +141,12 @@ class HttpEngines:
     # ------------------------------------------------------------------------------------------- RemoteEngines
 
     async def connect(self) -> None:
+        self._closed = False
         await self._get_engine()
 
     async def close(self) -> None:
+        """Stop following (a running ``follow()`` ends) and release the connection."""
+        self._closed = True
         if self._session is not None:
             await self._session.close()
             self._session = None
@@ -189,7 +193,8 @@ class HttpEngines:
         retry = 0
         opened = False
         reason = "no answer"
-        while True:
+        self._closed = False
+        while not self._closed:
             ws: aiohttp.ClientWebSocketResponse | None = None
             try:
                 ws = await self._open_stream()
@@ -219,6 +224,8 @@ class HttpEngines:
                 finally:
                     self.streaming = False
                     await ws.close()
+                if self._closed:
+                    return
             silent = time.monotonic() - last_heard
             bound = self._heartbeat_s() * LOST_AFTER_HEARTBEATS
             if joined is not None and not lost and silent > bound:

@@ -188,6 +188,23 @@ async def test_the_subscription_exists_only_while_someone_listens(started: Start
     assert remote.ring.events == []
 
 
+async def test_closing_the_client_ends_a_running_follow(started: Start) -> None:
+    _, base = await started()
+    client = HttpEngines(base, token=TOKEN)
+    seen: list[object] = []
+
+    async def run() -> None:
+        async for item in client.follow():
+            seen.append(item)
+
+    task = asyncio.create_task(run())
+    await eventually(lambda: seen, what="the engine to join")
+    await client.close()
+    async with asyncio.timeout(10):
+        await task  # ended, not cancelled, and without an error
+    assert isinstance(seen[0], EngineJoined) and len(seen) == 1 and not client.streaming
+
+
 def small_window_socket(port: int) -> socket.socket:
     """A client socket that takes 4 KiB at a time: a reader on a bad line, or one that stopped reading."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
