@@ -178,6 +178,8 @@ class HttpRemote:
         if self.ring.listeners or self._sub is None or self.stopping:
             return
         retain_s = self._settings().engine.heartbeat_s * RETAIN_HEARTBEATS
+        if self._linger is not None:
+            self._linger.cancel()
         self._linger = asyncio.get_running_loop().call_later(retain_s, self._unsubscribe)
 
     async def _pump(self, sub: Subscription) -> None:
@@ -186,6 +188,8 @@ class HttpRemote:
             try:
                 first = await sub.get()
             except StopAsyncIteration:
+                return
+            if sub is not self._sub:  # let go of while this pump waited: what it still held belongs to no ring
                 return
             self.ring.add([first, *sub.drain()])
             if sub.dropped > seen_drops:  # a burst larger than the subscription's bound before we took it
