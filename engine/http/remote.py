@@ -65,6 +65,9 @@ RETAIN_HEARTBEATS = 30
 SEND_BATCH = 200
 #: How long closing a socket may take (a client that reads nothing cannot take the close frame): then it is cut.
 CLOSE_WAIT_S = 5.0
+#: WebSocket pings this often; a client that answers none within half of it is gone (a peer that vanished without
+#: closing its connection would otherwise hold a listener until the kernel gives up on it, many minutes later).
+PING_S = 20.0
 #: Stopping waits this long for the streams to close.
 STOP_WAIT_S = 2.0
 
@@ -235,7 +238,7 @@ class HttpRemote:
                                   f"not {after[:40]!r}")  # fmt: skip
         if self.stopping:
             return error(503, "the engine is stopping")
-        ws = web.WebSocketResponse(compress=False, max_msg_size=64 * 1024, timeout=CLOSE_WAIT_S)
+        ws = web.WebSocketResponse(compress=False, max_msg_size=64 * 1024, timeout=CLOSE_WAIT_S, heartbeat=PING_S)
         if not ws.can_prepare(request).ok:
             return error(400, "GET /events is a WebSocket: connect with a WebSocket client (Upgrade: websocket)")
         await ws.prepare(request)
