@@ -109,6 +109,7 @@ class HttpRemote:
         self._handlers: set[asyncio.Task[Any]] = set()
         self._started_at = 0.0
         self.stopping = False
+        self.ping_s = PING_S
 
     # ------------------------------------------------------------------------------------------- lifecycle
 
@@ -238,7 +239,7 @@ class HttpRemote:
                                   f"not {after[:40]!r}")  # fmt: skip
         if self.stopping:
             return error(503, "the engine is stopping")
-        ws = web.WebSocketResponse(compress=False, max_msg_size=64 * 1024, timeout=CLOSE_WAIT_S, heartbeat=PING_S)
+        ws = web.WebSocketResponse(compress=False, max_msg_size=64 * 1024, timeout=CLOSE_WAIT_S, heartbeat=self.ping_s)
         if not ws.can_prepare(request).ok:
             return error(400, "GET /events is a WebSocket: connect with a WebSocket client (Upgrade: websocket)")
         await ws.prepare(request)

@@ -27,6 +27,7 @@ from tests.engine.http.helpers import AUTH, JSON, TOKEN, http_of, send
 from tests.engine.store.redis_peer import eventually
 
 Start = Callable[..., Awaitable[tuple[Engine, str]]]
+AUTH_LINE = f"Authorization: Bearer {TOKEN}"
 
 
 @pytest.fixture
@@ -203,6 +204,29 @@ async def test_closing_the_client_ends_a_running_follow(started: Start) -> None:
     async with asyncio.timeout(10):
         await task  # ended, not cancelled, and without an error
     assert isinstance(seen[0], EngineJoined) and len(seen) == 1 and not client.streaming
+
+
+async def test_a_client_that_vanished_without_closing_is_let_go(started: Start) -> None:
+    """A peer that answers no ping (its host or network gone, the connection never closed) stops holding a
+    listener, and with it the engine's subscription."""
+    engine, base = await started(heartbeat_s=0.02)
+    remote = remote_of(engine)
+    remote.ping_s = 0.5  # PING_S is 20 s; the mechanism is the same
+    before = engine.bus.subscriber_count
+    reader, writer = await asyncio.open_connection("127.0.0.1", int(base.rsplit(":", 1)[1]))
+    writer.write(
+        (
+            "GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n{AUTH_LINE}\r\n\r\n"
+        ).encode()
+    )
+    assert (await reader.readline()).startswith(b"HTTP/1.1 101")
+    await eventually(lambda: len(remote.ring.listeners) == 1, what="the silent client to listen")
+    assert engine.bus.subscriber_count == before + 1
+    # it reads nothing and answers no ping from here on
+    await eventually(lambda: not remote.ring.listeners, what="the silent client to be let go")
+    await eventually(lambda: engine.bus.subscriber_count == before, what="the subscription to end")
+    writer.close()
 
 
 def small_window_socket(port: int) -> socket.socket:
