@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from engine.budget.layer import BudgetLayer
     from engine.control import CommandDispatcher
     from engine.email.component import EmailService
+    from engine.events import Event
     from engine.store.component import StoreComponent
 
 
@@ -58,6 +59,22 @@ def heartbeat_facts(engine: Engine) -> dict[str, object]:
         "capacity": engine.admission.status().to_dict(),
         "calls": [s.call_id for s in engine.sessions.all()],
     }
+
+
+def live_call_events(engine: Engine) -> list[Event]:
+    """Each live call's ``call.started`` as it stands now (its start time, current tier), redacted like the bus's:
+    a reader that starts listening mid-call learns the calls that began before it."""
+    from engine.events import CallStarted
+
+    return [
+        engine.redactor.event(
+            CallStarted(
+                ts=s.started_at, call_id=s.call_id, context=s.context, provider=s.provider, caller_name=s.caller_name,
+                caller_number=s.caller_number, direction=s.direction, tier=s.tier,
+            )
+        )
+        for s in engine.sessions.all()
+    ]  # fmt: skip
 
 
 def store(engine: Engine) -> StoreComponent:
@@ -113,6 +130,7 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
             HttpRemote(
                 lambda: engine.settings, engine.bus, engine.spawn, lambda: heartbeat_facts(engine),
                 engine.redactor.value, lambda: engine_id(engine), command_dispatcher(engine).run,
+                snapshot=lambda: live_call_events(engine),
             )
         )  # fmt: skip
     components.append(store(engine))  # before the parts whose events it shares (MCP servers' states …)

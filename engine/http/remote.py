@@ -7,7 +7,9 @@ Why it exists: ``ava-console --attach http://host:port`` follows one remote engi
   capacity, live calls, draining: the Redis heartbeat's facts), then ``{"gap": {...}}`` if history after
   ``?after=<entry id>`` is missing, then the retained events after that entry (all retained ones without it), then
   live events, one JSON object per message: ``{"entry_id", "seq", "event"}``; a heartbeat again every
-  ``engine.heartbeat_s``. A client more than ``LAG_BOUND`` events behind is closed with 1013 and a reason (it
+  ``engine.heartbeat_s``. When the engine starts listening (the first client) the retained events begin with a
+  ``call.started`` for each call already live (its start time, current tier), so a console attaching mid-call
+  sees it. A client more than ``LAG_BOUND`` events behind is closed with 1013 and a reason (it
   resumes with ``?after=``); the engine stopping closes every stream with 1001 ``engine stopping``, a changed
   ``engine.http.auth_token`` (reload) with 1008.
 * ``GET /engine`` — the heartbeat as JSON.
@@ -32,7 +34,7 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from aiohttp import WSCloseCode, web
@@ -47,6 +49,7 @@ from engine.store.feed import entry_key
 if TYPE_CHECKING:
     from engine.config.models import Settings
     from engine.event_bus import EventBus, Subscription
+    from engine.events import Event
     from engine.tasks import Spawn
 
 log = logging.getLogger(__name__)
@@ -92,6 +95,7 @@ class HttpRemote:
         engine_id: Callable[[], str],
         dispatch: Dispatch,
         *,
+        snapshot: Callable[[], Iterable[Event]] = tuple,
         ring_bound: int = RING_BOUND,
         lag_bound: int = LAG_BOUND,
     ) -> None:
@@ -102,6 +106,7 @@ class HttpRemote:
         self._redact: Callable[[Any], Any] = redact
         self._engine_id = engine_id
         self._dispatch = dispatch
+        self._snapshot = snapshot
         self.ring = EventRing(ring_bound, lag_bound)
         self._sub: Subscription | None = None
         self._pump_task: asyncio.Task[None] | None = None
@@ -165,6 +170,8 @@ class HttpRemote:
         from engine.recorder.writer import SKIPPED_TYPES  # the audio level meter: many per second, no history
 
         self.ring.restart()
+        # the live calls first (nothing is awaited between this and the subscription: no event falls in between)
+        self.ring.add(self._snapshot())
         sub = self._sub = self.bus.subscribe(maxsize=self.ring.feed.bound, types=set(event_classes()) - SKIPPED_TYPES)
         self._pump_task = self._spawn(self._pump(sub), name="remote_http:events")
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -17,12 +18,13 @@ from websockets.asyncio.client import connect as ws_connect
 
 from engine.app import Engine
 from engine.config.models import Settings
-from engine.events import ConfigReloaded
+from engine.events import CallStarted, ConfigReloaded
 from engine.http.event_stream import TRY_AGAIN_LATER, EventRing
 from engine.http.remote import CLOSE_WAIT_S, HttpRemote
 from engine.remote import open_remote
 from engine.remote.base import EngineJoined, RemoteEngines, RemoteError, RemoteEvent
 from engine.remote.http_client import HttpEngines, parse_url
+from tests.engine.core.helpers import settings_with
 from tests.engine.http.helpers import AUTH, JSON, TOKEN, http_of, send
 from tests.engine.store.redis_peer import eventually
 
@@ -227,6 +229,25 @@ async def test_a_client_that_vanished_without_closing_is_let_go(started: Start) 
     await eventually(lambda: not remote.ring.listeners, what="the silent client to be let go")
     await eventually(lambda: engine.bus.subscriber_count == before, what="the subscription to end")
     writer.close()
+
+
+async def test_a_client_attaching_mid_call_learns_the_live_calls_first(tmp_path: Path) -> None:
+    settings = settings_with(tmp_path, [], [], engine={"http": {"port": 0, "auth_token": TOKEN}})
+    async with Engine(settings, serve_http=True) as engine:
+        call = await engine.start_call("c", caller_name="Ann")
+        engine.set_tier(call.call_id, "deep")
+        client = HttpEngines(str(http_of(engine).url), token=TOKEN)
+        follow = client.follow()
+        assert isinstance(await anext(follow), EngineJoined)
+        first = await anext(follow)
+        assert isinstance(first, RemoteEvent) and isinstance(first.event, CallStarted)
+        assert (first.event.call_id, first.event.caller_name, first.event.tier) == (call.call_id, "Ann", "deep")
+        assert first.event.ts == call.started_at
+        await engine.end_call(call.call_id)
+        ended = await anext(follow)  # then live, nothing in between
+        assert isinstance(ended, RemoteEvent) and ended.event.type == "call.ended"
+        await follow.aclose()
+        await client.close()
 
 
 def small_window_socket(port: int) -> socket.socket:
