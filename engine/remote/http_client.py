@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from engine.backoff import Backoff
+from engine.events import Event
 from engine.remote.base import (
     COMMANDS,
     EngineInfo,
@@ -257,8 +258,6 @@ class HttpEngines:
         self, ws: aiohttp.ClientWebSocketResponse
     ) -> AsyncIterator[EngineInfo | RemoteEvent | tuple[bool, str]]:
         """Heartbeats (as ``EngineInfo``) and events from one open stream; last, ``(clean, why)`` when it ends."""
-        from engine.recorder.codec import event_from_dict
-
         last_key = entry_key(self.last_entry) if self.last_entry else None
         while True:
             try:
@@ -279,23 +278,36 @@ class HttpEngines:
             if msg.type != aiohttp.WSMsgType.TEXT:
                 continue
             try:
-                data = json.loads(msg.data)
-            except ValueError:
-                log.warning("%s sent a message that is not JSON; skipped", self.description)
+                item = self._message(msg.data, last_key)
+            except (ValueError, TypeError, AttributeError, KeyError) as e:  # not what an engine sends: skip it
+                log.warning("%s sent a message this console cannot read (%s); skipped", self.description, e)
                 continue
-            if "heartbeat" in data:
-                beat = data["heartbeat"]
-                self._info = engine_info(str(beat.get("id", "")), beat)
-                yield self._info
-            elif "gap" in data:
-                self.gaps.append(data["gap"])
-                log.warning("%s: %s", self.description, data["gap"].get("reason", "events were missed"))
-            elif "entry_id" in data and self._info is not None:
-                entry_id = str(data["entry_id"])
-                key = entry_key(entry_id)
-                if last_key is not None and key <= last_key:
-                    continue  # seen before a reconnect
-                last_key, self.last_entry = key, entry_id
-                event = event_from_dict(data.get("event") or {})
+            if isinstance(item, EngineInfo):
+                yield item
+            elif item is not None and self._info is not None:
+                entry_id, event = item
+                last_key, self.last_entry = entry_key(entry_id), entry_id
                 if event is not None:  # a type this console does not know is skipped
                     yield RemoteEvent(self._info.id, entry_id, event)
+
+    def _message(self, text: str, last_key: tuple[int, int] | None) -> EngineInfo | tuple[str, Event | None] | None:
+        """One stream message: a heartbeat, a new event as (entry id, the event or None for a type this console
+        does not know), or None (a gap notice, kept in ``gaps``; an event seen before a reconnect)."""
+        from engine.recorder.codec import event_from_dict
+
+        data = json.loads(text)
+        if "heartbeat" in data:
+            beat = data["heartbeat"]
+            self._info = engine_info(str(beat["id"]), beat)
+            return self._info
+        if "gap" in data:
+            self.gaps.append(dict(data["gap"]))
+            log.warning("%s: %s", self.description, data["gap"].get("reason", "events were missed"))
+            return None
+        if self._info is None:
+            raise ValueError("an event before the engine's heartbeat")
+        entry_id = str(data["entry_id"])
+        key = entry_key(entry_id)  # ValueError when it is not one
+        if last_key is not None and key <= last_key:
+            return None  # seen before a reconnect
+        return entry_id, event_from_dict(dict(data["event"]))

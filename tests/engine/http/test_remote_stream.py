@@ -5,6 +5,7 @@ refusals, and the client's URL and token handling."""
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -163,6 +164,49 @@ def test_the_url_carries_no_token_and_the_token_appears_nowhere(monkeypatch: pyt
     assert HttpEngines("http://127.0.0.1:8090", token="given")._headers()["Authorization"] == "Bearer given"
     typed: RemoteEngines = client  # the protocol the console codes against
     assert typed.description == "http://127.0.0.1:8090"
+
+
+async def test_the_client_skips_what_it_cannot_read_and_what_it_saw_already() -> None:
+    """A stream with garbage, an unknown event type and a repeat in it (a newer engine, a proxy mangling a frame):
+    the client skips each, says so in the log, and goes on."""
+    from aiohttp import web
+
+    heartbeat = {"heartbeat": {"id": "odd", "heartbeat_s": 1.0, "capacity": {"live_calls": 0}}}
+    known = {"entry_id": "5-0", "seq": 2, "event": ConfigReloaded(changed=("a",)).to_dict()}
+
+    async def events(request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        for message in (heartbeat, "not json", [1, 2], {"entry_id": "bad", "event": {}},
+                        {"entry_id": "4-0", "seq": 1, "event": {"type": "from.the.future", "ts": 1.0}},
+                        {"gap": {"after": "1-0", "retained_from": "4-0", "reason": "restarted"}}, known, known,
+                        {"entry_id": "6-0", "seq": 3, "event": ConfigReloaded(changed=("b",)).to_dict()}):  # fmt: skip
+            await ws.send_str(message if isinstance(message, str) else json.dumps(message))
+        await ws.receive()
+        return ws
+
+    app = web.Application()
+    app.router.add_get("/events", events)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    client = HttpEngines(f"http://127.0.0.1:{port}", token="t")
+    follow = client.follow()
+    try:
+        joined = await anext(follow)
+        assert isinstance(joined, EngineJoined) and joined.info.id == "odd"
+        got = [await anext(follow), await anext(follow)]
+        assert [(e.entry_id, e.event.changed) for e in got if isinstance(e, RemoteEvent)] == [  # type: ignore[attr-defined]
+            ("5-0", ("a",)),
+            ("6-0", ("b",)),
+        ]
+        assert client.last_entry == "6-0" and client.gaps[0]["reason"] == "restarted"
+    finally:
+        await follow.aclose()
+        await client.close()
+        await runner.cleanup()
 
 
 # ----------------------------------------------------------------------------------------------- the stream
