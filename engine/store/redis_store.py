@@ -55,6 +55,9 @@ class RedisStore:
 
     async def connect(self) -> None:
         try:
+            # (re)connecting: drop every pooled connection first — after a Redis restart each stale one would fail
+            # once more, and each failure costs the caller another backoff round
+            await self._client.connection_pool.disconnect()
             await self._client.ping()
         except (RedisError, OSError) as e:
             self._fail("connecting", e)

@@ -209,28 +209,29 @@ class SharedBook:
         assert self._client is not None
         if not self._outbox and not self._reports:
             return
-        taken = list(self._outbox)
-        reports = dict(self._reports)
+        taken = [self._outbox.popleft() for _ in range(len(self._outbox))]  # out before the write: a cancel
+        reports, self._reports = self._reports, {}  # landing after it cannot make the stop write them twice
         env, window = self._environment, self._settings().budget.window
         by_key: dict[BookKey, list[str]] = {}
         for key, wall, s in taken:
             by_key.setdefault(key, []).append(json.dumps([round(wall, 3), round(s.duration_ms, 3), s.status,
                                                           int(s.is_probe)]))  # fmt: skip
-        async with self._client.pipeline(transaction=False) as pipe:
-            for key, rows in by_key.items():
-                name = tool_key(env, key)
-                pipe.lpush(name, *rows)  # oldest first, so the newest ends at the head
-                pipe.ltrim(name, 0, window - 1)
-                pipe.pexpire(name, KEEP_S * 1000)
-            if reports:
-                pipe.hset(calibration_key(env), mapping={k: json.dumps(v, default=str) for k, v in reports.items()})
-                pipe.pexpire(calibration_key(env), KEEP_S * 1000)
-            await pipe.execute()
-        for _ in taken:
-            self._outbox.popleft()
-        for server in reports:
-            if self._reports.get(server) is reports[server]:
-                del self._reports[server]
+        try:
+            async with self._client.pipeline(transaction=False) as pipe:
+                for key, rows in by_key.items():
+                    name = tool_key(env, key)
+                    pipe.lpush(name, *rows)  # oldest first, so the newest ends at the head
+                    pipe.ltrim(name, 0, window - 1)
+                    pipe.pexpire(name, KEEP_S * 1000)
+                if reports:
+                    mapping: dict[Any, Any] = {k: json.dumps(v, default=str) for k, v in reports.items()}
+                    pipe.hset(calibration_key(env), mapping=mapping)
+                    pipe.pexpire(calibration_key(env), KEEP_S * 1000)
+                await pipe.execute()
+        except (RedisError, OSError):  # back in front, in order, for the next try (newer news stays after them)
+            self._outbox.extendleft(reversed(taken))
+            self._reports = {**reports, **self._reports}
+            raise
         self.samples_written += len(taken)
 
 
