@@ -401,6 +401,8 @@ async def test_commands_answer_with_the_dispatcher_and_refusals_name_what_is_wro
     with pytest.raises(RemoteError, match="no engine 'eng-b'"):
         await client.send("eng-b", "calls_info", {})
     assert (await client.engines())["eng-a"].id == "eng-a"
+    with pytest.raises(RemoteError, match=r"calls_info: no answer within .* from http://127\.0\.0\.1"):
+        await client.send("eng-a", "calls_info", {}, timeout_s=1e-6)  # over before any answer can come
     for path, body, headers, status in (
         ("/control/explode", "{}", {**AUTH, **JSON}, 404),
         ("/control/set_tier", '{"call_id": "x", "tier": "deep"}', {**AUTH, **JSON}, 404),
