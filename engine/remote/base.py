@@ -66,6 +66,25 @@ class EngineInfo:
     raw: Mapping[str, Any] = field(default_factory=dict)
 
 
+def engine_info(engine_id: str, beat: Mapping[str, Any]) -> EngineInfo:
+    """An ``EngineInfo`` from a heartbeat as the engine states it (the Redis heartbeat key, the HTTP event stream's
+    ``heartbeat`` message: both from ``engine.components.heartbeat_facts``)."""
+    cap = beat.get("capacity") if isinstance(beat.get("capacity"), Mapping) else {}
+    assert isinstance(cap, Mapping)
+    max_calls = cap.get("max_calls")
+    return EngineInfo(
+        id=engine_id,
+        host=str(beat.get("host", "")),
+        version=str(beat.get("version", "")),
+        contexts=tuple(str(c) for c in beat.get("contexts", ()) or ()),
+        max_calls=int(max_calls) if isinstance(max_calls, int) else None,
+        live_calls=int(cap.get("live_calls", 0) or 0),
+        draining=bool(cap.get("draining", False)),
+        heartbeat_s=float(beat.get("heartbeat_s", 0) or 0),
+        raw=dict(beat),
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class RemoteEvent:
     """One engine's event as an attached console receives it: whose, where in that engine's stream, and what."""

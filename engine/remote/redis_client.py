@@ -29,7 +29,16 @@ from redis.exceptions import RedisError
 from engine.backoff import Backoff
 from engine.config.models.scale_out import safe_store_url
 from engine.recorder.codec import event_from_dict
-from engine.remote.base import COMMANDS, EngineInfo, EngineJoined, EngineLost, Followed, RemoteError, RemoteEvent
+from engine.remote.base import (
+    COMMANDS,
+    EngineInfo,
+    EngineJoined,
+    EngineLost,
+    Followed,
+    RemoteError,
+    RemoteEvent,
+    engine_info,
+)
 from engine.store.base import Entry, StoreUnavailable, engine_stream
 from engine.store.component import HEARTBEAT_LIVES, STOPPED
 from engine.store.component import RECONNECT as ENGINE_RECONNECT
@@ -43,24 +52,6 @@ BLOCK_MS = 500
 #: Entries read per stream at once.
 READ_COUNT = 500
 RECONNECT = Backoff(0.2, 5.0)
-
-
-def engine_info(engine_id: str, beat: Mapping[str, Any]) -> EngineInfo:
-    """An ``EngineInfo`` from a heartbeat as ``engine.store.component`` writes it."""
-    cap = beat.get("capacity") if isinstance(beat.get("capacity"), Mapping) else {}
-    assert isinstance(cap, Mapping)
-    max_calls = cap.get("max_calls")
-    return EngineInfo(
-        id=engine_id,
-        host=str(beat.get("host", "")),
-        version=str(beat.get("version", "")),
-        contexts=tuple(str(c) for c in beat.get("contexts", ()) or ()),
-        max_calls=int(max_calls) if isinstance(max_calls, int) else None,
-        live_calls=int(cap.get("live_calls", 0) or 0),
-        draining=bool(cap.get("draining", False)),
-        heartbeat_s=float(beat.get("heartbeat_s", 0) or 0),
-        raw=dict(beat),
-    )
 
 
 class RedisEngines:

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from engine.events import Event
 
 
-def _parse_id(entry_id: str) -> tuple[int, int]:
+def entry_key(entry_id: str) -> tuple[int, int]:
+    """``'1700000000123-4'`` → ``(1700000000123, 4)``: entry ids compare in this order (``ValueError`` if not one)."""
     ms, _, n = entry_id.partition("-")
     return int(ms), int(n or 0)
 
@@ -37,7 +38,7 @@ class EventFeed:
     def continue_after(self, entry_id: str | None) -> None:
         """Never stamp an id at or below ``entry_id`` (the newest entry of a restarted engine with a fixed id)."""
         if entry_id:
-            self._last = max(self._last, _parse_id(entry_id))
+            self._last = max(self._last, entry_key(entry_id))
 
     def _next_id(self, ts: float) -> str:
         ms = int(ts * 1000)
