@@ -1,8 +1,8 @@
 """Clients for a console attached to engines elsewhere (Redis store or one engine's HTTP API); see ``base``.
 
 ``open_remote(url)`` is the one place a URL picks its client: ``redis://`` / ``rediss://`` → ``RedisEngines``
-(every engine sharing that store), ``http://`` / ``https://`` → ``HttpEngines`` (one engine's HTTP API; imported
-only when asked for, so the Redis side works without it).
+(every engine sharing that store), ``http://`` / ``https://`` → ``HttpEngines`` (one engine's HTTP API). Each
+client is imported only when its scheme is asked for.
 """
 
 from __future__ import annotations
@@ -31,14 +31,9 @@ def open_remote(url: str, **options: Any) -> RemoteEngines:
 
         return RedisEngines(url, **options)
     if scheme in ("http", "https"):
-        import importlib
+        from engine.remote.http_client import HttpEngines
 
-        try:  # by name: the HTTP client is its own module, built apart (its own imports are checked in it)
-            http_client = importlib.import_module("engine.remote.http_client")
-        except ModuleNotFoundError:
-            raise ValueError(f"--attach {url}: attaching over HTTP is not available in this build") from None
-        client: RemoteEngines = http_client.HttpEngines(url, **options)
-        return client
+        return HttpEngines(url, **options)
     raise ValueError(
         f"--attach {safe_store_url(url) if '@' in url else url}: scheme {scheme or 'none'!r} is not supported; use "
         "redis://[user:password@]host:port/db, rediss:// (TLS), or http(s)://host:port for one engine's HTTP API"
