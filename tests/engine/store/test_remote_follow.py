@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 import redis.asyncio as aioredis
 
 from engine import open_remote
@@ -223,3 +224,17 @@ async def test_a_gap_in_an_engines_counter_is_counted_and_unknown_entries_skippe
         assert len(f.events("ex")) == 2 and f.client.missed == {"ex": 2}
     await r.aclose()
     await store.close()
+
+
+def test_open_remote_picks_the_redis_client_and_names_bad_urls() -> None:
+    client = open_remote("rediss://ops:pw-canary-31@redis.example:6380/2")
+    assert isinstance(client, RedisEngines) and client.description == "rediss://ops:***@redis.example:6380/2"
+    for url, words in (
+        ("redis://:pw-canary-31@/0", "names no host"),
+        ("redis://:pw-canary-31@h:6379/zero", "must be a number"),
+        ("ftp://u:pw-canary-31@h/x", "scheme 'ftp' is not supported"),
+        ("h:6379", "is not supported"),
+    ):
+        with pytest.raises(ValueError, match=words) as e:
+            open_remote(url)
+        assert "pw-canary-31" not in str(e.value)
