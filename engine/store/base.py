@@ -115,8 +115,9 @@ class EventStore(Protocol):
         an entry already written (same id) is skipped, not duplicated."""
         ...
 
-    async def put_call(self, engine_id: str, call_id: str, state: Mapping[str, str], ttl_s: float) -> None:
-        """Write a call's state hash and let it (and the call's stream) expire ``ttl_s`` from now."""
+    async def put_calls(self, engine_id: str, states: Mapping[str, Mapping[str, str]], ttl_s: float) -> None:
+        """Write each call's state hash (by call id) and let it (and the call's stream) expire ``ttl_s`` from now;
+        all of them in one round trip (a busy engine changes many calls between two writes)."""
         ...
 
     async def read(self, stream: str, after: str = "0", count: int = 1000) -> list[Entry]:

@@ -36,9 +36,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: How long the pump gathers events before writing a batch, and the most events in one write.
-BATCH_S = 0.05
+#: How long the pump rests after a write (what arrives meanwhile goes in the next one: an attached console sees
+#: an event within about this much plus a round trip), and the most events in one write.
+BATCH_S = 0.0
 BATCH_MAX = 500
+#: Calls' state hashes are written at most this often (every turn changes one; the events carry the moment).
+CALL_STATE_S = 0.25
 #: Reconnect waits: from half a second, doubling, up to 10 s.
 RECONNECT = Backoff(0.5, 10.0)
 #: The heartbeat key lives this many heartbeats: a dead engine disappears within them.
@@ -101,6 +104,7 @@ class StoreComponent:
         self._started_at = 0.0
         self._sub_dropped = 0
         self._connecting = asyncio.Lock()
+        self._calls_due = 0.0
         self._stopping = False
 
     # ------------------------------------------------------------------------------------------- lifecycle
@@ -280,7 +284,7 @@ class StoreComponent:
             except TimeoutError:  # nothing new, but something to write once the store is back
                 first = None
             except StopAsyncIteration:  # closed by stop, and everything taken: write the rest and end
-                await self._flush()
+                await self._flush(calls_now=True)
                 return
             if first is not None:
                 self._take([first, *sub.drain()])
@@ -288,8 +292,9 @@ class StoreComponent:
             if first is not None:
                 await asyncio.sleep(BATCH_S)
 
-    async def _flush(self) -> None:
-        """Write what is buffered, oldest first, then the changed calls' state; stops at the first failure."""
+    async def _flush(self, calls_now: bool = False) -> None:
+        """Write what is buffered, oldest first, then (at most every ``CALL_STATE_S``, or ``calls_now``) the changed
+        calls' state; stops at the first failure."""
         if self.store is None or not await self._ensure_connected():
             return
         cfg = self._settings().engine
@@ -300,7 +305,9 @@ class StoreComponent:
                 self.feed.written(batch)
                 self.written += len(batch)
             self.metrics.store_events_buffered.set(len(self.feed.pending))
-            await self._write_calls(cfg.call_state_ttl_s)
+            if calls_now or time.monotonic() >= self._calls_due:
+                self._calls_due = time.monotonic() + CALL_STATE_S
+                await self._write_calls(cfg.call_state_ttl_s)
         except StoreUnavailable as e:
             self._lost(e)
 
@@ -308,14 +315,16 @@ class StoreComponent:
         assert self.store is not None
         for live in self._live_calls():
             self.calls.live(live.call_id, live.provider, live.tools_shown, live.turn)
-        for call_id in sorted(self.calls.changed):
-            state = self.calls.calls.get(call_id)
-            if state is None:
-                self.calls.changed.discard(call_id)
-                continue
-            await self.store.put_call(self.engine_id, call_id, {**state, "engine": self.engine_id}, ttl_s)
-            self.calls.changed.discard(call_id)
-            if call_id in self.calls.ended:
+        changed = sorted(self.calls.changed)
+        self.calls.changed.difference_update(changed)  # a change made while this write is out is written next time
+        states = {c: {**self.calls.calls[c], "engine": self.engine_id} for c in changed if c in self.calls.calls}
+        try:
+            await self.store.put_calls(self.engine_id, states, ttl_s)
+        except StoreUnavailable:
+            self.calls.changed.update(states)
+            raise
+        for call_id, state in states.items():
+            if state.get("state") == "ended":
                 self.calls.forget(call_id)
 
     # ------------------------------------------------------------------------------------------- heartbeat

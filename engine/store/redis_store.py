@@ -16,13 +16,54 @@ from typing import Any, NoReturn
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
-from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import RedisError
 
 from engine.config.models.scale_out import safe_store_url
 from engine.store.base import Entry, StoredEvent, StoreUnavailable, call_key, call_stream, engine_key, engine_stream
 
 #: What Redis answers to an XADD whose explicit id is not above the stream's newest: the entry is there already.
 _ALREADY_WRITTEN = "equal or smaller than the target stream top item"
+
+#: A batch of events in one command (redis-py spends far more per command than Redis does): KEYS[1] is the
+#: engine's stream, KEYS[2..] the calls' streams; ARGV[1] the MAXLEN, then six values per event: entry id, the index
+#: of its call's stream in KEYS (0: none), seq, type, call id, event JSON. An entry already written (the same batch
+#: again after a lost reply) is skipped; any other error stops the batch and is returned.
+_APPEND_LUA = (
+    """
+local maxlen = ARGV[1]
+for i = 2, #ARGV, 6 do
+  local id, k = ARGV[i], tonumber(ARGV[i + 1])
+  local targets = {KEYS[1]}
+  if k > 0 then targets[2] = KEYS[k] end
+  for _, key in ipairs(targets) do
+    local r = redis.pcall('XADD', key, 'MAXLEN', '~', maxlen, id, 'seq', ARGV[i + 2], 'type', ARGV[i + 3],
+                          'call_id', ARGV[i + 4], 'event', ARGV[i + 5])
+    if type(r) == 'table' and r.err and not string.find(r.err, '"""
+    + _ALREADY_WRITTEN
+    + """', 1, true) then
+      return r
+    end
+  end
+end
+return #ARGV
+"""
+)
+
+#: Calls' state hashes in one command: KEYS holds (hash, stream) per call; ARGV[1] is the TTL in ms, then per call
+#: the number of fields and the field/value pairs. Each hash is written and both keys expire after the TTL.
+_PUT_CALLS_LUA = """
+local ttl, a = ARGV[1], 2
+for k = 1, #KEYS, 2 do
+  local n = tonumber(ARGV[a])
+  local fields = {}
+  for j = 1, 2 * n do fields[j] = ARGV[a + j] end
+  if n > 0 then redis.call('HSET', KEYS[k], unpack(fields)) end
+  redis.call('PEXPIRE', KEYS[k], ttl)
+  redis.call('PEXPIRE', KEYS[k + 1], ttl)
+  a = a + 1 + 2 * n
+end
+return #KEYS / 2
+"""
 
 
 def redis_client(url: str, timeout_s: float | None = 2.0, connect_timeout_s: float = 2.0) -> aioredis.Redis:
@@ -49,6 +90,9 @@ class RedisStore:
     def __init__(self, url: str, *, timeout_s: float = 2.0) -> None:
         self.description = safe_store_url(url)
         self._client: aioredis.Redis = redis_client(url, timeout_s, timeout_s)
+        # EVALSHA (loaded again after a Redis restart): one command per batch, whatever its size
+        self._append = self._client.register_script(_APPEND_LUA)
+        self._put_calls = self._client.register_script(_PUT_CALLS_LUA)
 
     def _fail(self, what: str, e: BaseException) -> NoReturn:
         raise StoreUnavailable(f"Redis at {self.description}: {what} failed: {type(e).__name__}: {e}") from None
@@ -93,35 +137,36 @@ class RedisStore:
     async def append(self, engine_id: str, events: Sequence[StoredEvent], maxlen: int) -> None:
         if not events:
             return
-        own = engine_stream(engine_id)
+        keys = [engine_stream(engine_id)]
+        slot: dict[str, int] = {}
+        args: list[Any] = [maxlen]
+        for ev in events:
+            k = 0
+            if ev.call_id:
+                k = slot.get(ev.call_id, 0)
+                if not k:
+                    keys.append(call_stream(engine_id, ev.call_id))
+                    k = slot[ev.call_id] = len(keys)
+            args += [ev.id, k, ev.seq, ev.type, ev.call_id or "", ev.event]
         try:
-            async with self._client.pipeline(transaction=False) as pipe:
-                for ev in events:
-                    fields: dict[Any, Any] = ev.fields()
-                    pipe.xadd(own, fields, id=ev.id, maxlen=maxlen, approximate=True)
-                    if ev.call_id:
-                        pipe.xadd(call_stream(engine_id, ev.call_id), fields, id=ev.id, maxlen=maxlen,
-                                  approximate=True)  # fmt: skip
-                results = await pipe.execute(raise_on_error=False)
+            await self._append(keys=keys, args=args)
         except (RedisError, OSError) as e:
             self._fail("writing events", e)
-        for r in results:
-            if isinstance(r, ResponseError) and _ALREADY_WRITTEN in str(r):
-                continue  # the same batch again after a lost reply
-            if isinstance(r, BaseException):
-                self._fail("writing events", r)
 
-    async def put_call(self, engine_id: str, call_id: str, state: Mapping[str, str], ttl_s: float) -> None:
-        ms = max(1, int(ttl_s * 1000))
+    async def put_calls(self, engine_id: str, states: Mapping[str, Mapping[str, str]], ttl_s: float) -> None:
+        if not states:
+            return
+        keys: list[str] = []
+        args: list[Any] = [max(1, int(ttl_s * 1000))]
+        for call_id, state in states.items():
+            keys += [call_key(engine_id, call_id), call_stream(engine_id, call_id)]
+            args.append(len(state))
+            for k, v in state.items():
+                args += [k, v]
         try:
-            async with self._client.pipeline(transaction=True) as pipe:
-                mapping: dict[Any, Any] = dict(state)
-                pipe.hset(call_key(engine_id, call_id), mapping=mapping)
-                pipe.pexpire(call_key(engine_id, call_id), ms)
-                pipe.pexpire(call_stream(engine_id, call_id), ms)
-                await pipe.execute()
+            await self._put_calls(keys=keys, args=args)
         except (RedisError, OSError) as e:
-            self._fail(f"writing the state of call {call_id}", e)
+            self._fail(f"writing the state of {len(states)} call(s)", e)
 
     async def read(self, stream: str, after: str = "0", count: int = 1000) -> list[Entry]:
         try:
