@@ -13,6 +13,7 @@ field with format email answered by spelling it.
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -121,7 +122,10 @@ def agent_lines(events: list[Event]) -> list[str]:
 
 
 @pytest.mark.parametrize("era", list(ERAS))
-async def test_the_caller_spells_an_address_and_the_link_arrives(tmp_path: Path, smtp: SmtpServer, era: str) -> None:
+async def test_the_caller_spells_an_address_and_the_link_arrives(
+    tmp_path: Path, smtp: SmtpServer, era: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
     engine = await engine_at(write_config(tmp_path, smtp, era))
     async with engine:
         log = engine.bus.subscribe()
@@ -149,6 +153,8 @@ async def test_the_caller_spells_an_address_and_the_link_arrives(tmp_path: Path,
     assert [getattr(e, "url", None) for e in asked] == ["https://example.test/••••••"] * 2
     # the link's token is in no event but the tool's own arguments (this fixture is handed the link to ask with)
     assert [e.type for e in events if TOKEN in e.to_json()] == ["tool.requested"] * 2
+    ours = [r.getMessage() for r in caplog.records if not r.name.startswith("mail.log")]  # not the SMTP server's
+    assert ours and not any(TOKEN in line for line in ours)
     first, second = smtp.received
     assert first.rcpt_tos == [ADDRESS] and first.message["To"] == ADDRESS and second.rcpt_tos == [ADDRESS]
     assert first.message["Subject"].startswith("The link from your call on ")
