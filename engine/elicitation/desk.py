@@ -296,7 +296,7 @@ class ElicitationDesk:
             async def ask_address(prompt: str) -> str:
                 return str(await self._ask_field(eid, where, prompt, ADDRESS_FIELD, False, cfg.attempts))
 
-            await self.links.send(cfg, ctx.session, message, url, say, ask_address)
+            await self.links.send(cfg, ctx.session, self._redact(message), url, say, ask_address)
             return "accept", {}
         if url is not None:
             await voice.say(call_id, f"{message} I can't open a web page on this call, so I'll skip that.")

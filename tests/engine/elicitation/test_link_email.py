@@ -28,7 +28,7 @@ from engine.elicitation.desk import GIVE_UP
 from engine.elicitation.links import ASK_ADDRESS, NOT_A_WEB_LINK
 from engine.events import ElicitationResolved, ElicitationWaiting, EmailSent, Event, TranscriptAdded
 from tests.engine.elicitation.helpers import ERAS, SERVER
-from tests.engine.email.smtp_fixture import SmtpServer
+from tests.engine.email.smtp_fixture import PASSWORD, SmtpServer
 
 TOKEN = "tok-LINK-CANARY-7f3a"
 LINK = f"https://example.test/sign-up?code={TOKEN}&step=2"
@@ -57,6 +57,7 @@ def write_config(tmp_path: Path, smtp: SmtpServer, era: str, link: str = LINK) -
         "intents": [
             intent("signup", f"mcp_{era}_open_link", {"url": link, "message": ASKED}),
             intent("subscribe", f"mcp_{era}_subscribe"),
+            intent("secret", f"mcp_{era}_open_link", {"url": link, "message": f"Sign in with {PASSWORD}."}),
         ],
         "fallback": "Say signup.",
     }
@@ -175,12 +176,18 @@ async def test_a_fixed_address_gets_the_link_without_asking(tmp_path: Path, smtp
         reply, prompts = await turn_with_answers(engine, call.call_id, "signup", [])
         assert (reply, prompts) == ("accept", [])
         await wait_sent(engine, sent, 1)
+        # a configured secret (the SMTP password) in the server's message is masked in the mail and on the call
+        reply, prompts = await turn_with_answers(engine, call.call_id, "secret", [])
+        assert reply == "accept"
+        await wait_sent(engine, sent, 1)
         log.close()
         events = [e async for e in log]
     assert not any(isinstance(e, ElicitationWaiting) for e in events)
     assert f"{ASKED} I've sent the link to links at example dot com." in agent_lines(events)
-    (got,) = {str(r.message["Message-ID"]): r for r in smtp.received}.values()
+    got, masked = {str(r.message["Message-ID"]): r for r in smtp.received}.values()
     assert got.rcpt_tos == ["Links@example.com"] and LINK in got.part("plain")
+    assert "Sign in with ••••••." in masked.part("plain") and "Sign in with ••••••." in masked.part("html")
+    assert not any(PASSWORD in line for line in [*agent_lines(events), masked.part("plain"), masked.part("html")])
 
 
 async def test_a_read_back_refused_twice_sends_nothing(tmp_path: Path, smtp: SmtpServer) -> None:
