@@ -152,7 +152,12 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
     from engine.elicitation_commands import CallVoice
 
     desk = engine.elicitations = ElicitationDesk(
-        engine.bus, engine.metrics, lambda: engine.settings, engine.redactor, CallVoice(engine.calls, engine.bus)
+        engine.bus,
+        engine.metrics,
+        lambda: engine.settings,
+        engine.redactor,
+        CallVoice(engine.calls, engine.bus),
+        mail=email,  # a link a tool asks the caller to open is e-mailed (contexts.*.elicitation.url: email)
     )
     engine.calls.end_hooks.append(desk.call_ended)
 

@@ -3,10 +3,11 @@
 Why it exists: when a context lets the caller answer an MCP server's question, what comes back is a transcript
 ("four", "yes please", "next friday"), not JSON. This turns it into the value the field asks for — numbers
 (digits or spoken words, "twenty one", "two point five", "minus three"), yes/no, an enum choice (by its value or
-title), simple dates (today, tomorrow, a weekday, "march fifth", "the fifth of march", ISO digits) and free text
-for plain strings — or None when it cannot tell. ``question`` and ``confirmation`` are the words said to the
-caller; ``phrases`` is the small grammar the offline recogniser uses while it waits for this answer (pocketsphinx
-is exact on a short grammar and poor at open speech).
+title), simple dates (today, tomorrow, a weekday, "march fifth", "the fifth of march", ISO digits), e-mail
+addresses spelled out ("j o h n dot smith at example dot com", through ``engine.email.spoken``; read back spelled)
+and free text for plain strings — or None when it cannot tell. ``question`` and ``confirmation`` are the words said
+to the caller; ``phrases`` is the small grammar the offline recogniser uses while it waits for this answer
+(pocketsphinx is exact on a short grammar and poor at open speech).
 """
 
 from __future__ import annotations
@@ -199,7 +200,9 @@ def parse(f: FormField, text: str, today: date) -> object | None:
     elif f.format == "date":
         d = spoken_date(text, today)
         value = d.isoformat() if d is not None else None
-    elif f.format in ("email", "uri", "date-time"):
+    elif f.format == "email":
+        value = spoken_address(text)
+    elif f.format in ("uri", "date-time"):
         value = None  # not something a caller can spell reliably by voice
     else:
         value = text.strip() or None
@@ -211,8 +214,26 @@ def parse(f: FormField, text: str, today: date) -> object | None:
         return None
 
 
+def spoken_address(text: str) -> str | None:
+    """The e-mail address a caller spelled out ("j o h n at example dot com"), or None when none came out."""
+    from engine.email.spoken import ParsedAddress, parse_spoken_address  # email-validator loads on first use
+
+    parsed = parse_spoken_address(text)
+    return parsed.address if isinstance(parsed, ParsedAddress) else None
+
+
+def spelled_address(address: str) -> str:
+    """``address`` as it is read back to the caller ("j-o-h-n at example dot com")."""
+    from engine.email.spoken import ParsedAddress, parse_spoken_address
+
+    parsed = parse_spoken_address(address)  # a written address is taken as written
+    return parsed.spelled if isinstance(parsed, ParsedAddress) else address
+
+
 def speakable(f: FormField, value: object) -> str:
-    """How a value is said back to the caller."""
+    """How a value is said back to the caller (an e-mail address spelled out)."""
+    if f.format == "email" and isinstance(value, str):
+        return spelled_address(value)
     if isinstance(value, bool):
         return "yes" if value else "no"
     if f.kind == "enum":
@@ -242,7 +263,14 @@ def question(message: str, f: FormField, several: bool) -> str:
     return f"{ask}{hint}"
 
 
-def confirmation(f: FormField, value: object) -> str:
+def confirmation(f: FormField, value: object, heard: str = "") -> str:
+    """The read-back; an e-mail address is spelled the way the caller spelled it (``heard``)."""
+    if f.format == "email" and heard:
+        from engine.email.spoken import ParsedAddress, parse_spoken_address
+
+        parsed = parse_spoken_address(heard)
+        if isinstance(parsed, ParsedAddress) and parsed.address == value:
+            return f"I heard {parsed.spelled}. Is that right?"
     return f"I heard {speakable(f, value)}. Is that right?"
 
 
@@ -262,6 +290,8 @@ def phrases(f: FormField, today: date) -> list[str]:
     if f.kind == "multi":
         pairs = [f"{a} and {b}" for a in f.option_titles for b in f.option_titles if a != b]
         return [*yes_no_phrases, *f.option_titles, *pairs]
+    if f.format == "email":
+        return []  # spelled letters and words: no short grammar holds them, the general model listens
     if f.format == "date":
         days = [*_WEEKDAYS, "today", "tomorrow"]
         return [*yes_no_phrases, *(f"[on] [next] {d}" for d in days)]

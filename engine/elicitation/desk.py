@@ -10,13 +10,17 @@ follows that call's context: ``contexts.<name>.elicitation``:
   declined at once when no operator is attached;
 * ``caller``: the question is spoken on the call (``CallerVoice``) and the caller's next utterance parsed into the
   field (``engine.elicitation.answers``), confirmed back, then accepted; unparsable ``attempts`` times → decline.
-  Only the required fields are asked (all of them when none is); a required e-mail, URI or date-time cannot be
-  spelled by voice and declines the question with a spoken reason; URL mode declines with a spoken reason.
+  Only the required fields are asked (all of them when none is); an e-mail address is spelled and read back
+  spelled (``engine.email.spoken``); a required URI or date-time cannot be spelled by voice and declines the
+  question with a spoken reason. URL mode declines with a spoken reason, or with ``url: email`` the link is
+  e-mailed to the caller (``engine.elicitation.links``) and the server told accept.
 
 Every question is checked first (``engine.elicitation.schema``: flat primitive forms only; anything else is
 declined with a message naming the server and tool), the tool's own timeout stops while the question waits, and
 the whole question is bounded by ``timeout_ms`` (then declined). Each one publishes ``elicitation.requested``,
-``elicitation.waiting`` (who is being waited for) and exactly one ``elicitation.resolved``.
+``elicitation.waiting`` (who is being waited for) and exactly one ``elicitation.resolved``. A link shows whole in
+``elicitation.requested`` only when it is for the operator (their dialog shows it); otherwise everything after its
+host is masked, since a link may carry a sign-in token.
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ from prometheus_client import Counter
 from engine.config.models import Settings
 from engine.elicitation import answers
 from engine.elicitation.events import ElicitationRequested, ElicitationResolved, ElicitationWaiting
+from engine.elicitation.links import ADDRESS_FIELD, LinkMail, LinkSender, masked_url
+from engine.elicitation.links import Declined as _Declined
 from engine.elicitation.route import Asker
 from engine.elicitation.schema import FormField, SchemaError, check_content, form_fields
 from engine.events import EventBus, TranscriptAdded
@@ -46,7 +52,7 @@ from engine.redact import Redactor
 log = logging.getLogger(__name__)
 
 #: String formats a caller cannot reliably spell out by voice: a required one declines the question for the caller.
-VOICELESS = ("email", "uri", "date-time")
+VOICELESS = ("uri", "date-time")
 #: What the caller hears when the question is given up.
 GIVE_UP = "I'm sorry, I couldn't get that, so I'll carry on without it."
 
@@ -87,12 +93,6 @@ class _Ask:
     )
 
 
-class _Declined(Exception):
-    def __init__(self, by: str, reason: str) -> None:
-        super().__init__(reason)
-        self.by, self.reason = by, reason
-
-
 class ElicitationDesk:
     def __init__(
         self,
@@ -102,8 +102,11 @@ class ElicitationDesk:
         redact: Redactor,
         voice: CallerVoice | None = None,
         today: Callable[[], date] = date.today,
+        mail: LinkMail | None = None,
     ) -> None:
         self.bus, self._settings, self._redact, self.voice, self._today = bus, settings, redact, voice, today
+        #: URL-mode questions e-mailed to the caller (``elicitation.url: email``), through ``mail``.
+        self.links = LinkSender(mail)
         self._ids = itertools.count(1)
         self._operators: dict[int, str] = {}
         self._keys = itertools.count(1)
@@ -151,6 +154,7 @@ class ElicitationDesk:
     def call_ended(self, session: Any) -> None:
         """The call-end hook: what waits on that call ends with it (a 2025-era question runs on the SDK's own
         task, which the end of the call's turn does not cancel)."""
+        self.links.call_ended(session.call_id)
         f = self._listening.pop(session.call_id, None)
         if f is not None and not f.done():
             f.set_exception(_Declined("engine", "the call ended"))
@@ -198,7 +202,8 @@ class ElicitationDesk:
             ElicitationRequested(
                 elicitation_id=eid, call_id=call_id, tool_call_id=ctx.tool_call_id if ctx else "",
                 exposed_name=exposed, server=server, tool=tool, ask=ask, mode=mode,
-                message=self._redact(params.message), schema=self._redact.value(schema), url=url,
+                message=self._redact(params.message), schema=self._redact.value(schema),
+                url=None if url is None else self._redact(url) if ask == "operator" else masked_url(url),
                 timeout_s=timeout, deadline=now + timeout,
             )
         )  # fmt: skip
@@ -281,10 +286,21 @@ class ElicitationDesk:
         call_id = ctx.session.call_id if ctx is not None and ctx.session is not None else ""
         if voice is None or not call_id:
             raise _Declined("engine", "there is no caller to ask (not on a call)")
+        cfg = self._settings().contexts[ctx.session.context].elicitation
+        if url is not None and cfg.url == "email":
+            where = (call_id, ctx.tool_call_id)
+
+            async def say(text: str) -> bool:
+                return await voice.say(call_id, text)
+
+            async def ask_address(prompt: str) -> str:
+                return str(await self._ask_field(eid, where, prompt, ADDRESS_FIELD, False, cfg.attempts))
+
+            await self.links.send(cfg, ctx.session, self._redact(message), url, say, ask_address)
+            return "accept", {}
         if url is not None:
             await voice.say(call_id, f"{message} I can't open a web page on this call, so I'll skip that.")
             raise _Declined("policy", "a link cannot be opened on a voice call")
-        cfg = self._settings().contexts[ctx.session.context].elicitation
         asked = [f for f in fields if f.required] or fields  # optional fields keep the server's defaults
         unsayable = next((f for f in asked if f.format in VOICELESS), None)
         if unsayable is not None:
@@ -307,7 +323,7 @@ class ElicitationDesk:
             heard = await self._listen(eid, where, prompt, answers.phrases(f, today))
             value = answers.parse(f, heard, today)
             if value is not None and f.kind != "boolean":  # a yes/no is its own confirmation
-                check = answers.confirmation(f, value)
+                check = answers.confirmation(f, value, heard)
                 value = value if answers.yes_no(await self._listen(eid, where, check, answers.phrases(
                     FormField(f.name, "boolean", ""), today))) else None  # fmt: skip
             if value is not None:

@@ -1,4 +1,5 @@
-"""The e-mail component: the outbox's worker in the engine's task group, and the desk the e-mail tools use.
+"""The e-mail component: the outbox's worker in the engine's task group, and the desk the e-mail tools (and the
+elicitation desk's links, ``queue_link``) use.
 
 Why one object: the tools (``request_transcript``, ``send_email_summary``), the call-end hook (the automatic
 summary) and ``ava-engine email test`` all turn something into a stored message the same way — render it, give it
@@ -173,11 +174,22 @@ class EmailService:
             self._templates = Templates((self.base_dir / folder).resolve() if folder else None)
         return self._templates
 
-    def _email(self, kind: Kind, record: CallRecord | None, to: tuple[str, ...], bcc: tuple[str, ...]) -> Email:
+    @property
+    def _subjects(self) -> dict[str, str]:
+        cfg = self.cfg
+        return {"summary": cfg.summary_subject, "transcript": cfg.transcript_subject, "link": cfg.link_subject}
+
+    def _email(
+        self,
+        kind: Kind,
+        record: CallRecord | None,
+        to: tuple[str, ...],
+        bcc: tuple[str, ...],
+        extra: dict[str, str] | None = None,
+    ) -> Email:
         cfg = self.cfg
         assert cfg.from_address is not None  # the config refuses enabled without it
-        subjects = {"summary": cfg.summary_subject, "transcript": cfg.transcript_subject}
-        r = render_message(kind, record, self.templates, subjects, time.time())
+        r = render_message(kind, record, self.templates, self._subjects, time.time(), extra)
         mid = new_message_id(cfg.from_address)
         call_id = record.call_id if record is not None else None
         return Email(mid, kind, cfg.from_address, to, bcc, r.subject, r.text, r.html, call_id)
@@ -207,6 +219,14 @@ class EmailService:
         if record is None:
             raise EmailNotReady("a summary needs a call")
         return self.outbox.enqueue(self._email("summary", record, (admin,), ())).email.message_id
+
+    def queue_link(self, session: CallSession | None, address: str, message: str, url: str) -> str:
+        """A link a tool asked the caller to open (URL-mode elicitation), with the server's message, to ``address``:
+        into the outbox now, sent at once (not held to the end of the call). Returns the Message-ID."""
+        self.ready()
+        record = CallRecord.of(session) if session is not None else None
+        email = self._email("link", record, (address,), (), {"message": message, "url": url})
+        return self.outbox.enqueue(email).email.message_id
 
     def queue_test(self, address: str) -> str:
         self.ready()
@@ -243,10 +263,8 @@ class EmailService:
     def _prepare(self, email: Email) -> Email:
         """Render a message stored with its call's record (the outbox's worker calls this before sending)."""
         assert email.record is not None
-        cfg = self.cfg
-        subjects = {"summary": cfg.summary_subject, "transcript": cfg.transcript_subject}
         kind: Kind = "transcript" if email.kind == "transcript" else "summary"
-        r = render_message(kind, record_from_json(email.record), self.templates, subjects, time.time())
+        r = render_message(kind, record_from_json(email.record), self.templates, self._subjects, time.time())
         return replace(email, subject=r.subject, text=r.text, html=r.html)
 
     # ------------------------------------------------------------------------------------------------ surfaces

@@ -1,4 +1,5 @@
-"""E-mail messages built from a call: the admin's summary, the caller's transcript, the test message.
+"""E-mail messages built from a call: the admin's summary, the caller's transcript, a link a tool asked the caller
+to open (URL-mode elicitation), the test message.
 
 Why a module of its own: the text of a message comes from templates a user may override (files under the config
 folder), and everything a caller said ends up in them, so escaping lives in one place. Templates use ``$name``
@@ -26,8 +27,8 @@ from engine.sessions.history import HistoryItem, Message, ToolCallItem, ToolResu
 from engine.sessions.session import CallSession
 from engine.templates import render
 
-Kind = Literal["summary", "transcript", "test"]
-KINDS: tuple[Kind, ...] = ("summary", "transcript", "test")
+Kind = Literal["summary", "transcript", "link", "test"]
+KINDS: tuple[Kind, ...] = ("summary", "transcript", "link", "test")
 #: The tools whose results say how a transfer went.
 TRANSFER_TOOLS = frozenset({"transfer", "blind_transfer", "cancel_transfer"})
 #: A tool argument or result longer than this is cut in a message (a whole MCP payload helps nobody).
@@ -193,10 +194,16 @@ def _fields(record: CallRecord | None, now: float) -> dict[str, str]:
 
 
 def render_message(
-    kind: Kind, record: CallRecord | None, templates: Templates, subjects: Mapping[str, str], now: float
+    kind: Kind,
+    record: CallRecord | None,
+    templates: Templates,
+    subjects: Mapping[str, str],
+    now: float,
+    extra: Mapping[str, str] | None = None,
 ) -> Rendered:
-    """Subject, text and HTML of one message (``record`` None only for ``test``)."""
-    fields = _fields(record, now)
+    """Subject, text and HTML of one message (``record`` None for ``test``, or a link outside a call); ``extra``
+    adds fields of that kind (a link's ``message`` and ``url``), escaped in the HTML part like every other."""
+    fields = {**_fields(record, now), **(extra or {})}
     text_fields = dict(fields)
     html_fields = {k: html.escape(v) for k, v in fields.items()}
     if record is not None:

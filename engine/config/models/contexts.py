@@ -10,11 +10,12 @@ import fnmatch
 import re
 from typing import Any, Literal
 
-from pydantic import Field, GetJsonSchemaHandler, model_validator
+from pydantic import Field, GetJsonSchemaHandler, field_validator, model_validator
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
 from engine.config.models.common import FieldError, Strict, TierName
+from engine.config.models.tools import operator_address
 
 #: An ``approve:`` entry: an exposed name, or a shell-style pattern of one (``mcp_files_*``).
 _APPROVE_ENTRY = re.compile(r"^[a-z0-9_*?\[\]!-]{1,64}$")
@@ -27,6 +28,8 @@ class ContextTierConfig(Strict):
 
 #: Who answers an MCP server's elicitation (a question a tool asks mid-call) on calls of a context.
 ElicitationAsk = Literal["caller", "operator", "decline"]
+#: What a URL-mode question (open this link) does on a call whose questions go to the caller.
+ElicitationUrl = Literal["decline", "email"]
 
 
 class ElicitationConfig(Strict):
@@ -48,6 +51,26 @@ class ElicitationConfig(Strict):
     attempts: int = Field(
         default=2, ge=1, le=5, description="caller: unparsable or missing answers before the question is declined."
     )
+    url: ElicitationUrl = Field(
+        default="decline",
+        description="caller: a URL-mode question (open this link) is declined with a spoken reason (decline), or "
+        "the link is e-mailed through the outbox and the server told accept (email; needs tools.email.enabled).",
+    )
+    url_to: str = Field(
+        default="caller",
+        description="url: email: where the link goes: 'caller' (the address the caller confirmed in this call, "
+        "else asked by voice and read back) or a fixed e-mail address.",
+    )
+
+    @field_validator("url_to")
+    @classmethod
+    def _url_to(cls, v: str) -> str:
+        if v == "caller":
+            return v
+        try:
+            return operator_address(v)
+        except ValueError as e:
+            raise ValueError(f"url_to must be 'caller' or an e-mail address: {e}") from None
 
     @model_validator(mode="before")
     @classmethod

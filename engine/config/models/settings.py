@@ -49,6 +49,13 @@ class Settings(Strict):
                     ("providers", name, "brain"),
                     f"{prov.brain!r} is not another configured provider (known: {known})",
                 )
+        for name, ctx in self.contexts.items():
+            if ctx.elicitation.url == "email" and not self.tools.email.enabled:
+                raise FieldError(
+                    ("contexts", name, "elicitation", "url"),
+                    f"context {name!r} sends links by e-mail (elicitation.url: email) but e-mail is off: set "
+                    "tools.email.enabled (with its from_address), or use url: decline",
+                )
         if self.asterisk.default_context is not None and self.asterisk.default_context not in self.contexts:
             contexts = ", ".join(sorted(self.contexts)) or "none"
             raise FieldError(

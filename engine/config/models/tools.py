@@ -75,10 +75,13 @@ class EmailConfig(Strict):
     #: Send the admin a summary at the end of every call.
     summary: bool = False
     #: A folder (relative to the config file) whose ``summary.html``/``summary.txt``/``transcript.html``/
-    #: ``transcript.txt`` replace the built-in templates; files it lacks keep the built-in ones.
+    #: ``transcript.txt``/``link.html``/``link.txt`` replace the built-in templates; files it lacks keep the
+    #: built-in ones.
     templates: str | None = None
     summary_subject: str = "Call summary: {caller} on {date} ({duration})"
     transcript_subject: str = "Your call transcript from {date}"
+    #: The subject of a link a tool asked the caller to open, e-mailed to them (``contexts.*.elicitation.url``).
+    link_subject: str = "The link from your call on {date}"
     #: The outbox's SQLite file (relative to the config file); default: ``outbox.sqlite3`` in the user data folder.
     outbox: str | None = None
     #: Ask DNS whether a caller's domain takes mail (MX, else A/AAAA) before the read-back.
