@@ -40,6 +40,13 @@ Audio devices: ``list_audio_devices(rescan)`` → ``[DeviceInfo]``; ``AudioUnava
 Recordings (the flight recorder, no engine needed): ``read_recording(path)`` → ``Recording`` (``events()``: the
 recorded events as ``engine.events`` classes), ``export_recording(path, fmt, out)``, ``list_recordings(dir)``,
 ``default_recordings_dir()``; on an engine ``export_call(call_id, fmt)``, ``recordings()``, ``recordings_dir``.
+Attached to engines elsewhere (``ava-console --attach URL``): ``open_remote(url)`` → a ``RemoteEngines``
+(``redis://`` / ``rediss://``: every engine sharing that store; ``http(s)://``: one engine's HTTP API) with
+``connect()``, ``close()``, ``engines()`` → ``{id: EngineInfo}``, ``follow()`` → ``EngineJoined`` / ``RemoteEvent``
+(engine id, stream entry id, the ``engine.events`` event) / ``EngineLost`` (``clean``, ``reason``), and
+``send(engine_id, command, args, timeout_s)`` → the answer, for a command of ``REMOTE_COMMANDS`` (the engine
+methods above, by name, with the same keyword arguments); ``RemoteError`` says what failed and where.
+``call_ref(engine_id, call_id)`` / ``split_call_ref(ref)`` spell a call of an attached engine (``engine/call``).
 
 The names are imported on first use (``engine.config`` and the CLI must not pay for the engine and its voice
 stack), so ``import engine`` stays cheap.
@@ -62,6 +69,18 @@ if TYPE_CHECKING:
     from engine.recorder.export import export_recording
     from engine.recorder.files import default_dir as default_recordings_dir
     from engine.recorder.files import list_recordings
+    from engine.remote import open_remote
+    from engine.remote.base import COMMANDS as REMOTE_COMMANDS
+    from engine.remote.base import (
+        EngineInfo,
+        EngineJoined,
+        EngineLost,
+        RemoteEngines,
+        RemoteError,
+        RemoteEvent,
+        call_ref,
+        split_call_ref,
+    )
     from engine.sessions.snapshot import CallInfo, OutboxMessage, ToolState
     from engine.stats import percentile
     from engine.tool_desk import UnknownTool, call_tool, tool_catalog
@@ -97,9 +116,20 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "default_recordings_dir": ("engine.recorder.files", "default_dir"),
     "SignInError": ("engine.mcp.signin", "SignInError"),
     "open_in_browser": ("engine.mcp.signin", "open_in_browser"),
+    "open_remote": ("engine.remote", "open_remote"),
+    "REMOTE_COMMANDS": ("engine.remote.base", "COMMANDS"),
+    "RemoteEngines": ("engine.remote.base", "RemoteEngines"),
+    "RemoteError": ("engine.remote.base", "RemoteError"),
+    "RemoteEvent": ("engine.remote.base", "RemoteEvent"),
+    "EngineInfo": ("engine.remote.base", "EngineInfo"),
+    "EngineJoined": ("engine.remote.base", "EngineJoined"),
+    "EngineLost": ("engine.remote.base", "EngineLost"),
+    "call_ref": ("engine.remote.base", "call_ref"),
+    "split_call_ref": ("engine.remote.base", "split_call_ref"),
 }
 
 __all__ = [
+    "REMOTE_COMMANDS",
     "ApprovalError",
     "AudioBackend",
     "AudioUnavailable",
@@ -109,14 +139,21 @@ __all__ = [
     "DeviceInfo",
     "DeviceSpec",
     "Engine",
+    "EngineInfo",
+    "EngineJoined",
+    "EngineLost",
     "OutboxMessage",
     "PendingApproval",
     "RecordingError",
+    "RemoteEngines",
+    "RemoteError",
+    "RemoteEvent",
     "SignInError",
     "Softphone",
     "ToolState",
     "UnknownTool",
     "__version__",
+    "call_ref",
     "call_tool",
     "configure_logging",
     "default_recordings_dir",
@@ -125,8 +162,10 @@ __all__ = [
     "list_audio_devices",
     "list_recordings",
     "open_in_browser",
+    "open_remote",
     "percentile",
     "read_recording",
+    "split_call_ref",
     "tool_catalog",
 ]
 
