@@ -185,7 +185,12 @@ class AvaConsole(ReplayControls, App[None]):
         if self.replay_path is not None:  # a replay needs no engine: the screens and keys that need one say so
             self.engine_error = f"replaying {self.replay_path.name}: this console has no engine"
             self.start_replay(self.replay_path)
-        elif self.attached:  # engines elsewhere: no engine here either
+        elif self.attached:  # engines elsewhere: no engine here either (the screens that need one say so)
+            where = self._remote.description if self._remote is not None else self.attach_url
+            self.engine_error = (
+                f"attached to {where}: this console has no engine of its own (servers, budget, secrets and the "
+                "softphone belong to each engine)"
+            )
             self.start_attach()
         elif self.engine is None and not self._quitting:
             self.load_engine()
@@ -234,7 +239,6 @@ class AvaConsole(ReplayControls, App[None]):
                 self.show_engine_status()
                 return
         self.link = AttachLink(client, self.pump.interval)
-        self.engine_error = self.link.unavailable("this")
         self.show_engine_status()
         self._rebuild_screens()
         await self.link.run(self.post_message)
@@ -487,14 +491,21 @@ class AvaConsole(ReplayControls, App[None]):
         """This console's running engine, or None after saying why not (starting, failed, replay, attached)."""
         if self.link is not None or self.attached:
             desc = self.link.description if self.link is not None else self.attach_url
-            self.notify(f"{what or 'this'} is not available when attached to {desc}: it needs this console's own "
-                        "engine", title="attached", severity="warning")  # fmt: skip
+            self.notify(f"{what + ': ' if what else ''}not available when attached to {desc} (it needs this console's "
+                        "own engine)", title="attached", severity="warning")  # fmt: skip
             return None
         if self.engine is None or not self.engine_running:
             why = self.engine_error or "the engine is still starting"
             self.notify(why, title="engine", severity="warning")
             return None
         return self.engine
+
+    def refuse_attached(self, what: str) -> bool:
+        """True (after saying so) when this console is attached: ``what`` needs a local engine."""
+        if not self.attached:
+            return False
+        self.require_engine(what)
+        return True
 
     def action_tier(self, tier: str) -> None:
         self.set_call_tier(self.selected_call, tier)

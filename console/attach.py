@@ -125,10 +125,6 @@ class AttachLink:
             text += f" · connection lost, retrying ({self.problem})" if self.problem else " · connection lost"
         return text
 
-    def unavailable(self, what: str) -> str:
-        """What a key that needs a local engine says in an attached console."""
-        return f"{what} is not available when attached to {self.description} (it needs this console's own engine)"
-
     # ------------------------------------------------------------------------------------------ updates
 
     def apply(self, message: EnginesChanged) -> list[str]:

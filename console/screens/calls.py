@@ -116,7 +116,7 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
             why,
             duration(self.capp.clock.now() - row.started_at),
             state if session is None or not session.transfer else f"{state} · {session.transfer}",
-            line_text(session),
+            "-" if self.capp.attached else line_text(session),
         ]
 
     def _tick(self) -> None:
@@ -125,7 +125,8 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
         for call_id, row in self.capp.state.calls.items():
             if call_id in calls.rows:
                 calls.update_cell(call_id, "duration", duration(now - row.started_at))
-                calls.update_cell(call_id, "line", line_text(self._session(call_id)))
+                if not self.capp.attached:
+                    calls.update_cell(call_id, "line", line_text(self._session(call_id)))
 
     # ------------------------------------------------------------------------------------------ refresh
 
@@ -139,6 +140,8 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
         starting = not self.capp.engine_running and not self.capp.engine_error and not self.capp.replay_only
         calls.border_subtitle = STARTING_NOTE if starting else None
         settings, panel = self.capp.settings, self._panel()
+        if panel is not None and self.capp.attached:  # the softphone is this console's engine's: none here
+            panel.display = False
         if settings is not None and panel is not None:
             panel.set_contexts(sorted(settings.contexts))
         self.show_voice()
@@ -147,7 +150,7 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
             log.clear()
             for line in list(self.capp.state.log)[-200:]:
                 log.write(self._log_text(line.ts, line.type, line.text))
-            if self.capp.engine_error:
+            if self.capp.engine_error and not self.capp.attached:  # attached: the header says where, not an error
                 log.write(Text(f"engine: {self.capp.engine_error}", style="bold red"))
         selected = self.capp.selected_call
         if selected is not None and selected in calls.rows:
@@ -289,7 +292,35 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
 
     # ----------------------------------------------------------------------------------------- actions
 
+    # Keys that act on this console's own engine (its softphone, its recorder, its phone lines): attached, they say
+    # so instead of acting.
+    def action_voice_call(self) -> None:
+        if not self.capp.refuse_attached("a voice call on the softphone"):
+            super().action_voice_call()
+
+    def action_mute(self) -> None:
+        if not self.capp.refuse_attached("the softphone's mute"):
+            super().action_mute()
+
+    def action_push_to_talk(self) -> None:
+        if not self.capp.refuse_attached("the softphone's push-to-talk"):
+            super().action_push_to_talk()
+
+    def action_audio_devices(self) -> None:
+        if not self.capp.refuse_attached("audio devices"):
+            super().action_audio_devices()
+
+    def action_monitor(self, mode: str) -> None:
+        if not self.capp.refuse_attached("the operator on the line"):
+            super().action_monitor(mode)
+
+    def action_export_call(self) -> None:
+        if not self.capp.refuse_attached("export (the engine's flight recorder)"):
+            super().action_export_call()
+
     def action_new_call(self) -> None:
+        if self.capp.refuse_attached("a test call"):
+            return
         panel = self._panel()
         if self._need_detail() and panel is not None:
             panel.request_start()
@@ -306,6 +337,8 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
             self.end_call(call_id)
 
     def action_talk(self) -> None:
+        if self.capp.refuse_attached("talking as the caller (use S say now / i whisper)"):
+            return
         if self._need_detail():
             self.query_one("#talk", Input).focus()
 

@@ -18,6 +18,7 @@ from textual.css.query import NoMatches
 from textual.widgets import DataTable, Label
 
 from console.format import latency, status_text
+from console.orders import call_label
 from console.screens.base import ConsoleScreen
 from console.state import Invocation
 from console.widgets.tables import ConsoleTable, cursor_key
@@ -112,7 +113,7 @@ class CallDetail(ConsoleScreen):
             title.update("Transcript — no call selected (Ctrl+N starts a test call)")
         else:
             ended = f" — ended: {row.end_reason}" if row.state == "ended" else ""
-            title.update(f"Transcript — {row.call_id} ({row.context}){ended}")
+            title.update(f"Transcript — {call_label(row.call_id)} ({row.context}){ended}")
 
     def _show_call(self, call_id: str | None) -> None:
         self._set_title(call_id)

@@ -44,11 +44,16 @@ class CallHistory(CallDetail):
         with its engine (``--attach``) says so in red: it did not end, nobody knows how it went on."""
         took = duration((row.ended_at or row.started_at) - row.started_at)
         if row.state == "lost":
-            state = Text(f"✖ lost: {row.end_reason}" if row.end_reason else "✖ lost", style="bold red")
+            state = Text(f"✖ {row.end_reason}" if row.end_reason else "✖ lost", style="bold red")
         else:
             state = Text(f"ended: {row.end_reason}" if row.end_reason else "ended", style=ENDED_STYLE)
         cells = [*self._whose(row.call_id), row.caller, row.context, row.provider, row.tier.upper(), row.tier_reason]
-        return [*(Text(c, style=ENDED_STYLE) for c in cells), Text(took, style=ENDED_STYLE), state, Text("")]
+        return [
+            *(Text(c, style=ENDED_STYLE) for c in cells),
+            Text(took, style=ENDED_STYLE),
+            state,
+            Text("", style=ENDED_STYLE),
+        ]
 
     def _history_ids(self) -> list[str]:
         """The ended calls the table shows, newest ended first."""

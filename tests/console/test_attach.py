@@ -286,8 +286,14 @@ async def test_link_lost_and_back_is_shown_and_local_only_keys_say_so(wait) -> N
         await wait(pilot, lambda: app.state.transcript("e3/call-1") != [])
         # keys that need this console's own engine: a clear refusal, nothing breaks
         await wait(pilot, lambda: _calls(app).detail_ready)
-        await pilot.press("v")  # a voice call on the local softphone
-        await wait(pilot, lambda: any("not available when attached to redis://127.0.0.1:6390/0" in s for s in seen))
-        await pilot.press("f3")
-        await pilot.pause()
+        calls = app.screen.query_one("#calls", DataTable)
+        calls.focus()
+        for key, what in (("v", "a voice call on the softphone"), ("ctrl+n", "a test call"), ("s", "talking as the "
+                          "caller"), ("ctrl+e", "export")):  # fmt: skip
+            await pilot.press(key)
+            await wait(pilot, lambda w=what: any(s.startswith(w) and "not available when attached to redis://127.0.0.1"
+                                                 ":6390/0" in s for s in seen))  # fmt: skip
+        assert not app.screen.query_one("#softphone").display  # the softphone is this console's engine's
+        await pilot.press("f3")  # the servers are each engine's: the screen says where this console is attached
+        await wait(pilot, lambda: "no engine of its own" in str(app.screen.query_one("#mcp-note").render()))
         assert app.engine is None
