@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.widgets import Input
@@ -208,7 +209,7 @@ def test_calls_screen_attached_to_three_engines(snap_compare, size) -> None:
     from engine.events import CallStarted, TranscriptAdded
     from tests.console.remote_double import InProcessRemote
 
-    def answer(engine_id: str, command: str, args: dict) -> dict:  # type: ignore[type-arg]
+    def answer(engine_id: str, command: str, args: dict[str, Any]) -> dict[str, Any]:
         tools = [{"exposed_name": "mcp_dice_roll"}, {"exposed_name": "mcp_dice_coin"}]
         return {"servers": [{"id": "dice", "tools": tools}]} if command == "server_status" else {}
 
