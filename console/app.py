@@ -232,7 +232,8 @@ class AvaConsole(ReplayControls, App[None]):
             from engine import open_remote
 
             try:
-                client = open_remote(self.attach_url or "", token=self.attach_token)
+                token = {"token": self.attach_token} if self.attach_token else {}  # http(s) only
+                client = open_remote(self.attach_url or "", **token)
             except Exception as e:  # an unknown scheme, a malformed URL: the message names the URL (no secret)
                 self.engine_error = f"cannot attach: {e}"
                 self.notify(self.engine_error, title="attach", severity="error", timeout=15)
