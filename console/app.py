@@ -383,9 +383,15 @@ class AvaConsole(ReplayControls, App[None]):
     async def pump_events(self, sub: Subscription) -> None:
         await self.pump.run(sub, self.post_message)
 
-    async def run_action(self, *args: Any, **kwargs: Any) -> bool:
+    async def run_action(self, action: Any, default_namespace: Any = None, *args: Any, **kwargs: Any) -> bool:
+        if self.attached and isinstance(action, str):  # a key of a screen that needs this console's own engine
+            screen = default_namespace if isinstance(default_namespace, Screen) else self.screen
+            what = getattr(screen, "LOCAL_ONLY", {}).get(action.partition("(")[0].rpartition(".")[2])
+            if what is not None and (default_namespace is None or default_namespace is screen):
+                self.require_engine(what)
+                return True
         try:
-            return await super().run_action(*args, **kwargs)
+            return await super().run_action(action, default_namespace, *args, **kwargs)
         finally:
             self.pump.wake()  # the answer to the key (a tier, a tool switched) goes out now, not after the rest
             if self.link is not None:
@@ -500,13 +506,6 @@ class AvaConsole(ReplayControls, App[None]):
             self.notify(why, title="engine", severity="warning")
             return None
         return self.engine
-
-    def refuse_attached(self, what: str) -> bool:
-        """True (after saying so) when this console is attached: ``what`` needs a local engine."""
-        if not self.attached:
-            return False
-        self.require_engine(what)
-        return True
 
     def action_tier(self, tier: str) -> None:
         self.set_call_tier(self.selected_call, tier)

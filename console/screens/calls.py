@@ -81,6 +81,17 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
         Binding("X", "deny_tool_reason", "Deny tool, say why", id="approval_deny_reason", show=False),
         Binding("right_square_bracket", "next_approval", "Next waiting tool", id="approval_next", show=False),
     ]
+    #: Keys that act on this console's own engine (its softphone, recorder, phone lines): attached, they say so.
+    LOCAL_ONLY: ClassVar[dict[str, str]] = {
+        "new_call": "a test call",
+        "talk": "talking as the caller (S says a line now, i whispers)",
+        "voice_call": "a voice call on the softphone",
+        "mute": "the softphone's mute",
+        "push_to_talk": "the softphone's push-to-talk",
+        "audio_devices": "audio devices",
+        "monitor": "the operator on the line",
+        "export_call": "export (the engine's flight recorder)",
+    }
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -292,35 +303,7 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
 
     # ----------------------------------------------------------------------------------------- actions
 
-    # Keys that act on this console's own engine (its softphone, its recorder, its phone lines): attached, they say
-    # so instead of acting.
-    def action_voice_call(self) -> None:
-        if not self.capp.refuse_attached("a voice call on the softphone"):
-            super().action_voice_call()
-
-    def action_mute(self) -> None:
-        if not self.capp.refuse_attached("the softphone's mute"):
-            super().action_mute()
-
-    def action_push_to_talk(self) -> None:
-        if not self.capp.refuse_attached("the softphone's push-to-talk"):
-            super().action_push_to_talk()
-
-    def action_audio_devices(self) -> None:
-        if not self.capp.refuse_attached("audio devices"):
-            super().action_audio_devices()
-
-    def action_monitor(self, mode: str) -> None:
-        if not self.capp.refuse_attached("the operator on the line"):
-            super().action_monitor(mode)
-
-    def action_export_call(self) -> None:
-        if not self.capp.refuse_attached("export (the engine's flight recorder)"):
-            super().action_export_call()
-
     def action_new_call(self) -> None:
-        if self.capp.refuse_attached("a test call"):
-            return
         panel = self._panel()
         if self._need_detail() and panel is not None:
             panel.request_start()
@@ -337,8 +320,6 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
             self.end_call(call_id)
 
     def action_talk(self) -> None:
-        if self.capp.refuse_attached("talking as the caller (use S say now / i whisper)"):
-            return
         if self._need_detail():
             self.query_one("#talk", Input).focus()
 

@@ -296,4 +296,9 @@ async def test_link_lost_and_back_is_shown_and_local_only_keys_say_so(wait) -> N
         assert not app.screen.query_one("#softphone").display  # the softphone is this console's engine's
         await pilot.press("f3")  # the servers are each engine's: the screen says where this console is attached
         await wait(pilot, lambda: "no engine of its own" in str(app.screen.query_one("#mcp-note").render()))
+        for key, what in (("t", "the MCP servers"), ("e", "the MCP servers")):
+            await pilot.press(key)
+            await wait(pilot, lambda w=what: any(s.startswith(w) and "not available when attached" in s for s in seen))
+        await pilot.press("f9", "a")  # secrets live in each engine's keyring
+        await wait(pilot, lambda: any(s.startswith("secrets") and "not available when attached" in s for s in seen))
         assert app.engine is None
