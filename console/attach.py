@@ -36,6 +36,9 @@ REF_FIELDS = ("call_id", "approval_id", "elicitation_id")
 MAX_PENDING = 50_000
 #: Reconnect backoff (seconds): first wait, longest wait.
 RETRY_FIRST_S, RETRY_MAX_S = 0.2, 5.0
+#: How often the link asks the remote side for its engines, to know whether it is reachable (a client's ``follow``
+#: may ride out a lost connection by itself, silently), and how long that answer may take.
+PROBE_S, PROBE_TIMEOUT_S = 1.0, 3.0
 
 
 def rename(ev: Event, engine_id: str) -> Event:
@@ -107,6 +110,8 @@ class AttachLink:
         #: Each engine's MCP tools (exposed name → server), from its ``server_status`` when it joined.
         self.tools: dict[str, dict[str, str]] = {}
         self._pending: deque[Followed | tuple[bool, str]] = deque()
+        #: The link's state as last reported to the screens (None: not yet).
+        self._reported: bool | None = None
         self._ready = asyncio.Event()
         self._wake = asyncio.Event()
 
@@ -168,15 +173,22 @@ class AttachLink:
 
     # ------------------------------------------------------------------------------------------ running
 
+    def _link(self, ok: bool, why: str = "") -> None:
+        """The link is up (or down, and why): told to the screens when that changed."""
+        if ok != self._reported:
+            self._reported = ok
+            self._put((ok, why))
+
     async def run(self, post: Callable[[Message], object]) -> None:
-        """Follow the remote side until cancelled: a reader (reconnecting) and a flusher (posting in batches)."""
-        flusher = asyncio.ensure_future(self._flush(post))
+        """Follow the remote side until cancelled: a reader (reconnecting), a prober (is the remote side there?)
+        and a flusher (posting in batches)."""
+        helpers = [asyncio.ensure_future(self._flush(post)), asyncio.ensure_future(self._probe())]
         try:
             await self._read()
         finally:
-            flusher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await flusher
+            for task in helpers:
+                task.cancel()
+            await asyncio.gather(*helpers, return_exceptions=True)
             with contextlib.suppress(Exception):
                 await self.client.close()
 
@@ -192,17 +204,34 @@ class AttachLink:
                     for info in (await self.client.engines()).values():
                         self._put(EngineJoined(info))
                     connected = True
-                self._put((True, ""))
+                else:  # after a failed follow: reachable again? (else RemoteError: wait and ask again)
+                    await self.client.engines()
+                self._link(True)
                 delay = RETRY_FIRST_S
                 async for item in self.client.follow():
                     self._put(item)
                 why = "the remote side closed the stream"
             except RemoteError as e:
                 why = str(e)
-            self._put((False, why))
+            self._link(False, why)
             self.reconnects += 1
             await asyncio.sleep(delay)
             delay = min(delay * 2, RETRY_MAX_S)
+
+    async def _probe(self) -> None:
+        """Ask for the engines every ``PROBE_S``: a failure shows the link lost, the next answer shows it back."""
+        while True:
+            await asyncio.sleep(PROBE_S)
+            if self._reported is None:  # the reader has not connected yet: it reports that itself
+                continue
+            try:
+                await asyncio.wait_for(self.client.engines(), PROBE_TIMEOUT_S)
+            except TimeoutError:
+                self._link(False, f"{self.description} did not answer within {PROBE_TIMEOUT_S:g} s")
+            except Exception as e:  # RemoteError (the client's words), or anything the client let through
+                self._link(False, str(e) or type(e).__name__)
+            else:
+                self._link(True)
 
     async def _flush(self, post: Callable[[Message], object]) -> None:
         from engine import EngineJoined, EngineLost, RemoteEvent

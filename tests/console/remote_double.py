@@ -33,6 +33,8 @@ class InProcessRemote:
         self.connects = 0
         self.closed = False
         self.fail_connect: str | None = None
+        #: Set: ``engines()`` fails with it (the remote side unreachable while ``follow`` rides it out silently).
+        self.unreachable: str | None = None
         self._answer = answer
         self._items: asyncio.Queue[Followed | RemoteError] = asyncio.Queue()
         self._entry = 0
@@ -69,6 +71,8 @@ class InProcessRemote:
         self.closed = True
 
     async def engines(self) -> dict[str, EngineInfo]:
+        if self.unreachable is not None:
+            raise RemoteError(f"{self.description}: {self.unreachable}")
         return dict(self.live)
 
     async def follow(self) -> AsyncIterator[Followed]:

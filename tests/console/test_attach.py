@@ -302,3 +302,24 @@ async def test_link_lost_and_back_is_shown_and_local_only_keys_say_so(wait) -> N
         await pilot.press("f9", "a")  # secrets live in each engine's keyring
         await wait(pilot, lambda: any(s.startswith("secrets") and "not available when attached" in s for s in seen))
         assert app.engine is None
+
+
+async def test_a_link_lost_silently_is_found_by_the_probe_and_shown_back(wait, monkeypatch) -> None:
+    """A client whose ``follow`` rides out a lost connection by itself (the Redis client does): the link's probe
+    (``engines()`` every PROBE_S) shows it lost, and back."""
+    monkeypatch.setattr("console.attach.PROBE_S", 0.05)
+    remote = InProcessRemote(answer=_answer)
+    _three(remote)
+    app = AvaConsole(Path("."), remote=remote)
+    async with app.run_test(size=(160, 40)) as pilot:
+        seen = record_notifications(app)
+        await wait(pilot, lambda: len(app.state.calls) == 3 and app.link is not None and app.link.connected is True)
+        remote.unreachable = "Error 111 connecting to 127.0.0.1:6390. Connection refused."
+        await wait(pilot, lambda: "connection lost, retrying" in app.sub_title and "refused" in app.sub_title)
+        remote.unreachable = None
+        await wait(pilot, lambda: "connection lost" not in app.sub_title)
+        assert [s for s in seen if "connection to" in s] == [
+            "connection to redis://127.0.0.1:6390/0 lost: redis://127.0.0.1:6390/0: Error 111 connecting to "
+            "127.0.0.1:6390. Connection refused.",
+            "connection to redis://127.0.0.1:6390/0 is back",
+        ]
