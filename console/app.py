@@ -511,6 +511,8 @@ class AvaConsole(ReplayControls, App[None]):
         self.set_call_tier(self.selected_call, tier)
 
     def set_call_tier(self, call_id: str | None, tier: str) -> None:
+        if not self.attached and self.require_engine() is None:  # says why (starting, failed, a replay)
+            return
         if call_id is None:
             self.notify("select a call first (F1 Calls)", title="tier", severity="warning")
             return
