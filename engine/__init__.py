@@ -14,7 +14,8 @@ the engine's internals and may change.
               ``calibrate(id)``, ``sign_in_server(id, show_url)`` / ``sign_out_server(id)`` (OAuth for a remote
               server; ``SignInError`` when sign-in did not complete; ``open_in_browser(url)`` for the URL)
   phone       ``monitor_call(channel_id, mode, devices=…)``: the operator on a live phone call (listen,
-              whisper_agent, whisper_caller, takeover, off)
+              whisper_agent, whisper_caller, takeover, off); ``transfer_call(call_id, destination, mode)``
+              (blind or warm, to a ``tools.extensions`` destination, as the transfer tools do it)
   steering    ``say_now(call_id, text)`` (the agent says a line next), ``whisper(call_id, text)`` (a hidden
               instruction for its next turn); ``steer_max_chars``; publishes ``steering.injected``
   approvals   ``approve_tool(approval_id)``, ``deny_tool(approval_id, reason)``, ``pending_approvals()`` →

@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from engine.app import Engine, EngineComponent
     from engine.budget.layer import BudgetLayer
+    from engine.control import CommandDispatcher
     from engine.email.component import EmailService
+    from engine.events import Event
     from engine.store.component import StoreComponent
 
 
@@ -46,23 +48,61 @@ def budget_layer(engine: Engine) -> BudgetLayer:
     )
 
 
+def heartbeat_facts(engine: Engine) -> dict[str, object]:
+    """What an engine's heartbeat tells about it (in Redis, and on the HTTP event stream): version, contexts,
+    capacity (live calls, max_calls, draining) and the live calls' ids."""
+    from engine import __version__
+
+    return {
+        "version": __version__,
+        "contexts": sorted(engine.settings.contexts),
+        "capacity": engine.admission.status().to_dict(),
+        "calls": [s.call_id for s in engine.sessions.all()],
+    }
+
+
+def live_call_events(engine: Engine) -> list[Event]:
+    """Each live call's ``call.started`` as it stands now (its start time, current tier), redacted like the bus's:
+    a reader that starts listening mid-call learns the calls that began before it."""
+    from engine.events import CallStarted
+
+    return [
+        engine.redactor.event(
+            CallStarted(
+                ts=s.started_at, call_id=s.call_id, context=s.context, provider=s.provider, caller_name=s.caller_name,
+                caller_number=s.caller_number, direction=s.direction, tier=s.tier,
+            )
+        )
+        for s in engine.sessions.all()
+    ]  # fmt: skip
+
+
 def store(engine: Engine) -> StoreComponent:
     """The state-and-events store (engine.store: memory or Redis): the heartbeat, every event, live call state."""
-    from engine import __version__
     from engine.store.component import LiveCall, StoreComponent
 
     def facts() -> dict[str, object]:
-        return {
-            "version": __version__,
-            "contexts": sorted(engine.settings.contexts),
-            "capacity": engine.admission.status().to_dict(),
-            "calls": [s.call_id for s in engine.sessions.all()],
-        }
+        return heartbeat_facts(engine)
 
     def live_calls() -> list[LiveCall]:
         return [LiveCall(s.call_id, s.provider, s.shown_tools, s.turn) for s in engine.sessions.all()]
 
     return StoreComponent(lambda: engine.settings, engine.bus, engine.metrics, engine.spawn, facts, live_calls)
+
+
+def engine_id(engine: Engine) -> str:
+    """This engine's id (``engine.id``, or host name and process id): in the store, the heartbeat, errors."""
+    from engine.store.component import default_engine_id
+
+    return engine.settings.engine.id or default_engine_id()
+
+
+def command_dispatcher(engine: Engine) -> CommandDispatcher:
+    """The one dispatcher of remote operator commands (``engine.control``), for every transport (the Redis
+    control stream, the HTTP API): the engine's public methods, its id, its redactor for error messages."""
+    from engine.control import CommandDispatcher
+
+    return CommandDispatcher(engine, lambda: engine_id(engine), engine.redactor)
 
 
 def default_components(engine: Engine, budget: BudgetLayer, email: EmailService | None = None) -> list[EngineComponent]:
@@ -84,8 +124,24 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
         from engine.http.capacity import HttpCapacity  # /capacity, /drain, /resume and /health's capacity
 
         components.append(HttpCapacity(engine))
+        from engine.http.remote import HttpRemote  # /events (WebSocket), /engine, /control: --attach http://
+
+        components.append(
+            HttpRemote(
+                lambda: engine.settings, engine.bus, engine.spawn, lambda: heartbeat_facts(engine),
+                engine.redactor.value, lambda: engine_id(engine), command_dispatcher(engine).run,
+                snapshot=lambda: live_call_events(engine),
+            )
+        )  # fmt: skip
     components.append(store(engine))  # before the parts whose events it shares (MCP servers' states …)
+    from engine.store.control import ControlComponent  # operator commands over Redis (engine.store: redis://…)
+
+    components.append(ControlComponent(lambda: engine.settings, engine.spawn, lambda: engine_id(engine),
+                                       command_dispatcher(engine).run))  # fmt: skip
     components.append(budget)
+    from engine.store.shared_book import SharedBook  # the environment's measured latencies, before MCP servers
+
+    components.append(SharedBook(lambda: engine.settings, budget, engine.spawn, lambda: engine_id(engine)))
     from engine.recorder.component import Recorder  # the flight recorder: every call's events (and audio)
 
     components.append(Recorder(lambda: engine.settings, engine.bus, engine.redactor, engine.spawn, engine.base_dir))

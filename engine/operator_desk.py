@@ -17,8 +17,10 @@ from engine.approvals_commands import ApprovalCommands
 from engine.capacity import Admission
 from engine.config.models import Settings
 from engine.elicitation_commands import ElicitationCommands
+from engine.sessions.session import CallError
 from engine.sessions.snapshot import OutboxMessage
 from engine.steering import SteeringDesk
+from engine.tools.builtin.transfer import PhoneLines, TransferMode, resolve_destination
 
 if TYPE_CHECKING:
     from engine.email.component import EmailService
@@ -30,6 +32,7 @@ class OperatorDesk(SteeringDesk, ApprovalCommands, ElicitationCommands):
     email: EmailService
     components: Sequence[object]
     admission: Admission
+    lines: PhoneLines
 
     async def monitor_call(
         self, channel_id: str, mode: str, backend_factory: Callable[[], AudioBackend] | None = None,
@@ -50,6 +53,30 @@ class OperatorDesk(SteeringDesk, ApprovalCommands, ElicitationCommands):
             return device_backend(mic, speaker, phone.sample_rate, 20)
 
         return await telephony.monitor(channel_id, mode, backend_factory or devices_backend)
+
+    async def transfer_call(self, call_id: str, destination: str, mode: TransferMode = "blind") -> dict[str, object]:
+        """The operator transfers a live phone call to a destination of ``tools.extensions`` (its name or an alias,
+        as the transfer tools take it), through the call's own transfer control, so the result is the same as when
+        the AI does it: ``blind`` (the AI leaves at once; a target that fails brings it back to tell the caller) or
+        ``warm`` (the AI tells the caller to hold, music while the target rings, the AI steps out on answer).
+        Returns ``{"ok", "message", "target", "mode"}``; ``CallError`` for an unknown call, a call without a phone
+        line, an unknown destination (naming the valid ones) or a transfer Asterisk refused."""
+        if mode not in ("blind", "warm"):
+            raise ValueError(f"transfer mode must be 'blind' or 'warm', not {mode!r}")
+        control = self.lines.get(call_id)
+        if control is None:
+            raise CallError(f"call {call_id!r} has no phone line (only phone calls can be transferred)")
+        extensions = self.settings.tools.extensions
+        found = resolve_destination(extensions, destination)
+        if found is None:
+            valid = ", ".join(extensions) or "none: tools.extensions is empty"
+            raise CallError(f"no transfer destination {destination!r} in tools.extensions (valid: {valid})")
+        result = await control.transfer(found[0], found[1], mode)
+        if result.status != "success":
+            raise CallError(f"transfer of call {call_id} to {found[0]} failed: {result.message}")
+        if mode == "warm":  # what the model says after the transfer tool: the caller is told to hold
+            await self.say_now(call_id, result.message)
+        return {"ok": True, "message": result.message, "target": found[0], "mode": mode}
 
     # ---- e-mail outbox (engine/email)
 

@@ -74,6 +74,7 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
         ),
         Binding("o", "monitor('takeover')", "Operator: take the call over", id="op_takeover", show=False),
         Binding("b", "monitor('off')", "Operator: leave the call / hand it back", id="op_off", show=False),
+        Binding("T", "transfer", "Transfer the phone call", id="op_transfer", show=False),
         Binding("S", "steer('say')", "Say now", id="steer_say"),
         Binding("i", "steer('whisper')", "Whisper", id="steer_whisper"),
         Binding("y", "approve_tool", "Approve tool", id="approval_approve"),

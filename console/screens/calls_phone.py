@@ -1,4 +1,4 @@
-"""The Calls screen's phone side: the operator on a live phone call (listen, whisper, take over, hand back).
+"""The Calls screen's phone side: the operator on a live phone call (listen, whisper, take over, hand back, transfer).
 
 Phone calls come from Asterisk; the engine's ``monitor_call`` puts the operator's sound devices (the ones chosen
 in the audio dialog) on the selected call's channel. A take-over ends the AI's part of the call (its row goes),
@@ -61,3 +61,35 @@ class PhoneControls(ConsoleScreen):
         self.operator_channel = None if mode == "off" else channel
         self.notify(f"{MODE_TITLES.get(mode, mode)} · {channel}", title="operator")
         self.update_keybar()
+
+    def action_transfer(self) -> None:
+        """``T``: transfer the selected phone call to a destination of ``tools.extensions`` (blind or warm)."""
+        engine = self.capp.require_engine()
+        call_id = self.capp.selected_call
+        if engine is None:
+            return
+        info = engine.call_info(call_id) if call_id is not None else None
+        if call_id is None or info is None or not info.channel_id:
+            self.notify("select a live phone call first (the Line column says phone)", title="transfer",
+                        severity="warning")  # fmt: skip
+            return
+
+        def done(choice: tuple[str, str] | None) -> None:
+            if choice is not None:
+                self.transfer(call_id, *choice)
+
+        from console.screens.transfer_modal import TransferModal
+
+        self.app.push_screen(TransferModal(call_id, engine.settings.tools.extensions), done)
+
+    @work(group="phone", name="transfer", exit_on_error=False)
+    async def transfer(self, call_id: str, destination: str, mode: str) -> None:
+        engine = self.capp.require_engine()
+        if engine is None:
+            return
+        try:
+            done = await engine.transfer_call(call_id, destination, mode)  # type: ignore[arg-type]
+        except Exception as e:  # the call ended meanwhile, Asterisk refused, not a destination any more
+            self.notify(str(e), title="transfer", severity="error")
+            return
+        self.notify(f"{mode} transfer of {call_id} to {done['target']} started", title="transfer")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit
@@ -27,7 +27,7 @@ from prometheus_client import Counter, Gauge
 from engine.budget.cache import ResultCache, cacheable
 from engine.budget.calibration import PROBE_MODE, calibrate_server
 from engine.budget.selector import Decision, TurnFacts, decide, default_decision
-from engine.budget.stats import BookKey, LatencyBook
+from engine.budget.stats import BookKey, LatencyBook, Sample
 from engine.budget.tiers import HEALTHY, TIER_ORDER, UNHEALTHY, TierBoard, ToolStatus
 from engine.budget.turns import TurnTracker
 from engine.call_tiers import CallTiers
@@ -104,6 +104,8 @@ class BudgetLayer:
         )
         self._tasks: set[asyncio.Task[Any]] = set()
         self.last_calibration: dict[str, dict[str, Any]] = {}
+        #: Told of every calibration report while the latency book is shared (``share``).
+        self._on_calibrated: Callable[[str, dict[str, Any]], None] | None = None
         reg = metrics.registry
         self._probes = Counter(
             "ai_agent_budget_probes", "Calibration probes.", ["server", "tool", "status"], registry=reg
@@ -330,6 +332,8 @@ class BudgetLayer:
     async def calibrate(self, server_id: str, probes: int | None = None) -> dict[str, Any]:
         report = await calibrate_server(self, server_id, probes)
         self.last_calibration[server_id] = report
+        if self._on_calibrated is not None:
+            self._on_calibrated(server_id, report)
         return report
 
     def on_server_up(self, server_id: str) -> asyncio.Task[dict[str, Any]] | None:
@@ -347,6 +351,31 @@ class BudgetLayer:
 
     def _calibration_done(self, task: asyncio.Task[dict[str, Any]]) -> None:
         self._tasks.discard(task)  # a failure is logged and published by the engine's task group
+
+    # ------------------------------------------------------------------------------------- shared book
+
+    def share(
+        self,
+        on_sample: Callable[[BookKey, Sample], None] | None,
+        on_calibrated: Callable[[str, dict[str, Any]], None] | None,
+    ) -> None:
+        """Tell the shared latency book (``engine.store.shared_book``) of every sample and calibration report from
+        now on (None, None: stop)."""
+        self.book.on_record = on_sample
+        self._on_calibrated = on_calibrated
+
+    def load_shared(
+        self, samples: Mapping[BookKey, Sequence[Sample]], calibrations: Mapping[str, dict[str, Any]]
+    ) -> int:
+        """Merge what other engines of the environment measured (before this engine's own calls, in time order) and
+        their calibration reports (this engine's own win); tools are re-tiered from it. Returns the samples taken."""
+        for key, rows in samples.items():
+            self.book.load(key, rows)
+        for server, report in calibrations.items():
+            self.last_calibration.setdefault(server, dict(report))
+        if samples:
+            self.board.refresh_all()  # known tools re-tiered from the merged windows (views move on); others on use
+        return sum(len(rows) for rows in samples.values())
 
     # ------------------------------------------------------------------------------------------ lifecycle
 

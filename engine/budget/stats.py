@@ -156,6 +156,10 @@ class LatencyWindow:
             self._recent = (cut, WindowStats.of(list(islice(samples, cut, None))))
         return self._recent[1]
 
+    def samples(self) -> list[Sample]:
+        """The window's samples, oldest first."""
+        return list(self._samples)
+
     def newest_at(self) -> float | None:
         return self._samples[-1].at if self._samples else None
 
@@ -180,6 +184,8 @@ class LatencyBook:
         self.window = window
         self.clock = clock
         self._windows: dict[BookKey, LatencyWindow] = {}
+        #: Told of every sample recorded here (the shared latency book's outbox), when set.
+        self.on_record: Callable[[BookKey, Sample], None] | None = None
 
     def record(self, key: BookKey, duration_ms: float, status: str, *, is_probe: bool = False) -> LatencyWindow:
         if duration_ms < 0 or math.isnan(duration_ms):
@@ -187,8 +193,22 @@ class LatencyBook:
         w = self._windows.get(key)
         if w is None:
             w = self._windows[key] = LatencyWindow(self.window)
-        w.add(Sample(self.clock(), duration_ms, status, is_probe))
+        sample = Sample(self.clock(), duration_ms, status, is_probe)
+        w.add(sample)
+        if self.on_record is not None:
+            self.on_record(key, sample)
         return w
+
+    def load(self, key: BookKey, samples: Sequence[Sample]) -> LatencyWindow:
+        """Merge samples measured elsewhere (other engines of the environment) into ``key``'s window, in time
+        order, keeping the newest ``window``; ``on_record`` is not told (they are not this engine's news)."""
+        w = self._windows.get(key)
+        merged = sorted([*(w.samples() if w is not None else ()), *samples], key=_at)[-self.window :]
+        fresh = LatencyWindow(self.window)
+        for s in merged:
+            fresh.add(s)
+        self._windows[key] = fresh
+        return fresh
 
     def get(self, key: BookKey) -> LatencyWindow | None:
         return self._windows.get(key)

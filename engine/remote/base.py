@@ -29,7 +29,7 @@ COMMANDS = (
     "whisper",  # call_id, text
     "approve_tool",  # approval_id, by
     "deny_tool",  # approval_id, reason, by
-    "transfer_call",  # call_id, destination
+    "transfer_call",  # call_id, destination, mode ("blind" | "warm"; default blind)
     "drain",
     "resume",
     "calls_info",  # → {"calls": [CallInfo as dict, ...]}
@@ -64,6 +64,25 @@ class EngineInfo:
     heartbeat_s: float = 0.0
     #: The heartbeat as written, for anything not named above.
     raw: Mapping[str, Any] = field(default_factory=dict)
+
+
+def engine_info(engine_id: str, beat: Mapping[str, Any]) -> EngineInfo:
+    """An ``EngineInfo`` from a heartbeat as the engine states it (the Redis heartbeat key, the HTTP event stream's
+    ``heartbeat`` message: both from ``engine.components.heartbeat_facts``)."""
+    cap = beat.get("capacity") if isinstance(beat.get("capacity"), Mapping) else {}
+    assert isinstance(cap, Mapping)
+    max_calls = cap.get("max_calls")
+    return EngineInfo(
+        id=engine_id,
+        host=str(beat.get("host", "")),
+        version=str(beat.get("version", "")),
+        contexts=tuple(str(c) for c in beat.get("contexts", ()) or ()),
+        max_calls=int(max_calls) if isinstance(max_calls, int) else None,
+        live_calls=int(cap.get("live_calls", 0) or 0),
+        draining=bool(cap.get("draining", False)),
+        heartbeat_s=float(beat.get("heartbeat_s", 0) or 0),
+        raw=dict(beat),
+    )
 
 
 @dataclass(frozen=True, slots=True)

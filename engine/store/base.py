@@ -11,7 +11,13 @@ store is. The layout, under the ``ava:`` prefix:
   counter: a gap is a lost event), ``type``, ``call_id`` and ``event`` (the event as JSON, already redacted);
   both streams use the same explicit entry id, so writing a batch again after a lost reply adds nothing twice;
 * ``ava:call:{engine}:{call}`` — a hash of the live call's state (context, tier, provider, tools shown, state),
-  kept ``call_state_ttl_s`` after its last update (the call's stream expires with it).
+  kept ``call_state_ttl_s`` after its last update (the call's stream expires with it);
+* ``ava:control:{engine}`` — the Stream of operator commands for the engine (``engine.store.control``), read by
+  the engine's consumer group; ``ava:reply:{command}`` the list its answer is pushed to (the sender pops it) and
+  ``ava:claim:{command}`` the marker that makes a command run once (``running:…`` then ``done``);
+* ``ava:latency:{environment}:{tool key}`` — the shared latency book: the newest samples of one tool (a list of
+  JSON ``[wall time, ms, status, probe]``, newest first), and ``ava:calibration:{environment}`` a hash of each
+  server's last calibration report (``engine.store.shared_book``).
 """
 
 from __future__ import annotations
@@ -37,6 +43,26 @@ def call_stream(engine_id: str, call_id: str) -> str:
 
 def call_key(engine_id: str, call_id: str) -> str:
     return f"{PREFIX}:call:{engine_id}:{call_id}"
+
+
+def control_stream(engine_id: str) -> str:
+    return f"{PREFIX}:control:{engine_id}"
+
+
+def reply_key(command_id: str) -> str:
+    return f"{PREFIX}:reply:{command_id}"
+
+
+def claim_key(command_id: str) -> str:
+    return f"{PREFIX}:claim:{command_id}"
+
+
+def latency_prefix(environment: str) -> str:
+    return f"{PREFIX}:latency:{environment}:"
+
+
+def calibration_key(environment: str) -> str:
+    return f"{PREFIX}:calibration:{environment}"
 
 
 class StoreUnavailable(RuntimeError):

@@ -43,6 +43,8 @@ BATCH_MAX = 500
 RECONNECT = Backoff(0.5, 10.0)
 #: The heartbeat key lives this many heartbeats: a dead engine disappears within them.
 HEARTBEAT_LIVES = 3
+#: The type of the last entry of an engine's stream when it stopped cleanly (not an event: readers skip it).
+STOPPED = "engine.stopped"
 #: What a clean stop spends at most writing what is still buffered.
 FINAL_FLUSH_S = 3.0
 
@@ -99,6 +101,7 @@ class StoreComponent:
         self._started_at = 0.0
         self._sub_dropped = 0
         self._connecting = asyncio.Lock()
+        self._stopping = False
 
     # ------------------------------------------------------------------------------------------- lifecycle
 
@@ -143,6 +146,7 @@ class StoreComponent:
 
     async def stop(self) -> None:
         sub, store = self._sub, self.store
+        self._stopping = True  # a store away at stop gets a try now, not after the backoff's wait
         if sub is not None:
             sub.close()  # the pump takes what is left, writes it and ends on its own (no cancel to race)
         pump, beat = [*self._tasks, None, None][:2]
@@ -158,7 +162,21 @@ class StoreComponent:
         self._tasks = []
         self._sub = None
         if store is None:
+            self._stopping = False
             return
+        if self.feed.pending:  # the last write failed (the store dropped us mid-stop): once more, now
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._flush(), FINAL_FLUSH_S)
+        self._stopping = False
+        if self.connected and not self.feed.pending:
+            try:  # a reader of the stream tells a clean stop from a lost engine by this last entry
+                await store.append(
+                    self.engine_id,
+                    [self.feed.marker(STOPPED, time.time())],
+                    self._settings().engine.store_stream_maxlen,
+                )
+            except StoreUnavailable as e:
+                log.warning("store: stopping: %s", e)
         if self.connected:
             try:
                 await store.unregister(self.engine_id)
@@ -220,7 +238,7 @@ class StoreComponent:
     async def _ensure_connected(self) -> bool:
         if self.connected:
             return True
-        if time.monotonic() < self._retry_at or self.store is None:
+        if (time.monotonic() < self._retry_at and not self._stopping) or self.store is None:
             return False
         async with self._connecting:
             if self.connected:

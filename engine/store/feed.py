@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from engine.events import Event
 
 
-def _parse_id(entry_id: str) -> tuple[int, int]:
+def entry_key(entry_id: str) -> tuple[int, int]:
+    """``'1700000000123-4'`` → ``(1700000000123, 4)``: entry ids compare in this order (``ValueError`` if not one)."""
     ms, _, n = entry_id.partition("-")
     return int(ms), int(n or 0)
 
@@ -37,7 +38,7 @@ class EventFeed:
     def continue_after(self, entry_id: str | None) -> None:
         """Never stamp an id at or below ``entry_id`` (the newest entry of a restarted engine with a fixed id)."""
         if entry_id:
-            self._last = max(self._last, _parse_id(entry_id))
+            self._last = max(self._last, entry_key(entry_id))
 
     def _next_id(self, ts: float) -> str:
         ms = int(ts * 1000)
@@ -64,6 +65,13 @@ class EventFeed:
             self.pending.append(stored)
         self.dropped += dropped
         return dropped
+
+    def marker(self, type_: str, ts: float) -> StoredEvent:
+        """An entry that is not an event (``engine.stopped``), numbered like one (the stream's ``seq`` stays
+        without gaps)."""
+        self.seq += 1
+        return StoredEvent(id=self._next_id(ts), seq=self.seq, type=type_, call_id=None,
+                           event=json.dumps({"type": type_, "ts": ts}))  # fmt: skip
 
     def batch(self, size: int) -> list[StoredEvent]:
         """The oldest ``size`` pending events (still held until ``written``)."""

@@ -8,6 +8,7 @@ the component's job, so the client itself does not retry (a lost Redis must not 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
@@ -24,22 +25,39 @@ from engine.store.base import Entry, StoredEvent, StoreUnavailable, call_key, ca
 _ALREADY_WRITTEN = "equal or smaller than the target stream top item"
 
 
+def redis_client(url: str, timeout_s: float | None = 2.0, connect_timeout_s: float = 2.0) -> aioredis.Redis:
+    """The one way the engine opens Redis: text replies, bounded waits, no silent retry (callers retry with their
+    own backoff). ``timeout_s`` must exceed any blocking command's wait (None: no socket timeout)."""
+    return aioredis.from_url(
+        url,
+        decode_responses=True,
+        socket_timeout=timeout_s,
+        socket_connect_timeout=connect_timeout_s,
+        retry=Retry(NoBackoff(), 0),
+    )
+
+
+def raise_if_cancelled() -> None:
+    """redis-py's asyncio client can swallow a cancel that lands while a blocking read is torn down (the command
+    then just returns): a loop around a blocking read calls this after each one, or it would never stop."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
 class RedisStore:
     def __init__(self, url: str, *, timeout_s: float = 2.0) -> None:
         self.description = safe_store_url(url)
-        self._client: aioredis.Redis = aioredis.from_url(
-            url,
-            decode_responses=True,
-            socket_timeout=timeout_s,
-            socket_connect_timeout=timeout_s,
-            retry=Retry(NoBackoff(), 0),
-        )
+        self._client: aioredis.Redis = redis_client(url, timeout_s, timeout_s)
 
     def _fail(self, what: str, e: BaseException) -> NoReturn:
         raise StoreUnavailable(f"Redis at {self.description}: {what} failed: {type(e).__name__}: {e}") from None
 
     async def connect(self) -> None:
         try:
+            # (re)connecting: drop every pooled connection first — after a Redis restart each stale one would fail
+            # once more, and each failure costs the caller another backoff round
+            await self._client.connection_pool.disconnect()
             await self._client.ping()
         except (RedisError, OSError) as e:
             self._fail("connecting", e)
@@ -127,3 +145,29 @@ class RedisStore:
         except (RedisError, OSError) as e:
             self._fail(f"reading the state of call {call_id}", e)
         return {str(k): str(v) for k, v in found.items()}
+
+    async def read_many(
+        self, after: Mapping[str, str], block_ms: int, count: int = 1000
+    ) -> list[tuple[str, list[Entry]]]:
+        """New entries of several streams (each after its entry id), waiting up to ``block_ms`` for the first one
+        (a reader following many engines); ``block_ms`` must stay below the client's socket timeout."""
+        if not after:
+            return []
+        try:
+            streams: dict[Any, Any] = dict(after)
+            rows: Any = await self._client.xread(streams, count=count, block=max(1, block_ms))
+        except (RedisError, OSError) as e:
+            self._fail("reading the engines' streams", e)
+        raise_if_cancelled()
+        return [
+            (str(stream), [(str(i), {str(k): str(v) for k, v in (f or {}).items()}) for i, f in entries])
+            for stream, entries in rows or ()
+        ]
+
+    async def engine(self, engine_id: str) -> dict[str, Any] | None:
+        """One engine's heartbeat (None when it is not registered)."""
+        try:
+            raw = await self._client.get(engine_key(engine_id))
+        except (RedisError, OSError) as e:
+            self._fail("reading an engine's heartbeat", e)
+        return dict(json.loads(raw)) if raw else None

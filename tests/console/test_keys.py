@@ -56,6 +56,8 @@ async def test_palette_lists_every_keyed_action_with_its_key(config_path: Path, 
     from console.screens.sign_in import SignInScreen
     from console.screens.steer_modal import SteerModal
     from console.screens.tool_inspector import ToolInspector
+    from console.screens.transfer_modal import TransferModal
+    from engine.config.models.tools import TransferTarget
 
     app = AvaConsole(config_path, list_audio_devices=lambda rescan: [])
     async with app.run_test(size=(120, 40)) as pilot:
@@ -89,6 +91,7 @@ async def test_palette_lists_every_keyed_action_with_its_key(config_path: Path, 
             ServerForm(None),
             KeyHelpScreen(app.screen),
             SteerModal("say", "call-1", 200),
+            TransferModal("call-1", {"support": TransferTarget(destination="PJSIP/6000")}),
             RecordingsScreen(config_path.parent),
             DenyReasonScreen(PendingRow("a1", "call-1", "hangup_call", "builtin", {}, "asked", 0.0)),
             CallViewScreen("call-1"),

@@ -10,6 +10,7 @@ from textual.widgets import Input
 
 from console.app import AvaConsole
 from console.format import FixedClock
+from console.widgets.wrap_log import WrapLog
 from tests.fixtures.audio_backends import FeedBackend
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,7 +48,8 @@ async def _with_call(pilot) -> None:
     await pilot.press(*"hello", "enter")
     await _settle(pilot, lambda: len(app.state.transcript(app.selected_call or "")) >= 3)
     await pilot.press("escape")
-    await pilot.pause(0.3)
+    # the state has the lines before the transcript pane has written them (a loaded machine shows the gap)
+    await _settle(pilot, lambda: len(app.screen.query_one("#transcript", WrapLog).lines) >= 3)
 
 
 @pytest.mark.parametrize("size", SIZES)

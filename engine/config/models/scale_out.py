@@ -16,6 +16,8 @@ from engine.config.models.common import Strict
 
 STORE_SCHEMES = ("redis", "rediss")
 _ENGINE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
+#: No ':' (it ends the environment's part of a Redis key) and nothing a SCAN pattern treats specially.
+_ENVIRONMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
 def check_store_url(value: str) -> str:
@@ -106,6 +108,12 @@ class ScaleOutConfig(Strict):
         default=None,
         description="This engine's id in the store and the heartbeat (default: host name and process id).",
     )
+    environment: str = Field(
+        default="default",
+        description="The deployment this engine belongs to (e.g. production, staging): engines of one environment "
+        "share their measured tool latencies and calibration results through the store, so a new engine starts "
+        "with measured latencies instead of declared ones.",
+    )
     max_calls: int | None = Field(
         default=None,
         ge=1,
@@ -124,6 +132,16 @@ class ScaleOutConfig(Strict):
         if v is not None and not _ENGINE_ID.fullmatch(v):
             raise ValueError(
                 f"{v!r} is not an engine id: 1 to 64 letters, digits, '.', '_', ':' or '-', starting with a "
+                "letter or digit"
+            )
+        return v
+
+    @field_validator("environment")
+    @classmethod
+    def _environment(cls, v: str) -> str:
+        if not _ENVIRONMENT.fullmatch(v):
+            raise ValueError(
+                f"{v!r} is not an environment name: 1 to 64 letters, digits, '.', '_' or '-', starting with a "
                 "letter or digit"
             )
         return v

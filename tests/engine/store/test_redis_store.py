@@ -233,8 +233,13 @@ async def test_unreachable_at_start_runs_standalone_and_catches_up_when_redis_co
             call = await engine.start_call("c")  # calls work without the store
             await engine.user_said(call.call_id, "echo apples")
             server.start()
-            await eventually(lambda: store.connected and not store.feed.pending, timeout=15, what="catching up")
             r = aioredis.from_url(server.url, decode_responses=True, socket_timeout=5)
+
+            async def caught_up() -> bool:  # the buffer empty is not enough: the pump may not have taken them all
+                types = [e["type"] for e in await entries(r, call_stream("e1", call.call_id))]
+                return store.connected and "turn.timings" in types
+
+            await eventually(caught_up, timeout=15, what="catching up")
             types = [e["type"] for e in await entries(r, call_stream("e1", call.call_id))]
             assert types[0] == "call.started" and "tool.completed" in types
             assert await r.get(engine_key("e1")) is not None

@@ -1,0 +1,100 @@
+"""The operator's transfer dialog: pick a destination of ``tools.extensions`` and blind or warm, for a phone call.
+
+Why it exists: the operator ends or transfers a live phone call by key (``T`` on the Calls screen, beside ``e``
+for end). The destinations are the ones the AI's transfer tools may use (name, description, what is dialled), so
+the operator never types a dial string; blind sends the caller at once, warm has the AI ask the caller to hold while
+the target rings. The engine's ``transfer_call`` runs in a worker (``calls_phone``); its refusal is a notification.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, OptionList, RadioButton, RadioSet, Static
+from textual.widgets.option_list import Option
+
+from engine.config.models.tools import TransferTarget
+
+#: mode -> what the radio button says
+MODES = {
+    "blind": "Blind: the AI leaves at once and the caller rings through",
+    "warm": "Warm: the AI asks the caller to hold; music while it rings",
+}
+
+
+class TransferModal(ModalScreen[tuple[str, str] | None]):
+    """Destination and mode for transferring ``call_id``; dismissed with (destination, mode), or None when left."""
+
+    CSS_PATH = "transfer_modal.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="transfer_cancel"),
+        Binding("ctrl+w", "toggle_mode", "Blind / warm", id="transfer_mode"),
+    ]
+
+    def __init__(self, call_id: str, extensions: Mapping[str, TransferTarget]) -> None:
+        super().__init__()
+        self.call_id = call_id
+        self.extensions = dict(extensions)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="transfer-dialog"):
+            yield Label(f"Transfer · {self.call_id}", id="transfer-title")
+            if not self.extensions:
+                yield Static("No destinations: add them under tools.extensions in the config.", id="transfer-help")
+            options = [
+                Option(f"{name}  {t.destination}" + (f"  · {t.description}" if t.description else ""), id=name)
+                for name, t in self.extensions.items()
+            ]
+            yield OptionList(*options, id="transfer-targets")
+            with RadioSet(id="transfer-mode"):
+                for mode, text in MODES.items():
+                    yield RadioButton(text, value=mode == "blind", id=f"transfer-{mode}")
+            with Horizontal(id="transfer-buttons"):
+                yield Static("Enter transfers · Ctrl+W blind/warm · Esc leaves", id="transfer-keys")
+                yield Button("Transfer", id="transfer-go", variant="warning")
+                yield Button("Cancel", id="transfer-no")
+
+    def on_mount(self) -> None:
+        targets = self.query_one("#transfer-targets", OptionList)
+        if self.extensions:
+            targets.highlighted = 0
+        targets.focus()
+
+    @property
+    def mode(self) -> str:
+        return "warm" if self.query_one("#transfer-warm", RadioButton).value else "blind"
+
+    def _go(self) -> None:
+        targets = self.query_one("#transfer-targets", OptionList)
+        if targets.highlighted is None:
+            return
+        option = targets.get_option_at_index(targets.highlighted)
+        self.dismiss((str(option.id), self.mode))
+
+    @on(OptionList.OptionSelected, "#transfer-targets")
+    def _picked(self) -> None:
+        self._go()
+
+    @on(Button.Pressed, "#transfer-go")
+    def _go_button(self) -> None:
+        self._go()
+
+    @on(Button.Pressed, "#transfer-no")
+    def _cancel_button(self) -> None:
+        self.dismiss(None)
+
+    def action_toggle_mode(self) -> None:
+        warm = self.query_one("#transfer-warm", RadioButton)
+        if warm.value:
+            self.query_one("#transfer-blind", RadioButton).value = True
+        else:
+            warm.value = True
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,270 @@
+"""The one command dispatcher: an operator command by name with JSON arguments → the engine's method → a JSON answer.
+
+Why it exists: a console attached to engines elsewhere sends commands by name (``engine.remote.base.COMMANDS``)
+over two transports, the Redis control stream (``engine.store.control``) and one engine's HTTP API. Both hand the
+name and the arguments as they arrived to ``CommandDispatcher.run``, so the checks (known command, a pydantic model
+per command refusing unknown and ill-typed arguments, a live call for the call commands), the mapping onto the
+engine's public method and the answer's shape exist once. Every failure is a ``CommandError`` whose message names
+the engine, the command and (for bad input) the argument, and whose ``kind`` a transport maps onto its own codes.
+
+The dispatcher gets a narrow ``ControlTarget`` (the engine's public methods it calls), never ``Engine`` itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from engine.approvals import ApprovalError
+from engine.remote.base import COMMANDS
+from engine.sessions.snapshot import CallInfo
+
+log = logging.getLogger(__name__)
+
+#: What went wrong, for a transport's status codes: the input (``bad_request``), no such command / call / approval
+#: (``not_found``), a command this engine lacks (``unsupported``), or the command itself failed (``failed``).
+ErrorKind = Literal["bad_request", "not_found", "unsupported", "failed"]
+
+
+class CommandError(RuntimeError):
+    """A command that was not run or failed; ``str()`` names the engine, the command and why; ``kind`` says which."""
+
+    def __init__(self, message: str, kind: ErrorKind) -> None:
+        super().__init__(message)
+        self.kind: ErrorKind = kind
+
+
+class ControlTarget(Protocol):
+    """The engine's public methods the commands map onto (``Engine`` has them all)."""
+
+    def call_info(self, call_id: str) -> CallInfo | None: ...
+
+    def calls_info(self) -> list[CallInfo]: ...
+
+    def set_tier(self, call_id: str | None, tier: str) -> None: ...
+
+    def set_tool_enabled(
+        self, call_id: str, exposed_name: str, enabled: bool, apply: Literal["next_turn", "now"] = "next_turn"
+    ) -> bool: ...
+
+    async def end_call(self, call_id: str, reason: str = ...) -> None: ...
+
+    async def say_now(self, call_id: str, text: str) -> str: ...
+
+    async def whisper(self, call_id: str, text: str) -> str: ...
+
+    def approve_tool(self, approval_id: str, by: str = ...) -> None: ...
+
+    def deny_tool(self, approval_id: str, reason: str = ..., by: str = ...) -> None: ...
+
+    async def transfer_call(
+        self, call_id: str, destination: str, mode: Literal["blind", "warm"] = "blind"
+    ) -> dict[str, object]: ...
+
+    def drain(self) -> dict[str, object]: ...
+
+    def resume(self) -> dict[str, object]: ...
+
+    def server_status(self) -> dict[str, Any]: ...
+
+
+# ----------------------------------------------------------------------------------------------- argument models
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+CallId = Field(min_length=1, max_length=200)
+Text = Field(max_length=20_000)  # the steering desk's own limit (steer_max_chars) applies after this bound
+
+
+class SetTierArgs(_Args):
+    call_id: str | None = Field(min_length=1, max_length=200)  # None: the engine's default tier
+    tier: Literal["fast", "standard", "deep", "auto"]
+
+
+class SetToolEnabledArgs(_Args):
+    call_id: str = CallId
+    exposed_name: str = Field(min_length=1, max_length=200)
+    enabled: bool
+    apply: Literal["next_turn", "now"] = "next_turn"
+
+
+class EndCallArgs(_Args):
+    call_id: str = CallId
+    reason: str = Field(default="ended by operator", max_length=500)
+
+
+class SteerArgs(_Args):
+    call_id: str = CallId
+    text: str = Text
+
+
+class ApproveArgs(_Args):
+    approval_id: str = Field(min_length=1, max_length=200)
+    by: str = Field(default="operator", min_length=1, max_length=200)
+
+
+class DenyArgs(ApproveArgs):
+    reason: str = Field(default="", max_length=500)
+
+
+class TransferArgs(_Args):
+    call_id: str = CallId
+    destination: str = Field(min_length=1, max_length=200)
+    mode: Literal["blind", "warm"] = "blind"
+
+
+class NoArgs(_Args):
+    pass
+
+
+#: Each command's arguments (the same keyword arguments as the engine's method).
+ARGS: dict[str, type[_Args]] = {
+    "set_tier": SetTierArgs,
+    "set_tool_enabled": SetToolEnabledArgs,
+    "end_call": EndCallArgs,
+    "say_now": SteerArgs,
+    "whisper": SteerArgs,
+    "approve_tool": ApproveArgs,
+    "deny_tool": DenyArgs,
+    "transfer_call": TransferArgs,
+    "drain": NoArgs,
+    "resume": NoArgs,
+    "calls_info": NoArgs,
+    "server_status": NoArgs,
+}
+assert set(ARGS) == set(COMMANDS), "every remote command has an argument model"
+
+
+def _describe(command: str, e: ValidationError) -> str:
+    """One line per bad argument, each naming it: ``set_tier: argument 'tier': Input should be 'fast', …``."""
+    takes = ", ".join(ARGS[command].model_fields) or "no arguments"
+    parts = []
+    for err in e.errors():
+        name = ".".join(str(p) for p in err["loc"]) or "(arguments)"
+        if err["type"] == "extra_forbidden":
+            parts.append(f"argument {name!r} is not known ({command} takes {takes})")
+        elif err["type"] == "missing":
+            parts.append(f"argument {name!r} is missing ({command} takes {takes})")
+        else:
+            parts.append(f"argument {name!r}: {err['msg']}")
+    return "; ".join(parts)
+
+
+def _jsonable(value: Any) -> Any:
+    """The answer as plain JSON types (dataclass snapshots as dicts, anything else exotic as its string)."""
+
+    def plain(o: Any) -> Any:
+        return dataclasses.asdict(o) if dataclasses.is_dataclass(o) and not isinstance(o, type) else str(o)
+
+    return json.loads(json.dumps(value, default=plain))
+
+
+class CommandDispatcher:
+    """Runs one operator command on the engine: ``await run(name, args)`` → a JSON object, or ``CommandError``."""
+
+    def __init__(
+        self, target: ControlTarget, engine_id: Callable[[], str], redact: Callable[[str], str] = lambda s: s
+    ) -> None:
+        self._target = target
+        self._engine_id = engine_id
+        #: Masks known secrets in error messages (an engine's exception text may quote a config value).
+        self._redact = redact
+
+    def _error(self, message: str, kind: ErrorKind) -> CommandError:
+        return CommandError(self._redact(message), kind)
+
+    async def run(self, command: str, args: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        engine = self._engine_id()
+        if command not in ARGS:
+            raise self._error(
+                f"unknown command {command!r} for engine {engine} (one of {', '.join(COMMANDS)})", "not_found"
+            )
+        if args is None:
+            args = {}
+        if not isinstance(args, Mapping):
+            raise self._error(
+                f"{command} on engine {engine}: the arguments must be a JSON object, not {type(args).__name__}",
+                "bad_request",
+            )
+        try:
+            parsed = ARGS[command].model_validate(dict(args))
+        except ValidationError as e:
+            raise self._error(f"{command} on engine {engine}: {_describe(command, e)}", "bad_request") from None
+        call_id = getattr(parsed, "call_id", None)
+        if call_id is not None and self._target.call_info(call_id) is None:
+            raise self._error(f"{command}: no live call {call_id!r} on engine {engine}", "not_found")
+        handler = getattr(self, f"_{command}")
+        try:
+            answer = await handler(parsed)
+        except CommandError:
+            raise
+        except ApprovalError as e:  # no such pending approval (it says whether and how it was answered)
+            raise self._error(f"{command} on engine {engine}: {e}", "not_found") from None
+        except (ValueError, RuntimeError, LookupError) as e:  # CallError, ProviderError, a refused steering text …
+            raise self._error(f"{command} on engine {engine} failed: {e}", "failed") from None
+        except Exception as e:
+            log.exception("control: %s on engine %s failed", command, engine)
+            raise self._error(f"{command} on engine {engine} failed: {type(e).__name__}: {e}", "failed") from None
+        return dict(_jsonable(answer))
+
+    # ------------------------------------------------------------------------------------------- one per command
+
+    async def _set_tier(self, a: SetTierArgs) -> dict[str, Any]:
+        self._target.set_tier(a.call_id, a.tier)
+        return {"call_id": a.call_id, "tier": a.tier, "call": self._call(a.call_id)}
+
+    async def _set_tool_enabled(self, a: SetToolEnabledArgs) -> dict[str, Any]:
+        restarted = self._target.set_tool_enabled(a.call_id, a.exposed_name, a.enabled, a.apply)
+        return {
+            "call_id": a.call_id,
+            "exposed_name": a.exposed_name,
+            "enabled": a.enabled,
+            "apply": a.apply,
+            "restarted": restarted,
+        }
+
+    async def _end_call(self, a: EndCallArgs) -> dict[str, Any]:
+        await self._target.end_call(a.call_id, a.reason)
+        return {"call_id": a.call_id, "ended": True, "reason": a.reason}
+
+    async def _say_now(self, a: SteerArgs) -> dict[str, Any]:
+        return {"call_id": a.call_id, "via": await self._target.say_now(a.call_id, a.text)}
+
+    async def _whisper(self, a: SteerArgs) -> dict[str, Any]:
+        return {"call_id": a.call_id, "via": await self._target.whisper(a.call_id, a.text)}
+
+    async def _approve_tool(self, a: ApproveArgs) -> dict[str, Any]:
+        self._target.approve_tool(a.approval_id, a.by)
+        return {"approval_id": a.approval_id, "approved": True, "by": a.by}
+
+    async def _deny_tool(self, a: DenyArgs) -> dict[str, Any]:
+        self._target.deny_tool(a.approval_id, a.reason, a.by)
+        return {"approval_id": a.approval_id, "approved": False, "by": a.by, "reason": a.reason}
+
+    async def _transfer_call(self, a: TransferArgs) -> dict[str, Any]:
+        result = await self._target.transfer_call(a.call_id, a.destination, a.mode)
+        return {"call_id": a.call_id, "destination": a.destination, **result}
+
+    async def _drain(self, a: NoArgs) -> dict[str, Any]:
+        return dict(self._target.drain())
+
+    async def _resume(self, a: NoArgs) -> dict[str, Any]:
+        return dict(self._target.resume())
+
+    async def _calls_info(self, a: NoArgs) -> dict[str, Any]:
+        return {"calls": [dataclasses.asdict(c) for c in self._target.calls_info()]}
+
+    async def _server_status(self, a: NoArgs) -> dict[str, Any]:
+        return dict(self._target.server_status())
+
+    def _call(self, call_id: str | None) -> dict[str, Any] | None:
+        info = self._target.call_info(call_id) if call_id is not None else None
+        return dataclasses.asdict(info) if info is not None else None
