@@ -224,6 +224,14 @@ async def test_end_call_steer_and_approvals_go_to_the_call_engine(wait, monkeypa
         await wait(pilot, lambda: any("whispered" in s and "call-1 on engine e1" in s for s in seen))
         assert ("e1", "whisper", {"call_id": "call-1", "text": "be brief"}) in remote.sent
         app.selected_call = "e1/call-1"
+        await pilot.press("T")  # transfer: the engine's destinations are typed (it refuses a name it lacks)
+        await wait(pilot, lambda: bool(app.screen.query("#transfer-typed")))
+        await pilot.press(*"support", "ctrl+w", "enter")
+        await wait(pilot, lambda: any(s[1] == "transfer_call" for s in remote.sent))
+        assert [s for s in remote.sent if s[1] == "transfer_call"] == [
+            ("e1", "transfer_call", {"call_id": "call-1", "destination": "support", "mode": "warm"})
+        ]
+        await wait(pilot, lambda: any("warm transfer of call-1 on engine e1 to support started" in s for s in seen))
         await pilot.press("e")
         await wait(pilot, lambda: any(s[1] == "end_call" for s in remote.sent))
         assert [s for s in remote.sent if s[1] == "end_call"] == [
