@@ -2,7 +2,7 @@
 collide show as separate rows with an Engine column; the operator's keys go to the engine that owns the call, once,
 and the answer or the failure names that engine; an engine lost marks its calls lost and shows gone; the link lost
 and back is shown; keys that need this console's own engine say so. The real clients on a real redis-server are in
-``tests/integration/test_attach_redis.py``."""
+``tests/integration/test_attach_console.py``."""
 
 from __future__ import annotations
 

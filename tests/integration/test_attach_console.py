@@ -3,7 +3,7 @@ point) share a real redis-server, each taking a phone call from its own ARI emul
 test's loop on 127.0.0.1; the caller stays silent: a call that is up is enough); one console attached through the
 real Redis client (``engine.open_remote``) sees the calls of all three, routes a tier override and an apply-now to
 the right engine where each runs once, shows the engine killed with -9 as gone and its call as lost within the
-heartbeat, and keeps working for the other two."""
+heartbeat, and keeps working for the other two. And ``--attach http://… --token T``: one serve over its HTTP API."""
 
 from __future__ import annotations
 
@@ -37,11 +37,12 @@ HEARTBEAT_S = 0.5
 ENGINES = ("east-1", "west-2", "lab-3")
 
 
-def _config(tmp: Path, engine_id: str, store: str, ari_url: str, rtp: int) -> Path:
+def _config(tmp: Path, engine_id: str, store: str, ari_url: str, rtp: int, token: str | None = None) -> Path:
     folder = tmp / engine_id
     folder.mkdir()
+    http = {"port": 0, "auth_token": token} if token else {"enabled": False}
     cfg = {
-        "engine": {"id": engine_id, "store": store, "heartbeat_s": HEARTBEAT_S, "http": {"enabled": False}},
+        "engine": {"id": engine_id, "store": store, "heartbeat_s": HEARTBEAT_S, "http": http},
         "providers": {"desk": {"type": "scripted", "script": str(SCRIPT)}},
         "mcp": {"enabled": True, "servers": {"dice": {"transport": "inprocess",
                                                       "target": "engine.servers.dice.server:create"}}},
@@ -56,7 +57,7 @@ def _config(tmp: Path, engine_id: str, store: str, ari_url: str, rtp: int) -> Pa
 
 
 @asynccontextmanager
-async def _serve(cfg: Path) -> AsyncIterator[asyncio.subprocess.Process]:
+async def _serve(cfg: Path) -> AsyncIterator[tuple[asyncio.subprocess.Process, dict[str, Any]]]:
     """``ava-engine --config CFG serve`` until its first JSON line (it runs); stopped (or found killed) after."""
     proc = await asyncio.create_subprocess_exec(
         ENGINE_BIN, "--config", str(cfg), "--json", "serve", "--no-watch",
@@ -67,7 +68,7 @@ async def _serve(cfg: Path) -> AsyncIterator[asyncio.subprocess.Process]:
         line = await asyncio.wait_for(proc.stdout.readline(), 90)
         if not line:
             raise AssertionError(f"serve {cfg.parent.name} ended: {(await proc.stderr.read()).decode()[-2000:]}")
-        yield proc
+        yield proc, json.loads(line)
     finally:
         if proc.returncode is None:
             proc.send_signal(signal.SIGTERM)
@@ -89,7 +90,7 @@ async def test_one_console_over_three_serves_on_redis(tmp_path: Path, redis_serv
         serves = {}
         for i, (engine_id, emu) in enumerate(zip(ENGINES, emus, strict=True)):
             cfg = _config(tmp_path, engine_id, redis_server.url, emu.url, 43700 + i * 50)
-            serves[engine_id] = await stack.enter_async_context(_serve(cfg))
+            serves[engine_id], _first = await stack.enter_async_context(_serve(cfg))
         for emu in emus:
             await emu.wait_subscribers(within_s=30)
         channels = {}
@@ -161,3 +162,42 @@ async def test_one_console_over_three_serves_on_redis(tmp_path: Path, redis_serv
             assert refs["west-2"] in app.state.calls
         for engine_id in ("east-1", "west-2"):
             await emus[ENGINES.index(engine_id)].caller_hangs_up(channels[engine_id].id)
+
+
+@pytest.mark.timeout(180)
+async def test_one_console_over_one_serve_by_http_with_its_token(tmp_path: Path, monkeypatch) -> None:
+    """``--attach http://host:port --token T`` (the CLI's check, then the console): the call, a routed tier."""
+    from console.launch import attach_target
+
+    token = "tok-attach-0123456789"
+    monkeypatch.delenv("AVA_ENGINE_TOKEN", raising=False)
+    async with AsyncExitStack() as stack:
+        emu = await stack.enter_async_context(AriEmulator())
+        cfg = _config(tmp_path, "solo-1", "memory", emu.url, 43900, token=token)
+        _proc, first = await stack.enter_async_context(_serve(cfg))
+        await emu.wait_subscribers(within_s=30)
+        channel = await emu.incoming_call("ava", caller_name="Http Caller", caller_number="2001")
+        await emu.wait_event("ChannelEnteredBridge", channel.id, within_s=30)
+
+        url, given = attach_target(first["http"], token)
+        app = AvaConsole(Path("."), attach=url, token=given, tick=False)
+        async with app.run_test(size=(160, 40)) as pilot:
+            seen = record_notifications(app)
+            await wait_for(pilot, lambda: len(app.state.calls) == 1, within=30)
+            ref = next(iter(app.state.calls))
+            assert ref.startswith("solo-1/") and "1 engine" in app.sub_title and token not in app.sub_title
+            await wait_for(pilot, lambda: app.selected_call == ref)
+            await pilot.press("f7")
+            await wait_for(pilot, lambda: app.state.calls[ref].tier == "deep", within=15)
+            assert any("on engine solo-1: tier DEEP" in s for s in seen)
+        await emu.caller_hangs_up(channel.id)
+
+    # a wrong token: the console stays up and says why, naming no token
+    async with AsyncExitStack() as stack:
+        emu = await stack.enter_async_context(AriEmulator())
+        cfg = _config(tmp_path, "solo-2", "memory", emu.url, 43950, token=token)
+        _proc, first = await stack.enter_async_context(_serve(cfg))
+        app = AvaConsole(Path("."), attach=first["http"], token="tok-wrong-000000000000", tick=False)
+        async with app.run_test(size=(120, 30)) as pilot:
+            await wait_for(pilot, lambda: "connection lost" in app.sub_title, within=15)
+            assert "tok-wrong" not in app.sub_title and token not in app.sub_title
