@@ -72,6 +72,7 @@ class RedisEngines:
         #: stream before they were read, or dropped by the engine while Redis was away).
         self.last_seq: dict[str, int] = {}
         self.missed: dict[str, int] = {}
+        self._closed = False
 
     def _fail(self, what: str, e: BaseException) -> RemoteError:
         return RemoteError(f"Redis at {self.description}: {what}: {e}")
@@ -83,6 +84,8 @@ class RedisEngines:
             raise RemoteError(str(e)) from None
 
     async def close(self) -> None:
+        """Let Redis go; a running ``follow()`` ends (within one blocking read)."""
+        self._closed = True
         await self._store.close()
         try:
             await self._commands.aclose()
@@ -132,7 +135,7 @@ class RedisEngines:
         reconnected_at = 0.0
         retry = 0
         next_poll = 0.0
-        while True:
+        while not self._closed:
             try:
                 if not connected:
                     await self._store.connect()
@@ -184,6 +187,8 @@ class RedisEngines:
                     for item in self._events(engine_id, entries, stopped):
                         yield item
             except StoreUnavailable as e:
+                if self._closed:
+                    return
                 if connected:
                     log.warning("attach: %s; reconnecting", e)
                 connected = False

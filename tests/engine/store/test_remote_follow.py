@@ -238,3 +238,18 @@ def test_open_remote_picks_the_redis_client_and_names_bad_urls() -> None:
         with pytest.raises(ValueError, match=words) as e:
             open_remote(url)
         assert "pw-canary-31" not in str(e.value)
+
+
+async def test_close_ends_a_running_follow(redis_server: RedisServer) -> None:
+    from engine.store.redis_store import RedisStore
+
+    store = RedisStore(redis_server.url)
+    await store.register("ex", {"id": "ex", "heartbeat_s": 1.0}, ttl_s=30, keep_s=30)
+    client = RedisEngines(redis_server.url)
+    f = Follower(client)
+    f.task = asyncio.create_task(f._run())
+    await eventually(lambda: f.joined() == {"ex"}, what="joined")  # now blocked reading ex's stream
+    await client.close()
+    done, _ = await asyncio.wait({f.task}, timeout=5)
+    assert done and f.task.exception() is None  # it ended; it did not reconnect on a fresh pool
+    await store.close()
