@@ -28,6 +28,7 @@ from textual.screen import Screen
 from textual.worker import get_current_worker
 
 from console.approvals import ApprovalQueue
+from console.attach import AttachLink, EnginesChanged
 from console.bindings import app_bindings, validate_keymap
 from console.commands import ConsoleCommands
 from console.elicitations import ElicitationPrompts
@@ -36,6 +37,7 @@ from console.format import Clock
 from console.host import load_config, resolve_path
 from console.launch import add_arguments, apply_overrides, claim_web_tab, make_console, serve_web
 from console.messages import EngineReady, EventBatch
+from console.orders import Orders, call_label
 from console.replay import ReplayClock
 from console.replay_controls import ReplayControls
 from console.screens.base import ConsoleScreen
@@ -46,7 +48,7 @@ from console.widgets.header import Glance, api_url, glance_line
 from engine import freeze_startup_heap, list_audio_devices
 
 if TYPE_CHECKING:  # the engine, its events, the config models and the voice modules load after the first frame
-    from engine import BackendFactory, DeviceInfo, DeviceSpec, Engine, Softphone
+    from engine import BackendFactory, DeviceInfo, DeviceSpec, Engine, RemoteEngines, Softphone
     from engine.config import Settings
     from engine.events import Event, Subscription
 
@@ -83,6 +85,7 @@ class AvaConsole(ReplayControls, App[None]):
         "secrets": _lazy_screen("secrets", "SecretsScreen"),
         "outbox": _lazy_screen("outbox", "OutboxScreen"),
         "config": _lazy_screen("config", "ConfigScreen"),
+        "engines": _lazy_screen("engines", "EnginesScreen"),
     }
     BINDINGS: ClassVar[list[BindingType]] = list(app_bindings())
     COMMANDS = App.COMMANDS | {ConsoleCommands}
@@ -100,8 +103,15 @@ class AvaConsole(ReplayControls, App[None]):
         list_audio_devices: Callable[[bool], list[DeviceInfo]] | None = None,
         replay: str | Path | None = None,
         replay_speed: float = 1.0,
+        attach: str | None = None,
+        token: str | None = None,
+        remote: RemoteEngines | None = None,
     ) -> None:
         super().__init__()
+        #: ``--attach URL``: follow engines elsewhere through this client, with no engine of its own
+        #: (``console.attach``); ``remote`` is a client made already (tests), else ``engine.open_remote`` makes one.
+        self.attach_url, self.attach_token, self._remote = attach, token, remote
+        self.link: AttachLink | None = None
         #: ``--replay FILE``: replay this recording through the screens, with no engine (``console.replay``).
         self.replay_path, self.replay_speed = (Path(replay) if replay is not None else None), replay_speed
         self.config_path = Path(config_path)
@@ -144,6 +154,8 @@ class AvaConsole(ReplayControls, App[None]):
         #: The Calls screen, the default mode's (made in the app's compose; its detail is mounted after the frame).
         self._first_screen: ConsoleScreen | None = None
         self.audio_devices: tuple[DeviceSpec, DeviceSpec] = (None, None)
+        #: Where the operator's commands go: this console's engine, or the attached engine owning the call.
+        self.orders = Orders(self)
 
     # ----------------------------------------------------------------------------------------- lifecycle
 
@@ -173,6 +185,13 @@ class AvaConsole(ReplayControls, App[None]):
         if self.replay_path is not None:  # a replay needs no engine: the screens and keys that need one say so
             self.engine_error = f"replaying {self.replay_path.name}: this console has no engine"
             self.start_replay(self.replay_path)
+        elif self.attached:  # engines elsewhere: no engine here either (the screens that need one say so)
+            where = self._remote.description if self._remote is not None else self.attach_url
+            self.engine_error = (
+                f"attached to {where}: this console has no engine of its own (servers, budget, secrets and the "
+                "softphone belong to each engine)"
+            )
+            self.start_attach()
         elif self.engine is None and not self._quitting:
             self.load_engine()
 
@@ -181,6 +200,8 @@ class AvaConsole(ReplayControls, App[None]):
         """What the header says about the engine: starting, running, or failed."""
         if self.replay_only:
             return "replay (no engine)"
+        if self.link is not None:
+            return self.link.header()
         if self.engine_error:
             return "engine failed"
         return "engine running" if self.engine_running else "engine starting…"
@@ -188,10 +209,76 @@ class AvaConsole(ReplayControls, App[None]):
     def show_engine_status(self) -> None:
         """The header's sub-title: the engine's status until it runs (first, so a narrow header keeps it), and the
         config file."""
+        if self.attached:
+            link = self.link
+            head = link.header() if link is not None else f"attaching to {self.attach_url}…"
+            self.sub_title = f"{head} · {glance_line(self.state, self.glance, self.clock.now(), None)}"
+            return
         status = "" if self.engine_running else f"{self.engine_status} · "
         if self.engine_running:  # at a glance: calls, servers up/failed, recent errors, the HTTP API if served
             status = f"{glance_line(self.state, self.glance, self.clock.now(), api_url(self.engine))} · "
         self.sub_title = f"{status}{self.config_path}"
+
+    @property
+    def attached(self) -> bool:
+        """Whether this console follows engines elsewhere (``--attach``) instead of running its own."""
+        return self.attach_url is not None or self._remote is not None
+
+    @work(group="attach", name="attach", exclusive=True, exit_on_error=False)
+    async def start_attach(self) -> None:
+        """Make the client (a bad URL says so and leaves the console up), then follow it until the console quits."""
+        client = self._remote
+        if client is None:
+            from engine import open_remote
+
+            try:
+                token = {"token": self.attach_token} if self.attach_token else {}  # http(s) only
+                client = open_remote(self.attach_url or "", **token)
+            except Exception as e:  # an unknown scheme, a malformed URL: the message names the URL (no secret)
+                self.engine_error = f"cannot attach: {e}"
+                self.notify(self.engine_error, title="attach", severity="error", timeout=15)
+                self.show_engine_status()
+                return
+        self.link = AttachLink(client, self.pump.interval)
+        self.show_engine_status()
+        self._rebuild_screens()
+        await self.link.run(self.post_message)
+
+    def on_engines_changed(self, message: EnginesChanged) -> None:
+        """Engines joined or left, or the link went down or came back: the engine list, the lost engines' calls,
+        the header."""
+        link = self.link
+        if link is None:
+            return
+        was = link.connected
+        for info in message.joined:
+            self.run_worker(self._engine_tools(info.id), group="attach-tools", exit_on_error=False)
+        for engine_id in link.apply(message):
+            changes = self.state.lose_engine(engine_id, link.engines[engine_id].reason, self.clock.now())
+            self.approvals.forget_engine(engine_id)
+            self._tell_screens("show_approvals")
+            self._dispatch(changes)
+            self.notify(f"engine {engine_id} {link.engines[engine_id].reason}; its live calls are lost",
+                        title="attach", severity="warning", timeout=10)  # fmt: skip
+        if message.link is not None and was is not None and was != link.connected:
+            if link.connected:
+                self.notify(f"connection to {link.description} is back", title="attach")
+            else:
+                self.notify(f"connection to {link.description} lost: {link.problem}", title="attach",
+                            severity="error", timeout=10)  # fmt: skip
+        self.show_engine_status()
+        self._tell_screens("show_engines")
+
+    async def _engine_tools(self, engine_id: str) -> None:
+        link = self.link
+        if link is None:
+            return
+        try:
+            await link.fetch_tools(engine_id)
+        except Exception as e:  # gone again, or no answer: the tools the calls use still show
+            self.notify(f"engine {engine_id}: its tools could not be listed: {e}", title="attach", severity="warning")
+            return
+        self._tell_screens("show_engine_tools")
 
     @work(thread=True, group="config", name="load-engine", exit_on_error=False)
     def load_engine(self) -> None:
@@ -296,11 +383,19 @@ class AvaConsole(ReplayControls, App[None]):
     async def pump_events(self, sub: Subscription) -> None:
         await self.pump.run(sub, self.post_message)
 
-    async def run_action(self, *args: Any, **kwargs: Any) -> bool:
+    async def run_action(self, action: Any, default_namespace: Any = None, *args: Any, **kwargs: Any) -> bool:
+        if self.attached and isinstance(action, str):  # a key of a screen that needs this console's own engine
+            screen = default_namespace if isinstance(default_namespace, Screen) else self.screen
+            what = getattr(screen, "LOCAL_ONLY", {}).get(action.partition("(")[0].rpartition(".")[2])
+            if what is not None and (default_namespace is None or default_namespace is screen):
+                self.require_engine(what)
+                return True
         try:
-            return await super().run_action(*args, **kwargs)
+            return await super().run_action(action, default_namespace, *args, **kwargs)
         finally:
             self.pump.wake()  # the answer to the key (a tier, a tool switched) goes out now, not after the rest
+            if self.link is not None:
+                self.link.wake()
 
     async def shutdown_engine(self) -> None:
         self._quitting = True
@@ -308,6 +403,7 @@ class AvaConsole(ReplayControls, App[None]):
             await self.phone.end("console closed")  # releases the sound devices before the engine stops
         if self._sub is not None:
             self._sub.close()
+        self.workers.cancel_group(self, "attach")  # the link closes its client
         self.approvals.detach()  # nobody answers any more: what waits is denied, nothing waits for this console
         self.elicitations.detach()
         engine, self.engine_running = self.engine, False
@@ -345,7 +441,8 @@ class AvaConsole(ReplayControls, App[None]):
         self.batches += 1
         self.state.dropped = message.dropped
         self.approvals.take(self, message.events, self._tell_screens)
-        self.elicitations.take(self, message.events)
+        if not self.attached:  # a tool's question is answered on its own engine's console (not a remote command)
+            self.elicitations.take(self, message.events)
         voice = [e for e in message.events if e.type.startswith("softphone.")]
         if voice:  # the panel's meter, not the event log
             self._voice_events(voice)
@@ -397,7 +494,13 @@ class AvaConsole(ReplayControls, App[None]):
 
     # ----------------------------------------------------------------------------------------- actions
 
-    def require_engine(self) -> Engine | None:
+    def require_engine(self, what: str = "") -> Engine | None:
+        """This console's running engine, or None after saying why not (starting, failed, replay, attached)."""
+        if self.link is not None or self.attached:
+            desc = self.link.description if self.link is not None else self.attach_url
+            self.notify(f"{what + ': ' if what else ''}not available when attached to {desc} (it needs this console's "
+                        "own engine)", title="attached", severity="warning")  # fmt: skip
+            return None
         if self.engine is None or not self.engine_running:
             why = self.engine_error or "the engine is still starting"
             self.notify(why, title="engine", severity="warning")
@@ -408,25 +511,18 @@ class AvaConsole(ReplayControls, App[None]):
         self.set_call_tier(self.selected_call, tier)
 
     def set_call_tier(self, call_id: str | None, tier: str) -> None:
-        engine = self.require_engine()
-        if engine is None:
+        if not self.attached and self.require_engine() is None:  # says why (starting, failed, a replay)
             return
         if call_id is None:
             self.notify("select a call first (F1 Calls)", title="tier", severity="warning")
             return
-        try:
-            engine.set_tier(call_id, tier)
-        except Exception as e:  # unknown call, ended call
-            self.notify(str(e), title="tier", severity="error")
-            return
-        self.notify(f"{call_id}: tier {tier.upper() if tier != 'auto' else 'auto'}", title="tier")
+        label = tier.upper() if tier != "auto" else "auto"
+        self.orders.run("set_tier", call_id, {"tier": tier}, title="tier",
+                        done=lambda _a: f"{call_label(call_id)}: tier {label}")  # fmt: skip
 
     def action_default_tier(self, tier: str) -> None:
-        engine = self.require_engine()
-        if engine is None:
-            return
-        engine.set_tier(None, tier)
-        self.notify(f"default tier: {tier.upper() if tier != 'auto' else 'auto'}", title="tier")
+        label = tier.upper() if tier != "auto" else "auto"
+        self.orders.run("set_tier", None, {"tier": tier}, title="tier", done=lambda _a: f"default tier: {label}")
 
     # ------------------------------------------------------------------------------------------ config
 
@@ -472,6 +568,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8000, help="port for --web (default 8000)")
     p.add_argument("--replay", metavar="FILE", help="replay a recorded call (.jsonl) through the screens; no engine")
     p.add_argument("--speed", default="1", help="replay speed: 1, 4 or instant (default 1; Ctrl+R switches)")
+    p.add_argument(
+        "--attach",
+        metavar="URL",
+        help="attach to engines elsewhere instead of running one: redis://… or rediss://… (engines sharing a store), "
+        "http(s)://host:port (one engine's HTTP API)",
+    )
+    p.add_argument("--token", help="bearer token for --attach http(s)://… (default: $AVA_ENGINE_TOKEN)")
     add_arguments(p)  # --http, --http-port (console/launch.py)
     return p
 
@@ -482,6 +585,10 @@ def main(argv: list[str] | None = None) -> int:
         from console.replay_controls import replay_main
 
         return replay_main(args.replay, args.speed)
+    if args.attach is not None:
+        from console.launch import attach_main
+
+        return attach_main(args.attach, args.token)
     try:
         path = resolve_path(args.config)
     except Exception as e:  # a config dir we cannot create, a missing demo file

@@ -42,7 +42,11 @@ class PendingRow:
         return text if len(text) <= limit else text[: limit - 1] + "…"
 
     def where(self) -> str:
-        return self.call_id or "an MCP client (no call)"
+        """The call it waits in (``call-3``; attached: ``call-3 on engine e1``), or that no call asked."""
+        if not self.call_id:
+            return "an MCP client (no call)"
+        engine_id, sep, call_id = self.call_id.partition("/")
+        return f"{call_id} on engine {engine_id}" if sep else self.call_id
 
 
 def approval_summary(ev: Event) -> str:
@@ -93,6 +97,13 @@ class ApprovalQueue:
             self.rows[p.approval_id] = PendingRow(
                 p.approval_id, p.call_id, p.exposed_name, p.server, dict(p.arguments), p.reason, p.deadline
             )
+
+    def forget_engine(self, engine_id: str) -> None:
+        """An attached engine is gone: nothing of it can be answered any more (its approvals are keyed engine/id)."""
+        for approval_id in [a for a in self.rows if a.startswith(f"{engine_id}/")]:
+            self.rows.pop(approval_id)
+            if self.picked == approval_id:
+                self.picked = None
 
     def detach(self) -> None:
         if self._detach is not None:

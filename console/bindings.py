@@ -23,6 +23,7 @@ SCREENS = {
     "secrets": ("f9", "Secrets"),
     "outbox": ("f11", "Outbox"),
     "config": ("f10", "Config"),
+    "engines": ("ctrl+g", "Engines"),
 }
 
 

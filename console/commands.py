@@ -20,6 +20,7 @@ from textual.binding import Binding, BindingsMap
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from console.bindings import SCREENS
+from console.orders import toggle_tool
 from console.widgets.keybar import SHIFTED
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ SCREEN_CLASSES = {
     "secrets": ("secrets", "SecretsScreen"),
     "outbox": ("outbox", "OutboxScreen"),
     "config": ("config", "ConfigScreen"),
+    "engines": ("engines", "EnginesScreen"),
 }
 
 
@@ -111,6 +113,9 @@ class ConsoleCommands(Provider):
         yield from self._other_screens(here)
         for tier, label in TIER_LABEL.items():
             yield (f"tier: default {label}", partial(app.action_default_tier, tier), "the global default tier")
+        if app.attached:
+            yield from self._attached_calls()
+            return
         engine = app.engine
         if engine is None:
             return
@@ -133,7 +138,7 @@ class ConsoleCommands(Provider):
                 for apply in ("next_turn", "now"):
                     yield (
                         f"tool: {verb} {name} for {cid} ({apply.replace('_', ' ')})",
-                        partial(_toggle, app, cid, name, not on, apply),
+                        partial(toggle_tool, app, cid, name, not on, apply),
                         "",
                     )
         for context in sorted(engine.settings.contexts):
@@ -141,6 +146,28 @@ class ConsoleCommands(Provider):
         for sid in sorted(engine.settings.mcp.servers):
             for action, label in (("test", "test"), ("restart", "restart")):
                 yield (f"server: {label} {sid}", partial(_server_op, app, action, sid), "")
+
+    def _attached_calls(self) -> Iterator[tuple[str, Callable[[], object], str]]:
+        """An attached console's calls (keyed engine/call): tiers, end, and the tools the console knows of."""
+        from console.orders import call_label
+
+        app = self.capp
+        link = app.link
+        for ref, row in list(app.state.calls.items()):
+            where = call_label(ref)
+            for tier, label in TIER_LABEL.items():
+                yield (f"tier: {label} for {where}", partial(app.set_call_tier, ref, tier),
+                       f"{row.context} · caller {row.caller}")  # fmt: skip
+            yield (f"call: end {where}", partial(_end_call, app, ref), "")
+            engine_id = ref.partition("/")[0]
+            names = set(link.tools.get(engine_id, {}) if link is not None else ())
+            names |= set(app.state.tools_used.get(ref, {}))
+            switches = app.state.tool_switches.get(ref, {})
+            for name in sorted(names | set(switches)):
+                on = switches.get(name, True)
+                for apply in ("next_turn", "now"):
+                    yield (f"tool: {'off' if on else 'on'} {name} for {where} ({apply.replace('_', ' ')})",
+                           partial(toggle_tool, app, ref, name, not on, apply), "")  # fmt: skip
 
     def _other_screens(self, here: set[str]) -> Iterator[tuple[str, Callable[[], object], str]]:
         """The keyed actions of the screens not shown: the command switches to the screen, then acts there."""
@@ -187,23 +214,11 @@ def _on_screen(app: AvaConsole, mode: str, action: str) -> None:
     app.call_after_refresh(run)
 
 
-def _toggle(app: AvaConsole, call_id: str, name: str, enabled: bool, apply: str) -> None:
-    engine = app.require_engine()
-    if engine is None:
-        return
-    try:
-        restarted = engine.set_tool_enabled(call_id, name, enabled, apply="now" if apply == "now" else "next_turn")
-    except Exception as e:  # the call ended meanwhile
-        app.notify(str(e), title="tools", severity="error")
-        return
-    how = "turn restarted" if restarted else "from the next turn"
-    app.notify(f"{name} {'on' if enabled else 'off'} for {call_id}, {how}", title="tools")
-
-
 def _end_call(app: AvaConsole, call_id: str) -> None:
-    engine = app.require_engine()
-    if engine is not None:
-        app.run_worker(engine.end_call(call_id, "ended by operator"), group="calls", name="end-call")
+    from console.orders import call_label
+
+    app.orders.run("end_call", call_id, {"reason": "ended by operator"}, title="call",
+                   done=lambda _a: f"{call_label(call_id)}: ended by operator")  # fmt: skip
 
 
 def _start_call(app: AvaConsole, context: str) -> None:

@@ -19,6 +19,7 @@ STATUS_STYLE: dict[str, tuple[str, str]] = {
     "timeout": ("⧗", "dark_orange"),
     "rejected": ("⊘", "magenta"),
     "cancelled": ("⊗", "grey50"),
+    "lost": ("✖", "red"),  # its engine went away (an attached console: ``console.attach``)
 }
 
 SERVER_STYLE: dict[str, tuple[str, str]] = {

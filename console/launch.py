@@ -22,6 +22,10 @@ if TYPE_CHECKING:
 
 #: Set (to the lock file) in the console processes ``--web`` starts: each claims the lock before its engine starts.
 WEB_LOCK_ENV = "AVA_CONSOLE_WEB_LOCK"
+#: ``--attach http(s)://…``: the engine's API token when ``--token`` is not given.
+TOKEN_ENV = "AVA_ENGINE_TOKEN"
+#: The URL schemes ``--attach`` takes.
+ATTACH_SCHEMES = ("redis", "rediss", "http", "https")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -109,3 +113,40 @@ def serve_web(config_path: Path, port: int, extra: list[str]) -> None:
     args = " ".join(shlex.quote(a) for a in extra)
     command = f"{shlex.quote(sys.executable)} -m console.app --config {shlex.quote(str(config_path))} {args}"
     Server(command.strip(), host="localhost", port=port, title="ava-console").serve()
+
+
+def attach_target(url: str, token: str | None) -> tuple[str, str | None]:
+    """``--attach URL`` checked before any screen: (the URL, the token for http(s) from ``--token`` or
+    ``$AVA_ENGINE_TOKEN``); ``ValueError`` naming what is wrong (never the URL's password)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+    except ValueError as e:
+        raise ValueError(f"--attach: not a URL ({e})") from None
+    shown = f"{parts.scheme}://{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
+    if parts.scheme not in ATTACH_SCHEMES:
+        raise ValueError(f"--attach {shown}: the URL must start with redis://, rediss://, http:// or https://")
+    if not parts.hostname:
+        raise ValueError(f"--attach {shown}: the URL names no host")
+    if parts.scheme in ("http", "https"):
+        return url, token or os.environ.get(TOKEN_ENV) or None
+    if token:
+        raise ValueError("--token is for --attach http(s)://…; a Redis URL carries its own user and password")
+    return url, None
+
+
+def attach_main(url: str, token: str | None) -> int:
+    """``ava-console --attach URL [--token T]``: a console over engines elsewhere, with no engine of its own."""
+    import sys
+
+    try:
+        url, token = attach_target(url, token)
+    except ValueError as e:
+        print(f"ava-console: {e}", file=sys.stderr)
+        return 2
+    from console.app import AvaConsole
+
+    AvaConsole(Path.cwd(), attach=url, token=token).run()
+    return 0

@@ -230,6 +230,10 @@ class ConsoleState:
         #: Recent latencies per MCP server (ms), for p50/p99 and the sparkline.
         self.server_latency: dict[str, deque[float]] = {}
         self.default_tier: str = "auto"
+        #: Per call, the operator's tool switches as ``tools.changed`` reported them (name → on), and the tools it
+        #: used (name → server): what an attached console (no ``tool_states`` of a remote engine) knows of them.
+        self.tool_switches: dict[str, dict[str, bool]] = {}
+        self.tools_used: dict[str, dict[str, str]] = {}
         self.events_seen = 0
         self.dropped = 0
         self._seq = 0
@@ -299,11 +303,7 @@ class ConsoleState:
                 row.state, row.ended_at, row.end_reason = "ended", ev.ts, ev.reason
                 self.ended[ev.call_id] = row
                 while len(self.ended) > MAX_ENDED_KEPT:
-                    old = next(iter(self.ended))
-                    self.ended.pop(old)
-                    self.transcripts.pop(old, None)
-                    self.tier_history.pop(old, None)
-                    ch.calls_forgotten.append(old)
+                    self._forget(next(iter(self.ended)), ch)
                 if ev.call_id in ch.calls_added:
                     ch.calls_added.remove(ev.call_id)
                 ch.calls_removed.append(ev.call_id)  # ended (within this batch too): a history row
@@ -328,6 +328,8 @@ class ConsoleState:
                 ch.tools_changed.add(ev.call_id)
         elif isinstance(ev, ToolsChanged):
             if ev.call_id is not None:
+                switches = self.tool_switches.setdefault(ev.call_id, {})
+                switches.update({n: True for n in ev.added} | {n: False for n in ev.removed})
                 ch.tools_changed.add(ev.call_id)
                 if (row := self.calls.get(ev.call_id)) is not None:
                     row.tools_note = "now" if ev.apply == "now" else "next turn"
@@ -348,6 +350,7 @@ class ConsoleState:
                 is_probe=ev.is_probe,
             )
             self._open[(ev.call_id, ev.tool_call_id)] = inv
+            self.tools_used.setdefault(ev.call_id, {})[ev.exposed_name] = ev.server
             self.invocations.append(inv)
             ch.invocations_added.append(inv)
         elif isinstance(ev, ToolCompleted | ToolRejected):
@@ -371,6 +374,35 @@ class ConsoleState:
             call_id = getattr(ev, "call_id", None)
             if call_id in self.calls:
                 self._changed(call_id, ch)
+
+    def lose_engine(self, engine_id: str, reason: str, now: float) -> Changes:
+        """An attached engine is gone (``--attach``): its live calls become history rows in state "lost", its tool
+        calls still running end "lost". Calls are keyed ``engine/call`` there (``console.attach``)."""
+        ch = Changes()
+        prefix = f"{engine_id}/"
+        for call_id in [c for c in self.calls if c.startswith(prefix)]:
+            row = self.calls.pop(call_id)
+            row.state, row.ended_at, row.end_reason = "lost", now, f"engine {engine_id} {reason}"
+            self.ended[call_id] = row
+            ch.calls_removed.append(call_id)
+        for key in [k for k in self._open if k[0].startswith(prefix)]:
+            inv = self._open.pop(key)
+            inv.status, inv.message = "lost", f"engine {engine_id} {reason}"
+            ch.invocations_changed.append(inv)
+        while len(self.ended) > MAX_ENDED_KEPT:
+            self._forget(next(iter(self.ended)), ch)
+        if ch.calls_removed:
+            line = LogLine(now, "engine.lost", None, f"engine {engine_id} {reason}: {len(ch.calls_removed)} calls lost")
+            self.log.append(line)
+            ch.log.append(line)
+        return ch
+
+    def _forget(self, call_id: str, ch: Changes) -> None:
+        """An ended call drops out of the history (past ``MAX_ENDED_KEPT``)."""
+        self.ended.pop(call_id, None)
+        for per_call in (self.transcripts, self.tier_history, self.tool_switches, self.tools_used):
+            per_call.pop(call_id, None)
+        ch.calls_forgotten.append(call_id)
 
     def _changed(self, call_id: str, ch: Changes) -> None:
         if call_id not in ch.calls_added:

@@ -21,6 +21,10 @@ class ConsoleScreen(Screen[Any]):
         Binding("question_mark", "key_help", "Keys", id="key_help", show=False),
     ]
 
+    #: Actions (by name) that need this console's own engine, and what to call them: in a console attached to
+    #: engines elsewhere (``--attach``) the key says "<what>: not available when attached to …" instead of acting.
+    LOCAL_ONLY: ClassVar[dict[str, str]] = {}
+
     #: The app's ``sync_token()`` when this screen last caught up (None: never): a resumed screen rebuilds only when
     #: the token moved meanwhile (rebuilding the Calls screen's 50 rows and its log took ~150 ms under load).
     synced: tuple[int, int, str | None] | None = None

@@ -19,6 +19,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Header, Input
 
 from console.format import duration, tier_text
+from console.orders import call_label, toggle_tool
 from console.screens.calls_approvals import ApprovalControls
 from console.screens.calls_history import CallHistory
 from console.screens.calls_phone import PhoneControls
@@ -47,6 +48,8 @@ def line_text(info: CallInfo | None) -> str:
 #: Under the calls table while the engine is being built and its servers start.
 STARTING_NOTE = "engine starting… calls show here once it runs"
 CALL_COLUMNS = ("Call", "Caller", "Context", "Provider", "Tier", "Why", "Duration", "State", "Line")
+#: An attached console's (``--attach``): whose call it is first; the Call column then shows the engine's own id.
+ATTACHED_COLUMNS = ("Engine", *CALL_COLUMNS)
 
 
 class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, SteerControls):
@@ -79,6 +82,17 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
         Binding("X", "deny_tool_reason", "Deny tool, say why", id="approval_deny_reason", show=False),
         Binding("right_square_bracket", "next_approval", "Next waiting tool", id="approval_next", show=False),
     ]
+    #: Keys that act on this console's own engine (its softphone, recorder, phone lines): attached, they say so.
+    LOCAL_ONLY: ClassVar[dict[str, str]] = {
+        "new_call": "a test call",
+        "talk": "talking as the caller (S says a line now, i whispers)",
+        "voice_call": "a voice call on the softphone",
+        "mute": "the softphone's mute",
+        "push_to_talk": "the softphone's push-to-talk",
+        "audio_devices": "audio devices",
+        "monitor": "the operator on the line",
+        "export_call": "export (the engine's flight recorder)",
+    }
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -89,7 +103,7 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
 
     def on_mount(self) -> None:
         calls = self.query_one("#calls", DataTable)
-        for col in CALL_COLUMNS:
+        for col in self.call_columns():
             calls.add_column(col, key=col.lower())
         if self.capp.tick:
             self.set_interval(1.0, self._tick)
@@ -106,7 +120,7 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
         state = session.state if session is not None else row.state
         why = row.tier_reason + (f" · tools: {row.tools_note}" if row.tools_note else "")
         return [
-            row.call_id,
+            *self._whose(row.call_id),
             row.caller,
             row.context,
             row.provider,
@@ -114,7 +128,7 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
             why,
             duration(self.capp.clock.now() - row.started_at),
             state if session is None or not session.transfer else f"{state} · {session.transfer}",
-            line_text(session),
+            "-" if self.capp.attached else line_text(session),
         ]
 
     def _tick(self) -> None:
@@ -123,7 +137,8 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
         for call_id, row in self.capp.state.calls.items():
             if call_id in calls.rows:
                 calls.update_cell(call_id, "duration", duration(now - row.started_at))
-                calls.update_cell(call_id, "line", line_text(self._session(call_id)))
+                if not self.capp.attached:
+                    calls.update_cell(call_id, "line", line_text(self._session(call_id)))
 
     # ------------------------------------------------------------------------------------------ refresh
 
@@ -137,6 +152,8 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
         starting = not self.capp.engine_running and not self.capp.engine_error and not self.capp.replay_only
         calls.border_subtitle = STARTING_NOTE if starting else None
         settings, panel = self.capp.settings, self._panel()
+        if panel is not None and self.capp.attached:  # the softphone is this console's engine's: none here
+            panel.display = False
         if settings is not None and panel is not None:
             panel.set_contexts(sorted(settings.contexts))
         self.show_voice()
@@ -145,7 +162,7 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
             log.clear()
             for line in list(self.capp.state.log)[-200:]:
                 log.write(self._log_text(line.ts, line.type, line.text))
-            if self.capp.engine_error:
+            if self.capp.engine_error and not self.capp.attached:  # attached: the header says where, not an error
                 log.write(Text(f"engine: {self.capp.engine_error}", style="bold red"))
         selected = self.capp.selected_call
         if selected is not None and selected in calls.rows:
@@ -166,7 +183,7 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
                 calls.add_row(*self._row_cells(call_id), key=call_id)
         for call_id in changes.calls_changed:
             if calls.has_row(call_id) and call_id in self.capp.state.calls:
-                for col, value in zip(CALL_COLUMNS, self._row_cells(call_id), strict=True):
+                for col, value in zip(self.call_columns(), self._row_cells(call_id), strict=True):
                     calls.update_cell(call_id, col.lower(), value)
         for call_id in changes.calls_removed:
             self._call_ended(calls, call_id)
@@ -205,6 +222,11 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
                     inv.update_cell(str(i.seq), col, value)
 
     # -------------------------------------------------------------------------------------- call detail
+
+    def show_engine_tools(self) -> None:
+        """An attached engine's tools were listed: the selected call's tools table shows them."""
+        if self.detail_ready:
+            self._show_tools(self.capp.selected_call)
 
     def voice_call_started(self, call_id: str) -> None:
         self._select(call_id)
@@ -275,11 +297,10 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
         except Exception as e:  # call ended meanwhile, provider error
             self.notify(str(e), title="turn", severity="error")
 
-    @work(group="calls", name="end-call", exit_on_error=False)
-    async def end_call(self, call_id: str) -> None:
-        engine = self.capp.require_engine()
-        if engine is not None:
-            await engine.end_call(call_id, "ended by operator")
+    def end_call(self, call_id: str) -> None:
+        """Hang up a call, on whichever engine owns it (``console.orders``)."""
+        self.capp.orders.run("end_call", call_id, {"reason": "ended by operator"}, title="call",
+                             done=lambda _a: f"{call_label(call_id)}: ended by operator")  # fmt: skip
 
     # ----------------------------------------------------------------------------------------- actions
 
@@ -320,29 +341,17 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
         self.query_one("#calls", DataTable).focus()
 
     def action_toggle_tool(self, apply: str) -> None:
-        engine = self.capp.require_engine()
         call_id = self.capp.selected_call
-        if engine is None or not self._need_detail():
+        if not self.capp.attached and self.capp.require_engine() is None:
             return
-        session = self._session(call_id)
+        if not self._need_detail():
+            return
         table = self.query_one("#call-tools", DataTable)
-        if session is None or call_id is None or table.row_count == 0:
+        if call_id is None or call_id not in self.capp.state.calls or table.row_count == 0:
             self.notify("select a live call with tools first", title="tools", severity="warning")
             return
         name = cursor_key(table)
         if name is None:
             return
-        try:
-            current = next((t for t in engine.tool_states(call_id) if t.name == name), None)
-            enabled = current is not None and not current.enabled
-            restarted = engine.set_tool_enabled(call_id, name, enabled, apply="now" if apply == "now" else "next_turn")
-        except Exception as e:  # ended call
-            self.notify(str(e), title="tools", severity="error")
-            return
-        state = "on" if enabled else "off"
-        if apply == "now":
-            how = "now: the turn in flight was restarted" if restarted else "now: no turn in flight, so next turn"
-        else:
-            how = "from the next turn"
-        self.notify(f"{name} {state} for {call_id}, {how}", title="tools")
-        self._show_tools(call_id)
+        enabled = not self._tool_enabled(call_id, name)
+        toggle_tool(self.capp, call_id, name, enabled, apply, then=lambda: self._show_tools(call_id))

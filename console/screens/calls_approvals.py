@@ -52,20 +52,15 @@ class ApprovalControls(ConsoleScreen):
         panel.show()
 
     def _answer(self, approve: bool, row: PendingRow | None = None, reason: str = "") -> None:
-        engine = self.capp.require_engine()
         row = row or self._target()
-        if engine is None or row is None:
-            return
-        try:
-            if approve:
-                engine.approve_tool(row.approval_id, by="console")
-            else:
-                engine.deny_tool(row.approval_id, reason, by="console")
-        except ValueError as e:  # ApprovalError: answered or timed out meanwhile
-            self.notify(str(e), title="approval", severity="warning")
+        if row is None:
             return
         verb = "approved: it runs now" if approve else "denied: it will not run"
-        self.notify(f"{row.exposed_name} on {row.where()} {verb}", title="approval")
+        command = "approve_tool" if approve else "deny_tool"
+        args = {"by": "console"} if approve else {"reason": reason, "by": "console"}
+        # answered or timed out meanwhile (ApprovalError), the engine gone: the toast says so
+        self.capp.orders.run(command, row.approval_id, args, title="approval",
+                             done=lambda _a: f"{row.exposed_name} on {row.where()} {verb}")  # fmt: skip
 
     def _target(self) -> PendingRow | None:
         return self.capp.approvals.target(self.capp.selected_call)

@@ -18,6 +18,7 @@ from textual.css.query import NoMatches
 from textual.widgets import DataTable, Label
 
 from console.format import latency, status_text
+from console.orders import call_label
 from console.screens.base import ConsoleScreen
 from console.state import Invocation
 from console.widgets.tables import ConsoleTable, cursor_key
@@ -112,7 +113,7 @@ class CallDetail(ConsoleScreen):
             title.update("Transcript — no call selected (Ctrl+N starts a test call)")
         else:
             ended = f" — ended: {row.end_reason}" if row.state == "ended" else ""
-            title.update(f"Transcript — {row.call_id} ({row.context}){ended}")
+            title.update(f"Transcript — {call_label(row.call_id)} ({row.context}){ended}")
 
     def _show_call(self, call_id: str | None) -> None:
         self._set_title(call_id)
@@ -160,6 +161,41 @@ class CallDetail(ConsoleScreen):
         table = self.query_one("#call-tools", DataTable)
         cursor, at = cursor_key(table), table.cursor_row
         table.clear()
+        if self.capp.attached:
+            self._show_remote_tools(table, call_id)
+        else:
+            self._show_local_tools(table, call_id)
+        if cursor is not None and cursor in {k.value for k in table.rows}:
+            table.move_cursor(row=table.get_row_index(cursor), animate=False)
+        elif table.row_count:
+            table.move_cursor(row=min(at, table.row_count - 1), animate=False)
+
+    def _tool_enabled(self, call_id: str, name: str) -> bool:
+        """Whether the operator's switch for ``name`` on the call is on (this engine's, or as events reported it)."""
+        engine = self.capp.engine
+        if engine is not None and not self.capp.attached:
+            current = next((t for t in engine.tool_states(call_id) if t.name == name), None)
+            return current is not None and current.enabled
+        return self.capp.state.tool_switches.get(call_id, {}).get(name, True)
+
+    def _show_remote_tools(self, table: DataTable[object], call_id: str | None) -> None:
+        """An attached engine's call: its MCP servers' tools, the tools it used, and the operator's switches as the
+        engine reported them (a remote engine's per-call tool view is not sent; a switched-off tool shows off)."""
+        link, state = self.capp.link, self.capp.state
+        if link is None or call_id is None or call_id not in state.calls:
+            return
+        from console.attach import engine_of
+
+        tools = dict(link.tools.get(engine_of(call_id), {}))
+        tools.update(state.tools_used.get(call_id, {}))
+        switches = state.tool_switches.get(call_id, {})
+        for name in sorted(set(tools) | set(switches)):
+            on = switches.get(name, True)
+            mark = Text("● on", style="green") if on else Text("○ off", style="red")
+            shown = "shown" if on else Text("hidden: switched off", style="dim")
+            table.add_row(mark, name, tools.get(name, ""), shown, key=name)
+
+    def _show_local_tools(self, table: DataTable[object], call_id: str | None) -> None:
         session = self._session(call_id)
         engine = self.capp.engine
         if session is None or engine is None:
@@ -170,7 +206,3 @@ class CallDetail(ConsoleScreen):
                 continue
             mark = Text("● on", style="green") if t.enabled else Text("○ off", style="red")
             table.add_row(mark, t.name, "", Text(f"hidden: {t.reason}", style="dim"), key=t.name)
-        if cursor is not None and cursor in {k.value for k in table.rows}:
-            table.move_cursor(row=table.get_row_index(cursor), animate=False)
-        elif table.row_count:
-            table.move_cursor(row=min(at, table.row_count - 1), animate=False)

@@ -16,6 +16,7 @@ from rich.text import Text
 from textual import work
 from textual.widgets import DataTable
 
+from console.attach import engine_of, local_id
 from console.format import duration
 from console.screens.calls_detail import CallDetail
 from console.state import CallRow
@@ -26,12 +27,33 @@ ENDED_STYLE = "dim"
 class CallHistory(CallDetail):
     """A mixin of ``CallsScreen`` (before ``CallDetail`` in its bases: it extends ``_show_call``)."""
 
+    def call_columns(self) -> tuple[str, ...]:
+        """The calls table's columns: with the Engine first in an attached console (``--attach``)."""
+        from console.screens.calls import ATTACHED_COLUMNS, CALL_COLUMNS
+
+        return ATTACHED_COLUMNS if self.capp.attached else CALL_COLUMNS
+
+    def _whose(self, call_id: str) -> list[str]:
+        """The row's first cells: the call id, or (attached) its engine and the engine's own call id."""
+        if not self.capp.attached:
+            return [call_id]
+        return [engine_of(call_id) or "-", local_id(call_id)]
+
     def _ended_cells(self, row: CallRow) -> list[str | Text]:
-        """An ended call's row: every cell dimmed, its duration as it ended, its state with the reason."""
+        """An ended call's row: every cell dimmed, its duration as it ended, its state with the reason. A call lost
+        with its engine (``--attach``) says so in red: it did not end, nobody knows how it went on."""
         took = duration((row.ended_at or row.started_at) - row.started_at)
-        state = f"ended: {row.end_reason}" if row.end_reason else "ended"
-        cells = [row.call_id, row.caller, row.context, row.provider, row.tier.upper(), row.tier_reason, took, state, ""]
-        return [Text(c, style=ENDED_STYLE) for c in cells]
+        if row.state == "lost":
+            state = Text(f"✖ {row.end_reason}" if row.end_reason else "✖ lost", style="bold red")
+        else:
+            state = Text(f"ended: {row.end_reason}" if row.end_reason else "ended", style=ENDED_STYLE)
+        cells = [*self._whose(row.call_id), row.caller, row.context, row.provider, row.tier.upper(), row.tier_reason]
+        return [
+            *(Text(c, style=ENDED_STYLE) for c in cells),
+            Text(took, style=ENDED_STYLE),
+            state,
+            Text("", style=ENDED_STYLE),
+        ]
 
     def _history_ids(self) -> list[str]:
         """The ended calls the table shows, newest ended first."""
@@ -42,7 +64,10 @@ class CallHistory(CallDetail):
         """Live calls first (start order), then ended ones (newest first); the cursor stays on the selection."""
         state = self.capp.state
         order = {cid: i for i, cid in enumerate([*state.calls, *self._history_ids()])}
-        table.sort("call", key=lambda cell: order.get(str(cell), len(order)))
+        if self.capp.attached:  # the key is engine/call: the Call column alone repeats across engines
+            table.sort("engine", "call", key=lambda cells: order.get(f"{cells[0]}/{cells[1]}", len(order)))
+        else:
+            table.sort("call", key=lambda cell: order.get(str(cell), len(order)))
         selected = self.capp.selected_call
         if selected is not None and selected in table.rows:
             table.move_cursor(row=table.get_row_index(selected))

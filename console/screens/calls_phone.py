@@ -64,8 +64,21 @@ class PhoneControls(ConsoleScreen):
 
     def action_transfer(self) -> None:
         """``T``: transfer the selected phone call to a destination of ``tools.extensions`` (blind or warm)."""
-        engine = self.capp.require_engine()
         call_id = self.capp.selected_call
+        if self.capp.attached:  # the call's engine knows its destinations (and whether it is a phone call)
+            if call_id is None or call_id not in self.capp.state.calls:
+                self.notify("select a live call first", title="transfer", severity="warning")
+                return
+            from console.orders import call_label
+            from console.screens.transfer_modal import TransferModal
+
+            def chosen(choice: tuple[str, str] | None) -> None:
+                if choice is not None:
+                    self.transfer(call_id, *choice)
+
+            self.app.push_screen(TransferModal(call_label(call_id), None), chosen)
+            return
+        engine = self.capp.require_engine()
         if engine is None:
             return
         info = engine.call_info(call_id) if call_id is not None else None
@@ -82,14 +95,11 @@ class PhoneControls(ConsoleScreen):
 
         self.app.push_screen(TransferModal(call_id, engine.settings.tools.extensions), done)
 
-    @work(group="phone", name="transfer", exit_on_error=False)
-    async def transfer(self, call_id: str, destination: str, mode: str) -> None:
-        engine = self.capp.require_engine()
-        if engine is None:
-            return
-        try:
-            done = await engine.transfer_call(call_id, destination, mode)  # type: ignore[arg-type]
-        except Exception as e:  # the call ended meanwhile, Asterisk refused, not a destination any more
-            self.notify(str(e), title="transfer", severity="error")
-            return
-        self.notify(f"{mode} transfer of {call_id} to {done['target']} started", title="transfer")
+    def transfer(self, call_id: str, destination: str, mode: str) -> None:
+        """Transfer on the call's engine (``console.orders``); its refusal (the call ended, Asterisk refused, not a
+        destination) is a notification."""
+        from console.orders import call_label
+
+        self.capp.orders.run("transfer_call", call_id, {"destination": destination, "mode": mode}, title="transfer",
+                             done=lambda a: f"{mode} transfer of {call_label(call_id)} to "
+                             f"{a.get('target', destination)} started")  # fmt: skip

@@ -2,24 +2,27 @@
 
 Why apart from the dialog (``steer_modal``): the Calls screen is the first screen, and its module is imported
 before the first frame; the dialog's widgets (buttons) load only when the operator first steers. The engine's
-``say_now`` / ``whisper`` run in a worker (a say-now line on a voice call returns once it has been spoken); a
+``say_now`` / ``whisper`` go through the one command seam (``console.orders``: this engine, or the attached one
+owning the call) and run in a worker (a say-now line on a voice call returns once it has been spoken); a
 refusal — the call ended, the provider could not, a bad text — is a notification with the engine's reason.
 """
 
 from __future__ import annotations
 
-from textual import work
-
+from console.orders import call_label
 from console.screens.base import ConsoleScreen
+
+#: The steering dialog's limit for an attached engine's call (the engine refuses longer, naming its own limit).
+REMOTE_STEER_MAX_CHARS = 500
 
 
 class SteerControls(ConsoleScreen):
     """The Calls screen's steering keys (a mixin): open the dialog for the selected live call, then steer it."""
 
     def action_steer(self, kind: str) -> None:
-        engine = self.capp.require_engine()
         call_id = self.capp.selected_call
-        if engine is None:
+        engine = self.capp.engine
+        if not self.capp.attached and self.capp.require_engine() is None:
             return
         if call_id is None or call_id not in self.capp.state.calls:
             self.notify("select a live call first (Ctrl+N starts a test call)", title="steer", severity="warning")
@@ -31,20 +34,12 @@ class SteerControls(ConsoleScreen):
 
         from console.screens.steer_modal import SteerModal
 
-        self.app.push_screen(SteerModal(kind, call_id, engine.steer_max_chars), done)
+        # an attached engine checks the length itself (its own steer_max_chars): the dialog takes what the wire does
+        limit = engine.steer_max_chars if engine is not None else REMOTE_STEER_MAX_CHARS
+        self.app.push_screen(SteerModal(kind, call_id, limit), done)
 
-    @work(group="steer", name="steer", exit_on_error=False)
-    async def steer(self, call_id: str, kind: str, text: str) -> None:
-        engine = self.capp.require_engine()
-        if engine is None:
-            return
-        try:
-            if kind == "say":
-                via = await engine.say_now(call_id, text)
-            else:
-                via = await engine.whisper(call_id, text)
-        except Exception as e:  # the call ended meanwhile, the provider refused, a bad text
-            self.notify(str(e), title="steer", severity="error")
-            return
-        done = "said next" if kind == "say" else "whispered (hidden from the caller)"
-        self.notify(f"{done} on {call_id} · via {via}", title="steer")
+    def steer(self, call_id: str, kind: str, text: str) -> None:
+        """Say-now or whisper on the call's engine (``console.orders``); the engine's refusal is a toast."""
+        what = "said next" if kind == "say" else "whispered (hidden from the caller)"
+        self.capp.orders.run("say_now" if kind == "say" else "whisper", call_id, {"text": text}, title="steer",
+                             done=lambda a: f"{what} on {call_label(call_id)} · via {a.get('via', '?')}")  # fmt: skip

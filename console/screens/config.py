@@ -43,6 +43,11 @@ class ConfigScreen(ConsoleScreen):
         Binding("r", "reload", "Reload", id="config_reload"),
         Binding("v", "validate", "Validate", id="config_validate"),
     ]
+    #: Attached to engines elsewhere (``--attach``) these keys say they need this console's own engine.
+    LOCAL_ONLY: ClassVar[dict[str, str]] = {
+        "reload": "the config (each engine's own file)",
+        "validate": "the config (each engine's own file)",
+    }
 
     def compose(self) -> ComposeResult:
         yield Header()

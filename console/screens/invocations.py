@@ -14,6 +14,7 @@ from textual.coordinate import Coordinate
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Header, Input, Label, Static
 
+from console.attach import engine_of, local_id
 from console.format import latency, mask_secrets, pretty, status_text
 from console.screens.base import ConsoleScreen
 from console.state import Changes, Invocation
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
 STATUSES = ("all", "success", "error", "timeout", "rejected", "cancelled", "running")
 MAX_ROWS = 2000
 COLUMNS = ("time", "call", "tool", "server", "status", "latency", "cache")
+#: An attached console's (``--attach``): whose call it was, then the engine's own call id.
+ATTACHED_COLUMNS = ("time", "engine", "call", "tool", "server", "status", "latency", "cache")
 
 
 def running_text(i: Invocation) -> Text:
@@ -109,7 +112,7 @@ class ToolLogScreen(ConsoleScreen):
 
     def on_mount(self) -> None:
         table = self.query_one("#invocations", DataTable)
-        for col in COLUMNS:
+        for col in self.table_columns():
             table.add_column(col.capitalize(), key=col)
         self.refresh_all()
         table.focus()
@@ -119,11 +122,15 @@ class ToolLogScreen(ConsoleScreen):
             return False
         return not self.search or i.matches(self.search)
 
+    def table_columns(self) -> tuple[str, ...]:
+        return ATTACHED_COLUMNS if self.capp.attached else COLUMNS
+
     def _cells(self, i: Invocation) -> list[str | Text]:
         cache = Text("hit", style="cyan") if i.cache_hit else Text("-", style="dim")
+        whose = [engine_of(i.call_id) or "-", local_id(i.call_id)] if self.capp.attached else [i.call_id]
         return [
             self.capp.clock.hms(i.ts),
-            i.call_id,
+            *whose,
             i.exposed_name,
             i.server or "-",
             running_text(i) if i.status == "running" else status_text(i.status),
@@ -160,7 +167,7 @@ class ToolLogScreen(ConsoleScreen):
             key = str(i.seq)
             if table.has_row(key):
                 if self._keep(i):
-                    for col, value in zip(COLUMNS, self._cells(i), strict=True):
+                    for col, value in zip(self.table_columns(), self._cells(i), strict=True):
                         table.update_cell(key, col, value, update_width=True)  # "running 50%" grows
                 else:
                     table.remove_row(key)

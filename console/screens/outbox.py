@@ -38,6 +38,11 @@ class OutboxScreen(ConsoleScreen):
         Binding("r", "retry", "Send again now", id="outbox_retry"),
         Binding("d", "drop", "Drop", id="outbox_drop"),
     ]
+    #: Attached to engines elsewhere (``--attach``) these keys say they need this console's own engine.
+    LOCAL_ONLY: ClassVar[dict[str, str]] = {
+        "retry": "the e-mail outbox (each engine's own)",
+        "drop": "the e-mail outbox (each engine's own)",
+    }
 
     def __init__(self) -> None:
         super().__init__()

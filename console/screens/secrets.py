@@ -60,6 +60,13 @@ class SecretsScreen(ConsoleScreen):
         Binding("r", "rename_secret", "Rename", id="secret_rename"),
         Binding("d", "delete_secret", "Delete", id="secret_delete"),
     ]
+    #: Attached to engines elsewhere (``--attach``) these keys say they need this console's own engine.
+    LOCAL_ONLY: ClassVar[dict[str, str]] = {
+        "set_secret": "secrets (each engine's keyring)",
+        "replace_secret": "secrets (each engine's keyring)",
+        "rename_secret": "secrets (each engine's keyring)",
+        "delete_secret": "secrets (each engine's keyring)",
+    }
 
     def __init__(self) -> None:
         super().__init__()

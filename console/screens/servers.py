@@ -70,6 +70,21 @@ class ServersScreen(ConsoleScreen):
             show=False,  # in the palette and key help (?): the footer is full at 120 columns
         ),
     ]
+    #: Attached to engines elsewhere (``--attach``) these keys say they need this console's own engine.
+    LOCAL_ONLY: ClassVar[dict[str, str]] = {
+        "test": "the MCP servers (each engine's own)",
+        "restart": "the MCP servers (each engine's own)",
+        "toggle_server": "the MCP servers (each engine's own)",
+        "toggle_server_save": "the MCP servers (each engine's own)",
+        "add": "the MCP servers (each engine's own)",
+        "add_from_source": "the MCP servers (each engine's own)",
+        "edit": "the MCP servers (each engine's own)",
+        "remove": "the MCP servers (each engine's own)",
+        "import_json": "the MCP servers (each engine's own)",
+        "tools": "the MCP servers (each engine's own)",
+        "describe": "the MCP servers (each engine's own)",
+        "sign_in": "the MCP servers (each engine's own)",
+    }
 
     def __init__(self) -> None:
         super().__init__()

@@ -16,7 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Label, OptionList, RadioButton, RadioSet, Static
+from textual.widgets import Button, Input, Label, OptionList, RadioButton, RadioSet, Static
 from textual.widgets.option_list import Option
 
 from engine.config.models.tools import TransferTarget
@@ -34,18 +34,26 @@ class TransferModal(ModalScreen[tuple[str, str] | None]):
     CSS_PATH = "transfer_modal.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", id="transfer_cancel"),
-        Binding("ctrl+w", "toggle_mode", "Blind / warm", id="transfer_mode"),
+        # priority: the typed destination's input would take Ctrl+W (delete a word) otherwise
+        Binding("ctrl+w", "toggle_mode", "Blind / warm", id="transfer_mode", priority=True),
     ]
 
-    def __init__(self, call_id: str, extensions: Mapping[str, TransferTarget]) -> None:
+    def __init__(self, call_id: str, extensions: Mapping[str, TransferTarget] | None) -> None:
+        """``extensions`` None: the destinations are another engine's (``--attach``): the operator types one of
+        its names, and that engine refuses a name it does not have."""
         super().__init__()
         self.call_id = call_id
-        self.extensions = dict(extensions)
+        self.typed = extensions is None
+        self.extensions = dict(extensions or {})
 
     def compose(self) -> ComposeResult:
         with Vertical(id="transfer-dialog"):
             yield Label(f"Transfer · {self.call_id}", id="transfer-title")
-            if not self.extensions:
+            if self.typed:
+                yield Static("The destinations are that engine's tools.extensions: type one of its names.",
+                             id="transfer-help")  # fmt: skip
+                yield Input(placeholder="destination (e.g. support)", id="transfer-typed")
+            elif not self.extensions:
                 yield Static("No destinations: add them under tools.extensions in the config.", id="transfer-help")
             options = [
                 Option(f"{name}  {t.destination}" + (f"  · {t.description}" if t.description else ""), id=name)
@@ -61,6 +69,10 @@ class TransferModal(ModalScreen[tuple[str, str] | None]):
                 yield Button("Cancel", id="transfer-no")
 
     def on_mount(self) -> None:
+        if self.typed:
+            self.query_one("#transfer-targets", OptionList).display = False
+            self.query_one("#transfer-typed", Input).focus()
+            return
         targets = self.query_one("#transfer-targets", OptionList)
         if self.extensions:
             targets.highlighted = 0
@@ -71,6 +83,11 @@ class TransferModal(ModalScreen[tuple[str, str] | None]):
         return "warm" if self.query_one("#transfer-warm", RadioButton).value else "blind"
 
     def _go(self) -> None:
+        if self.typed:
+            typed = self.query_one("#transfer-typed", Input).value.strip()
+            if typed:
+                self.dismiss((typed, self.mode))
+            return
         targets = self.query_one("#transfer-targets", OptionList)
         if targets.highlighted is None:
             return
@@ -79,6 +96,10 @@ class TransferModal(ModalScreen[tuple[str, str] | None]):
 
     @on(OptionList.OptionSelected, "#transfer-targets")
     def _picked(self) -> None:
+        self._go()
+
+    @on(Input.Submitted, "#transfer-typed")
+    def _typed(self) -> None:
         self._go()
 
     @on(Button.Pressed, "#transfer-go")

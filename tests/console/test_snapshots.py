@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.widgets import Input
@@ -200,4 +201,40 @@ def test_a_tools_question_to_the_operator(snap_compare, size) -> None:
         await pilot.pause(0.3)
 
     app = AvaConsole(Path("tests/console/data/elicitation.yaml"), clock=FixedClock(), tick=False)
+    assert snap_compare(app, run_before=run_before, terminal_size=size)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])
+def test_calls_screen_attached_to_three_engines(snap_compare, size) -> None:
+    """``--attach``: three engines (the same call id on two of them), the Engine column, one engine lost (its call
+    "lost"), the selected call's transcript and the engine's tools; an in-process client, fixed times."""
+    from engine.events import CallStarted, TranscriptAdded
+    from tests.console.remote_double import InProcessRemote
+
+    def answer(engine_id: str, command: str, args: dict[str, Any]) -> dict[str, Any]:
+        tools = [{"exposed_name": "mcp_dice_roll"}, {"exposed_name": "mcp_dice_coin"}]
+        return {"servers": [{"id": "dice", "tools": tools}]} if command == "server_status" else {}
+
+    remote = InProcessRemote("redis://10.0.0.5:6379/0", answer=answer)
+    for i, (engine_id, caller) in enumerate((("east-1", "Ann"), ("west-2", "Bob"), ("lab-3", "Cy"))):
+        remote.join(engine_id, host=f"host{i}", version="0.1.0", contexts=("demo",))
+        remote.emit(engine_id, CallStarted(ts=905 + i * 10, call_id="call-1", context="demo", provider="script",
+                                           caller_name=caller, tier="standard"))  # fmt: skip
+    remote.emit("west-2", CallStarted(ts=970, call_id="call-2", context="demo", provider="script",
+                                      caller_name="Dee", tier="fast"))  # fmt: skip
+    remote.emit("east-1", TranscriptAdded(ts=910, call_id="call-1", role="assistant", text="Hello, how can I help?"),
+                TranscriptAdded(ts=920, call_id="call-1", role="caller", text="Roll a die for me"))  # fmt: skip
+
+    async def run_before(pilot) -> None:
+        app: AvaConsole = pilot.app
+        await _settle(pilot, lambda: len(app.state.calls) == 4 and app.screen.detail_ready)  # type: ignore[attr-defined]
+        remote.lose("lab-3", "heartbeat expired")
+        await _settle(pilot, lambda: "lab-3/call-1" in app.state.ended and app.link is not None
+                      and all(e in app.link.tools for e in ("east-1", "west-2")))  # fmt: skip
+        app.screen._select("east-1/call-1")  # type: ignore[attr-defined]
+        app.screen.refresh_all()  # type: ignore[attr-defined]
+        app.clear_notifications()
+        await pilot.pause(0.3)
+
+    app = AvaConsole(Path("."), clock=FixedClock(at=1000.0), tick=False, remote=remote)
     assert snap_compare(app, run_before=run_before, terminal_size=size)
