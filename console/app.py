@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -232,8 +233,10 @@ class AvaConsole(ReplayControls, App[None]):
             from engine import open_remote
 
             try:
-                token = {"token": self.attach_token} if self.attach_token else {}  # http(s) only
-                client = open_remote(self.attach_url or "", **token)
+                options: dict[str, str] = {"approver": f"ava-console@{socket.gethostname()}"}  # approvals wait for it
+                if self.attach_token:  # http(s) only
+                    options["token"] = self.attach_token
+                client = open_remote(self.attach_url or "", **options)
             except Exception as e:  # an unknown scheme, a malformed URL: the message names the URL (no secret)
                 self.engine_error = f"cannot attach: {e}"
                 self.notify(self.engine_error, title="attach", severity="error", timeout=15)

@@ -130,14 +130,15 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
             HttpRemote(
                 lambda: engine.settings, engine.bus, engine.spawn, lambda: heartbeat_facts(engine),
                 engine.redactor.value, lambda: engine_id(engine), command_dispatcher(engine).run,
-                snapshot=lambda: live_call_events(engine),
+                snapshot=lambda: live_call_events(engine), attach_approver=engine.executor.approvals.attach,
             )
         )  # fmt: skip
     components.append(store(engine))  # before the parts whose events it shares (MCP servers' states …)
     from engine.store.control import ControlComponent  # operator commands over Redis (engine.store: redis://…)
 
     components.append(ControlComponent(lambda: engine.settings, engine.spawn, lambda: engine_id(engine),
-                                       command_dispatcher(engine).run))  # fmt: skip
+                                       command_dispatcher(engine).run,
+                                       attach_approver=engine.executor.approvals.attach))  # fmt: skip
     components.append(budget)
     from engine.store.shared_book import SharedBook  # the environment's measured latencies, before MCP servers
 

@@ -12,6 +12,9 @@ Why it exists: ``ava-console --attach http://host:port`` follows one remote engi
   sees it. A client more than ``LAG_BOUND`` events behind is closed with 1013 and a reason (it
   resumes with ``?after=``); the engine stopping closes every stream with 1001 ``engine stopping``, a changed
   ``engine.http.auth_token`` (reload) with 1008.
+  With ``?approver=NAME`` the client is a console that answers tool approvals: while its stream is open (and
+  ``APPROVER_GRACE_HEARTBEATS`` heartbeats after, for a reconnect) calls that need approval wait for it, as for the
+  console in the engine's own process; it answers with ``POST /control/approve_tool`` / ``deny_tool``.
 * ``GET /engine`` — the heartbeat as JSON.
 * ``POST /control/{command}`` — the JSON body is the command's arguments (``engine.remote.base.COMMANDS``); the
   answer is the dispatcher's (``engine.control``) JSON object; a refusal is ``{"error": ...}`` with 400 (bad
@@ -44,6 +47,7 @@ from engine.http.backend import AUTHENTICATED
 from engine.http.body import BodyError, read_json
 from engine.http.event_stream import GOING_AWAY, POLICY_VIOLATION, EventRing, Listener, message
 from engine.http.responses import error, json_response
+from engine.remote.base import APPROVER_NAME
 from engine.store.feed import entry_key
 
 if TYPE_CHECKING:
@@ -54,6 +58,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+#: A console that answers approvals stays their approver this many heartbeats after its stream closed (a reconnect).
+APPROVER_GRACE_HEARTBEATS = 3
 #: Runs one operator command by name with its JSON arguments (``engine.control.CommandDispatcher.run``).
 Dispatch = Callable[[str, Any], Awaitable[dict[str, Any]]]
 #: A refused command's HTTP status, by the dispatcher's kind of error.
@@ -96,6 +102,7 @@ class HttpRemote:
         dispatch: Dispatch,
         *,
         snapshot: Callable[[], Iterable[Event]] = tuple,
+        attach_approver: Callable[[str], Callable[[], None]] | None = None,
         ring_bound: int = RING_BOUND,
         lag_bound: int = LAG_BOUND,
     ) -> None:
@@ -107,6 +114,10 @@ class HttpRemote:
         self._engine_id = engine_id
         self._dispatch = dispatch
         self._snapshot = snapshot
+        self._attach_approver = attach_approver
+        #: Consoles on the stream that answer approvals (``?approver=NAME``): their detach and open streams.
+        self.approvers: dict[str, tuple[Callable[[], None], int]] = {}
+        self._approver_timers: dict[str, asyncio.TimerHandle] = {}
         self.ring = EventRing(ring_bound, lag_bound)
         self._sub: Subscription | None = None
         self._pump_task: asyncio.Task[None] | None = None
@@ -129,6 +140,8 @@ class HttpRemote:
         if self._handlers:
             await asyncio.wait(set(self._handlers), timeout=STOP_WAIT_S)
         self._unsubscribe()
+        for name in list(self.approvers):
+            self._approver_gone(name)
 
     async def reload(self, old: Settings, new: Settings) -> None:
         """A new (or no) token ends the streams opened with the old one; they reconnect with theirs, or are refused.
@@ -193,6 +206,39 @@ class HttpRemote:
             self._linger.cancel()
         self._linger = asyncio.get_running_loop().call_later(retain_s, self._unsubscribe)
 
+    # ------------------------------------------------------------------------------------------- approvers
+
+    def _approver_joined(self, name: str) -> None:
+        """A console that answers approvals opened a stream: calls needing approval wait for it."""
+        timer = self._approver_timers.pop(name, None)
+        if timer is not None:
+            timer.cancel()
+        detach, streams = self.approvers.get(name, (None, 0))
+        if detach is None:
+            assert self._attach_approver is not None
+            detach = self._attach_approver(f"{name} (attached over HTTP)")
+            log.info("approvals: %s (attached over HTTP) answers them", name)
+        self.approvers[name] = (detach, streams + 1)
+
+    def _approver_left(self, name: str) -> None:
+        """Its stream closed: it stays the approver for ``APPROVER_GRACE_HEARTBEATS`` (a reconnect), then goes."""
+        detach, streams = self.approvers[name]
+        self.approvers[name] = (detach, streams - 1)
+        if streams - 1 <= 0 and not self.stopping:
+            grace = self._settings().engine.heartbeat_s * APPROVER_GRACE_HEARTBEATS
+            self._approver_timers[name] = asyncio.get_running_loop().call_later(grace, self._approver_gone, name)
+        elif streams - 1 <= 0:
+            self._approver_gone(name)
+
+    def _approver_gone(self, name: str) -> None:
+        timer = self._approver_timers.pop(name, None)
+        if timer is not None:
+            timer.cancel()
+        found = self.approvers.pop(name, None)
+        if found is not None:
+            found[0]()  # what still waits with no approver left is denied
+            log.info("approvals: %s (attached over HTTP) left", name)
+
     async def _pump(self, sub: Subscription) -> None:
         seen_drops = 0
         while True:
@@ -244,6 +290,10 @@ class HttpRemote:
             except ValueError:
                 return error(400, f"?after= must be an entry id like 1764300000000-0 (from a message's entry_id), "
                                   f"not {after[:40]!r}")  # fmt: skip
+        approver_name = request.query.get("approver", "").strip()
+        if approver_name and not APPROVER_NAME.fullmatch(approver_name):
+            return error(400, "?approver= names the console answering approvals: 1-80 letters, digits, '.', '_', "
+                              "'-', '@' or ':'")  # fmt: skip
         if self.stopping:
             return error(503, "the engine is stopping")
         ws = web.WebSocketResponse(compress=False, max_msg_size=64 * 1024, timeout=CLOSE_WAIT_S, heartbeat=self.ping_s)
@@ -254,12 +304,17 @@ class HttpRemote:
         if task is not None:
             self._handlers.add(task)
         self._subscribe()
+        approver = approver_name if self._attach_approver is not None else None
+        if approver:
+            self._approver_joined(approver)
         listener, _backlog, gap = self.ring.join(after)
         try:
             await self._serve(ws, listener, gap.to_dict() if gap is not None else None)
         finally:
             self.ring.leave(listener)
             self._left()
+            if approver:
+                self._approver_left(approver)
             if task is not None:
                 self._handlers.discard(task)
         code, reason = listener.close_code or WSCloseCode.OK, listener.close_reason

@@ -13,6 +13,7 @@ contains ``/``: ``engine.config.models.scale_out``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -35,6 +36,17 @@ COMMANDS = (
     "calls_info",  # → {"calls": [CallInfo as dict, ...]}
     "server_status",  # → the engine's server_status()
 )
+
+
+#: The name a console answers tool approvals under (``RemoteEngines`` clients' ``approver=``; shown in logs).
+APPROVER_NAME = re.compile(r"[A-Za-z0-9._@:-]{1,80}")
+
+
+def check_approver(name: str | None) -> str | None:
+    """``name`` when it is a valid approver name (or None), else ``ValueError`` saying what one is."""
+    if name is not None and not APPROVER_NAME.fullmatch(name):
+        raise ValueError(f"approver name {name[:40]!r}: 1-80 letters, digits, '.', '_', '-', '@' or ':'")
+    return name
 
 
 def call_ref(engine_id: str, call_id: str) -> str:

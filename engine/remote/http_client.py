@@ -35,6 +35,7 @@ from engine.remote.base import (
     Followed,
     RemoteError,
     RemoteEvent,
+    check_approver,
     engine_info,
 )
 from engine.store.feed import entry_key
@@ -90,8 +91,11 @@ def parse_url(url: str) -> str:
 class HttpEngines:
     """One remote engine, followed over its ``/events`` WebSocket and driven with ``POST /control/{command}``."""
 
-    def __init__(self, url: str, token: str | None = None) -> None:
+    def __init__(self, url: str, token: str | None = None, approver: str | None = None) -> None:
         self.base = parse_url(url)
+        #: The name under which this client answers tool approvals (``?approver=``; None: the engine does not
+        #: wait for it).
+        self.approver = check_approver(approver)
         self.description = self.base
         self._token = token or os.environ.get(TOKEN_ENV) or None
         self._session: aiohttp.ClientSession | None = None
@@ -245,7 +249,9 @@ class HttpEngines:
 
     async def _open_stream(self) -> aiohttp.ClientWebSocketResponse:
         url = self.base + "/events"
-        params = {"after": self.last_entry} if self.last_entry else None
+        params = {"after": self.last_entry} if self.last_entry else {}
+        if self.approver:
+            params["approver"] = self.approver
         try:
             async with asyncio.timeout(CONNECT_TIMEOUT_S):
                 return await self._client().ws_connect(url, params=params, headers=self._headers(), autoping=True)

@@ -37,9 +37,10 @@ from engine.remote.base import (
     Followed,
     RemoteError,
     RemoteEvent,
+    check_approver,
     engine_info,
 )
-from engine.store.base import Entry, StoreUnavailable, engine_stream
+from engine.store.base import APPROVER_EVERY_S, APPROVER_TTL_S, Entry, StoreUnavailable, engine_stream
 from engine.store.component import HEARTBEAT_LIVES, STOPPED
 from engine.store.component import RECONNECT as ENGINE_RECONNECT
 from engine.store.control import CommandFailed, NoAnswer, send_command
@@ -57,8 +58,13 @@ RECONNECT = Backoff(0.2, 5.0)
 class RedisEngines:
     """``RemoteEngines`` over a Redis store (see the module docstring)."""
 
-    def __init__(self, url: str, *, timeout_s: float = 2.0, sender: str | None = None) -> None:
+    def __init__(
+        self, url: str, *, timeout_s: float = 2.0, sender: str | None = None, approver: str | None = None
+    ) -> None:
         self.description = safe_store_url(url)
+        #: The name under which this client answers tool approvals (``approver_key``; None: it does not, and the
+        #: engines do not wait for it). Announced while ``follow`` runs.
+        self.approver = check_approver(approver)
         #: Who sends the commands, for the engines' log (``ava-console@host`` unless told).
         self.sender = sender or f"ava-console@{socket.gethostname()}"
         self._timeout_s = timeout_s
@@ -134,7 +140,7 @@ class RedisEngines:
         ever_connected = False
         reconnected_at = 0.0
         retry = 0
-        next_poll = 0.0
+        next_poll = next_mark = 0.0
         while not self._closed:
             try:
                 if not connected:
@@ -145,8 +151,11 @@ class RedisEngines:
                                  self.description)  # fmt: skip
                     connected = ever_connected = True
                     retry = 0
-                    next_poll = 0.0
+                    next_poll = next_mark = 0.0
                 now = time.monotonic()
+                if self.approver and now >= next_mark:
+                    await self._store.mark_approver(self.approver, APPROVER_TTL_S)
+                    next_mark = now + APPROVER_EVERY_S
                 if now >= next_poll:
                     beats = await self._store.engines()
                     for engine_id in sorted(beats):

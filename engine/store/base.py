@@ -33,6 +33,16 @@ def engine_key(engine_id: str) -> str:
     return f"{PREFIX}:engine:{engine_id}"
 
 
+#: A console's approver key lives this long and is refreshed every ``APPROVER_EVERY_S`` while it follows.
+APPROVER_TTL_S = 6.0
+APPROVER_EVERY_S = 2.0
+
+
+def approver_key(name: str) -> str:
+    """A console that answers tool approvals for every engine of the store, while the key lives."""
+    return f"{PREFIX}:approver:{name}"
+
+
 def engine_stream(engine_id: str) -> str:
     return f"{PREFIX}:events:engine:{engine_id}"
 

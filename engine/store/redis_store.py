@@ -19,7 +19,16 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
 from engine.config.models.scale_out import safe_store_url
-from engine.store.base import Entry, StoredEvent, StoreUnavailable, call_key, call_stream, engine_key, engine_stream
+from engine.store.base import (
+    Entry,
+    StoredEvent,
+    StoreUnavailable,
+    approver_key,
+    call_key,
+    call_stream,
+    engine_key,
+    engine_stream,
+)
 
 #: What Redis answers to an XADD whose explicit id is not above the stream's newest: the entry is there already.
 _ALREADY_WRITTEN = "equal or smaller than the target stream top item"
@@ -208,6 +217,21 @@ class RedisStore:
             (str(stream), [(str(i), {str(k): str(v) for k, v in (f or {}).items()}) for i, f in entries])
             for stream, entries in rows or ()
         ]
+
+    async def mark_approver(self, name: str, ttl_s: float) -> None:
+        """Say that the console ``name`` answers tool approvals, for ``ttl_s`` (refreshed while it is attached)."""
+        try:
+            await self._client.set(approver_key(name), "1", px=max(1, int(ttl_s * 1000)))
+        except (RedisError, OSError) as e:
+            self._fail("announcing the approver", e)
+
+    async def approvers(self) -> set[str]:
+        """The consoles answering tool approvals now."""
+        prefix = approver_key("")
+        try:
+            return {k[len(prefix) :] async for k in self._client.scan_iter(match=prefix + "*", count=500)}
+        except (RedisError, OSError) as e:
+            self._fail("listing approvers", e)
 
     async def engine(self, engine_id: str) -> dict[str, Any] | None:
         """One engine's heartbeat (None when it is not registered)."""
