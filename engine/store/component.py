@@ -130,6 +130,7 @@ class StoreComponent:
                     f"{e}; engine.store_required is true, so the engine does not start without it "
                     "(start Redis, fix engine.store, or set engine.store_required: false to run standalone)"
                 ) from None
+            self._lost(e)  # /health and the heartbeat say why; the pump retries with backoff
             log.warning(
                 "%s; running standalone (engine.store_required is false): events are kept (up to %d, "
                 "engine.store_buffer) and written once the store is reachable",

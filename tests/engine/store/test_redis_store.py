@@ -229,7 +229,7 @@ async def test_unreachable_at_start_runs_standalone_and_catches_up_when_redis_co
     store = store_of(engine)
     try:
         async with engine:
-            assert not store.connected and store.status()["last_error"] == ""
+            assert not store.connected and "connecting failed" in store.status()["last_error"]  # /health says why
             call = await engine.start_call("c")  # calls work without the store
             await engine.user_said(call.call_id, "echo apples")
             server.start()
