@@ -159,9 +159,21 @@ async def test_one_console_over_three_serves_on_redis(tmp_path: Path, redis_serv
             await pilot.press("e")
             await wait_for(pilot, lambda: refs["east-1"] in app.state.ended, within=15)
             assert app.state.ended[refs["east-1"]].state == "ended"
-            assert refs["west-2"] in app.state.calls
-        for engine_id in ("east-1", "west-2"):
-            await emus[ENGINES.index(engine_id)].caller_hangs_up(channels[engine_id].id)
+
+            # Redis restarted mid-run: west-2's caller hangs up meanwhile; its engine keeps the events and writes them
+            # once Redis is back, the console reconnects, resumes after what it had and misses nothing (seq)
+            redis_server.kill()
+            await wait_for(pilot, lambda: "connection lost" in app.sub_title, within=15)
+            await emus[ENGINES.index("west-2")].caller_hangs_up(channels["west-2"].id)
+            await asyncio.sleep(HEARTBEAT_S * 2)
+            redis_server.start()
+            await wait_for(pilot, lambda: refs["west-2"] in app.state.ended, within=30)
+            assert app.state.ended[refs["west-2"]].state == "ended"  # the call's end, not a lost engine
+            assert app.link is not None and app.link.engines["west-2"].status != "gone"
+            missed = getattr(app.link.client, "missed", {})
+            assert not any(missed.get(e) for e in ("east-1", "west-2")), missed
+
+        await emus[ENGINES.index("east-1")].caller_hangs_up(channels["east-1"].id)
 
 
 @pytest.mark.timeout(180)
