@@ -42,7 +42,8 @@ PROBE_S, PROBE_TIMEOUT_S = 1.0, 3.0
 
 
 def rename(ev: Event, engine_id: str) -> Event:
-    """``ev`` with every per-engine id (``REF_FIELDS``) rewritten to ``engine_id/id`` (empty and None kept)."""
+    """``ev`` with every per-engine id (``REF_FIELDS``, and a server state's server) rewritten to ``engine_id/id``
+    (empty and None kept)."""
     from engine import call_ref
 
     changes: dict[str, Any] = {}
@@ -50,6 +51,8 @@ def rename(ev: Event, engine_id: str) -> Event:
         value = getattr(ev, name, None)
         if isinstance(value, str) and value:
             changes[name] = call_ref(engine_id, value)
+    if ev.type == "server.state":  # each engine runs its own servers: "dice" on two engines is two rows
+        changes["server"] = call_ref(engine_id, str(getattr(ev, "server", "")))
     return dataclasses.replace(ev, **changes) if changes else ev
 
 

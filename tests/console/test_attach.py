@@ -22,6 +22,7 @@ from console.screens.calls import CallsScreen
 from engine import RemoteError
 from engine.events import (
     CallStarted,
+    ServerStateChanged,
     TierChanged,
     ToolApprovalRequested,
     ToolRequested,
@@ -81,6 +82,8 @@ def test_rename_rewrites_every_per_engine_id_and_keeps_empty_ones() -> None:
                                     tool="x")  # fmt: skip
     kept = rename(no_call, "e7")
     assert isinstance(kept, ToolApprovalRequested) and kept.call_id == ""  # an MCP client's: no call to name
+    server = rename(ServerStateChanged(server="dice", state="up"), "e7")  # the Servers screen: one row per engine
+    assert isinstance(server, ServerStateChanged) and server.server == "e7/dice"
 
 
 def test_attach_target_checks_the_url_and_takes_the_token_from_the_environment(monkeypatch) -> None:
