@@ -34,6 +34,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 
 from engine.backoff import Backoff
@@ -99,7 +100,11 @@ async def send_command(
         "deadline": f"{deadline:.3f}",
         "reply_ttl_s": f"{timeout_s + REPLY_GRACE_S:.1f}",
     }
-    await client.xadd(control_stream(engine_id), fields, maxlen=STREAM_MAXLEN, approximate=True)
+    try:
+        await client.xadd(control_stream(engine_id), fields, maxlen=STREAM_MAXLEN, approximate=True)
+    except RedisConnectionError:  # a pooled connection a restarted Redis closed: once more, on a fresh one (an
+        # entry that did get written before the error is the same command id twice: the claim runs it once)
+        await client.xadd(control_stream(engine_id), fields, maxlen=STREAM_MAXLEN, approximate=True)
     got: Any = await client.blpop([reply_key(command_id)], timeout=max(0.01, deadline - time.time()))
     if got is None:
         raise NoAnswer(command_id)

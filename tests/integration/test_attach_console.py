@@ -153,13 +153,6 @@ async def test_one_console_over_three_serves_on_redis(tmp_path: Path, redis_serv
             assert app.link is not None and app.link.engines["lab-3"].status == "gone"
             assert "2 engines" in app.sub_title
 
-            # the console keeps working: east-1's call ends by key, routed there
-            calls.move_cursor(row=[r[0] for r in _rows(calls)].index("east-1"))
-            await wait_for(pilot, lambda: app.selected_call == refs["east-1"])
-            await pilot.press("e")
-            await wait_for(pilot, lambda: refs["east-1"] in app.state.ended, within=15)
-            assert app.state.ended[refs["east-1"]].state == "ended"
-
             # Redis restarted mid-run: west-2's caller hangs up meanwhile; its engine keeps the events and writes them
             # once Redis is back, the console reconnects, resumes after what it had and misses nothing (seq)
             redis_server.kill()
@@ -172,6 +165,14 @@ async def test_one_console_over_three_serves_on_redis(tmp_path: Path, redis_serv
             assert app.link is not None and app.link.engines["west-2"].status != "gone"
             missed = getattr(app.link.client, "missed", {})
             assert not any(missed.get(e) for e in ("east-1", "west-2")), missed
+
+            # the console keeps working (also right after Redis came back): east-1's call ends by key, routed there
+            calls.move_cursor(row=[r[0] for r in _rows(calls)].index("east-1"))
+            await wait_for(pilot, lambda: app.selected_call == refs["east-1"])
+            await pilot.press("e")
+            await wait_for(pilot, lambda: refs["east-1"] in app.state.ended, within=15)
+            assert app.state.ended[refs["east-1"]].state == "ended"
+
 
         await emus[ENGINES.index("east-1")].caller_hangs_up(channels["east-1"].id)
 
