@@ -173,7 +173,6 @@ async def test_one_console_over_three_serves_on_redis(tmp_path: Path, redis_serv
             await wait_for(pilot, lambda: refs["east-1"] in app.state.ended, within=15)
             assert app.state.ended[refs["east-1"]].state == "ended"
 
-
         await emus[ENGINES.index("east-1")].caller_hangs_up(channels["east-1"].id)
 
 
