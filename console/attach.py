@@ -112,6 +112,9 @@ class AttachLink:
         self.reconnects = 0
         #: Each engine's MCP tools (exposed name → server), from its ``server_status`` when it joined.
         self.tools: dict[str, dict[str, str]] = {}
+        #: Each attached call's tool view as its engine answered ``tool_states`` (name, server, shown, enabled,
+        #: reason), with what it was asked for (its tier and the switches then).
+        self.call_tools: dict[str, tuple[object, list[dict[str, Any]]]] = {}
         self._pending: deque[Followed | tuple[bool, str]] = deque()
         #: The link's state as last reported to the screens (None: not yet).
         self._reported: bool | None = None
@@ -150,6 +153,19 @@ class AttachLink:
         if message.link is not None:
             self.connected, self.problem = message.link
         return lost
+
+    async def fetch_call_tools(self, ref: str, key: object) -> bool:
+        """Ask the call's engine what its next turn is shown (``tool_states``), remembered under ``key`` (what the
+        screen shows it for: the call's tier and switches); False when that answer was already there."""
+        from engine import split_call_ref
+
+        if self.call_tools.get(ref, (None, None))[0] == key:
+            return False
+        engine_id, call = split_call_ref(ref)
+        answer = await self.client.send(engine_id, "tool_states", {"call_id": call}, 5.0)
+        tools = [t for t in answer.get("tools") or [] if isinstance(t, dict)]
+        self.call_tools[ref] = (key, tools)
+        return True
 
     async def fetch_tools(self, engine_id: str) -> None:
         """Ask a joined engine for its MCP servers' tools (the call detail's tools table); a failure leaves the

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine.approvals import ApprovalError
 from engine.remote.base import COMMANDS
-from engine.sessions.snapshot import CallInfo
+from engine.sessions.snapshot import CallInfo, ToolState
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +71,8 @@ class ControlTarget(Protocol):
     def resume(self) -> dict[str, object]: ...
 
     def server_status(self) -> dict[str, Any]: ...
+
+    def tool_states(self, call_id: str) -> list[ToolState]: ...
 
 
 # ----------------------------------------------------------------------------------------------- argument models
@@ -125,6 +127,10 @@ class NoArgs(_Args):
     pass
 
 
+class CallArgs(_Args):
+    call_id: str = CallId
+
+
 #: Each command's arguments (the same keyword arguments as the engine's method).
 ARGS: dict[str, type[_Args]] = {
     "set_tier": SetTierArgs,
@@ -139,6 +145,7 @@ ARGS: dict[str, type[_Args]] = {
     "resume": NoArgs,
     "calls_info": NoArgs,
     "server_status": NoArgs,
+    "tool_states": CallArgs,
 }
 assert set(ARGS) == set(COMMANDS), "every remote command has an argument model"
 
@@ -264,6 +271,9 @@ class CommandDispatcher:
 
     async def _server_status(self, a: NoArgs) -> dict[str, Any]:
         return dict(self._target.server_status())
+
+    async def _tool_states(self, a: CallArgs) -> dict[str, Any]:
+        return {"call_id": a.call_id, "tools": [dataclasses.asdict(t) for t in self._target.tool_states(a.call_id)]}
 
     def _call(self, call_id: str | None) -> dict[str, Any] | None:
         info = self._target.call_info(call_id) if call_id is not None else None

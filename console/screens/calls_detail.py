@@ -9,10 +9,11 @@ them. Until then ``detail_ready`` is False and the screen's keys that need the d
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widgets import DataTable, Label
@@ -22,6 +23,8 @@ from console.orders import call_label
 from console.screens.base import ConsoleScreen
 from console.state import Invocation
 from console.widgets.tables import ConsoleTable, cursor_key
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from textual.widgets import RichLog
@@ -186,14 +189,42 @@ class CallDetail(ConsoleScreen):
             return
         from console.attach import engine_of
 
+        switches = state.tool_switches.get(call_id, {})
+        key = (state.calls[call_id].tier, tuple(sorted(switches.items())))
+        cached, view = link.call_tools.get(call_id, (None, []))
+        if cached != key:
+            self._fetch_remote_tools(call_id, key)
+        if view:  # the engine's own answer: exactly what the call's next turn is shown, and why not
+            for t in sorted(view, key=lambda t: str(t.get("name", ""))):
+                name, server = str(t.get("name", "")), str(t.get("server", ""))
+                if t.get("shown"):
+                    table.add_row(Text("● on", style="green"), name, server, "shown", key=name)
+                    continue
+                mark = Text("● on", style="green") if t.get("enabled") else Text("○ off", style="red")
+                table.add_row(mark, name, "", Text(f"hidden: {t.get('reason', '')}", style="dim"), key=name)
+            return
         tools = dict(link.tools.get(engine_of(call_id), {}))
         tools.update(state.tools_used.get(call_id, {}))
-        switches = state.tool_switches.get(call_id, {})
         for name in sorted(set(tools) | set(switches)):
             on = switches.get(name, True)
             mark = Text("● on", style="green") if on else Text("○ off", style="red")
             shown = "shown" if on else Text("hidden: switched off", style="dim")
             table.add_row(mark, name, tools.get(name, ""), shown, key=name)
+
+    @work(group="remote-tools", exclusive=True, exit_on_error=False)
+    async def _fetch_remote_tools(self, call_id: str, key: object) -> None:
+        """The engine's tool view for the attached call; the table is drawn again with it (a failure keeps the
+        table as it is: the engine's MCP tools, the tools the call used and the switches)."""
+        link = self.capp.link
+        if link is None:
+            return
+        try:
+            changed = await link.fetch_call_tools(call_id, key)
+        except Exception as e:  # the engine is gone, or does not know the command (an older engine)
+            log.debug("tool_states for %s: %s", call_id, e)
+            return
+        if changed and self.capp.selected_call == call_id:
+            self._show_tools(call_id)
 
     def _show_local_tools(self, table: DataTable[object], call_id: str | None) -> None:
         session = self._session(call_id)

@@ -35,6 +35,7 @@ COMMANDS = (
     "resume",
     "calls_info",  # → {"calls": [CallInfo as dict, ...]}
     "server_status",  # → the engine's server_status()
+    "tool_states",  # call_id → {"tools": [ToolState as dict, ...]}: what the call's next turn is shown, and why not
 )
 
 

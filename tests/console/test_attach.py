@@ -334,3 +334,37 @@ async def test_a_link_lost_silently_is_found_by_the_probe_and_shown_back(wait, m
             "127.0.0.1:6390. Connection refused.",
             "connection to redis://127.0.0.1:6390/0 is back",
         ]
+
+
+async def test_the_tools_table_shows_the_engines_own_view_of_the_call(wait) -> None:
+    """The selected call's tools come from its engine (``tool_states``): shown, switched off, or hidden and why;
+    asked again when the call's tier or switches change."""
+
+    def answer(engine_id: str, command: str, args: dict[str, Any]) -> dict[str, Any]:
+        if command == "tool_states":
+            off = any(c == "set_tool_enabled" for _, c, _ in remote.sent)
+            return {"call_id": args["call_id"], "tools": [
+                {"name": "hangup_call", "server": "builtin", "shown": not off, "enabled": not off,
+                 "reason": "switched off by the operator" if off else ""},
+                {"name": "mcp_dice_roll", "server": "dice", "shown": False, "enabled": True,
+                 "reason": f"over the {engine_id} call's tier budget"},
+            ]}  # fmt: skip
+        return _answer(engine_id, command, args)
+
+    remote = InProcessRemote(answer=answer)
+    remote.join("e1", host="box", version="0.1.0", contexts=("demo",), max_calls=10)
+    remote.emit("e1", _started())
+    app = AvaConsole(Path("."), remote=remote)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait(pilot, lambda: app.selected_call == "e1/call-1")
+        tools = app.screen.query_one("#call-tools", DataTable)
+
+        def table() -> list[tuple[str, str, str]]:
+            return [(r[1], r[0], r[3]) for r in _rows(tools)]
+
+        first = [("hangup_call", "● on", "shown"), ("mcp_dice_roll", "● on", "hidden: over the e1 call's tier budget")]
+        await wait(pilot, lambda: table() == first)
+        assert ("e1", "tool_states", {"call_id": "call-1"}) in remote.sent
+        remote.emit("e1", ToolsChanged(call_id="call-1", revision=1, added=(), removed=("hangup_call",)))
+        remote.sent.append(("e1", "set_tool_enabled", {}))  # what the engine answers from now on
+        await wait(pilot, lambda: table()[0] == ("hangup_call", "○ off", "hidden: switched off by the operator"))

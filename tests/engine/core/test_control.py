@@ -5,6 +5,7 @@ naming the engine, the command and the argument; secrets never appear in an erro
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,10 @@ async def test_call_commands_reach_the_engine_and_answer_json(tmp_path: Path) ->
         assert call.tool_overrides == {"echo": False}
         changed = await next_of(sub, ToolsChanged)
         assert changed.removed == ("echo",) and changed.call_id == cid
+        view = await d.run("tool_states", {"call_id": cid})  # what an attached console's tools table shows
+        echo = next(t for t in view["tools"] if t["name"] == "echo")
+        assert (echo["shown"], echo["enabled"]) == (False, False) and echo["reason"]
+        assert view["tools"] == [dataclasses.asdict(t) for t in engine.tool_states(cid)]
         said = await d.run("say_now", {"call_id": cid, "text": "One moment please."})
         assert said == {"call_id": cid, "via": "text"}
         whispered = await d.run("whisper", {"call_id": cid, "text": "be brief"})
