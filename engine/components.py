@@ -50,7 +50,7 @@ def budget_layer(engine: Engine) -> BudgetLayer:
 
 def heartbeat_facts(engine: Engine) -> dict[str, object]:
     """What an engine's heartbeat tells about it (in Redis, and on the HTTP event stream): version, contexts,
-    capacity (live calls, max_calls, draining) and the live calls' ids."""
+    capacity (live calls, max_calls, draining), the live calls' ids and its transfer destinations."""
     from engine import __version__
 
     return {
@@ -58,6 +58,11 @@ def heartbeat_facts(engine: Engine) -> dict[str, object]:
         "contexts": sorted(engine.settings.contexts),
         "capacity": engine.admission.status().to_dict(),
         "calls": [s.call_id for s in engine.sessions.all()],
+        # an attached console's transfer dialog lists them (tools.extensions: names, what is dialled, what for)
+        "transfer_destinations": [
+            {"name": name, "destination": t.destination, "description": t.description}
+            for name, t in engine.settings.tools.extensions.items()
+        ],
     }
 
 

@@ -9,9 +9,14 @@ notification with the reason.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual import work
 
 from console.screens.base import ConsoleScreen
+
+if TYPE_CHECKING:
+    from engine.config.models.tools import TransferTarget
 
 MODE_TITLES = {
     "listen": "listening",
@@ -76,7 +81,7 @@ class PhoneControls(ConsoleScreen):
                 if choice is not None:
                     self.transfer(call_id, *choice)
 
-            self.app.push_screen(TransferModal(call_label(call_id), None), chosen)
+            self.app.push_screen(TransferModal(call_label(call_id), self._remote_destinations(call_id)), chosen)
             return
         engine = self.capp.require_engine()
         if engine is None:
@@ -94,6 +99,26 @@ class PhoneControls(ConsoleScreen):
         from console.screens.transfer_modal import TransferModal
 
         self.app.push_screen(TransferModal(call_id, engine.settings.tools.extensions), done)
+
+    def _remote_destinations(self, call_id: str) -> dict[str, TransferTarget] | None:
+        """The call's engine's transfer destinations as its heartbeat lists them (None: an engine that does not
+        list them; the operator then types a name)."""
+        from console.attach import engine_of
+        from engine.config.models.tools import TransferTarget
+
+        link = self.capp.link
+        row = link.engines.get(engine_of(call_id)) if link is not None else None
+        listed = row.info.raw.get("transfer_destinations") if row is not None and row.info is not None else None
+        if not isinstance(listed, list) or not listed:
+            return None
+        out: dict[str, TransferTarget] = {}
+        for d in listed:
+            try:
+                out[str(d["name"])] = TransferTarget(destination=str(d["destination"]),
+                                                     description=str(d.get("description") or ""))  # fmt: skip
+            except (KeyError, TypeError, ValueError):  # a malformed entry: skipped, the engine checks the name anyway
+                continue
+        return out or None
 
     def transfer(self, call_id: str, destination: str, mode: str) -> None:
         """Transfer on the call's engine (``console.orders``); its refusal (the call ended, Asterisk refused, not a

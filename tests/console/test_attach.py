@@ -368,3 +368,28 @@ async def test_the_tools_table_shows_the_engines_own_view_of_the_call(wait) -> N
         remote.emit("e1", ToolsChanged(call_id="call-1", revision=1, added=(), removed=("hangup_call",)))
         remote.sent.append(("e1", "set_tool_enabled", {}))  # what the engine answers from now on
         await wait(pilot, lambda: table()[0] == ("hangup_call", "○ off", "hidden: switched off by the operator"))
+
+
+async def test_transfer_lists_the_call_engines_destinations(wait) -> None:
+    """An engine's heartbeat lists its transfer destinations: the dialog offers exactly those for its calls."""
+    from textual.widgets import OptionList
+
+    remote = InProcessRemote(answer=_answer)
+    listed = [{"name": "support", "destination": "PJSIP/6000", "description": "the support desk"},
+              {"name": "sales", "destination": "PJSIP/6001", "description": ""}]  # fmt: skip
+    remote.join("e1", host="box", version="0.1.0", contexts=("demo",), raw={"transfer_destinations": listed})
+    remote.emit("e1", _started())
+    app = AvaConsole(Path("."), remote=remote)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait(pilot, lambda: app.selected_call == "e1/call-1")
+        await pilot.press("T")
+        await wait(pilot, lambda: bool(app.screen.query("#transfer-targets")))
+        targets = app.screen.query_one("#transfer-targets", OptionList)
+        prompts = [str(targets.get_option_at_index(i).prompt) for i in range(targets.option_count)]
+        assert prompts == ["support  PJSIP/6000  · the support desk", "sales  PJSIP/6001"]
+        assert not app.screen.query("#transfer-typed")
+        await pilot.press("down", "enter")
+        await wait(pilot, lambda: any(s[1] == "transfer_call" for s in remote.sent))
+        assert [s for s in remote.sent if s[1] == "transfer_call"] == [
+            ("e1", "transfer_call", {"call_id": "call-1", "destination": "sales", "mode": "blind"})
+        ]
