@@ -265,13 +265,15 @@ class Outbox:
         """Send due rows forever (until cancelled). ``transport`` is read per message: a reload applies at once."""
         self.open()
         while True:
+            self._wake.clear()  # before looking: a message stored from here on wakes the wait below
             row, wait_s = self._next_due()
             if row is None:
                 if self._clock() - self._recovered_at > RECOVER_EVERY_S:
                     self.recover()  # rows of an engine that died while this one runs
                     continue
                 await self._idle(transport())  # a kept SMTP connection is closed between bursts
-                self._wake.clear()
+                if self._wake.is_set():  # stored while the connection was closing: not idle, look again
+                    continue
                 self.idle.set()
                 if wait_s is None or wait_s > RECOVER_EVERY_S:
                     wait_s = RECOVER_EVERY_S

@@ -216,3 +216,34 @@ async def test_two_engines_on_one_file_never_send_the_same_row_nor_take_a_live_e
     finally:
         await transport.aclose()
     assert len(smtp.received) == 1
+
+
+async def test_a_message_stored_while_the_connection_closes_goes_out_at_once(tmp_path: Path) -> None:
+    """The worker closes its connection between bursts; a message stored during that close was left until the next
+    recovery sweep (a minute), because the wake-up was cleared after the close."""
+    box = _outbox(tmp_path)
+    sent: list[str] = []
+    closing = asyncio.Event()
+    release = asyncio.Event()
+
+    class SlowClose:
+        name = "slow-close"
+
+        async def send(self, email: Email) -> None:
+            sent.append(email.subject)
+
+        async def aclose(self) -> None:
+            closing.set()
+            await release.wait()
+
+    transport = SlowClose()
+    worker = asyncio.create_task(box.run(lambda: transport))
+    try:
+        box.enqueue(_email(1))
+        await _until(lambda: sent == ["subject 1"] and closing.is_set())  # the burst is over: the close begins
+        box.enqueue(_email(2))  # stored while the connection is closing
+        release.set()
+        await _until(lambda: sent == ["subject 1", "subject 2"], timeout_s=5.0)
+    finally:
+        worker.cancel()
+        await asyncio.gather(worker, return_exceptions=True)
