@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -29,7 +28,7 @@ from textual.screen import Screen
 from textual.worker import get_current_worker
 
 from console.approvals import ApprovalQueue
-from console.attach import AttachLink, EnginesChanged
+from console.attach_controls import AttachControls
 from console.bindings import app_bindings, validate_keymap
 from console.commands import ConsoleCommands
 from console.elicitations import ElicitationPrompts
@@ -49,6 +48,7 @@ from console.widgets.header import Glance, api_url, glance_line
 from engine import freeze_startup_heap, list_audio_devices
 
 if TYPE_CHECKING:  # the engine, its events, the config models and the voice modules load after the first frame
+    from console.attach import AttachLink
     from engine import BackendFactory, DeviceInfo, DeviceSpec, Engine, RemoteEngines, Softphone
     from engine.config import Settings
     from engine.events import Event, Subscription
@@ -68,7 +68,7 @@ def _lazy_screen(module: str, name: str) -> Callable[[], Screen[Any]]:
 FIRST_FRAME_S = 0.02
 
 
-class AvaConsole(ReplayControls, App[None]):
+class AvaConsole(AttachControls, ReplayControls, App[None]):
     TITLE = "ava-console"
     #: The first screen's styles load with the app's. As a screen's own ``CSS_PATH`` they would be read when the
     #: screen is first shown, and Textual then re-parses every stylesheet, twice: most of the styling time before
@@ -219,69 +219,6 @@ class AvaConsole(ReplayControls, App[None]):
         if self.engine_running:  # at a glance: calls, servers up/failed, recent errors, the HTTP API if served
             status = f"{glance_line(self.state, self.glance, self.clock.now(), api_url(self.engine))} · "
         self.sub_title = f"{status}{self.config_path}"
-
-    @property
-    def attached(self) -> bool:
-        """Whether this console follows engines elsewhere (``--attach``) instead of running its own."""
-        return self.attach_url is not None or self._remote is not None
-
-    @work(group="attach", name="attach", exclusive=True, exit_on_error=False)
-    async def start_attach(self) -> None:
-        """Make the client (a bad URL says so and leaves the console up), then follow it until the console quits."""
-        client = self._remote
-        if client is None:
-            from engine import open_remote
-
-            try:
-                options: dict[str, str] = {"approver": f"ava-console@{socket.gethostname()}"}  # approvals wait for it
-                if self.attach_token:  # http(s) only
-                    options["token"] = self.attach_token
-                client = open_remote(self.attach_url or "", **options)
-            except Exception as e:  # an unknown scheme, a malformed URL: the message names the URL (no secret)
-                self.engine_error = f"cannot attach: {e}"
-                self.notify(self.engine_error, title="attach", severity="error", timeout=15)
-                self.show_engine_status()
-                return
-        self.link = AttachLink(client, self.pump.interval)
-        self.show_engine_status()
-        self._rebuild_screens()
-        await self.link.run(self.post_message)
-
-    def on_engines_changed(self, message: EnginesChanged) -> None:
-        """Engines joined or left, or the link went down or came back: the engine list, the lost engines' calls,
-        the header."""
-        link = self.link
-        if link is None:
-            return
-        was = link.connected
-        for info in message.joined:
-            self.run_worker(self._engine_tools(info.id), group="attach-tools", exit_on_error=False)
-        for engine_id in link.apply(message):
-            changes = self.state.lose_engine(engine_id, link.engines[engine_id].reason, self.clock.now())
-            self.approvals.forget_engine(engine_id)
-            self._tell_screens("show_approvals")
-            self._dispatch(changes)
-            self.notify(f"engine {engine_id} {link.engines[engine_id].reason}; its live calls are lost",
-                        title="attach", severity="warning", timeout=10)  # fmt: skip
-        if message.link is not None and was is not None and was != link.connected:
-            if link.connected:
-                self.notify(f"connection to {link.description} is back", title="attach")
-            else:
-                self.notify(f"connection to {link.description} lost: {link.problem}", title="attach",
-                            severity="error", timeout=10)  # fmt: skip
-        self.show_engine_status()
-        self._tell_screens("show_engines")
-
-    async def _engine_tools(self, engine_id: str) -> None:
-        link = self.link
-        if link is None:
-            return
-        try:
-            await link.fetch_tools(engine_id)
-        except Exception as e:  # gone again, or no answer: the tools the calls use still show
-            self.notify(f"engine {engine_id}: its tools could not be listed: {e}", title="attach", severity="warning")
-            return
-        self._tell_screens("show_engine_tools")
 
     @work(thread=True, group="config", name="load-engine", exit_on_error=False)
     def load_engine(self) -> None:

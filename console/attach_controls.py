@@ -1,0 +1,92 @@
+"""The app's attach side (``ava-console --attach URL``): make the remote client, follow it, and take the engines'
+comings and goings.
+
+Why a mixin of its own: the app module is wiring; this is the one place that starts an ``AttachLink``
+(``console.attach``) and turns ``EnginesChanged`` into the engine list, lost calls and the header, as
+``ReplayControls`` does for recordings.
+"""
+
+from __future__ import annotations
+
+import socket
+from typing import TYPE_CHECKING
+
+from textual import work
+
+from console.attach import AttachLink, EnginesChanged
+
+if TYPE_CHECKING:
+    from console.app import AvaConsole
+
+
+class AttachControls:
+    @property
+    def _app(self) -> AvaConsole:
+        return self  # type: ignore[return-value]
+
+    @property
+    def attached(self) -> bool:
+        """Whether this console follows engines elsewhere (``--attach``) instead of running its own."""
+        app = self._app
+        return app.attach_url is not None or app._remote is not None
+
+    @work(group="attach", name="attach", exclusive=True, exit_on_error=False)
+    async def start_attach(self) -> None:
+        """Make the client (a bad URL says so and leaves the console up), then follow it until the console quits."""
+        app = self._app
+        client = app._remote
+        if client is None:
+            from engine import open_remote
+
+            try:
+                options: dict[str, str] = {"approver": f"ava-console@{socket.gethostname()}"}  # approvals wait for it
+                if app.attach_token:  # http(s) only
+                    options["token"] = app.attach_token
+                client = open_remote(app.attach_url or "", **options)
+            except Exception as e:  # an unknown scheme, a malformed URL: the message names the URL (no secret)
+                app.engine_error = f"cannot attach: {e}"
+                app.notify(app.engine_error, title="attach", severity="error", timeout=15)
+                app.show_engine_status()
+                return
+        app.link = AttachLink(client, app.pump.interval)
+        app.show_engine_status()
+        app._rebuild_screens()
+        await app.link.run(app.post_message)
+
+    def on_engines_changed(self, message: EnginesChanged) -> None:
+        """Engines joined or left, or the link went down or came back: the engine list, the lost engines' calls,
+        the header."""
+        app = self._app
+        link = app.link
+        if link is None:
+            return
+        was = link.connected
+        for info in message.joined:
+            app.run_worker(app._engine_tools(info.id), group="attach-tools", exit_on_error=False)
+        for engine_id in link.apply(message):
+            changes = app.state.lose_engine(engine_id, link.engines[engine_id].reason, app.clock.now())
+            app.approvals.forget_engine(engine_id)
+            app._tell_screens("show_approvals")
+            app._dispatch(changes)
+            app.notify(f"engine {engine_id} {link.engines[engine_id].reason}; its live calls are lost",
+                        title="attach", severity="warning", timeout=10)  # fmt: skip
+        if message.link is not None and was is not None and was != link.connected:
+            if link.connected:
+                app.notify(f"connection to {link.description} is back", title="attach")
+            else:
+                app.notify(f"connection to {link.description} lost: {link.problem}", title="attach",
+                            severity="error", timeout=10)  # fmt: skip
+        app.show_engine_status()
+        app._tell_screens("show_engines")
+
+    async def _engine_tools(self, engine_id: str) -> None:
+        app = self._app
+        link = app.link
+        if link is None:
+            return
+        try:
+            await link.fetch_tools(engine_id)
+        except Exception as e:  # gone again, or no answer: the tools the calls use still show
+            app.notify(f"engine {engine_id}: its tools could not be listed: {e}", title="attach", severity="warning")
+            return
+        app._tell_screens("show_engine_tools")
