@@ -18,7 +18,6 @@ provider's name and ignored (``gemini_events``); tool calls run through the gate
 from __future__ import annotations
 
 import asyncio
-import base64
 import logging
 from collections import deque
 from collections.abc import AsyncIterator
@@ -33,7 +32,13 @@ from engine.providers.realtime.gemini_calls import GeminiCalls
 from engine.providers.realtime.gemini_connect import Messages, SetupRefused, open_live, scrub
 from engine.providers.realtime.gemini_events import EventReader
 from engine.providers.realtime.gemini_steer import GeminiSteering
-from engine.providers.realtime.gemini_wire import AUDIO_IN_MIME, setup_message, transcript_replay, user_turn
+from engine.providers.realtime.gemini_wire import (
+    audio_in_message,
+    audio_in_mime,
+    setup_message,
+    transcript_replay,
+    user_turn,
+)
 from engine.providers.realtime.session import (
     PCM16_16K,
     PCM16_24K,
@@ -57,8 +62,8 @@ _FATAL_STATUS = (400, 401, 403, 404)
 _FATAL_CLOSE = (1007, 1008)
 #: Spoken turns replayed as context after a reconnect without a resumption handle.
 _REPLAY_TURNS = 20
-#: Caller audio kept while a connection is being replaced, sent once the new one is up (2 s at 16 kHz).
-_HOLD_BYTES = PCM16_16K.bytes_for_ms(2000)
+#: Caller audio kept while a connection is being replaced, sent once the new one is up.
+_HOLD_MS = 2000
 
 
 class GeminiLiveSession(GeminiSteering, RealtimeSession):
@@ -91,13 +96,21 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
         self.connections = 0
         self._held: deque[bytes] = deque()
         self._held_bytes = 0
+        self._hold_limit = self.input_spec.bytes_for_ms(_HOLD_MS)
+        self._mime = audio_in_mime(self.input_spec.rate)
+        self._piece = bytearray()  # caller audio not yet sent, joined up to ``input_batch_ms``
+        self._piece_bytes = self.input_spec.bytes_for_ms(self.opts.input_batch_ms)
 
     # -------------------------------------------------------------------------------------------- lifecycle
 
     async def start(self, setup: RealtimeSetup) -> None:
         self._setup = setup
         self._view = setup.view
-        self.input_spec = negotiate(setup.audio, self.p.supported_formats())  # always PCM16 16 kHz: Gemini's only
+        self.input_spec = negotiate(setup.audio, self.p.supported_formats())  # PCM16 at the driver's rate
+        self._hold_limit = self.input_spec.bytes_for_ms(_HOLD_MS)
+        self._mime = audio_in_mime(self.input_spec.rate)
+        self._piece_bytes = self.input_spec.bytes_for_ms(self.opts.input_batch_ms)
+        self.events_in.input_spec = self.input_spec
         self._calls = GeminiCalls(
             self.name, setup.tools, self.opts, self._send_responses, self._settled, self.call.history
         )
@@ -287,22 +300,31 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
     async def send_audio(self, audio: bytes) -> None:
         if not audio or self._closed:
             return
+        self._piece += audio
+        if len(self._piece) < self._piece_bytes:
+            return  # joined with the next frame (``input_batch_ms``)
+        audio = bytes(self._piece)
+        self._piece.clear()
         if self._sock is None or self._planned is not None or self._held:
             self._hold(audio)  # a connection is being replaced: the caller is heard once the new one is up
         elif not await self._send_audio(audio):
             self._hold(audio)
 
     async def _send_audio(self, audio: bytes) -> bool:
-        data = base64.b64encode(audio).decode("ascii")
-        if await self._send({"realtimeInput": {"audio": {"mimeType": AUDIO_IN_MIME, "data": data}}}):
-            self.events_in.audio_in_bytes += len(audio)
-            return True
-        return False
+        sock = self._sock
+        if sock is None:
+            return False
+        try:
+            await sock.send_text(audio_in_message(self._mime, audio))
+        except ConnectionClosed:
+            return False
+        self.events_in.audio_in_bytes += len(audio)
+        return True
 
     def _hold(self, audio: bytes) -> None:
         self._held.append(audio)
         self._held_bytes += len(audio)
-        while self._held_bytes > _HOLD_BYTES:  # the oldest goes first: a long outage keeps the latest speech
+        while self._held_bytes > self._hold_limit:  # the oldest goes first: a long outage keeps the latest speech
             self._held_bytes -= len(self._held.popleft())
 
     async def _release_held(self) -> None:
