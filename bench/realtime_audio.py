@@ -7,8 +7,10 @@ Paths, measured in the same run over the same μ-law caller audio (8 kHz, 160 by
   μ-law 8 kHz out (soxr streaming), plus the same framing.
 The caller's side always arrives as 20 ms frames (RTP / the WebSocket channel). The provider's side arrives in
 whatever chunks the provider sends: Gemini Live generates audio faster than real time and documents no chunk size
-("the client must buffer"), and its chunks are far longer than a phone frame, so the Gemini path is measured for
-several assistant chunk lengths, 20 ms (the worst case: soxr's per-call cost paid every frame), 100 and 500 ms.
+("the client must buffer"). The driver's playout converts when it takes audio to play, joining the pieces of the
+utterance queued behind it, so what the converter sees is a burst, not a message; the Gemini path is measured for
+converter pieces of 20 ms (the worst case: pieces arriving one by one in real time, soxr's per-call cost paid every
+frame), 100 and 500 ms.
 The baseline is the framing alone (what any client must do to put audio on a JSON socket), so the ratios show what
 format conversion adds; Gemini's own framing carries 2× (in) and 6× (out) the bytes of μ-law, so each Gemini row is
 followed by its framing alone (the same PCM16 payloads, converted ahead of time): the difference is the conversion.

@@ -2,7 +2,9 @@
 
 Why it exists: a speech-to-speech provider streams its answer as pieces of audio in its own format while the
 caller may talk over it at any moment. The driver needs three things the TTS ``Speaker`` does not do: decode and
-resample the provider's stream to the backend's rate as it arrives (``AudioConverter``, stateful across pieces),
+resample the provider's stream to the backend's rate (``AudioConverter``, stateful across pieces) — when a piece
+is taken to play, joined with the pieces of the same utterance queued behind it, so a provider that sends faster
+than real time in small pieces pays the resampler's per-call cost once per burst, not once per piece —,
 play one utterance (provider item) per ``backend.play`` so chunks flow without gaps, and on barge-in drop
 everything queued, stop the backend within one chunk and say exactly how many milliseconds of the cut item
 reached the caller (the provider truncates its transcript to that). Audio of a cut item that still arrives
@@ -67,20 +69,31 @@ class Playout:
     # -------------------------------------------------------------------------------------------- feeding
 
     def feed(self, item_id: str | None, data: bytes) -> None:
-        """A piece of assistant audio in the session's output format (dropped when its item was cut)."""
+        """A piece of assistant audio in the session's output format (dropped when its item was cut); converted
+        when it is taken to play (``_take``)."""
         if item_id is not None and item_id in self._cut:
             return
-        pcm = self._conv.convert(data)
-        if pcm:
-            self._put((item_id, pcm))
+        if data:
+            self._put((item_id, data))
 
     def end_response(self) -> None:
-        """The provider's response is done: play the resampler's tail and close the utterance."""
+        """The provider's response is done: the utterance closes after its queued audio and the resampler's tail."""
+        self._put(_END)
+
+    def _take(self, first: _Piece) -> bytes:
+        """``first`` and the pieces of the same item queued right behind it, converted in one go (a burst of
+        small pieces costs the resampler one call)."""
+        item_id, raw = first
+        pieces = [raw]
+        while self._queue and not isinstance(self._queue[0], _End) and self._queue[0][0] == item_id:
+            pieces.append(self._queue.popleft()[1])  # type: ignore[index]
+        return self._conv.convert(pieces[0] if len(pieces) == 1 else b"".join(pieces))
+
+    def _tail(self) -> bytes:
+        """What the resampler still holds at the end of an utterance (the converter starts afresh after it)."""
         tail = self._conv.flush()
         self._conv.reset()
-        if tail:
-            self._put((self.current.item_id if self.current else None, tail))
-        self._put(_END)
+        return tail
 
     def _put(self, piece: _Piece | _End) -> None:
         if not isinstance(piece, _End):
@@ -176,7 +189,7 @@ class Playout:
             self.pacer.add_playing(1)
             self._notify(True)
             try:
-                await self.backend.play(self._frames(item, piece[1]))
+                await self.backend.play(self._frames(item, self._take(piece)))
             finally:
                 self.current = None
                 self._stopped = False
@@ -212,11 +225,13 @@ class Playout:
                 except TimeoutError:
                     nxt = _END
             if isinstance(nxt, _End) or nxt[0] != item.item_id:
-                if not isinstance(nxt, _End):
-                    self._held = nxt
+                if isinstance(nxt, _End):
+                    buf += self._tail()  # the response ended (or went quiet): its last milliseconds
+                else:
+                    self._held = nxt  # the next utterance follows on the same continuous stream
                 final = True
             else:
-                buf += nxt[1]
+                buf += self._take(nxt)
 
     async def _ready(self) -> bool:
         if self._stopped:
