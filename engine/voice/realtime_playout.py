@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from engine.providers.realtime.audio import AudioConverter
-from engine.providers.realtime.session import AudioSpec
+from engine.providers.realtime.session import PCMU_8K, AudioSpec
 from engine.voice.audio import AudioFrame
 from engine.voice.backend import AudioBackend
 from engine.voice.pacing import Pacer
@@ -54,7 +54,9 @@ class Playout:
         self.pacer = pacer
         self.rate = backend.sample_rate
         self.idle_end_s = idle_end_s
-        self._conv = AudioConverter(source, AudioSpec("pcm16", self.rate))
+        # A phone call on a μ-law provider keeps μ-law end to end: the backend sends the frames' own bytes.
+        self._ulaw = source == PCMU_8K and self.rate == PCMU_8K.rate
+        self._conv = AudioConverter(source, source if self._ulaw else AudioSpec("pcm16", self.rate))
         self._queue: deque[_Piece | _End] = deque()
         self._arrived = asyncio.Event()
         self._held: _Piece | None = None  # the first piece of the next item
@@ -200,18 +202,20 @@ class Playout:
     async def _frames(self, item: PlayedItem, first: bytes) -> AsyncIterator[AudioFrame]:
         """The utterance in whole backend chunks (cut from the bytes directly: this runs 50 times a second per
         call), the last one padded; counts a chunk as heard once the backend has taken it."""
-        size = 2 * round(self.rate * self.backend.frame_ms / 1000)
+        width, pad = (1, b"\xff") if self._ulaw else (2, b"\x00")  # μ-law's silence is 0xFF
+        size = width * round(self.rate * self.backend.frame_ms / 1000)
         buf, final = first, False
         while True:
             if final and buf:
-                buf += bytes(-len(buf) % size)
+                buf += pad * (-len(buf) % size)
             cut = len(buf) - len(buf) % size
             for at in range(0, cut, size):
                 if not await self._ready():
                     return
                 self._mark(item)
-                yield AudioFrame.from_pcm(buf[at : at + size], self.rate)
-                item.samples += size // 2  # resumed: the backend has taken the chunk
+                chunk = buf[at : at + size]
+                yield AudioFrame.from_ulaw(chunk) if self._ulaw else AudioFrame.from_pcm(chunk, self.rate)
+                item.samples += size // width  # resumed: the backend has taken the chunk
                 self.pacer.changed()
             buf = buf[cut:]
             if final:
