@@ -27,9 +27,10 @@ import base64
 import json
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, cast
 
 import numpy as np
 
@@ -38,10 +39,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from engine.json_bounds import loads_bounded
 from engine.providers.realtime.audio import AudioConverter
 from engine.providers.realtime.gemini_wire import GeminiOptions, audio_in_message, audio_in_mime
-from engine.providers.realtime.session import PCM16_8K, PCM16_24K, PCMU_8K
+from engine.providers.realtime.session import PCM16_8K, PCM16_24K, PCMU_8K, AudioSpec
 from engine.providers.realtime.socket import MAX_DEPTH
 from engine.stats import percentiles
+from engine.telephony.media import phone_payload
+from engine.voice.audio import AudioFrame, Chunker
 from engine.voice.g711 import ulaw_encode
+from engine.voice.realtime_input import CallerInput
 
 FRAMES = 3000  # one minute of audio per path and round
 ROUNDS = 7
@@ -51,7 +55,6 @@ GEMINI_CHUNKS_MS = (20, 100, 500)
 GEMINI_MIME = audio_in_mime(8000)
 BATCH_FRAMES = GeminiOptions().input_batch_ms // 20
 SEP = (",", ":")
-Converters = Callable[[], tuple[AudioConverter | None, AudioConverter | None]]
 
 
 def caller_audio() -> list[bytes]:
@@ -99,53 +102,68 @@ def gemini_unframed_out(text: str) -> bytes:
 
 @dataclass
 class Path_:
-    make: Converters
+    """One way of carrying a call's audio: ``chain`` runs the engine's own phone path, else framing alone."""
+
     frames_in: list[bytes]
     out: list[bytes]
     gemini: bool = False
+    chain: bool = True
+
+
+def caller_side(spec: AudioSpec) -> CallerInput:
+    """The realtime driver's caller side for a phone backend (8 kHz) and a session taking ``spec``."""
+    return CallerInput(
+        cast(Any, SimpleNamespace(sample_rate=8000)), cast(Any, None), cast(Any, SimpleNamespace(input_spec=spec)), None
+    )
 
 
 def run(path: Path_) -> float:
     """µs of CPU per 20 ms of audio both ways (one caller frame in, 20 ms of the provider's audio out)."""
-    cin, cout = path.make()
     frame, unframe = (gemini_in, gemini_unframed_out) if path.gemini else (framed_in, unframed_out)
     provider_frame = gemini_frame_out if path.gemini else frame_out
     frames_out = [provider_frame(c) for c in path.out]  # what the provider sends; its framing is not ours to count
     join = BATCH_FRAMES if path.gemini else 1  # Gemini's session sends caller audio in input_batch_ms pieces
+    source = PCM16_24K if path.gemini else PCMU_8K
+    caller = caller_side(PCM16_8K if path.gemini else PCMU_8K)
+    conv = AudioConverter(source, PCMU_8K)  # as Playout does on a phone backend (wire_ulaw)
+    chunker = Chunker(8000, 20)
     piece = bytearray()
+    played = 0
     t0 = time.process_time()  # CPU time: 2 shared cores, so wall time would count other processes' turns
-    for i, a in enumerate(path.frames_in, 1):
-        piece += cin.convert(a) if cin else a
+    for i, payload in enumerate(path.frames_in, 1):
+        if path.chain:  # PhoneBackend.frames → CallerInput.payload
+            piece += caller.payload(AudioFrame.from_ulaw(payload))
+        else:
+            piece += payload
         if i % join == 0:
             frame(bytes(piece))
             piece.clear()
-    for b in frames_out:
-        got = unframe(b)
-        if cout:
-            cout.convert(got)
+    for msg in frames_out:
+        got = unframe(msg)
+        if not path.chain:
+            continue
+        buf = conv.convert(got)  # Playout._take
+        for at in range(0, len(buf) - len(buf) % 160, 160):  # Playout._frames
+            out = AudioFrame.from_ulaw(buf[at : at + 160], played / 8000)
+            played += 160
+            for f in chunker.push(out):  # AudioBackend.play → PhoneBackend._output_chunk
+                phone_payload(f)
     return (time.process_time() - t0) * 1e6 / len(path.frames_in)
 
 
 def main() -> None:
     ulaw_out = agent_audio(8000, pcm=False, chunk_ms=20)
-
-    def gemini() -> tuple[AudioConverter, AudioConverter]:
-        return AudioConverter(PCMU_8K, PCM16_8K), AudioConverter(PCM16_24K, PCMU_8K)
-
-    def ulaw() -> tuple[AudioConverter, AudioConverter]:
-        return AudioConverter(PCMU_8K, PCMU_8K), AudioConverter(PCMU_8K, PCMU_8K)
-
     caller = caller_audio()
     dec = AudioConverter(PCMU_8K, PCM16_8K)
     caller_pcm = [dec.convert(f) for f in caller]  # what Gemini's framing carries, converted ahead of time
     paths: dict[str, Path_] = {
-        "framing only (baseline)": Path_(lambda: (None, None), caller, ulaw_out),
-        "mu-law pass-through": Path_(ulaw, caller, ulaw_out),
+        "framing only (baseline)": Path_(caller, ulaw_out, chain=False),
+        "phone mu-law pass-through": Path_(caller, ulaw_out),
     }
     for ms in GEMINI_CHUNKS_MS:
         out = agent_audio(24000, pcm=True, chunk_ms=ms)
-        paths[f"Gemini, {ms} ms chunks out"] = Path_(gemini, caller, out, gemini=True)
-        paths[f"  its framing alone, {ms} ms"] = Path_(lambda: (None, None), caller_pcm, out, gemini=True)
+        paths[f"Gemini, {ms} ms pieces out"] = Path_(caller, out, gemini=True)
+        paths[f"  its framing alone, {ms} ms"] = Path_(caller_pcm, out, gemini=True, chain=False)
     results: dict[str, list[float]] = {k: [] for k in paths}
     for r in range(ROUNDS):
         order = list(paths)
@@ -159,7 +177,7 @@ def main() -> None:
     for name, vals in results.items():
         med = percentiles(vals, 0.5)[0]
         share = med * 1e-6 * FRAMES_PER_S * CALLS * 100
-        print(f"{name:30} {med:9.1f} {med / base:7.2f} {share:16.2f}%")
+        print(f"{name:30} {med:9.1f} {med / base:7.2f} {share:16.2f}%  (range {min(vals):.1f}-{max(vals):.1f})")
     print("goal: < 5 % of one core at 50 concurrent calls on either path")
 
 

@@ -58,6 +58,7 @@ class PhoneBackend(AudioBackend):
 
     def __init__(self, stream: PhoneMedia, ahead_s: float, queued: Callable[[], float]) -> None:
         super().__init__(sample_rate=8000, frame_ms=20)
+        self.wire_ulaw = True
         self.stream = stream
         self.ahead_s = ahead_s
         self._queued = queued

@@ -8,8 +8,9 @@ the level meter (RMS in dBFS).
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 import numpy.typing as npt
@@ -34,8 +35,15 @@ def _as_int16(data: bytes | bytearray | memoryview | Int16Array) -> Int16Array:
     return np.frombuffer(raw, dtype="<i2").astype(np.int16, copy=False)
 
 
+@functools.cache
+def _ulaw_decode() -> Callable[[bytes], Int16Array]:
+    from engine.voice.g711 import ulaw_decode  # g711 builds on this module, so it is imported on first use
+
+    return ulaw_decode
+
+
 class AudioFrame:
-    """A piece of PCM16 mono audio; immutable.
+    """A piece of PCM16 mono audio; treat it as immutable (its samples are read-only).
 
     ``samples`` is a read-only 1-D numpy int16 array; construct with ``AudioFrame.from_pcm`` from bytes or
     ``AudioFrame(samples=array, ...)``. ``timestamp`` is seconds on the producer's clock (stream position for
@@ -59,15 +67,11 @@ class AudioFrame:
         if arr.flags.writeable:
             arr = arr.copy()
             arr.flags.writeable = False
-        _set = object.__setattr__
-        _set(self, "_samples", arr)
-        _set(self, "sample_rate", sample_rate)
-        _set(self, "timestamp", timestamp)
-        _set(self, "_pcm", None)
-        _set(self, "ulaw", None)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"AudioFrame is immutable (cannot set {name!r})")
+        self._samples = arr
+        self.sample_rate = sample_rate
+        self.timestamp = timestamp
+        self._pcm = None
+        self.ulaw = None
 
     def __repr__(self) -> str:
         return f"AudioFrame({self.num_samples} samples, {self.sample_rate} Hz, t={self.timestamp:.3f})"
@@ -75,34 +79,33 @@ class AudioFrame:
     @classmethod
     def from_ulaw(cls, codes: bytes, timestamp: float = 0.0) -> AudioFrame:
         """8 kHz μ-law codes as a frame; decoded to PCM16 only when ``samples`` (or ``pcm``) is read."""
-        frame = object.__new__(cls)
-        _set = object.__setattr__
-        _set(frame, "_samples", None)
-        _set(frame, "sample_rate", 8000)
-        _set(frame, "timestamp", timestamp)
-        _set(frame, "_pcm", None)
-        _set(frame, "ulaw", bytes(codes))
+        frame = cls.__new__(cls)
+        frame._samples = None
+        frame.sample_rate = 8000
+        frame.timestamp = timestamp
+        frame._pcm = None
+        frame.ulaw = codes if isinstance(codes, bytes) else bytes(codes)
+        return frame
+
+    def retimed(self, timestamp: float) -> AudioFrame:
+        """The same audio (samples and μ-law codes shared, nothing decoded) at another ``timestamp``."""
+        frame = AudioFrame.__new__(AudioFrame)
+        frame._samples = self._samples
+        frame.sample_rate = self.sample_rate
+        frame.timestamp = timestamp
+        frame._pcm = self._pcm
+        frame.ulaw = self.ulaw
         return frame
 
     @property
     def samples(self) -> Int16Array:
         arr = self._samples
         if arr is None:
-            from engine.voice.g711 import ulaw_decode  # g711 builds on this module
-
             assert self.ulaw is not None
-            arr = ulaw_decode(self.ulaw)
+            arr = _ulaw_decode()(self.ulaw)
             arr.flags.writeable = False
-            object.__setattr__(self, "_samples", arr)
+            self._samples = arr
         return arr
-
-    def retimed(self, timestamp: float) -> AudioFrame:
-        """The same audio (samples and μ-law codes shared, nothing decoded) at another ``timestamp``."""
-        frame = object.__new__(AudioFrame)
-        for name in AudioFrame.__slots__:
-            object.__setattr__(frame, name, getattr(self, name))
-        object.__setattr__(frame, "timestamp", timestamp)
-        return frame
 
     @classmethod
     def from_pcm(
@@ -118,10 +121,10 @@ class AudioFrame:
     @property
     def pcm(self) -> bytes:
         """The samples as little-endian PCM16 bytes."""
-        if self._pcm is None:
-            object.__setattr__(self, "_pcm", self.samples.astype("<i2", copy=False).tobytes())
-        assert self._pcm is not None
-        return self._pcm
+        pcm = self._pcm
+        if pcm is None:
+            pcm = self._pcm = self.samples.astype("<i2", copy=False).tobytes()
+        return pcm
 
     @property
     def num_samples(self) -> int:
@@ -242,7 +245,7 @@ class Chunker:
             # already one chunk (the usual case: the drivers cut their audio at the backend's frame size): passed on
             # as it is, so nothing is copied and a μ-law frame keeps its codes for the phone
             t, self._t = self._t, self._t + self.size / self.sample_rate
-            return [frame if frame.timestamp == t else frame.retimed(t)]
+            return [frame if abs(frame.timestamp - t) < 1e-6 else frame.retimed(t)]
         self._buf = np.concatenate([self._buf, frame.samples])
         out: list[AudioFrame] = []
         while self._buf.size >= self.size:

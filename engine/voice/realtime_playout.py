@@ -54,9 +54,10 @@ class Playout:
         self.pacer = pacer
         self.rate = backend.sample_rate
         self.idle_end_s = idle_end_s
-        # A phone call on a μ-law provider keeps μ-law end to end: the backend sends the frames' own bytes.
-        self._ulaw = source == PCMU_8K and self.rate == PCMU_8K.rate
-        self._conv = AudioConverter(source, source if self._ulaw else AudioSpec("pcm16", self.rate))
+        # On the phone the audio is made μ-law once per piece (a μ-law provider's stays as it came) and the backend
+        # sends the frames' own bytes; a μ-law provider's audio on another 8 kHz backend decodes when played.
+        self._ulaw = self.rate == PCMU_8K.rate and (source == PCMU_8K or backend.wire_ulaw)
+        self._conv = AudioConverter(source, PCMU_8K if self._ulaw else AudioSpec("pcm16", self.rate))
         self._queue: deque[_Piece | _End] = deque()
         self._arrived = asyncio.Event()
         self._held: _Piece | None = None  # the first piece of the next item
@@ -213,8 +214,8 @@ class Playout:
                 if not await self._ready():
                     return
                 self._mark(item)
-                chunk = buf[at : at + size]
-                yield AudioFrame.from_ulaw(chunk) if self._ulaw else AudioFrame.from_pcm(chunk, self.rate)
+                chunk, t = buf[at : at + size], item.samples / self.rate  # stamped by position: the chunker keeps it
+                yield AudioFrame.from_ulaw(chunk, t) if self._ulaw else AudioFrame.from_pcm(chunk, self.rate, t)
                 item.samples += size // width  # resumed: the backend has taken the chunk
                 self.pacer.changed()
             buf = buf[cut:]

@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from engine.providers.realtime.audio import AudioConverter
-from engine.providers.realtime.session import PCM16_24K, AudioSpec
+from engine.providers.realtime.session import PCM16_24K, PCMU_8K, AudioSpec
+from engine.voice.audio import AudioFrame
 from engine.voice.pacing import Pacer
 from engine.voice.realtime_playout import Playout
 from engine.voice.wav_backend import WavBackend, read_wav
@@ -89,3 +90,37 @@ async def test_barge_in_drops_the_queued_burst(tmp_path: Path) -> None:
     playout = await play(tmp_path / "out.wav", [*pieces, ("cut", audio[:PIECE])], interrupt_after=len(pieces))
     assert playout.log == [] and playout.played_ms("cut") == 0.0  # nothing of it reached the caller
     assert read_wav(tmp_path / "out.wav").samples.size == 0  # a late piece of the cut item is dropped too
+
+
+class WireBackend(WavBackend):
+    """A backend whose line is 8 kHz μ-law, like a phone's: keeps the μ-law each played frame carries."""
+
+    def __init__(self, out: Path) -> None:
+        super().__init__(output_path=out, sample_rate=8000)
+        self.wire_ulaw = True
+        self.codes: list[bytes | None] = []
+
+    async def _output_chunk(self, frame: AudioFrame) -> None:
+        self.codes.append(frame.ulaw)
+        await super()._output_chunk(frame)
+
+
+async def test_on_a_mulaw_line_pcm_is_encoded_once_per_piece(tmp_path: Path) -> None:
+    """Gemini's 24 kHz PCM on the phone: the playout resamples and encodes whole pieces, so every frame reaches
+    the line already μ-law (the backend sends its bytes), and those bytes are the stream converted whole."""
+    audio = tone(300)
+    backend = WireBackend(tmp_path / "out.wav")
+    async with backend:
+        playout = Playout(backend, Pacer(backend), PCM16_24K)
+        for i in range(0, len(audio), PIECE):
+            playout.feed("item", audio[i : i + PIECE])
+        playout.end_response()
+        runner = asyncio.create_task(playout.run())
+        async with asyncio.timeout(10):
+            await playout.drained()
+        runner.cancel()
+    assert backend.codes and all(c is not None and len(c) == 160 for c in backend.codes)
+    conv = AudioConverter(PCM16_24K, PCMU_8K)
+    whole_ulaw = conv.convert(audio) + conv.flush()
+    sent = b"".join(c for c in backend.codes if c is not None)
+    assert sent[: len(whole_ulaw)] == whole_ulaw and set(sent[len(whole_ulaw) :]) <= {0xFF}  # padded with silence
