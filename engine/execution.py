@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, Protocol
 
-from engine.approvals import ApprovalDesk
+from engine.approvals import ApprovalDesk, approval_reason
 from engine.config.models import Settings
 from engine.events import EventBus, ToolCompleted, ToolRejected, ToolRequested
 from engine.metrics import UNKNOWN_TOOL, Metrics
@@ -202,8 +202,9 @@ class ToolExecutor:
                 f"unavailable: the tool {clip_repr(exposed_name)} is no longer available",
                 False,
             )
+        settings = self._settings()
         try:
-            parsed = entry.validator.check(parse_arguments(args, self._settings().engine.tool_arguments))
+            parsed = entry.validator.check(parse_arguments(args, settings.engine.tool_arguments))
         except ArgumentError as e:
             return self._reject(
                 session,
@@ -213,11 +214,13 @@ class ToolExecutor:
                 f"invalid arguments for {exposed_name}: {e}",
                 True,
             )
-        if refusal := await self.approvals.admit(
-            session, entry.tool.definition, parsed, tool_call_id, approved_by, is_probe
-        ):
-            return self._reject(session, exposed_name, tool_call_id, "not approved", refusal, True)
-        return await self._run(session, entry, parsed, tool_call_id, is_probe, limit)
+        d = entry.tool.definition
+        # Only a call that may have to wait (or a probe) goes to the desk: the rule is approval_reason's either way.
+        if is_probe or (not approved_by and approval_reason(d, session, settings) is not None):
+            if refusal := await self.approvals.admit(session, d, parsed, tool_call_id, approved_by, is_probe):
+                return self._reject(session, exposed_name, tool_call_id, "not approved", refusal, True)
+            return await self._run(session, entry, parsed, tool_call_id, is_probe, limit)  # settings may be newer
+        return await self._run(session, entry, parsed, tool_call_id, is_probe, limit, settings)
 
     async def _run(
         self,
@@ -227,6 +230,7 @@ class ToolExecutor:
         tool_call_id: str,
         is_probe: bool,
         limit: tuple[float, str] | None = None,
+        settings: Settings | None = None,
     ) -> ToolResult:
         d = entry.tool.definition
         call_id = session.call_id if session else ""
@@ -253,7 +257,7 @@ class ToolExecutor:
             ctx = ToolExecutionContext(
                 call_id,
                 session,
-                self._settings(),
+                settings if settings is not None else self._settings(),
                 bus.publish,
                 session.channel_id if session else None,
                 tool_call_id,

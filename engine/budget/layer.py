@@ -97,7 +97,7 @@ class BudgetLayer:
         cfg = self.config
         # The parts get the clock itself (one call on every tool call, not two); ``set_clock`` hands on a new one.
         self.book = LatencyBook(cfg.window, clock)
-        self.board = TierBoard(self.book, lambda: self.config, self.environment, clock)
+        self.board = TierBoard(self.book, lambda: settings().budget, self.environment, clock)
         self.board.on_change = self._status_changed
         self.cache = ResultCache(cfg.cache_size, clock)
         self.turns = TurnTracker(
@@ -249,7 +249,8 @@ class BudgetLayer:
             plan = self._plan(d)
         own = plan.own
         if own[0] is None:
-            own = self._limit_text("", settings.engine.tool_timeout_ms)
+            ms = settings.engine.tool_timeout_ms
+            own = self._limit_texts.get(("", ms)) or self._limit_text("", ms)
         if session is None:
             return own  # type: ignore[return-value]
         self._track_start(session, plan, task)
@@ -258,7 +259,7 @@ class BudgetLayer:
             return own  # type: ignore[return-value]
         budget_ms = int(getattr(settings.budget.tiers, tier))
         if budget_ms / 1000 < own[0]:  # type: ignore[operator]
-            return self._limit_text(tier, budget_ms)
+            return self._limit_texts.get((tier, budget_ms)) or self._limit_text(tier, budget_ms)
         return own  # type: ignore[return-value]
 
     def _limit_text(self, tier: str, ms: int) -> tuple[float, str]:
@@ -312,7 +313,7 @@ class BudgetLayer:
         plan = self._plans.get(d.name)
         if plan is None or plan.definition is not d or plan.settings is not self._settings():
             plan = self._plan(d)
-        self.board.recorded(d, self.book.record(plan.key, latency_ms, status, is_probe=is_probe))
+        self.board.recorded(d, self.book.record(plan.key, latency_ms, status, is_probe=is_probe), plan.settings.budget)
         if not is_probe and status == "success" and cacheable(d):
             self.cache.put(d, args, result)
 
