@@ -74,6 +74,7 @@ def _by_bit_pattern(table: Uint8Array) -> Uint8Array:
 
 
 _ULAW_ENC_U16 = _by_bit_pattern(_ULAW_ENC)
+_ULAW_DEC_LE = _ULAW_DEC.astype("<i2")
 _ALAW_ENC_U16 = _by_bit_pattern(_ALAW_ENC)
 
 
@@ -99,6 +100,12 @@ def _code_array(data: bytes | Uint8Array) -> Uint8Array:
 def ulaw_encode(pcm: bytes | Int16Array) -> bytes:
     """PCM16 (bytes, little-endian, or int16 array) → μ-law bytes, one per sample."""
     return _ULAW_ENC_U16.take(_pcm_bits(pcm)).tobytes()
+
+
+def ulaw_to_pcm16(codes: bytes) -> bytes:
+    """μ-law bytes → PCM16 little-endian bytes in one lookup (no samples array kept: a phone frame on its way to
+    a provider that takes PCM)."""
+    return _ULAW_DEC_LE.take(np.frombuffer(codes, dtype=np.uint8)).tobytes()
 
 
 def ulaw_decode(data: bytes | Uint8Array) -> Int16Array:

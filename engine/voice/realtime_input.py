@@ -40,7 +40,10 @@ class CallerInput:
         self.frames_sent = 0
         self.sent_s = 0.0  # seconds of caller audio handed on (the resampler may still hold its last ms)
         self._conv = AudioConverter(AudioSpec("pcm16", backend.sample_rate), live.input_spec)
-        self._ulaw_in = live.input_spec == PCMU_8K and backend.sample_rate == PCMU_8K.rate
+        # A phone frame's μ-law goes to the session from its codes (as it is, or decoded in one lookup) when that
+        # needs no resampler: a stateful one must see the whole stream, muted silence included.
+        from_ulaw = AudioConverter(PCMU_8K, live.input_spec)
+        self._from_ulaw = None if from_ulaw.resamples or backend.sample_rate != PCMU_8K.rate else from_ulaw
 
     async def run(self) -> None:
         """Send the caller's audio until the input ends (a file) or the task is cancelled."""
@@ -75,9 +78,9 @@ class CallerInput:
                     await closer()
 
     def payload(self, frame: AudioFrame) -> bytes:
-        """``frame`` in the session's input format: the μ-law it came in as, when the session takes μ-law."""
-        if self._ulaw_in and frame.ulaw is not None:
-            return frame.ulaw
+        """``frame`` in the session's input format (from its μ-law codes when it has them and that is stateless)."""
+        if self._from_ulaw is not None and frame.ulaw is not None:
+            return self._from_ulaw.convert(frame.ulaw)
         return self._conv.convert(frame.pcm)
 
     def _heard(self, frame: AudioFrame) -> AudioFrame:

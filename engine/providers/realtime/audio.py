@@ -15,7 +15,7 @@ import numpy as np
 
 from engine.providers.realtime.session import AudioSpec
 from engine.voice.audio import Int16Array, StreamResampler
-from engine.voice.g711 import alaw_decode, alaw_encode, ulaw_decode, ulaw_encode
+from engine.voice.g711 import alaw_decode, alaw_encode, ulaw_decode, ulaw_encode, ulaw_to_pcm16
 
 
 def negotiate(native: AudioSpec, accepted: Sequence[AudioSpec]) -> AudioSpec:
@@ -75,11 +75,19 @@ class AudioConverter:
             else StreamResampler(source.rate, target.rate, stream_quality(source, target))
         )
         self._odd = b""  # a PCM16 byte left over from an odd-length piece
+        self._ulaw_to_pcm = source.encoding == "pcmu" and target.encoding == "pcm16" and self._resampler is None
+
+    @property
+    def resamples(self) -> bool:
+        """The converter keeps resampler state between pieces (feed it one stream only)."""
+        return self._resampler is not None
 
     def convert(self, data: bytes) -> bytes:
         if self.passthrough or not data:
             return data
-        if self.source.encoding == "pcm16":
+        if self._ulaw_to_pcm:
+            return ulaw_to_pcm16(data)
+        if self.source.encoding == "pcm16" and (self._odd or len(data) % 2):  # a sample split between pieces
             data = self._odd + data
             cut = len(data) - (len(data) % 2)
             data, self._odd = data[:cut], data[cut:]

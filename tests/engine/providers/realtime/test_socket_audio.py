@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import Any, cast
+
 import numpy as np
 import pytest
 from realtime_ws import RealtimeFake, Received
 
 from engine.providers.base import ProviderError
 from engine.providers.realtime.audio import AudioConverter, negotiate
-from engine.providers.realtime.session import PCM16_8K, PCM16_16K, PCM16_24K, PCMA_8K, PCMU_8K
+from engine.providers.realtime.session import PCM16_8K, PCM16_16K, PCM16_24K, PCMA_8K, PCMU_8K, AudioSpec
 from engine.providers.realtime.socket import BadFrame, RealtimeSocket, safe_url
-from engine.voice.g711 import ulaw_encode
+from engine.voice.audio import AudioFrame
+from engine.voice.g711 import ulaw_decode, ulaw_encode, ulaw_to_pcm16
+from engine.voice.realtime_input import CallerInput
 
 
 class EchoFake(RealtimeFake):
@@ -91,3 +96,28 @@ def test_live_streams_hold_little_audio_back() -> None:
     down = AudioConverter(PCM16_24K, PCMU_8K)
     first = next(i for i in range(20) if down.convert(b"\x00" * 960))
     assert (first + 1) * 20 <= 60
+
+
+def test_mulaw_to_pcm_at_the_same_rate_is_one_exact_lookup() -> None:
+    """Every μ-law code decodes to the same PCM16 bytes through the one-lookup path as through the samples."""
+    codes = bytes(range(256)) * 2
+    dec = AudioConverter(PCMU_8K, PCM16_8K)
+    assert not dec.resamples
+    assert dec.convert(codes) == ulaw_decode(codes).astype("<i2").tobytes() == ulaw_to_pcm16(codes)
+    assert AudioConverter(PCMU_8K, PCM16_16K).resamples
+
+
+def test_phone_frames_reach_the_session_from_their_codes_unless_a_resampler_needs_the_whole_stream() -> None:
+    """μ-law in, μ-law session: the wire's bytes. PCM16 8 kHz session: decoded from the codes. 16 kHz session: the
+    PCM path, so the resampler's state sees muted (PCM) frames and phone frames as one stream."""
+    codes = bytes(range(0, 256, 2)) + bytes(32)  # 160 codes
+    frame = AudioFrame.from_ulaw(codes)
+    backend = cast(Any, SimpleNamespace(sample_rate=8000))
+
+    def caller(spec: AudioSpec) -> CallerInput:
+        return CallerInput(backend, cast(Any, None), cast(Any, SimpleNamespace(input_spec=spec)), None)
+
+    assert caller(PCMU_8K).payload(frame) is codes
+    assert caller(PCM16_8K).payload(frame) == ulaw_to_pcm16(codes)
+    up = caller(PCM16_16K)
+    assert up._from_ulaw is None and len(up.payload(frame)) > 0
