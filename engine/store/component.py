@@ -20,12 +20,13 @@ import logging
 import os
 import socket
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engine.backoff import Backoff
-from engine.store.base import EventStore, StoreUnavailable, open_store
+from engine.store.base import EventStore, StoredEvent, StoreUnavailable, open_store
 from engine.store.feed import CallStates, EventFeed
 
 if TYPE_CHECKING:
@@ -106,6 +107,8 @@ class StoreComponent:
         self._connecting = asyncio.Lock()
         self._calls_due = 0.0
         self._stopping = False
+        #: The batches sent whose answer is still to come, oldest first (the store answers in this order).
+        self._unanswered: deque[tuple[list[StoredEvent], asyncio.Future[None]]] = deque()
 
     # ------------------------------------------------------------------------------------------- lifecycle
 
@@ -171,7 +174,7 @@ class StoreComponent:
             return
         if self.feed.pending:  # the last write failed (the store dropped us mid-stop): once more, now
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._flush(), FINAL_FLUSH_S)
+                await asyncio.wait_for(self._flush(settle=True), FINAL_FLUSH_S)
         self._stopping = False
         if self.connected and not self.feed.pending:
             try:  # a reader of the stream tells a clean stop from a lost engine by this last entry
@@ -285,7 +288,7 @@ class StoreComponent:
             except TimeoutError:  # nothing new, but something to write once the store is back
                 first = None
             except StopAsyncIteration:  # closed by stop, and everything taken: write the rest and end
-                await self._flush(calls_now=True)
+                await self._flush(calls_now=True, settle=True)
                 return
             if first is not None:
                 self._take([first, *sub.drain()])
@@ -293,24 +296,43 @@ class StoreComponent:
             if first is not None:
                 await asyncio.sleep(BATCH_S)
 
-    async def _flush(self, calls_now: bool = False) -> None:
-        """Write what is buffered, oldest first, then (at most every ``CALL_STATE_S``, or ``calls_now``) the changed
-        calls' state; stops at the first failure."""
+    async def _flush(self, calls_now: bool = False, settle: bool = False) -> None:
+        """Send what is buffered and not sent yet, oldest first, without waiting for the store's answers (they
+        let the events go as they come, ``_answered``); then (at most every ``CALL_STATE_S``, or ``calls_now``) the
+        changed calls' state. ``settle``: wait for every answer too. Stops at the first failure."""
         if self.store is None or not await self._ensure_connected():
             return
         cfg = self._settings().engine
         try:
-            while self.feed.pending:
-                batch = self.feed.batch(BATCH_MAX)
-                await self.store.append(self.engine_id, batch, cfg.store_stream_maxlen)
-                self.feed.written(batch)
-                self.written += len(batch)
-            self.metrics.store_events_buffered.set(len(self.feed.pending))
+            while batch := self.feed.batch(BATCH_MAX, self._unanswered[-1][0][-1].seq if self._unanswered else 0):
+                answer = await self.store.send_events(self.engine_id, batch, cfg.store_stream_maxlen)
+                self._unanswered.append((batch, answer))
+                answer.add_done_callback(self._answered)
             if calls_now or time.monotonic() >= self._calls_due:
                 self._calls_due = time.monotonic() + CALL_STATE_S
                 await self._write_calls(cfg.call_state_ttl_s)
         except StoreUnavailable as e:
             self._lost(e)
+        if settle and self._unanswered:
+            await asyncio.wait([answer for _batch, answer in self._unanswered])
+
+    def _answered(self, answer: asyncio.Future[None]) -> None:
+        """The store's answer to the oldest batch sent: written (let it go), or lost with everything sent after it
+        (then all that is pending goes again, from the oldest, once the store is reachable)."""
+        error = StoreUnavailable("cancelled") if answer.cancelled() else answer.exception()
+        if error is not None:
+            if all(a is not answer for _batch, a in self._unanswered):
+                return  # one of a batch of failures already handled
+            self._unanswered.clear()  # the later ones fail too (or were sent before this failure was known)
+            if self.connected:
+                self._lost(error if isinstance(error, StoreUnavailable) else StoreUnavailable(str(error)))
+            return
+        if not self._unanswered or self._unanswered[0][1] is not answer:
+            return  # cleared by an earlier failure meanwhile: sent again from the oldest
+        batch, _ = self._unanswered.popleft()
+        self.feed.written(batch)
+        self.written += len(batch)
+        self.metrics.store_events_buffered.set(len(self.feed.pending))
 
     async def _write_calls(self, ttl_s: float) -> None:
         assert self.store is not None

@@ -73,9 +73,16 @@ class EventFeed:
         return StoredEvent(id=self._next_id(ts), seq=self.seq, type=type_, call_id=None,
                            event=json.dumps({"type": type_, "ts": ts}))  # fmt: skip
 
-    def batch(self, size: int) -> list[StoredEvent]:
-        """The oldest ``size`` pending events (still held until ``written``)."""
-        return [self.pending[i] for i in range(min(size, len(self.pending)))]
+    def batch(self, size: int, after_seq: int = 0) -> list[StoredEvent]:
+        """The oldest ``size`` pending events whose ``seq`` is above ``after_seq`` (the newest one sent and not
+        answered yet; 0: from the oldest); still held until ``written``."""
+        unsent = 0
+        for ev in reversed(self.pending):  # the unsent ones are the newest: count back to the last one sent
+            if ev.seq <= after_seq:
+                break
+            unsent += 1
+        start = len(self.pending) - unsent
+        return [self.pending[i] for i in range(start, start + min(size, unsent))]
 
     def written(self, batch: list[StoredEvent]) -> None:
         """``batch`` reached the store: let it go (unless the bound already pushed some of it out meanwhile)."""

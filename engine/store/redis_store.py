@@ -29,34 +29,7 @@ from engine.store.base import (
     engine_key,
     engine_stream,
 )
-
-#: What Redis answers to an XADD whose explicit id is not above the stream's newest: the entry is there already.
-_ALREADY_WRITTEN = "equal or smaller than the target stream top item"
-
-#: A batch of events in one command (redis-py spends far more per command than Redis does): KEYS[1] is the
-#: engine's stream, KEYS[2..] the calls' streams; ARGV[1] the MAXLEN, then six values per event: entry id, the index
-#: of its call's stream in KEYS (0: none), seq, type, call id, event JSON. An entry already written (the same batch
-#: again after a lost reply) is skipped; any other error stops the batch and is returned.
-_APPEND_LUA = (
-    """
-local maxlen = ARGV[1]
-for i = 2, #ARGV, 6 do
-  local id, k = ARGV[i], tonumber(ARGV[i + 1])
-  local targets = {KEYS[1]}
-  if k > 0 then targets[2] = KEYS[k] end
-  for _, key in ipairs(targets) do
-    local r = redis.pcall('XADD', key, 'MAXLEN', '~', maxlen, id, 'seq', ARGV[i + 2], 'type', ARGV[i + 3],
-                          'call_id', ARGV[i + 4], 'event', ARGV[i + 5])
-    if type(r) == 'table' and r.err and not string.find(r.err, '"""
-    + _ALREADY_WRITTEN
-    + """', 1, true) then
-      return r
-    end
-  end
-end
-return #ARGV
-"""
-)
+from engine.store.redis_writer import EventWriter
 
 #: Calls' state hashes in one command: KEYS holds (hash, stream) per call; ARGV[1] is the TTL in ms, then per call
 #: the number of fields and the field/value pairs. Each hash is written and both keys expire after the TTL.
@@ -99,8 +72,8 @@ class RedisStore:
     def __init__(self, url: str, *, timeout_s: float = 2.0) -> None:
         self.description = safe_store_url(url)
         self._client: aioredis.Redis = redis_client(url, timeout_s, timeout_s)
-        # EVALSHA (loaded again after a Redis restart): one command per batch, whatever its size
-        self._append = self._client.register_script(_APPEND_LUA)
+        # events: one EVALSHA per batch, whatever its size, sent without waiting for the answer to the one before
+        self._events = EventWriter(self._client, self.description, timeout_s)
         self._put_calls = self._client.register_script(_PUT_CALLS_LUA)
 
     def _fail(self, what: str, e: BaseException) -> NoReturn:
@@ -110,12 +83,14 @@ class RedisStore:
         try:
             # (re)connecting: drop every pooled connection first — after a Redis restart each stale one would fail
             # once more, and each failure costs the caller another backoff round
+            await self._events.reset()
             await self._client.connection_pool.disconnect()
             await self._client.ping()
         except (RedisError, OSError) as e:
             self._fail("connecting", e)
 
     async def close(self) -> None:
+        await self._events.close()
         try:
             await self._client.aclose()
         except (RedisError, OSError):
@@ -144,8 +119,12 @@ class RedisStore:
             self._fail("unregistering", e)
 
     async def append(self, engine_id: str, events: Sequence[StoredEvent], maxlen: int) -> None:
+        if events:
+            await (await self.send_events(engine_id, events, maxlen))
+
+    async def send_events(self, engine_id: str, events: Sequence[StoredEvent], maxlen: int) -> asyncio.Future[None]:
         if not events:
-            return
+            raise ValueError("send_events: no events")
         keys = [engine_stream(engine_id)]
         slot: dict[str, int] = {}
         args: list[Any] = [maxlen]
@@ -157,10 +136,7 @@ class RedisStore:
                     keys.append(call_stream(engine_id, ev.call_id))
                     k = slot[ev.call_id] = len(keys)
             args += [ev.id, k, ev.seq, ev.type, ev.call_id or "", ev.event]
-        try:
-            await self._append(keys=keys, args=args)
-        except (RedisError, OSError) as e:
-            self._fail("writing events", e)
+        return await self._events.send(keys, args, events[-1].id)
 
     async def put_calls(self, engine_id: str, states: Mapping[str, Mapping[str, str]], ttl_s: float) -> None:
         if not states:
