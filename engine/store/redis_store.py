@@ -9,11 +9,13 @@ the component's job, so the client itself does not retry (a lost Redis must not 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 import redis.asyncio as aioredis
+from redis.asyncio.connection import AbstractConnection
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
@@ -29,7 +31,7 @@ from engine.store.base import (
     engine_key,
     engine_stream,
 )
-from engine.store.redis_writer import EventWriter
+from engine.store.redis_writer import EventWriter, own_connection
 
 #: Calls' state hashes in one command: KEYS holds (hash, stream) per call; ARGV[1] is the TTL in ms, then per call
 #: the number of fields and the field/value pairs. Each hash is written and both keys expire after the TTL.
@@ -74,6 +76,10 @@ class RedisStore:
         self._client: aioredis.Redis = redis_client(url, timeout_s, timeout_s)
         # events: one EVALSHA per batch, whatever its size, sent without waiting for the answer to the one before
         self._events = EventWriter(self._client, self.description, timeout_s)
+        self._timeout_s = timeout_s
+        #: ``read_many``'s connection (a follower's hot path: the pool's bookkeeping per read cost more than the
+        #: read); dropped after any failure or cancel, since an unread answer may still be on its way.
+        self._follower: AbstractConnection | None = None
         self._put_calls = self._client.register_script(_PUT_CALLS_LUA)
 
     def _fail(self, what: str, e: BaseException) -> NoReturn:
@@ -84,6 +90,7 @@ class RedisStore:
             # (re)connecting: drop every pooled connection first — after a Redis restart each stale one would fail
             # once more, and each failure costs the caller another backoff round
             await self._events.reset()
+            await self._drop_follower()
             await self._client.connection_pool.disconnect()
             await self._client.ping()
         except (RedisError, OSError) as e:
@@ -91,6 +98,7 @@ class RedisStore:
 
     async def close(self) -> None:
         await self._events.close()
+        await self._drop_follower()
         try:
             await self._client.aclose()
         except (RedisError, OSError):
@@ -180,19 +188,37 @@ class RedisStore:
         self, after: Mapping[str, str], block_ms: int, count: int = 1000
     ) -> list[tuple[str, list[Entry]]]:
         """New entries of several streams (each after its entry id), waiting up to ``block_ms`` for the first one
-        (a reader following many engines); ``block_ms`` must stay below the client's socket timeout."""
+        (a reader following many engines), on a connection of its own; ``block_ms`` must stay below ``timeout_s``."""
         if not after:
             return []
+        conn = self._follower
         try:
-            streams: dict[Any, Any] = dict(after)
-            rows: Any = await self._client.xread(streams, count=count, block=max(1, block_ms))
-        except (RedisError, OSError) as e:
-            self._fail("reading the engines' streams", e)
+            if conn is None:
+                conn = self._follower = own_connection(self._client)
+                await conn.connect()
+            command: list[str | int] = ["XREAD", "COUNT", count, "BLOCK", max(1, block_ms), "STREAMS", *after]
+            command += after.values()
+            async with asyncio.timeout(self._timeout_s):
+                await conn.send_packed_command(conn.pack_command(*command), check_health=False)
+                rows: Any = await conn.read_response()
+        except BaseException as e:  # a cancel too: the answer may still come, on a connection nobody reads
+            await self._drop_follower()
+            if isinstance(e, RedisError | OSError | TimeoutError):
+                self._fail("reading the engines' streams", e)
+            raise
         raise_if_cancelled()
+        # RESP3 answers a map of stream → entries, RESP2 a list of [stream, entries]; an entry's fields are flat
+        streams = rows.items() if isinstance(rows, dict) else rows or ()
         return [
-            (str(stream), [(str(i), {str(k): str(v) for k, v in (f or {}).items()}) for i, f in entries])
-            for stream, entries in rows or ()
+            (str(stream), [(str(i), dict(zip(f[::2], f[1::2], strict=True)) if f else {}) for i, f in entries])
+            for stream, entries in streams
         ]
+
+    async def _drop_follower(self) -> None:
+        conn, self._follower = self._follower, None
+        if conn is not None:
+            with contextlib.suppress(RedisError, OSError):
+                await conn.disconnect(nowait=True)
 
     async def mark_approver(self, name: str, ttl_s: float) -> None:
         """Say that the console ``name`` answers tool approvals, for ``ttl_s`` (refreshed while it is attached)."""
