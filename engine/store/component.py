@@ -43,6 +43,9 @@ BATCH_S = 0.0
 BATCH_MAX = 500
 #: Calls' state hashes are written at most this often (every turn changes one; the events carry the moment).
 CALL_STATE_S = 0.25
+#: Every call's whole state hash is written again at least this often (and at once after a reconnect: Redis may
+#: have lost it); in between a write sends only the fields that changed, or none (it only keeps the hash alive).
+FULL_STATE_S = 30.0
 #: Reconnect waits: from half a second, doubling, up to 10 s.
 RECONNECT = Backoff(0.5, 10.0)
 #: The heartbeat key lives this many heartbeats: a dead engine disappears within them.
@@ -106,6 +109,7 @@ class StoreComponent:
         self._sub_dropped = 0
         self._connecting = asyncio.Lock()
         self._calls_due = 0.0
+        self._full_due = 0.0
         self._stopping = False
         #: The batches sent whose answer is still to come, oldest first (the store answers in this order).
         self._unanswered: deque[tuple[list[StoredEvent], asyncio.Future[None]]] = deque()
@@ -232,6 +236,7 @@ class StoreComponent:
         assert self.store is not None
         await self.store.connect()
         self.feed.continue_after(await self.store.last_entry_id(self.engine_id))
+        self._full_due = 0.0  # a restarted Redis lost the calls' hashes: the next heartbeat writes them whole
         self._set_connected(True)
         self._retry = 0
 
@@ -334,20 +339,23 @@ class StoreComponent:
         self.written += len(batch)
         self.metrics.store_events_buffered.set(len(self.feed.pending))
 
-    async def _write_calls(self, ttl_s: float) -> None:
+    async def _write_calls(self, ttl_s: float, full: bool = False) -> None:
+        """The changed calls' state: only the fields that changed since the last write, or every field when
+        ``full``; either way the hash and the call's stream live ``ttl_s`` from now."""
         assert self.store is not None
         for live in self._live_calls():
             self.calls.live(live.call_id, live.provider, live.tools_shown, live.turn)
         changed = sorted(self.calls.changed)
         self.calls.changed.difference_update(changed)  # a change made while this write is out is written next time
-        states = {c: {**self.calls.calls[c], "engine": self.engine_id} for c in changed if c in self.calls.calls}
+        states = self.calls.to_write(changed, {"engine": self.engine_id}, full)
         try:
             await self.store.put_calls(self.engine_id, states, ttl_s)
         except StoreUnavailable:
             self.calls.changed.update(states)
             raise
-        for call_id, state in states.items():
-            if state.get("state") == "ended":
+        self.calls.wrote(states)
+        for call_id in states:
+            if self.calls.calls[call_id].get("state") == "ended":
                 self.calls.forget(call_id)
 
     # ------------------------------------------------------------------------------------------- heartbeat
@@ -369,7 +377,10 @@ class StoreComponent:
         try:
             await self.store.register(self.engine_id, info, cfg.heartbeat_s * HEARTBEAT_LIVES, cfg.call_state_ttl_s)
             self.calls.changed.update(c for c in self.calls.calls if c not in self.calls.ended)
-            await self._write_calls(cfg.call_state_ttl_s)
+            full = time.monotonic() >= self._full_due  # after a (re)connect, and every FULL_STATE_S
+            await self._write_calls(cfg.call_state_ttl_s, full=full)
+            if full:
+                self._full_due = time.monotonic() + FULL_STATE_S
         except StoreUnavailable as e:
             self._lost(e)
 
