@@ -5,7 +5,9 @@ tasks spawned in the engine's task group (the event pump and the heartbeat) and 
 settings getter, the bus, metrics, ``spawn``, and getters for the heartbeat's facts and the live calls.
 
 Events come from one bus subscription, so they are the redacted events every subscriber sees (the bus masks known
-secrets before fan-out); they are stamped and buffered (``EventFeed``) and written in batches. When the store is
+secrets before fan-out); they are stamped and buffered (``EventFeed``) and sent in batches as soon as they are
+taken, without waiting for the answer to the batch before (``engine.store.redis_writer``); an answered batch
+leaves the buffer, a failed one is sent again with everything after it. When the store is
 lost mid-run calls go on: events stay buffered up to ``engine.store_buffer`` (the oldest dropped past it, counted
 in ``ai_agent_store_events_dropped_total``, the log and ``status()``), and the pump reconnects with backoff and
 writes them in order. At start an unreachable store either stops the engine (``engine.store_required``) or is
@@ -37,8 +39,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: How long the pump rests after a write (what arrives meanwhile goes in the next one: an attached console sees
-#: an event within about this much plus a round trip), and the most events in one write.
+#: How long the pump rests after sending a batch (what arrives meanwhile goes in the next one: an attached console
+#: sees an event within about this much plus a round trip), and the most events in one batch.
 BATCH_S = 0.0
 BATCH_MAX = 500
 #: Calls' state hashes are written at most this often (every turn changes one; the events carry the moment).
