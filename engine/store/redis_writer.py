@@ -166,7 +166,7 @@ class EventWriter:
                 done, _ = link.waiting.popleft()
                 if not done.done():
                     done.set_result(None)
-        except (RedisError, OSError, TimeoutError) as e:  # an error answer (ResponseError) too
+        except Exception as e:  # an error answer (ResponseError) too; anything else must not leave batches waiting
             self._broken(link, self._error("writing events", e))
 
     def _broken(self, link: _Link, error: StoreUnavailable) -> None:
