@@ -78,6 +78,10 @@ class RedisEngines:
         #: stream before they were read, or dropped by the engine while Redis was away).
         self.last_seq: dict[str, int] = {}
         self.missed: dict[str, int] = {}
+        #: The engines ``follow`` holds live (joined, not reported lost): one whose heartbeat key is missing just
+        #: after Redis came back is still sent commands (it picks them up from its control stream once it has
+        #: reconnected, within the command's timeout), as ``follow`` gives it time before calling it lost.
+        self.live: set[str] = set()
         self._closed = False
 
     def _fail(self, what: str, e: BaseException) -> RemoteError:
@@ -116,7 +120,7 @@ class RedisEngines:
             beat = await self._store.engine(engine_id)
         except StoreUnavailable as e:
             raise RemoteError(f"{command} for engine {engine_id} not sent: {e}") from None
-        if beat is None:
+        if beat is None and engine_id not in self.live:
             raise RemoteError(f"{command}: engine {engine_id} is unknown or gone (no heartbeat in {self.description})")
         try:
             async with asyncio.timeout(timeout_s + self._timeout_s + 1):  # a Redis that stops answering mid-wait
@@ -162,6 +166,7 @@ class RedisEngines:
                         info = engine_info(engine_id, beats[engine_id])
                         if engine_id not in live:
                             live[engine_id] = info
+                            self.live.add(engine_id)
                             stopped.discard(engine_id)
                             yield EngineJoined(info)
                             async for item in self._catch_up(engine_id, stopped):
@@ -177,6 +182,7 @@ class RedisEngines:
                         if not clean and reconnected_at and now - reconnected_at < grace:
                             continue  # Redis came back without its keys: the engine registers again shortly
                         del live[engine_id]
+                        self.live.discard(engine_id)
                         reason = (
                             "stopped cleanly"
                             if clean

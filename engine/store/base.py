@@ -22,6 +22,7 @@ store is. The layout, under the ``ava:`` prefix:
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -123,6 +124,13 @@ class EventStore(Protocol):
     async def append(self, engine_id: str, events: Sequence[StoredEvent], maxlen: int) -> None:
         """Add the events, in order, to the engine's stream and each to its call's stream (``MAXLEN ~ maxlen``);
         an entry already written (same id) is skipped, not duplicated."""
+        ...
+
+    async def send_events(self, engine_id: str, events: Sequence[StoredEvent], maxlen: int) -> asyncio.Future[None]:
+        """``append`` without waiting for the store's answer: send the batch now (``StoreUnavailable`` when it
+        cannot be) and return the future of its answer, so the next batch can go out meanwhile. Answers come in
+        the order the batches were sent; when one fails, nothing sent after it is written and every later future
+        fails too (send them again from the oldest unanswered)."""
         ...
 
     async def put_calls(self, engine_id: str, states: Mapping[str, Mapping[str, str]], ttl_s: float) -> None:

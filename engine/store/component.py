@@ -5,7 +5,9 @@ tasks spawned in the engine's task group (the event pump and the heartbeat) and 
 settings getter, the bus, metrics, ``spawn``, and getters for the heartbeat's facts and the live calls.
 
 Events come from one bus subscription, so they are the redacted events every subscriber sees (the bus masks known
-secrets before fan-out); they are stamped and buffered (``EventFeed``) and written in batches. When the store is
+secrets before fan-out); they are stamped and buffered (``EventFeed``) and sent in batches as soon as they are
+taken, without waiting for the answer to the batch before (``engine.store.redis_writer``); an answered batch
+leaves the buffer, a failed one is sent again with everything after it. When the store is
 lost mid-run calls go on: events stay buffered up to ``engine.store_buffer`` (the oldest dropped past it, counted
 in ``ai_agent_store_events_dropped_total``, the log and ``status()``), and the pump reconnects with backoff and
 writes them in order. At start an unreachable store either stops the engine (``engine.store_required``) or is
@@ -20,12 +22,13 @@ import logging
 import os
 import socket
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engine.backoff import Backoff
-from engine.store.base import EventStore, StoreUnavailable, open_store
+from engine.store.base import EventStore, StoredEvent, StoreUnavailable, open_store
 from engine.store.feed import CallStates, EventFeed
 
 if TYPE_CHECKING:
@@ -36,12 +39,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: How long the pump rests after a write (what arrives meanwhile goes in the next one: an attached console sees
-#: an event within about this much plus a round trip), and the most events in one write.
+#: How long the pump rests after sending a batch (what arrives meanwhile goes in the next one: an attached console
+#: sees an event within about this much plus a round trip), and the most events in one batch.
 BATCH_S = 0.0
 BATCH_MAX = 500
 #: Calls' state hashes are written at most this often (every turn changes one; the events carry the moment).
 CALL_STATE_S = 0.25
+#: Every call's whole state hash is written again at least this often (and at once after a reconnect: Redis may
+#: have lost it); in between a write sends only the fields that changed, or none (it only keeps the hash alive).
+FULL_STATE_S = 30.0
 #: Reconnect waits: from half a second, doubling, up to 10 s.
 RECONNECT = Backoff(0.5, 10.0)
 #: The heartbeat key lives this many heartbeats: a dead engine disappears within them.
@@ -105,7 +111,10 @@ class StoreComponent:
         self._sub_dropped = 0
         self._connecting = asyncio.Lock()
         self._calls_due = 0.0
+        self._full_due = 0.0
         self._stopping = False
+        #: The batches sent whose answer is still to come, oldest first (the store answers in this order).
+        self._unanswered: deque[tuple[list[StoredEvent], asyncio.Future[None]]] = deque()
 
     # ------------------------------------------------------------------------------------------- lifecycle
 
@@ -171,7 +180,7 @@ class StoreComponent:
             return
         if self.feed.pending:  # the last write failed (the store dropped us mid-stop): once more, now
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._flush(), FINAL_FLUSH_S)
+                await asyncio.wait_for(self._flush(settle=True), FINAL_FLUSH_S)
         self._stopping = False
         if self.connected and not self.feed.pending:
             try:  # a reader of the stream tells a clean stop from a lost engine by this last entry
@@ -229,6 +238,7 @@ class StoreComponent:
         assert self.store is not None
         await self.store.connect()
         self.feed.continue_after(await self.store.last_entry_id(self.engine_id))
+        self._full_due = 0.0  # a restarted Redis lost the calls' hashes: the next heartbeat writes them whole
         self._set_connected(True)
         self._retry = 0
 
@@ -285,7 +295,7 @@ class StoreComponent:
             except TimeoutError:  # nothing new, but something to write once the store is back
                 first = None
             except StopAsyncIteration:  # closed by stop, and everything taken: write the rest and end
-                await self._flush(calls_now=True)
+                await self._flush(calls_now=True, settle=True)
                 return
             if first is not None:
                 self._take([first, *sub.drain()])
@@ -293,39 +303,61 @@ class StoreComponent:
             if first is not None:
                 await asyncio.sleep(BATCH_S)
 
-    async def _flush(self, calls_now: bool = False) -> None:
-        """Write what is buffered, oldest first, then (at most every ``CALL_STATE_S``, or ``calls_now``) the changed
-        calls' state; stops at the first failure."""
+    async def _flush(self, calls_now: bool = False, settle: bool = False) -> None:
+        """Send what is buffered and not sent yet, oldest first, without waiting for the store's answers (they
+        let the events go as they come, ``_answered``); then (at most every ``CALL_STATE_S``, or ``calls_now``) the
+        changed calls' state. ``settle``: wait for every answer too. Stops at the first failure."""
         if self.store is None or not await self._ensure_connected():
             return
         cfg = self._settings().engine
         try:
-            while self.feed.pending:
-                batch = self.feed.batch(BATCH_MAX)
-                await self.store.append(self.engine_id, batch, cfg.store_stream_maxlen)
-                self.feed.written(batch)
-                self.written += len(batch)
-            self.metrics.store_events_buffered.set(len(self.feed.pending))
+            while batch := self.feed.batch(BATCH_MAX, self._unanswered[-1][0][-1].seq if self._unanswered else 0):
+                answer = await self.store.send_events(self.engine_id, batch, cfg.store_stream_maxlen)
+                self._unanswered.append((batch, answer))
+                answer.add_done_callback(self._answered)
             if calls_now or time.monotonic() >= self._calls_due:
                 self._calls_due = time.monotonic() + CALL_STATE_S
                 await self._write_calls(cfg.call_state_ttl_s)
         except StoreUnavailable as e:
             self._lost(e)
+        if settle and self._unanswered:
+            await asyncio.wait([answer for _batch, answer in self._unanswered])
 
-    async def _write_calls(self, ttl_s: float) -> None:
+    def _answered(self, answer: asyncio.Future[None]) -> None:
+        """The store's answer to the oldest batch sent: written (let it go), or lost with everything sent after it
+        (then all that is pending goes again, from the oldest, once the store is reachable)."""
+        error = StoreUnavailable("cancelled") if answer.cancelled() else answer.exception()
+        if error is not None:
+            if all(a is not answer for _batch, a in self._unanswered):
+                return  # one of a batch of failures already handled
+            self._unanswered.clear()  # the later ones fail too (or were sent before this failure was known)
+            if self.connected:
+                self._lost(error if isinstance(error, StoreUnavailable) else StoreUnavailable(str(error)))
+            return
+        if not self._unanswered or self._unanswered[0][1] is not answer:
+            return  # cleared by an earlier failure meanwhile: sent again from the oldest
+        batch, _ = self._unanswered.popleft()
+        self.feed.written(batch)
+        self.written += len(batch)
+        self.metrics.store_events_buffered.set(len(self.feed.pending))
+
+    async def _write_calls(self, ttl_s: float, full: bool = False) -> None:
+        """The changed calls' state: only the fields that changed since the last write, or every field when
+        ``full``; either way the hash and the call's stream live ``ttl_s`` from now."""
         assert self.store is not None
         for live in self._live_calls():
             self.calls.live(live.call_id, live.provider, live.tools_shown, live.turn)
         changed = sorted(self.calls.changed)
         self.calls.changed.difference_update(changed)  # a change made while this write is out is written next time
-        states = {c: {**self.calls.calls[c], "engine": self.engine_id} for c in changed if c in self.calls.calls}
+        states = self.calls.to_write(changed, {"engine": self.engine_id}, full)
         try:
             await self.store.put_calls(self.engine_id, states, ttl_s)
         except StoreUnavailable:
             self.calls.changed.update(states)
             raise
-        for call_id, state in states.items():
-            if state.get("state") == "ended":
+        self.calls.wrote(states)
+        for call_id in states:
+            if self.calls.calls[call_id].get("state") == "ended":
                 self.calls.forget(call_id)
 
     # ------------------------------------------------------------------------------------------- heartbeat
@@ -347,7 +379,10 @@ class StoreComponent:
         try:
             await self.store.register(self.engine_id, info, cfg.heartbeat_s * HEARTBEAT_LIVES, cfg.call_state_ttl_s)
             self.calls.changed.update(c for c in self.calls.calls if c not in self.calls.ended)
-            await self._write_calls(cfg.call_state_ttl_s)
+            full = time.monotonic() >= self._full_due  # after a (re)connect, and every FULL_STATE_S
+            await self._write_calls(cfg.call_state_ttl_s, full=full)
+            if full:
+                self._full_due = time.monotonic() + FULL_STATE_S
         except StoreUnavailable as e:
             self._lost(e)
 

@@ -73,9 +73,16 @@ class EventFeed:
         return StoredEvent(id=self._next_id(ts), seq=self.seq, type=type_, call_id=None,
                            event=json.dumps({"type": type_, "ts": ts}))  # fmt: skip
 
-    def batch(self, size: int) -> list[StoredEvent]:
-        """The oldest ``size`` pending events (still held until ``written``)."""
-        return [self.pending[i] for i in range(min(size, len(self.pending)))]
+    def batch(self, size: int, after_seq: int = 0) -> list[StoredEvent]:
+        """The oldest ``size`` pending events whose ``seq`` is above ``after_seq`` (the newest one sent and not
+        answered yet; 0: from the oldest); still held until ``written``."""
+        unsent = 0
+        for ev in reversed(self.pending):  # the unsent ones are the newest: count back to the last one sent
+            if ev.seq <= after_seq:
+                break
+            unsent += 1
+        start = len(self.pending) - unsent
+        return [self.pending[i] for i in range(start, start + min(size, unsent))]
 
     def written(self, batch: list[StoredEvent]) -> None:
         """``batch`` reached the store: let it go (unless the bound already pushed some of it out meanwhile)."""
@@ -85,12 +92,34 @@ class EventFeed:
 
 
 class CallStates:
-    """Each call's state hash as the events describe it, and which calls changed since the last write."""
+    """Each call's state hash as the events describe it, which calls changed since the last write, and what was
+    written (so a write sends only the fields that changed: most turns change one or two of a dozen)."""
 
     def __init__(self) -> None:
         self.calls: dict[str, dict[str, str]] = {}
         self.changed: set[str] = set()
         self.ended: set[str] = set()
+        #: Each call's fields as last written to the store.
+        self.written: dict[str, dict[str, str]] = {}
+
+    def to_write(self, call_ids: Iterable[str], extra: dict[str, str], full: bool) -> dict[str, dict[str, str]]:
+        """Per call, the fields to write (its state and ``extra``): every one when ``full`` (the store may have
+        lost the hash: after a reconnect, and now and then) or never written, else those that differ from the
+        last write (none: the write only keeps the hash from expiring)."""
+        out: dict[str, dict[str, str]] = {}
+        for call_id in call_ids:
+            state = self.calls.get(call_id)
+            if state is None:
+                continue
+            fields = {**state, **extra}
+            before = None if full else self.written.get(call_id)
+            out[call_id] = fields if before is None else {k: v for k, v in fields.items() if before.get(k) != v}
+        return out
+
+    def wrote(self, states: dict[str, dict[str, str]]) -> None:
+        """``states`` (from ``to_write``) reached the store."""
+        for call_id, fields in states.items():
+            self.written.setdefault(call_id, {}).update(fields)
 
     def follow(self, events: Iterable[Event]) -> None:
         for ev in events:
@@ -132,5 +161,6 @@ class CallStates:
     def forget(self, call_id: str) -> None:
         """An ended call's final state was written."""
         self.calls.pop(call_id, None)
+        self.written.pop(call_id, None)
         self.ended.discard(call_id)
         self.changed.discard(call_id)

@@ -9,11 +9,13 @@ the component's job, so the client itself does not retry (a lost Redis must not 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 import redis.asyncio as aioredis
+from redis.asyncio.connection import AbstractConnection
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
@@ -29,34 +31,7 @@ from engine.store.base import (
     engine_key,
     engine_stream,
 )
-
-#: What Redis answers to an XADD whose explicit id is not above the stream's newest: the entry is there already.
-_ALREADY_WRITTEN = "equal or smaller than the target stream top item"
-
-#: A batch of events in one command (redis-py spends far more per command than Redis does): KEYS[1] is the
-#: engine's stream, KEYS[2..] the calls' streams; ARGV[1] the MAXLEN, then six values per event: entry id, the index
-#: of its call's stream in KEYS (0: none), seq, type, call id, event JSON. An entry already written (the same batch
-#: again after a lost reply) is skipped; any other error stops the batch and is returned.
-_APPEND_LUA = (
-    """
-local maxlen = ARGV[1]
-for i = 2, #ARGV, 6 do
-  local id, k = ARGV[i], tonumber(ARGV[i + 1])
-  local targets = {KEYS[1]}
-  if k > 0 then targets[2] = KEYS[k] end
-  for _, key in ipairs(targets) do
-    local r = redis.pcall('XADD', key, 'MAXLEN', '~', maxlen, id, 'seq', ARGV[i + 2], 'type', ARGV[i + 3],
-                          'call_id', ARGV[i + 4], 'event', ARGV[i + 5])
-    if type(r) == 'table' and r.err and not string.find(r.err, '"""
-    + _ALREADY_WRITTEN
-    + """', 1, true) then
-      return r
-    end
-  end
-end
-return #ARGV
-"""
-)
+from engine.store.redis_writer import EventWriter, own_connection
 
 #: Calls' state hashes in one command: KEYS holds (hash, stream) per call; ARGV[1] is the TTL in ms, then per call
 #: the number of fields and the field/value pairs. Each hash is written and both keys expire after the TTL.
@@ -99,8 +74,12 @@ class RedisStore:
     def __init__(self, url: str, *, timeout_s: float = 2.0) -> None:
         self.description = safe_store_url(url)
         self._client: aioredis.Redis = redis_client(url, timeout_s, timeout_s)
-        # EVALSHA (loaded again after a Redis restart): one command per batch, whatever its size
-        self._append = self._client.register_script(_APPEND_LUA)
+        # events: one EVALSHA per batch, whatever its size, sent without waiting for the answer to the one before
+        self._events = EventWriter(self._client, self.description, timeout_s)
+        self._timeout_s = timeout_s
+        #: ``read_many``'s connection (a follower's hot path: the pool's bookkeeping per read cost more than the
+        #: read); dropped after any failure or cancel, since an unread answer may still be on its way.
+        self._follower: AbstractConnection | None = None
         self._put_calls = self._client.register_script(_PUT_CALLS_LUA)
 
     def _fail(self, what: str, e: BaseException) -> NoReturn:
@@ -110,12 +89,16 @@ class RedisStore:
         try:
             # (re)connecting: drop every pooled connection first — after a Redis restart each stale one would fail
             # once more, and each failure costs the caller another backoff round
+            await self._events.reset()
+            await self._drop_follower()
             await self._client.connection_pool.disconnect()
             await self._client.ping()
         except (RedisError, OSError) as e:
             self._fail("connecting", e)
 
     async def close(self) -> None:
+        await self._events.close()
+        await self._drop_follower()
         try:
             await self._client.aclose()
         except (RedisError, OSError):
@@ -144,8 +127,12 @@ class RedisStore:
             self._fail("unregistering", e)
 
     async def append(self, engine_id: str, events: Sequence[StoredEvent], maxlen: int) -> None:
+        if events:
+            await (await self.send_events(engine_id, events, maxlen))
+
+    async def send_events(self, engine_id: str, events: Sequence[StoredEvent], maxlen: int) -> asyncio.Future[None]:
         if not events:
-            return
+            raise ValueError("send_events: no events")
         keys = [engine_stream(engine_id)]
         slot: dict[str, int] = {}
         args: list[Any] = [maxlen]
@@ -157,10 +144,7 @@ class RedisStore:
                     keys.append(call_stream(engine_id, ev.call_id))
                     k = slot[ev.call_id] = len(keys)
             args += [ev.id, k, ev.seq, ev.type, ev.call_id or "", ev.event]
-        try:
-            await self._append(keys=keys, args=args)
-        except (RedisError, OSError) as e:
-            self._fail("writing events", e)
+        return await self._events.send(keys, args, events[-1].id)
 
     async def put_calls(self, engine_id: str, states: Mapping[str, Mapping[str, str]], ttl_s: float) -> None:
         if not states:
@@ -204,19 +188,37 @@ class RedisStore:
         self, after: Mapping[str, str], block_ms: int, count: int = 1000
     ) -> list[tuple[str, list[Entry]]]:
         """New entries of several streams (each after its entry id), waiting up to ``block_ms`` for the first one
-        (a reader following many engines); ``block_ms`` must stay below the client's socket timeout."""
+        (a reader following many engines), on a connection of its own; ``block_ms`` must stay below ``timeout_s``."""
         if not after:
             return []
+        conn = self._follower
         try:
-            streams: dict[Any, Any] = dict(after)
-            rows: Any = await self._client.xread(streams, count=count, block=max(1, block_ms))
-        except (RedisError, OSError) as e:
-            self._fail("reading the engines' streams", e)
+            if conn is None:
+                conn = self._follower = own_connection(self._client)
+                await conn.connect()
+            command: list[str | int] = ["XREAD", "COUNT", count, "BLOCK", max(1, block_ms), "STREAMS", *after]
+            command += after.values()
+            async with asyncio.timeout(self._timeout_s):
+                await conn.send_packed_command(conn.pack_command(*command), check_health=False)
+                rows: Any = await conn.read_response()
+        except BaseException as e:  # a cancel too: the answer may still come, on a connection nobody reads
+            await self._drop_follower()
+            if isinstance(e, RedisError | OSError | TimeoutError):
+                self._fail("reading the engines' streams", e)
+            raise
         raise_if_cancelled()
+        # RESP3 answers a map of stream → entries, RESP2 a list of [stream, entries]; an entry's fields are flat
+        streams = rows.items() if isinstance(rows, dict) else rows or ()
         return [
-            (str(stream), [(str(i), {str(k): str(v) for k, v in (f or {}).items()}) for i, f in entries])
-            for stream, entries in rows or ()
+            (str(stream), [(str(i), dict(zip(f[::2], f[1::2], strict=True)) if f else {}) for i, f in entries])
+            for stream, entries in streams
         ]
+
+    async def _drop_follower(self) -> None:
+        conn, self._follower = self._follower, None
+        if conn is not None:
+            with contextlib.suppress(RedisError, OSError):
+                await conn.disconnect(nowait=True)
 
     async def mark_approver(self, name: str, ttl_s: float) -> None:
         """Say that the console ``name`` answers tool approvals, for ``ttl_s`` (refreshed while it is attached)."""
