@@ -13,6 +13,7 @@ from console.app import AvaConsole
 from console.format import FixedClock
 from console.widgets.wrap_log import WrapLog
 from tests.console.conftest import servers_up
+from tests.console.helpers import paste
 from tests.console.snapshot_runs import compare_svg, screens_of_one_run
 from tests.fixtures.audio_backends import FeedBackend
 
@@ -122,9 +123,10 @@ async def _cockpit(pilot, go: Path) -> None:
     await pilot.press("ctrl+n")
     await _settle(pilot, lambda: app.selected_call is not None and app.focused is not None)
     call_id = app.selected_call or ""
-    await pilot.press(
-        "s", *"hello, this line is long enough to wrap inside the transcript pane at every size END", "enter"
-    )
+    await pilot.press("s")
+    await _settle(pilot, lambda: app.focused is not None and app.focused.id == "talk")
+    await paste(pilot, "hello, this line is long enough to wrap inside the transcript pane at every size END")
+    await pilot.press("enter")
     await _settle(pilot, lambda: len(app.state.transcript(call_id)) >= 3)
     await pilot.press("escape")
     await pilot.pause(0.3)
