@@ -223,6 +223,9 @@ def test_a_tools_question_to_the_operator(snap_compare, size) -> None:
         await _settle(pilot, lambda: bool(app.elicitations.open))
         # the caller's "one moment" comes once the tool has run past its slow threshold: in the log every time
         await _settle(pilot, lambda: any(line.type == "announcement.requested" for line in app.state.log))
+        # under the dialog, the Calls screen's transcript pane writes its lines after the state has them (a loaded
+        # machine took the frame before: the greeting and "book" were missing)
+        await _settle(pilot, lambda: len(app.screen_stack[0].query_one("#transcript", WrapLog).lines) >= 2)
         (row,) = [app.elicitations.rows[i] for i in app.elicitations.open]
         app.clock = FixedClock(at=row.deadline - 42)
         app.screen._tick()  # type: ignore[attr-defined]
