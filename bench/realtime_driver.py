@@ -2,16 +2,18 @@
 
 ``RealtimeVoiceCall`` carries every caller frame from its backend to the session (level meter, mute, conversion,
 ``send_audio``) and every piece of the provider's answer back (conversion, chunking, pacing, ``backend.play``).
-This runs a real call on an 8 kHz backend (the phone's RTP rate) against an in-process provider that answers
-each caller frame with 20 ms of audio, as fast as the loop allows, and measures the process CPU time per frame
-(both directions) over the whole call. Two paths, in the same run:
+This runs a real call on a backend that behaves as the phone's does (8 kHz μ-law frames in, made with
+``AudioFrame.from_ulaw`` as the RTP backend makes them; a μ-law line out, ``wire_ulaw``, each chunk turned into its
+wire bytes with ``phone_payload``) against an in-process provider that answers each 20 ms of caller audio with 20 ms
+of its own — pieces arriving in real time, the worst case for the playout's joining — as fast as the loop allows,
+and measures the process CPU time per frame (both directions) over the whole call. Two paths, in the same run:
 
 - **μ-law pass-through** (OpenAI, Deepgram, ElevenLabs): the provider takes and speaks ``pcmu/8000``;
-- **Gemini resampling**: the provider takes ``pcm16/16000`` and speaks ``pcm16/24000``.
+- **Gemini**: the provider takes ``pcm16/8000`` (Gemini resamples itself) and speaks ``pcm16/24000``.
 
-Baseline: ``AudioConverter`` alone for the same frames in both directions (what bench/realtime_audio.py measures
-without framing), so the ratio shows what the driver's asyncio plumbing adds on top of the unavoidable
-conversion. Prints medians over several rounds, the share of one core at 50 concurrent calls, and ratios.
+Baseline: the format conversion alone for the same frames in both directions (none for μ-law; μ-law → PCM16 in
+and 24 kHz PCM16 → μ-law out for Gemini), so the difference shows what the driver's asyncio plumbing adds.
+Prints medians over several rounds and the share of one core at 50 concurrent calls.
 Goal (issue 14): < 5 % of one core at 50 concurrent calls.
 """
 
@@ -34,7 +36,7 @@ from engine.providers import factory
 from engine.providers.base import ProviderError
 from engine.providers.realtime.audio import AudioConverter, negotiate
 from engine.providers.realtime.session import (
-    PCM16_16K,
+    PCM16_8K,
     PCM16_24K,
     PCMU_8K,
     AssistantAudio,
@@ -46,22 +48,25 @@ from engine.providers.realtime.session import (
     ResponseDone,
 )
 from engine.sessions.session import CallSession
+from engine.telephony.media import phone_payload
 from engine.tools.view import ToolView
 from engine.voice.audio import AudioFrame
 from engine.voice.backend import AudioBackend
+from engine.voice.g711 import ulaw_encode
 from engine.voice.realtime_call import RealtimeVoiceCall
 
 FRAMES = 3000  # one minute of caller audio per call
 ROUNDS = 5
 CALLS = 50
 FRAMES_PER_S = 50
-PATHS = {"mu-law pass-through": (PCMU_8K, PCMU_8K), "Gemini resampling": (PCM16_16K, PCM16_24K)}
+PATHS = {"mu-law pass-through": (PCMU_8K, PCMU_8K), "Gemini": (PCM16_8K, PCM16_24K)}
 
 
 def caller_frames() -> list[AudioFrame]:
     t = np.arange(FRAMES * 160) / 8000
     voice = (6000 * np.sin(2 * np.pi * 220 * t)).astype(np.int16)
-    return [AudioFrame(voice[i : i + 160], 8000, i / 8000) for i in range(0, voice.size, 160)]
+    ulaw = ulaw_encode(voice)
+    return [AudioFrame.from_ulaw(ulaw[i : i + 160], i / 8000) for i in range(0, len(ulaw), 160)]
 
 
 def agent_piece(spec: AudioSpec) -> bytes:
@@ -127,6 +132,7 @@ class PhoneBackend(AudioBackend):
 
     def __init__(self, frames: list[AudioFrame]) -> None:
         super().__init__(8000, 20)
+        self.wire_ulaw = True
         self._frames = frames
         self.played = 0
 
@@ -136,7 +142,7 @@ class PhoneBackend(AudioBackend):
             yield f
 
     async def _output_chunk(self, frame: AudioFrame) -> None:
-        self.played += frame.num_samples
+        self.played += len(phone_payload(frame))
         await asyncio.sleep(0)
 
     def _drop_pending_output(self) -> None:
@@ -165,11 +171,11 @@ def converter_cost(frames: list[AudioFrame], accepts: AudioSpec, output: AudioSp
     """CPU seconds per frame of the format conversion alone, both directions."""
     piece = agent_piece(output)
     conv_in = AudioConverter(PCMU_8K, accepts)
-    conv_out = AudioConverter(output, AudioSpec("pcm16", 8000))
-    to_native = AudioConverter(AudioSpec("pcm16", 8000), PCMU_8K)
+    conv_out = AudioConverter(output, PCMU_8K)
     t0 = time.process_time()
     for f in frames:
-        conv_in.convert(to_native.convert(f.pcm))
+        assert f.ulaw is not None
+        conv_in.convert(f.ulaw)
         conv_out.convert(piece)
     return (time.process_time() - t0) / FRAMES
 
@@ -195,7 +201,7 @@ async def main() -> None:
             share = d * FRAMES_PER_S * CALLS * 100
             print(
                 f"{name:22} driver {d * 1e6:7.1f} µs  conversion alone {c * 1e6:6.1f} µs  "
-                f"driver/conversion {d / c:5.1f}x  at {CALLS} calls: {share:4.1f} % of one core"
+                f"driver - conversion {(d - c) * 1e6:6.1f} µs  at {CALLS} calls: {share:4.1f} % of one core"
             )
 
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, Protocol
 
-from engine.approvals import ApprovalDesk
+from engine.approvals import ApprovalDesk, approval_reason
 from engine.config.models import Settings
 from engine.events import EventBus, ToolCompleted, ToolRejected, ToolRequested
 from engine.metrics import UNKNOWN_TOOL, Metrics
@@ -56,7 +56,11 @@ DEFAULT_SOURCE = "the engine's default tool timeout"
 
 def default_limit(settings: Settings) -> tuple[float, str]:
     """The engine's default tool timeout and its name."""
-    ms = settings.engine.tool_timeout_ms
+    return default_limit_for(settings.engine.tool_timeout_ms)
+
+
+def default_limit_for(ms: int) -> tuple[float, str]:
+    """The engine's default tool timeout of ``ms`` milliseconds and its name."""
     return ms / 1000, f"{DEFAULT_SOURCE} (engine.tool_timeout_ms: {ms})"
 
 
@@ -68,8 +72,11 @@ def timeout_result(name: str, timeout_s: float, source: str) -> ToolResult:
 class ExecutionHooks(Protocol):
     """What the budget layer plugs into the path: timeouts, the result cache and latency recording."""
 
-    def timeout_limit(self, entry: RegisteredTool, session: CallSession | None) -> tuple[float, str]:
-        """The call's time limit in seconds and where it comes from (named in a timeout's message)."""
+    def timeout_limit(
+        self, entry: RegisteredTool, session: CallSession | None, task: asyncio.Task[Any] | None = None
+    ) -> tuple[float, str]:
+        """The call's time limit in seconds and where it comes from (named in a timeout's message); ``task`` runs
+        the call (None: the current task), so a hook that tracks calls need not look it up again."""
         ...
 
     def cached(self, entry: RegisteredTool, args: Mapping[str, Any]) -> ToolResult | None: ...
@@ -81,6 +88,7 @@ class ExecutionHooks(Protocol):
         result: ToolResult,
         latency_ms: float,
         is_probe: bool,
+        task: asyncio.Task[Any] | None = None,
     ) -> None: ...
 
 
@@ -90,7 +98,9 @@ class DefaultHooks:
     def __init__(self, settings: Callable[[], Settings]) -> None:
         self._settings = settings
 
-    def timeout_limit(self, entry: RegisteredTool, session: CallSession | None) -> tuple[float, str]:
+    def timeout_limit(
+        self, entry: RegisteredTool, session: CallSession | None, task: asyncio.Task[Any] | None = None
+    ) -> tuple[float, str]:
         settings = self._settings()
         own, source = own_limit(entry.tool.definition, settings)
         return (own, source) if own is not None else default_limit(settings)
@@ -105,6 +115,7 @@ class DefaultHooks:
         result: ToolResult,
         latency_ms: float,
         is_probe: bool,
+        task: asyncio.Task[Any] | None = None,
     ) -> None:
         return None
 
@@ -191,8 +202,9 @@ class ToolExecutor:
                 f"unavailable: the tool {clip_repr(exposed_name)} is no longer available",
                 False,
             )
+        settings = self._settings()
         try:
-            parsed = entry.validator.check(parse_arguments(args, self._settings().engine.tool_arguments))
+            parsed = entry.validator.check(parse_arguments(args, settings.engine.tool_arguments))
         except ArgumentError as e:
             return self._reject(
                 session,
@@ -202,11 +214,13 @@ class ToolExecutor:
                 f"invalid arguments for {exposed_name}: {e}",
                 True,
             )
-        if refusal := await self.approvals.admit(
-            session, entry.tool.definition, parsed, tool_call_id, approved_by, is_probe
-        ):
-            return self._reject(session, exposed_name, tool_call_id, "not approved", refusal, True)
-        return await self._run(session, entry, parsed, tool_call_id, is_probe, limit)
+        d = entry.tool.definition
+        # Only a call that may have to wait (or a probe) goes to the desk: the rule is approval_reason's either way.
+        if is_probe or (not approved_by and approval_reason(d, session, settings) is not None):
+            if refusal := await self.approvals.admit(session, d, parsed, tool_call_id, approved_by, is_probe):
+                return self._reject(session, exposed_name, tool_call_id, "not approved", refusal, True)
+            return await self._run(session, entry, parsed, tool_call_id, is_probe, limit)  # settings may be newer
+        return await self._run(session, entry, parsed, tool_call_id, is_probe, limit, settings)
 
     async def _run(
         self,
@@ -216,6 +230,7 @@ class ToolExecutor:
         tool_call_id: str,
         is_probe: bool,
         limit: tuple[float, str] | None = None,
+        settings: Settings | None = None,
     ) -> ToolResult:
         d = entry.tool.definition
         call_id = session.call_id if session else ""
@@ -234,28 +249,30 @@ class ToolExecutor:
                 )
             )
         start = time.perf_counter()
-        result = self.hooks.cached(entry, args)
+        hooks = self.hooks
+        task = asyncio.current_task()  # looked up once: the deadline and the hooks know the call by it
+        result = hooks.cached(entry, args)
         if result is None:
-            settings = self._settings()
+            # positional: a dataclass called with keywords costs three times as much
             ctx = ToolExecutionContext(
-                call_id=call_id,
-                session=session,
-                config=settings,
-                emit=bus.publish,
-                channel_id=session.channel_id if session else None,
-                tool_call_id=tool_call_id,
-                is_probe=is_probe,
+                call_id,
+                session,
+                settings if settings is not None else self._settings(),
+                bus.publish,
+                session.channel_id if session else None,
+                tool_call_id,
+                is_probe,
             )
-            timeout, source = self.hooks.timeout_limit(entry, session)
+            timeout, source = hooks.timeout_limit(entry, session, task)
             if limit is not None and limit[0] < timeout:
                 timeout, source = limit
-            deadline = self._deadlines.start(timeout)
+            deadline = self._deadlines.start(timeout, task)
             ctx.extras["hold"] = partial(self._deadlines.held, deadline)  # a question to a person stops the clock
             try:
                 result = await entry.tool.execute(args, ctx)
             except asyncio.CancelledError:
                 if not self._deadlines.end(deadline):
-                    self._cancelled(session, entry, args, tool_call_id, is_probe, start)
+                    self._cancelled(session, entry, args, tool_call_id, is_probe, start, task)
                     raise
                 result = timeout_result(d.name, timeout, source)
             except TimeoutError:  # the tool's own timeout, not ours: as asyncio.timeout saw it, a timeout
@@ -280,7 +297,7 @@ class ToolExecutor:
         self.metrics.tool_done(d.server, origin, result.status, latency_ms / 1000)
         if result.cache_hit:
             self.metrics.cache_hits.labels(d.name).inc()
-        self.hooks.completed(entry, args, result, latency_ms, is_probe)
+        hooks.completed(entry, args, result, latency_ms, is_probe, task)
         if not bus.wants(ToolCompleted.type):
             return result
         bus.publish(
@@ -308,6 +325,7 @@ class ToolExecutor:
         tool_call_id: str,
         is_probe: bool,
         start: float,
+        task: asyncio.Task[Any] | None = None,
     ) -> None:
         """The call's task was cancelled (not by its deadline): end the invocation as ``cancelled``. The result goes
         to nobody (the turn it belonged to is gone); the event, the metrics and the latency hooks still see it."""
@@ -315,7 +333,7 @@ class ToolExecutor:
         latency_ms = (time.perf_counter() - start) * 1000
         result = ToolResult("cancelled", f"{d.name} was cancelled before it finished; no result was used.")
         self.metrics.tool_done(d.server, d.origin_name or d.name, result.status, latency_ms / 1000)
-        self.hooks.completed(entry, args, result, latency_ms, is_probe)
+        self.hooks.completed(entry, args, result, latency_ms, is_probe, task)
         if self.bus.wants(ToolCompleted.type):
             self.bus.publish(
                 ToolCompleted(

@@ -33,7 +33,7 @@ from engine.budget.turns import TurnTracker
 from engine.call_tiers import CallTiers
 from engine.config.models import BudgetConfig, ContextTierConfig, Settings
 from engine.events import EventBus
-from engine.execution import DEFAULT_SOURCE, default_limit, own_limit
+from engine.execution import DEFAULT_SOURCE, default_limit_for, own_limit
 from engine.metrics import Metrics
 from engine.sessions.session import CallSession
 from engine.tasks import Spawn
@@ -63,6 +63,8 @@ class _Plan:
     threshold_ms: int
     message: str
     key: BookKey
+    #: ``own_limit`` of the definition under these settings: (seconds or None, where it comes from).
+    own: tuple[float | None, str]
 
 
 class BudgetLayer:
@@ -91,11 +93,13 @@ class BudgetLayer:
         self._env_fn: EnvironmentFn | None = None
         self._env_cache: dict[str, str] = {}
         self._plans: dict[str, _Plan] = {}
+        self._limit_texts: dict[tuple[str, int], tuple[float, str]] = {}
         cfg = self.config
-        self.book = LatencyBook(cfg.window, self.clock)
-        self.board = TierBoard(self.book, lambda: self.config, self.environment, self.clock)
+        # The parts get the clock itself (one call on every tool call, not two); ``set_clock`` hands on a new one.
+        self.book = LatencyBook(cfg.window, clock)
+        self.board = TierBoard(self.book, lambda: settings().budget, self.environment, clock)
         self.board.on_change = self._status_changed
-        self.cache = ResultCache(cfg.cache_size, self.clock)
+        self.cache = ResultCache(cfg.cache_size, clock)
         self.turns = TurnTracker(
             bus,
             self.tier_budget_ms,
@@ -139,6 +143,7 @@ class BudgetLayer:
     def set_clock(self, clock: Callable[[], float]) -> None:
         """Tests inject a fake clock (cooldown, cache TTL, health horizon)."""
         self._clock = clock
+        self.book.clock = self.board.clock = self.cache.clock = clock
 
     def tier_budget_ms(self, tier: str) -> int:
         return int(getattr(self.config.tiers, tier))
@@ -219,6 +224,7 @@ class BudgetLayer:
             threshold_ms=threshold,
             message=message,
             key=self.board.key_for(d),
+            own=own_limit(d, settings),
         )
         self._plans[d.name] = plan
         return plan
@@ -228,27 +234,49 @@ class BudgetLayer:
         own, source = self.timeout_limit(entry, session)
         return default_s if source.startswith(DEFAULT_SOURCE) else own
 
-    def timeout_limit(self, entry: RegisteredTool, session: CallSession | None) -> tuple[float, str]:
-        """The tool's own limit (else the engine's default), clamped to the call's tier budget; and its source."""
+    def timeout_limit(
+        self, entry: RegisteredTool, session: CallSession | None, task: asyncio.Task[Any] | None = None
+    ) -> tuple[float, str]:
+        """The tool's own limit (else the engine's default), clamped to the call's tier budget; and its source.
+        Inside a call it also starts the turn's accounting of the call run by ``task`` (None: the current task).
+
+        The limit's wording is built once per value (``_limit_text``), not per call; the numbers themselves are
+        read from the settings on every call, so a setting changed in place applies to the next call."""
         d = entry.tool.definition
         plan = self._plans.get(d.name)
-        if plan is None or plan.definition is not d or plan.settings is not self._settings():
+        settings = self._settings()
+        if plan is None or plan.definition is not d or plan.settings is not settings:
             plan = self._plan(d)
-        own, source = own_limit(d, plan.settings)
-        if own is None:
-            own, source = default_limit(plan.settings)
+        own = plan.own
+        if own[0] is None:
+            ms = settings.engine.tool_timeout_ms
+            own = self._limit_texts.get(("", ms)) or self._limit_text("", ms)
         if session is None:
-            return own, source
-        self._track_start(session, plan)
-        if plan.exempt or session.tier not in TIER_ORDER:
-            return own, source
-        budget_ms = int(getattr(plan.settings.budget.tiers, session.tier))
-        if budget_ms / 1000 < own:
-            tier = session.tier
-            return budget_ms / 1000, f"the {tier.upper()} tier's budget (budget.tiers.{tier}: {budget_ms})"
-        return own, source
+            return own  # type: ignore[return-value]
+        self._track_start(session, plan, task)
+        tier = session.tier
+        if plan.exempt or tier not in TIER_ORDER:
+            return own  # type: ignore[return-value]
+        budget_ms = int(getattr(settings.budget.tiers, tier))
+        if budget_ms / 1000 < own[0]:  # type: ignore[operator]
+            return self._limit_texts.get((tier, budget_ms)) or self._limit_text(tier, budget_ms)
+        return own  # type: ignore[return-value]
 
-    def _track_start(self, session: CallSession, plan: _Plan) -> None:
+    def _limit_text(self, tier: str, ms: int) -> tuple[float, str]:
+        """(seconds, source) of the engine's default limit (``tier`` "") or of a tier's budget, built once per value."""
+        key = (tier, ms)
+        out = self._limit_texts.get(key)
+        if out is None:
+            if not tier:
+                out = default_limit_for(ms)
+            else:
+                out = (ms / 1000, f"the {tier.upper()} tier's budget (budget.tiers.{tier}: {ms})")
+            if len(self._limit_texts) > 64:  # values only change by hand: a handful at most
+                self._limit_texts.clear()
+            self._limit_texts[key] = out
+        return out
+
+    def _track_start(self, session: CallSession, plan: _Plan, task: asyncio.Task[Any] | None = None) -> None:
         d = plan.definition
         self.board.seed(d)
         # The tool's measured p50 once the window holds min_samples calls (what its status reports), else declared.
@@ -258,7 +286,7 @@ class BudgetLayer:
             stats = w.stats()
             if stats.count >= plan.settings.budget.min_samples and stats.p50_ms is not None:
                 expected = stats.p50_ms
-        self.turns.started(session, d, expected, plan.threshold_ms, plan.message)
+        self.turns.started(session, d, expected, plan.threshold_ms, plan.message, task)
 
     def cached(self, entry: RegisteredTool, args: Mapping[str, Any]) -> ToolResult | None:
         d = entry.tool.definition
@@ -267,9 +295,15 @@ class BudgetLayer:
         return self.cache.get(d, args)
 
     def completed(
-        self, entry: RegisteredTool, args: Mapping[str, Any], result: ToolResult, latency_ms: float, is_probe: bool
+        self,
+        entry: RegisteredTool,
+        args: Mapping[str, Any],
+        result: ToolResult,
+        latency_ms: float,
+        is_probe: bool,
+        task: asyncio.Task[Any] | None = None,
     ) -> None:
-        self.turns.finished()
+        self.turns.finished(task)
         if result.cache_hit or result.status in ("rejected", "cancelled"):  # a cancelled call says nothing of speed
             return
         d = entry.tool.definition
@@ -279,7 +313,7 @@ class BudgetLayer:
         plan = self._plans.get(d.name)
         if plan is None or plan.definition is not d or plan.settings is not self._settings():
             plan = self._plan(d)
-        self.board.recorded(d, self.book.record(plan.key, latency_ms, status, is_probe=is_probe))
+        self.board.recorded(d, self.book.record(plan.key, latency_ms, status, is_probe=is_probe), plan.settings.budget)
         if not is_probe and status == "success" and cacheable(d):
             self.cache.put(d, args, result)
 

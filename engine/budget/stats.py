@@ -12,7 +12,6 @@ screen, endpoint and benchmark uses.
 
 from __future__ import annotations
 
-import math
 from bisect import bisect_left, insort
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -72,6 +71,10 @@ class WindowStats(NamedTuple):
         )
 
 
+#: ``tuple.__new__``: builds a ``Sample`` from its fields without the named tuple's Python-level ``__new__``.
+_new_sample = tuple.__new__
+
+
 def _at(sample: Sample) -> float:
     return sample.at
 
@@ -111,13 +114,13 @@ class LatencyWindow:
         samples = self._samples
         if len(samples) == samples.maxlen:
             self._evict_oldest()
-        if samples and sample.at < samples[-1].at:
+        if samples and sample[0] < samples[-1][0]:  # .at, by index: a named tuple's field is a Python call
             self._inversions += 1
         samples.append(sample)
-        insort(self._sorted, sample.duration_ms)
-        if sample.status in FAILED:
+        insort(self._sorted, sample[1])
+        if sample[2] in FAILED:
             self._errors += 1
-        if sample.is_probe:
+        if sample[3]:
             self._probes += 1
         self._stats = None
         self._recent = None
@@ -125,12 +128,12 @@ class LatencyWindow:
     def _evict_oldest(self) -> None:
         samples = self._samples
         old = samples.popleft()
-        if samples and samples[0].at < old.at:
+        if samples and samples[0][0] < old[0]:
             self._inversions -= 1
-        del self._sorted[bisect_left(self._sorted, old.duration_ms)]
-        if old.status in FAILED:
+        del self._sorted[bisect_left(self._sorted, old[1])]
+        if old[2] in FAILED:
             self._errors -= 1
-        if old.is_probe:
+        if old[3]:
             self._probes -= 1
 
     def stats(self) -> WindowStats:
@@ -188,12 +191,12 @@ class LatencyBook:
         self.on_record: Callable[[BookKey, Sample], None] | None = None
 
     def record(self, key: BookKey, duration_ms: float, status: str, *, is_probe: bool = False) -> LatencyWindow:
-        if duration_ms < 0 or math.isnan(duration_ms):
+        if not duration_ms >= 0:  # negative, or NaN (which compares false with everything)
             raise ValueError(f"duration for {key} must be a non-negative number, got {duration_ms}")
         w = self._windows.get(key)
         if w is None:
             w = self._windows[key] = LatencyWindow(self.window)
-        sample = Sample(self.clock(), duration_ms, status, is_probe)
+        sample = _new_sample(Sample, (self.clock(), duration_ms, status, is_probe))  # Sample(...) without its frame
         w.add(sample)
         if self.on_record is not None:
             self.on_record(key, sample)

@@ -232,28 +232,32 @@ class TierBoard:
                 self.on_change(old, status)
         return status
 
-    def recorded(self, d: ToolDefinition, window: LatencyWindow | None = None) -> None:
+    def recorded(self, d: ToolDefinition, window: LatencyWindow | None = None, cfg: BudgetConfig | None = None) -> None:
         """One invocation of ``d`` was just recorded (into ``window``, its book window, when the caller has it at
         hand): what ``refresh`` does, at the cost of a few comparisons when the tool stays healthy in the same tier
         with the same badge (the steady state of every call).
 
         Then the status's numbers (samples, percentiles, error rate) are marked stale and rebuilt when read;
         the revision and ``on_change`` depend only on the signature, which this check proves unchanged.
+        ``cfg`` is the budget config in force, when the caller has it at hand.
         """
         cached = self._status.get(d.name)
-        if cached is not None and cached[0] is d and self._same_class(d, cached[1], window):
+        if cached is not None and cached[0] is d and self._same_class(d, cached[1], window, cfg):
             self._stale.add(d.name)
         else:
             self.refresh(d)
 
-    def _same_class(self, d: ToolDefinition, old: ToolStatus, window: LatencyWindow | None = None) -> bool:
+    def _same_class(
+        self, d: ToolDefinition, old: ToolStatus, window: LatencyWindow | None = None, cfg: BudgetConfig | None = None
+    ) -> bool:
         """Whether ``classify`` would give ``old``'s signature, for a status that was and stays healthy."""
         if old.health != HEALTHY:
             return False  # the full path also schedules the health horizon's expiry
         w = window if window is not None else self.book.get(old.key)
         if w is None:
             return False
-        cfg = self._config()
+        if cfg is None:
+            cfg = self._config()
         lat = d.latency
         stats = w.stats()
         recent = w.recent(self.clock() - cfg.health_horizon_s)

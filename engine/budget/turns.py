@@ -84,23 +84,31 @@ class TurnTracker:
         self._turns[session.call_id] = _TurnState(session.turn, session.tier)
 
     def started(
-        self, session: CallSession, d: ToolDefinition, expected_p50_ms: float | None, threshold_ms: int, message: str
+        self,
+        session: CallSession,
+        d: ToolDefinition,
+        expected_p50_ms: float | None,
+        threshold_ms: int,
+        message: str,
+        task: asyncio.Task[Any] | None = None,
     ) -> None:
-        """A tool call of ``session`` is about to run in the current task."""
-        state = self._turns.get(session.call_id)
+        """A tool call of ``session`` is about to run in ``task`` (None: the current task)."""
+        call_id = session.call_id
+        state = self._turns.get(call_id)
         if state is None:
-            state = self._turns[session.call_id] = _TurnState(session.turn, session.tier)
-        task = asyncio.current_task()
-        running = _Running(session.call_id, d, self.timer(), task, message)
+            state = self._turns[call_id] = _TurnState(session.turn, session.tier)
+        if task is None:
+            task = asyncio.current_task()
+        running = _Running(call_id, d, self.timer(), task, message)
         if expected_p50_ms is not None and expected_p50_ms > threshold_ms:
-            self._announce(state, session.call_id, d, message, "slow_tool")
+            self._announce(state, call_id, d, message, "slow_tool")
         elif not state.announced:
             running.timer = self.wheel.call_later(threshold_ms / 1000, self._due, running)
         self._running[task] = running
 
-    def finished(self) -> None:
-        """The current task's tool call has completed."""
-        running = self._running.pop(asyncio.current_task(), None)
+    def finished(self, task: asyncio.Task[Any] | None = None) -> None:
+        """The tool call run by ``task`` (None: the current task) has completed."""
+        running = self._running.pop(task if task is not None else asyncio.current_task(), None)
         if running is None:
             return
         if running.timer is not None:

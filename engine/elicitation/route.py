@@ -9,9 +9,7 @@ the asker; with several the question cannot be placed, and it is declined rather
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
 
 from engine.tools.base import ToolExecutionContext
@@ -36,16 +34,10 @@ class InFlight:
     def __init__(self) -> None:
         self._calls: dict[int, Asker] = {}
 
-    @contextmanager
-    def calling(self, asker: Asker) -> Iterator[None]:
-        key = id(asker)
-        self._calls[key] = asker
-        token = _CURRENT.set(asker)
-        try:
-            yield
-        finally:
-            _CURRENT.reset(token)
-            self._calls.pop(key, None)
+    def calling(self, asker: Asker) -> _Calling:
+        """``with in_flight.calling(asker):`` around one call (a plain context manager: it wraps every MCP call,
+        and a generator-based one costs several frames more)."""
+        return _Calling(self._calls, asker)
 
     def asker(self) -> tuple[Asker | None, int]:
         """The call asking (from the context, else the only one in flight) and how many calls are in flight."""
@@ -55,3 +47,24 @@ class InFlight:
         if len(self._calls) == 1:
             return next(iter(self._calls.values())), 1
         return None, len(self._calls)
+
+
+class _Calling:
+    """One call in flight: listed, and the context's asker, while inside."""
+
+    __slots__ = ("_asker", "_calls", "_token")
+
+    def __init__(self, calls: dict[int, Asker], asker: Asker) -> None:
+        self._calls = calls
+        self._asker = asker
+        self._token: Token[Asker | None] | None = None
+
+    def __enter__(self) -> None:
+        asker = self._asker
+        self._calls[id(asker)] = asker
+        self._token = _CURRENT.set(asker)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _CURRENT.reset(self._token)
+        self._calls.pop(id(self._asker), None)

@@ -2,8 +2,9 @@
 
 Why it exists: ``VoiceCall`` and ``RealtimeVoiceCall`` run over any ``AudioBackend`` (sound card, WAV files); a
 ``PhoneBackend`` makes an Asterisk external media stream one more backend, so a phone call runs the same driver code,
-barge-in and farewell handling as the softphone. It decodes the caller's μ-law to PCM16 at 8 kHz and encodes the
-agent's audio back (G.711 decode/encode round-trips exactly, so a provider that speaks μ-law loses nothing);
+barge-in and farewell handling as the softphone. The caller's μ-law comes as frames that decode to PCM16 at 8 kHz
+only when read (``AudioFrame.from_ulaw``), and a frame that still carries its μ-law goes out as it is, else is
+encoded: a realtime provider that speaks μ-law gets the wire's bytes and sends its own straight back;
 ``stop_playback`` flushes the RTP queue, so barge-in cuts the agent within one 20 ms packet. The same backend runs
 over Asterisk's WebSocket channel (``asterisk.media: websocket``): Asterisk paces, the engine keeps its queue
 short, barge-in sends ``FLUSH_MEDIA``, and "played out" means Asterisk processed a mark placed after the audio.
@@ -19,7 +20,7 @@ from engine.telephony.rtp import RtpStream
 from engine.telephony.ws_media import WsMedia
 from engine.voice.audio import AudioFrame
 from engine.voice.backend import AudioBackend
-from engine.voice.g711 import ulaw_decode, ulaw_encode
+from engine.voice.g711 import ulaw_encode
 
 #: Audio handed to the RTP sender ahead of the wire (enough to ride out a busy event loop, small for barge-in).
 OUTPUT_AHEAD_S = 0.12
@@ -28,6 +29,11 @@ WS_OUTPUT_AHEAD_S = 0.2
 
 #: One call's media stream, whichever path ``asterisk.media`` chose.
 MediaStream = RtpStream | WsMedia
+
+
+def phone_payload(frame: AudioFrame) -> bytes:
+    """The μ-law bytes that carry ``frame`` on the wire: its own when it was made from μ-law, else encoded."""
+    return frame.ulaw if frame.ulaw is not None else ulaw_encode(frame.samples)
 
 
 class PhoneMedia(Protocol):
@@ -52,6 +58,7 @@ class PhoneBackend(AudioBackend):
 
     def __init__(self, stream: PhoneMedia, ahead_s: float, queued: Callable[[], float]) -> None:
         super().__init__(sample_rate=8000, frame_ms=20)
+        self.wire_ulaw = True
         self.stream = stream
         self.ahead_s = ahead_s
         self._queued = queued
@@ -62,14 +69,14 @@ class PhoneBackend(AudioBackend):
         async for payload in self.stream.frames():
             if self._closed:
                 return
-            yield AudioFrame(ulaw_decode(payload), 8000, timestamp=start + position)
+            yield AudioFrame.from_ulaw(payload, timestamp=start + position)
             position += len(payload) / 8000.0
 
     async def _output_chunk(self, frame: AudioFrame) -> None:
         await self.stream.room(self.ahead_s)
         if self._stop.is_set():
             return
-        self.stream.queue(ulaw_encode(frame.samples))
+        self.stream.queue(phone_payload(frame))
 
     def _drop_pending_output(self) -> None:
         self.stream.flush()

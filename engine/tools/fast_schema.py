@@ -9,6 +9,7 @@ takes and owns the rest (parsing, bounds, the null rule).
 from __future__ import annotations
 
 import json
+import operator
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -68,6 +69,8 @@ def _compile(schema: Mapping[str, Any] | bool) -> Check:
     checks: list[Check] = []
     t = schema.get("type")
     types = [t] if isinstance(t, str) else list(t) if isinstance(t, list) else []
+    if len(types) == 1 and (leaf := _leaf(types[0], schema)) is not None:
+        return leaf
     if types:
         fns = [_TYPE_CHECKS[x] for x in types]
         label = " or ".join(types)
@@ -169,7 +172,10 @@ def _compile(schema: Mapping[str, Any] | bool) -> Check:
             for k, x in v.items():
                 pc = prop_checks.get(k)
                 if pc is not None:  # a key of the schema: short, no need to clip it
-                    _run(pc, x, f"{path}.{k}" if path else k, out)
+                    try:  # what _run does, without its frame (once per argument of every call)
+                        pc(x, f"{path}.{k}" if path else k, out)
+                    except _Stop:
+                        pass
                 elif closed:
                     out.append(f"{_join(path, k)}: is not an argument of this tool")
 
@@ -177,12 +183,79 @@ def _compile(schema: Mapping[str, Any] | bool) -> Check:
 
     if len(checks) == 1:
         return checks[0]
+    if len(types) == 1 and len(checks) == 2:  # the usual object schema: its type, then its properties
+        only_type, then = _TYPE_CHECKS[types[0]], checks[1]
+        label = types[0]
+
+        def typed(v: Any, path: str, out: list[str]) -> None:
+            if not (isinstance(v, dict) if label == "object" else only_type(v)):
+                out.append(f"{path or 'arguments'}: expected {label}, got {_kind(v)}")
+                raise _Stop
+            then(v, path, out)
+
+        return typed
 
     def run_all(v: Any, path: str, out: list[str]) -> None:
         for c in checks:
             c(v, path, out)
 
     return run_all
+
+
+#: Keywords a leaf (``_leaf``) does not check: a schema with any of them takes the general path.
+_NOT_LEAF = frozenset(
+    {"enum", "const", "pattern", "format", "items", "properties", "required", "additionalProperties"}
+    | {"minItems", "maxItems", "uniqueItems"}
+)
+_BOUND_RULES: tuple[tuple[str, Callable[[Any, Any], Any], str], ...] = (  # C functions: no frame per bound
+    ("minimum", operator.ge, ">="),
+    ("maximum", operator.le, "<="),
+    ("exclusiveMinimum", operator.gt, ">"),
+    ("exclusiveMaximum", operator.lt, "<"),
+)
+
+
+def _leaf(t: str, schema: Mapping[str, Any]) -> Check | None:
+    """One closure for the commonest argument schema: one scalar type, with bounds on a number or lengths on a
+    string (what the general path checks in several closures, with the same messages in the same order: the
+    type, then minimum, maximum, exclusiveMinimum, exclusiveMaximum, then minLength, maxLength). None for any
+    other schema. Bounds only ever apply to numbers and lengths to strings, so each type keeps only its own."""
+    if t not in ("string", "integer", "number", "boolean", "null") or not _NOT_LEAF.isdisjoint(schema):
+        return None
+    if t == "string":
+        lo = int(schema["minLength"]) if "minLength" in schema else None
+        hi = int(schema["maxLength"]) if "maxLength" in schema else None
+
+        def string_leaf(v: Any, path: str, out: list[str]) -> None:
+            if not isinstance(v, str):
+                out.append(f"{path or 'arguments'}: expected string, got {_kind(v)}")
+                raise _Stop
+            if lo is not None and len(v) < lo:
+                out.append(f"{path}: must have at least {lo} characters")
+            if hi is not None and len(v) > hi:
+                out.append(f"{path}: must have at most {hi} characters")
+
+        return string_leaf
+    only = _TYPE_CHECKS[t]
+    numeric = t in ("integer", "number")
+    bounds = [(schema[k], op, word) for k, op, word in _BOUND_RULES if k in schema] if numeric else []
+
+    integer = t == "integer"
+
+    def scalar_leaf(v: Any, path: str, out: list[str]) -> None:
+        # the integer rule of _TYPE_CHECKS written out (the commonest number type, without the lambda's frame)
+        if not (
+            (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer())
+            if integer
+            else only(v)
+        ):
+            out.append(f"{path or 'arguments'}: expected {t}, got {_kind(v)}")
+            raise _Stop
+        for b, op, word in bounds:  # a value that passed integer or number is a number (never a bool)
+            if not op(v, b):
+                out.append(f"{path}: must be {word} {b:g}")
+
+    return scalar_leaf
 
 
 class _Stop(Exception):

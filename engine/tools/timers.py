@@ -153,8 +153,10 @@ class Deadlines:
     def __init__(self) -> None:
         self.wheel = TimerWheel()
 
-    def start(self, delay_s: float) -> Deadline:
-        task = asyncio.current_task()
+    def start(self, delay_s: float, task: asyncio.Task[Any] | None = None) -> Deadline:
+        """Cancel ``task`` (None: the current task) ``delay_s`` seconds from now unless ended first."""
+        if task is None:
+            task = asyncio.current_task()
         if task is None:
             raise RuntimeError("a deadline needs a running task")
         deadline = Deadline(task)

@@ -138,6 +138,8 @@ class ArgumentValidator:
         self._fast: Check | None = None
         self._reference: Any = None
         self._nulls: _NullPlan | None = None
+        #: The null plan only names top-level keys: arguments holding no null at all need no walk.
+        self._flat_nulls = False
         #: Set when the schema itself is unusable (a server's mistake): every call is rejected with this.
         self.broken: str | None = None
         try:
@@ -147,6 +149,9 @@ class ArgumentValidator:
             self._fast = _compile(schema) if self.fast else None
             self._reference = None if self.fast else reference
             self._nulls = _null_plan(schema, reference)
+            self._flat_nulls = self._nulls is not None and all(
+                child is None and items is None for _, child, items in self._nulls.values()
+            )
         except SchemaError as e:
             where = "".join(f"[{p}]" if isinstance(p, int) else f".{clip(str(p), 40)}" for p in e.absolute_path)
             self._break(f"{clip(e.message, 120)} at schema{where}")
@@ -154,13 +159,16 @@ class ArgumentValidator:
             self._break(f"{type(e).__name__}: {clip(str(e).splitlines()[0] if str(e) else '', 120)}")
 
     def _break(self, why: str) -> None:
-        self.fast, self._fast, self._reference, self._nulls = False, None, None, None
+        self.fast, self._fast, self._reference, self._nulls, self._flat_nulls = False, None, None, None, False
         self.broken = f"the tool's input schema is unusable ({why}), so the engine cannot check its arguments"
 
     def normalize(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """The arguments the tool receives: optional nulls its schema does not allow removed (see module doc)."""
         d = args if isinstance(args, dict) else dict(args)
-        return _drop_nulls(d, self._nulls) if self._nulls is not None else d
+        nulls = self._nulls
+        if nulls is None or (self._flat_nulls and None not in d.values()):
+            return d
+        return _drop_nulls(d, nulls)
 
     def _problems(self, args: dict[str, Any]) -> list[str]:
         out: list[str] = []

@@ -8,9 +8,9 @@ the level meter (RMS in dBFS).
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 import numpy.typing as npt
@@ -35,28 +35,77 @@ def _as_int16(data: bytes | bytearray | memoryview | Int16Array) -> Int16Array:
     return np.frombuffer(raw, dtype="<i2").astype(np.int16, copy=False)
 
 
-@dataclass(frozen=True, slots=True)
+@functools.cache
+def _ulaw_decode() -> Callable[[bytes], Int16Array]:
+    from engine.voice.g711 import ulaw_decode  # g711 builds on this module, so it is imported on first use
+
+    return ulaw_decode
+
+
 class AudioFrame:
-    """A piece of PCM16 mono audio.
+    """A piece of PCM16 mono audio; treat it as immutable (its samples are read-only).
 
     ``samples`` is a read-only 1-D numpy int16 array; construct with ``AudioFrame.from_pcm`` from bytes or
     ``AudioFrame(samples=array, ...)``. ``timestamp`` is seconds on the producer's clock (stream position for
-    files, capture time for devices).
+    files, capture time for devices). A frame made ``from_ulaw`` (a phone call's 8 kHz G.711 μ-law) keeps its
+    codes in ``ulaw`` and decodes them only when someone reads ``samples``: a realtime provider that speaks μ-law
+    gets the caller's bytes as they came off the wire, and its own μ-law goes back out without a decode/encode.
     """
 
-    samples: Int16Array
+    __slots__ = ("_pcm", "_samples", "sample_rate", "timestamp", "ulaw")
+    _samples: Int16Array | None
     sample_rate: int
-    timestamp: float = 0.0
-    _pcm: bytes | None = field(default=None, repr=False, compare=False)
+    timestamp: float
+    _pcm: bytes | None
+    #: The G.711 μ-law codes this frame was made from (``from_ulaw``), else None.
+    ulaw: bytes | None
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.sample_rate, int) or self.sample_rate <= 0:
-            raise ValueError(f"sample_rate must be a positive int, got {self.sample_rate!r}")
-        arr = _as_int16(self.samples)
+    def __init__(self, samples: Int16Array, sample_rate: int, timestamp: float = 0.0) -> None:
+        if not isinstance(sample_rate, int) or sample_rate <= 0:
+            raise ValueError(f"sample_rate must be a positive int, got {sample_rate!r}")
+        arr = _as_int16(samples)
         if arr.flags.writeable:
             arr = arr.copy()
             arr.flags.writeable = False
-        object.__setattr__(self, "samples", arr)
+        self._samples = arr
+        self.sample_rate = sample_rate
+        self.timestamp = timestamp
+        self._pcm = None
+        self.ulaw = None
+
+    def __repr__(self) -> str:
+        return f"AudioFrame({self.num_samples} samples, {self.sample_rate} Hz, t={self.timestamp:.3f})"
+
+    @classmethod
+    def from_ulaw(cls, codes: bytes, timestamp: float = 0.0) -> AudioFrame:
+        """8 kHz μ-law codes as a frame; decoded to PCM16 only when ``samples`` (or ``pcm``) is read."""
+        frame = cls.__new__(cls)
+        frame._samples = None
+        frame.sample_rate = 8000
+        frame.timestamp = timestamp
+        frame._pcm = None
+        frame.ulaw = codes if isinstance(codes, bytes) else bytes(codes)
+        return frame
+
+    def retimed(self, timestamp: float) -> AudioFrame:
+        """The same audio (samples and μ-law codes shared, nothing decoded) at another ``timestamp``."""
+        frame = AudioFrame.__new__(AudioFrame)
+        frame._samples = self._samples
+        frame.sample_rate = self.sample_rate
+        frame.timestamp = timestamp
+        frame._pcm = self._pcm
+        frame.ulaw = self.ulaw
+        return frame
+
+    @property
+    def samples(self) -> Int16Array:
+        arr = self._samples
+        if arr is None:
+            assert self.ulaw is not None
+            arr = _ulaw_decode()(self.ulaw)
+            arr.flags.writeable = False
+            self._samples = arr
+        return arr
 
     @classmethod
     def from_pcm(
@@ -72,13 +121,15 @@ class AudioFrame:
     @property
     def pcm(self) -> bytes:
         """The samples as little-endian PCM16 bytes."""
-        if self._pcm is None:
-            object.__setattr__(self, "_pcm", self.samples.astype("<i2", copy=False).tobytes())
-        assert self._pcm is not None
-        return self._pcm
+        pcm = self._pcm
+        if pcm is None:
+            pcm = self._pcm = self.samples.astype("<i2", copy=False).tobytes()
+        return pcm
 
     @property
     def num_samples(self) -> int:
+        if self._samples is None and self.ulaw is not None:
+            return len(self.ulaw)
         return int(self.samples.shape[0])
 
     @property
@@ -190,6 +241,11 @@ class Chunker:
             )
         if self._t is None:
             self._t = frame.timestamp
+        if self._buf.size == 0 and frame.num_samples == self.size:
+            # already one chunk (the usual case: the drivers cut their audio at the backend's frame size): passed on
+            # as it is, so nothing is copied and a μ-law frame keeps its codes for the phone
+            t, self._t = self._t, self._t + self.size / self.sample_rate
+            return [frame if abs(frame.timestamp - t) < 1e-6 else frame.retimed(t)]
         self._buf = np.concatenate([self._buf, frame.samples])
         out: list[AudioFrame] = []
         while self._buf.size >= self.size:

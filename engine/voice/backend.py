@@ -30,6 +30,9 @@ class AudioBackend(ABC):
             raise ValueError(f"frame_ms must be 5..200, got {frame_ms}")
         self.sample_rate = sample_rate
         self.frame_ms = frame_ms
+        #: The output goes out as 8 kHz μ-law (a phone line): frames that carry μ-law are sent as they are, so a
+        #: producer that can encode whole pieces at once (the realtime playout) hands over μ-law frames.
+        self.wire_ulaw = False
         self._stop = asyncio.Event()
         self._playing = 0
         self._closed = False

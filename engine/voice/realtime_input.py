@@ -1,11 +1,11 @@
 """The caller's side of a realtime call: backend frames → level meter, mute → the session's input format → send.
 
 Why it exists: the provider hears the caller directly, so every frame the backend delivers must reach the session
-converted to its ``input_spec`` (μ-law passes straight through; PCM is resampled with a stream resampler that
-keeps its state across frames), after the level meter saw the real input and mute replaced it with silence. File
-runs read the next frame only when the ``Pacer`` allows it, so the output stays on the input's timeline. A send
-that fails (the adapter reconnecting) is logged once per run of failures; the adapter's ``events()`` decides
-whether the call goes on.
+converted to its ``input_spec`` (a phone frame's own μ-law bytes go straight through to a session that takes
+μ-law; PCM is resampled with a stream resampler that keeps its state across frames), after the level meter saw
+the real input and mute replaced it with silence. File runs read the next frame only when the ``Pacer`` allows
+it, so the output stays on the input's timeline. A send that fails (the adapter reconnecting) is logged once per
+run of failures; the adapter's ``events()`` decides whether the call goes on.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numpy as np
 
 from engine.providers.base import ProviderError
 from engine.providers.realtime.audio import AudioConverter
-from engine.providers.realtime.session import AudioSpec, RealtimeSession
+from engine.providers.realtime.session import PCMU_8K, AudioSpec, RealtimeSession
 from engine.voice.audio import AudioFrame
 from engine.voice.backend import AudioBackend
 from engine.voice.pacing import Pacer
@@ -40,6 +40,7 @@ class CallerInput:
         self.frames_sent = 0
         self.sent_s = 0.0  # seconds of caller audio handed on (the resampler may still hold its last ms)
         self._conv = AudioConverter(AudioSpec("pcm16", backend.sample_rate), live.input_spec)
+        self._ulaw_in = live.input_spec == PCMU_8K and backend.sample_rate == PCMU_8K.rate
 
     async def run(self) -> None:
         """Send the caller's audio until the input ends (a file) or the task is cancelled."""
@@ -53,7 +54,7 @@ class CallerInput:
                 except StopAsyncIteration:
                     break
                 self.pacer.changed()
-                data = self._conv.convert(self._heard(frame).pcm)
+                data = self.payload(self._heard(frame))
                 self.sent_s += frame.duration
                 if not data:
                     continue
@@ -72,6 +73,12 @@ class CallerInput:
             if closer is not None:
                 with contextlib.suppress(RuntimeError):
                     await closer()
+
+    def payload(self, frame: AudioFrame) -> bytes:
+        """``frame`` in the session's input format: the μ-law it came in as, when the session takes μ-law."""
+        if self._ulaw_in and frame.ulaw is not None:
+            return frame.ulaw
+        return self._conv.convert(frame.pcm)
 
     def _heard(self, frame: AudioFrame) -> AudioFrame:
         if self.on_level is not None:  # the meter costs as much as the rest of a frame: only when shown

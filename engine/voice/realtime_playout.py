@@ -2,7 +2,9 @@
 
 Why it exists: a speech-to-speech provider streams its answer as pieces of audio in its own format while the
 caller may talk over it at any moment. The driver needs three things the TTS ``Speaker`` does not do: decode and
-resample the provider's stream to the backend's rate as it arrives (``AudioConverter``, stateful across pieces),
+resample the provider's stream to the backend's rate (``AudioConverter``, stateful across pieces) — when a piece
+is taken to play, joined with the pieces of the same utterance queued behind it, so a provider that sends faster
+than real time in small pieces pays the resampler's per-call cost once per burst, not once per piece —,
 play one utterance (provider item) per ``backend.play`` so chunks flow without gaps, and on barge-in drop
 everything queued, stop the backend within one chunk and say exactly how many milliseconds of the cut item
 reached the caller (the provider truncates its transcript to that). Audio of a cut item that still arrives
@@ -18,7 +20,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from engine.providers.realtime.audio import AudioConverter
-from engine.providers.realtime.session import AudioSpec
+from engine.providers.realtime.session import PCMU_8K, AudioSpec
 from engine.voice.audio import AudioFrame
 from engine.voice.backend import AudioBackend
 from engine.voice.pacing import Pacer
@@ -52,7 +54,10 @@ class Playout:
         self.pacer = pacer
         self.rate = backend.sample_rate
         self.idle_end_s = idle_end_s
-        self._conv = AudioConverter(source, AudioSpec("pcm16", self.rate))
+        # On the phone the audio is made μ-law once per piece (a μ-law provider's stays as it came) and the backend
+        # sends the frames' own bytes; a μ-law provider's audio on another 8 kHz backend decodes when played.
+        self._ulaw = self.rate == PCMU_8K.rate and (source == PCMU_8K or backend.wire_ulaw)
+        self._conv = AudioConverter(source, PCMU_8K if self._ulaw else AudioSpec("pcm16", self.rate))
         self._queue: deque[_Piece | _End] = deque()
         self._arrived = asyncio.Event()
         self._held: _Piece | None = None  # the first piece of the next item
@@ -67,20 +72,31 @@ class Playout:
     # -------------------------------------------------------------------------------------------- feeding
 
     def feed(self, item_id: str | None, data: bytes) -> None:
-        """A piece of assistant audio in the session's output format (dropped when its item was cut)."""
+        """A piece of assistant audio in the session's output format (dropped when its item was cut); converted
+        when it is taken to play (``_take``)."""
         if item_id is not None and item_id in self._cut:
             return
-        pcm = self._conv.convert(data)
-        if pcm:
-            self._put((item_id, pcm))
+        if data:
+            self._put((item_id, data))
 
     def end_response(self) -> None:
-        """The provider's response is done: play the resampler's tail and close the utterance."""
+        """The provider's response is done: the utterance closes after its queued audio and the resampler's tail."""
+        self._put(_END)
+
+    def _take(self, first: _Piece) -> bytes:
+        """``first`` and the pieces of the same item queued right behind it, converted in one go (a burst of
+        small pieces costs the resampler one call)."""
+        item_id, raw = first
+        pieces = [raw]
+        while self._queue and not isinstance(self._queue[0], _End) and self._queue[0][0] == item_id:
+            pieces.append(self._queue.popleft()[1])  # type: ignore[index]
+        return self._conv.convert(pieces[0] if len(pieces) == 1 else b"".join(pieces))
+
+    def _tail(self) -> bytes:
+        """What the resampler still holds at the end of an utterance (the converter starts afresh after it)."""
         tail = self._conv.flush()
         self._conv.reset()
-        if tail:
-            self._put((self.current.item_id if self.current else None, tail))
-        self._put(_END)
+        return tail
 
     def _put(self, piece: _Piece | _End) -> None:
         if not isinstance(piece, _End):
@@ -176,7 +192,7 @@ class Playout:
             self.pacer.add_playing(1)
             self._notify(True)
             try:
-                await self.backend.play(self._frames(item, piece[1]))
+                await self.backend.play(self._frames(item, self._take(piece)))
             finally:
                 self.current = None
                 self._stopped = False
@@ -187,18 +203,20 @@ class Playout:
     async def _frames(self, item: PlayedItem, first: bytes) -> AsyncIterator[AudioFrame]:
         """The utterance in whole backend chunks (cut from the bytes directly: this runs 50 times a second per
         call), the last one padded; counts a chunk as heard once the backend has taken it."""
-        size = 2 * round(self.rate * self.backend.frame_ms / 1000)
+        width, pad = (1, b"\xff") if self._ulaw else (2, b"\x00")  # μ-law's silence is 0xFF
+        size = width * round(self.rate * self.backend.frame_ms / 1000)
         buf, final = first, False
         while True:
             if final and buf:
-                buf += bytes(-len(buf) % size)
+                buf += pad * (-len(buf) % size)
             cut = len(buf) - len(buf) % size
             for at in range(0, cut, size):
                 if not await self._ready():
                     return
                 self._mark(item)
-                yield AudioFrame.from_pcm(buf[at : at + size], self.rate)
-                item.samples += size // 2  # resumed: the backend has taken the chunk
+                chunk, t = buf[at : at + size], item.samples / self.rate  # stamped by position: the chunker keeps it
+                yield AudioFrame.from_ulaw(chunk, t) if self._ulaw else AudioFrame.from_pcm(chunk, self.rate, t)
+                item.samples += size // width  # resumed: the backend has taken the chunk
                 self.pacer.changed()
             buf = buf[cut:]
             if final:
@@ -212,11 +230,13 @@ class Playout:
                 except TimeoutError:
                     nxt = _END
             if isinstance(nxt, _End) or nxt[0] != item.item_id:
-                if not isinstance(nxt, _End):
-                    self._held = nxt
+                if isinstance(nxt, _End):
+                    buf += self._tail()  # the response ended (or went quiet): its last milliseconds
+                else:
+                    self._held = nxt  # the next utterance follows on the same continuous stream
                 final = True
             else:
-                buf += nxt[1]
+                buf += self._take(nxt)
 
     async def _ready(self) -> bool:
         if self._stopped:

@@ -81,6 +81,8 @@ class EventReader:
         self.cancelled: list[Any] = []
         self.audio_in_bytes = 0
         self.audio_out_bytes = 0
+        #: The format ``audio_in_bytes`` were sent in (the session's negotiated input), for usage in seconds.
+        self.input_spec = PCM16_16K
         self._reported_in = 0
         self._reported_out = 0
         self._caller: list[str] = []
@@ -232,7 +234,7 @@ class EventReader:
             UsageReport(
                 input_tokens=_count(um.get("promptTokenCount")),
                 output_tokens=_count(um.get("responseTokenCount")),
-                input_audio_s=PCM16_16K.duration_ms(sent) / 1000,
+                input_audio_s=self.input_spec.duration_ms(sent) / 1000,
                 output_audio_s=PCM16_24K.duration_ms(got) / 1000,
             )
         )

@@ -6,7 +6,8 @@ model and options once, knows the endpoint (``base_url`` or Google's) and puts t
 place the key goes; ``RealtimeSocket`` strips the query from every message — and renders the call's tool view
 with the project's renderer for ``gemini_live``, each declaration with a ``behavior`` from the tool's latency
 class (``gemini_wire``). ``check_connection`` proves key, model and endpoint without a call. The call itself is
-``gemini_session.GeminiLiveSession``: PCM16 16 kHz in, 24 kHz out.
+``gemini_session.GeminiLiveSession``: PCM16 in at the driver's rate (8 kHz on the phone, 16 kHz from
+the softphone), 24 kHz out.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from engine.config.models import ProviderConfig
 from engine.providers.realtime.gemini_connect import open_live
 from engine.providers.realtime.gemini_session import GeminiLiveSession
 from engine.providers.realtime.gemini_wire import DEFAULT_URL, GeminiOptions, declarations, setup_message
-from engine.providers.realtime.session import PCM16_16K, AudioSpec, RealtimeProvider
+from engine.providers.realtime.session import PCM16_8K, PCM16_16K, AudioSpec, RealtimeProvider
 from engine.providers.realtime.socket import safe_url
 from engine.providers.rendering import ToolRenderer
 from engine.providers.rendering.names import NameMap
@@ -60,7 +61,9 @@ class GeminiLiveProvider(RealtimeProvider):
         return self.tools_for(view)[0]
 
     def supported_formats(self) -> Sequence[AudioSpec]:
-        return (PCM16_16K,)
+        # Gemini hears 16 kHz natively but resamples any ``rate=`` it is told (wire-formats §6), so the phone's
+        # 8 kHz goes as it is: upsampling adds no information, costs CPU per frame and doubles the bytes.
+        return (PCM16_8K, PCM16_16K)
 
     def open_session(self, session: CallSession) -> GeminiLiveSession:
         return GeminiLiveSession(self, session)

@@ -18,9 +18,7 @@ provider's name and ignored (``gemini_events``); tool calls run through the gate
 from __future__ import annotations
 
 import asyncio
-import base64
 import logging
-from collections import deque
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -29,11 +27,16 @@ from websockets.exceptions import ConnectionClosed
 from engine.backoff import Backoff
 from engine.providers.base import ProviderError
 from engine.providers.realtime.audio import negotiate
+from engine.providers.realtime.gemini_audio_in import CallerAudio
 from engine.providers.realtime.gemini_calls import GeminiCalls
 from engine.providers.realtime.gemini_connect import Messages, SetupRefused, open_live, scrub
 from engine.providers.realtime.gemini_events import EventReader
 from engine.providers.realtime.gemini_steer import GeminiSteering
-from engine.providers.realtime.gemini_wire import AUDIO_IN_MIME, setup_message, transcript_replay, user_turn
+from engine.providers.realtime.gemini_wire import (
+    setup_message,
+    transcript_replay,
+    user_turn,
+)
 from engine.providers.realtime.session import (
     PCM16_16K,
     PCM16_24K,
@@ -57,8 +60,6 @@ _FATAL_STATUS = (400, 401, 403, 404)
 _FATAL_CLOSE = (1007, 1008)
 #: Spoken turns replayed as context after a reconnect without a resumption handle.
 _REPLAY_TURNS = 20
-#: Caller audio kept while a connection is being replaced, sent once the new one is up (2 s at 16 kHz).
-_HOLD_BYTES = PCM16_16K.bytes_for_ms(2000)
 
 
 class GeminiLiveSession(GeminiSteering, RealtimeSession):
@@ -89,15 +90,16 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
         self._planned: str | None = None
         self._closed = False
         self.connections = 0
-        self._held: deque[bytes] = deque()
-        self._held_bytes = 0
+        self.audio_in = CallerAudio(self.input_spec, self.opts.input_batch_ms)
 
     # -------------------------------------------------------------------------------------------- lifecycle
 
     async def start(self, setup: RealtimeSetup) -> None:
         self._setup = setup
         self._view = setup.view
-        self.input_spec = negotiate(setup.audio, self.p.supported_formats())  # always PCM16 16 kHz: Gemini's only
+        self.input_spec = negotiate(setup.audio, self.p.supported_formats())  # PCM16 at the driver's rate
+        self.audio_in.use(self.input_spec)
+        self.events_in.input_spec = self.input_spec
         self._calls = GeminiCalls(
             self.name, setup.tools, self.opts, self._send_responses, self._settled, self.call.history
         )
@@ -204,7 +206,7 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
                 )
             )
             await self._replay_transcript()
-        await self._release_held()
+        await self.audio_in.release(self._send_audio)
         if self._apply_now and interrupted:
             await self._send(user_turn("(The tools available to you changed. Continue where you left off.)"))
         if self._pending_view is None:
@@ -287,31 +289,24 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
     async def send_audio(self, audio: bytes) -> None:
         if not audio or self._closed:
             return
-        if self._sock is None or self._planned is not None or self._held:
-            self._hold(audio)  # a connection is being replaced: the caller is heard once the new one is up
-        elif not await self._send_audio(audio):
-            self._hold(audio)
+        piece = self.audio_in.join(audio)
+        if piece is None:
+            return  # joined with the next frame (``input_batch_ms``)
+        if self._sock is None or self._planned is not None or self.audio_in.holding:
+            self.audio_in.hold(piece)  # a connection is being replaced: the caller is heard once the new one is up
+        elif not await self._send_audio(piece):
+            self.audio_in.hold(piece)
 
     async def _send_audio(self, audio: bytes) -> bool:
-        data = base64.b64encode(audio).decode("ascii")
-        if await self._send({"realtimeInput": {"audio": {"mimeType": AUDIO_IN_MIME, "data": data}}}):
-            self.events_in.audio_in_bytes += len(audio)
-            return True
-        return False
-
-    def _hold(self, audio: bytes) -> None:
-        self._held.append(audio)
-        self._held_bytes += len(audio)
-        while self._held_bytes > _HOLD_BYTES:  # the oldest goes first: a long outage keeps the latest speech
-            self._held_bytes -= len(self._held.popleft())
-
-    async def _release_held(self) -> None:
-        while self._held:
-            chunk = self._held[0]
-            if not await self._send_audio(chunk):
-                return
-            self._held.popleft()
-            self._held_bytes -= len(chunk)
+        sock = self._sock
+        if sock is None:
+            return False
+        try:
+            await sock.send_text(self.audio_in.message(audio))
+        except ConnectionClosed:
+            return False
+        self.events_in.audio_in_bytes += len(audio)
+        return True
 
     async def announce(self, text: str) -> bool:
         if self._calls is None or self._sock is None:

@@ -16,6 +16,7 @@ Why it exists: everything the Gemini Live adapter *says* is decided here, away f
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -31,11 +32,25 @@ from engine.tools.base import ToolCategory, ToolDefinition
 from engine.tools.view import ToolView
 
 DEFAULT_URL = "wss://generativelanguage.googleapis.com/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
-AUDIO_IN_MIME = "audio/pcm;rate=16000"
 Scheduling = Literal["WHEN_IDLE", "INTERRUPT", "SILENT"]
 _SCHEDULINGS = ("WHEN_IDLE", "INTERRUPT", "SILENT")
 _NO_STATS = WindowStats(0, None, None, 0)
 _BUDGET = BudgetConfig()
+
+
+MIN_BATCH_MS, MAX_BATCH_MS = 10, 200
+
+
+def audio_in_mime(rate: int) -> str:
+    """The ``mimeType`` of caller audio at ``rate`` Hz (raw PCM16 LE; Gemini resamples what is not 16 kHz)."""
+    return f"audio/pcm;rate={rate}"
+
+
+def audio_in_message(mime: str, pcm: bytes) -> str:
+    """The ``realtimeInput`` message carrying ``pcm``, as JSON text. Built directly, not with ``json.dumps``: it is
+    sent 25–50 times a second per call, base64 needs no JSON escaping, and ``mime`` is ours (``audio_in_mime``)."""
+    data = base64.b64encode(pcm).decode("ascii")
+    return '{"realtimeInput":{"audio":{"mimeType":"' + mime + '","data":"' + data + '"}}}'
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +76,9 @@ class GeminiOptions:
     #: How long a planned reconnect (tool change) waits for a resumption handle covering the finished turn.
     handle_wait_ms: int = 1500
     context_window_compression: bool = True
+    #: Caller audio is sent in pieces of at least this many ms (the phone's 20 ms frames joined in pairs by
+    #: default, as Google's own examples send 64 ms): half the messages for at most 20 ms more delay.
+    input_batch_ms: int = 40
 
     @classmethod
     def parse(cls, provider: str, raw: Mapping[str, Any]) -> GeminiOptions:
@@ -85,6 +103,11 @@ class GeminiOptions:
             elif (isinstance(default, int) and not isinstance(default, bool)) or key.endswith("_ms"):
                 if isinstance(value, bool) or not isinstance(value, int) or value < (0 if "attempts" in key else 1):
                     raise ValueError(f"{where}.{key}: a positive whole number, not {value!r}")
+                if key == "input_batch_ms" and not MIN_BATCH_MS <= value <= MAX_BATCH_MS:
+                    raise ValueError(
+                        f"{where}.input_batch_ms: between {MIN_BATCH_MS} and {MAX_BATCH_MS} ms, not {value}"
+                        " (longer pieces delay what the model hears; 20 sends each phone frame as it comes)"
+                    )
             values[key] = value
         return cls(**values)
 

@@ -116,6 +116,10 @@ class RealtimeSocket:
     async def send_json(self, message: Mapping[str, Any]) -> None:
         await self._conn.send(json.dumps(message, separators=(",", ":")))
 
+    async def send_text(self, text: str) -> None:
+        """A message already serialised as JSON text (hot paths that build it cheaper than ``json.dumps``)."""
+        await self._conn.send(text)
+
     async def send_bytes(self, data: bytes) -> None:
         await self._conn.send(data)
 

@@ -31,3 +31,29 @@ async def test_timeout_names_its_limit(
     assert r.status == "timeout"
     assert r.message == f"slow did not answer within 0.05 seconds (limit: {expected})."
     engine.budget.turns.cancel_all()
+
+
+async def test_a_limit_changed_in_place_applies_to_the_next_call(tmp_path: Path) -> None:
+    """The wording of a limit is built once per value, but the values are read on every call: settings edited in
+    place (the console's budget screen, tests) apply to the very next call, with the new number in its message."""
+    settings = settings_for(tmp_path, ["slow"])
+    settings.engine.tool_timeout_ms = 50
+    settings.budget.tiers.fast = 1000
+    engine = engine_for(settings, tool("slow", delay=5))
+    session = session_on("fast", {"slow"})
+    r = await engine.executor.execute(session, "slow", {})
+    assert r.message == "slow did not answer within 0.05 seconds (limit: the engine's default tool timeout " + (
+        "(engine.tool_timeout_ms: 50))."
+    )
+    settings.engine.tool_timeout_ms = 70
+    r = await engine.executor.execute(session, "slow", {})
+    assert r.message.endswith(
+        "within 0.07 seconds (limit: the engine's default tool timeout (engine.tool_timeout_ms: 70))."
+    )
+    settings.engine.tool_timeout_ms = 30_000
+    settings.budget.tiers.fast = 60
+    r = await engine.executor.execute(session, "slow", {})
+    assert (
+        r.message == "slow did not answer within 0.06 seconds (limit: the FAST tier's budget (budget.tiers.fast: 60))."
+    )
+    engine.budget.turns.cancel_all()

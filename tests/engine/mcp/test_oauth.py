@@ -149,7 +149,14 @@ async def test_never_signed_in_is_needs_sign_in_without_touching_the_server(
     sup = engine.mcp.supervisors["prot"]
     assert sup.state == "needs sign-in"
     assert sup.last_error is not None and "mcp login prot" in sup.last_error
-    assert peer.stats() == {"registrations": 0, "codes": 0, "refreshed": 0, "access_tokens": 0, "resources": []}
+    assert peer.stats() == {
+        "cimd_fetches": [],
+        "registrations": 0,
+        "codes": 0,
+        "refreshed": 0,
+        "access_tokens": 0,
+        "resources": [],
+    }
     assert "mcp_prot_whoami" not in engine.registry.names()
     assert "needs sign-in" in engine.server_status()["servers"][0]["state"]
     code, out, _ = cli.run("--json", "mcp", "test", "prot")

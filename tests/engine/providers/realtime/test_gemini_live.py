@@ -16,6 +16,8 @@ from harness import ToolBox
 from realtime_gemini_fake import API_KEY, GeminiLiveFake, GeminiRig
 
 from engine.providers.realtime.session import (
+    PCM16_8K,
+    PCMU_8K,
     AssistantAudio,
     AssistantInterrupted,
     AssistantText,
@@ -115,7 +117,7 @@ async def test_setup_greeting_and_key_only_in_the_query() -> None:
 @pytest.mark.parametrize("binary", [True, False], ids=["binary-frames", "text-frames"])
 async def test_audio_transcripts_turns_and_usage(binary: bool) -> None:
     """The service sends its JSON in binary frames (setupComplete included); text frames are read the same."""
-    pcm_in = bytes(range(128)) * 5  # 640 bytes = 20 ms at 16 kHz
+    pcm_in = bytes(range(128)) * 10  # 1280 bytes = 40 ms at 16 kHz, one message (input_batch_ms)
     pcm_out = b"\x01\x02" * 2400  # 100 ms at 24 kHz
     fake = GeminiLiveFake()
     fake.binary_frames = binary
@@ -144,7 +146,42 @@ async def test_audio_transcripts_turns_and_usage(binary: bool) -> None:
     assert b"".join(e.data for e in r.events if isinstance(e, AssistantAudio)) == pcm_out
     assert next(e for e in r.events if isinstance(e, ResponseDone)).status == "completed"
     assert (usage.input_tokens, usage.output_tokens) == (120, 40)
-    assert abs(usage.input_audio_s - 0.02) < 1e-9 and abs(usage.output_audio_s - 0.1) < 1e-9
+    assert abs(usage.input_audio_s - 0.04) < 1e-9 and abs(usage.output_audio_s - 0.1) < 1e-9
+
+
+async def test_phone_audio_goes_at_8khz_without_resampling() -> None:
+    """On the phone (μ-law 8 kHz) the session takes PCM16 at 8 kHz and tells Gemini the rate, which it resamples
+    itself: no upsampling in the engine (it adds nothing to telephone audio and doubles the bytes). Usage counts
+    the seconds at that rate."""
+    pcm_in = b"\x10\x00" * 1600  # 200 ms at 8 kHz
+    async with GeminiLiveFake() as fake:
+        async with rig(fake, ToolBox(), audio=PCMU_8K) as r:
+            assert r.session.input_spec == PCM16_8K
+            await r.session.send_audio(pcm_in)
+            msg = await fake.wait_for(lambda m: isinstance(m, dict) and "realtimeInput" in m)
+            await fake.turn_complete({"promptTokenCount": 1, "responseTokenCount": 1, "totalTokenCount": 2})
+            usage = await r.wait_event(lambda e: isinstance(e, UsageReport))
+    assert fake.errors == []
+    assert isinstance(msg, dict) and msg["realtimeInput"]["audio"]["mimeType"] == "audio/pcm;rate=8000"
+    assert base64.b64decode(msg["realtimeInput"]["audio"]["data"]) == pcm_in
+    assert abs(usage.input_audio_s - 0.2) < 1e-9
+
+
+@pytest.mark.parametrize(("batch_ms", "messages"), [(None, [1280, 1280, 1280]), (20, [640] * 7), (60, [1920, 1920])])
+async def test_caller_frames_are_joined_up_to_input_batch_ms(batch_ms: int | None, messages: list[int]) -> None:
+    """20 ms frames go out in pieces of ``input_batch_ms`` (40 by default: half the messages), in order, nothing
+    lost or repeated; the frame that would start a new piece waits for the next one."""
+    frames = [bytes([i]) * 640 for i in range(7)]  # 20 ms each at 16 kHz
+    options = {} if batch_ms is None else {"input_batch_ms": batch_ms}
+    async with GeminiLiveFake() as fake:
+        async with rig(fake, ToolBox(), options=options) as r:
+            for f in frames:
+                await r.session.send_audio(f)
+            await r.wait_until(lambda: sum(map(len, fake.audio_pieces())) >= sum(messages))
+            await asyncio.sleep(0.05)  # nothing more comes
+    assert fake.errors == []
+    assert [len(p) for p in fake.audio_pieces()] == messages
+    assert b"".join(fake.audio_pieces()) == b"".join(frames)[: sum(messages)]
 
 
 async def test_tool_call_answered_with_same_id_and_name() -> None:

@@ -120,7 +120,7 @@ async def test_go_away_waits_for_open_calls_then_resumes() -> None:
             assert fake.connections == 1  # the open call is answered on this connection first
             box_release.set()
             await r.wait_until(lambda: len(fake.setups) == 2)
-            await r.session.send_audio(b"\x00\x00" * 320)
+            await r.session.send_audio(b"\x00\x00" * 640)
             await fake.wait_for(lambda m: isinstance(m, dict) and "realtimeInput" in m)
     assert fake.errors == []
     assert [fr["id"] for fr in fake.responses()] == ["fc-1"]
@@ -190,14 +190,14 @@ async def test_caller_audio_during_a_reconnect_is_heard_on_the_new_connection() 
             await fake.drop()
             await r.wait_until(lambda: len(fake.setups) == 2)
             for i in range(3):
-                await r.session.send_audio(bytes([i]) * 640)
+                await r.session.send_audio(bytes([i]) * 1280)  # 40 ms at 16 kHz: one message each
             await fake.send({"setupComplete": {}})
             await r.wait_until(lambda: len(fake.of_kind("realtimeInput")) == 3)
     assert fake.errors == []
     second_setup = max(i for i, m in enumerate(fake.received) if isinstance(m, dict) and "setup" in m)
     first_audio = min(i for i, m in enumerate(fake.received) if isinstance(m, dict) and "realtimeInput" in m)
     assert first_audio > second_setup
-    assert fake.audio_in() == b"".join(bytes([i]) * 640 for i in range(3))
+    assert fake.audio_in() == b"".join(bytes([i]) * 1280 for i in range(3))
 
 
 async def test_dropped_socket_without_handle_reconnects_fresh_and_replays_the_transcript() -> None:

@@ -53,6 +53,8 @@ def test_factory_builds_it_and_the_key_goes_only_into_the_query() -> None:
         ({"gemini_schema": "xml"}, "options.gemini_schema"),
         ({"vad": True}, "unknown option(s) vad"),
         ({"context_window_compression": "yes"}, "options.context_window_compression: true or false"),
+        ({"input_batch_ms": 500}, "options.input_batch_ms: between 10 and 200 ms, not 500"),
+        ({"input_batch_ms": 0}, "options.input_batch_ms: a positive whole number"),
     ],
 )
 def test_bad_options_are_named(options: dict[str, Any], words: str) -> None:
