@@ -16,3 +16,13 @@ def record_notifications(app: Any) -> list[str]:
 
     app.notify = record
     return seen
+
+
+async def paste(pilot: Any, text: str) -> None:
+    """Paste ``text`` into the focused widget the way a terminal's bracketed paste arrives: one ``Paste`` event to
+    the app, which hands it to the focused widget. For long machine-made text (file paths, a command line): each
+    ``pilot.press`` of a character waits for the app to go idle (~0.1 s), so a typed path cost seconds."""
+    from textual import events
+
+    pilot.app.post_message(events.Paste(text))
+    await pilot.pause()

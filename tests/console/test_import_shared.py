@@ -20,7 +20,7 @@ import pytest
 from console.app import AvaConsole
 from engine.config import set_secret
 from engine.config.loader import parse_yaml
-from tests.console.helpers import record_notifications
+from tests.console.helpers import paste, record_notifications
 from tests.fixtures.memory_keyring import MemoryKeyring
 
 ENTRY_POINT = Path(sys.executable).parent / "ava-engine"
@@ -116,7 +116,8 @@ async def test_cli_and_console_import_the_same_servers(
         for src in files:
             await pilot.press("i")
             await wait(pilot, lambda: app.focused is not None and app.focused.id == "import-path")
-            await pilot.press(*str(src), "enter")
+            await paste(pilot, str(src))
+            await pilot.press("enter")
             await wait(pilot, lambda: type(app.screen).__name__ == "DiffScreen")
             await pilot.press("y")
             await wait(pilot, lambda: type(app.screen).__name__ == "ServersScreen")

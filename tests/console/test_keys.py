@@ -30,7 +30,6 @@ async def _palette(pilot, app: AvaConsole, wait) -> dict[str, str]:
     """Open the palette on the current screen; its keyed commands as {binding id: help text}."""
     app.action_command_palette()
     await wait(pilot, lambda: isinstance(app.screen, CommandPalette) and bool(app.screen._providers))
-    await pilot.pause(0.2)
     provider = next(p for p in app.screen._providers if isinstance(p, ConsoleCommands))  # type: ignore[attr-defined]
     found = {h.rsplit("· ", 1)[-1]: h for _t, _cb, h in provider._commands() if h.startswith("key ")}
     await pilot.press("escape")
@@ -65,7 +64,7 @@ async def test_palette_lists_every_keyed_action_with_its_key(config_path: Path, 
         seen: dict[str, str] = {}
         for key in ("f1", "f2", "f3", "f4", "f9", "f10", "f11"):
             await pilot.press(key)
-            await pilot.pause(0.3)
+            await pilot.pause()  # the screen has handled what its switch queued (its focus, its bindings)
             here = await _palette(pilot, app, wait)
             # the screen's own keys are listed as keys of this screen ("key t · server_test"), not "F3 then t"
             merged = app.screen._merged_bindings
@@ -114,11 +113,12 @@ async def test_palette_lists_every_keyed_action_with_its_key(config_path: Path, 
                 lambda *a: None,
             ),
         ):
-            await app.push_screen(dialog)
-            await pilot.pause(0.3)
+            await app.push_screen(dialog)  # returns once the dialog is mounted
+            await pilot.pause()
+            assert app.screen is dialog
             seen.update(await _palette(pilot, app, wait))
-            app.pop_screen()
-            await pilot.pause(0.2)
+            await app.pop_screen()
+            await pilot.pause()
         expected = set(SCREEN_BINDING_IDS) | {b.id for b in app_bindings() if b.id}
         assert expected - set(seen) == set()
         assert seen["screen_servers"] == "key F3 · screen_servers"

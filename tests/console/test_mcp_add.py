@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from console.app import AvaConsole
-from tests.console.helpers import record_notifications
+from tests.console.helpers import paste, record_notifications
 from tests.engine.mcp.helpers import NetServer
 from tests.fixtures.memory_keyring import MemoryKeyring
 
@@ -60,7 +60,8 @@ async def test_server_json_fills_the_form_tests_and_saves(
         app = AvaConsole(config_path)
         async with app.run_test(size=(120, 40)) as pilot:
             await _open_dialog(pilot, app, wait)
-            await pilot.press(*str(src), "enter")
+            await paste(pilot, str(src))
+            await pilot.press("enter")
             await wait(pilot, lambda: type(app.screen).__name__ == "ServerForm" and app.screen.loaded)  # type: ignore[attr-defined]
             form: Any = app.screen
             assert form.query_one("#f-id").value == "weather" and form.query_one("#f-url").value == server.url
@@ -103,7 +104,8 @@ async def test_a_malformed_server_json_says_where(config_path: Path, wait: Any) 
     async with app.run_test(size=(120, 40)) as pilot:
         notes = record_notifications(app)
         await _open_dialog(pilot, app, wait)
-        await pilot.press(*str(src), "enter")
+        await paste(pilot, str(src))
+        await pilot.press("enter")
         await wait(pilot, lambda: any("packages[0].identifier" in n for n in notes), within=15)
         assert type(app.screen).__name__ == "ServersScreen" and str(src) in " ".join(notes)
         await pilot.press("A")

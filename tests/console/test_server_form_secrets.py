@@ -18,6 +18,7 @@ import yaml
 from console.app import AvaConsole
 from console.server_model import check_field, from_config, model_errors, to_config
 from engine.config.loader import parse_yaml
+from tests.console.helpers import paste
 from tests.fixtures.memory_keyring import MemoryKeyring
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -192,7 +193,8 @@ async def test_console_import_moves_credentials_to_the_keyring(
         await wait(pilot, lambda: type(app.screen).__name__ == "ServersScreen")
         await pilot.press("i")
         await wait(pilot, lambda: app.focused is not None and app.focused.id == "import-path")
-        await pilot.press(*str(src), "enter")
+        await paste(pilot, str(src))
+        await pilot.press("enter")
         await wait(pilot, lambda: type(app.screen).__name__ == "DiffScreen")
         assert SECRET not in app.screen.diff and "${keyring:WEATHER_API_KEY}" in app.screen.diff  # type: ignore[attr-defined]
         await pilot.press("y")
@@ -216,7 +218,8 @@ async def test_console_import_keeps_plain_text_only_when_ticked(
         await pilot.press("i")
         await wait(pilot, lambda: app.focused is not None and app.focused.id == "import-path")
         app.screen.query_one("#import-plain").value = True  # type: ignore[attr-defined]
-        await pilot.press(*str(src), "enter")
+        await paste(pilot, str(src))
+        await pilot.press("enter")
         await wait(pilot, lambda: type(app.screen).__name__ == "DiffScreen")
         assert SECRET not in app.screen.diff and "hidden" in app.screen.diff  # type: ignore[attr-defined]
         await pilot.press("y")

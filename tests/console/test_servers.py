@@ -15,7 +15,7 @@ import yaml
 
 from console.app import AvaConsole
 from console.screens.servers import MCP_OFF
-from tests.console.helpers import record_notifications
+from tests.console.helpers import paste, record_notifications
 
 FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "mcp_servers" / "fixture_server.py"
 
@@ -67,7 +67,7 @@ async def test_add_test_save_reload_with_secret(config_path: Path, memory_keyrin
         await pilot.press(*"no-such-program-xyz")
         await wait(pilot, lambda: "not found on PATH" in str(app.screen.query_one("#msg-command").render()))
         await pilot.press(*["backspace"] * len("no-such-program-xyz"))
-        await pilot.press(*f"{sys.executable} {FIXTURE}")
+        await paste(pilot, f"{sys.executable} {FIXTURE}")  # typing was checked with the name above
         await wait(pilot, lambda: str(app.screen.query_one("#msg-command").render()) == "")
         await tab_to(pilot, app, "add-env")
         await pilot.press("enter")
@@ -212,7 +212,8 @@ async def test_import_claude_desktop_json(config_path: Path, tmp_path: Path, wai
         assert "time_server" not in _servers(config_path)
         await pilot.press("i")
         await wait(pilot, lambda: app.focused is not None and app.focused.id == "import-path")
-        await pilot.press(*str(src), "enter")
+        await paste(pilot, str(src))  # typed the first time
+        await pilot.press("enter")
         await wait(pilot, lambda: type(app.screen).__name__ == "DiffScreen")
         await pilot.press("y")
         await wait(pilot, lambda: "time_server" in _servers(config_path))

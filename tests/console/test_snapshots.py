@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,9 @@ from textual.widgets import Input
 from console.app import AvaConsole
 from console.format import FixedClock
 from console.widgets.wrap_log import WrapLog
+from tests.console.conftest import servers_up
+from tests.console.helpers import paste
+from tests.console.snapshot_runs import compare_svg, screens_of_one_run
 from tests.fixtures.audio_backends import FeedBackend
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,16 +61,25 @@ def test_calls_screen(snap_compare, size) -> None:
     assert snap_compare(_app(), run_before=_with_call, terminal_size=size)
 
 
-@pytest.mark.parametrize("size", SIZES)
-@pytest.mark.parametrize("key", ["f2", "f3", "f4", "f9", "f10"])
-def test_other_screens(snap_compare, size, key) -> None:
+OTHER_KEYS = ["f2", "f3", "f4", "f9", "f10"]
+
+
+@pytest.mark.parametrize(
+    ("key", "size"), [pytest.param(k, s, id=f"{k}-size{i}") for i, s in enumerate(SIZES) for k in OTHER_KEYS]
+)
+def test_other_screens(snapshot, request, size, key) -> None:
+    """Tool log, Servers, Budget, Secrets and Config: one console run per size visits them all (snapshot_runs)."""
+
     async def run_before(pilot) -> None:
         app: AvaConsole = pilot.app
-        await _settle(pilot, lambda: app.engine_running)
+        await _settle(pilot, lambda: app.engine_running, within=60)  # a worker's first console imports the engine
+
+    async def show(pilot, key: str) -> None:
         await pilot.press(key)
         await pilot.pause(0.8)
 
-    assert snap_compare(_app(), run_before=run_before, terminal_size=size)
+    shots = screens_of_one_run("other_screens", _app, size, run_before, OTHER_KEYS, show)
+    assert compare_svg(snapshot, request, shots[key])
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -90,9 +103,12 @@ def test_calls_screen_during_a_muted_voice_call(snap_compare, size) -> None:
 COCKPIT_SIZES = [(80, 24), (120, 40), (200, 60)]
 
 
-async def _cockpit(pilot) -> None:
+async def _cockpit(pilot, go: Path) -> None:
     """A test call on the config with servers, with a line long enough to wrap; every server settled (fx up, crashy
-    failed). No tool runs: its latency (and a hung-up call's duration) would differ from run to run."""
+    failed). No tool runs: its latency (and a hung-up call's duration) would differ from run to run.
+
+    crashy fails only when ``go`` exists (``--start-when``), made once fx is up: the event log has fx up before
+    crashy failed however slowly either child starts."""
     app: AvaConsole = pilot.app
 
     def servers_settled() -> bool:
@@ -101,32 +117,48 @@ async def _cockpit(pilot) -> None:
         states = {s["id"]: s["state"] for s in app.engine.server_status()["servers"]}
         return states == {"fx": "up", "crashy": "failed"}
 
+    await _settle(pilot, lambda: servers_up(app, "fx"), within=60)  # from the console's start: the engine loads first
+    await asyncio.to_thread(go.touch)
     await _settle(pilot, lambda: app.engine_running and servers_settled(), within=30)
     await pilot.press("ctrl+n")
     await _settle(pilot, lambda: app.selected_call is not None and app.focused is not None)
     call_id = app.selected_call or ""
-    await pilot.press(
-        "s", *"hello, this line is long enough to wrap inside the transcript pane at every size END", "enter"
-    )
+    await pilot.press("s")
+    await _settle(pilot, lambda: app.focused is not None and app.focused.id == "talk")
+    await paste(pilot, "hello, this line is long enough to wrap inside the transcript pane at every size END")
+    await pilot.press("enter")
     await _settle(pilot, lambda: len(app.state.transcript(call_id)) >= 3)
     await pilot.press("escape")
     await pilot.pause(0.3)
 
 
-@pytest.mark.parametrize("size", COCKPIT_SIZES)
-@pytest.mark.parametrize("key", ["f1", "f2", "f3", "f4"])
-def test_cockpit_screens(snap_compare, size, key) -> None:
-    """Calls, Tool log, Servers and Budget at 80×24, 120×40 and 200×60, with servers and calls on them."""
+COCKPIT_KEYS = ["f1", "f2", "f3", "f4"]
 
-    async def run_before(pilot) -> None:
-        await _cockpit(pilot)
+
+@pytest.mark.parametrize(
+    ("key", "size"),
+    [pytest.param(k, s, id=f"{k}-size{i}") for i, s in enumerate(COCKPIT_SIZES) for k in COCKPIT_KEYS],
+)
+def test_cockpit_screens(snapshot, request, monkeypatch, tmp_path, size, key) -> None:
+    """Calls, Tool log, Servers and Budget at 80×24, 120×40 and 200×60, with servers and calls on them: one console
+    run per size visits the four screens (snapshot_runs)."""
+    go = tmp_path / "crashy-go"
+    monkeypatch.setenv("AVA_TEST_CRASHY_GO", str(go))  # the config's crashy waits for this file (see _cockpit)
+
+    async def show(pilot, key: str) -> None:
         await pilot.press(key)
         await pilot.pause(0.8)
         pilot.app.clear_notifications()
         await pilot.pause(0.2)
 
-    app = AvaConsole(Path("tests/console/data/console_servers.yaml"), clock=FixedClock(), tick=False)
-    assert snap_compare(app, run_before=run_before, terminal_size=size)
+    def make_app() -> AvaConsole:
+        return AvaConsole(Path("tests/console/data/console_servers.yaml"), clock=FixedClock(), tick=False)
+
+    async def run_before(pilot) -> None:
+        await _cockpit(pilot, go)
+
+    shots = screens_of_one_run("cockpit", make_app, size, run_before, COCKPIT_KEYS, show)
+    assert compare_svg(snapshot, request, shots[key])
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])
@@ -191,6 +223,9 @@ def test_a_tools_question_to_the_operator(snap_compare, size) -> None:
         await _settle(pilot, lambda: bool(app.elicitations.open))
         # the caller's "one moment" comes once the tool has run past its slow threshold: in the log every time
         await _settle(pilot, lambda: any(line.type == "announcement.requested" for line in app.state.log))
+        # under the dialog, the Calls screen's transcript pane writes its lines after the state has them (a loaded
+        # machine took the frame before: the greeting and "book" were missing)
+        await _settle(pilot, lambda: len(app.screen_stack[0].query_one("#transcript", WrapLog).lines) >= 2)
         (row,) = [app.elicitations.rows[i] for i in app.elicitations.open]
         app.clock = FixedClock(at=row.deadline - 42)
         app.screen._tick()  # type: ignore[attr-defined]
