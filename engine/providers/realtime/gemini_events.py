@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.providers.realtime.session import (
-    PCM16_16K,
     PCM16_24K,
     AssistantAudio,
     AssistantInterrupted,
@@ -79,11 +78,10 @@ class EventReader:
         #: Set by ``read`` when the message completed a turn; ``cancelled`` lists ids it cancelled.
         self.turn_done = False
         self.cancelled: list[Any] = []
-        self.audio_in_bytes = 0
+        #: Caller audio sent so far (ms, counted by the session in its negotiated format); assistant audio (bytes).
+        self.audio_in_ms = 0.0
         self.audio_out_bytes = 0
-        #: The format ``audio_in_bytes`` were sent in (the session's negotiated input), for usage in seconds.
-        self.input_spec = PCM16_16K
-        self._reported_in = 0
+        self._reported_in = 0.0
         self._reported_out = 0
         self._caller: list[str] = []
         self._agent: list[str] = []
@@ -228,13 +226,13 @@ class EventReader:
         return calls
 
     def _usage(self, um: Mapping[str, Any]) -> None:
-        sent, got = self.audio_in_bytes - self._reported_in, self.audio_out_bytes - self._reported_out
-        self._reported_in, self._reported_out = self.audio_in_bytes, self.audio_out_bytes
+        sent, got = self.audio_in_ms - self._reported_in, self.audio_out_bytes - self._reported_out
+        self._reported_in, self._reported_out = self.audio_in_ms, self.audio_out_bytes
         self._emit(
             UsageReport(
                 input_tokens=_count(um.get("promptTokenCount")),
                 output_tokens=_count(um.get("responseTokenCount")),
-                input_audio_s=self.input_spec.duration_ms(sent) / 1000,
+                input_audio_s=sent / 1000,
                 output_audio_s=PCM16_24K.duration_ms(got) / 1000,
             )
         )

@@ -32,11 +32,7 @@ from engine.providers.realtime.gemini_calls import GeminiCalls
 from engine.providers.realtime.gemini_connect import Messages, SetupRefused, open_live, scrub
 from engine.providers.realtime.gemini_events import EventReader
 from engine.providers.realtime.gemini_steer import GeminiSteering
-from engine.providers.realtime.gemini_wire import (
-    setup_message,
-    transcript_replay,
-    user_turn,
-)
+from engine.providers.realtime.gemini_wire import setup_message, transcript_replay, user_turn
 from engine.providers.realtime.session import (
     PCM16_16K,
     PCM16_24K,
@@ -99,7 +95,6 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
         self._view = setup.view
         self.input_spec = negotiate(setup.audio, self.p.supported_formats())  # PCM16 at the driver's rate
         self.audio_in.use(self.input_spec)
-        self.events_in.input_spec = self.input_spec
         self._calls = GeminiCalls(
             self.name, setup.tools, self.opts, self._send_responses, self._settled, self.call.history
         )
@@ -272,12 +267,13 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
 
     # -------------------------------------------------------------------------------------------- outgoing
 
-    async def _send(self, msg: dict[str, Any]) -> bool:
+    async def _send(self, msg: dict[str, Any] | str) -> bool:
+        """Send ``msg`` (an object, or JSON text built by a hot path); False when there is no open connection."""
         sock = self._sock
         if sock is None:
             return False
         try:
-            await sock.send_json(msg)
+            await (sock.send_text(msg) if isinstance(msg, str) else sock.send_json(msg))
         except ConnectionClosed:
             return False
         return True
@@ -298,14 +294,9 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
             self.audio_in.hold(piece)
 
     async def _send_audio(self, audio: bytes) -> bool:
-        sock = self._sock
-        if sock is None:
+        if not await self._send(self.audio_in.message(audio)):
             return False
-        try:
-            await sock.send_text(self.audio_in.message(audio))
-        except ConnectionClosed:
-            return False
-        self.events_in.audio_in_bytes += len(audio)
+        self.events_in.audio_in_ms += self.input_spec.duration_ms(len(audio))
         return True
 
     async def announce(self, text: str) -> bool:
