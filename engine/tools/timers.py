@@ -34,7 +34,7 @@ class Timer:
 
     def __init__(self, when: float, fn: Callable[[Any], None], arg: Any, lane: dict[Timer, None], order: int) -> None:
         self.when = when
-        self.fn = fn
+        self.fn: Callable[[Any], None] | None = fn
         self.arg = arg
         self.lane = lane
         self.order = order
@@ -69,9 +69,13 @@ class TimerWheel:
         return timer
 
     def cancel(self, timer: Timer) -> None:
+        """Stop ``timer`` (a no-op once it fired or was cancelled). It lets go of its callback and argument: a
+        timer's owner usually keeps the timer (a deadline, a running call), so holding on to the owner would make
+        a reference cycle that only the garbage collector frees — two or three per tool call."""
         if timer.cancelled:
             return
         timer.cancelled = True
+        timer.fn = timer.arg = None
         del timer.lane[timer]
         self._count -= 1
 
@@ -83,6 +87,7 @@ class TimerWheel:
         for lane in self._lanes.values():
             for timer in lane:
                 timer.cancelled = True
+                timer.fn = timer.arg = None
         self._lanes = {}
         self._count = 0
 
@@ -112,9 +117,12 @@ class TimerWheel:
         for timer in due:
             if timer.cancelled:  # an earlier callback cancelled it
                 continue
+            fn, arg = timer.fn, timer.arg
             self.cancel(timer)  # fired: out of its lane, and a later cancel() is a no-op
+            if fn is None:  # pragma: no cover - only a cancelled timer lets go of its callback
+                continue
             try:
-                timer.fn(timer.arg)
+                fn(arg)
             except Exception as e:  # one bad callback must not stop the timers behind it
                 loop.call_exception_handler({"message": "TimerWheel callback failed", "exception": e})
         for delay in [d for d, lane in self._lanes.items() if not lane]:

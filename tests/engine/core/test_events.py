@@ -99,3 +99,40 @@ async def test_the_execution_path_builds_no_tool_events_nobody_wants() -> None:
     sub = engine.bus.subscribe(types={"tool.completed"})
     await engine.executor.execute(None, "echo", {}, allowed=frozenset({"echo"}))
     assert [type(e).__name__ for e in sub.drain()] == ["ToolCompleted"] and not calls.drain()
+
+
+async def test_the_execution_path_leaves_no_reference_cycles() -> None:
+    """A call's deadline and turn accounting are freed when it ends, not by the garbage collector (each cycle
+    left per call made collections run several times as often on a busy engine)."""
+    import gc
+
+    from engine.app import Engine
+    from engine.config.models import Settings
+    from engine.sessions.session import CallSession
+    from engine.tools.base import FunctionTool, ToolDefinition, ToolExecutionContext, ToolResult
+
+    async def echo(args: dict[str, object], ctx: ToolExecutionContext) -> ToolResult:
+        return ToolResult.success("ok")
+
+    engine = Engine(Settings(), extra_tools=[FunctionTool(ToolDefinition("echo", "Echo."), echo)])
+    sub = engine.bus.subscribe()
+    session = CallSession(call_id="c", context="c", provider="p")
+    session.shown_tools = frozenset({"echo"})
+    for _ in range(5):  # first calls build what is kept (plans, statuses, windows)
+        await engine.execute_tool(session, "echo", {})
+    sub.drain()
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        for i in range(50):
+            r = await engine.execute_tool(session, "echo", {}, tool_call_id=str(i))
+            assert r.status == "success"
+        gc.collect()
+        left = [type(o).__name__ for o in gc.garbage]
+    finally:
+        gc.garbage.clear()
+        gc.set_debug(0)
+        gc.enable()
+    assert left == []
+    assert len(sub.drain()) == 100  # requested + completed per call: events were built and published

@@ -4,10 +4,11 @@ like ``asyncio.timeout`` (a timeout only when our deadline cancelled the task an
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 import pytest
 
-from engine.tools.timers import Deadlines, TimerWheel
+from engine.tools.timers import Deadlines, Timer, TimerWheel
 
 
 async def test_timers_fire_in_deadline_order_and_cancelled_ones_never_fire() -> None:
@@ -165,3 +166,49 @@ async def test_a_held_deadline_stops_its_clock_and_runs_on_with_the_time_it_had_
     start = loop.time()
     assert await call() == "timeout"
     assert 0.29 <= loop.time() - start < 0.45
+
+
+def _cyclic_garbage_after(action: Callable[[], object]) -> list[object]:
+    """What ``action()`` left that only the garbage collector could free (objects in reference cycles)."""
+    import gc
+
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        action()
+        gc.collect()
+        return list(gc.garbage)
+    finally:
+        gc.garbage.clear()
+        gc.set_debug(0)
+        gc.enable()
+
+
+class _Owner:
+    """Keeps its timer, as a deadline or a running call does (the timer's argument is the owner itself)."""
+
+    timer: Timer | None = None
+
+
+async def test_cancelled_and_fired_timers_leave_no_reference_cycles_behind() -> None:
+    wheel = TimerWheel()
+    deadlines = Deadlines()
+    task = asyncio.current_task()
+    assert task is not None
+
+    def cancel_many() -> None:
+        for _ in range(100):
+            owner = _Owner()
+            owner.timer = timer = wheel.call_later(30, lambda _: None, owner)
+            wheel.cancel(timer)
+            deadlines.end(deadlines.start(30, task))  # a call that finished in time
+
+    assert _cyclic_garbage_after(cancel_many) == []
+    fired: list[str] = []
+    owner = _Owner()
+    owner.timer = wheel.call_later(0.001, lambda o: fired.append(type(o).__name__), owner)
+    await asyncio.sleep(0.02)
+    assert fired == ["_Owner"]
+    assert _cyclic_garbage_after(lambda: None) == []  # the fired timer let go of its owner too
+    wheel.clear()
