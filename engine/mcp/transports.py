@@ -23,8 +23,9 @@ import logging
 import os
 import select
 import signal
+import sys
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TextIO
@@ -42,6 +43,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from engine.config.models import McpServerConfig
+from engine.mcp.stdio_direct import DirectWriteStream
 from engine.servers.common import contain_exits
 
 log = logging.getLogger(__name__)
@@ -91,6 +93,31 @@ async def report_spawn(sink: SpawnSink) -> AsyncIterator[None]:
         yield
     finally:
         _spawn_sink.reset(token)
+
+
+@asynccontextmanager
+async def _stdio(params: StdioServerParameters, errlog: TextIO) -> AsyncIterator[tuple[Any, Any]]:
+    """The SDK's ``stdio_client`` for ``params``, whose requests the sending task writes to the child's stdin itself
+    (``engine.mcp.stdio_direct``); the child is still reported to whoever ``report_spawn`` names."""
+    spawned: list[Any] = []
+    outer = _spawn_sink.get()
+
+    def sink(process: Any) -> None:
+        spawned.append(process)
+        if outer is not None:
+            outer(process)
+
+    async with AsyncExitStack() as stack:
+        token = _spawn_sink.set(sink)  # only while the SDK spawns: the caller's context is left as it was
+        try:
+            read, write = await stack.enter_async_context(sdk_stdio.stdio_client(params, errlog=errlog))
+        finally:
+            _spawn_sink.reset(token)
+        stdin = spawned[-1].stdin if spawned else None
+        if stdin is None:  # pragma: no cover - the SDK always spawns with a stdin pipe
+            yield read, write
+            return
+        yield read, DirectWriteStream(write, stdin, params.encoding, params.encoding_error_handler)
 
 
 def client_mode(mode: str) -> str:
@@ -252,7 +279,7 @@ def build_client(
     server: Any
     if cfg.transport == "stdio":
         params = stdio_parameters(cfg, base_dir)
-        server = sdk_stdio.stdio_client(params, errlog=errlog) if errlog is not None else params
+        server = _stdio(params, errlog if errlog is not None else sys.stderr)
     elif cfg.transport == "http":
         server = _http_transport(str(cfg.url), _secrets(dict(cfg.headers)), connect_s, auth)
     elif cfg.transport == "sse":
