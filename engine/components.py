@@ -167,22 +167,16 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
     )
     engine.calls.end_hooks.append(desk.call_ended)
 
-    def may_ask(context: str | None) -> bool:
-        ctx = engine.settings.contexts.get(context) if context is not None else None
-        return ctx is not None and ctx.elicitation.ask != "decline"
-
     services = HostServices(
         registry=engine.registry,
         bus=engine.bus,
         metrics=engine.metrics,
         base_dir=engine.base_dir,
-        global_timeout_s=lambda: engine.settings.engine.tool_timeout_ms / 1000,
         redact=engine.redactor,
         remember_secrets=engine.redactor.update,
         on_up=budget.on_server_up,
         spawn=engine.spawn,
         elicit=desk.elicit,
-        may_ask=may_ask,
     )
     components.append(McpHost(services, lambda: engine.settings, engine.spawn))
 

@@ -71,7 +71,6 @@ class HostServices:
     bus: EventBus
     metrics: Metrics
     base_dir: Path
-    global_timeout_s: Callable[[], float]
     redact: Callable[[str], str] | None = None
     #: Adds secrets met at run time (a remote server's OAuth tokens) to what ``redact`` masks.
     remember_secrets: Callable[[Iterable[str]], None] | None = None
@@ -85,9 +84,6 @@ class HostServices:
     names: NameBook = field(default_factory=NameBook)
     #: Answers servers' mid-call questions (engine.elicitation.desk); None: the client offers no elicitation.
     elicit: Elicit | None = None
-    #: Whether a call of this context may wait for a person answering a question (its SDK read timeout is then
-    #: left to the engine's deadline, which stops while the question waits).
-    may_ask: Callable[[str | None], bool] | None = None
 
 
 class Supervisor(ToolRegistration):
@@ -377,11 +373,6 @@ class Supervisor(ToolRegistration):
 
     # ------------------------------------------------------------------------------------------- calls
 
-    def _timeout_s(self, tool: MCPTool) -> float:
-        d = tool.definition
-        ms = d.timeout_ms or d.latency.max_duration_ms
-        return ms / 1000 if ms else self.services.global_timeout_s()
-
     async def call_tool(self, tool: MCPTool, args: dict[str, Any], ctx: ToolExecutionContext) -> ToolResult:
         conn = self.conn
         if conn is None or self.state != "up":
@@ -393,20 +384,20 @@ class Supervisor(ToolRegistration):
             if conn is None or self.state != "up":
                 return ToolResult("error", f"server {self.server_id} is {self.state}; the tool did not run.")
         d = tool.definition
-        timeout_s = self._timeout_s(tool)
         started = time.perf_counter()
-        may_ask = self.services.may_ask
-        context = ctx.session.context if ctx.session is not None else None
-        read_timeout = None if may_ask is not None and may_ask(context) else timeout_s + 0.25
         try:
             with conn.in_flight.calling(Asker(self.server_id, d.name, d.origin_name or d.name, ctx)):
-                result = await conn.call(d.origin_name, args, read_timeout, tool.progress_callback(ctx))
+                # No SDK read timeout: the executor's deadline (engine.execution) is this tool's limit or shorter,
+                # stops while a person answers the tool's question, and ends the call first; its cancellation
+                # sends the SDK's courtesy cancel as the SDK's timeout would. A second clock cost a loop timer
+                # (``call_at``) per call.
+                result = await conn.call(d.origin_name, args, None, tool.progress_callback(ctx))
             tool.answered(time.perf_counter() - started)
         except ServerGone as e:  # "server dice stopped (process exited with code 1)"
             return ToolResult("error", str(e))
         except MCPError as e:
-            if e.code == REQUEST_TIMEOUT:
-                return ToolResult("timeout", f"{d.name} did not answer within {timeout_s:g} seconds.")
+            if e.code == REQUEST_TIMEOUT:  # the server (or a proxy before it) gave up on its own
+                return ToolResult("timeout", f"server {self.server_id} timed out on {d.name}: {e.message[:200]}")
             return ToolResult("error", f"server {self.server_id} refused the call: {e.message[:200]}")
         except pydantic.ValidationError:
             return ToolResult("error", f"server {self.server_id} returned a result that is not valid MCP")
