@@ -151,6 +151,17 @@ class GeminiCalls:
         call.announced = True
         return await self._send([interim_response(call.id, call.name, text)])
 
+    async def say(self, text: str) -> bool:
+        """A tool's question while calls run: an interim result of a running NON_BLOCKING call (the model says
+        it; the call stays open). False while a BLOCKING call runs — the model waits for that result and any
+        other content would cut it off (reference/wire-formats.md §6.4) — or when no call can carry it."""
+        live = [c for c in self.open.values() if not (c.orphaned or c.cancelled)]
+        call = next((c for c in live if c.non_blocking and not c.sending), None)
+        if call is None or any(not c.non_blocking for c in live):
+            return False
+        call.announced = True  # its final result ends the stream of interim ones
+        return await self._send([interim_response(call.id, call.name, text)])
+
     async def aclose(self) -> None:
         tasks = [t for t in self._tasks if not t.done()]
         for c in self.open.values():
