@@ -13,7 +13,8 @@ mid-call question (MCP elicitation, ``elicitation: caller``) needs two things th
 * HEAR: from the question's request to its resolution the provider hears silence (else its model would answer
   the caller's "four" itself) and the caller's frames go to a local VAD; each utterance while the desk listens is
   transcribed against the expected answers by ``CallerQuestions`` (the pipeline's, with a recognizer built only
-  when a question first opens on the call: pocketsphinx is heavy) and handed to ``engine.caller_answered``.
+  when a question first opens on the call: pocketsphinx is heavy) and handed to ``engine.caller_answered``. The
+  VAD too is made then, at the call's rate (resampled to 16 kHz first when the VAD cannot take that rate).
 
 Slow-tool announcements are held while a question is open (the driver asks ``open``).
 """
@@ -35,13 +36,13 @@ from engine.providers.realtime.audio import AudioConverter
 from engine.providers.realtime.session import AudioSpec, RealtimeSession
 from engine.sessions.session import CallSession
 from engine.voice.asking import CallerQuestions
-from engine.voice.audio import AudioFrame
+from engine.voice.audio import AudioFrame, StreamResampler
 from engine.voice.options import VoiceOptions
 from engine.voice.pacing import Pacer
 from engine.voice.realtime_playout import Playout
 from engine.voice.stt import Recognizer
 from engine.voice.tts import Synthesizer
-from engine.voice.vad import VadSegmenter
+from engine.voice.vad import VAD_RATES, VadSegmenter
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +63,9 @@ class RealtimeQuestions:
         call_id: Callable[[], str | None], live: Callable[[], RealtimeSession | None],
         playout: Callable[[], Playout | None],
     ) -> None:  # fmt: skip
-        self.options, self._live, self._playout = options, live, playout
-        self.segmenter = VadSegmenter(sample_rate, silence_ms=options.vad_silence_ms, frame_ms=options.frame_ms)
+        self.options, self._live, self._playout, self.sample_rate = options, live, playout, sample_rate
+        self._segmenter: VadSegmenter | None = None
+        self._resampler: StreamResampler | None = None
         self.questions = CallerQuestions(engine, self._recognizer, pacer, call_id, None)
         #: Frames the provider got as silence because a question was open (the caller's audio stayed local).
         self.frames_kept = 0
@@ -73,6 +75,17 @@ class RealtimeQuestions:
         self._synth: Synthesizer | None = None
         self._lines = 0
         self._warming: asyncio.Task[Any] | None = None
+
+    @property
+    def segmenter(self) -> VadSegmenter:
+        """The local VAD (made on first use: most calls never ask the caller anything)."""
+        if self._segmenter is None:
+            rate = self.sample_rate if self.sample_rate in VAD_RATES else 16000
+            if rate != self.sample_rate:
+                self._resampler = StreamResampler(self.sample_rate, rate)
+            o = self.options
+            self._segmenter = VadSegmenter(rate, silence_ms=o.vad_silence_ms, frame_ms=o.frame_ms)
+        return self._segmenter
 
     def _recognizer(self) -> Recognizer:
         return Recognizer(user_dictionary=self.options.dictionary)
@@ -89,15 +102,18 @@ class RealtimeQuestions:
         self.questions.on_event(ev)
         if self.open and self._warming is None:  # the first question on the call: load pocketsphinx meanwhile
             self._warming = asyncio.create_task(asyncio.to_thread(lambda: self.questions.recognizer))
-        if was and not self.open:
-            self.segmenter.flush()  # what the caller was saying when the question ended answers nothing
+        if was and not self.open and self._segmenter is not None:
+            self._segmenter.flush()  # what the caller was saying when the question ended answers nothing
 
     def hear(self, frame: AudioFrame) -> bool:
         """A caller frame: True when a question is open and the frame was kept here (the provider hears silence)."""
         if not self.open:
             return False
         self.frames_kept += 1
-        for utt in self.segmenter.push(frame):
+        segmenter = self.segmenter
+        if self._resampler is not None:
+            frame = AudioFrame(self._resampler.process(frame.samples), segmenter.sample_rate, frame.timestamp)
+        for utt in segmenter.push(frame):
             self._utterance(utt)
         return True
 
@@ -109,8 +125,9 @@ class RealtimeQuestions:
 
     def input_ended(self) -> None:
         """The caller's audio ended: a last utterance still counts, then every question hears silence."""
-        for utt in self.segmenter.flush():
-            self._utterance(utt)
+        if self._segmenter is not None:
+            for utt in self._segmenter.flush():
+                self._utterance(utt)
         self.questions.input_ended()
 
     async def aclose(self) -> None:

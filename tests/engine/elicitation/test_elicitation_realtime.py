@@ -137,6 +137,11 @@ async def test_openai_realtime_caller_answers_a_tools_question(tmp_path: Path, e
     assert any("How many guests should I book the table for?" in s for s in says)
     assert all(m["response"].get("tool_choice") == "none" for m in fake.of_type("response.create") if m.get("response"))
     assert [o["call_id"] for o in fake.outputs] == ["call_book_1"]
+    # the tool ran past its slow-response threshold while the question was open: "one moment" would have talked
+    # over the question, so it was held (never handed to the provider)
+    assert any(e["type"] == "announcement.requested" for e in events)
+    assert not any(e["type"] == "announcement.played" for e in events)
+    assert not any("One moment" in s for s in says)
     # the provider heard the caller's "four" and "yes" as silence: no speech while the call waited
     assert len(fake.while_waiting) > 50 and max(fake.while_waiting) < 50
 

@@ -24,12 +24,21 @@ from realtime_gemini_fake import API_KEY, GeminiLiveFake, GeminiRig, ScriptedGem
 
 from engine.app import Engine
 from engine.config import load_settings
-from engine.events import ElicitationResolved, Event, ToolCompleted, TranscriptAdded
+from engine.events import (
+    ElicitationRequested,
+    ElicitationResolved,
+    ElicitationWaiting,
+    Event,
+    ToolCompleted,
+    TranscriptAdded,
+)
 from engine.tools.base import FunctionTool, LatencyMeta, ToolDefinition, ToolExecutionContext, ToolResult
+from engine.voice.audio import AudioFrame
 from engine.voice.options import VoiceOptions
 from engine.voice.pacing import Pacer
 from engine.voice.realtime_asking import RealtimeQuestions
 from engine.voice.realtime_call import RealtimeVoiceCall
+from engine.voice.tts import Synthesizer
 from engine.voice.wav_backend import NullBackend, WavBackend, read_wav
 from tests.engine.elicitation.helpers import SERVER
 from tests.engine.voice.helpers import caller_wav
@@ -128,6 +137,47 @@ def test_the_providers_transcript_of_a_question_line_is_matched_once() -> None:
         assert not q.echo("How many guests should I book the table for?")  # each line once
         assert not q.echo("Your table is booked for Friday.")  # the model's own words are recorded
         assert q.echo("I heard four. Is that right?")  # a close rendering of the line
+
+    asyncio.run(run())
+
+
+class Answers:
+    """What the driver hands the engine: the caller's words for a question."""
+
+    def __init__(self) -> None:
+        self.heard: list[tuple[str, str]] = []
+        self.got = asyncio.Event()
+
+    def caller_answered(self, call_id: str, text: str) -> bool:
+        self.heard.append((call_id, text))
+        self.got.set()
+        return True
+
+
+def test_the_caller_is_heard_locally_at_a_rate_the_vad_cannot_take() -> None:
+    """A 22.05 kHz caller (a WAV at that rate): nothing is heard while no question is open (the provider gets the
+    frames); while one is, the frames stay local (resampled to 16 kHz for the VAD) and "four" reaches the engine."""
+
+    async def run() -> None:
+        rate = 22050
+        answers = Answers()
+        q = RealtimeQuestions(answers, Pacer(NullBackend()), VoiceOptions(), rate, lambda: "c1", lambda: None,
+                              lambda: None)  # fmt: skip
+        speech = Synthesizer(rate=160, sample_rate=rate).synthesize_blocking("four").samples
+        audio = np.concatenate([np.zeros(rate // 2, np.int16), speech, np.zeros(rate, np.int16)])
+        frames = [AudioFrame(audio[i : i + rate // 50], rate, i / rate) for i in range(0, audio.size, rate // 50)]
+        assert not q.hear(frames[0])  # no question open: the provider hears the caller
+        ids: dict[str, Any] = {"elicitation_id": "el-1", "call_id": "c1", "tool_call_id": "t1"}
+        q.on_event(ElicitationRequested(**ids, exposed_name="book", server="s", tool="book", ask="caller",
+                                        mode="form", message="How many guests?"))  # fmt: skip
+        q.on_event(ElicitationWaiting(**ids, who="caller", expect=["one", "two", "three", "four", "five"]))
+        assert all(q.hear(f) for f in frames)  # kept here: the provider gets silence instead
+        async with asyncio.timeout(30):
+            await answers.got.wait()
+        assert answers.heard == [("c1", "four")]
+        q.on_event(ElicitationResolved(**ids, exposed_name="book", action="accept", by="caller"))
+        assert not q.hear(frames[0]) and not q.open
+        await q.aclose()
 
     asyncio.run(run())
 
