@@ -25,15 +25,8 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from engine.events import (
-    AnnouncementPlayed,
-    AnnouncementRequested,
-    CallEnded,
-    ElicitationRequested,
-    ElicitationResolved,
-    ElicitationWaiting,
-    EngineError,
-)
+from engine.elicitation.events import ElicitationRequested, ElicitationResolved, ElicitationWaiting
+from engine.events import AnnouncementPlayed, AnnouncementRequested, CallEnded, EngineError
 from engine.providers.base import ProviderError
 from engine.providers.realtime import session as rt
 from engine.sessions.session import CallError, CallSession
