@@ -245,3 +245,30 @@ async def test_a_blocking_gemini_call_gets_the_question_in_the_engines_voice(
     out = read_wav(tmp_path / "out.wav")
     loud = np.flatnonzero(np.abs(out.samples.astype(np.int32)) > 2000) / out.sample_rate
     assert ((loud > book.end) & (loud < four.start)).any()
+
+
+async def test_the_desk_speaks_on_a_realtime_call_only_through_its_voice_driver() -> None:
+    """The elicitation desk's voice: a realtime call started with ``deliver`` (as the voice driver starts it) gets
+    the line on the transcript and through ``deliver``; one started without (no audio around it) cannot be asked."""
+    slow = Slow()
+    async with GeminiLiveFake() as fake:
+        async with rig(fake, slow) as r:
+            voice = r.engine.elicitations.voice
+            assert voice is not None
+            sub = r.engine.bus.subscribe(types={TranscriptAdded.type})
+            assert await voice.say(r.call.call_id, QUESTION) is False  # nothing would say it, nothing would hear
+            lines: list[str] = []
+
+            async def deliver(session: Any, text: str) -> None:
+                lines.append(text)
+
+            call, live = await r.engine.calls.start_realtime_call("desk", audio=r.audio, deliver=deliver)
+            try:
+                assert await voice.say(call.call_id, QUESTION) is True
+            finally:
+                await live.aclose()
+                await r.engine.end_call(call.call_id)
+            sub.close()
+            said = [(e.call_id, e.text) async for e in sub if isinstance(e, TranscriptAdded) and e.role == "assistant"]
+    assert lines == [QUESTION]
+    assert (call.call_id, QUESTION) in said and (r.call.call_id, QUESTION) not in said
