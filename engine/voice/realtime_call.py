@@ -153,7 +153,6 @@ class RealtimeVoiceCall:
             self.usage = Usage(self.session.provider, self.engine.metrics)
             self._in = CallerInput(self.backend, self.pacer, self.live, self._level if self.on_level else None)
             self._in.muted = self.muted
-            self._in.listener = self.questions.hear
             self.playout = Playout(self.backend, self.pacer, self.live.output_spec)
             self.playout.on_playing = self._on_playing
             if getattr(self.engine.settings.contexts.get(self.context), "greeting", None):
@@ -295,6 +294,8 @@ class RealtimeVoiceCall:
                 continue
             if isinstance(ev, ElicitationRequested | ElicitationWaiting | ElicitationResolved):
                 self.questions.on_event(ev)
+                if self._in is not None:  # only while a question is open: the frame's hot path stays as it was
+                    self._in.listener = self.questions.hear if self.questions.open else None
             elif isinstance(ev, AnnouncementRequested) and not self.questions.open:  # never over a question
                 self._spawn(self._announce(ev), "announce")
             elif isinstance(ev, CallEnded):
