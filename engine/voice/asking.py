@@ -11,7 +11,7 @@ question is declined after its attempts instead of waiting for its timeout. On f
 input while the agent thinks; while the engine listens for the answer the input runs on (``Pacer.listening``),
 and stops again while the answer is understood. Slow-tool announcements are held back while a question is open
 on the call ("one moment" would talk over the question). A realtime call (engine.voice.realtime_asking) gives a
-factory instead of a recognizer: pocketsphinx is built only when a question is first answered on that call.
+factory instead of a recognizer: pocketsphinx is built (in a worker thread) only once a question opens on it.
 """
 
 from __future__ import annotations
