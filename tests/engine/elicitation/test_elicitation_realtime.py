@@ -122,7 +122,9 @@ def _check_answered(events: list[dict[str, Any]], era: str) -> None:
     assert _said(events, "user") == ["book a table", "four", "yes"]
 
 
-@pytest.mark.parametrize("era", list(ERAS))
+# one era per provider: the two eras ask the same question to the desk (pipeline tests run each era on each path);
+# a realtime call costs ~15 s through the CLI
+@pytest.mark.parametrize("era", ["old"])
 async def test_openai_realtime_caller_answers_a_tools_question(tmp_path: Path, era: str) -> None:
     caller_wav(tmp_path / "in.wav", 1.0, [(text, "en-us", 160, gap) for text, gap in PLAN])
     fake = AskedOpenAI([Calls([(f"mcp_{era}_book_table", {}, "call_book_1")]), Say("Booked for four.")])
@@ -146,7 +148,7 @@ async def test_openai_realtime_caller_answers_a_tools_question(tmp_path: Path, e
     assert len(fake.while_waiting) > 50 and max(fake.while_waiting) < 50
 
 
-@pytest.mark.parametrize("era", list(ERAS))
+@pytest.mark.parametrize("era", ["new"])
 async def test_deepgram_agent_caller_answers_a_tools_question(tmp_path: Path, era: str) -> None:
     caller_wav(tmp_path / "in.wav", 1.0, [(text, "en-us", 160, gap) for text, gap in PLAN])
     # the agent hears "book a table" once 2.3 s of caller audio arrived (the WAV's phrase ends before that)
