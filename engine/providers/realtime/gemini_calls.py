@@ -70,6 +70,12 @@ class GeminiCalls:
         """Calls whose results the current connection still expects."""
         return any(not c.orphaned for c in self.open.values())
 
+    @property
+    def blocking(self) -> bool:
+        """A BLOCKING call is running: the model waits for its result, and on Gemini 3.x any new content from the
+        client cancels it (reference/wire-formats.md §6.4)."""
+        return any(not (c.non_blocking or c.orphaned or c.cancelled) for c in self.open.values())
+
     def start(self, call_id: str, name: str, exposed: str, args: Any, non_blocking: bool) -> None:
         if call_id in self.open:
             log.warning("%s: the model repeated the open call id %r; ignored", self.provider, call_id)

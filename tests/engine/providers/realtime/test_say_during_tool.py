@@ -113,6 +113,36 @@ async def test_gemini_says_nothing_while_a_blocking_call_runs() -> None:
     assert len(fake.of_kind("clientContent")) == 1
 
 
+async def test_gemini_operator_steering_waits_for_a_blocking_call_and_its_answer() -> None:
+    """The operator's say-now and whisper are content too: while a BLOCKING call runs they would cancel it
+    (Gemini 3.x), so both wait for the turn after its result, then go out — the whisper first."""
+    slow = Slow()
+    async with GeminiLiveFake() as fake:
+        async with rig(fake, slow) as r:
+            await fake.turn_complete()  # the greeting's turn is over: nothing holds the lines but the call
+            await fake.tool_call(("fc-b", "book_table", {}))
+            await slow.started.wait()
+            sent = len(fake.of_kind("clientContent"))
+            assert (
+                await r.engine.whisper(r.call.call_id, "Be brief.") == "clientContent (after the tool call in progress)"
+            )
+            assert await r.engine.say_now(r.call.call_id, "One moment please.") == (
+                "clientContent (after the answer in progress)"
+            )
+            await asyncio.sleep(0.1)
+            assert len(fake.of_kind("clientContent")) == sent  # nothing while the call runs
+            slow.release.set()
+            await r.wait_until(lambda: len(fake.responses()) == 1)
+            assert len(fake.of_kind("clientContent")) == sent  # the call's answer comes first
+            await fake.said("Booked.")
+            await fake.turn_complete()
+            await r.wait_until(lambda: len(fake.of_kind("clientContent")) == sent + 2)
+    assert fake.errors == []
+    whisper, say = fake.of_kind("clientContent")[sent:]
+    assert "Be brief." in str(whisper) and whisper["clientContent"]["turnComplete"] is False
+    assert "One moment please." in str(say) and say["clientContent"]["turnComplete"] is True
+
+
 async def test_elevenlabs_says_it_as_a_user_message_and_the_tool_result_still_lands() -> None:
     async with world() as w:
         await w.start()
