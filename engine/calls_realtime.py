@@ -90,16 +90,19 @@ class RealtimeCalls:
         channel_id: str | None = None,
         direction: str = "inbound",
         call_id: str | None = None,
+        deliver: Deliver | None = None,
         **extra: Any,
     ) -> tuple[CallSession, RealtimeSession]:
         """Start a call on the context's (or ``provider``'s) realtime provider, with ``audio`` as the driver's
-        native format. ``CallError`` for an unknown context or a provider that is not realtime; a session that
-        cannot start ends the call with the provider's reason and raises ``ProviderError``."""
+        native format. ``deliver``: how the engine itself says a line on the call (a tool's question to the caller;
+        the provider speaks everything else). ``CallError`` for an unknown context or a provider that is not
+        realtime; a session that cannot start ends the call with the provider's reason and raises ``ProviderError``."""
         from engine.calls import EngineGateway
 
         session, rt = self._open_call(
-            context, provider, caller_name, caller_number, direction, channel_id, None, call_id, extra, realtime=True
-        )
+            context, provider, caller_name, caller_number, direction, channel_id, deliver, call_id, extra,
+            realtime=True,
+        )  # fmt: skip
         live = rt.provider_session
         if not isinstance(live, RealtimeSession):  # a RealtimeProvider whose open_session broke its contract
             await self.end_call(session.call_id, f"{rt.provider_name}: open_session did not return a realtime session")

@@ -2,9 +2,10 @@
 
 Why apart from ``engine.elicitation.desk``: the desk sits low (config, events, tools) so the MCP layer can reach
 it; speaking to a caller needs the call manager and the providers, which sit above. ``CallVoice`` is that part —
-the question said on the call the way the operator's say-now line is (transcript, then the call's TTS on a voice
-call; never into the model's history, which is in the middle of a tool call) — and ``ElicitationCommands`` is the
-public API ``Engine`` inherits (through ``OperatorDesk``).
+the question said on the call the way the operator's say-now line is (transcript, then the call's voice driver:
+the pipeline's TTS, or on a realtime call the provider's own way of talking while a tool runs; never into the
+model's history, which is in the middle of a tool call) — and ``ElicitationCommands`` is the public API ``Engine``
+inherits (through ``OperatorDesk``).
 """
 
 from __future__ import annotations
@@ -32,8 +33,10 @@ class CallVoice:
     async def say(self, call_id: str, text: str) -> bool:
         session = self.calls.sessions.get(call_id)
         rt = self.calls.runtime(call_id)
-        if session is None or rt is None or not session.active or isinstance(rt.provider_session, RealtimeSession):
-            return False  # a realtime provider hears and speaks for itself: the engine cannot put a question in
+        if session is None or rt is None or not session.active:
+            return False
+        if rt.deliver is None and isinstance(rt.provider_session, RealtimeSession):
+            return False  # a realtime call without a voice driver (nothing would say it, nothing would hear)
         self.bus.publish(TranscriptAdded(call_id=call_id, role="assistant", text=text))
         if rt.deliver is not None:
             with steering_delivery():  # spoken after what plays, not taken for the turn's answer

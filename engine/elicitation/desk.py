@@ -338,7 +338,7 @@ class ElicitationDesk:
         assert self.voice is not None
         call_id, tool_call_id = where
         if not await self.voice.say(call_id, prompt):
-            raise _Declined("engine", "this call cannot be spoken to by the engine (a realtime provider)")
+            raise _Declined("engine", "this call has no voice to ask with (a realtime call without a voice driver)")
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._listening[call_id] = future
         self.bus.publish(ElicitationWaiting(elicitation_id=eid, call_id=call_id, tool_call_id=tool_call_id,

@@ -75,6 +75,9 @@ class History:
     def __init__(self, limit: int = 200) -> None:
         self.limit = limit
         self._items: list[HistoryItem] = []
+        #: Index of the last user message in ``_items`` (-1: none), so trimming a history with no user message
+        #: past the cut (a realtime call's run of tool calls) does not scan the whole list on every add.
+        self._last_user = -1
         self._next_call = 0
         self._next_group = 0
 
@@ -90,6 +93,10 @@ class History:
 
     def restore(self, marker: int) -> None:
         del self._items[marker:]
+        if self._last_user >= len(self._items):
+            self._last_user = next(
+                (i for i in range(len(self._items) - 1, -1, -1) if _is_user_message(self._items[i])), -1
+            )
 
     def new_call_id(self) -> str:
         self._next_call += 1
@@ -101,6 +108,8 @@ class History:
 
     def add(self, item: HistoryItem) -> None:
         self._items.append(item)
+        if _is_user_message(item):
+            self._last_user = len(self._items) - 1
         self._trim()
 
     def add_message(self, role: Role, text: str) -> Message:
@@ -114,13 +123,14 @@ class History:
         # Drop from the front, but never leave a tool result without its call: cut at a user message.
         excess = len(self._items) - self.limit
         cut = excess
-        while cut < len(self._items) and not _is_user_message(self._items[cut]):
-            cut += 1
-        if cut >= len(self._items):
-            cut = excess
+        if self._last_user >= excess:  # there is a user message to cut at
+            while not _is_user_message(self._items[cut]):
+                cut += 1
+        else:
             while cut < len(self._items) and isinstance(self._items[cut], ToolResultItem):
                 cut += 1
         del self._items[:cut]
+        self._last_user = max(-1, self._last_user - cut) if self._last_user >= cut else -1
 
     def annotate_call(self, call_id: str, provider_type: str, meta: Mapping[str, Any]) -> bool:
         """Attach a provider type's opaque data to a recorded call (replacing that type's earlier data); False

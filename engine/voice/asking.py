@@ -10,13 +10,15 @@ When the caller's audio ends (a file ran out) every question hears silence, an a
 question is declined after its attempts instead of waiting for its timeout. On file runs the ``Pacer`` stops the
 input while the agent thinks; while the engine listens for the answer the input runs on (``Pacer.listening``),
 and stops again while the answer is understood. Slow-tool announcements are held back while a question is open
-on the call ("one moment" would talk over the question).
+on the call ("one moment" would talk over the question). A realtime call (engine.voice.realtime_asking) gives a
+factory instead of a recognizer: pocketsphinx is built (in a worker thread) only once a question opens on it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -32,10 +34,12 @@ log = logging.getLogger(__name__)
 
 class CallerQuestions:
     def __init__(
-        self, engine: Any, recognizer: Recognizer, pacer: Pacer, call_id: Callable[[], str | None],
-        phrases: list[str] | None,
+        self, engine: Any, recognizer: Recognizer | Callable[[], Recognizer], pacer: Pacer,
+        call_id: Callable[[], str | None], phrases: list[str] | None,
     ) -> None:  # fmt: skip
-        self.engine, self.recognizer, self.pacer, self._call_id = engine, recognizer, pacer, call_id
+        self.engine, self.pacer, self._call_id = engine, pacer, call_id
+        self._recognizer = recognizer
+        self._building = threading.Lock()
         self._phrases = phrases
         #: Questions open on this call (requested for the caller, not yet resolved).
         self.open: set[str] = set()
@@ -44,6 +48,14 @@ class CallerQuestions:
         self.heard: list[str] = []
         self._input_ended = False
         self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def recognizer(self) -> Recognizer:
+        """The call's recognizer (built here on first use when a factory was given: call from a worker thread)."""
+        with self._building:
+            if not isinstance(self._recognizer, Recognizer):
+                self._recognizer = self._recognizer()
+            return self._recognizer
 
     @property
     def listening(self) -> bool:
@@ -91,7 +103,11 @@ class CallerQuestions:
 
     async def _answer(self, utt: Utterance, expect: list[str]) -> None:
         try:
-            text = await asyncio.to_thread(self._transcribe, utt, expect)
+            try:
+                text = await asyncio.to_thread(self._transcribe, utt, expect)
+            except Exception as e:  # no recognizer (pocketsphinx missing) or a failed decode: not understood
+                log.warning("the caller's answer could not be transcribed: %s: %s", type(e).__name__, e)
+                text = ""
             self.heard.append(text)
             call_id = self._call_id()
             if call_id is not None and not self.engine.caller_answered(call_id, text):

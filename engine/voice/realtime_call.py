@@ -7,11 +7,13 @@ from realtime_host) picks the driver.
 
 Caller frames go to the session in its ``input_spec`` (``CallerInput``), assistant audio is played at the
 backend's rate (``Playout``); when the provider hears the caller start (or cuts its own answer) the playout is
-flushed and ``played(item, ms)`` says what was really heard. Transcripts go to the engine, announcements to
-``session.announce``, usage to ``call.usage`` and the metrics. A fatal notice, the session ending on its own or a
-failing part ends the call with a clear reason; after ``hangup_call`` it ends once the farewell has played. On
-as-fast-as-possible file runs the ``Pacer`` keeps output on the input's timeline (input waits while the
-provider owes an answer, then input and output move in lockstep).
+flushed and ``played(item, ms)`` says what was really heard. A tool's question to the caller is said through
+the provider and its answer heard locally (``RealtimeQuestions``; the provider hears silence meanwhile).
+Transcripts go to the engine, announcements to ``session.announce`` (held while a question is open), usage to
+``call.usage`` and the metrics. A fatal notice, the session ending on its own or a failing part ends the call
+with a clear reason; after ``hangup_call`` it ends once the farewell has played. On as-fast-as-possible file runs
+the ``Pacer`` keeps output on the input's timeline (input waits while the provider owes an answer, then input
+and output move in lockstep).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from engine.elicitation.events import ElicitationRequested, ElicitationResolved, ElicitationWaiting
 from engine.events import AnnouncementPlayed, AnnouncementRequested, CallEnded, EngineError
 from engine.providers.base import ProviderError
 from engine.providers.realtime import session as rt
@@ -32,6 +35,7 @@ from engine.voice.backend import AudioBackend
 from engine.voice.options import VoiceOptions
 from engine.voice.pacing import Pacer
 from engine.voice.pipeline import CallState, TurnStats
+from engine.voice.realtime_asking import RealtimeQuestions
 from engine.voice.realtime_host import RealtimeHost, Usage, is_realtime, voice_call
 from engine.voice.realtime_input import CallerInput
 from engine.voice.realtime_playout import PlayedItem, Playout
@@ -90,6 +94,11 @@ class RealtimeVoiceCall:
         self._closing = False
         self._side: set[asyncio.Task[Any]] = set()
         self._in: CallerInput | None = None
+        #: A tool's questions to the caller: said by the provider, answered to the engine (engine.elicitation).
+        self.questions = RealtimeQuestions(
+            engine, self.pacer, self.options, backend.sample_rate, lambda: self.call_id, lambda: self.live,
+            lambda: self.playout,
+        )  # fmt: skip
 
     # ------------------------------------------------------------------------------------------------ public
 
@@ -128,14 +137,15 @@ class RealtimeVoiceCall:
 
     async def run(self) -> str:
         """Run the call to its end; returns the call id."""
-        sub = self.engine.bus.subscribe(types={AnnouncementRequested.type, CallEnded.type})
+        asking = {ElicitationRequested.type, ElicitationWaiting.type, ElicitationResolved.type}
+        sub = self.engine.bus.subscribe(types={AnnouncementRequested.type, CallEnded.type, *asking})
         tasks: list[asyncio.Task[Any]] = []
         try:
             self.pacer.add_busy(1)
             try:
                 self.session, self.live = await self.engine.calls.start_realtime_call(
                     self.context, provider=self.provider, caller_name=self.caller_name,
-                    caller_number=self.caller_number, audio=self.native,
+                    caller_number=self.caller_number, audio=self.native, deliver=self.questions.deliver,
                 )  # fmt: skip
             finally:
                 self.pacer.add_busy(-1)
@@ -221,7 +231,9 @@ class RealtimeVoiceCall:
                         self.timing.first_audio(self.call_id, self.turns[-1].first_audio)
             self.playout.feed(ev.item_id, ev.data)
         elif isinstance(ev, rt.AssistantText | rt.CallerText):
-            if ev.final and ev.text.strip():
+            if isinstance(ev, rt.AssistantText) and ev.final and self.questions.echo(ev.text):
+                self._activity.set()  # a line the desk said (already on the transcript; not a turn)
+            elif ev.final and ev.text.strip():
                 self._said.put("assistant" if isinstance(ev, rt.AssistantText) else "user", ev.text)
                 if isinstance(ev, rt.CallerText) and self.turns and not self.turns[-1].text:
                     self.turns[-1].text = ev.text
@@ -280,7 +292,11 @@ class RealtimeVoiceCall:
         async for ev in sub:
             if self.session is None or getattr(ev, "call_id", None) != self.session.call_id:
                 continue
-            if isinstance(ev, AnnouncementRequested):
+            if isinstance(ev, ElicitationRequested | ElicitationWaiting | ElicitationResolved):
+                self.questions.on_event(ev)
+                if self._in is not None:  # only while a question is open: the frame's hot path stays as it was
+                    self._in.listener = self.questions.hear if self.questions.open else None
+            elif isinstance(ev, AnnouncementRequested) and not self.questions.open:  # never over a question
                 self._spawn(self._announce(ev), "announce")
             elif isinstance(ev, CallEnded):
                 self.end_reason = self.end_reason or ev.reason
@@ -312,13 +328,14 @@ class RealtimeVoiceCall:
         """The input has ended and the provider has answered everything (then stayed quiet for ``settle_s``)."""
         assert self.playout is not None and self._in is not None
         await self._in.ended.wait()
+        self.questions.input_ended()
         while True:
             await self.playout.drained()
             await self._said.join()
             self._activity.clear()
             if self.playout.pending or self._said.pending:
                 continue
-            busy = self._awaiting
+            busy = self._awaiting or self.questions.open
             try:
                 async with asyncio.timeout(self.response_timeout_s if busy else self.settle_s):
                     await self._activity.wait()
@@ -335,6 +352,7 @@ class RealtimeVoiceCall:
         for t in [*tasks, *self._side]:
             t.cancel()
         await asyncio.gather(*tasks, *self._side, return_exceptions=True)
+        await self.questions.aclose()
         session = self.session
         if session is not None:
             if self.usage is not None:

@@ -17,7 +17,7 @@ from engine.metrics import Metrics
 from engine.providers.realtime.session import AudioSpec, RealtimeProvider, RealtimeSession, UsageReport
 from engine.sessions.session import CallError, CallSession
 from engine.voice.backend import AudioBackend
-from engine.voice.pipeline import VoiceCall, VoiceHost
+from engine.voice.pipeline import Deliver, VoiceCall, VoiceHost
 
 if TYPE_CHECKING:
     from engine.voice.realtime_call import RealtimeVoiceCall
@@ -29,6 +29,7 @@ class RealtimeCallControl(Protocol):
     async def start_realtime_call(
         self, context: str, *, provider: str | None = ..., caller_name: str | None = ...,
         caller_number: str | None = ..., audio: AudioSpec, channel_id: str | None = ...,
+        deliver: Deliver | None = ...,
     ) -> tuple[CallSession, RealtimeSession]: ...  # fmt: skip
 
     def realtime_record(self, call_id: str, role: Literal["user", "assistant"], text: str) -> None: ...

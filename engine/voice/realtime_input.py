@@ -3,8 +3,10 @@
 Why it exists: the provider hears the caller directly, so every frame the backend delivers must reach the session
 converted to its ``input_spec`` (a phone frame's own μ-law bytes go straight through to a session that takes
 μ-law; PCM is resampled with a stream resampler that keeps its state across frames), after the level meter saw
-the real input and mute replaced it with silence. File runs read the next frame only when the ``Pacer`` allows
-it, so the output stays on the input's timeline. A send that fails (the adapter reconnecting) is logged once per
+the real input and mute replaced it with silence. While a tool's question to the caller is open the
+``listener`` keeps the caller's frames (the engine hears the answer itself) and the provider gets silence in
+their place. File runs read the next frame only when the ``Pacer`` allows it, so the output stays on the input's
+timeline. A send that fails (the adapter reconnecting) is logged once per
 run of failures; the adapter's ``events()`` decides whether the call goes on.
 """
 
@@ -36,6 +38,8 @@ class CallerInput:
         self.live = live
         self.on_level = on_level
         self.muted = False
+        #: Takes a caller frame for the engine to hear (True: kept, the provider gets silence instead).
+        self.listener: Callable[[AudioFrame], bool] | None = None
         self.ended = asyncio.Event()
         self.frames_sent = 0
         self.sent_s = 0.0  # seconds of caller audio handed on (the resampler may still hold its last ms)
@@ -86,6 +90,6 @@ class CallerInput:
     def _heard(self, frame: AudioFrame) -> AudioFrame:
         if self.on_level is not None:  # the meter costs as much as the rest of a frame: only when shown
             self.on_level(frame.rms_dbfs())
-        if self.muted:
+        if self.muted or (self.listener is not None and self.listener(frame)):
             return AudioFrame(np.zeros(frame.num_samples, dtype=np.int16), frame.sample_rate, frame.timestamp)
         return frame

@@ -17,6 +17,9 @@ from engine.providers.realtime.session import AudioSpec
 from engine.voice.audio import Int16Array, StreamResampler
 from engine.voice.g711 import alaw_decode, alaw_encode, ulaw_decode, ulaw_encode, ulaw_to_pcm16
 
+#: Encodings companded to 8 bits: a resampler feeding them may dither (its ±1 LSB is below their smallest step).
+G711 = ("pcmu", "pcma")
+
 
 def negotiate(native: AudioSpec, accepted: Sequence[AudioSpec]) -> AudioSpec:
     """The provider format to use for a driver whose audio is ``native``: ``native`` itself when accepted (no
@@ -72,7 +75,9 @@ class AudioConverter:
         self._resampler = (
             None
             if source.rate == target.rate
-            else StreamResampler(source.rate, target.rate, stream_quality(source, target))
+            else StreamResampler(
+                source.rate, target.rate, stream_quality(source, target), dither=target.encoding in G711
+            )
         )
         self._odd = b""  # a PCM16 byte left over from an odd-length piece
         self._ulaw_to_pcm = source.encoding == "pcmu" and target.encoding == "pcm16" and self._resampler is None
@@ -104,5 +109,6 @@ class AudioConverter:
     def reset(self) -> None:
         """Forget buffered state (after a barge-in the old utterance's tail must not leak into the next)."""
         if self._resampler is not None:
-            self._resampler = StreamResampler(self.source.rate, self.target.rate, self._resampler.quality)
+            old = self._resampler
+            self._resampler = StreamResampler(old.from_rate, old.to_rate, old.quality, dither=old.dither)
         self._odd = b""

@@ -352,6 +352,11 @@ class DeepgramAgentSession(RealtimeSession):
         self._whisper = "armed" if kind == "whisper" else self._whisper
         return str(msg["type"])
 
+    async def say_during_tool(self, text: str) -> str:
+        """``InjectAgentMessage`` (``behavior: queue``): the agent says it while the function call waits (it is
+        refused only while someone speaks; queued, it waits for the agent's turn to end)."""
+        return await self.steer("say", text)
+
     def _resolve_inject(self, spoken: bool) -> None:
         if self._inject is not None and not self._inject[1].done():
             self._inject[1].set_result(spoken)

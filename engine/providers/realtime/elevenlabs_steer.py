@@ -42,6 +42,10 @@ class _Live(Protocol):
     def _conn(self) -> _Conn | None: ...
 
 
+class _Steerable(Protocol):
+    async def steer(self, kind: SteerKind, text: str) -> str: ...
+
+
 class ElevenLabsSteering:
     """``steer`` for an ElevenLabs session, on its live conversation's socket."""
 
@@ -55,3 +59,8 @@ class ElevenLabsSteering:
         except Exception as e:  # closing under us: the reader sees it and reconnects
             raise ProviderError(self.p.name, f"{event['type']} not sent: {type(e).__name__}") from e
         return str(event["type"])
+
+    async def say_during_tool(self: _Steerable, text: str) -> str:
+        """A tool's question while its client tool call waits: the say-now ``user_message`` (the socket has no
+        other way to make the agent talk); the ``client_tool_result`` follows on the same socket as usual."""
+        return await self.steer("say", text)

@@ -70,6 +70,12 @@ class GeminiCalls:
         """Calls whose results the current connection still expects."""
         return any(not c.orphaned for c in self.open.values())
 
+    @property
+    def blocking(self) -> bool:
+        """A BLOCKING call is running: the model waits for its result, and on Gemini 3.x any new content from the
+        client cancels it (reference/wire-formats.md §6.4)."""
+        return any(not (c.non_blocking or c.orphaned or c.cancelled) for c in self.open.values())
+
     def start(self, call_id: str, name: str, exposed: str, args: Any, non_blocking: bool) -> None:
         if call_id in self.open:
             log.warning("%s: the model repeated the open call id %r; ignored", self.provider, call_id)
@@ -149,6 +155,17 @@ class GeminiCalls:
         if call is None:
             return False
         call.announced = True
+        return await self._send([interim_response(call.id, call.name, text)])
+
+    async def say(self, text: str) -> bool:
+        """A tool's question while calls run: an interim result of a running NON_BLOCKING call (the model says
+        it; the call stays open). False while a BLOCKING call runs — the model waits for that result and any
+        other content would cut it off (reference/wire-formats.md §6.4) — or when no call can carry it."""
+        live = [c for c in self.open.values() if not (c.orphaned or c.cancelled)]
+        call = next((c for c in live if c.non_blocking and not c.sending), None)
+        if call is None or any(not c.non_blocking for c in live):
+            return False
+        call.announced = True  # its final result ends the stream of interim ones
         return await self._send([interim_response(call.id, call.name, text)])
 
     async def aclose(self) -> None:

@@ -308,6 +308,12 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
             return False  # a BLOCKING call runs (the model waits for it), or someone is talking: say nothing
         return await self._send(user_turn(f"Tell the caller briefly, in your own voice: {text}"))
 
+    async def say_during_tool(self, text: str) -> str | None:
+        """An interim result of a running NON_BLOCKING call; None while a BLOCKING one runs (the driver speaks)."""
+        if self._calls is not None and self._sock is not None and await self._calls.say(text):
+            return "toolResponse (willContinue)"
+        return None
+
     # -------------------------------------------------------------------------------------------- tool changes
 
     async def update_tools(self, view: ToolView, *, apply_now: bool = False) -> None:

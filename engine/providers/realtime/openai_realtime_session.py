@@ -215,6 +215,12 @@ class OpenAIRealtimeSession(RealtimeLink):
         await self.send({"type": "conversation.item.create", "item": wire.operator_note(item_id, whisper_note(text))})
         return "conversation.item.create"
 
+    async def say_during_tool(self, text: str) -> str:
+        """A response that only says ``text`` (``tool_choice: none``): the Realtime API takes one while a call's
+        output is outstanding, and the call's output and its answer follow as usual. The response that made the
+        call is done by then (calls run after its ``response.done``), so nothing that never ends is ahead of it."""
+        return await self.steer("say", text)
+
     async def _drop_notes(self, response_id: str) -> None:
         """An answer is done: the whispers it was made after have steered their turn, and leave the conversation."""
         number = self._created_no.pop(response_id, 0)

@@ -211,6 +211,13 @@ class RealtimeSession(ProviderSession):
         this provider has no way to do it or the conversation is not connected."""
         raise ProviderError(type(self).__name__, f"this realtime provider cannot be steered ({kind})")
 
+    async def say_during_tool(self, text: str) -> str | None:
+        """Say ``text`` (a tool's question to the caller, its read-back, the give-up line) while a function call
+        of this session waits for its result, without breaking that call's result later. Returns how (the
+        protocol message), or None when the provider has no such way (then the voice driver says it with the
+        engine's own voice). Default: None."""
+        return None
+
     async def run_turn(self, turn: Turn) -> TurnReply:
         """A typed user message on a realtime session is not supported unless the adapter overrides it."""
         raise ProviderError(type(self).__name__, "this realtime provider takes audio only (use --audio-in)")

@@ -55,12 +55,20 @@ def build_server(args: argparse.Namespace, store: MemoryStore) -> MCPServer[Any]
     )
     async def remember(subject: str, fact: str, session_id: str | None = None) -> CallToolResult:
         try:
-            saved = store.remember(subject, fact, session_id)
+            earlier = store.known(subject, fact)  # said twice, kept once
+            saved = earlier or store.remember(subject, fact, session_id)
         except StoreInputError as exc:
             fail(f"cannot remember that: {exc}")
         count = len(store.about(saved.subject))
-        speech = f"Noted about {saved.subject}: {saved.fact}. I now know {plural(count, 'thing')} about them."
-        return spoken_result(speech, {"fact": saved.as_dict(), "facts_about_subject": count})
+        things = plural(count, "thing")
+        speech = (
+            f"I already knew that about {saved.subject}: {saved.fact}. I know {things} about them."
+            if earlier
+            else f"Noted about {saved.subject}: {saved.fact}. I now know {things} about them."
+        )
+        return spoken_result(
+            speech, {"fact": saved.as_dict(), "facts_about_subject": count, "already_known": earlier is not None}
+        )
 
     @server.tool(description="Search every remembered fact by words (ranked full-text search).", meta=_SEARCH_META)
     async def search_facts(query: str) -> CallToolResult:

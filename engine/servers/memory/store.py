@@ -84,6 +84,12 @@ class MemoryStore:
     def _facts(self, sql: str, params: tuple[object, ...]) -> list[Fact]:
         return [Fact(*row) for row in self.db.execute(sql, params).fetchall()]
 
+    def known(self, subject: str, fact: str) -> Fact | None:
+        """The fact already remembered about ``subject`` in the same words (case and spacing aside), if any."""
+        subject = _clean(subject, "subject", MAX_SUBJECT)
+        wanted = _clean(fact, "fact", MAX_FACT).casefold()
+        return next((f for f in self.about(subject) if f.fact.casefold() == wanted), None)
+
     def remember(self, subject: str, fact: str, session_id: str | None = None) -> Fact:
         subject = _clean(subject, "subject", MAX_SUBJECT)
         fact = _clean(fact, "fact", MAX_FACT)

@@ -38,3 +38,39 @@ def test_pending_tool_calls() -> None:
     h.add(ToolCallItem("tc_2", "y", {}, 1))
     h.add(ToolResultItem("tc_1", "x", "success", "ok"))
     assert [c.id for c in h.pending_tool_calls()] == ["tc_2"]
+
+
+def test_trimming_a_long_run_of_tool_items_matches_a_full_scan() -> None:
+    """The trim's shortcut (no user message past the cut: skip the scan) cuts exactly where scanning would."""
+    import random
+
+    from engine.sessions.history import HistoryItem
+
+    rng = random.Random(7)
+    h, mirror = History(limit=12), list[HistoryItem]()
+    for step in range(600):
+        roll = rng.random()
+        if roll < 0.1:
+            item: HistoryItem = Message("user", f"u{step}")
+        elif roll < 0.15:
+            item = Message("assistant", f"a{step}")
+        elif roll < 0.6:
+            item = ToolCallItem(f"tc_{step}", "t", {}, step)
+        else:
+            item = ToolResultItem(f"tc_{step - 1}", "t", "success", "ok")
+        h.add(item)
+        mirror.append(item)
+        if len(mirror) > h.limit:  # the rule, by a full scan
+            excess = len(mirror) - h.limit
+            users = [i for i, m in enumerate(mirror) if isinstance(m, Message) and m.role == "user" and i >= excess]
+            cut = users[0] if users else None
+            if cut is None:
+                cut = excess
+                while cut < len(mirror) and isinstance(mirror[cut], ToolResultItem):
+                    cut += 1
+            del mirror[:cut]
+        if step % 97 == 0 and len(mirror) > 3:  # an apply-now restart drops the turn's tail
+            marker = len(mirror) - 2
+            h.restore(marker)
+            del mirror[marker:]
+        assert list(h.items()) == mirror, step

@@ -107,14 +107,17 @@ async def test_sign_in_call_refresh_and_logout(
 async def test_expired_token_without_refresh_needs_sign_in(
     tmp_path: Path, ring: Path, peers: list[OAuthPeer], make_engine: Any
 ) -> None:
-    # long enough that a loaded machine's sign-in and engine start end well before the token does
-    peer, cli = setup(tmp_path, ring, peers, "--token-ttl", "30", "--no-refresh", extra=STDIO_FX)
+    # the engine runs first and picks the sign-in up (within a second): the token's lifetime then only has to
+    # cover that pick-up, not an engine start too
+    peer, cli = setup(tmp_path, ring, peers, "--token-ttl", "12", "--no-refresh", extra=STDIO_FX)
+    engine = await make_engine(load_settings(tmp_path / "config.yaml"))
+    sup = engine.mcp.supervisors["prot"]
+    assert sup.state == "needs sign-in"
     code, lines, err = cli.login("prot")
     assert code == 0 and lines[-1]["can_refresh"] is False, err
     tokens = stored_secrets(ring)
-    engine = await make_engine(load_settings(tmp_path / "config.yaml"))
-    sup = engine.mcp.supervisors["prot"]
-    assert sup.state == "up" and "mcp_prot_whoami" in engine.registry.names()
+    await wait_for(lambda: sup.state == "up", limit_s=10, interval=0.05)
+    assert "mcp_prot_whoami" in engine.registry.names()
 
     await wait_for(lambda: sup.state == "needs sign-in", limit_s=45, interval=0.05)
     assert "mcp_prot_whoami" not in engine.registry.names()  # its tools withdrawn

@@ -53,6 +53,9 @@ async def test_memory_server_over_stdio(
             assert not saved.is_error, text(saved)
         last = await client.call_tool("remember", {"subject": "Mara", "fact": "sells maps"})
         assert text(last) == "Noted about Mara: sells maps. I now know 1 thing about them."
+        again = await client.call_tool("remember", {"subject": "grimble", "fact": "Is afraid of  goats"})
+        assert text(again) == "I already knew that about Grimble: is afraid of goats. I know 3 things about them."
+        assert (again.structured_content or {})["already_known"] is True
 
         about = await client.call_tool("query_entities", {"name": "grimble"})
         assert text(about) == (

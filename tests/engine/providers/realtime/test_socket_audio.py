@@ -98,6 +98,27 @@ def test_live_streams_hold_little_audio_back() -> None:
     assert (first + 1) * 20 <= 60
 
 
+def test_gemini_answer_to_the_phone_keeps_the_voice_and_only_g711_targets_dither() -> None:
+    """24 kHz PCM16 → 8 kHz μ-law in 20 ms pieces (soxr's cheaper int16 mode): the tone survives at full level and
+    digital silence stays μ-law silence; towards PCM16 the resampler does not dither (the VAD sees true zeros)."""
+    t = np.arange(24000) / 24000
+    tone = (8000 * np.sin(2 * np.pi * 330 * t)).astype("<i2").tobytes()
+    down = AudioConverter(PCM16_24K, PCMU_8K)
+    out = b"".join(down.convert(tone[i : i + 960]) for i in range(0, len(tone), 960)) + down.flush()
+    heard = ulaw_decode(out).astype(np.float64)
+    assert abs(len(heard) - 8000) <= 16
+    mid = heard[800:7200]  # past the filter's start-up, before its tail
+    ref = 8000 * np.sin(2 * np.pi * 330 * (np.arange(len(heard)) / 8000))
+    lag = max(range(0, 40), key=lambda k: float(np.dot(mid, ref[800 - k : 7200 - k])))
+    error = mid - ref[800 - lag : 7200 - lag]
+    assert 10 * np.log10(np.mean(ref**2) / np.mean(error**2)) > 25  # μ-law and the filter, no more
+    silence = AudioConverter(PCM16_24K, PCMU_8K)
+    quiet = ulaw_decode(b"".join(silence.convert(b"\x00" * 960) for _ in range(20)))
+    assert np.abs(quiet).max() <= 8  # soxr's ±1 LSB of dither: at most μ-law's smallest step (-72 dBFS)
+    pcm = AudioConverter(PCM16_24K, PCM16_8K)
+    assert set(b"".join(pcm.convert(b"\x00" * 960) for _ in range(20))) <= {0}
+
+
 def test_mulaw_to_pcm_at_the_same_rate_is_one_exact_lookup() -> None:
     """Every μ-law code decodes to the same PCM16 bytes through the one-lookup path as through the samples."""
     codes = bytes(range(256)) * 2
