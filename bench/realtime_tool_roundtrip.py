@@ -2,13 +2,16 @@
 
 For each of the four realtime adapters, a real Engine holds a call against the provider's loopback fake (the test
 fakes in tests/fixtures/fake_providers, which check every client message against the official SDK's types). The
-fake stamps the moment it sends the message that makes the engine execute (Gemini ``toolCall``, Deepgram
-``FunctionCallRequest``, ElevenLabs ``client_tool_call``, OpenAI's ``response.done`` — OpenAI Realtime executes only
-once the response was not cancelled) and the moment the result arrives (``toolResponse``, ``FunctionCallResponse``,
-``client_tool_result``, ``conversation.item.create`` with ``function_call_output``), on the same event loop. That
-round trip includes the loopback WebSocket both ways, so the same run also measures an **echo** over the same
-kind of socket (the fake's server side, the engine's ``RealtimeSocket`` client answering with a JSON message of
-the same shape at once), and the **direct** call of the same in-process tool. What the engine adds is
+fakes run in a **process of their own** (``--peers``), as a real provider runs elsewhere: their scripts and their
+SDK validation (OpenAI's fake spends ~3 ms of CPU per round on a whole scripted response) never share the engine's
+event loop, so the window holds only the engine and the socket. The fake stamps the moment it sends the message
+that makes the engine execute (Gemini ``toolCall``, Deepgram ``FunctionCallRequest``, ElevenLabs
+``client_tool_call``, OpenAI's ``response.done`` — OpenAI Realtime executes only once the response was not
+cancelled) and the moment the result arrives (``toolResponse``, ``FunctionCallResponse``, ``client_tool_result``,
+``conversation.item.create`` with ``function_call_output``), both on its own clock. That round trip includes the
+loopback WebSocket both ways, so the same run also measures an **echo** over the same kind of socket (the fake
+process sends a call-shaped message, a ``RealtimeSocket`` client in the engine's process answers with a JSON
+message of the same shape at once), and the **direct** call of the same in-process tool. What the engine adds is
 round trip − echo − direct. Rounds rotate the providers, so drift on the shared machine spreads over all of them.
 Goal (issue 14): ≤ 1 ms added at p50.
 """
@@ -18,11 +21,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "fake_providers"))
@@ -193,27 +198,13 @@ def elevenlabs_target(rest: ElevenLabsRestFake, fake: Any) -> Target:
 
 
 class EchoPeer:
-    """The socket baseline: the fake's server side sends a call-shaped message, a ``RealtimeSocket`` client answers
-    at once with a result-shaped one (JSON parsed and written as the adapters do, nothing else)."""
+    """The socket baseline's far side (in the peers' process): sends a call-shaped message and stamps the
+    result-shaped answer of the engine process's ``echo_answerer``."""
 
     def __init__(self) -> None:
         self.fake = timed(RealtimeFake, lambda m: m.get("type") == "result")()
         self.fake.path = "/echo"
         self.samples: list[float] = []
-        self._task: asyncio.Task[None] | None = None
-        self._sock: RealtimeSocket | None = None
-
-    async def start(self) -> None:
-        await self.fake.start()
-        self._sock = await RealtimeSocket.open("echo", self.fake.url, {}, 5.0)
-        self._task = asyncio.create_task(self._answer(self._sock))
-
-    @staticmethod
-    async def _answer(sock: RealtimeSocket) -> None:
-        async for m in sock.messages():
-            if isinstance(m, dict):
-                call = m["toolCall"]["functionCalls"][0]
-                await sock.send_json({"type": "result", "id": call["id"], "name": call["name"], "output": "hello"})
 
     async def call(self, cid: str) -> float:
         self.fake.stamps.arm()
@@ -221,14 +212,27 @@ class EchoPeer:
         await self.fake.send({"toolCall": {"functionCalls": [{"id": cid, "name": "echo", "args": ARGS}]}})
         return float(await self.fake.stamps.elapsed())
 
-    async def stop(self) -> None:
-        if self._sock is not None:
-            await self._sock.close()
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-        await self.fake.stop()
+
+@contextlib.asynccontextmanager
+async def echo_answerer(url: str) -> AsyncIterator[None]:
+    """A ``RealtimeSocket`` client answering each call-shaped message at once (JSON parsed and written as the
+    adapters do, nothing else)."""
+    sock = await RealtimeSocket.open("echo", url, {}, 5.0)
+
+    async def answer() -> None:
+        async for m in sock.messages():
+            if isinstance(m, dict):
+                call = m["toolCall"]["functionCalls"][0]
+                await sock.send_json({"type": "result", "id": call["id"], "name": call["name"], "output": "hello"})
+
+    task = asyncio.create_task(answer())
+    try:
+        yield
+    finally:
+        await sock.close()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 async def direct_calls(engine: Engine, n: int) -> list[float]:
@@ -250,29 +254,28 @@ def ms(values: list[float]) -> tuple[float, float]:
     return p50 * 1000, p99 * 1000
 
 
-async def main() -> None:
+async def peers() -> None:
+    """The fakes' process: serve, say where (one JSON line), wait for the engines, run the rounds, report."""
     ids = (f"call_{i:05d}" for i in itertools.count())
     echo_peer = EchoPeer()
-    await echo_peer.start()
     async with contextlib.AsyncExitStack() as stack:
+        await stack.enter_async_context(echo_peer.fake)
         el_ws = await stack.enter_async_context(
             timed(ElevenLabsFake, lambda m: m.get("type") == "client_tool_result")()
         )
         el_rest = await stack.enter_async_context(ElevenLabsRestFake(el_ws))
         targets = [openai_target(), gemini_target(), deepgram_target(), elevenlabs_target(el_rest, el_ws)]
-        engines: list[Engine] = []
-        for t in targets:
-            if t.name != "elevenlabs_agent":
-                await stack.enter_async_context(t.fake)
-                t.provider = t.provider.model_copy(update={"base_url": t.fake.url})
-            engine, _ = await stack.enter_async_context(engine_call(t.provider))
-            engines.append(engine)
+        for t in targets[:3]:
+            await stack.enter_async_context(t.fake)
+        urls = {t.name: t.fake.url for t in targets[:3]} | {"elevenlabs_agent": el_rest.url, "echo": echo_peer.fake.url}
+        print(json.dumps(urls), flush=True)
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, sys.stdin.readline)  # the engines hold their calls
         for t in targets:
             for _ in range(WARMUP):
                 await t.call(next(ids))
         for _ in range(WARMUP):
             await echo_peer.call(next(ids))
-        direct: list[float] = []
         for r in range(ROUNDS):
             order = targets[r % len(targets) :] + targets[: r % len(targets)]
             for _ in range(PER_ROUND):
@@ -280,25 +283,65 @@ async def main() -> None:
             for t in order:
                 for _ in range(PER_ROUND):
                     t.samples.append(await t.call(next(ids)))
-            direct += await direct_calls(engines[0], PER_ROUND)
         errors = {t.name: t.fake.errors for t in targets if t.fake.errors}
-    await echo_peer.stop()
+        samples = {t.name: t.samples for t in targets} | {"echo": echo_peer.samples}
+        print(json.dumps({"samples": samples, "errors": errors}, default=str), flush=True)
+        await loop.run_in_executor(None, sys.stdin.readline)  # the engines have hung up: the fakes may go
+
+
+def providers(urls: dict[str, str]) -> dict[str, ProviderConfig]:
+    gemini = ProviderConfig(
+        type="gemini_live", model="gemini-live-test", base_url=urls["gemini_live"], api_key=SecretStr(GEMINI_KEY),
+        voice="Kore", timeout_ms=5000, options={"reconnect_backoff_ms": 1, "handle_wait_ms": 300},
+    )  # fmt: skip
+    return {
+        "openai_realtime": openai_config(urls["openai_realtime"]),
+        "gemini_live": gemini,
+        "deepgram_agent": deepgram_config(urls["deepgram_agent"]),
+        "elevenlabs_agent": elevenlabs_settings(cast(Any, SimpleNamespace(url=urls["elevenlabs_agent"]))).providers[
+            "el"
+        ],
+    }
+
+
+async def main() -> None:
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, __file__, "--peers", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+    )
+    assert child.stdin is not None and child.stdout is not None
+    urls = json.loads(await child.stdout.readline())
+    engines: list[Engine] = []
+    async with contextlib.AsyncExitStack() as stack:
+        for provider in providers(urls).values():
+            engine, _ = await stack.enter_async_context(engine_call(provider))
+            engines.append(engine)
+        await stack.enter_async_context(echo_answerer(urls["echo"]))
+        child.stdin.write(b"go\n")
+        await child.stdin.drain()
+        report = json.loads(await child.stdout.readline())
+        direct = await direct_calls(engines[0], ROUNDS * PER_ROUND)
+    child.stdin.write(b"done\n")
+    await child.stdin.drain()
+    await child.wait()
+    samples: dict[str, list[float]] = report["samples"]
+    echo = samples.pop("echo")
 
     d50, d99 = ms(direct)
-    e50, e99 = ms(echo_peer.samples)
+    e50, e99 = ms(echo)
     print(f"{ROUNDS} rounds × {PER_ROUND} calls per provider, rotating order; one in-process tool (echo)")
+    print("the providers' fakes in a process of their own; round trips on their clock")
     print(f"{'':34} {'p50 ms':>8} {'p99 ms':>8}")
     print(f"{'direct tool.execute':34} {d50:8.3f} {d99:8.3f}")
     print(f"{'echo over the same socket':34} {e50:8.3f} {e99:8.3f}")
     print(f"{'provider':18} {'round trip p50':>15} {'p99':>8} {'added p50':>10} {'(rt − echo) / direct p50':>25}")
-    for t in targets:
-        r50, r99 = ms(t.samples)
-        print(f"{t.name:18} {r50:15.3f} {r99:8.3f} {r50 - e50 - d50:10.3f} {(r50 - e50) / d50:24.0f}x")
+    for name, values in samples.items():
+        r50, r99 = ms(values)
+        print(f"{name:18} {r50:15.3f} {r99:8.3f} {r50 - e50 - d50:10.3f} {(r50 - e50) / d50:24.0f}x")
     print("added = round trip − echo − direct (p50s); goal: ≤ 1 ms added at p50")
-    if errors:
-        print(f"the fakes refused client messages: {errors}")
+    if report["errors"]:
+        print(f"the fakes refused client messages: {report['errors']}")
         raise SystemExit(1)
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    asyncio.run(peers() if sys.argv[1:] == ["--peers"] else main())
