@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -43,6 +44,7 @@ from console.replay_controls import ReplayControls
 from console.screens.base import ConsoleScreen
 from console.screens.calls import CallsScreen
 from console.state import Changes, ConsoleState, VoiceStatus
+from console.terminal_watch import CHECK_EVERY_S, is_terminal, terminal_gone
 from console.timings_state import VIEW_ONLY, TimingsState
 from console.widgets.header import Glance, api_url, glance_line
 from engine import freeze_startup_heap, list_audio_devices
@@ -52,6 +54,8 @@ if TYPE_CHECKING:  # the engine, its events, the config models and the voice mod
     from engine import BackendFactory, DeviceInfo, DeviceSpec, Engine, RemoteEngines, Softphone
     from engine.config import Settings
     from engine.events import Event, Subscription
+
+log = logging.getLogger(__name__)
 
 
 def _lazy_screen(module: str, name: str) -> Callable[[], Screen[Any]]:
@@ -169,11 +173,19 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
         self.show_engine_status()
         if self.tick:  # recent errors age out of the header's count without new events
             self.set_interval(5.0, self.show_engine_status)
+        if is_terminal(sys.__stdin__.fileno() if sys.__stdin__ is not None else -1):
+            self.set_interval(CHECK_EVERY_S, self._check_terminal)
         # after the first frame is written: a refresh callback runs before the terminal write, and the start-up
         # work would hold the GIL while the frame is still being drawn
         self.call_after_refresh(self.set_timer, FIRST_FRAME_S, self._after_first_frame)
         if self.engine is not None:
             self._attach_engine(self.engine)
+
+    def _check_terminal(self) -> None:
+        """The terminal went away (window closed, tmux session killed): quit as on Ctrl+Q, without asking."""
+        if sys.__stdin__ is not None and terminal_gone(sys.__stdin__.fileno()):
+            log.warning("the console's terminal is gone: quitting")
+            self.exit()
 
     @work(group="start", name="after-first-frame")
     async def _after_first_frame(self) -> None:
