@@ -130,7 +130,7 @@ class History:
             while cut < len(self._items) and isinstance(self._items[cut], ToolResultItem):
                 cut += 1
         del self._items[:cut]
-        self._last_user = max(-1, self._last_user - cut) if self._last_user >= cut else -1
+        self._last_user = self._last_user - cut if self._last_user >= cut else -1
 
     def annotate_call(self, call_id: str, provider_type: str, meta: Mapping[str, Any]) -> bool:
         """Attach a provider type's opaque data to a recorded call (replacing that type's earlier data); False
