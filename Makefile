@@ -79,7 +79,8 @@ BENCH_STAMP := $(BENCH_VENV)/.stamp-install
 $(BENCH_STAMP): pyproject.toml $(LOCK)
 	@echo "setting up $(BENCH_VENV) with the peer frameworks (one time)…"
 	@python3 -m venv $(BENCH_VENV)
-	@{ $(BENCH_VENV)/bin/pip install -q --require-hashes -r $(LOCK) \
+	@{ $(BENCH_VENV)/bin/pip install -q --upgrade pip \
+	   && $(BENCH_VENV)/bin/pip install -q --require-hashes -r $(LOCK) \
 	   && $(BENCH_VENV)/bin/pip install -q --no-build-isolation -e '.[bench]'; } > $(BENCH_VENV)/install.log 2>&1 \
 	   || { tail -40 $(BENCH_VENV)/install.log; exit 1; }
 	@touch $@
