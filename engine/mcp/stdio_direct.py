@@ -1,27 +1,39 @@
-"""A stdio server's requests written to its stdin by the task that sends them, not handed to a writer task first.
+"""A stdio server's messages go straight between the pipes and the tasks that use them, with no task in between.
 
-Why it exists: the SDK's ``stdio_client`` passes every outgoing message through a memory stream to a task of its
-own that serialises it and writes it to the child's stdin. That costs each request two turns of the event loop
-before it leaves (the sender's checkpoint in the memory stream's ``send``, then the writer task waking up) and the
-CPU of waking that task: on an MCP tool call to a quick stdio server, about a third of the loop iterations the
-client spends (10 → 7) and ~0.1 ms of its CPU. ``DirectWriteStream`` is the SDK transport's write stream (the
-``WriteStream`` protocol of ``mcp.shared._stream_protocols``) that does the writer's job in place: the same JSON
-line, written straight into the pipe's buffer; it waits only when that buffer is over its high-water mark (a
-server that stopped reading), exactly where the SDK's writer would wait.
+Why it exists: the SDK's ``stdio_client`` runs two tasks of its own per server: a writer that takes each outgoing
+message from a memory stream, serialises it and writes it to the child's stdin, and a reader that reads the child's
+stdout, parses each line and hands it through another memory stream to the session's receive loop. Each hop costs
+a request (and again its answer) a turn of the event loop and the CPU of waking that task and of the memory
+stream's checkpoints: on an MCP tool call to a quick stdio server the raw SDK spends 10 loop turns, this transport 5.
 
-Everything else stays the SDK's: the child's spawn, environment and process group, its stdout reader, and the
-shutdown (closing this stream closes the SDK's own write stream, so its writer task ends and the SDK's stop
-sequence runs as before). A write to a pipe the child closed raises ``anyio.BrokenResourceError`` (a write after
-``aclose`` ``anyio.ClosedResourceError``), which the SDK's dispatcher turns into ``CONNECTION_CLOSED`` for that
-request, as it does for its own writer's failures.
+- ``DirectWriteStream``: the sending task writes the same JSON line straight into the pipe's buffer; it waits only
+  when that buffer is over its high-water mark (a server that stopped reading), exactly where the SDK's writer
+  would wait.
+- ``DirectReadStream``: the session's receive loop reads the child's stdout itself, one line at a time, parsed as
+  the SDK parses it (a line that is not JSON-RPC is handed on as the parse error, which the session reports).
+- ``stdio_transport``: the child spawned, stopped and drained by the SDK's own steps (``mcp.client.stdio``: the
+  spawn in a process group of its own, the environment, closing stdin then the kill escalation, draining stdout
+  meanwhile so a server blocked writing can exit), with these two streams in place of the SDK's tasks.
+
+Errors are the ones the SDK's dispatcher knows: a write to a pipe the child closed raises
+``anyio.BrokenResourceError`` (after ``aclose``: ``anyio.ClosedResourceError``); the child's stdout ending ends the
+read stream (``anyio.EndOfStream``, or the end of ``async for``), which fails the requests still waiting with
+``CONNECTION_CLOSED``.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import codecs
+import sys
+from collections import deque
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, TextIO
 
 import anyio
+import mcp.client.stdio as sdk_stdio
+import mcp.types as types
 from mcp.shared.message import SessionMessage
 
 #: Write errors of a pipe whose reader is gone (uvloop raises RuntimeError where the stdlib raises the others).
@@ -31,14 +43,14 @@ _PIPE_GONE = (ConnectionResetError, BrokenPipeError, RuntimeError)
 class DirectWriteStream:
     """Writes each ``SessionMessage`` as one JSON line to ``stdin`` (the child's anyio ``ByteSendStream``).
 
-    ``inner`` is the SDK's own write stream for the same child; it carries nothing, and is closed with this one.
+    ``inner`` is a stream closed with this one (None: nothing else to close).
     When ``stdin`` wraps an asyncio ``StreamWriter`` (anyio's asyncio backend) the line goes into its buffer at once;
     otherwise it is sent through ``stdin.send`` (one checkpoint, still no task in between).
     """
 
     __slots__ = ("_closed", "_encoding", "_errors", "_inner", "_stdin", "_writer")
 
-    def __init__(self, inner: Any, stdin: Any, encoding: str = "utf-8", errors: str = "strict") -> None:
+    def __init__(self, inner: Any | None, stdin: Any, encoding: str = "utf-8", errors: str = "strict") -> None:
         self._inner = inner
         self._stdin = stdin
         writer = getattr(stdin, "_stream", None)
@@ -68,10 +80,134 @@ class DirectWriteStream:
     async def aclose(self) -> None:
         if not self._closed:
             self._closed = True
-            await self._inner.aclose()
+            if self._inner is not None:
+                await self._inner.aclose()
 
     async def __aenter__(self) -> DirectWriteStream:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def parse_line(line: str) -> SessionMessage | Exception:
+    """One stdout line as the SDK's stdio reader parses it: the message, or the parse error as a value."""
+    try:
+        return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+    except ValueError as e:  # pydantic's ValidationError is a ValueError
+        return e
+
+
+class DirectReadStream:
+    """The child's stdout (an anyio ``ByteReceiveStream``) as the SDK transport's read stream of ``SessionMessage``.
+
+    Reads happen only when the receiver asks for the next message, so nothing is read ahead of a receiver that is
+    busy (as the SDK's reader waits for its delivery). A line is kept in pieces until its newline arrives, so a
+    10 MB result costs one join, not a copy per chunk.
+    """
+
+    __slots__ = ("_closed", "_decoder", "_ended", "_lines", "_partial", "_reading", "_stdout")
+
+    def __init__(self, stdout: Any, encoding: str = "utf-8", errors: str = "strict") -> None:
+        self._stdout = stdout
+        self._decoder = codecs.getincrementaldecoder(encoding)(errors)
+        self._lines: deque[str] = deque()
+        self._partial: list[str] = []
+        self._closed = False
+        self._ended = False
+        #: A receive is waiting on the pipe (the drain at shutdown must not read beside it).
+        self._reading = False
+
+    async def receive(self) -> SessionMessage | Exception:
+        lines = self._lines
+        while not lines:
+            if self._closed:
+                raise anyio.ClosedResourceError
+            if self._ended:
+                raise anyio.EndOfStream
+            self._reading = True
+            try:
+                chunk = await self._stdout.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+                self._ended = True  # the child closed its stdout (or died): what the SDK's reader ends on too
+                raise anyio.EndOfStream from None
+            finally:
+                self._reading = False
+            text = self._decoder.decode(chunk)
+            if "\n" not in text:
+                self._partial.append(text)
+                continue
+            pieces = text.split("\n")
+            if self._partial:
+                self._partial.append(pieces[0])
+                pieces[0] = "".join(self._partial)
+                self._partial.clear()
+            tail = pieces.pop()
+            if tail:
+                self._partial.append(tail)
+            lines.extend(pieces)
+        return parse_line(lines.popleft())
+
+    def close(self) -> None:
+        """No more messages for the receiver (shutdown); what is still in the pipe is left to ``drain``."""
+        self._closed = True
+
+    async def drain(self) -> None:
+        """Read and drop the child's remaining stdout until it ends, so a server blocked writing can exit (the
+        SDK's ``_drain_stdout``); waits its turn while a receive is still reading."""
+        while True:
+            if self._reading:
+                await anyio.sleep(0.01)
+                continue
+            try:
+                await self._stdout.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+                return
+
+    async def aclose(self) -> None:
+        self.close()
+
+    def __aiter__(self) -> DirectReadStream:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> DirectReadStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+
+
+@asynccontextmanager
+async def stdio_transport(
+    params: sdk_stdio.StdioServerParameters, errlog: TextIO = sys.stderr
+) -> AsyncIterator[tuple[DirectReadStream, DirectWriteStream]]:
+    """The SDK's ``stdio_client`` for ``params`` with the direct streams in place of its reader and writer tasks:
+    the same spawn (through ``mcp.client.stdio``, so a hook on its spawn sees the child) and the same stop."""
+    command = await sdk_stdio._get_executable_command(params.command)
+    process = await sdk_stdio._create_platform_compatible_process(
+        command=command,
+        args=params.args,
+        env=sdk_stdio.get_default_environment() | (params.env or {}),
+        errlog=errlog,
+        cwd=params.cwd,
+    )
+    # No await between the spawn and the try: a cancellation in that gap would leak the live child.
+    read = DirectReadStream(process.stdout, params.encoding, params.encoding_error_handler)
+    write = DirectWriteStream(None, process.stdin, params.encoding, params.encoding_error_handler)
+    try:
+        yield read, write
+    finally:
+        # Shutdown must finish even when the caller is cancelled, or the child would leak; every wait is bounded.
+        with anyio.CancelScope(shield=True):
+            read.close()
+            await write.aclose()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(read.drain)
+                await sdk_stdio._stop_server_process(process)
+                tg.cancel_scope.cancel()

@@ -25,7 +25,7 @@ import select
 import signal
 import sys
 from collections.abc import AsyncIterator, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TextIO
@@ -43,7 +43,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from engine.config.models import McpServerConfig
-from engine.mcp.stdio_direct import DirectWriteStream
+from engine.mcp.stdio_direct import stdio_transport
 from engine.servers.common import contain_exits
 
 log = logging.getLogger(__name__)
@@ -93,31 +93,6 @@ async def report_spawn(sink: SpawnSink) -> AsyncIterator[None]:
         yield
     finally:
         _spawn_sink.reset(token)
-
-
-@asynccontextmanager
-async def _stdio(params: StdioServerParameters, errlog: TextIO) -> AsyncIterator[tuple[Any, Any]]:
-    """The SDK's ``stdio_client`` for ``params``, whose requests the sending task writes to the child's stdin itself
-    (``engine.mcp.stdio_direct``); the child is still reported to whoever ``report_spawn`` names."""
-    spawned: list[Any] = []
-    outer = _spawn_sink.get()
-
-    def sink(process: Any) -> None:
-        spawned.append(process)
-        if outer is not None:
-            outer(process)
-
-    async with AsyncExitStack() as stack:
-        token = _spawn_sink.set(sink)  # only while the SDK spawns: the caller's context is left as it was
-        try:
-            read, write = await stack.enter_async_context(sdk_stdio.stdio_client(params, errlog=errlog))
-        finally:
-            _spawn_sink.reset(token)
-        stdin = spawned[-1].stdin if spawned else None
-        if stdin is None:  # pragma: no cover - the SDK always spawns with a stdin pipe
-            yield read, write
-            return
-        yield read, DirectWriteStream(write, stdin, params.encoding, params.encoding_error_handler)
 
 
 def client_mode(mode: str) -> str:
@@ -279,7 +254,7 @@ def build_client(
     server: Any
     if cfg.transport == "stdio":
         params = stdio_parameters(cfg, base_dir)
-        server = _stdio(params, errlog if errlog is not None else sys.stderr)
+        server = stdio_transport(params, errlog if errlog is not None else sys.stderr)  # no SDK tasks between
     elif cfg.transport == "http":
         server = _http_transport(str(cfg.url), _secrets(dict(cfg.headers)), connect_s, auth)
     elif cfg.transport == "sse":
