@@ -308,7 +308,7 @@ class ToolExecutor:
                 server=d.server,
                 tool=origin,
                 status=result.status,
-                latency_ms=round(latency_ms, 3),
+                latency_ms=int(latency_ms * 1000 + 0.5) / 1000,  # round(x, 3) costs a float-to-text trip
                 message=result.message,
                 cache_hit=result.cache_hit,
                 is_probe=is_probe,
@@ -343,7 +343,7 @@ class ToolExecutor:
                     server=d.server,
                     tool=d.origin_name or d.name,
                     status=result.status,
-                    latency_ms=round(latency_ms, 3),
+                    latency_ms=int(latency_ms * 1000 + 0.5) / 1000,  # round(x, 3) costs a float-to-text trip
                     message=result.message,
                     cache_hit=False,
                     is_probe=is_probe,

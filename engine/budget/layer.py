@@ -283,9 +283,13 @@ class BudgetLayer:
         w = self.book.get(plan.key)
         expected: float | None = d.latency.estimated_duration_ms
         if w is not None:
-            stats = w.stats()
-            if stats.count >= plan.settings.budget.min_samples and stats.p50_ms is not None:
-                expected = stats.p50_ms
+            min_samples = plan.settings.budget.min_samples
+            if w.settled_below(plan.threshold_ms, min_samples):
+                expected = None  # measured, and no call was ever slow: the timer decides, as a low p50 would
+            else:
+                stats = w.stats()
+                if stats.count >= min_samples and stats.p50_ms is not None:
+                    expected = stats.p50_ms
         self.turns.started(session, d, expected, plan.threshold_ms, plan.message, task)
 
     def cached(self, entry: RegisteredTool, args: Mapping[str, Any]) -> ToolResult | None:

@@ -147,6 +147,12 @@ class LatencyWindow:
                 )
         return self._stats
 
+    def settled_below(self, ms: float, min_samples: int) -> bool:
+        """Whether the window holds at least ``min_samples`` samples and none slower than ``ms`` (so its measured p50
+        is at most ``ms``), without building its stats."""
+        ordered = self._sorted
+        return len(ordered) >= min_samples and bool(ordered) and ordered[-1] <= ms
+
     def recent(self, since: float) -> WindowStats:
         """Stats over the window's samples taken at or after ``since`` (the health horizon)."""
         samples = self._samples

@@ -260,7 +260,11 @@ class TierBoard:
             cfg = self._config()
         lat = d.latency
         stats = w.stats()
-        recent = w.recent(self.clock() - cfg.health_horizon_s)
+        # The horizon can only make the tool unhealthy through failures or a p99 over its declared max: with no
+        # failure in the whole window and no max declared, its samples need no second look.
+        recent = (
+            stats if not stats.errors and lat.max_duration_ms is None else w.recent(self.clock() - cfg.health_horizon_s)
+        )
         if recent.count >= cfg.min_samples:
             if recent.errors:
                 rate = recent.error_rate

@@ -103,7 +103,9 @@ class TurnTracker:
         if expected_p50_ms is not None and expected_p50_ms > threshold_ms:
             self._announce(state, call_id, d, message, "slow_tool")
         elif not state.announced:
-            running.timer = self.wheel.call_later(threshold_ms / 1000, self._due, running)
+            running.timer = self.wheel.call_later(
+                threshold_ms / 1000, self._due, running, task.get_loop() if task is not None else None
+            )
         self._running[task] = running
 
     def finished(self, task: asyncio.Task[Any] | None = None) -> None:

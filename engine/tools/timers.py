@@ -52,9 +52,13 @@ class TimerWheel:
         self._handle_at = 0.0
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def call_later(self, delay_s: float, fn: Callable[[Any], None], arg: Any) -> Timer:
-        """Run ``fn(arg)`` on the running loop ``delay_s`` seconds from now, unless cancelled first."""
-        loop = asyncio.get_running_loop()
+    def call_later(
+        self, delay_s: float, fn: Callable[[Any], None], arg: Any, loop: asyncio.AbstractEventLoop | None = None
+    ) -> Timer:
+        """Run ``fn(arg)`` on the running loop ``delay_s`` seconds from now, unless cancelled first. ``loop`` is
+        that loop when the caller has it at hand (``asyncio.get_running_loop`` is a system call on Python 3.11)."""
+        if loop is None:
+            loop = asyncio.get_running_loop()
         if loop is not self._loop:  # a new loop (tests run one per test): the old one's timers went with it
             self.clear()
             self._loop = loop
@@ -168,7 +172,7 @@ class Deadlines:
         if task is None:
             raise RuntimeError("a deadline needs a running task")
         deadline = Deadline(task)
-        deadline.timer = self.wheel.call_later(delay_s, _expire, deadline)
+        deadline.timer = self.wheel.call_later(delay_s, _expire, deadline, task.get_loop())
         return deadline
 
     def end(self, deadline: Deadline) -> bool:
