@@ -4,9 +4,10 @@ Why it exists: every tool call goes through the allowlist, validation, timeout, 
 result shaping, events and metrics; this measures that cost against what a user would otherwise write — the raw
 ``stdio_client`` + ``ClientSession`` with the legacy handshake, as Pipecat and LiveKit use it (bench/peers.py) —
 not against the engine's own client. Both engine protocol modes are measured (``auto`` negotiates the 2026
-protocol with this server, ``legacy`` the handshake the baseline uses), each on its own child running the same
-echo server, interleaved call by call so drift lands on every stack alike. Goal (issue 13): at most 0.3 ms added
-at p50 (and 1 ms at p99). Prints numbers; asserts nothing.
+protocol with this server, ``legacy`` the handshake the baseline uses), and the SDK's own ``mcp.Client`` in auto
+mode, so the auto row's cost can be split into the 2026 protocol's and the engine's; each on its own child running
+the same echo server, interleaved call by call so drift lands on every stack alike. Goal (issue 13): at most 0.3 ms
+added at p50 (and 1 ms at p99). Prints numbers; asserts nothing.
 
     .venv/bin/python bench/mcp_overhead.py [--calls 2000]
 """
@@ -54,6 +55,21 @@ async def open_raw(stack: contextlib.AsyncExitStack) -> CallFn:
     return call
 
 
+async def open_sdk_auto(stack: contextlib.AsyncExitStack) -> CallFn:
+    """The SDK's own ``mcp.Client`` in auto mode (the 2026 protocol with this server): what the engine's auto row
+    costs beyond the protocol itself."""
+    from mcp import Client, StdioServerParameters
+
+    client = await stack.enter_async_context(
+        Client(StdioServerParameters(command=sys.executable, args=[SERVER]), mode="auto")
+    )
+
+    async def call(i: int) -> Any:
+        return await client.call_tool("echo", ARGS)
+
+    return call
+
+
 def open_engine(mode: str) -> Callable[[contextlib.AsyncExitStack], Awaitable[CallFn]]:
     async def opener(stack: contextlib.AsyncExitStack) -> CallFn:
         settings = Settings.model_validate(
@@ -80,6 +96,7 @@ def open_engine(mode: str) -> Callable[[contextlib.AsyncExitStack], Awaitable[Ca
 async def main(calls: int) -> None:
     stacks: dict[str, Callable[[contextlib.AsyncExitStack], Awaitable[CallFn]]] = {
         "raw ClientSession (legacy)": open_raw,
+        "mcp.Client (auto)": open_sdk_auto,
         "Engine.execute_tool (auto)": open_engine("auto"),
         "Engine.execute_tool (legacy)": open_engine("legacy"),
     }
@@ -105,6 +122,9 @@ async def main(calls: int) -> None:
         print(
             f"{name:<30} p50 {p50:.3f} ms   p99 {p99:.3f} ms   added p50 {p50 - r50:+.3f} ms   p99 {p99 - r99:+.3f} ms"
         )
+    (s50, s99) = percentiles(times["mcp.Client (auto)"], 0.5, 0.99)
+    (a50, a99) = percentiles(times["Engine.execute_tool (auto)"], 0.5, 0.99)
+    print(f"engine auto over mcp.Client auto (same protocol): p50 {a50 - s50:+.3f} ms   p99 {a99 - s99:+.3f} ms")
     print("goal: added <= 0.300 ms at p50 and <= 1.000 ms at p99 over the raw ClientSession")
 
 

@@ -123,8 +123,9 @@ async def test_lines_are_whole_and_in_order_however_the_pipe_cuts_them() -> None
     cut = both.index("é".encode()) + 1  # inside a two-byte character
     stdout = Chunks(both[:cut], both[cut:-5], both[-5:] + three[:4], three[4:])
     got = [item async for item in DirectReadStream(stdout)]
-    assert [m.message.id for m in got if isinstance(m, SessionMessage)] == [1, 2, 3]
-    assert got[0].message.result == {"t": "ééé"}  # type: ignore[union-attr]
+    answers = [m.message for m in got if isinstance(m, SessionMessage) and isinstance(m.message, JSONRPCResponse)]
+    assert len(got) == 3 and [a.id for a in answers] == [1, 2, 3]
+    assert answers[0].result == {"t": "ééé"}
 
 
 async def test_reads_only_when_asked_and_a_line_that_is_not_json_rpc_is_handed_on_as_its_error() -> None:
