@@ -190,6 +190,8 @@ async def main() -> None:
     data = ROOT / "tests" / "console" / "data"
     shutil.copy(data / "console.yaml", tmp / "config.yaml")
     shutil.copy(data / "script.yaml", tmp / "script.yaml")
+    with (tmp / "config.yaml").open("a", encoding="utf-8") as f:  # the calls are recorded, as by default, but here
+        f.write("\nrecording:\n  dir: recordings\n")  # (not in the user's own recordings folder)
     app = AvaConsole(tmp / "config.yaml", tick=True)
     async with app.run_test(size=(120, 40)) as pilot:
         while not app.engine_running:

@@ -23,6 +23,7 @@ import contextlib
 import itertools
 import json
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -46,6 +47,7 @@ from realtime_ws import RealtimeFake
 
 from engine.app import Engine
 from engine.config.models import ContextConfig, EngineConfig, HttpConfig, ProviderConfig, Settings
+from engine.config.models.recording import RecordingConfig
 from engine.providers.realtime.session import PCMU_8K, RealtimeSession
 from engine.providers.realtime.socket import RealtimeSocket
 from engine.stats import percentiles
@@ -59,6 +61,8 @@ ARGS = {"text": "hello"}
 #: ~50 µs; the real service sends them in one burst). 5 ms here let the engine's process go idle before the window
 #: opened, and waking it cost ~0.8 ms inside the window — a cost no other provider's window paid.
 PAUSE_S = 0.0005
+#: The calls' recordings (on, as by default) go here, not into the user's own recordings folder.
+RECORDINGS = tempfile.mkdtemp(prefix="ava-bench-recordings-")
 
 
 async def echo(args: dict[str, Any], ctx: ToolExecutionContext) -> ToolResult:
@@ -137,6 +141,7 @@ async def engine_call(provider: ProviderConfig) -> AsyncIterator[tuple[Engine, R
         engine=EngineConfig(http=HttpConfig(enabled=False)),
         providers={"rt": provider},
         contexts={"desk": ContextConfig(provider="rt", prompt="You are a bench.", greeting=None, tools=["echo"])},
+        recording=RecordingConfig(dir=RECORDINGS),  # recorded as by default, not into the user's own folder
     )
     engine = Engine(settings, extra_tools=[echo_tool()])
     async with engine:

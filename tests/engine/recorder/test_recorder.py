@@ -247,3 +247,31 @@ async def test_calls_made_by_the_voice_driver_factory_record_audio_too(tmp_path:
     assert path is not None
     with wave.open(str(path.with_name(path.name.removesuffix(".jsonl") + ".agent.wav"))) as w:
         assert w.getnframes() > 1600
+
+
+def test_a_call_is_found_by_its_name_alone_newest_first_and_never_a_lookalike(tmp_path: Path) -> None:
+    """``export CALL`` opens only the files named for that call (it once read and parsed every recording in the
+    folder), with the answer the full listing would give."""
+    d = tmp_path / "rec"
+    d.mkdir()
+
+    def make(call_id: str, started: float, dup: str = "") -> Path:
+        p = d / f"{stem_for(call_id, started)}{dup}.jsonl"
+        p.write_text("{}\n")
+        return p
+
+    make("call-1", 1_700_000_000.0)
+    newest = make("call-1", 1_700_000_500.25)
+    twin = make("call-1", 1_700_000_500.25, "~2")  # a second engine, same id, same millisecond
+    make("x-call-1", 1_800_000_000.0)  # ends in "-call-1" too, and is newer
+    make("call-10", 1_800_000_000.0)
+    for n in range(200):
+        make(f"other-{n}", 1_600_000_000.0 + n)
+    found = find_recording(d, "call-1")
+    assert found in (newest, twin)
+    assert found == next(r.path for r in list_recordings(d) if r.call_id == "call-1")
+    assert find_recording(d, "x-call-1") is not None and find_recording(d, "call-2") is None
+    assert find_recording(tmp_path / "absent", "call-1") is None
+    hand = d / "call-2.jsonl"  # a file renamed by hand to the call's id
+    hand.write_text("{}\n")
+    assert find_recording(d, "call-2") == hand
