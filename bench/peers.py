@@ -4,8 +4,9 @@ Why it exists: users compare the engine with the raw MCP SDK and with the peer f
 use (Pipecat's ``MCPClient``, LiveKit Agents' ``MCPServerStdio``), not with the engine's own client. Each stack
 gets its own child running the same echo server; calls run interleaved in rounds whose order rotates, so drift and
 noise land on every stack alike. For each stack it prints p50/p99 wall time, the client's CPU per call (the
-process's CPU time over the call, which is what a busy engine pays), and the ratios against the raw
-``ClientSession``, Pipecat and LiveKit.
+process's CPU time over the call, which is what a busy engine pays) with its difference to the raw ``ClientSession``
+(whole runs' medians, and paired within each round), and the ratios against the raw ``ClientSession``, Pipecat and
+LiveKit.
 
 Goals (issue 13): the engine at most 1.0x Pipecat and 1.0x LiveKit at p50 and p99, and at most +60 us of client CPU
 per call over the raw ``ClientSession``. Prints numbers; asserts nothing.
@@ -199,7 +200,18 @@ async def run(rounds: int, per_round: int, warmup: int, only: set[str] | None) -
     return [s for s in stacks if s.call is not None]
 
 
-def report(stacks: list[Stack]) -> None:
+def paired_extra(s: Stack, raw: Stack, per_round: int) -> float:
+    """The median over rounds of (this stack's median CPU in the round − the raw session's in the same round): the
+    machine's speed drifts between rounds (this box runs at two speeds minutes apart), and a difference taken within
+    each round cancels that drift, where the difference of the whole runs' medians does not."""
+    diffs = []
+    for r in range(0, min(len(s.cpu_us), len(raw.cpu_us)), per_round):
+        mine, base = sorted(s.cpu_us[r : r + per_round]), sorted(raw.cpu_us[r : r + per_round])
+        diffs.append(percentile(mine, 0.5) - percentile(base, 0.5))
+    return percentile(sorted(diffs), 0.5) if diffs else 0.0
+
+
+def report(stacks: list[Stack], per_round: int) -> None:
     def row(s: Stack) -> tuple[float, float, float]:
         w = sorted(s.wall_ms)
         c = sorted(s.cpu_us)
@@ -207,19 +219,25 @@ def report(stacks: list[Stack]) -> None:
 
     rows = {s.name: row(s) for s in stacks}
     raw = rows.get("raw ClientSession (legacy)")
+    raw_stack = next((s for s in stacks if s.name == "raw ClientSession (legacy)"), None)
+    paired = {s.name: paired_extra(s, raw_stack, per_round) for s in stacks} if raw_stack else {}
     peers = {k: v for k, v in rows.items() if k.startswith(("Pipecat", "LiveKit"))}
     n = len(stacks[0].wall_ms) if stacks else 0
     print(f"{n} calls per stack, interleaved in rotating rounds; wall p50/p99 in ms, client CPU per call in us (p50)")
-    print(f"{'stack':<30} {'p50':>7} {'p99':>7} {'cpu':>7} {'cpu vs raw':>11}  ratios p50 / p99")
+    print(f"{'stack':<30} {'p50':>7} {'p99':>7} {'cpu':>7} {'cpu vs raw':>11} {'paired':>9}  ratios p50 / p99")
     for name, (p50, p99, cpu) in rows.items():
         extra = f"{cpu - raw[2]:+9.0f}us" if raw else ""
+        pair = f"{paired[name]:+7.0f}us" if name in paired else ""
         ratios = []
         for peer, (pp50, pp99, _) in peers.items():
             if peer != name:
                 ratios.append(f"{p50 / pp50:.2f}x/{p99 / pp99:.2f}x {peer.split()[0]}")
         if raw and name != "raw ClientSession (legacy)":
             ratios.insert(0, f"{p50 / raw[0]:.2f}x/{p99 / raw[1]:.2f}x raw")
-        print(f"{name:<30} {p50:7.3f} {p99:7.3f} {cpu:7.0f} {extra:>11}  {'  '.join(ratios)}")
+        print(f"{name:<30} {p50:7.3f} {p99:7.3f} {cpu:7.0f} {extra:>11} {pair:>9}  {'  '.join(ratios)}")
+    print(
+        "paired: the median over rounds of the CPU difference to raw within each round (cancels drift between rounds)"
+    )
     print("goals: Engine <= 1.00x Pipecat and <= 1.00x LiveKit at p50 and p99; client CPU <= +60 us over raw")
 
 
@@ -231,7 +249,7 @@ def main() -> None:
     parser.add_argument("--only", action="append", help="run only stacks whose name contains this (repeatable)")
     a = parser.parse_args()
     only = {o.lower() for o in a.only} if a.only else None
-    report(asyncio.run(run(a.rounds, a.per_round, a.warmup, only)))
+    report(asyncio.run(run(a.rounds, a.per_round, a.warmup, only)), a.per_round)
 
 
 if __name__ == "__main__":
