@@ -43,15 +43,13 @@ _PIPE_GONE = (ConnectionResetError, BrokenPipeError, RuntimeError)
 class DirectWriteStream:
     """Writes each ``SessionMessage`` as one JSON line to ``stdin`` (the child's anyio ``ByteSendStream``).
 
-    ``inner`` is a stream closed with this one (None: nothing else to close).
     When ``stdin`` wraps an asyncio ``StreamWriter`` (anyio's asyncio backend) the line goes into its buffer at once;
     otherwise it is sent through ``stdin.send`` (one checkpoint, still no task in between).
     """
 
-    __slots__ = ("_closed", "_encoding", "_errors", "_inner", "_stdin", "_writer")
+    __slots__ = ("_closed", "_encoding", "_errors", "_stdin", "_writer")
 
-    def __init__(self, inner: Any | None, stdin: Any, encoding: str = "utf-8", errors: str = "strict") -> None:
-        self._inner = inner
+    def __init__(self, stdin: Any, encoding: str = "utf-8", errors: str = "strict") -> None:
         self._stdin = stdin
         writer = getattr(stdin, "_stream", None)
         self._writer: asyncio.StreamWriter | None = writer if isinstance(writer, asyncio.StreamWriter) else None
@@ -78,10 +76,7 @@ class DirectWriteStream:
             raise anyio.BrokenResourceError from e
 
     async def aclose(self) -> None:
-        if not self._closed:
-            self._closed = True
-            if self._inner is not None:
-                await self._inner.aclose()
+        self._closed = True  # the pipe itself is closed by the transport's stop (stdin first, as the SDK does)
 
     async def __aenter__(self) -> DirectWriteStream:
         return self
@@ -106,10 +101,11 @@ class DirectReadStream:
     10 MB result costs one join, not a copy per chunk.
     """
 
-    __slots__ = ("_closed", "_decoder", "_ended", "_lines", "_partial", "_reading", "_stdout")
+    __slots__ = ("_closed", "_decoder", "_encoding", "_ended", "_lines", "_partial", "_reading", "_stdout")
 
     def __init__(self, stdout: Any, encoding: str = "utf-8", errors: str = "strict") -> None:
         self._stdout = stdout
+        self._encoding = encoding
         self._decoder = codecs.getincrementaldecoder(encoding)(errors)
         self._lines: deque[str] = deque()
         self._partial: list[str] = []
@@ -133,7 +129,11 @@ class DirectReadStream:
                 raise anyio.EndOfStream from None
             finally:
                 self._reading = False
-            text = self._decoder.decode(chunk)
+            try:
+                text = self._decoder.decode(chunk)
+            except UnicodeDecodeError:  # a byte that is not the encoding's: that line fails to parse, the rest go on
+                self._decoder.reset()
+                text = chunk.decode(self._encoding, "replace")
             if "\n" not in text:
                 self._partial.append(text)
                 continue
@@ -199,7 +199,7 @@ async def stdio_transport(
     )
     # No await between the spawn and the try: a cancellation in that gap would leak the live child.
     read = DirectReadStream(process.stdout, params.encoding, params.encoding_error_handler)
-    write = DirectWriteStream(None, process.stdin, params.encoding, params.encoding_error_handler)
+    write = DirectWriteStream(process.stdin, params.encoding, params.encoding_error_handler)
     try:
         yield read, write
     finally:

@@ -10,7 +10,6 @@ import contextlib
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
@@ -35,16 +34,14 @@ def request(i: int, text: str = "hi") -> SessionMessage:
 
 
 @contextlib.asynccontextmanager
-async def child(command: list[str]) -> AsyncIterator[tuple[Process, Any, Any]]:
-    """A child with pipes, and the SDK-side write stream a DirectWriteStream is handed (it carries nothing)."""
-    inner_send, inner_receive = anyio.create_memory_object_stream[SessionMessage](0)
+async def child(command: list[str]) -> AsyncIterator[Process]:
+    """A child with pipes, killed on the way out."""
     async with await anyio.open_process(command) as process:
         try:
-            yield process, inner_send, inner_receive
+            yield process
         finally:
             with contextlib.suppress(ProcessLookupError):
                 process.kill()
-            inner_receive.close()
 
 
 async def read_line(process: Process) -> bytes:
@@ -56,8 +53,8 @@ async def read_line(process: Process) -> bytes:
 
 
 async def test_a_request_is_written_by_the_sender_without_a_loop_turn() -> None:
-    async with child(CAT) as (process, inner, _):
-        stream = DirectWriteStream(inner, process.stdin)
+    async with child(CAT) as process:
+        stream = DirectWriteStream(process.stdin)
         msg = request(1, "héllo")
         step = stream.send(msg)
         with pytest.raises(StopIteration):  # finished on its first step: it never gave the loop a turn
@@ -67,8 +64,8 @@ async def test_a_request_is_written_by_the_sender_without_a_loop_turn() -> None:
 
 
 async def test_a_message_bigger_than_the_pipe_waits_for_its_reader_and_arrives_whole() -> None:
-    async with child(CAT) as (process, inner, _):
-        stream = DirectWriteStream(inner, process.stdin)
+    async with child(CAT) as process:
+        stream = DirectWriteStream(process.stdin)
         big, small = request(2, "x" * 1_000_000), request(3)
         lines = [(m.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n").encode() for m in (big, small)]
         received = bytearray()
@@ -86,15 +83,13 @@ async def test_a_message_bigger_than_the_pipe_waits_for_its_reader_and_arrives_w
 
 
 async def test_a_gone_reader_and_a_closed_stream_are_the_errors_the_dispatcher_knows() -> None:
-    async with child([sys.executable, "-c", "pass"]) as (process, inner, inner_receive):
+    async with child([sys.executable, "-c", "pass"]) as process:
         await process.wait()
-        stream = DirectWriteStream(inner, process.stdin)
+        stream = DirectWriteStream(process.stdin)
         with pytest.raises(anyio.BrokenResourceError):
             for i in range(100):  # the first write may still land in the pipe's buffer before EPIPE shows
                 await stream.send(request(i, "y" * 100_000))
         await stream.aclose()
-        with pytest.raises(anyio.EndOfStream):  # closing it closed the SDK's own write stream too
-            inner_receive.receive_nowait()
         with pytest.raises(anyio.ClosedResourceError):
             await stream.send(request(9))
 
@@ -129,13 +124,15 @@ async def test_lines_are_whole_and_in_order_however_the_pipe_cuts_them() -> None
 
 
 async def test_reads_only_when_asked_and_a_line_that_is_not_json_rpc_is_handed_on_as_its_error() -> None:
-    stdout = Chunks(b"not json\n" + response(5, "x"), response(6, "y"))
+    stdout = Chunks(b"not json\n" + response(5, "x"), b'{"bad": "\xff\xfe"}\n' + response(6, "y"))
     stream = DirectReadStream(stdout)
     first = await stream.receive()
     assert isinstance(first, ValueError)  # the session's message handler counts it (malformed_messages)
     assert stdout.reads == 1  # the second line was in the same chunk: no read ahead of the receiver
     assert (await stream.receive()).message.id == 5  # type: ignore[union-attr]
     assert stdout.reads == 1
+    assert isinstance(await stream.receive(), ValueError)  # not UTF-8: that line is malformed, the stream goes on
+    assert stdout.reads == 2
     assert (await stream.receive()).message.id == 6  # type: ignore[union-attr]
     with pytest.raises(anyio.EndOfStream):  # the child closed its stdout: the requests still waiting fail
         await stream.receive()
