@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: Fixtures shared across folders: ``pulse`` (a private PulseAudio daemon with a null sink), ``redis_server`` (a real
 #: redis-server on a loopback port: the store's tests and the attached console's).
-pytest_plugins = ["tests.fixtures.pulse", "tests.fixtures.redis_fixture"]
+pytest_plugins = ["tests.fixtures.pulse", "tests.fixtures.redis_fixture", "tests.fixtures.prewarm"]
 
 
 @pytest.fixture

@@ -313,7 +313,8 @@ async def test_real_server_sdk_read_timeout_stays_a_protocol_timeout(make_engine
 
 async def test_real_server_that_stopped_reading_still_times_out_on_time(make_engine: Any) -> None:
     """SIGSTOP: the server reads nothing, the stdin pipe fills, the courtesy cancel cannot be written."""
-    engine = await make_engine(settings({"fx": stdio()}, tool_timeout_ms=30_000))
+    own = {"AVA_OWN_PROCESS": "1"}  # the process the engine spawned must be the server itself (see _prewarm.py)
+    engine = await make_engine(settings({"fx": stdio(env=own)}, tool_timeout_ms=30_000))
     conn = engine.mcp.supervisors["fx"].conn
     assert conn is not None and conn.pid is not None
     os.kill(conn.pid, signal.SIGSTOP)

@@ -1,0 +1,92 @@
+"""The test run's fork server for fixture MCP servers (tests/fixtures/mcp_servers/_prewarm.py) behaves like the
+process it stands in for: the script runs on the launcher's own pipes, argv, cwd and environment; the launcher
+exits as the script does (code or signal), passes signals on, and a launcher killed with SIGKILL takes the script
+with it. Without these, a test of the engine's process handling would silently test something else."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.mcp_servers._prewarm import socket_path
+from tests.fixtures.prewarm import SERVERS, listening
+
+PROBE = str(SERVERS / "prewarm_probe.py")
+
+
+@pytest.fixture(autouse=True)
+def _fork_server_up() -> None:
+    deadline = time.monotonic() + 30
+    while not listening(socket_path()):
+        assert time.monotonic() < deadline, "the test run's fork server never listened"
+        time.sleep(0.05)
+
+
+def _start(*args: str, **env: str) -> tuple[subprocess.Popen[str], int, list[str]]:
+    proc = subprocess.Popen(
+        [sys.executable, PROBE, *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **env},
+    )
+    assert proc.stdout is not None
+    first = proc.stdout.readline().split()
+    assert first[0] == "pid", first
+    return proc, int(first[1]), first[2:]
+
+
+def _gone(pid: int, limit_s: float = 10) -> bool:
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                    return True
+        except OSError:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_runs_forked_on_the_launchers_pipes_args_cwd_and_env(tmp_path: Path) -> None:
+    proc, pid, rest = _start("--exit", "7", PROBE="seen")
+    assert pid != proc.pid  # a warm child, not the launcher
+    assert rest == ["--exit", "7", os.getcwd(), "seen"]
+    out, _ = proc.communicate("hello\n", timeout=10)
+    assert out == "echo hello\n" and proc.returncode == 7
+
+
+def test_own_process_when_asked() -> None:
+    proc, pid, _ = _start(AVA_OWN_PROCESS="1")
+    assert pid == proc.pid
+    proc.communicate("", timeout=10)
+    assert proc.returncode == 0
+
+
+def test_a_death_by_signal_is_the_launchers_too() -> None:
+    proc, _, _ = _start("--signal", str(int(signal.SIGUSR1)))
+    proc.communicate("", timeout=10)
+    assert proc.returncode == -signal.SIGUSR1
+
+
+def test_sigterm_is_passed_on() -> None:
+    proc, pid, _ = _start()
+    proc.terminate()
+    assert proc.wait(10) == -signal.SIGTERM
+    assert _gone(pid)
+
+
+def test_sigkill_of_the_launcher_ends_the_script() -> None:
+    proc, pid, _ = _start()
+    proc.kill()
+    proc.wait(10)
+    assert _gone(pid)
+    assert proc.stdin is not None and proc.stdout is not None
+    assert proc.stdout.read() == ""  # the script's end closed the pipe the launcher handed over
