@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from engine.control import CommandDispatcher
     from engine.email.component import EmailService
     from engine.events import Event
+    from engine.http.server import HttpServer
     from engine.store.component import StoreComponent
 
 
@@ -111,7 +112,6 @@ def command_dispatcher(engine: Engine) -> CommandDispatcher:
 
 
 def default_components(engine: Engine, budget: BudgetLayer, email: EmailService | None = None) -> list[EngineComponent]:
-    from engine.http.server import HttpServer  # /health /ready /metrics /mcp/status /mcp/test
     from engine.mcp.host import McpHost  # MCP servers: supervisors, discovery, calls
     from engine.mcp.supervisor import HostServices
     from engine.mcp_endpoint import McpEndpoint  # serves exposed tools to other agents
@@ -120,6 +120,8 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
     components: list[EngineComponent] = []
     http: HttpServer | None = None
     if engine.serve_http and engine.settings.engine.http.enabled:
+        from engine.http.server import HttpServer  # /health /ready /metrics /mcp/status /mcp/test (aiohttp: 0.2 s)
+
         http = HttpServer(engine)
         components.append(http)  # first up, so /ready answers 503 while MCP servers start
     if http is not None:  # the approval queue over HTTP (engine.approvals.http), for a headless operator
@@ -139,7 +141,9 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
             )
         )  # fmt: skip
     components.append(store(engine))  # before the parts whose events it shares (MCP servers' states …)
-    from engine.store.control import ControlComponent  # operator commands over Redis (engine.store: redis://…)
+    from engine.store.control_component import (
+        ControlComponent,  # operator commands over Redis (engine.store: redis://…)
+    )
 
     components.append(ControlComponent(lambda: engine.settings, engine.spawn, lambda: engine_id(engine),
                                        command_dispatcher(engine).run,

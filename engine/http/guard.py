@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from aiohttp import hdrs, web
 
 from engine.config.models import Settings
-from engine.config.models.engine import is_loopback_host
+from engine.config.models.engine import is_loopback_host, split_host
 from engine.http.backend import AUTHENTICATED, BACKEND_KEY
 from engine.http.responses import echo, error
 
@@ -36,21 +36,6 @@ PUBLIC_PATHS = frozenset({"/health", "/ready"})
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 WILDCARD_BINDS = frozenset({"", "0.0.0.0", "::", "[::]"})
 LOOPBACK_HINT = "localhost, 127.0.0.1, [::1]"
-
-
-def split_host(value: str) -> tuple[str, str | None]:
-    """``'Example.org:8088'`` → ``('example.org', '8088')``; IPv6 loses its brackets (``'[::1]'`` → ``'::1'``)."""
-    v = value.strip().lower()
-    if v.startswith("["):
-        end = v.find("]")
-        if end < 0:
-            return v, None
-        rest = v[end + 1 :]
-        return v[1:end], rest[1:] if rest.startswith(":") else None
-    if v.count(":") == 1:
-        name, _, port = v.partition(":")
-        return name, port
-    return v, None
 
 
 def host_entry_matches(entry: str, name: str, port: str | None) -> bool:

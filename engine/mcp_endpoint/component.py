@@ -16,22 +16,25 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from aiohttp import web
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from engine.config.models import McpEndpointConfig, Settings
+from engine.config.models.engine import split_host
 from engine.events import EventBus
-from engine.http.guard import bearer_ok, split_host
-from engine.mcp_endpoint.asgi import Receive, Send, serve_asgi
 from engine.mcp_endpoint.server import EndpointTools, ToolRunner, build_server, calls_counter
 from engine.metrics import Metrics
 from engine.tasks import Spawn
 from engine.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:  # aiohttp (0.2 s to import) only when the engine serves HTTP: not for a CLI command or a console
+    from aiohttp import web
+
+    from engine.mcp_endpoint.asgi import Receive, Send
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +109,10 @@ class McpEndpoint:
         app.router.add_route("*", self._route_path, self._handle)
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        from aiohttp import web
+
+        from engine.mcp_endpoint.asgi import serve_asgi
+
         if not self.config.enabled or self.config.path != self._route_path:
             return web.json_response({"error": "the engine's MCP endpoint is not enabled here"}, status=404)
         if self._manager is None:
@@ -129,6 +136,8 @@ class McpEndpoint:
             await refused(scope, receive, send)
             return
         token = self.config.auth_token
+        from engine.http.guard import bearer_ok
+
         if token is not None and not bearer_ok(_header(scope, b"authorization"), token.get_secret_value()):
             await JSONResponse(
                 {"error": "missing or wrong bearer token (Authorization: Bearer <engine.mcp_server.auth_token>)"},
@@ -213,4 +222,4 @@ def _header(scope: MutableMapping[str, Any], name: bytes) -> str | None:
     return None
 
 
-__all__ = ["McpEndpoint", "bearer_ok", "security_settings"]
+__all__ = ["McpEndpoint", "security_settings"]

@@ -24,13 +24,14 @@ import wave
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
-
-import numpy as np
+from typing import IO, TYPE_CHECKING, Any
 
 from engine.events import Event
 from engine.recorder.codec import header_line
 from engine.recorder.files import audio_path, new_events_path
+
+if TYPE_CHECKING:
+    import numpy as np
 
 log = logging.getLogger(__name__)
 
@@ -229,6 +230,8 @@ class RecordingWriter:
         self.live_paths = self.live_paths - {c.path}
 
     def _audio(self, call_id: str, role: str, samples: np.ndarray, rate: int, at: float) -> None:
+        import numpy as np  # only calls with audio need it (0.1 s to import for every text call and CLI command)
+
         c = self._calls.get(call_id)
         if c is None:
             return  # before the call.started event was written, or after the call ended

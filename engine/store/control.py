@@ -38,14 +38,12 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 
 from engine.backoff import Backoff
-from engine.store.base import APPROVER_EVERY_S, APPROVER_TTL_S, StoreUnavailable, claim_key, control_stream, reply_key
+from engine.store.base import claim_key, control_stream, reply_key
 from engine.store.redis_store import raise_if_cancelled, redis_client
 
 if TYPE_CHECKING:
     import redis.asyncio as aioredis
 
-    from engine.config.models import Settings
-    from engine.tasks import Spawn
 
 log = logging.getLogger(__name__)
 
@@ -271,87 +269,3 @@ def _float(value: str | None, default: float) -> float:
         return float(value) if value else default
     except ValueError:
         return default
-
-
-class ControlComponent:
-    """Runs the engine's ``ControlReader`` in its task group while ``engine.store`` is Redis (nothing otherwise)."""
-
-    name = "control"
-
-    def __init__(
-        self, settings: Callable[[], Settings], spawn: Spawn, engine_id: Callable[[], str], execute: Execute,
-        attach_approver: Callable[[str], Callable[[], None]] | None = None,
-    ) -> None:  # fmt: skip
-        self._settings = settings
-        self._spawn = spawn
-        self._engine_id = engine_id
-        self._execute = execute
-        self._attach_approver = attach_approver
-        self.reader: ControlReader | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._approvers_task: asyncio.Task[None] | None = None
-        #: Consoles attached over Redis that answer approvals (``approver_key``), with their detach functions.
-        self.approvers: dict[str, Callable[[], None]] = {}
-
-    async def start(self) -> None:
-        url = self._settings().engine.store
-        if url == "memory":
-            return
-        self.reader = ControlReader(url, self._engine_id(), self._execute)
-        self._task = self._spawn(self.reader.run(), name="store:control")
-        if self._attach_approver is not None:
-            self._approvers_task = self._spawn(self._follow_approvers(url), name="store:approvers")
-
-    async def stop(self) -> None:
-        for task in (self._task, self._approvers_task):
-            if task is not None:
-                task.cancel()
-                await asyncio.wait({task}, timeout=3.0)  # bounded: see redis_store.raise_if_cancelled
-        self._task = self._approvers_task = None
-        self._set_approvers(set())
-        if self.reader is not None:
-            await self.reader.close()
-            self.reader = None
-
-    def _set_approvers(self, names: set[str]) -> None:
-        for name in sorted(set(self.approvers) - names):
-            self.approvers.pop(name)()
-            log.info("approvals: %s (attached over Redis) left", name)
-        for name in sorted(names - set(self.approvers)):
-            assert self._attach_approver is not None
-            self.approvers[name] = self._attach_approver(f"{name} (attached over Redis)")
-            log.info("approvals: %s (attached over Redis) answers them", name)
-
-    async def _follow_approvers(self, url: str) -> None:
-        """Attach an approver for each console announcing itself in Redis (``RedisEngines(approver=…)``), so calls
-        that need approval wait for it; detach when its key expired, or Redis stayed away as long."""
-        from engine.store.redis_store import RedisStore
-
-        store = RedisStore(url)
-        last_ok = time.monotonic()
-        try:
-            while True:
-                try:
-                    self._set_approvers(await store.approvers())
-                    last_ok = time.monotonic()
-                except StoreUnavailable:
-                    if time.monotonic() - last_ok > APPROVER_TTL_S:
-                        self._set_approvers(set())
-                await asyncio.sleep(APPROVER_EVERY_S / 2)
-        finally:
-            await store.close()
-
-    async def reload(self, old: Settings, new: Settings) -> None:
-        if (old.engine.store, old.engine.id) != (new.engine.store, new.engine.id):
-            await self.stop()
-            await self.start()
-
-    def health(self) -> dict[str, Any]:
-        """The /health section: whether commands are being read, how many ran and were answered."""
-        return self.status()
-
-    def status(self) -> dict[str, Any]:
-        r = self.reader
-        if r is None:
-            return {"reading": False}
-        return {"reading": r.connected, "executed": r.executed, "answered": r.answered, "last_error": r.last_error}

@@ -26,12 +26,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote, unquote
 
-from redis.exceptions import RedisError
-
 from engine.backoff import Backoff
 from engine.budget.stats import BookKey, Sample
 from engine.store.base import calibration_key, latency_prefix
-from engine.store.redis_store import redis_client
 
 if TYPE_CHECKING:
     import redis.asyncio as aioredis
@@ -62,6 +59,14 @@ class SharedBudget(Protocol):
     def load_shared(
         self, samples: Mapping[BookKey, Sequence[Sample]], calibrations: Mapping[str, dict[str, Any]]
     ) -> int: ...
+
+
+def _errors() -> tuple[type[BaseException], ...]:
+    """Redis's errors and the socket's: redis-py (0.1 s to import) is imported once a Redis store is in use, not by
+    every engine, CLI command and console on the in-memory store."""
+    from redis.exceptions import RedisError
+
+    return (RedisError, OSError)
 
 
 def tool_key(environment: str, key: BookKey) -> str:
@@ -110,12 +115,14 @@ class SharedBook:
         if cfg.store == "memory":
             return
         self._environment = cfg.environment
+        from engine.store.redis_store import redis_client
+
         self._client = redis_client(cfg.store)
         self.loaded = False
         self._budget.share(self._sample, self._calibrated)
         try:
             await self._load()  # before MCP servers register their tools, so they start measured
-        except (RedisError, OSError) as e:
+        except _errors() as e:
             self._failed("loading the shared latency book", e)
         self._task = self._spawn(self._loop(cfg.heartbeat_s), name="store:shared_book")
 
@@ -126,10 +133,10 @@ class SharedBook:
             await asyncio.wait({self._task}, timeout=3.0)  # bounded: see redis_store.raise_if_cancelled
             self._task = None
         if self._client is not None:
-            with contextlib.suppress(RedisError, OSError):
+            with contextlib.suppress(*_errors()):
                 if self.loaded:
                     await asyncio.wait_for(self._flush(), 2.0)
-            with contextlib.suppress(RedisError, OSError):
+            with contextlib.suppress(*_errors()):
                 await self._client.aclose()
             self._client = None
 
@@ -181,7 +188,7 @@ class SharedBook:
                 await self._flush()
                 retry = 0
                 self.last_error = ""
-            except (RedisError, OSError) as e:
+            except _errors() as e:
                 self._failed("writing the shared latency book", e)
                 retry += 1
 
@@ -235,7 +242,7 @@ class SharedBook:
                     pipe.hset(calibration_key(env), mapping=mapping)
                     pipe.pexpire(calibration_key(env), KEEP_S * 1000)
                 await pipe.execute()
-        except (RedisError, OSError):  # back in front, in order, for the next try (newer news stays after them)
+        except _errors():  # back in front, in order, for the next try (newer news stays after them)
             self._outbox.extendleft(reversed(taken))
             self._reports = {**reports, **self._reports}
             raise

@@ -28,6 +28,21 @@ def is_loopback_host(host: str) -> bool:
         return False
 
 
+def split_host(value: str) -> tuple[str, str | None]:
+    """``'Example.org:8088'`` → ``('example.org', '8088')``; IPv6 loses its brackets (``'[::1]'`` → ``'::1'``)."""
+    v = value.strip().lower()
+    if v.startswith("["):
+        end = v.find("]")
+        if end < 0:
+            return v, None
+        rest = v[end + 1 :]
+        return v[1:end], rest[1:] if rest.startswith(":") else None
+    if v.count(":") == 1:
+        name, _, port = v.partition(":")
+        return name, port
+    return v, None
+
+
 def _check_host_entry(entry: str) -> str:
     if not entry or "/" in entry or "@" in entry or entry != entry.strip():
         raise ValueError(f"{entry!r} is not a Host value: write 'name', 'name:port' or 'name:*' (no scheme, no path)")

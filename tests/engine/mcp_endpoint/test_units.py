@@ -9,7 +9,8 @@ import pytest
 from mcp.types import TextContent
 
 from engine.config.models import McpEndpointConfig
-from engine.mcp_endpoint.component import bearer_ok, security_settings
+from engine.http.guard import bearer_ok
+from engine.mcp_endpoint.component import security_settings
 from engine.mcp_endpoint.limits import CallLimits
 from engine.mcp_endpoint.results import report_progress, to_call_tool_result
 from engine.tools.base import ToolResult

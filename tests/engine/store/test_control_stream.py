@@ -21,7 +21,8 @@ from engine.redact import MASK
 from engine.remote.base import RemoteError
 from engine.remote.redis_client import RedisEngines
 from engine.store.base import claim_key, control_stream, reply_key
-from engine.store.control import GROUP, ControlComponent, ControlReader, NoAnswer, send_command
+from engine.store.control import GROUP, ControlReader, NoAnswer, send_command
+from engine.store.control_component import ControlComponent
 from engine.store.redis_store import redis_client
 from tests.engine.store.redis_peer import RedisServer, eventually
 from tests.engine.store.test_redis_store import engine_on
