@@ -150,7 +150,9 @@ async def test_barge_in_truncates_to_what_the_caller_heard(tmp_path: Path) -> No
     loud = _loud(agent.samples, agent.sample_rate)
     answer = loud[(loud > story.end) & (loud < stop.end)]
     assert answer.size
-    heard_ms = 1000 * (answer[-1] - answer[0])
+    # the 10 ms windows that hold the tone: on a loaded machine the file's writer may pad silence between two late
+    # chunks to keep the timeline, which the answer's span would count as heard
+    heard_ms = 10 * np.unique((answer * 100).astype(int)).size
     # the answer stops within the provider's VAD reaction (one 20 ms append, the round trip) of the caller starting
     assert stop.start - 0.05 <= answer[-1] <= stop.start + 0.3
     truncates = fake.of_type("conversation.item.truncate")
