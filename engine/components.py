@@ -141,9 +141,8 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
             )
         )  # fmt: skip
     components.append(store(engine))  # before the parts whose events it shares (MCP servers' states …)
-    from engine.store.control_component import (
-        ControlComponent,  # operator commands over Redis (engine.store: redis://…)
-    )
+    # operator commands over Redis (engine.store: redis://…)
+    from engine.store.control_component import ControlComponent
 
     components.append(ControlComponent(lambda: engine.settings, engine.spawn, lambda: engine_id(engine),
                                        command_dispatcher(engine).run,

@@ -127,6 +127,8 @@ class McpEndpoint:
                 self._inflight.discard(task)
 
     async def _asgi(self, scope: MutableMapping[str, Any], receive: Receive, send: Send) -> None:
+        from engine.http.guard import bearer_ok  # aiohttp is loaded by now: a request came through the HTTP server
+
         manager = self._manager
         if manager is None:
             await JSONResponse({"error": "the engine's MCP endpoint is stopping"}, 503)(scope, receive, send)
@@ -136,8 +138,6 @@ class McpEndpoint:
             await refused(scope, receive, send)
             return
         token = self.config.auth_token
-        from engine.http.guard import bearer_ok
-
         if token is not None and not bearer_ok(_header(scope, b"authorization"), token.get_secret_value()):
             await JSONResponse(
                 {"error": "missing or wrong bearer token (Authorization: Bearer <engine.mcp_server.auth_token>)"},
