@@ -153,7 +153,8 @@ async def test_the_reader_comes_back_after_redis_restarts(tmp_path: Path, redis_
 
 
 async def test_a_real_engine_answers_through_its_dispatcher(tmp_path: Path, redis_server: RedisServer) -> None:
-    engine = engine_on(tmp_path, redis_server.url)
+    # a heartbeat that outlives a loaded machine's pauses: this test is about commands, not about expiry
+    engine = engine_on(tmp_path, redis_server.url, heartbeat_s=2)
     remote = RedisEngines(redis_server.url, timeout_s=2.0)
     async with engine:
         control = next(c for c in engine.components if isinstance(c, ControlComponent))
