@@ -59,8 +59,9 @@ def textual_or_rich_imports() -> list[str]:
 
 
 def test_no_engine_module_imports_textual_or_rich() -> None:
-    # In a process of its own: CPython 3.11 before 3.11.8 keeps ast.parse's recursion check in global state, so a
-    # thread another test left parsing at the same moment fails it ("AST constructor recursion depth mismatch").
+    # In a process of its own: on CPython 3.11.7, Python code run by a garbage collection inside ast.parse (asyncio
+    # logging "Task exception was never retrieved" for a task an earlier test left) fails the parse with "AST
+    # constructor recursion depth mismatch".
     code = "import json, tests.engine.core.test_boundaries as t; print(json.dumps(t.textual_or_rich_imports()))"
     p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr

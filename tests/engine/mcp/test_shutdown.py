@@ -10,7 +10,7 @@ import os
 import sys
 from typing import Any
 
-from engine.mcp.connection import KILL_AFTER_S
+from engine.mcp.connection import KILL_AFTER_S, ServerGone
 from tests.engine.mcp.helpers import FIXTURES, settings
 
 STUBBORN = str(FIXTURES / "stubborn.py")
@@ -58,6 +58,6 @@ async def test_stop_with_a_call_hung_in_a_server_that_ignores_sigterm(make_engin
     async with asyncio.timeout(3):
         await engine.stop()
     took = loop.time() - begun
-    assert call.done()
+    assert call.done() and isinstance(call.exception(), ServerGone)  # retrieved: no "never retrieved" at its GC
     assert _gone(pgid), f"left in group {pgid}: {_members(pgid)}"
     assert took < KILL_AFTER_S + 1.5  # a guard: the stop did not wait out the SDK's own escalation
