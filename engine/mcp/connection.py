@@ -33,6 +33,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from engine.backoff import Backoff
 from engine.config.models import McpServerConfig
 from engine.elicitation.route import Asker, InFlight
+from engine.mcp.result_check import ResultChecks
 from engine.mcp.stderr import StderrCapture
 from engine.mcp.transports import ProcessWatch, build_client, kill_process_group, report_spawn, signal_group
 
@@ -111,6 +112,8 @@ class Connection:
         self._timers: list[asyncio.TimerHandle] = []
         #: Signs a remote server's requests (OAuth, ``engine.mcp.oauth``); set by the supervisor before ``open``.
         self.auth: Any = None
+        #: Checks structured results against the listed output schemas (in place of the SDK's slower check).
+        self.results = ResultChecks()
 
     # ------------------------------------------------------------------------------------------- lifecycle
 
@@ -132,6 +135,7 @@ class Connection:
         async with report_spawn(self._spawned):
             await stack.enter_async_context(client)
         self.connect_ms = (time.perf_counter() - start) * 1000
+        self.results.install(client.session)
         self.client = client
 
     def _spawned(self, process: Any) -> None:
@@ -347,6 +351,7 @@ class Connection:
                 break
             seen.add(cursor)
         self.list_ttl_ms = ttl
+        self.results.learn(tools)
         return tools
 
     async def call(

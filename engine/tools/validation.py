@@ -191,6 +191,10 @@ class ArgumentValidator:
     def problems(self, args: Mapping[str, Any]) -> list[str]:
         return self._problems(self.normalize(args))
 
+    def violations(self, value: Mapping[str, Any]) -> list[str]:
+        """What is wrong with ``value`` as it is, no optional null removed first (a tool's output, not arguments)."""
+        return self._problems(value if isinstance(value, dict) else dict(value))
+
     def check(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """Normalized arguments, or ``ArgumentError`` naming every violation."""
         normalized = self.normalize(args)
