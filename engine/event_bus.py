@@ -28,15 +28,6 @@ class Subscription:
         self.dropped = 0
         self.closed = False
 
-    def _offer(self, event: Event) -> None:
-        if self._types is not None and event.type not in self._types:
-            return
-        if len(self._items) == self._maxsize:
-            self.dropped += 1
-            self._bus.dropped_total += 1
-        self._items.append(event)
-        self._ready.set()
-
     def get_nowait(self) -> Event | None:
         if self._items:
             return self._items.popleft()
@@ -81,8 +72,9 @@ class EventBus:
         #: Masks known secrets in every event before any subscriber sees it (``Redactor.event``).
         self.redact = redact
         self._subs: tuple[Subscription, ...] = ()
-        #: Event types some subscriber filters for; None when a subscriber takes every type.
-        self._wanted: frozenset[str] | None = frozenset()
+        #: Event types some subscriber filters for; None when a subscriber takes every type. Read it (``wants``
+        #: or, on a hot path, directly); the bus alone sets it.
+        self.wanted: frozenset[str] | None = frozenset()
         self.dropped_total = 0
         self.published_total = 0
 
@@ -101,23 +93,34 @@ class EventBus:
         wanted: set[str] = set()
         for s in self._subs:
             if s._types is None:
-                self._wanted = None
+                self.wanted = None
                 return
             wanted |= s._types
-        self._wanted = frozenset(wanted)
+        self.wanted = frozenset(wanted)
 
     def wants(self, event_type: str) -> bool:
         """Whether any subscriber would receive an event of this dotted type: publishers on a hot path build an
         event only when someone listens (``published_total`` then counts only the events that were built)."""
-        wanted = self._wanted
+        wanted = self.wanted
         return wanted is None or event_type in wanted
 
     def publish(self, event: Event) -> None:
         self.published_total += 1
         if self.redact is not None:
             event = self.redact(event)
+        # Offered to each subscriber inline (no method call per subscriber): this runs twice for every tool call.
         for sub in self._subs:  # a tuple, replaced on (un)subscribe: a subscriber may leave while we iterate
-            sub._offer(event)
+            types = sub._types
+            if types is not None and event.type not in types:
+                continue
+            items = sub._items
+            n = len(items)
+            if n == sub._maxsize:
+                sub.dropped += 1
+                self.dropped_total += 1
+            items.append(event)
+            if not n:  # a non-empty queue's event is already set: only ``get`` clears it, and only when empty
+                sub._ready.set()
 
     @property
     def subscriber_count(self) -> int:

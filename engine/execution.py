@@ -34,6 +34,8 @@ from engine.tools.validation import ArgumentError, parse_arguments
 
 log = logging.getLogger(__name__)
 
+_REQUESTED, _COMPLETED = ToolRequested.type, ToolCompleted.type
+
 
 def own_limit(d: ToolDefinition, settings: Settings) -> tuple[float | None, str]:
     """The tool's own time limit in seconds (None: it has none) and where it comes from, for timeout messages."""
@@ -236,7 +238,8 @@ class ToolExecutor:
         call_id = session.call_id if session else ""
         origin = d.origin_name or d.name
         bus = self.bus
-        if bus.wants(ToolRequested.type):  # events nobody listens for are not built
+        wanted = bus.wanted  # ``bus.wants``, inline: events nobody listens for are not built
+        if wanted is None or _REQUESTED in wanted:
             bus.publish(
                 ToolRequested(
                     call_id=call_id,
@@ -298,7 +301,8 @@ class ToolExecutor:
         if result.cache_hit:
             self.metrics.cache_hits.labels(d.name).inc()
         hooks.completed(entry, args, result, latency_ms, is_probe, task)
-        if not bus.wants(ToolCompleted.type):
+        wanted = bus.wanted  # read again: subscribers come and go while the tool runs
+        if wanted is not None and _COMPLETED not in wanted:
             return result
         bus.publish(
             ToolCompleted(

@@ -147,6 +147,16 @@ class LatencyWindow:
                 )
         return self._stats
 
+    @property
+    def errors(self) -> int:
+        """Failures in the window."""
+        return self._errors
+
+    def median_and_p99(self) -> tuple[float, float]:
+        """The window's p50 and p99 (``stats()``'s), without building its stats; the window must not be empty."""
+        ordered = self._sorted
+        return percentile(ordered, 0.5), percentile(ordered, 0.99)
+
     def settled_below(self, ms: float, min_samples: int) -> bool:
         """Whether the window holds at least ``min_samples`` samples and none slower than ``ms`` (so its measured p50
         is at most ``ms``), without building its stats."""

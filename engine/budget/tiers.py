@@ -259,23 +259,33 @@ class TierBoard:
         if cfg is None:
             cfg = self._config()
         lat = d.latency
-        stats = w.stats()
-        # The horizon can only make the tool unhealthy through failures or a p99 over its declared max: with no
-        # failure in the whole window and no max declared, its samples need no second look.
-        recent = (
-            stats if not stats.errors and lat.max_duration_ms is None else w.recent(self.clock() - cfg.health_horizon_s)
-        )
-        if recent.count >= cfg.min_samples:
-            if recent.errors:
-                rate = recent.error_rate
-                if rate >= cfg.unhealthy_error_rate or rate > cfg.degraded_error_rate:
+        min_samples = cfg.min_samples
+        if not w.errors and lat.max_duration_ms is None:
+            # The horizon can only make the tool unhealthy through failures or a p99 over its declared max: with no
+            # failure in the whole window and no max declared, health needs no look, and the class only the
+            # window's two percentiles (taken here without building its stats: this runs after every call).
+            count = len(w)
+            measured = count >= min_samples
+            p50, p99 = w.median_and_p99() if measured else (None, None)
+        else:
+            stats = w.stats()
+            recent = w.recent(self.clock() - cfg.health_horizon_s)
+            if recent.count >= min_samples:
+                if recent.errors:
+                    rate = recent.error_rate
+                    if rate >= cfg.unhealthy_error_rate or rate > cfg.degraded_error_rate:
+                        return False
+                if (
+                    lat.max_duration_ms is not None
+                    and recent.p99_ms is not None
+                    and recent.p99_ms > lat.max_duration_ms
+                ):
                     return False
-            if lat.max_duration_ms is not None and recent.p99_ms is not None and recent.p99_ms > lat.max_duration_ms:
-                return False
-        measured = stats.count >= cfg.min_samples
+            measured = stats.count >= min_samples
+            p50, p99 = stats.p50_ms, stats.p99_ms
         effective: float | None
-        if measured and stats.p99_ms is not None:
-            effective = stats.p99_ms
+        if measured and p99 is not None:
+            effective = p99
         elif lat.max_duration_ms is not None:
             effective = float(lat.max_duration_ms)
         elif lat.estimated_duration_ms is not None:
@@ -295,7 +305,7 @@ class TierBoard:
                 if effective <= t.deep
                 else None
             )
-        return base == old.tier and badge_for(stats.p50_ms if measured else None) == old.badge
+        return base == old.tier and badge_for(p50 if measured else None) == old.badge
 
     def refresh_all(self) -> None:
         """Recompute everything (config reload, horizon expiry)."""

@@ -9,8 +9,9 @@ A slow-tool announcement (``AnnouncementRequested``, spoken by the voice layer) 
 turn: at once when a tool whose effective p50 (measured, else declared) exceeds its slow-response threshold
 starts, or when any call is still running once that threshold has passed.
 
-The "still running" checks share one loop timer (``engine.tools.timers.TimerWheel``) instead of a ``call_later``
-per call.
+The "still running" checks cost no timer per call: calls wait in one lane per threshold, in the order they started
+(so a lane's first call is its next one due), and each lane holds one timer on the shared ``TimerWheel``, armed for
+its first call; a call that finishes leaves its lane with one dict delete.
 """
 
 from __future__ import annotations
@@ -19,13 +20,13 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from engine.events import AnnouncementRequested, EventBus, TurnOverBudget
 from engine.sessions.session import CallSession
 from engine.tools.base import ToolDefinition
 from engine.tools.progress import with_progress
-from engine.tools.timers import Timer, TimerWheel
+from engine.tools.timers import RESOLUTION, Timer, TimerWheel
 
 
 @dataclass
@@ -36,14 +37,21 @@ class _TurnState:
     announced: bool = False
 
 
-@dataclass(slots=True)
-class _Running:
+class _Running(NamedTuple):
+    """A call in flight. A named tuple: one is built for every tool call, and a tuple costs a fraction of an
+    object with an ``__init__``."""
+
     call_id: str
     definition: ToolDefinition
-    started: float
-    task: asyncio.Task[Any] | None = None
-    message: str = ""
-    timer: Timer | None = None
+    started: float  # on the tracker's timer (perf_counter): the turn's intervals
+    message: str
+    #: The lane of its slow-response threshold while its check is pending, else None.
+    lane: dict[Any, _Running] | None
+    due: float  # loop time of that check
+
+
+#: ``tuple.__new__``: builds a ``_Running`` from its fields without the named tuple's Python-level ``__new__``.
+_new_running = tuple.__new__
 
 
 def union_length(intervals: list[tuple[float, float]]) -> float:
@@ -77,7 +85,11 @@ class TurnTracker:
         self.timer = timer
         self._turns: dict[str, _TurnState] = {}
         self._running: dict[Any, _Running] = {}
-        #: The one loop timer behind every call's "still running" check.
+        #: Calls whose "still running" check is pending, by threshold (seconds), in the order they started.
+        self._lanes: dict[float, dict[Any, _Running]] = {}
+        #: Each non-empty lane's timer, armed for its first call.
+        self._lane_timers: dict[float, Timer] = {}
+        #: The one loop timer behind every lane.
         self.wheel = TimerWheel()
 
     def begin(self, session: CallSession) -> None:
@@ -99,28 +111,52 @@ class TurnTracker:
             state = self._turns[call_id] = _TurnState(session.turn, session.tier)
         if task is None:
             task = asyncio.current_task()
-        running = _Running(call_id, d, self.timer(), task, message)
         if expected_p50_ms is not None and expected_p50_ms > threshold_ms:
             self._announce(state, call_id, d, message, "slow_tool")
-        elif not state.announced:
-            running.timer = self.wheel.call_later(
-                threshold_ms / 1000, self._due, running, task.get_loop() if task is not None else None
-            )
-        self._running[task] = running
+        elif not state.announced and task is not None:
+            delay = threshold_ms / 1000
+            loop = task.get_loop()
+            lane = self._lanes.get(delay)
+            if lane is None:
+                lane = self._lanes[delay] = {}
+            running = _new_running(_Running, (call_id, d, self.timer(), message, lane, loop.time() + delay))
+            lane[task] = running
+            self._running[task] = running
+            timer = self._lane_timers.get(delay)
+            if timer is None or timer.cancelled:  # none yet, or the wheel dropped it (a new loop)
+                self._lane_timers[delay] = self.wheel.call_later(delay, self._lane_due, (delay, loop), loop)
+            return
+        self._running[task] = _new_running(_Running, (call_id, d, self.timer(), message, None, 0.0))
 
     def finished(self, task: asyncio.Task[Any] | None = None) -> None:
         """The tool call run by ``task`` (None: the current task) has completed."""
-        running = self._running.pop(task if task is not None else asyncio.current_task(), None)
+        if task is None:
+            task = asyncio.current_task()
+        running = self._running.pop(task, None)
         if running is None:
             return
-        if running.timer is not None:
-            self.wheel.cancel(running.timer)
+        lane = running.lane
+        if lane is not None:
+            lane.pop(task, None)  # its lane's timer stays armed: it finds the call gone and moves on
         state = self._turns.get(running.call_id)
         if state is not None:
             state.intervals.append((running.started, self.timer()))
 
-    def _due(self, running: _Running) -> None:
-        self._still_running(running.task, running.call_id, running.definition, running.message)
+    def _lane_due(self, lane_at: tuple[float, asyncio.AbstractEventLoop]) -> None:
+        """The timer of the lane of ``delay`` fired: check every call in it that is due, re-arm for the next one."""
+        delay, loop = lane_at
+        self._lane_timers.pop(delay, None)
+        lane = self._lanes.get(delay)
+        now = loop.time() + RESOLUTION
+        while lane:
+            task = next(iter(lane))
+            running = lane[task]
+            if running.due > now:
+                later = running.due - loop.time()
+                self._lane_timers[delay] = self.wheel.call_later(later, self._lane_due, lane_at, loop)
+                return
+            del lane[task]
+            self._still_running(task, running.call_id, running.definition, running.message)
 
     def _still_running(self, task: Any, call_id: str, d: ToolDefinition, message: str) -> None:
         state = self._turns.get(call_id)
@@ -159,4 +195,6 @@ class TurnTracker:
     def cancel_all(self) -> None:
         self.wheel.clear()
         self._running.clear()
+        self._lanes.clear()
+        self._lane_timers.clear()
         self._turns.clear()

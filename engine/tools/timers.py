@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from typing import Any
 
 #: How early the loop may run a timer (asyncio runs a handle once its time is within the clock's resolution).
-_RESOLUTION = time.get_clock_info("monotonic").resolution
+RESOLUTION = time.get_clock_info("monotonic").resolution
 
 
 class Timer:
@@ -72,6 +72,23 @@ class TimerWheel:
             self._arm(loop, timer.when)
         return timer
 
+    def add(self, timer: Timer, delay_s: float, loop: asyncio.AbstractEventLoop) -> None:
+        """Schedule ``timer`` (a ``Timer`` subclass whose ``fn`` and ``arg`` are set: one object per call instead
+        of two) ``delay_s`` seconds from now on ``loop``, the running loop."""
+        if loop is not self._loop:
+            self.clear()
+            self._loop = loop
+        lane = self._lanes.get(delay_s)
+        if lane is None:
+            lane = self._lanes[delay_s] = {}
+        timer.when = when = loop.time() + delay_s
+        timer.lane = lane
+        timer.order = next(self._order)
+        lane[timer] = None
+        self._count += 1
+        if self._handle is None or when < self._handle_at:
+            self._arm(loop, when)
+
     def cancel(self, timer: Timer) -> None:
         """Stop ``timer`` (a no-op once it fired or was cancelled). It lets go of its callback and argument: a
         timer's owner usually keeps the timer (a deadline, a running call), so holding on to the owner would make
@@ -110,7 +127,7 @@ class TimerWheel:
         loop = self._loop
         if loop is None:
             return
-        now = loop.time() + _RESOLUTION
+        now = loop.time() + RESOLUTION
         due: list[Timer] = []
         for lane in self._lanes.values():
             for timer in lane:  # in deadline order: stop at the first one not yet due
@@ -142,16 +159,21 @@ def _due_order(timer: Timer) -> tuple[float, int]:
     return (timer.when, timer.order)
 
 
-class Deadline:
-    """One call's timeout: the task it cancels and how many cancellations that task had pending before."""
+class Deadline(Timer):
+    """One call's timeout, its own timer on the wheel (one object per call): the task it cancels and how many
+    cancellations that task had pending before. ``resumed`` is the timer that runs the rest of its time after a
+    hold (``Deadlines.held``)."""
 
-    __slots__ = ("cancelling", "expired", "task", "timer")
+    __slots__ = ("cancelling", "expired", "resumed", "task")
 
     def __init__(self, task: asyncio.Task[Any]) -> None:
+        self.fn = _expire
+        self.arg = self  # let go of by the wheel's cancel, when the deadline ends or fires
+        self.cancelled = False
         self.task = task
         self.cancelling = task.cancelling()
         self.expired = False
-        self.timer: Timer | None = None
+        self.resumed: Timer | None = None
 
 
 class Deadlines:
@@ -172,14 +194,15 @@ class Deadlines:
         if task is None:
             raise RuntimeError("a deadline needs a running task")
         deadline = Deadline(task)
-        deadline.timer = self.wheel.call_later(delay_s, _expire, deadline, task.get_loop())
+        self.wheel.add(deadline, delay_s, task.get_loop())
         return deadline
 
     def end(self, deadline: Deadline) -> bool:
         """Stop ``deadline``; True when it fired and no other cancellation of its task is pending."""
         if not deadline.expired:
-            if deadline.timer is not None:
-                self.wheel.cancel(deadline.timer)
+            self.wheel.cancel(deadline)
+            if deadline.resumed is not None:
+                self.wheel.cancel(deadline.resumed)
             return False
         return deadline.task.uncancel() <= deadline.cancelling
 
@@ -187,8 +210,8 @@ class Deadlines:
     def held(self, deadline: Deadline) -> Iterator[None]:
         """Stop ``deadline``'s clock while inside (the call waits for a person: engine.elicitation); it runs on
         with the time it had left. A deadline that already fired stays fired."""
-        timer = deadline.timer
-        if deadline.expired or timer is None or timer.cancelled:
+        timer = deadline.resumed or deadline
+        if deadline.expired or timer.cancelled:
             yield
             return
         loop = asyncio.get_running_loop()
@@ -198,9 +221,9 @@ class Deadlines:
             yield
         finally:
             if not deadline.expired:
-                deadline.timer = self.wheel.call_later(left, _expire, deadline)
+                deadline.resumed = self.wheel.call_later(left, _expire, deadline)
 
 
-def _expire(deadline: Deadline) -> None:
+def _expire(deadline: Any) -> None:
     deadline.expired = True
     deadline.task.cancel()
