@@ -1,0 +1,59 @@
+"""The turn tracker's "still running" checks: calls wait in one lane per threshold behind one wheel timer, and each
+call is checked when its own threshold has passed — not its lane's first call's, and not after it finished."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from engine.budget.turns import TurnTracker
+from engine.events import AnnouncementRequested, EventBus
+from engine.sessions.session import CallSession
+from engine.tools.base import ToolDefinition
+
+
+def call(call_id: str) -> CallSession:
+    return CallSession(call_id=call_id, context="c", provider="p")
+
+
+def tracker() -> tuple[TurnTracker, Any]:
+    bus = EventBus()
+    sub = bus.subscribe(types={AnnouncementRequested.type})
+    return TurnTracker(bus, lambda tier: 1000, lambda tier: None, lambda: None), sub
+
+
+async def run_for(turns: TurnTracker, session: CallSession, name: str, seconds: float, threshold_ms: int) -> None:
+    turns.started(session, ToolDefinition(name, "t"), None, threshold_ms, f"{name} is slow")
+    await asyncio.sleep(seconds)
+    turns.finished()
+
+
+async def test_each_call_is_checked_at_its_own_threshold() -> None:
+    turns, sub = tracker()
+    quick = asyncio.create_task(run_for(turns, call("a"), "quick", 0.01, 60))  # arms the lane for 60 ms from now
+    await asyncio.sleep(0.03)
+    slow_started = time.time()
+    slow = asyncio.create_task(run_for(turns, call("b"), "slow", 0.2, 60))  # due ~30 ms after the lane's timer
+    await asyncio.gather(quick, slow)
+    (announced,) = sub.drain()
+    assert (announced.call_id, announced.exposed_name, announced.reason) == ("b", "slow", "still_running")
+    assert announced.ts - slow_started >= 0.059  # its own threshold, not the first timer's (which fired ~30 ms in)
+    assert not turns._running and not any(turns._lanes.values())  # nothing left behind
+
+
+async def test_calls_that_finish_in_time_leave_their_lane_and_are_never_announced() -> None:
+    turns, sub = tracker()
+    session = call("c")
+    await asyncio.gather(*(run_for(turns, session, f"t{i}", 0.005, 30) for i in range(20)))
+    await asyncio.sleep(0.05)  # past every threshold
+    assert sub.drain() == []
+    assert not any(turns._lanes.values())
+
+
+async def test_lanes_of_different_thresholds_each_announce_once_per_turn() -> None:
+    turns, sub = tracker()
+    session = call("d")
+    await asyncio.gather(run_for(turns, session, "long", 0.08, 50), run_for(turns, session, "short", 0.08, 20))
+    (announced,) = sub.drain()  # the turn's one announcement: the call whose threshold passed first
+    assert announced.exposed_name == "short"
