@@ -148,6 +148,7 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
                                        command_dispatcher(engine).run,
                                        attach_approver=engine.executor.approvals.attach))  # fmt: skip
     components.append(budget)
+    engine.calls.end_hooks.append(budget.call_ended)  # a call that ends mid-turn leaves no turn state behind
     from engine.store.shared_book import SharedBook  # the environment's measured latencies, before MCP servers
 
     components.append(SharedBook(lambda: engine.settings, budget, engine.spawn, lambda: engine_id(engine)))

@@ -354,6 +354,10 @@ class BudgetLayer:
     def after_turn(self, session: CallSession) -> None:
         self.turns.end(session)
 
+    def call_ended(self, session: CallSession) -> None:
+        """The call is over, maybe mid-turn (a hangup, a dropped line): its turn is dropped unreported."""
+        self.turns.forget(session.call_id)
+
     def start_tier(self, session: CallSession) -> tuple[str, str]:
         """A new call's tier before its first turn: the operator's global default, else its context's."""
         d = self.default_for(session)

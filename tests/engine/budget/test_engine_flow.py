@@ -130,3 +130,12 @@ def test_concurrent_calls_cost_the_slowest_and_rounds_add_up() -> None:
     assert union_length([(0.0, 0.03), (0.0, 0.01), (0.005, 0.02)]) == pytest.approx(0.03)  # one concurrent round
     assert union_length([(0.0, 0.03), (0.04, 0.07)]) == pytest.approx(0.06)  # two sequential rounds
     assert union_length([]) == 0.0
+
+
+async def test_a_call_ended_mid_turn_leaves_no_turn_state_behind(tmp_path: Path) -> None:
+    engine = Engine(demo_settings(tmp_path))
+    call = await engine.start_call("demo")
+    engine.budget.before_turn(call, "hello")  # a turn opened, as a realtime caller's words open one
+    assert call.call_id in engine.budget.turns._turns
+    await engine.end_call(call.call_id, "hangup")  # before the answer: the turn never closed
+    assert call.call_id not in engine.budget.turns._turns
