@@ -295,8 +295,10 @@ class ToolExecutor:
                 result = ToolResult("error", f"{d.name} returned {type(result).__name__}, not a ToolResult")
         latency_ms = (time.perf_counter() - start) * 1000
         # The one boundary every result passes: providers, the transcript, events and the CLI get it masked.
-        result.message = self.redact(result.message)
-        result.data = self.redact.value(result.data)
+        redact = self.redact
+        if redact.active:
+            result.message = redact(result.message)
+            result.data = redact.value(result.data)
         self.metrics.tool_done(d.server, origin, result.status, latency_ms / 1000)
         if result.cache_hit:
             self.metrics.cache_hits.labels(d.name).inc()

@@ -92,12 +92,9 @@ class Redactor:
         #: Each secret's longest run of characters no encoding changes: absent from a JSON dump of a structure,
         #: no form of that secret can be inside it (one C-speed dump and scan instead of a walk in Python).
         self._cores: re.Pattern[str] | None = None
+        #: Whether there is anything to mask (an attribute, not a property: the tool path reads it on every call).
+        self.active = False
         self.update(secrets)
-
-    @property
-    def active(self) -> bool:
-        """Whether there is anything to mask."""
-        return self._pattern is not None
 
     def update(self, secrets: Iterable[str]) -> None:
         new = {s for s in secrets if isinstance(s, str) and len(s) >= MIN_SECRET_LENGTH}
@@ -110,6 +107,7 @@ class Redactor:
                 forms |= encoded_forms(s)
             ordered = sorted(forms, key=lambda f: (-len(f), f))
             self._pattern = re.compile("|".join(re.escape(f) for f in ordered))
+            self.active = True
             cores = [max(_UNCHANGED.findall(s), key=len, default="") for s in self._secrets]
             self._cores = None if not all(cores) else re.compile("|".join(re.escape(c) for c in set(cores)))
 

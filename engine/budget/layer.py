@@ -238,7 +238,8 @@ class BudgetLayer:
         self, entry: RegisteredTool, session: CallSession | None, task: asyncio.Task[Any] | None = None
     ) -> tuple[float, str]:
         """The tool's own limit (else the engine's default), clamped to the call's tier budget; and its source.
-        Inside a call it also starts the turn's accounting of the call run by ``task`` (None: the current task).
+        Inside a call it also starts the turn's accounting of the call run by ``task`` (None: the current task): this
+        is the one hook a call passes before it runs, so that work is written out here rather than in a helper.
 
         The limit's wording is built once per value (``_limit_text``), not per call; the numbers themselves are
         read from the settings on every call, so a setting changed in place applies to the next call."""
@@ -253,7 +254,20 @@ class BudgetLayer:
             own = self._limit_texts.get(("", ms)) or self._limit_text("", ms)
         if session is None:
             return own  # type: ignore[return-value]
-        self._track_start(session, plan, task)
+        # The turn's accounting of this call, from the tool's measured p50 once the window holds min_samples calls
+        # (what its status reports), else its declared one.
+        self.board.seed(d)
+        w = self.book.get(plan.key)
+        expected: float | None = d.latency.estimated_duration_ms
+        if w is not None:
+            min_samples = settings.budget.min_samples
+            if w.settled_below(plan.threshold_ms, min_samples):
+                expected = None  # measured, and no call was ever slow: the timer decides, as a low p50 would
+            else:
+                stats = w.stats()
+                if stats.count >= min_samples and stats.p50_ms is not None:
+                    expected = stats.p50_ms
+        self.turns.started(session, d, expected, plan.threshold_ms, plan.message, task)
         tier = session.tier
         if plan.exempt or tier not in TIER_ORDER:
             return own  # type: ignore[return-value]
@@ -275,22 +289,6 @@ class BudgetLayer:
                 self._limit_texts.clear()
             self._limit_texts[key] = out
         return out
-
-    def _track_start(self, session: CallSession, plan: _Plan, task: asyncio.Task[Any] | None = None) -> None:
-        d = plan.definition
-        self.board.seed(d)
-        # The tool's measured p50 once the window holds min_samples calls (what its status reports), else declared.
-        w = self.book.get(plan.key)
-        expected: float | None = d.latency.estimated_duration_ms
-        if w is not None:
-            min_samples = plan.settings.budget.min_samples
-            if w.settled_below(plan.threshold_ms, min_samples):
-                expected = None  # measured, and no call was ever slow: the timer decides, as a low p50 would
-            else:
-                stats = w.stats()
-                if stats.count >= min_samples and stats.p50_ms is not None:
-                    expected = stats.p50_ms
-        self.turns.started(session, d, expected, plan.threshold_ms, plan.message, task)
 
     def cached(self, entry: RegisteredTool, args: Mapping[str, Any]) -> ToolResult | None:
         d = entry.tool.definition

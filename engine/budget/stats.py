@@ -88,12 +88,12 @@ class LatencyWindow:
     is the steady state of a tool in use.
     """
 
-    __slots__ = ("_errors", "_inversions", "_probes", "_recent", "_samples", "_sorted", "_stats")
+    __slots__ = ("_inversions", "_probes", "_recent", "_samples", "_sorted", "_stats", "errors")
 
     def __init__(self, size: int) -> None:
         self._samples: deque[Sample]
         self._sorted: list[float]
-        self._errors: int
+        self.errors: int
         self._probes: int
         self._stats: WindowStats | None
         # Adjacent pairs recorded out of time order (an injected clock that went back); while there are none,
@@ -107,34 +107,32 @@ class LatencyWindow:
             raise ValueError(f"window size must be positive, got {size}")
         self._samples = deque(maxlen=size)
         self._sorted = []
-        self._errors = self._probes = self._inversions = 0
+        self.errors = self._probes = self._inversions = 0
         self._stats = self._recent = None
 
     def add(self, sample: Sample) -> None:
         samples = self._samples
-        if len(samples) == samples.maxlen:
-            self._evict_oldest()
-        if samples and sample[0] < samples[-1][0]:  # .at, by index: a named tuple's field is a Python call
+        ordered = self._sorted
+        # Fields by index: a named tuple's field name is a Python-level property (.at, .duration_ms, .status ...).
+        if len(samples) == samples.maxlen:  # the oldest leaves first
+            old = samples.popleft()
+            if samples and samples[0][0] < old[0]:
+                self._inversions -= 1
+            del ordered[bisect_left(ordered, old[1])]
+            if old[2] in FAILED:
+                self.errors -= 1
+            if old[3]:
+                self._probes -= 1
+        if samples and sample[0] < samples[-1][0]:
             self._inversions += 1
         samples.append(sample)
-        insort(self._sorted, sample[1])
+        insort(ordered, sample[1])
         if sample[2] in FAILED:
-            self._errors += 1
+            self.errors += 1
         if sample[3]:
             self._probes += 1
         self._stats = None
         self._recent = None
-
-    def _evict_oldest(self) -> None:
-        samples = self._samples
-        old = samples.popleft()
-        if samples and samples[0][0] < old[0]:
-            self._inversions -= 1
-        del self._sorted[bisect_left(self._sorted, old[1])]
-        if old[2] in FAILED:
-            self._errors -= 1
-        if old[3]:
-            self._probes -= 1
 
     def stats(self) -> WindowStats:
         if self._stats is None:
@@ -143,19 +141,24 @@ class LatencyWindow:
                 self._stats = WindowStats(0, None, None, 0, 0)
             else:
                 self._stats = WindowStats(
-                    len(ordered), percentile(ordered, 0.5), percentile(ordered, 0.99), self._errors, self._probes
+                    len(ordered), percentile(ordered, 0.5), percentile(ordered, 0.99), self.errors, self._probes
                 )
         return self._stats
 
-    @property
-    def errors(self) -> int:
-        """Failures in the window."""
-        return self._errors
-
-    def median_and_p99(self) -> tuple[float, float]:
-        """The window's p50 and p99 (``stats()``'s), without building its stats; the window must not be empty."""
+    def measured_p50_p99(self, min_samples: int) -> tuple[float | None, float | None]:
+        """The window's p50 and p99 (``stats()``'s) once it holds ``min_samples`` samples, else (None, None); without
+        building its stats. ``engine.stats.percentile`` written out: the budget layer asks after every call."""
         ordered = self._sorted
-        return percentile(ordered, 0.5), percentile(ordered, 0.99)
+        n = len(ordered)
+        if n < min_samples or not n:
+            return None, None
+        h = (n - 1) * 0.5
+        lo = int(h)
+        p50 = float(ordered[-1]) if lo >= n - 1 else float(ordered[lo] + (h - lo) * (ordered[lo + 1] - ordered[lo]))
+        h = (n - 1) * 0.99
+        lo = int(h)
+        p99 = float(ordered[-1]) if lo >= n - 1 else float(ordered[lo] + (h - lo) * (ordered[lo + 1] - ordered[lo]))
+        return p50, p99
 
     def settled_below(self, ms: float, min_samples: int) -> bool:
         """Whether the window holds at least ``min_samples`` samples and none slower than ``ms`` (so its measured p50

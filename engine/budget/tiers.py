@@ -264,9 +264,8 @@ class TierBoard:
             # The horizon can only make the tool unhealthy through failures or a p99 over its declared max: with no
             # failure in the whole window and no max declared, health needs no look, and the class only the
             # window's two percentiles (taken here without building its stats: this runs after every call).
-            count = len(w)
-            measured = count >= min_samples
-            p50, p99 = w.median_and_p99() if measured else (None, None)
+            p50, p99 = w.measured_p50_p99(min_samples)
+            measured = p99 is not None
         else:
             stats = w.stats()
             recent = w.recent(self.clock() - cfg.health_horizon_s)

@@ -26,7 +26,7 @@ from typing import Any
 
 from jsonschema.exceptions import SchemaError
 
-from engine.tools.fast_schema import Check, _compile, _kind, _run, _uses_only_fast
+from engine.tools.fast_schema import Check, _compile, _kind, _run, _Stop, _uses_only_fast
 from engine.tools.limits import DEFAULT_LIMITS, LimitExceeded, Limits, check_text, check_value, clip, text_needs_walk
 from engine.tools.schema_rules import FORMAT_CHECKER, Reference
 
@@ -198,7 +198,15 @@ class ArgumentValidator:
     def check(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """Normalized arguments, or ``ArgumentError`` naming every violation."""
         normalized = self.normalize(args)
-        problems = self._problems(normalized)
+        fast = self._fast
+        if fast is not None:  # ``_problems``'s fast path, written out: this runs for every tool call
+            problems: list[str] = []
+            try:
+                fast(normalized, "", problems)
+            except _Stop:
+                pass
+        else:
+            problems = self._problems(normalized)
         if problems:
             raise ArgumentError(problems)
         return normalized

@@ -31,6 +31,18 @@ def test_window_p50_p99_match_numpy(values: list[float]) -> None:
     assert stats.p99_ms == pytest.approx(float(np.percentile(values, 99)), rel=1e-9, abs=1e-6)
 
 
+@settings(max_examples=200, deadline=None)
+@given(values=durations, window=st.integers(min_value=1, max_value=50), min_samples=st.integers(1, 60))
+def test_the_measured_percentiles_are_the_window_stats_own(values: list[float], window: int, min_samples: int) -> None:
+    """The budget layer's per-call shortcut gives exactly ``stats()``'s numbers, or none before ``min_samples``."""
+    w = LatencyWindow(window)
+    for i, v in enumerate(values):
+        w.add(Sample(float(i), v, "success"))
+        stats = w.stats()
+        expected = (stats.p50_ms, stats.p99_ms) if stats.count >= min_samples else (None, None)
+        assert w.measured_p50_p99(min_samples) == expected
+
+
 @pytest.mark.parametrize(
     ("values", "q", "expected"),
     [
