@@ -59,7 +59,7 @@ def parse_arguments(raw: str | Mapping[str, Any] | None, limits: Limits = DEFAUL
     if raw is None or raw == "":
         return {}
     try:
-        if isinstance(raw, Mapping):
+        if type(raw) is dict or isinstance(raw, Mapping):  # a dict first: the ABC check is a Python-level call
             check_value(raw, limits)
             return dict(raw)
         if not isinstance(raw, str):

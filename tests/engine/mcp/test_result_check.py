@@ -3,7 +3,6 @@ validator passes needs no jsonschema run; everything else still gets the SDK's o
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from types import SimpleNamespace
 from typing import Any
@@ -75,7 +74,7 @@ async def test_a_new_listing_replaces_schemas_and_forgets_tools_gone() -> None:
 
 
 @settings(
-    max_examples=300,
+    max_examples=150,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
@@ -87,7 +86,9 @@ def test_whatever_the_engine_passes_the_sdk_check_passes_too(case: tuple[dict[st
     reverse."""
     schema, instance = case
     checks, asked = installed(tool("t", schema))
-    asyncio.run(checks.check("t", result(instance)))
+    step = checks.check("t", result(instance))
+    with pytest.raises(StopIteration):  # nothing in it waits: it ends on its first step (no event loop per example)
+        step.send(None)
     if not asked:
         assert jsonschema_for(schema)(schema).is_valid(instance), (schema, instance)
 
