@@ -56,10 +56,11 @@ _DECODER = json.JSONDecoder(parse_constant=_no_constant)
 def parse_arguments(raw: str | Mapping[str, Any] | None, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
     """Arguments arrive as a JSON string (OpenAI, Deepgram) or an object. Bounded first (``limits``), then
     parsed; anything out of bounds, malformed or not an object raises ``ArgumentError``."""
-    if raw is None or raw == "":
+    # A dict, the common case, is never compared with "" nor ABC-checked (a Python-level call).
+    if type(raw) is not dict and (raw is None or raw == ""):
         return {}
     try:
-        if type(raw) is dict or isinstance(raw, Mapping):  # a dict first: the ABC check is a Python-level call
+        if type(raw) is dict or isinstance(raw, Mapping):
             check_value(raw, limits)
             return dict(raw)
         if not isinstance(raw, str):
@@ -197,16 +198,19 @@ class ArgumentValidator:
 
     def check(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """Normalized arguments, or ``ArgumentError`` naming every violation."""
-        normalized = self.normalize(args)
         fast = self._fast
-        if fast is not None:  # ``_problems``'s fast path, written out: this runs for every tool call
+        if fast is not None and type(args) is dict:
+            # Arguments the compiled check passes as they are hold no null that ``normalize`` would drop (such a null
+            # fails its own schema), so they are already normalized: the common case skips the walk for nulls.
             problems: list[str] = []
             try:
-                fast(normalized, "", problems)
+                fast(args, "", problems)
             except _Stop:
                 pass
-        else:
-            problems = self._problems(normalized)
+            if not problems:
+                return args
+        normalized = self.normalize(args)
+        problems = self._problems(normalized)
         if problems:
             raise ArgumentError(problems)
         return normalized

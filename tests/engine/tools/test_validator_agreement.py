@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.tools.validation import FORMAT_CHECKER, ArgumentValidator, Reference
+from engine.tools.validation import FORMAT_CHECKER, ArgumentError, ArgumentValidator, Reference
 
 KEYS = ["a", "b", "c", "d"]
 TYPES = ["string", "integer", "number", "boolean", "array", "object", "null"]
@@ -169,6 +170,12 @@ def test_fast_path_agrees_with_the_reference(case: tuple[dict[str, Any], dict[st
     slow_problems = slow.problems(instance)
     assert (not fast_problems) == reference_valid, (fast_problems, normalized)
     assert (not slow_problems) == reference_valid, (slow_problems, normalized)
+    # What a call gets: the normalized arguments (``check`` skips normalizing what its compiled check passes as is).
+    if reference_valid:
+        assert fast.check(instance) == normalized == slow.check(instance)
+    else:
+        with pytest.raises(ArgumentError):
+            fast.check(instance)
 
 
 def test_optional_null_does_not_depend_on_anyof_elsewhere() -> None:
