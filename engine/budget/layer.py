@@ -18,7 +18,6 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
@@ -26,6 +25,7 @@ from prometheus_client import Counter, Gauge
 
 from engine.budget.cache import ResultCache, cacheable
 from engine.budget.calibration import PROBE_MODE, calibrate_server
+from engine.budget.plans import CallPlan, call_plan, limit_named
 from engine.budget.selector import Decision, TurnFacts, decide, default_decision
 from engine.budget.stats import BookKey, LatencyBook, Sample
 from engine.budget.tiers import HEALTHY, TIER_ORDER, UNHEALTHY, TierBoard, ToolStatus
@@ -33,13 +33,12 @@ from engine.budget.turns import TurnTracker
 from engine.call_tiers import CallTiers
 from engine.config.models import BudgetConfig, ContextTierConfig, Settings
 from engine.events import EventBus
-from engine.execution import DEFAULT_SOURCE, default_limit_for, own_limit
+from engine.execution import DEFAULT_SOURCE
 from engine.metrics import Metrics
 from engine.sessions.session import CallSession
 from engine.tasks import Spawn
 from engine.tools.base import ToolDefinition, ToolResult
 from engine.tools.registry import RegisteredTool, ToolRegistry
-from engine.tools.view import matches_allowlist
 
 log = logging.getLogger(__name__)
 
@@ -50,21 +49,6 @@ class ProbeRunner(Protocol):
     """Runs one calibration probe through the engine's execution path (``is_probe``, only that tool allowed)."""
 
     async def __call__(self, exposed_name: str, args: Mapping[str, Any]) -> ToolResult: ...
-
-
-@dataclass(frozen=True, slots=True)
-class _Plan:
-    """Per tool definition and settings object: its own timeout, exemption, slow-response rule and book key."""
-
-    definition: ToolDefinition
-    settings: Settings
-    own_ms: int | None
-    exempt: bool
-    threshold_ms: int
-    message: str
-    key: BookKey
-    #: ``own_limit`` of the definition under these settings: (seconds or None, where it comes from).
-    own: tuple[float | None, str]
 
 
 class BudgetLayer:
@@ -92,7 +76,7 @@ class BudgetLayer:
         self._clock = clock
         self._env_fn: EnvironmentFn | None = None
         self._env_cache: dict[str, str] = {}
-        self._plans: dict[str, _Plan] = {}
+        self._plans: dict[str, CallPlan] = {}
         self._limit_texts: dict[tuple[str, int], tuple[float, str]] = {}
         cfg = self.config
         # The parts get the clock itself (one call on every tool call, not two); ``set_clock`` hands on a new one.
@@ -194,39 +178,12 @@ class BudgetLayer:
 
     # ------------------------------------------------------------------------------------ execution hooks
 
-    def _exempt(self, d: ToolDefinition) -> bool:
-        return matches_allowlist(d.name, self.config.exempt_tools)
-
-    def _plan(self, d: ToolDefinition) -> _Plan:
+    def _plan(self, d: ToolDefinition) -> CallPlan:
         """What the hooks need about ``d`` on every call, worked out once per definition and settings."""
         settings = self._settings()
         plan = self._plans.get(d.name)
-        if plan is not None and plan.definition is d and plan.settings is settings:
-            return plan
-        cfg = settings.budget
-        server_cfg = settings.mcp.servers.get(d.server)
-        server_defaults = server_cfg.defaults if server_cfg is not None else None
-        threshold = (
-            d.slow_response_threshold_ms
-            or (server_defaults.slow_response_threshold_ms if server_defaults else None)
-            or cfg.slow_response_threshold_ms
-        )
-        message = (
-            d.slow_response_message
-            or (server_defaults.slow_response_message if server_defaults else None)
-            or cfg.slow_response_message
-        )
-        plan = _Plan(
-            definition=d,
-            settings=settings,
-            own_ms=d.timeout_ms or d.latency.max_duration_ms,
-            exempt=self._exempt(d),
-            threshold_ms=threshold,
-            message=message,
-            key=self.board.key_for(d),
-            own=own_limit(d, settings),
-        )
-        self._plans[d.name] = plan
+        if plan is None or plan.definition is not d or plan.settings is not settings:
+            plan = self._plans[d.name] = call_plan(d, settings, self.board.key_for(d))
         return plan
 
     def timeout_s(self, entry: RegisteredTool, session: CallSession | None, default_s: float) -> float:
@@ -281,10 +238,7 @@ class BudgetLayer:
         key = (tier, ms)
         out = self._limit_texts.get(key)
         if out is None:
-            if not tier:
-                out = default_limit_for(ms)
-            else:
-                out = (ms / 1000, f"the {tier.upper()} tier's budget (budget.tiers.{tier}: {ms})")
+            out = limit_named(tier, ms)
             if len(self._limit_texts) > 64:  # values only change by hand: a handful at most
                 self._limit_texts.clear()
             self._limit_texts[key] = out

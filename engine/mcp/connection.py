@@ -17,7 +17,7 @@ import asyncio
 import logging
 import signal
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Generator
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from engine.backoff import Backoff
 from engine.config.models import McpServerConfig
 from engine.elicitation.route import Asker, InFlight
+from engine.mcp.cancel_watch import Watched, uncancel
 from engine.mcp.result_check import ResultChecks
 from engine.mcp.stderr import StderrCapture
 from engine.mcp.transports import ProcessWatch, build_client, kill_process_group, report_spawn, signal_group
@@ -313,13 +314,13 @@ class Connection:
 
         self.dead.add_done_callback(on_dead)
         try:
-            result = await _Watched(coro, on_cancel)
+            result = await Watched(coro, on_cancel)
         except asyncio.CancelledError:
-            if _uncancel(task, killed + forced) == 0 and killed:
+            if uncancel(task, killed + forced) == 0 and killed:
                 raise ServerGone(self.dead.result()) from None
             raise
         except Exception as e:
-            _uncancel(task, killed + forced)
+            uncancel(task, killed + forced)
             if killed:  # our cancellation became another error on its way out: the server is gone all the same
                 raise ServerGone(self.dead.result()) from e
             if isinstance(e, MCPError) and e.error.code == types.CONNECTION_CLOSED:
@@ -331,7 +332,7 @@ class Connection:
             self.dead.remove_done_callback(on_dead)
             if guard is not None:
                 guard.cancel()
-        _uncancel(task, killed + forced)  # the request swallowed a cancellation of ours and answered anyway
+        uncancel(task, killed + forced)  # the request swallowed a cancellation of ours and answered anyway
         return result
 
     async def list_tools(self) -> list[types.Tool]:
@@ -362,43 +363,3 @@ class Connection:
             client.call_tool(name, arguments, read_timeout_seconds=timeout_s, progress_callback=progress)
         )
         return result
-
-
-def _uncancel(task: asyncio.Task[Any], times: int) -> int:
-    """Take back ``times`` cancellation requests of ours; returns the requests still pending (someone else's)."""
-    for _ in range(times):
-        task.uncancel()
-    return task.cancelling()
-
-
-class _Watched:
-    """Awaits a coroutine like ``await coro`` does, and calls ``on_cancel`` each time a cancellation reaches it.
-
-    A plain ``await`` hands a cancellation straight to the innermost frame, so nothing in between hears of it;
-    this steps the coroutine itself (send/throw, as ``yield from`` would) to notice.
-    """
-
-    __slots__ = ("_coro", "_on_cancel")
-
-    def __init__(self, coro: Coroutine[Any, Any, Any], on_cancel: Callable[[], None]) -> None:
-        self._coro = coro
-        self._on_cancel = on_cancel
-
-    def __await__(self) -> Generator[Any, Any, Any]:
-        coro = self._coro
-        value: Any = None
-        error: BaseException | None = None
-        while True:
-            try:
-                step = coro.send(value) if error is None else coro.throw(error)
-            except StopIteration as done:
-                return done.value
-            try:
-                value, error = (yield step), None
-            except GeneratorExit:
-                coro.close()
-                raise
-            except BaseException as e:  # handed on to the coroutine, exactly as ``yield from`` would
-                value, error = None, e
-                if isinstance(e, asyncio.CancelledError):
-                    self._on_cancel()
