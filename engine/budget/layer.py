@@ -221,9 +221,9 @@ class BudgetLayer:
             if w.settled_below(plan.threshold_ms, min_samples):
                 expected = None  # measured, and no call was ever slow: the timer decides, as a low p50 would
             else:
-                stats = w.stats()
-                if stats.count >= min_samples and stats.p50_ms is not None:
-                    expected = stats.p50_ms
+                p50, _ = w.measured_p50_p99(min_samples)
+                if p50 is not None:
+                    expected = p50
         self.turns.started(session, d, expected, plan.threshold_ms, plan.message, task)
         tier = session.tier
         if plan.exempt or tier not in TIER_ORDER:

@@ -147,18 +147,11 @@ class LatencyWindow:
 
     def measured_p50_p99(self, min_samples: int) -> tuple[float | None, float | None]:
         """The window's p50 and p99 (``stats()``'s) once it holds ``min_samples`` samples, else (None, None); without
-        building its stats. ``engine.stats.percentile`` written out: the budget layer asks after every call."""
+        building its stats (the budget layer asks after every call)."""
         ordered = self._sorted
-        n = len(ordered)
-        if n < min_samples or not n:
+        if not ordered or len(ordered) < min_samples:
             return None, None
-        h = (n - 1) * 0.5
-        lo = int(h)
-        p50 = float(ordered[-1]) if lo >= n - 1 else float(ordered[lo] + (h - lo) * (ordered[lo + 1] - ordered[lo]))
-        h = (n - 1) * 0.99
-        lo = int(h)
-        p99 = float(ordered[-1]) if lo >= n - 1 else float(ordered[lo] + (h - lo) * (ordered[lo + 1] - ordered[lo]))
-        return p50, p99
+        return percentile(ordered, 0.5), percentile(ordered, 0.99)
 
     def settled_below(self, ms: float, min_samples: int) -> bool:
         """Whether the window holds at least ``min_samples`` samples and none slower than ``ms`` (so its measured p50

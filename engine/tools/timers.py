@@ -224,6 +224,6 @@ class Deadlines:
                 deadline.resumed = self.wheel.call_later(left, _expire, deadline)
 
 
-def _expire(deadline: Any) -> None:
+def _expire(deadline: Deadline) -> None:
     deadline.expired = True
     deadline.task.cancel()

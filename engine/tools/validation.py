@@ -26,7 +26,7 @@ from typing import Any
 
 from jsonschema.exceptions import SchemaError
 
-from engine.tools.fast_schema import Check, _compile, _kind, _run, _Stop, _uses_only_fast
+from engine.tools.fast_schema import Check, _compile, _kind, _run, _uses_only_fast
 from engine.tools.limits import DEFAULT_LIMITS, LimitExceeded, Limits, check_text, check_value, clip, text_needs_walk
 from engine.tools.schema_rules import FORMAT_CHECKER, Reference
 
@@ -203,10 +203,7 @@ class ArgumentValidator:
             # Arguments the compiled check passes as they are hold no null that ``normalize`` would drop (such a null
             # fails its own schema), so they are already normalized: the common case skips the walk for nulls.
             problems: list[str] = []
-            try:
-                fast(args, "", problems)
-            except _Stop:
-                pass
+            _run(fast, args, "", problems)
             if not problems:
                 return args
         normalized = self.normalize(args)
