@@ -71,6 +71,22 @@ class WindowStats(NamedTuple):
         )
 
 
+class Bands(NamedTuple):
+    """Where a window's percentiles may move without changing what they decide (``LatencyWindow.within``): its p99
+    in ``(p99_above, p99_at_most]``, its p50 in ``[p50_from, p50_below)``, once it holds ``min_samples`` samples."""
+
+    min_samples: int
+    p99_above: float
+    p99_at_most: float
+    p50_from: float
+    p50_below: float
+
+
+#: A linear-interpolated percentile of non-negative samples exceeds the upper of the two samples it lies between by
+#: at most five units in the last place (three roundings); ``within`` allows for far more than that: a sample that
+#: close to a band's upper bound takes the percentile itself.
+_SLACK = 1 + 2**-40
+
 #: ``tuple.__new__``: builds a ``Sample`` from its fields without the named tuple's Python-level ``__new__``.
 _new_sample = tuple.__new__
 
@@ -152,6 +168,31 @@ class LatencyWindow:
         if not ordered or len(ordered) < min_samples:
             return None, None
         return percentile(ordered, 0.5), percentile(ordered, 0.99)
+
+    def within(self, bands: Bands) -> bool:
+        """Whether the window holds at least ``bands.min_samples`` samples, its p99 in ``(p99_above, p99_at_most]`` and
+        its p50 in ``[p50_from, p50_below)`` — ``stats()``'s percentiles, decided without taking them when the two
+        samples each lies between are inside the band (the budget layer asks after every call; samples across
+        a bound, or within rounding of an upper one, take the exact percentile)."""
+        ordered = self._sorted
+        n = len(ordered)
+        if n < bands[0] or not n:
+            return False
+        last = n - 1
+        # A linear-interpolated percentile lies between the samples at floor(h) and floor(h) + 1 (engine.stats).
+        i = int(last * 0.99)
+        below, above = ordered[i], ordered[i + 1 if i < last else i]
+        if not (bands[1] < below and above * _SLACK <= bands[2]):
+            p99 = percentile(ordered, 0.99)
+            if not bands[1] < p99 <= bands[2]:
+                return False
+        i = last >> 1
+        below, above = ordered[i], ordered[i + 1 if last & 1 else i]
+        if not (bands[3] <= below and above * _SLACK < bands[4]):
+            p50 = percentile(ordered, 0.5)
+            if not bands[3] <= p50 < bands[4]:
+                return False
+        return True
 
     def settled_below(self, ms: float, min_samples: int) -> bool:
         """Whether the window holds at least ``min_samples`` samples and none slower than ``ms`` (so its measured p50

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from engine.budget.stats import BookKey, LatencyBook, LatencyWindow, WindowStats
+from engine.budget.stats import Bands, BookKey, LatencyBook, LatencyWindow, WindowStats
 from engine.config.models import BudgetConfig
 from engine.tools.base import ToolDefinition
 from engine.tools.registry import RegisteredTool
@@ -36,17 +36,21 @@ def tier_index(tier: str) -> int:
         raise ValueError(f"unknown tier {tier!r} (fast, standard or deep)") from None
 
 
+#: The badges by p50 (ms): each holds from its bound up to the next one's.
+_BADGES: tuple[tuple[float, str], ...] = ((0.0, "Lightning"), (50.0, "Fast"), (200.0, "Standard"), (1000.0, "Slow"))
+_INF = float("inf")
+
+
 def badge_for(p50_ms: float | None) -> str:
     """Lightning < 50 ms, Fast < 200 ms, Standard < 1 s, Slow ≥ 1 s; Unmeasured without enough samples."""
     if p50_ms is None:
         return "Unmeasured"
-    if p50_ms < 50:
-        return "Lightning"
-    if p50_ms < 200:
-        return "Fast"
-    if p50_ms < 1000:
-        return "Standard"
-    return "Slow"
+    badge = _BADGES[0][1]
+    for bound, name in _BADGES[1:]:
+        if p50_ms < bound:
+            break
+        badge = name
+    return badge
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +164,27 @@ def classify(
     )
 
 
+def _bands(d: ToolDefinition, status: ToolStatus, cfg: BudgetConfig) -> Bands | None:
+    """Where the measured p50 and p99 of ``d``'s window may move while ``_same_class`` would still say yes, for a
+    status of ``d`` taken under ``cfg``: its tier's latency band and its badge's. None when the class depends on more
+    than the two percentiles (not healthy, a declared max, or not measured yet) or the status is not one that
+    measured percentiles give (its tier is not its p99's)."""
+    if status.health != HEALTHY or d.latency.max_duration_ms is not None or status.badge == "Unmeasured":
+        return None
+    t = cfg.tiers
+    edges = (-_INF, float(t.fast), float(t.standard), float(t.deep), _INF)
+    tiers = (*TIER_ORDER, None)
+    if status.tier not in tiers:
+        return None
+    k = tiers.index(status.tier)
+    b = next((i for i, (_, badge) in enumerate(_BADGES) if badge == status.badge), None)
+    if b is None:
+        return None
+    p50_from = _BADGES[b][0] if b else -_INF
+    p50_below = _BADGES[b + 1][0] if b + 1 < len(_BADGES) else _INF
+    return Bands(cfg.min_samples, edges[k], edges[k + 1], p50_from, p50_below)
+
+
 class TierBoard:
     """Every tool's current status, and the view builder's tier filter (with a revision that moves on change)."""
 
@@ -174,7 +199,9 @@ class TierBoard:
         self._config = config
         self.environment = environment
         self.clock = clock
-        self._status: dict[str, tuple[ToolDefinition, ToolStatus]] = {}
+        #: Each tool's definition, status, and the budget config with the ``Bands`` its measured percentiles may
+        #: move in without changing its class (None: no such shortcut; see ``recorded``), worked out on first use.
+        self._status: dict[str, tuple[ToolDefinition, ToolStatus, tuple[BudgetConfig, Bands | None] | None]] = {}
         #: Tools recorded since their status was built whose class provably did not change (see ``recorded``).
         self._stale: set[str] = set()
         self._revision = 0
@@ -209,7 +236,7 @@ class TierBoard:
                 return cached[1]
             return self.refresh(d)  # its numbers moved since: rebuilt now that someone reads them
         status = self._compute(d)
-        self._status[d.name] = (d, status)
+        self._status[d.name] = (d, status, None)
         return status
 
     def seed(self, d: ToolDefinition) -> None:
@@ -223,7 +250,7 @@ class TierBoard:
         """Recompute one tool; bump the revision when its view-relevant status changed."""
         cached = self._status.get(d.name)
         status = self._compute(d)
-        self._status[d.name] = (d, status)
+        self._status[d.name] = (d, status, None)
         self._stale.discard(d.name)
         old = cached[1] if cached is not None else None
         if old is None or old.signature != status.signature:
@@ -241,11 +268,23 @@ class TierBoard:
         the revision and ``on_change`` depend only on the signature, which this check proves unchanged.
         ``cfg`` is the budget config in force, when the caller has it at hand.
         """
-        cached = self._status.get(d.name)
-        if cached is not None and cached[0] is d and self._same_class(d, cached[1], window, cfg):
-            self._stale.add(d.name)
-        else:
-            self.refresh(d)
+        name = d.name
+        cached = self._status.get(name)
+        if cached is not None and cached[0] is d:
+            if cfg is None:
+                cfg = self._config()
+            bands = cached[2]
+            if bands is None or bands[0] is not cfg:
+                bands = (cfg, _bands(d, cached[1], cfg))
+                self._status[name] = (d, cached[1], bands)
+            w = window if window is not None else self.book.get(cached[1].key)
+            if w is not None and bands[1] is not None and not w.errors and w.within(bands[1]):
+                self._stale.add(name)  # the common case: what _same_class would say, from a few comparisons
+                return
+            if self._same_class(d, cached[1], w, cfg):
+                self._stale.add(name)
+                return
+        self.refresh(d)
 
     def _same_class(
         self, d: ToolDefinition, old: ToolStatus, window: LatencyWindow | None = None, cfg: BudgetConfig | None = None
@@ -309,7 +348,7 @@ class TierBoard:
     def refresh_all(self) -> None:
         """Recompute everything (config reload, horizon expiry)."""
         self._next_expiry = float("inf")
-        for d, _ in list(self._status.values()):
+        for d, *_ in list(self._status.values()):
             self.refresh(d)
 
     def forget(self, name: str) -> None:
@@ -318,7 +357,7 @@ class TierBoard:
             self._revision += 1
 
     def known(self) -> list[ToolStatus]:
-        return [self.status(d) for d, _ in list(self._status.values())]
+        return [self.status(d) for d, *_ in list(self._status.values())]
 
     def invalidate(self) -> None:
         self._revision += 1

@@ -8,6 +8,7 @@ read, the same statuses.
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
@@ -88,3 +89,37 @@ def test_seed_builds_a_missing_status_once_so_a_first_call_that_changes_nothing_
     first = board.status(d)
     board.seed(d)
     assert board.status(d) is first  # an existing status is left as it is
+
+
+def test_a_call_inside_its_bands_is_settled_without_the_full_check_and_one_outside_them_moves_the_class(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The steady state (a healthy measured tool staying in its tier and badge) is decided by the bands alone;
+    a call that moves the p99 past the tier's bound still changes the class."""
+    cfg = BudgetConfig()
+    clock = [0.0]
+    board, changes = _board(clock, cfg)
+    d = ToolDefinition("t", "d")
+    key = board.key_for(d)
+    for _ in range(cfg.min_samples):
+        board.book.record(key, 10.0, "success")
+    board.refresh(d)
+    assert board.status(d).tier == "fast" and board.status(d).badge == "Lightning"
+    full_checks: list[str] = []
+    same_class = board._same_class
+
+    def counted(*args: Any) -> bool:
+        full_checks.append(args[0].name)
+        return same_class(*args)
+
+    monkeypatch.setattr(board, "_same_class", counted)
+    revision = board.revision
+    for _ in range(50):
+        board.book.record(key, 12.0, "success")
+        board.recorded(d)
+    assert full_checks == [] and board.revision == revision
+    for _ in range(cfg.window):  # slower than the FAST budget: the p99 leaves the band, the tool moves up a tier
+        board.book.record(key, cfg.tiers.fast + 1.0, "success")
+        board.recorded(d)
+    assert board.status(d).tier == "standard" and board.revision > revision
+    assert changes[-1][1].startswith("standard/")

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.budget.stats import LatencyBook, LatencyWindow, Sample, WindowStats, percentile
+from engine.budget.stats import Bands, LatencyBook, LatencyWindow, Sample, WindowStats, percentile
 from tests.engine.budget.helpers import FakeClock
 
 durations = st.lists(
@@ -41,6 +41,39 @@ def test_the_measured_percentiles_are_the_window_stats_own(values: list[float], 
         stats = w.stats()
         expected = (stats.p50_ms, stats.p99_ms) if stats.count >= min_samples else (None, None)
         assert w.measured_p50_p99(min_samples) == expected
+
+
+# Few distinct values, so samples often sit exactly on a band's bound; bounds are drawn from the same values.
+_grid = st.sampled_from([0.0, 1.0, 49.999999, 50.0, 50.000001, 120.0, 200.0, 499.0, 500.0, 1e-300, 3000.0])
+_bound = st.one_of(_grid, st.floats(min_value=0, max_value=4000), st.just(float("-inf")), st.just(float("inf")))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    values=st.lists(st.one_of(_grid, st.floats(min_value=0, max_value=4000)), min_size=1, max_size=120),
+    window=st.integers(min_value=1, max_value=100),
+    min_samples=st.integers(1, 20),
+    p99=st.tuples(_bound, _bound),
+    p50=st.tuples(_bound, _bound),
+)
+def test_within_says_exactly_whether_the_window_percentiles_lie_in_the_bands(
+    values: list[float], window: int, min_samples: int, p99: tuple[float, float], p50: tuple[float, float]
+) -> None:
+    """The budget layer's per-call class check decides from the samples around each percentile; whatever it
+    decides must be what the window's own percentiles say, on every bound and every rounding."""
+    bands = Bands(min_samples, min(p99), max(p99), min(p50), max(p50))
+    w = LatencyWindow(window)
+    for i, v in enumerate(values):
+        w.add(Sample(float(i), v, "success"))
+        stats = w.stats()
+        expected = (
+            stats.count >= min_samples
+            and stats.p99_ms is not None
+            and stats.p50_ms is not None
+            and bands.p99_above < stats.p99_ms <= bands.p99_at_most
+            and bands.p50_from <= stats.p50_ms < bands.p50_below
+        )
+        assert w.within(bands) == expected
 
 
 @pytest.mark.parametrize(
