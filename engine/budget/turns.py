@@ -33,7 +33,9 @@ from engine.tools.timers import RESOLUTION, Timer, TimerWheel
 class _TurnState:
     turn: int
     tier: str
-    intervals: list[tuple[float, float]] = field(default_factory=list)
+    #: The [start, end] of each tool call of the turn; None for calls outside any turn (a realtime model calling a
+    #: tool before the caller's words were heard, a call with no turns): nothing would ever report their time.
+    intervals: list[tuple[float, float]] | None = field(default_factory=list)
     announced: bool = False
 
 
@@ -107,8 +109,8 @@ class TurnTracker:
         """A tool call of ``session`` is about to run in ``task`` (None: the current task)."""
         call_id = session.call_id
         state = self._turns.get(call_id)
-        if state is None:
-            state = self._turns[call_id] = _TurnState(session.turn, session.tier)
+        if state is None:  # outside a turn: only its once-only announcement is kept, until a turn begins
+            state = self._turns[call_id] = _TurnState(session.turn, session.tier, None)
         if task is None:
             task = asyncio.current_task()
         if expected_p50_ms is not None and expected_p50_ms > threshold_ms:
@@ -139,7 +141,7 @@ class TurnTracker:
         if lane is not None:
             lane.pop(task, None)  # its lane's timer stays armed: it finds the call gone and moves on
         state = self._turns.get(running.call_id)
-        if state is not None:
+        if state is not None and state.intervals is not None:
             state.intervals.append((running.started, self.timer()))
 
     def _lane_due(self, lane_at: tuple[float, asyncio.AbstractEventLoop]) -> None:

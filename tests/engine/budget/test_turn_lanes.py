@@ -60,3 +60,16 @@ async def test_lanes_of_different_thresholds_each_announce_once_per_turn() -> No
     await asyncio.gather(run_for(turns, session, "long", 0.08, 50), run_for(turns, session, "short", 0.08, 20))
     (announced,) = sub.drain()  # the turn's one announcement: the call whose threshold passed first
     assert announced.exposed_name == "short"
+
+
+async def test_calls_outside_a_turn_keep_no_time_and_the_next_turn_counts_only_its_own() -> None:
+    """A call before any turn (a realtime model calling a tool before the caller was heard) keeps only the call's
+    once-only announcement: its time would never be reported (a beginning turn starts afresh), so none is kept."""
+    turns, _ = tracker()
+    session = call("e")
+    for _ in range(3):
+        await run_for(turns, session, "early", 0.1, 5000)  # 300 ms outside a turn
+    assert turns._turns["e"].intervals is None
+    turns.begin(session)
+    await run_for(turns, session, "inside", 0, 5000)  # yields once
+    assert 0 < turns.end(session) < 300  # the turn's own call only
