@@ -49,7 +49,7 @@ class _Running(NamedTuple):
     message: str
     #: The lane of its slow-response threshold while its check is pending, else None.
     lane: dict[Any, _Running] | None
-    due: float  # loop time of that check
+    due: float  # when that check is due, on the tracker's timer
 
 
 #: ``tuple.__new__``: builds a ``_Running`` from its fields without the named tuple's Python-level ``__new__``.
@@ -117,15 +117,16 @@ class TurnTracker:
             self._announce(state, call_id, d, message, "slow_tool")
         elif not state.announced and task is not None:
             delay = threshold_ms / 1000
-            loop = task.get_loop()
             lane = self._lanes.get(delay)
             if lane is None:
                 lane = self._lanes[delay] = {}
-            running = _new_running(_Running, (call_id, d, self.timer(), message, lane, loop.time() + delay))
+            now = self.timer()
+            running = _new_running(_Running, (call_id, d, now, message, lane, now + delay))
             lane[task] = running
             self._running[task] = running
             timer = self._lane_timers.get(delay)
             if timer is None or timer.cancelled:  # none yet, or the wheel dropped it (a new loop)
+                loop = task.get_loop()
                 self._lane_timers[delay] = self.wheel.call_later(delay, self._lane_due, (delay, loop), loop)
             return
         self._running[task] = _new_running(_Running, (call_id, d, self.timer(), message, None, 0.0))
@@ -149,13 +150,12 @@ class TurnTracker:
         delay, loop = lane_at
         self._lane_timers.pop(delay, None)
         lane = self._lanes.get(delay)
-        now = loop.time() + RESOLUTION
+        now = self.timer()
         while lane:
             task = next(iter(lane))
             running = lane[task]
-            if running.due > now:
-                later = running.due - loop.time()
-                self._lane_timers[delay] = self.wheel.call_later(later, self._lane_due, lane_at, loop)
+            if running.due > now + RESOLUTION:  # the loop's clock may run a hair ahead of the tracker's: wait on
+                self._lane_timers[delay] = self.wheel.call_later(running.due - now, self._lane_due, lane_at, loop)
                 return
             del lane[task]
             self._still_running(task, running.call_id, running.definition, running.message)
