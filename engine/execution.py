@@ -72,16 +72,21 @@ def timeout_result(name: str, timeout_s: float, source: str) -> ToolResult:
 
 
 class ExecutionHooks(Protocol):
-    """What the budget layer plugs into the path: timeouts, the result cache and latency recording."""
+    """What the budget layer plugs into the path: timeouts, the result cache and latency recording. ``task`` runs
+    the call (None: the current task), so a hook that tracks calls need not look it up again; ``settings`` are the
+    ones the call runs under."""
 
-    def timeout_limit(
-        self, entry: RegisteredTool, session: CallSession | None, task: asyncio.Task[Any] | None = None
-    ) -> tuple[float, str]:
-        """The call's time limit in seconds and where it comes from (named in a timeout's message); ``task`` runs
-        the call (None: the current task), so a hook that tracks calls need not look it up again."""
+    def begin(
+        self,
+        entry: RegisteredTool,
+        args: Mapping[str, Any],
+        session: CallSession | None,
+        task: asyncio.Task[Any] | None,
+        settings: Settings,
+    ) -> ToolResult | tuple[float, str]:
+        """Before the call runs: a result to answer with instead (a cache hit), or the call's time limit in seconds
+        and where it comes from (named in a timeout's message)."""
         ...
-
-    def cached(self, entry: RegisteredTool, args: Mapping[str, Any]) -> ToolResult | None: ...
 
     def completed(
         self,
@@ -90,25 +95,26 @@ class ExecutionHooks(Protocol):
         result: ToolResult,
         latency_ms: float,
         is_probe: bool,
-        task: asyncio.Task[Any] | None = None,
-    ) -> None: ...
+        task: asyncio.Task[Any] | None,
+        settings: Settings,
+    ) -> None:
+        """The call ended (every call that passed ``begin``, also a cancelled one)."""
+        ...
 
 
 class DefaultHooks:
     """No cache, no latency book: the tool's own timeout, else the global one."""
 
-    def __init__(self, settings: Callable[[], Settings]) -> None:
-        self._settings = settings
-
-    def timeout_limit(
-        self, entry: RegisteredTool, session: CallSession | None, task: asyncio.Task[Any] | None = None
-    ) -> tuple[float, str]:
-        settings = self._settings()
+    def begin(
+        self,
+        entry: RegisteredTool,
+        args: Mapping[str, Any],
+        session: CallSession | None,
+        task: asyncio.Task[Any] | None,
+        settings: Settings,
+    ) -> ToolResult | tuple[float, str]:
         own, source = own_limit(entry.tool.definition, settings)
         return (own, source) if own is not None else default_limit(settings)
-
-    def cached(self, entry: RegisteredTool, args: Mapping[str, Any]) -> ToolResult | None:
-        return None
 
     def completed(
         self,
@@ -117,7 +123,8 @@ class DefaultHooks:
         result: ToolResult,
         latency_ms: float,
         is_probe: bool,
-        task: asyncio.Task[Any] | None = None,
+        task: asyncio.Task[Any] | None,
+        settings: Settings,
     ) -> None:
         return None
 
@@ -137,7 +144,7 @@ class ToolExecutor:
         self.metrics = metrics
         self._settings = settings
         self.redact = redactor
-        self.hooks: ExecutionHooks = hooks or DefaultHooks(settings)
+        self.hooks: ExecutionHooks = hooks or DefaultHooks()
         self._deadlines = Deadlines()
         #: Tools that may do harm wait here for the operator, after the checks and before they run.
         self.approvals = ApprovalDesk(bus, metrics, settings, redactor)
@@ -237,6 +244,8 @@ class ToolExecutor:
         d = entry.tool.definition
         call_id = session.call_id if session else ""
         origin = d.origin_name or d.name
+        if settings is None:
+            settings = self._settings()
         bus = self.bus
         wanted = bus.wanted  # ``bus.wants``, inline: events nobody listens for are not built
         if wanted is None or _REQUESTED in wanted:
@@ -254,19 +263,21 @@ class ToolExecutor:
         start = time.perf_counter()
         hooks = self.hooks
         task = asyncio.current_task()  # looked up once: the deadline and the hooks know the call by it
-        result = hooks.cached(entry, args)
-        if result is None:
+        began = hooks.begin(entry, args, session, task, settings)
+        if isinstance(began, ToolResult):  # answered from the cache
+            result = began
+        else:
             # positional: a dataclass called with keywords costs three times as much
             ctx = ToolExecutionContext(
                 call_id,
                 session,
-                settings if settings is not None else self._settings(),
+                settings,
                 bus.publish,
                 session.channel_id if session else None,
                 tool_call_id,
                 is_probe,
             )
-            timeout, source = hooks.timeout_limit(entry, session, task)
+            timeout, source = began
             if limit is not None and limit[0] < timeout:
                 timeout, source = limit
             deadline = self._deadlines.start(timeout, task)
@@ -275,7 +286,7 @@ class ToolExecutor:
                 result = await entry.tool.execute(args, ctx)
             except asyncio.CancelledError:
                 if not self._deadlines.end(deadline):
-                    self._cancelled(session, entry, args, tool_call_id, is_probe, start, task)
+                    self._cancelled(session, entry, args, tool_call_id, is_probe, start, task, settings)
                     raise
                 result = timeout_result(d.name, timeout, source)
             except TimeoutError:  # the tool's own timeout, not ours: as asyncio.timeout saw it, a timeout
@@ -302,7 +313,7 @@ class ToolExecutor:
         self.metrics.tool_done(d.server, origin, result.status, latency_ms / 1000)
         if result.cache_hit:
             self.metrics.cache_hits.labels(d.name).inc()
-        hooks.completed(entry, args, result, latency_ms, is_probe, task)
+        hooks.completed(entry, args, result, latency_ms, is_probe, task, settings)
         wanted = bus.wanted  # read again: subscribers come and go while the tool runs
         if wanted is not None and _COMPLETED not in wanted:
             return result
@@ -331,7 +342,8 @@ class ToolExecutor:
         tool_call_id: str,
         is_probe: bool,
         start: float,
-        task: asyncio.Task[Any] | None = None,
+        task: asyncio.Task[Any] | None,
+        settings: Settings,
     ) -> None:
         """The call's task was cancelled (not by its deadline): end the invocation as ``cancelled``. The result goes
         to nobody (the turn it belonged to is gone); the event, the metrics and the latency hooks still see it."""
@@ -339,7 +351,7 @@ class ToolExecutor:
         latency_ms = (time.perf_counter() - start) * 1000
         result = ToolResult("cancelled", f"{d.name} was cancelled before it finished; no result was used.")
         self.metrics.tool_done(d.server, d.origin_name or d.name, result.status, latency_ms / 1000)
-        self.hooks.completed(entry, args, result, latency_ms, is_probe, task)
+        self.hooks.completed(entry, args, result, latency_ms, is_probe, task, settings)
         if self.bus.wants(ToolCompleted.type):
             self.bus.publish(
                 ToolCompleted(

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 from prometheus_client import Counter, Gauge
 
-from engine.budget.cache import ResultCache, cacheable
+from engine.budget.cache import ResultCache
 from engine.budget.calibration import PROBE_MODE, calibrate_server
 from engine.budget.plans import CallPlan, call_plan, limit_named
 from engine.budget.selector import Decision, TurnFacts, decide, default_decision
@@ -33,7 +33,6 @@ from engine.budget.turns import TurnTracker
 from engine.call_tiers import CallTiers
 from engine.config.models import BudgetConfig, ContextTierConfig, Settings
 from engine.events import EventBus
-from engine.execution import DEFAULT_SOURCE
 from engine.metrics import Metrics
 from engine.sessions.session import CallSession
 from engine.tasks import Spawn
@@ -178,41 +177,45 @@ class BudgetLayer:
 
     # ------------------------------------------------------------------------------------ execution hooks
 
-    def _plan(self, d: ToolDefinition) -> CallPlan:
+    def _plan(self, d: ToolDefinition, settings: Settings | None = None) -> CallPlan:
         """What the hooks need about ``d`` on every call, worked out once per definition and settings."""
-        settings = self._settings()
+        if settings is None:
+            settings = self._settings()
         plan = self._plans.get(d.name)
         if plan is None or plan.definition is not d or plan.settings is not settings:
             plan = self._plans[d.name] = call_plan(d, settings, self.board.key_for(d))
         return plan
 
-    def timeout_s(self, entry: RegisteredTool, session: CallSession | None, default_s: float) -> float:
-        """The call's time limit in seconds, ``default_s`` standing in for the engine's default."""
-        own, source = self.timeout_limit(entry, session)
-        return default_s if source.startswith(DEFAULT_SOURCE) else own
-
-    def timeout_limit(
-        self, entry: RegisteredTool, session: CallSession | None, task: asyncio.Task[Any] | None = None
-    ) -> tuple[float, str]:
-        """The tool's own limit (else the engine's default), clamped to the call's tier budget; and its source.
-        Inside a call it also starts the turn's accounting of the call run by ``task`` (None: the current task): this
-        is the one hook a call passes before it runs, so that work is written out here rather than in a helper.
+    def begin(
+        self,
+        entry: RegisteredTool,
+        args: Mapping[str, Any],
+        session: CallSession | None,
+        task: asyncio.Task[Any] | None,
+        settings: Settings,
+    ) -> ToolResult | tuple[float, str]:
+        """A cached result for an idempotent tool; else the call's time limit and where it comes from: the tool's own
+        limit (else the engine's default), clamped to the call's tier budget inside a call, where it also starts the
+        turn's accounting of the call run by ``task`` (None: the current task).
 
         The limit's wording is built once per value (``_limit_text``), not per call; the numbers themselves are
         read from the settings on every call, so a setting changed in place applies to the next call."""
         d = entry.tool.definition
         plan = self._plans.get(d.name)
-        settings = self._settings()
         if plan is None or plan.definition is not d or plan.settings is not settings:
-            plan = self._plan(d)
+            plan = self._plan(d, settings)
+        if plan.cacheable and PROBE_MODE.get() is None:
+            hit = self.cache.get(d, args)
+            if hit is not None:
+                return hit
         own = plan.own
         if own[0] is None:
             ms = settings.engine.tool_timeout_ms
             own = self._limit_texts.get(("", ms)) or self._limit_text("", ms)
         if session is None:
             return own  # type: ignore[return-value]
-        # The turn's accounting of this call, from the tool's measured p50 once the window holds min_samples calls
-        # (what its status reports), else its declared one.
+        # The turn's accounting of this call, from the tool's measured p50 once the window holds min_samples
+        # calls (what its status reports), else its declared one.
         self.board.seed(d)
         w = self.book.get(plan.key)
         expected: float | None = d.latency.estimated_duration_ms
@@ -244,12 +247,6 @@ class BudgetLayer:
             self._limit_texts[key] = out
         return out
 
-    def cached(self, entry: RegisteredTool, args: Mapping[str, Any]) -> ToolResult | None:
-        d = entry.tool.definition
-        if not cacheable(d) or PROBE_MODE.get() is not None:
-            return None
-        return self.cache.get(d, args)
-
     def completed(
         self,
         entry: RegisteredTool,
@@ -257,7 +254,8 @@ class BudgetLayer:
         result: ToolResult,
         latency_ms: float,
         is_probe: bool,
-        task: asyncio.Task[Any] | None = None,
+        task: asyncio.Task[Any] | None,
+        settings: Settings,
     ) -> None:
         self.turns.finished(task)
         if result.cache_hit or result.status in ("rejected", "cancelled"):  # a cancelled call says nothing of speed
@@ -267,10 +265,10 @@ class BudgetLayer:
         if is_probe and status == "error" and PROBE_MODE.get() == "generated":
             status = "probe_error"
         plan = self._plans.get(d.name)
-        if plan is None or plan.definition is not d or plan.settings is not self._settings():
-            plan = self._plan(d)
-        self.board.recorded(d, self.book.record(plan.key, latency_ms, status, is_probe=is_probe), plan.settings.budget)
-        if not is_probe and status == "success" and cacheable(d):
+        if plan is None or plan.definition is not d or plan.settings is not settings:
+            plan = self._plan(d, settings)
+        self.board.recorded(d, self.book.record(plan.key, latency_ms, status, is_probe=is_probe), settings.budget)
+        if not is_probe and status == "success" and plan.cacheable:
             self.cache.put(d, args, result)
 
     # ----------------------------------------------------------------------------------------- turn hooks

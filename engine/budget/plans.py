@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine.budget.cache import cacheable
 from engine.budget.stats import BookKey
 from engine.config.models import Settings
 from engine.execution import default_limit_for, own_limit
@@ -19,7 +20,8 @@ from engine.tools.view import matches_allowlist
 
 @dataclass(frozen=True, slots=True)
 class CallPlan:
-    """Per tool definition and settings object: its own timeout, exemption, slow-response rule and book key."""
+    """Per tool definition and settings object: its own timeout, exemption, slow-response rule, book key and whether
+    its results may be cached."""
 
     definition: ToolDefinition
     settings: Settings
@@ -30,6 +32,8 @@ class CallPlan:
     key: BookKey
     #: ``own_limit`` of the definition under these settings: (seconds or None, where it comes from).
     own: tuple[float | None, str]
+    #: Whether its results may be cached (``engine.budget.cache.cacheable``).
+    cacheable: bool
 
 
 def call_plan(d: ToolDefinition, settings: Settings, key: BookKey) -> CallPlan:
@@ -56,6 +60,7 @@ def call_plan(d: ToolDefinition, settings: Settings, key: BookKey) -> CallPlan:
         message=message,
         key=key,
         own=own_limit(d, settings),
+        cacheable=cacheable(d),
     )
 
 

@@ -11,6 +11,7 @@ from engine.budget.stats import WindowStats
 from engine.budget.tiers import ToolStatus, classify
 from engine.config.models import BudgetConfig
 from engine.events import ToolRejected
+from engine.sessions.session import CallSession
 from engine.tools.base import LatencyMeta, ToolDefinition, ToolResult
 from tests.engine.budget.helpers import FakeClock, engine_for, session_on, settings_for, tool
 
@@ -170,16 +171,20 @@ async def test_timeout_is_clamped_to_the_tier_budget(tmp_path: Path) -> None:
     own = tool("own", timeout_ms=200)
     engine = engine_for(settings_for(tmp_path, []), slow, own)
     hooks = engine.budget
-    entry = engine.registry.get("slow")
-    assert entry is not None
-    assert hooks.timeout_s(entry, session_on("fast", set()), 10.0) == 0.5
-    assert hooks.timeout_s(entry, session_on("standard", set()), 10.0) == 1.5
-    assert hooks.timeout_s(entry, session_on("deep", set()), 10.0) == 4.0
-    assert hooks.timeout_s(entry, None, 10.0) == 5.0  # probes and CLI calls: the tool's own timeout
-    own_entry = engine.registry.get("own")
-    assert own_entry is not None and hooks.timeout_s(own_entry, session_on("deep", set()), 10.0) == 0.2
-    hangup = engine.registry.get("hangup_call")
-    assert hangup is not None and hooks.timeout_s(hangup, session_on("fast", set()), 10.0) == 1.0
+
+    def limit_s(name: str, session: CallSession | None) -> float:
+        entry = engine.registry.get(name)
+        assert entry is not None
+        began = hooks.begin(entry, {}, session, None, engine.settings)  # the hook every call passes before it runs
+        assert isinstance(began, tuple)
+        return began[0]
+
+    assert limit_s("slow", session_on("fast", set())) == 0.5
+    assert limit_s("slow", session_on("standard", set())) == 1.5
+    assert limit_s("slow", session_on("deep", set())) == 4.0
+    assert limit_s("slow", None) == 5.0  # probes and CLI calls: the tool's own timeout
+    assert limit_s("own", session_on("deep", set())) == 0.2
+    assert limit_s("hangup_call", session_on("fast", set())) == 1.0
     hooks.turns.cancel_all()
 
 
