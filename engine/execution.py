@@ -25,6 +25,7 @@ from engine.config.models import Settings
 from engine.events import EventBus, ToolCompleted, ToolRejected, ToolRequested
 from engine.metrics import UNKNOWN_TOOL, Metrics
 from engine.redact import Redactor
+from engine.running_task import current_task
 from engine.sessions.session import CallSession
 from engine.tools.base import ToolDefinition, ToolExecutionContext, ToolResult
 from engine.tools.limits import Limits, clip, clip_repr
@@ -262,7 +263,7 @@ class ToolExecutor:
             )
         start = time.perf_counter()
         hooks = self.hooks
-        task = asyncio.current_task()  # looked up once: the deadline and the hooks know the call by it
+        task = current_task()  # looked up once: the deadline and the hooks know the call by it
         began = hooks.begin(entry, args, session, task, settings)
         if isinstance(began, ToolResult):  # answered from the cache
             result = began

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from engine.events import AnnouncementRequested, EventBus, TurnOverBudget
+from engine.running_task import current_task
 from engine.sessions.session import CallSession
 from engine.tools.base import ToolDefinition
 from engine.tools.progress import with_progress
@@ -112,7 +113,7 @@ class TurnTracker:
         if state is None:  # outside a turn: only its once-only announcement is kept, until a turn begins
             state = self._turns[call_id] = _TurnState(session.turn, session.tier, None)
         if task is None:
-            task = asyncio.current_task()
+            task = current_task()
         if expected_p50_ms is not None and expected_p50_ms > threshold_ms:
             self._announce(state, call_id, d, message, "slow_tool")
         elif not state.announced and task is not None:
@@ -134,7 +135,7 @@ class TurnTracker:
     def finished(self, task: asyncio.Task[Any] | None = None) -> None:
         """The tool call run by ``task`` (None: the current task) has completed."""
         if task is None:
-            task = asyncio.current_task()
+            task = current_task()
         running = self._running.pop(task, None)
         if running is None:
             return

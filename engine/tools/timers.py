@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from engine.running_task import current_task
+
 #: How early the loop may run a timer (asyncio runs a handle once its time is within the clock's resolution).
 RESOLUTION = time.get_clock_info("monotonic").resolution
 
@@ -190,7 +192,7 @@ class Deadlines:
     def start(self, delay_s: float, task: asyncio.Task[Any] | None = None) -> Deadline:
         """Cancel ``task`` (None: the current task) ``delay_s`` seconds from now unless ended first."""
         if task is None:
-            task = asyncio.current_task()
+            task = current_task()
         if task is None:
             raise RuntimeError("a deadline needs a running task")
         deadline = Deadline(task)
