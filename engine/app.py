@@ -74,7 +74,7 @@ class Engine(OperatorDesk, RecordingDesk):
         self.config_path = Path(config_path) if config_path else None
         self.base_dir = self.config_path.parent if self.config_path else Path.cwd()
         self.redactor = Redactor(secret_values(settings))
-        self.bus = EventBus(settings.engine.event_queue_size, redact=self.redactor.event)
+        self.bus = EventBus(settings.engine.event_queue_size, redactor=self.redactor)
         self.metrics = Metrics()
         #: The one task group: every background task of the engine is spawned here, named.
         self.tasks = EngineTasks(on_failure=self._task_failed)

@@ -9,11 +9,22 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from engine.events import Event
+
+_E = TypeVar("_E")
+
+
+class EventRedactor(Protocol):
+    """Masks known secrets in an event (``engine.redact.Redactor``); ``active`` is False while there is none, so the
+    bus passes events on without a call."""
+
+    active: bool
+
+    def event(self, event: _E) -> _E: ...
 
 
 class Subscription:
@@ -23,7 +34,9 @@ class Subscription:
         self._bus = bus
         self._items: deque[Event] = deque(maxlen=maxsize)
         self._maxsize = maxsize
-        self._ready = asyncio.Event()
+        #: What ``get`` awaits while the queue is empty; the bus resolves it with the next event (no ``asyncio.Event``:
+        #: setting one is a Python call on every event that finds the queue empty, a reader waiting or not).
+        self._waiter: asyncio.Future[None] | None = None
         self._types = types
         self.dropped = 0
         self.closed = False
@@ -42,14 +55,23 @@ class Subscription:
         while not self._items:
             if self.closed:
                 raise StopAsyncIteration
-            self._ready.clear()
-            await self._ready.wait()
+            waiter = self._waiter
+            if waiter is None or waiter.done():
+                waiter = self._waiter = asyncio.get_running_loop().create_future()
+            await asyncio.shield(waiter)  # one reader's cancellation must not cancel what another reader awaits
         return self._items.popleft()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
 
     def close(self) -> None:
         self.closed = True
         self._bus._unsubscribe(self)
-        self._ready.set()
+        self._wake()
 
     def __aiter__(self) -> AsyncIterator[Event]:
         return self
@@ -67,10 +89,10 @@ class Subscription:
 class EventBus:
     """Fan-out of events to subscribers; publishing is synchronous and never blocks."""
 
-    def __init__(self, queue_size: int = 1000, *, redact: Callable[[Event], Event] | None = None) -> None:
+    def __init__(self, queue_size: int = 1000, *, redactor: EventRedactor | None = None) -> None:
         self.queue_size = queue_size
-        #: Masks known secrets in every event before any subscriber sees it (``Redactor.event``).
-        self.redact = redact
+        #: Masks known secrets in every event before any subscriber sees it (``Redactor``).
+        self.redactor = redactor
         self._subs: tuple[Subscription, ...] = ()
         #: Event types some subscriber filters for; None when a subscriber takes every type. Read it (``wants``
         #: or, on a hot path, directly); the bus alone sets it.
@@ -106,8 +128,9 @@ class EventBus:
 
     def publish(self, event: Event) -> None:
         self.published_total += 1
-        if self.redact is not None:
-            event = self.redact(event)
+        redactor = self.redactor
+        if redactor is not None and redactor.active:
+            event = redactor.event(event)
         # Offered to each subscriber inline (no method call per subscriber): this runs twice for every tool call.
         for sub in self._subs:  # a tuple, replaced on (un)subscribe: a subscriber may leave while we iterate
             types = sub._types
@@ -119,8 +142,8 @@ class EventBus:
                 sub.dropped += 1
                 self.dropped_total += 1
             items.append(event)
-            if not n:  # a non-empty queue's event is already set: only ``get`` clears it, and only when empty
-                sub._ready.set()
+            if not n and sub._waiter is not None:  # a reader may wait only on an empty queue
+                sub._wake()
 
     @property
     def subscriber_count(self) -> int:

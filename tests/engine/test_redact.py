@@ -88,7 +88,7 @@ def test_keyring_value_anywhere_is_a_secret() -> None:
 
 def test_bus_masks_every_event_before_subscribers_see_it() -> None:
     r = Redactor([SECRET])
-    bus = EventBus(redact=r.event)
+    bus = EventBus(redactor=r)
     sub = bus.subscribe()
     clean = TranscriptAdded(call_id="c", role="user", text="nothing here")
     bus.publish(clean)

@@ -51,6 +51,26 @@ async def test_async_iteration_and_close() -> None:
     assert got == ["call.ended"] and bus.subscriber_count == 0
 
 
+async def test_a_waiting_reader_wakes_for_each_event_and_a_cancelled_one_leaves_the_others_waiting() -> None:
+    bus = EventBus()
+    sub = bus.subscribe()
+    first, second = asyncio.create_task(sub.get()), asyncio.create_task(sub.get())
+    await asyncio.sleep(0)  # both wait on the empty queue
+    first.cancel()
+    await asyncio.sleep(0)
+    assert first.cancelled() and not second.done()
+    bus.publish(CallEnded(call_id="c", reason="one"))
+    assert (await asyncio.wait_for(second, 1)).type == "call.ended"
+    for reason in ("two", "three"):  # events published while nobody waits are there for the next get
+        bus.publish(CallEnded(call_id="c", reason=reason))
+    got = [await asyncio.wait_for(sub.get(), 1) for _ in range(2)]
+    assert [e.reason for e in got if isinstance(e, CallEnded)] == ["two", "three"]
+    late = asyncio.create_task(sub.get())
+    await asyncio.sleep(0.01)
+    bus.publish(CallEnded(call_id="c", reason="four"))
+    assert isinstance(ev := await asyncio.wait_for(late, 1), CallEnded) and ev.reason == "four"
+
+
 def test_json_line_has_dotted_type() -> None:
     ev = ToolCompleted(
         call_id="c",
