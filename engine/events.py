@@ -11,13 +11,21 @@ import dataclasses
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Event:
     type: ClassVar[str] = "event"
     ts: float = field(default_factory=time.time)
+
+    if TYPE_CHECKING:
+
+        @classmethod
+        def build(cls, **fields: Any) -> Self:
+            """A new event, as calling the class makes it, for hot paths (``engine.dataclass_init``): calling a class
+            with keywords packs them into a dict first. The class's own signature applies (checked at run time)."""
+            ...
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type}

@@ -251,7 +251,7 @@ class ToolExecutor:
         wanted = bus.wanted  # ``bus.wants``, inline: events nobody listens for are not built
         if wanted is None or _REQUESTED in wanted:
             bus.publish(
-                ToolRequested(
+                ToolRequested.build(
                     call_id=call_id,
                     tool_call_id=tool_call_id,
                     exposed_name=d.name,
@@ -319,7 +319,7 @@ class ToolExecutor:
         if wanted is not None and _COMPLETED not in wanted:
             return result
         bus.publish(
-            ToolCompleted(
+            ToolCompleted.build(
                 call_id=call_id,
                 tool_call_id=tool_call_id,
                 exposed_name=d.name,
