@@ -17,7 +17,6 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from functools import partial
 from typing import Any, Protocol
 
 from engine.approvals import ApprovalDesk, approval_reason
@@ -282,7 +281,7 @@ class ToolExecutor:
             if limit is not None and limit[0] < timeout:
                 timeout, source = limit
             deadline = self._deadlines.start(timeout, task)
-            ctx.extras["hold"] = partial(self._deadlines.held, deadline)  # a question to a person stops the clock
+            ctx.extras["hold"] = deadline  # hold(): a question to a person stops the clock (Deadlines.held)
             try:
                 result = await entry.tool.execute(args, ctx)
             except asyncio.CancelledError:

@@ -184,6 +184,10 @@ class BudgetLayer:
         plan = self._plans.get(d.name)
         if plan is None or plan.definition is not d or plan.settings is not settings:
             plan = self._plans[d.name] = call_plan(d, settings, self.board.key_for(d))
+            # The board has the tool's status before its first call under this plan, so that call's ``recorded``
+            # compares against it (and bumps the revision only if the call changed it), as a view built earlier
+            # would. Whatever clears the board clears the plans too.
+            self.board.seed(d)
         return plan
 
     def begin(
@@ -216,7 +220,6 @@ class BudgetLayer:
             return own  # type: ignore[return-value]
         # The turn's accounting of this call, from the tool's measured p50 once the window holds min_samples
         # calls (what its status reports), else its declared one.
-        self.board.seed(d)
         w = self.book.get(plan.key)
         expected: float | None = d.latency.estimated_duration_ms
         if w is not None:

@@ -114,17 +114,21 @@ def check_value(value: Any, limits: Limits = DEFAULT_LIMITS) -> None:
         for k, v in value.items():
             t = type(v)
             if t is str:
-                if len(v) > max_string:
+                n = len(v)
+                if n > max_string:
                     break
-                size += len(v)
+                size += n
             elif t is float:
                 if v - v != 0:  # inf or nan
                     break
             elif t is not int and t is not bool and v is not None:
                 break
-            if type(k) is not str or len(k) > max_string:
+            if type(k) is not str:
                 break
-            size += len(k)
+            n = len(k)
+            if n > max_string:
+                break
+            size += n
         else:
             if size + 32 * len(value) <= limits.max_size:
                 return

@@ -20,7 +20,7 @@ import asyncio
 import itertools
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from engine.running_task import current_task
@@ -164,11 +164,12 @@ def _due_order(timer: Timer) -> tuple[float, int]:
 class Deadline(Timer):
     """One call's timeout, its own timer on the wheel (one object per call): the task it cancels and how many
     cancellations that task had pending before. ``resumed`` is the timer that runs the rest of its time after a
-    hold (``Deadlines.held``)."""
+    hold. Calling it gives that hold (``Deadlines.held``): what a running tool is handed to stop its clock while
+    it waits for a person, without a ``functools.partial`` built for every call."""
 
-    __slots__ = ("cancelling", "expired", "resumed", "task")
+    __slots__ = ("cancelling", "deadlines", "expired", "resumed", "task")
 
-    def __init__(self, task: asyncio.Task[Any]) -> None:
+    def __init__(self, task: asyncio.Task[Any], deadlines: Deadlines) -> None:
         self.fn = _expire
         self.arg = self  # let go of by the wheel's cancel, when the deadline ends or fires
         self.cancelled = False
@@ -176,6 +177,10 @@ class Deadline(Timer):
         self.cancelling = task.cancelling()
         self.expired = False
         self.resumed: Timer | None = None
+        self.deadlines = deadlines
+
+    def __call__(self) -> AbstractContextManager[None]:
+        return self.deadlines.held(self)
 
 
 class Deadlines:
@@ -195,7 +200,7 @@ class Deadlines:
             task = current_task()
         if task is None:
             raise RuntimeError("a deadline needs a running task")
-        deadline = Deadline(task)
+        deadline = Deadline(task, self)
         self.wheel.add(deadline, delay_s, task.get_loop())
         return deadline
 
