@@ -28,6 +28,7 @@ from jsonschema.exceptions import SchemaError
 
 from engine.tools.fast_schema import Check, _compile, _kind, _run, _uses_only_fast
 from engine.tools.limits import DEFAULT_LIMITS, LimitExceeded, Limits, check_text, check_value, clip, text_needs_walk
+from engine.tools.quick_schema import Accept, quick_accept
 from engine.tools.schema_rules import FORMAT_CHECKER, Reference
 
 #: Problems listed in one rejection message (the rest are counted) and the longest one listed.
@@ -137,6 +138,8 @@ class ArgumentValidator:
         self.schema = schema
         self.fast = False
         self._fast: Check | None = None
+        #: Accepts the commonest valid arguments in one generated function (engine.tools.quick_schema).
+        self._quick: Accept | None = None
         self._reference: Any = None
         self._nulls: _NullPlan | None = None
         #: The null plan only names top-level keys: arguments holding no null at all need no walk.
@@ -148,6 +151,7 @@ class ArgumentValidator:
             reference = Reference(dict(schema), format_checker=FORMAT_CHECKER)
             self.fast = _uses_only_fast(schema)
             self._fast = _compile(schema) if self.fast else None
+            self._quick = quick_accept(schema) if self.fast else None
             self._reference = None if self.fast else reference
             self._nulls = _null_plan(schema, reference)
             self._flat_nulls = self._nulls is not None and all(
@@ -161,6 +165,7 @@ class ArgumentValidator:
 
     def _break(self, why: str) -> None:
         self.fast, self._fast, self._reference, self._nulls, self._flat_nulls = False, None, None, None, False
+        self._quick = None
         self.broken = f"the tool's input schema is unusable ({why}), so the engine cannot check its arguments"
 
     def normalize(self, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -194,6 +199,9 @@ class ArgumentValidator:
 
     def violations(self, value: Mapping[str, Any]) -> list[str]:
         """What is wrong with ``value`` as it is, no optional null removed first (a tool's output, not arguments)."""
+        quick = self._quick
+        if quick is not None and type(value) is dict and quick(value):
+            return []
         return self._problems(value if isinstance(value, dict) else dict(value))
 
     def check(self, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -202,6 +210,9 @@ class ArgumentValidator:
         if fast is not None and type(args) is dict:
             # Arguments the compiled check passes as they are hold no null that ``normalize`` would drop (such a null
             # fails its own schema), so they are already normalized: the common case skips the walk for nulls.
+            quick = self._quick
+            if quick is not None and quick(args):
+                return args
             problems: list[str] = []
             _run(fast, args, "", problems)
             if not problems:

@@ -8,12 +8,14 @@ the reference path, and ``Reference`` itself on the normalized instance all say 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from engine.tools.quick_schema import quick_accept
 from engine.tools.validation import FORMAT_CHECKER, ArgumentError, ArgumentValidator, Reference
 
 KEYS = ["a", "b", "c", "d"]
@@ -228,3 +230,194 @@ def test_fast_path_rules_that_used_to_differ() -> None:
         schema = {"type": "object", "properties": {"v": sub}}
         expected = Reference(schema, format_checker=FORMAT_CHECKER).is_valid({"v": value})
         assert (ArgumentValidator(schema).problems({"v": value}) == []) == expected, sub
+
+
+# Schemas of plain arguments, the kind engine.tools.quick_schema writes one function for (and a few it declines).
+plain_leaves = st.one_of(
+    st.booleans(),
+    st.fixed_dictionaries(
+        {"type": st.just("string")},
+        optional={
+            "minLength": counts,
+            "maxLength": counts,
+            "enum": st.lists(st.text(alphabet="abx", max_size=2), min_size=1, max_size=3),
+            "description": st.just("d"),
+        },
+    ),
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["integer", "number"])},
+        optional={"minimum": numbers, "maximum": numbers, "exclusiveMinimum": numbers, "exclusiveMaximum": numbers},
+    ),
+    st.fixed_dictionaries({"type": st.sampled_from(["boolean", "null"])}),
+    keywords(st.booleans()).filter(lambda s: "items" not in s and "properties" not in s),  # mostly declined
+)
+plain_roots = st.builds(
+    lambda props, req, closed: {
+        "type": "object",
+        "properties": props,
+        "required": req,
+        **({"additionalProperties": closed} if closed is not None else {}),
+    },
+    st.dictionaries(st.sampled_from(KEYS), plain_leaves, max_size=3),
+    st.lists(st.sampled_from(KEYS), max_size=2, unique=True),
+    st.one_of(st.none(), st.booleans()),
+)
+
+
+# Values each plain argument is tried with: every JSON type, numbers and lengths on and around common bounds.
+tricky: st.SearchStrategy[Any] = st.sampled_from(
+    [True, False, None, 0, 1, 2, 3, -1, -3, 2.0, 0.5, -1.5, "", "x", "xx", "xxx", "a", "b", [], {}]
+)
+
+
+def fitting(schema: Any) -> st.SearchStrategy[Any]:
+    """Values a plain leaf accepts, mostly (bounds that exclude each other leave none: then anything tricky)."""
+    if not isinstance(schema, dict) or "type" not in schema or ("enum" in schema and schema.get("type") != "string"):
+        return tricky
+    t = schema["type"]
+    if not isinstance(t, str):
+        return tricky
+    if t == "string":
+        if "enum" in schema:
+            return st.sampled_from(schema["enum"])
+        lo, hi = schema.get("minLength", 0), schema.get("maxLength", 5)
+        return st.text(alphabet="abx", min_size=lo, max_size=max(lo, hi)) if lo <= hi else tricky
+    if t in ("integer", "number"):
+        lo = max(schema.get("minimum", -4), schema.get("exclusiveMinimum", -5) + 1)
+        hi = min(schema.get("maximum", 4), schema.get("exclusiveMaximum", 5) - 1)
+        on_bounds = st.sampled_from(
+            [schema.get(k, 0) for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")]
+        )
+        first, last = math.ceil(lo), math.floor(hi)
+        if lo > hi or (first > last and t == "integer"):
+            return st.one_of(tricky, on_bounds)
+        floats = st.floats(lo, hi, allow_nan=False)
+        if first > last:
+            return st.one_of(floats, on_bounds)
+        ints = st.integers(first, last)
+        return st.one_of(ints, on_bounds) if t == "integer" else st.one_of(ints, floats, on_bounds)
+    return {"boolean": st.booleans(), "null": st.none()}.get(t, tricky)
+
+
+def edges(schema: Any) -> st.SearchStrategy[Any]:
+    """Values on and just past a plain leaf's bounds."""
+    if not isinstance(schema, dict):
+        return tricky
+    near: list[Any] = []
+    for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        if key in schema:
+            b = schema[key]
+            near += [b, b - 1, b + 1, b - 0.5, b + 0.5, float(b)]
+    for key in ("minLength", "maxLength"):
+        if key in schema:
+            n = schema[key]
+            near += ["x" * max(0, n - 1), "x" * n, "x" * (n + 1)]
+    if "enum" in schema:
+        near += ["zz", *schema["enum"]]
+    return st.sampled_from(near) if near else tricky
+
+
+@st.composite
+def plain_schema_and_instance(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A plain schema and valid arguments for it, then maybe one argument spoilt (a value of another type, or one
+    on or past a bound), one required left out or one stranger added: so a check the quick acceptance forgot shows
+    as an instance it accepts and the reference refuses."""
+    schema = draw(plain_roots)
+    props = schema["properties"]
+    keys = draw(st.lists(st.sampled_from(KEYS), unique=True, max_size=4))
+    instance = {k: draw(fitting(props.get(k, True))) for k in sorted({*keys, *schema["required"]})}
+    assume(Reference(schema, format_checker=FORMAT_CHECKER).is_valid(instance))
+    spoil = draw(st.sampled_from(["none", "value", "value", "missing", "stranger"]))
+    if spoil == "value" and instance:
+        key = draw(st.sampled_from(sorted(instance)))
+        instance[key] = draw(st.one_of(tricky, edges(props.get(key, True))))
+    elif spoil == "missing" and instance:
+        del instance[draw(st.sampled_from(sorted(instance)))]
+    elif spoil == "stranger":
+        instance["zz"] = draw(tricky)
+    return schema, instance
+
+
+@settings(
+    max_examples=800,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+@given(plain_schema_and_instance())
+def test_the_quick_acceptance_only_ever_accepts_what_the_reference_does(case: tuple[Any, dict[str, Any]]) -> None:
+    schema, instance = case
+    accept = quick_accept(schema)
+    if accept is None or not accept(instance):
+        return
+    assert Reference(schema, format_checker=FORMAT_CHECKER).is_valid(instance), (schema, instance)
+    v = ArgumentValidator(schema)
+    assert v.normalize(instance) == instance and v.problems(instance) == []
+
+
+@st.composite
+def leaf_and_value(draw: st.DrawFn) -> tuple[Any, Any]:
+    leaf = draw(plain_leaves)
+    return leaf, draw(st.one_of(edges(leaf), tricky, fitting(leaf)))
+
+
+@settings(max_examples=600, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(leaf_and_value(), st.booleans())
+def test_each_plain_argument_is_accepted_only_when_the_reference_accepts_it(
+    case: tuple[Any, Any], required: bool
+) -> None:
+    leaf, value = case
+    schema = {"type": "object", "properties": {"a": leaf}, "required": ["a"] if required else []}
+    accept = quick_accept(schema)
+    assert accept is not None
+    if accept({"a": value}):
+        assert Reference(schema, format_checker=FORMAT_CHECKER).is_valid({"a": value}), (leaf, value)
+
+
+def test_the_quick_acceptance_takes_plain_arguments_and_leaves_every_doubt_to_the_full_check() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "text": {"type": "string", "maxLength": 5, "description": "what to say"},
+            "times": {"type": "integer", "minimum": 1, "maximum": 3},
+            "unit": {"type": "string", "enum": ["c", "f"]},
+            "loud": {"type": "boolean"},
+            "ratio": {"type": "number", "exclusiveMaximum": 1},
+            "odd": {"type": "string", "pattern": "^a"},  # not a plain leaf: its presence defers
+        },
+        "required": ["text"],
+        "additionalProperties": False,
+    }
+    accept = quick_accept(schema)
+    assert accept is not None
+
+    class Text(str):
+        pass
+
+    accepted: list[dict[str, Any]] = [
+        {"text": "hi"},
+        {"text": "hello", "times": 3, "unit": "f", "loud": False, "ratio": 0.5},
+        {"text": "", "ratio": -2},
+    ]
+    declined: list[dict[str, Any]] = [
+        {},  # required missing
+        {"text": "hi", "zz": 1},  # not an argument of the tool
+        {"text": 5},
+        {"text": "toolong"},
+        {"text": "hi", "times": True},  # a bool is no integer
+        {"text": "hi", "times": 2.0},  # an integer to JSON Schema: the full check says so
+        {"text": "hi", "times": 4},
+        {"text": "hi", "unit": "k"},
+        {"text": "hi", "ratio": 1},
+        {"text": "hi", "ratio": float("nan")},
+        {"text": Text("hi")},  # a str subclass: the full check decides
+        {"text": "hi", "odd": "abc"},
+    ]
+    assert [args for args in accepted if not accept(args)] == []
+    assert [args for args in declined if accept(args)] == []
+    v = ArgumentValidator(schema)
+    assert v.check({"text": "hi", "times": 2.0}) == {"text": "hi", "times": 2.0}  # deferred, then accepted
+    assert v.check({"text": "hi", "odd": "abc"}) == {"text": "hi", "odd": "abc"}
+    assert quick_accept({"type": "object", "properties": {"a": {"type": ["string", "null"]}}}) is not None
+    assert quick_accept({"type": "object", "minProperties": 1}) is None
+    assert quick_accept({"type": "array"}) is None
