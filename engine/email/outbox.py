@@ -264,6 +264,7 @@ class Outbox:
     async def run(self, transport: Callable[[], Transport]) -> None:
         """Send due rows forever (until cancelled). ``transport`` is read per message: a reload applies at once."""
         self.open()
+        task = asyncio.current_task()
         while True:
             self._wake.clear()  # before looking: a message stored from here on wakes the wait below
             row, wait_s = self._next_due()
@@ -272,6 +273,8 @@ class Outbox:
                     self.recover()  # rows of an engine that died while this one runs
                     continue
                 await self._idle(transport())  # a kept SMTP connection is closed between bursts
+                if task is not None and task.cancelling():  # the close swallowed our cancellation (3.11's wait_for can)
+                    raise asyncio.CancelledError
                 if self._wake.is_set():  # stored while the connection was closing: not idle, look again
                     continue
                 self.idle.set()
@@ -285,6 +288,8 @@ class Outbox:
                 continue
             self.idle.clear()
             await self.send_one(row, transport())
+            if task is not None and task.cancelling():  # so did the send: stop as asked
+                raise asyncio.CancelledError
 
     async def _idle(self, transport: Transport) -> None:
         try:

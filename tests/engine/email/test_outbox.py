@@ -247,3 +247,31 @@ async def test_a_message_stored_while_the_connection_closes_goes_out_at_once(tmp
     finally:
         worker.cancel()
         await asyncio.gather(worker, return_exceptions=True)
+
+
+async def test_a_cancel_the_transport_swallows_still_stops_the_worker(tmp_path: Path) -> None:
+    """``asyncio.wait_for`` on 3.11 (inside aiosmtplib's quit) can swallow a cancellation that lands as it finishes:
+    the worker then went back to its 30-second wait, and stopping it hung (found by CI: a test stuck 120 s)."""
+    box = _outbox(tmp_path)
+    closing = asyncio.Event()
+
+    class SwallowingClose:
+        name = "swallowing-close"
+
+        async def send(self, email: Email) -> None:
+            return None
+
+        async def aclose(self) -> None:
+            closing.set()
+            try:
+                await asyncio.sleep(0.5)
+            except asyncio.CancelledError:  # what such a wait_for does: the cancel is lost, the close returns
+                pass
+
+    transport = SwallowingClose()
+    worker = asyncio.create_task(box.run(lambda: transport))
+    box.enqueue(_email(1))
+    await _until(closing.is_set)  # the burst is over: the worker closes the connection
+    worker.cancel()
+    done, _ = await asyncio.wait({worker}, timeout=5.0)
+    assert worker in done and worker.cancelled()
