@@ -34,9 +34,7 @@ class Subscription:
         self._bus = bus
         self._items: deque[Event] = deque(maxlen=maxsize)
         self._maxsize = maxsize
-        #: What ``get`` awaits while the queue is empty; the bus resolves it with the next event (no ``asyncio.Event``:
-        #: setting one is a Python call on every event that finds the queue empty, a reader waiting or not).
-        self._waiter: asyncio.Future[None] | None = None
+        self._ready = asyncio.Event()
         self._types = types
         self.dropped = 0
         self.closed = False
@@ -55,23 +53,14 @@ class Subscription:
         while not self._items:
             if self.closed:
                 raise StopAsyncIteration
-            waiter = self._waiter
-            if waiter is None or waiter.done():
-                waiter = self._waiter = asyncio.get_running_loop().create_future()
-            await asyncio.shield(waiter)  # one reader's cancellation must not cancel what another reader awaits
+            self._ready.clear()
+            await self._ready.wait()
         return self._items.popleft()
-
-    def _wake(self) -> None:
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            if not waiter.done():
-                waiter.set_result(None)
 
     def close(self) -> None:
         self.closed = True
         self._bus._unsubscribe(self)
-        self._wake()
+        self._ready.set()
 
     def __aiter__(self) -> AsyncIterator[Event]:
         return self
@@ -142,8 +131,8 @@ class EventBus:
                 sub.dropped += 1
                 self.dropped_total += 1
             items.append(event)
-            if not n and sub._waiter is not None:  # a reader may wait only on an empty queue
-                sub._wake()
+            if not n:  # a non-empty queue's event is already set: only ``get`` clears it, and only when empty
+                sub._ready.set()
 
     @property
     def subscriber_count(self) -> int:
