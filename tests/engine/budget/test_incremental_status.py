@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from engine.budget.stats import LatencyBook
+from engine.budget.stats import BookKey, LatencyBook
 from engine.budget.tiers import TierBoard, ToolStatus
 from engine.config.models import BudgetConfig
 from engine.tools.base import LatencyMeta, ToolDefinition
@@ -28,6 +28,17 @@ def _board(clock: list[float], cfg: BudgetConfig) -> tuple[TierBoard, list[tuple
 
     board.on_change = on_change
     return board, changes
+
+
+def _measured(cfg: BudgetConfig) -> tuple[TierBoard, list[tuple[str | None, str]], ToolDefinition, BookKey]:
+    """A board whose one tool has just enough 10 ms calls to be measured (FAST, Lightning), its status built."""
+    board, changes = _board([0.0], cfg)
+    d = ToolDefinition("t", "d")
+    key = board.key_for(d)
+    for _ in range(cfg.min_samples):
+        board.book.record(key, 10.0, "success")
+    board.refresh(d)
+    return board, changes, d, key
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -61,13 +72,7 @@ def test_recorded_matches_a_full_refresh_after_every_call(seed: int) -> None:
 
 def test_a_recorded_call_that_keeps_the_class_leaves_the_revision_and_rebuilds_only_when_read() -> None:
     cfg = BudgetConfig()
-    clock = [0.0]
-    board, changes = _board(clock, cfg)
-    d = ToolDefinition("t", "d")
-    key = board.key_for(d)
-    for _ in range(cfg.min_samples):
-        board.book.record(key, 10.0, "success")
-    board.refresh(d)
+    board, changes, d, key = _measured(cfg)
     revision, first = board.revision, board.status(d)
     board.book.record(key, 12.0, "success")
     board.recorded(d)
@@ -97,13 +102,7 @@ def test_a_call_inside_its_bands_is_settled_without_the_full_check_and_one_outsi
     """The steady state (a healthy measured tool staying in its tier and badge) is decided by the bands alone;
     a call that moves the p99 past the tier's bound still changes the class."""
     cfg = BudgetConfig()
-    clock = [0.0]
-    board, changes = _board(clock, cfg)
-    d = ToolDefinition("t", "d")
-    key = board.key_for(d)
-    for _ in range(cfg.min_samples):
-        board.book.record(key, 10.0, "success")
-    board.refresh(d)
+    board, changes, d, key = _measured(cfg)
     assert board.status(d).tier == "fast" and board.status(d).badge == "Lightning"
     full_checks: list[str] = []
     same_class = board._same_class
