@@ -46,6 +46,7 @@ from console.screens.calls import CallsScreen
 from console.state import Changes, ConsoleState, VoiceStatus
 from console.terminal_watch import CHECK_EVERY_S, is_terminal, terminal_gone
 from console.timings_state import VIEW_ONLY, TimingsState
+from console.web_access import access_from_args, add_web_arguments
 from console.widgets.header import Glance, api_url, glance_line
 from engine import freeze_startup_heap, list_audio_devices
 
@@ -516,8 +517,7 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ava-console", description="Operator console for the ava voice engine.")
     p.add_argument("--config", help="config file (default: your user config, copied from the demo on first run)")
-    p.add_argument("--web", action="store_true", help="serve the console in a browser on localhost")
-    p.add_argument("--port", type=int, default=8000, help="port for --web (default 8000)")
+    add_web_arguments(p)  # --web, --port, --host, --public-url, --allow-host, --allow-origin (console/web_serve.py)
     p.add_argument("--replay", metavar="FILE", help="replay a recorded call (.jsonl) through the screens; no engine")
     p.add_argument("--speed", default="1", help="replay speed: 1, 4 or instant (default 1; Ctrl+R switches)")
     p.add_argument(
@@ -550,8 +550,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ava-console: config file {path} does not exist", file=sys.stderr)
         return 2
     if args.web:
+        try:
+            access = access_from_args(args)
+        except ValueError as e:
+            print(f"ava-console: {e}", file=sys.stderr)
+            return 2
         http = ["--http-port", str(args.http_port)] if args.http_port is not None else ["--http"] * args.http
-        serve_web(path, args.port, http)
+        serve_web(path, access, http)
         return 0
     try:
         app = make_console(args, path)

@@ -13,11 +13,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import warnings
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
     from console.app import AvaConsole
+    from console.web_access import WebAccess
     from engine.config import Settings
 
 #: Set (to the lock file) in the console processes ``--web`` starts: each claims the lock before its engine starts.
@@ -77,7 +79,10 @@ def web_lock_path(config_path: Path) -> Path:
     import platformdirs
 
     digest = hashlib.sha256(str(config_path.resolve()).encode()).hexdigest()[:16]
-    return Path(platformdirs.user_runtime_dir("ava-console", ensure_exists=True)) / f"web-{digest}.lock"
+    with warnings.catch_warnings():  # without $XDG_RUNTIME_DIR (a plain ssh or container shell) a temp dir is fine
+        warnings.simplefilter("ignore")
+        runtime = platformdirs.user_runtime_dir("ava-console", ensure_exists=True)
+    return Path(runtime) / f"web-{digest}.lock"
 
 
 def claim(lock: Path) -> tuple[IO[str] | None, str | None]:
@@ -102,17 +107,20 @@ def claim(lock: Path) -> tuple[IO[str] | None, str | None]:
     return f, None
 
 
-def serve_web(config_path: Path, port: int, extra: list[str]) -> None:
-    """Serve the console in a browser on localhost: one console; later tabs are told it is open elsewhere."""
+def serve_web(config_path: Path, access: WebAccess, extra: list[str]) -> None:
+    """Serve the console in a browser to whoever has the printed URL's token (``console.web_serve``): one console;
+    later tabs are told it is open elsewhere."""
     import shlex
     import sys
 
-    from textual_serve.server import Server
+    from console.web_access import TOKEN_ENV as WEB_TOKEN_ENV
+    from console.web_serve import GuardedServer
 
+    os.environ.pop(WEB_TOKEN_ENV, None)  # read into ``access``; the tabs' consoles have no use for it
     os.environ[WEB_LOCK_ENV] = str(web_lock_path(config_path))  # the tabs' consoles inherit it
     args = " ".join(shlex.quote(a) for a in extra)
     command = f"{shlex.quote(sys.executable)} -m console.app --config {shlex.quote(str(config_path))} {args}"
-    Server(command.strip(), host="localhost", port=port, title="ava-console").serve()
+    GuardedServer(command.strip(), access).serve()
 
 
 def attach_target(url: str, token: str | None) -> tuple[str, str | None]:

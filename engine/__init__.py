@@ -28,7 +28,9 @@ Queries (plain data or frozen snapshots, taken when called):
   ``calls_info()`` / ``call_info(id)`` → ``CallInfo``; ``tool_states(call_id)`` → ``[ToolState]``;
   ``server_status()``; ``leaderboard()``; ``tools_report(context, tier, provider)``; ``context_view(context)``;
   ``known_secrets()``; attributes ``settings``, ``default_tier``, ``started``, ``base_dir``, ``config_path``.
-Helpers: ``percentile(sorted_values, q)`` (the one definition every screen uses), ``configure_logging``.
+Helpers: ``percentile(sorted_values, q)`` (the one definition every screen uses), ``configure_logging``,
+``browser_refusal(hosts, origins, bind_host, allowed_hosts, allowed_origins)`` (the Host/Origin rule of every
+server a web page can reach: the engine's HTTP API and the browser console).
 Tools: ``tool_catalog(engine, server=None)`` → each tool's schema and MCP annotations; ``call_tool(engine,
 exposed_name, args, context=None)`` → ``ToolResult`` through the full execution path as the operator
 (``UnknownTool`` for a name no server has): the tool inspector and ``ava-engine mcp call``.
@@ -64,6 +66,7 @@ if TYPE_CHECKING:
     from engine.approvals import ApprovalError, PendingApproval
     from engine.calls import CallError
     from engine.heap import freeze_startup_heap
+    from engine.http.guard import browser_refusal
     from engine.logs import configure_logging
     from engine.mcp.signin import SignInError, open_in_browser
     from engine.recorder.codec import RecordingError, read_recording
@@ -126,6 +129,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "EngineJoined": ("engine.remote.base", "EngineJoined"),
     "EngineLost": ("engine.remote.base", "EngineLost"),
     "call_ref": ("engine.remote.base", "call_ref"),
+    "browser_refusal": ("engine.http.guard", "browser_refusal"),
     "split_call_ref": ("engine.remote.base", "split_call_ref"),
 }
 
@@ -154,6 +158,7 @@ __all__ = [
     "ToolState",
     "UnknownTool",
     "__version__",
+    "browser_refusal",
     "call_ref",
     "call_tool",
     "configure_logging",

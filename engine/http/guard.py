@@ -76,6 +76,29 @@ def same_origin(origin: str, host: str | None) -> bool:
     return bool(sep) and scheme in ("http", "https") and host is not None and rest == host.strip().lower()
 
 
+def browser_refusal(
+    hosts: Iterable[str],
+    origins: Iterable[str],
+    bind_host: str,
+    allowed_hosts: Iterable[str],
+    allowed_origins: Iterable[str],
+) -> tuple[str, str] | None:
+    """The first ``Host`` or ``Origin`` header value a server reachable from web pages must refuse, as
+    ``("host", value)`` or ``("origin", value)``; None when all are admitted. ``hosts``/``origins`` are every value
+    of those headers the request carries (a request without ``Host`` is no browser's, so no rebinding vector).
+    The engine's HTTP API and the browser console (``ava-console --web``) both ask this."""
+    allowed_hosts = list(allowed_hosts)
+    hosts = list(hosts)
+    for value in hosts:
+        if not host_allowed(value, bind_host, allowed_hosts):
+            return "host", value
+    host = hosts[0] if hosts else None
+    for origin in origins:
+        if not same_origin(origin, host) and not origin_allowed(origin, allowed_origins):
+            return "origin", origin
+    return None
+
+
 def admitted(settings: Settings, path: str) -> tuple[list[str], list[str], str]:
     """(allowed hosts, allowed origins, the keys that admit them) for a request to ``path``."""
     http, endpoint = settings.engine.http, settings.engine.mcp_server
@@ -92,27 +115,30 @@ def admitted(settings: Settings, path: str) -> tuple[list[str], list[str], str]:
 async def guard_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     settings = request.app[BACKEND_KEY].settings
     hosts, origins, keys = admitted(settings, request.path)
-    # A request without Host cannot come from a browser (browsers always send it), so it is no rebinding vector.
-    for value in request.headers.getall(hdrs.HOST, []):
-        if not host_allowed(value, settings.engine.http.host, hosts):
-            key = keys.format("hosts")
-            return error(
-                421,
-                f"Host {echo(value)} is not served here: the engine's HTTP API answers loopback names "
-                f"({LOOPBACK_HINT}) and engine.http.host only, to defeat DNS rebinding; "
-                f"to admit this name add it to {key}",
-                key=key.split(" ")[0],
-            )
-    host = request.headers.get(hdrs.HOST)  # already admitted above
-    for origin in request.headers.getall(hdrs.ORIGIN, []):
-        if not same_origin(origin, host) and not origin_allowed(origin, origins):
-            key = keys.format("origins")
-            return error(
-                403,
-                f"Origin {echo(origin)} is not allowed: requests from web pages are refused unless their origin "
-                f"is listed in {key}",
-                key=key.split(" ")[0],
-            )
+    refused = browser_refusal(
+        request.headers.getall(hdrs.HOST, []),
+        request.headers.getall(hdrs.ORIGIN, []),
+        settings.engine.http.host,
+        hosts,
+        origins,
+    )
+    if refused is not None and refused[0] == "host":
+        key = keys.format("hosts")
+        return error(
+            421,
+            f"Host {echo(refused[1])} is not served here: the engine's HTTP API answers loopback names "
+            f"({LOOPBACK_HINT}) and engine.http.host only, to defeat DNS rebinding; "
+            f"to admit this name add it to {key}",
+            key=key.split(" ")[0],
+        )
+    if refused is not None:
+        key = keys.format("origins")
+        return error(
+            403,
+            f"Origin {echo(refused[1])} is not allowed: requests from web pages are refused unless their origin "
+            f"is listed in {key}",
+            key=key.split(" ")[0],
+        )
     return await handler(request)
 
 
