@@ -19,6 +19,7 @@ The Host/Origin rule is the engine's (``engine.browser_refusal``), the one its H
 
 from __future__ import annotations
 
+import logging
 import sys
 from html import escape
 from typing import TextIO
@@ -28,7 +29,7 @@ from aiohttp.typedefs import Handler, Middleware
 from textual_serve.server import Server
 
 from console.web_access import PUBLIC_PREFIX, WebAccess
-from engine import browser_refusal
+from engine import RedactingFilter, Redactor, browser_refusal
 from engine.config.models.engine import is_loopback_host
 
 
@@ -97,6 +98,14 @@ class GuardedServer(Server):
         super().__init__(command, host=access.host, port=access.port, title="ava-console", public_url=access.public_url)
         self.access = access
         self.out = out or sys.stdout
+
+    def initialize_logging(self) -> None:
+        super().initialize_logging()
+        # The page's URL carries the token: every log line (aiohttp's access log included) is masked by the
+        # engine's redactor before any handler writes it.
+        masking = RedactingFilter(Redactor([self.access.token]))
+        for handler in logging.getLogger().handlers:
+            handler.addFilter(masking)
 
     async def _make_app(self) -> web.Application:
         app = await super()._make_app()

@@ -30,7 +30,8 @@ Queries (plain data or frozen snapshots, taken when called):
   ``known_secrets()``; attributes ``settings``, ``default_tier``, ``started``, ``base_dir``, ``config_path``.
 Helpers: ``percentile(sorted_values, q)`` (the one definition every screen uses), ``configure_logging``,
 ``browser_refusal(hosts, origins, bind_host, allowed_hosts, allowed_origins)`` (the Host/Origin rule of every
-server a web page can reach: the engine's HTTP API and the browser console).
+server a web page can reach: the engine's HTTP API and the browser console), ``Redactor(secrets)`` and
+``RedactingFilter(redactor)`` (the engine's masking of secret values, for a UI's own output and logs).
 Tools: ``tool_catalog(engine, server=None)`` → each tool's schema and MCP annotations; ``call_tool(engine,
 exposed_name, args, context=None)`` → ``ToolResult`` through the full execution path as the operator
 (``UnknownTool`` for a name no server has): the tool inspector and ``ava-engine mcp call``.
@@ -73,6 +74,7 @@ if TYPE_CHECKING:
     from engine.recorder.export import export_recording
     from engine.recorder.files import default_dir as default_recordings_dir
     from engine.recorder.files import list_recordings
+    from engine.redact import RedactingFilter, Redactor
     from engine.remote import open_remote
     from engine.remote.base import COMMANDS as REMOTE_COMMANDS
     from engine.remote.base import (
@@ -130,6 +132,8 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "EngineLost": ("engine.remote.base", "EngineLost"),
     "call_ref": ("engine.remote.base", "call_ref"),
     "browser_refusal": ("engine.http.guard", "browser_refusal"),
+    "Redactor": ("engine.redact", "Redactor"),
+    "RedactingFilter": ("engine.redact", "RedactingFilter"),
     "split_call_ref": ("engine.remote.base", "split_call_ref"),
 }
 
@@ -150,6 +154,8 @@ __all__ = [
     "OutboxMessage",
     "PendingApproval",
     "RecordingError",
+    "RedactingFilter",
+    "Redactor",
     "RemoteEngines",
     "RemoteError",
     "RemoteEvent",
