@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 ResultStatus = Literal["success", "error", "timeout", "rejected", "cancelled"]
 ParamType = Literal["string", "number", "integer", "boolean", "array", "object"]
 ParamFormat = Literal["email", "url", "phone"]
+#: A ``url`` parameter's pattern beside its ``"format": "uri"``: a web address, http(s), no spaces.
+WEB_URL_PATTERN = r"^https?://[^\s/?#]+[^\s]*$"
 
 
 class ToolCategory(enum.StrEnum):
@@ -87,6 +89,8 @@ class ToolParameter:
             s["pattern"] = self.pattern
         if self.format is not None:
             s["format"] = {"email": "email", "url": "uri", "phone": "phone"}[self.format]
+            if self.format == "url" and self.pattern is None:
+                s["pattern"] = WEB_URL_PATTERN  # "uri" admits any scheme (data:, file:, javascript:)
         if self.minimum is not None:
             s["minimum"] = self.minimum
         if self.maximum is not None:

@@ -1,5 +1,5 @@
 """The project's JSON Schema rules, shared by both validation paths: Draft 2020-12 (``Reference``) with ECMA-262
-``pattern`` semantics and one format checker (the library's checks plus stricter email, uri/url and phone), and
+``pattern`` semantics and one format checker (the library's checks, plus the project's own ``url`` and ``phone``), and
 the keyword subset the fast path compiles.
 
 Why a module of its own: the rules are what the fast compiler (``engine.tools.fast_schema``) and the reference
@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
+from email_validator import EmailNotValidError, validate_email
 from jsonschema import Draft202012Validator, FormatChecker, ValidationError, validators
 
 from engine.tools.limits import clip
@@ -44,7 +45,6 @@ _FAST_KEYWORDS = frozenset(
     | _ANNOTATIONS
 )
 
-_EMAIL = re.compile(r"[^@\s]+@[^@\s.]+(\.[^@\s.]+)+")
 _PHONE = re.compile(r"\+?[0-9][0-9 ().\-]{4,22}[0-9]")
 
 
@@ -55,11 +55,32 @@ def _is_url(v: str) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.netloc)
 
 
+def _is_mailbox(v: str) -> bool:
+    """An RFC 5321 mailbox, as ``email-validator`` reads one (syntax only: no DNS): quoted local parts, address
+    literals and international addresses are mailboxes; control characters, spaces outside quotes, bidi overrides
+    and the special-use names (``localhost``, ``.test``, ``.invalid``: never deliverable) are not."""
+    try:
+        validate_email(
+            v,
+            check_deliverability=False,
+            allow_quoted_local=True,
+            allow_domain_literal=True,
+            globally_deliverable=False,
+        )
+    except EmailNotValidError:
+        return False
+    return True
+
+
+#: Formats checked by the project rather than by ``jsonschema``'s checker: ``url`` (a web address, http or
+#: https) and ``phone``, which JSON Schema does not define, and ``email``, the RFC 5321 mailbox JSON Schema names,
+#: for which the library only looks for an "@" (it would pass ``a@b.ch\nBcc: x@y.z`` on to a mail header).
+#: Every other format JSON Schema defines (``uri``: any absolute RFC 3986 URI — ``data:``, ``urn:``, ``mailto:``,
+#: ``file:`` —, ``date-time``, ``hostname``, ``ipv4``, …) is checked exactly as ``jsonschema`` checks it.
 FORMATS: dict[str, Callable[[str], bool]] = {
-    "email": lambda v: _EMAIL.fullmatch(v) is not None,
-    "uri": _is_url,
     "url": _is_url,
     "phone": lambda v: _PHONE.fullmatch(v) is not None,
+    "email": _is_mailbox,
 }
 
 

@@ -71,7 +71,7 @@ WRONG_FAST: dict[str, list[Any]] = {
     "mode": ["d", "A", 1, True, ["a"], "", "a\u200b", "ａ"],
     "tags": ["a", [1], ["x" * 21], ["a", "a"], ["a"] * 6, {"0": "a"}, [None], [["a"]]],
     "where": ["Bern", [], {}, {"city": 5}, {"city": "x", "zip": 1}, {"city": None}, {"\u202ecity": "x"}],
-    "mail": ["nobody", "a@b", 5, "a@b.ch\nBcc: x@y.z", "a\u202e@b", "@b.ch", "a b@c.ch"],
+    "mail": ["nobody", "a@localhost", 5, "a@b.ch\nBcc: x@y.z", "a\u202e@b", "@b.ch", "a b@c.ch"],
     "code": ["abc", "ABCD", "AB", 123, "ABC\n", "\u202eABC", "ＡＢＣ", "A\u200bBC", "ABC\x00"],
     "note": [5, [], {}, True, 1.5],
     "data": ["x", 5, [], True, 1.5],
