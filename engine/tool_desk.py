@@ -80,10 +80,15 @@ async def call_tool(
     args: str | Mapping[str, Any] | None,
     *,
     context: str | None = None,
+    tier: str | None = None,
     approved_by: str = "operator",
 ) -> ToolResult:
     """Call a tool as the operator (``ava-engine mcp call``, the console's tool inspector): the full execution
     path, shown every tool (or only what ``context`` shows its calls). A lazy server is started first.
+
+    The time limit is the tool's own ``timeout_ms`` (else ``engine.tool_timeout_ms``): the operator's call is in no
+    call, so no tier budget clamps it. With ``context`` (or ``tier``) it runs as a call of that context would, clamped
+    to that tier's budget (the context's default tier unless ``tier`` names one).
 
     The operator asked for this very call, so it counts as approved (``approved_by``) where a tool needs approval.
     ``UnknownTool`` for a name no server has; the result (status, message, data) is redacted.
@@ -97,7 +102,12 @@ async def call_tool(
     session = CallSession(call_id=f"op-{uuid.uuid4().hex[:8]}", context=context or "(operator)", provider="operator")
     if context is None:
         session.shown_tools = frozenset(bench.registry.names())  # the operator is shown every tool
+        session.tier_budget = tier is not None
+        session.tier, session.tier_reason = tier or session.tier, "the operator's --tier"
     else:
-        session.shown_tools = bench.context_view(context).names
+        view = bench.context_view(context, tier)
+        session.shown_tools = view.names
+        session.tier = view.tier
+        session.tier_reason = "the operator's --tier" if tier else f"context {context}'s default tier"
     result = await bench.executor.execute(session, exposed_name, args, tool_call_id="operator", approved_by=approved_by)
     return bench.redactor.value(result)

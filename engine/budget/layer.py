@@ -232,7 +232,7 @@ class BudgetLayer:
                     expected = p50
         self.turns.started(session, d, expected, plan.threshold_ms, plan.message, task)
         tier = session.tier
-        if plan.exempt or tier not in TIER_ORDER:
+        if plan.exempt or tier not in TIER_ORDER or not session.tier_budget:
             return own  # type: ignore[return-value]
         budget_ms = int(getattr(settings.budget.tiers, tier))
         if budget_ms / 1000 < own[0]:  # type: ignore[operator]

@@ -46,7 +46,17 @@ def register(sub: Any) -> None:
     )
     p.add_argument("exposed_name", metavar="EXPOSED_NAME", help="the exposed name, e.g. mcp_time_get_current_time")
     p.add_argument("--args", default="{}", help="the arguments as a JSON object (default {})")
-    p.add_argument("--context", default=None, help="call as this context would (only the tools it is shown)")
+    p.add_argument(
+        "--context",
+        default=None,
+        help="call as this context would: only the tools it is shown, clamped to its default tier's budget",
+    )
+    p.add_argument(
+        "--tier",
+        choices=["fast", "standard", "deep"],
+        default=None,
+        help="clamp the call to this tier's budget (default: the tool's own timeout_ms; with --context, its tier)",
+    )
     p.set_defaults(func=cmd_call)
     p = sub.add_parser("import-mcp-json", help="add the servers of a Claude Desktop / Cursor / VS Code MCP JSON")
     p.add_argument("file", metavar="FILE", help="the JSON file (mcpServers or servers)")
@@ -142,7 +152,12 @@ async def cmd_call(args: argparse.Namespace) -> int:
         try:  # the console's tool inspector calls through the same call_tool
             # the operator typed this very call: that is its approval (engine.approvals)
             result = await call_tool(
-                engine, args.exposed_name, call_args, context=args.context, approved_by="operator (ava-engine mcp call)"
+                engine,
+                args.exposed_name,
+                call_args,
+                context=args.context,
+                tier=args.tier,
+                approved_by="operator (ava-engine mcp call)",
             )
         except UnknownTool as e:
             raise UsageError(f"EXPOSED_NAME: {e}") from e
@@ -150,6 +165,12 @@ async def cmd_call(args: argparse.Namespace) -> int:
         print_json(result.to_dict())
     else:
         print(f"{result.status}: {result.message}")
+        if result.status == "timeout" and (args.context or args.tier):
+            print(
+                "  (the call ran under a tier's budget: leave out --context and --tier to give the tool its own "
+                "timeout_ms, or raise that tier in budget.tiers)",
+                file=sys.stderr,
+            )
         if result.data is not None:
             print(json.dumps(result.data, indent=2, ensure_ascii=False, default=str))
     return 0 if result.status == "success" else 1

@@ -30,6 +30,9 @@ class CallSession:
     tier: str = "standard"
     tier_reason: str = "context default"
     tier_override: str | None = None
+    #: False for the operator's own tool calls outside any call (``mcp call``, the tool inspector): no tier budget
+    #: clamps them, each tool runs to its own ``timeout_ms``.
+    tier_budget: bool = True
     history: History = field(default_factory=History)
     transcript_recipients: list[str] = field(default_factory=list)
     current_action: str | None = None
