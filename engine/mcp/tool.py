@@ -175,6 +175,12 @@ def build_tools(
         names = exposed_names(server_id, [t.name for t in unique], overrides)
     out: list[MCPTool] = []
     for t in unique:
+        if t.execution is not None and t.execution.task_support == "required":
+            warnings.append(
+                f"tool {t.name!r} can only run as an MCP task (execution.taskSupport: required), which the engine "
+                "does not run; it is not shown to models"
+            )
+            continue
         tc = by_name.get(t.name)
         exposed = names.get(t.name) or hashed_name(server_id, t.name)
         if taken is not None and taken(exposed):
