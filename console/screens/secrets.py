@@ -32,6 +32,8 @@ class SecretsSnapshot:
     stored: list[str]
     refs: dict[str, list[str]]
     error: str | None = None
+    #: Set when the keyring in use keeps secrets unencrypted (a plaintext file): what to do about it.
+    unencrypted: str | None = None
 
 
 def read_snapshot(config_path: str) -> SecretsSnapshot:
@@ -49,7 +51,15 @@ def read_snapshot(config_path: str) -> SecretsSnapshot:
             stored = keyring_secrets.list_secrets()
         except keyring_secrets.SecretsError as e:
             error = str(e)
-    return SecretsSnapshot(problem, stored, refs, error)
+    store = keyring_secrets.unencrypted_store() if problem is None else None
+    unencrypted = None
+    if store is not None:
+        backend, path = store
+        unencrypted = (
+            f"Unencrypted keyring ({backend}): anyone who can read {path or 'its file'} can read these secrets; "
+            "use a desktop keyring or keyrings.cryptfile (ava-engine secrets list says how)."
+        )
+    return SecretsSnapshot(problem, stored, refs, error, unencrypted)
 
 
 class SecretsScreen(ConsoleScreen):
@@ -104,6 +114,8 @@ class SecretsScreen(ConsoleScreen):
             status.update(Text(f"No OS keyring: {snap.problem}", style="bold yellow"))
         else:
             note = Text("keyring ready. a: add · e: replace value · r: rename · d: delete", style="green")
+            if snap.unencrypted:
+                note = Text(f"{snap.unencrypted} a: add · e: replace · r: rename · d: delete", style="bold yellow")
             if snap.error:
                 note = Text(snap.error, style="red")
             status.update(note)

@@ -55,6 +55,10 @@ async def cmd_login(args: argparse.Namespace) -> int:
     cfg = _server(args)
     if args.timeout <= 0:
         raise UsageError("--timeout: must be more than 0 seconds")
+    from engine.config.secrets import unencrypted_warning
+
+    if (warning := unencrypted_warning()) is not None:  # the tokens go to the keyring
+        print(f"warning: {warning}", file=sys.stderr)
     sign_in = SignIn(
         args.server, cfg, base_dir=args.config_path.parent, on_secret=REDACTOR.update, timeout_s=args.timeout
     )

@@ -39,6 +39,14 @@ def _secrets() -> Any:
     return secrets
 
 
+def _warn_unencrypted() -> str | None:
+    """Say on stderr when the keyring keeps secrets unencrypted; the warning (also for ``--json`` output)."""
+    warning = _secrets().unencrypted_warning()
+    if warning is not None:
+        print(f"warning: {warning}", file=sys.stderr)
+    return warning
+
+
 def _secrets_config(args: argparse.Namespace) -> Any:
     """The config whose references ``secrets list`` shows: ``--config``, else the user config when it exists.
 
@@ -69,8 +77,9 @@ def cmd_secrets_set(args: argparse.Namespace) -> int:
     if not value:
         raise UsageError("the secret's value is empty")
     _secrets().set_secret(args.name, value)
+    warning = _warn_unencrypted()
     if args.json:
-        print_json({"stored": args.name})
+        print_json({"stored": args.name, "unencrypted": warning is not None})
     else:
         print(f"stored {args.name}; reference it in config as ${{keyring:{args.name}}}")
     return 0
@@ -82,6 +91,7 @@ def cmd_secrets_get(args: argparse.Namespace) -> int:
     if value is None:
         raise CommandFailed(f"secret {args.name!r} is not in the keyring")
     shown = value if args.reveal else s.mask(value)
+    _warn_unencrypted()
     if args.json:
         print_json({"name": args.name, "value": shown, "masked": not args.reveal, "length": len(value)})
     else:
@@ -102,8 +112,9 @@ def cmd_secrets_list(args: argparse.Namespace) -> int:
     rows = [{"name": n, "referenced_by": refs.get(n, [])} for n in sorted(set(names) | set(refs))]
     for r in rows:
         r["stored"] = r["name"] in names
+    warning = _warn_unencrypted()
     if args.json:
-        print_json({"secrets": rows})
+        print_json({"secrets": rows, "unencrypted": warning is not None})
     else:
         for r in rows:
             where = ", ".join(r["referenced_by"]) or "not referenced"

@@ -33,8 +33,8 @@ INDEX_NAME = "__index__"
 NO_BACKEND_HELP = (
     "no usable OS keyring was found (the keyring library fell back to {backend}). "
     "Use a desktop keyring (GNOME Keyring or KWallet through Secret Service, macOS Keychain, "
-    "Windows Credential Manager), or on a headless machine `pip install keyrings.alt` "
-    "(a local file keyring); "
+    "Windows Credential Manager), or on a headless machine an encrypted file keyring "
+    "(`pip install keyrings.cryptfile`, PYTHON_KEYRING_BACKEND=keyrings.cryptfile.cryptfile.CryptFileKeyring); "
     "or reference an environment variable (${{VAR}}) instead. "
     "A backend installed while ava-console runs is seen after restarting ava-console"
 )
@@ -52,6 +52,44 @@ def backend_problem() -> str | None:
         name = f"{type(backend).__module__}.{type(backend).__name__}"
         return NO_BACKEND_HELP.format(backend=name)
     return None
+
+
+UNENCRYPTED_HELP = (
+    "secrets are stored UNENCRYPTED: the keyring in use ({backend}) keeps them in a plain file{where}, so anyone "
+    "who can read that file can read them. Use a real keyring: a desktop keyring (GNOME Keyring or KWallet through "
+    "Secret Service, macOS Keychain, Windows Credential Manager), or an encrypted file "
+    "(`pip install keyrings.cryptfile`, PYTHON_KEYRING_BACKEND=keyrings.cryptfile.cryptfile.CryptFileKeyring)"
+)
+
+
+def _stores_plaintext(backend: KeyringBackend) -> bool:
+    """keyrings.alt's file keyrings but the encrypted one, and any backend that calls itself plaintext."""
+    name, module = type(backend).__name__.lower(), type(backend).__module__
+    return "plaintext" in name or (module == "keyrings.alt.file" and "encrypted" not in name)
+
+
+def unencrypted_store() -> tuple[str, str | None] | None:
+    """(the backend's name, the file it writes or None) when the keyring in use keeps secrets unencrypted (a
+    plaintext file), else None. The chainer stores in its first (highest priority) backend."""
+    backend: KeyringBackend = keyring.get_keyring()
+    chain = backend.backends if isinstance(backend, ChainerBackend) else [backend]
+    first = chain[0] if chain else None
+    if first is None or not _stores_plaintext(first):
+        return None
+    path = getattr(first, "file_path", None)
+    return f"{type(first).__module__}.{type(first).__name__}", str(path) if path else None
+
+
+def unencrypted_warning() -> str | None:
+    """What to tell the user when the keyring in use keeps secrets unencrypted, else None.
+
+    ``secrets``, ``mcp login`` and the console's Secrets screen say it: such a keyring works, so nothing else
+    would tell the user that the secrets they moved out of the config are no safer in it."""
+    store = unencrypted_store()
+    if store is None:
+        return None
+    backend, path = store
+    return UNENCRYPTED_HELP.format(backend=backend, where=f" ({path})" if path else "")
 
 
 def _check_name(name: str) -> None:

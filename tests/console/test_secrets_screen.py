@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from textual.widgets import DataTable
+import keyring
+from textual.widgets import DataTable, Static
 
 from console.app import AvaConsole
 from engine.config import set_secret
@@ -78,3 +79,23 @@ async def test_replace_and_rename_are_their_own_keys(
         await wait(pilot, lambda: memory_keyring.store.get(("ava-console", "LLM_KEY")) == "replaced")
         assert KEY not in memory_keyring.store
         await wait(pilot, lambda: "LLM_KEY" in [k.value for k in table.rows] and "OPENAI_KEY" not in table.rows)
+
+
+async def test_an_unencrypted_keyring_is_named_never_ready(
+    config_path: Path, tmp_path: Path, monkeypatch: Any, wait: Any
+) -> None:
+    from keyrings.alt.file import PlaintextKeyring
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # where the plaintext file goes
+    old = keyring.get_keyring()
+    keyring.set_keyring(PlaintextKeyring())
+    try:
+        set_secret("OPENAI_KEY", "original-value")
+        app = AvaConsole(config_path)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await _secrets_screen(pilot, app, wait)
+            status = app.screen.query_one("#keyring-status", Static)
+            await wait(pilot, lambda: "Unencrypted keyring" in str(status.render()))
+            assert "keyring ready" not in str(status.render())
+    finally:
+        keyring.set_keyring(old)
