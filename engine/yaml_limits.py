@@ -1,18 +1,22 @@
-"""Bounds for every YAML the engine reads: file size before parsing, and how much aliases may expand.
+"""Bounds for every YAML the engine reads: file size before parsing, nesting depth, how much aliases may expand.
 
 Why it exists: YAML aliases make a 1 KB document describe a billion values ("billion laughs"). Parsers keep an
 aliased value once, so loading is cheap, but anything that walks the result (our ``${VAR}`` expansion, pydantic,
 a dice table's loader) expands it and runs for minutes and gigabytes. ``alias_bomb`` measures the expansion on the
-parsed tree without expanding it (each shared container is sized once); the config loader turns a hit into a
-``ConfigError`` at the file and line, and ``safe_load``/``load_file`` are PyYAML's ``safe_load`` with the same
-bounds for the other YAML files (dice tables, rule corpora, aerodrome lists: the built-in servers, which import
-nothing else of the engine, so this module stands alone).
+parsed tree without expanding it (each shared container is sized once). Nesting is bounded before any tree is
+built: the parsers compose recursively, so a few MB of ``[[[[…`` ran for seconds and ended in a ``RecursionError``
+without a line; ``too_deep`` reads the parser's event stream (no tree, no recursion) and stops at the first
+collection deeper than ``MAX_YAML_DEPTH``, and ``may_be_deep`` skips even that for the usual shallow document.
+The config loader turns a hit into a ``ConfigError`` at the file and line, and ``safe_load``/``load_file`` are
+PyYAML's ``safe_load`` with the same bounds for the other YAML files (dice tables, rule corpora, aerodrome lists:
+the built-in servers, which import nothing else of the engine, so this module stands alone).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +29,8 @@ MAX_YAML_BYTES = 8 * 1024 * 1024
 #: Most values aliases may add beyond what the document spells out (sharing a block among a few hundred servers
 #: is fine; a multiplying chain of aliases is not).
 MAX_ALIAS_VALUES = 100_000
+#: Most collections nested inside one another (a demanding config nests about a dozen).
+MAX_YAML_DEPTH = 64
 
 Children = Callable[[Any], Iterable[tuple[Any, Any]] | None]
 
@@ -108,21 +114,105 @@ def bomb_message(bomb: AliasBomb, limit: int = MAX_ALIAS_VALUES) -> str:
     )
 
 
+@dataclass(frozen=True)
+class TooDeep:
+    """The first collection nested deeper than the bound: its 1-based line and the key path down to it."""
+
+    line: int
+    path: tuple[str | int, ...]
+
+
+def may_be_deep(text: str, limit: int = MAX_YAML_DEPTH) -> bool:
+    """False when ``text`` cannot nest more than ``limit`` collections (two C-speed passes, no parsing).
+
+    A block collection nested ``d`` deep starts at column ``d - 1`` or further, after spaces and the indicators
+    ``- ? :`` only; each flow collection needs a bracket. So the depth is at most the longest such line prefix
+    plus one, plus the number of opening brackets.
+    """
+    room = limit - text.count("[") - text.count("{")
+    return room <= 1 or re.search(rf"^[ \t?:-]{{{room - 1},}}", text, re.MULTILINE) is not None
+
+
+def too_deep(events: Iterable[Any], limit: int = MAX_YAML_DEPTH) -> TooDeep | None:
+    """Where a parser's event stream (PyYAML's or ruamel's) first nests more than ``limit`` collections; ``None``
+    when it never does. Stops there, so a document of a million levels costs what its first ``limit`` do."""
+    stack: list[list[Any]] = []  # per open collection: [is_mapping, nodes seen, last key]
+    for event in events:
+        kind = type(event).__name__
+        if kind in ("MappingEndEvent", "SequenceEndEvent"):
+            if stack:
+                stack.pop()
+            continue
+        if kind not in ("ScalarEvent", "AliasEvent", "MappingStartEvent", "SequenceStartEvent"):
+            continue
+        if stack:
+            parent = stack[-1]
+            if parent[0] and parent[1] % 2 == 0:  # a key of a mapping
+                parent[2] = event.value if kind == "ScalarEvent" else "?"
+            parent[1] += 1
+        if kind in ("MappingStartEvent", "SequenceStartEvent"):
+            stack.append([kind == "MappingStartEvent", 0, None])
+            if len(stack) > limit:
+                path = tuple(p[2] if p[0] else p[1] - 1 for p in stack[:-1])
+                return TooDeep(event.start_mark.line + 1, path)
+    return None
+
+
+def depth_message(limit: int = MAX_YAML_DEPTH) -> str:
+    return f"YAML collections are nested more than {limit} levels deep here; flatten this structure"
+
+
+def _events(text: str, loader_class: Any) -> Iterator[Any]:
+    loader = loader_class(text)
+    try:
+        while loader.check_event():
+            yield loader.get_event()
+    finally:
+        loader.dispose()
+
+
+def nesting(
+    text: str, limit: int = MAX_YAML_DEPTH, fallback: Callable[[str], TooDeep | None] | None = None
+) -> TooDeep | None:
+    """``too_deep`` of a document, read by libyaml's C parser: the pure-Python parsers take half a second to reach
+    the 65th ``[`` of ``[[[[…``, looking up to 1,024 characters ahead for a simple key at each. Where libyaml finds a
+    syntax error, ``fallback`` (a scan with the parser that will read the document) decides; without one, the
+    real parse reports the error."""
+    if not may_be_deep(text, limit):
+        return None
+    try:
+        return too_deep(_events(text, getattr(yaml, "CSafeLoader", yaml.SafeLoader)), limit)
+    except yaml.YAMLError:
+        return fallback(text) if fallback is not None else None
+
+
+def _pyyaml_nesting(text: str) -> TooDeep | None:
+    try:
+        return too_deep(_events(text, yaml.SafeLoader))
+    except yaml.YAMLError:
+        return None  # the real parse reports it, at its line
+
+
 def size_message(size: int, limit: int = MAX_YAML_BYTES) -> str:
     return f"is {size:,} bytes; YAML files are limited to {limit:,} bytes"
 
 
 class YamlLimitError(yaml.MarkedYAMLError):
-    """Too large or an alias bomb; a ``yaml.YAMLError``, so existing ``except yaml.YAMLError`` handlers report it."""
+    """Too large, too deep or an alias bomb; a ``yaml.YAMLError``, so ``except yaml.YAMLError`` handlers report it."""
 
 
 def safe_load(text: str | bytes) -> Any:
-    """``yaml.safe_load`` that refuses more than ``MAX_YAML_BYTES`` and alias bombs (with the line)."""
+    """``yaml.safe_load`` that refuses more than ``MAX_YAML_BYTES``, nesting deeper than ``MAX_YAML_DEPTH`` and
+    alias bombs (with the line)."""
     size = len(text)
     if isinstance(text, str) and size > MAX_YAML_BYTES // 4:
         size = len(text.encode("utf-8", "surrogatepass"))
     if size > MAX_YAML_BYTES:
         raise YamlLimitError(problem=f"the document {size_message(size)}")
+    deep = nesting(text if isinstance(text, str) else text.decode("utf-8", "replace"), fallback=_pyyaml_nesting)
+    if deep is not None:
+        where = Mark("<document>", 0, deep.line - 1, 0, None, 0)
+        raise YamlLimitError(problem=depth_message(), problem_mark=where)
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()

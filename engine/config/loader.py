@@ -30,11 +30,21 @@ from engine.config.models import Settings
 from engine.config.secrets import lookup_secret as keyring_lookup
 from engine.config.validation import issues_from_validation, line_for
 from engine.redact import Redactor
-from engine.yaml_limits import MAX_YAML_BYTES, alias_bomb, bomb_message, size_message
+from engine.yaml_limits import (
+    MAX_YAML_BYTES,
+    MAX_YAML_DEPTH,
+    TooDeep,
+    alias_bomb,
+    bomb_message,
+    depth_message,
+    nesting,
+    size_message,
+    too_deep,
+)
 
 log = logging.getLogger(__name__)
 
-MAX_DEPTH = 64
+MAX_DEPTH = MAX_YAML_DEPTH
 SECTIONS_HINT = "a mapping of sections such as engine, providers, mcp, contexts"
 
 
@@ -117,11 +127,16 @@ def parse_yaml(text: str, source: str) -> Any:
     """Round-trip parse; syntax errors and duplicate keys become a ``ConfigError`` at the parser's line.
 
     Every YAML the engine reads as config goes through here (files, the console's YAML boxes, scripts), so the
-    bounds live here too: more than ``MAX_YAML_BYTES`` is refused before parsing, an alias bomb after parsing
-    (measured without expanding it) with the line of the container that blows up.
+    bounds live here too: more than ``MAX_YAML_BYTES`` is refused before parsing, nesting deeper than
+    ``MAX_DEPTH`` before a tree is built (the line of the first collection too deep, its key path abbreviated),
+    an alias bomb after parsing (measured without expanding it) with the line of the container that blows up.
     """
     if len(text) > MAX_YAML_BYTES // 4 and (size := len(text.encode("utf-8", "surrogatepass"))) > MAX_YAML_BYTES:
         raise ConfigError.single(source, size_message(size))
+    deep = nesting(text, MAX_DEPTH, fallback=_too_deep)
+    if deep is not None:
+        shown = format_path(deep.path[:3]) + ("…" if len(deep.path) > 3 else "")
+        raise ConfigError.single(source, depth_message(MAX_DEPTH), line=deep.line, path=shown)
     try:
         tree = new_yaml().load(text)
     except DuplicateKeyError as exc:
@@ -148,6 +163,15 @@ def parse_yaml(text: str, source: str) -> Any:
         line = lc.line + 1 if lc is not None and lc.line is not None else None
         raise ConfigError.single(source, bomb_message(bomb), line=line, path=format_path(bomb.path))
     return tree
+
+
+def _too_deep(text: str) -> TooDeep | None:
+    """``too_deep`` over ruamel's own event stream (the grammar ``parse_yaml`` then reads), which builds no tree:
+    for a document libyaml finds a syntax error in."""
+    try:
+        return too_deep(new_yaml().parse(text), MAX_DEPTH)
+    except YAMLError:
+        return None  # a syntax error before any deep part: the real parse reports it at its line
 
 
 def line_index(node: Any) -> dict[KeyPath, int]:

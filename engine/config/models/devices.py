@@ -6,8 +6,9 @@ The ways a person reaches the engine; each is optional and has defaults that wor
 from __future__ import annotations
 
 from typing import Literal
+from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 
 from engine.config.models.common import FieldError, Strict
 
@@ -40,6 +41,22 @@ class AsteriskConfig(Strict):
     request_timeout_s: float = Field(default=5.0, gt=0, le=60)
     #: Caller ID the engine's transfer calls carry (the AI's own identity extension).
     caller_id: str = '"AVA" <7000>'
+
+    @field_validator("ari_url")
+    @classmethod
+    def _http_ari_url(cls, v: str) -> str:
+        try:
+            parts = urlsplit(v.strip())
+            host = parts.hostname if parts.port is None or parts.port >= 0 else None
+        except ValueError:  # an unclosed [ of an IPv6 host, a port that is no number
+            parts, host = None, None
+        if parts is None or parts.scheme not in ("http", "https") or not host:
+            what = f"a {parts.scheme}: URL" if parts is not None and parts.scheme else "not one"
+            raise ValueError(
+                f"must be the http(s) URL of Asterisk's ARI (http.conf, with /ari), e.g. http://127.0.0.1:8088/ari;"
+                f" this is {what}"
+            )
+        return v
 
     @model_validator(mode="after")
     def _port_range(self) -> AsteriskConfig:

@@ -147,6 +147,8 @@ class McpServerConfig(Strict):
 
     @model_validator(mode="after")
     def _transport_fields(self) -> McpServerConfig:
+        if self.command and self.url:  # one of them would be ignored without a word
+            raise FieldError((), "give either command (stdio) or url (http/sse), not both")
         if self.transport == "stdio" and not self.command:
             raise FieldError("command", "a stdio server needs 'command' (a list: program and arguments)")
         if self.transport in ("http", "sse"):

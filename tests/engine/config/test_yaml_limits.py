@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -12,7 +13,16 @@ import yaml
 from engine.config import ConfigError, load_settings, load_settings_text
 from engine.config.fragment import parse_yaml_fragment
 from engine.servers.dice.tables import TableError, load_tables
-from engine.yaml_limits import MAX_ALIAS_VALUES, YamlLimitError, alias_bomb, load_file, safe_load
+from engine.yaml_limits import (
+    MAX_ALIAS_VALUES,
+    TooDeep,
+    YamlLimitError,
+    alias_bomb,
+    depth_message,
+    load_file,
+    nesting,
+    safe_load,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 ENTRY = ROOT / ".venv" / "bin" / "ava-engine"
@@ -99,3 +109,39 @@ def test_a_cycle_is_sized_once_not_followed() -> None:
 def test_sizes_are_not_counted_twice_for_shared_blocks() -> None:
     block = {"x": [1, 2]}
     assert alias_bomb({"a": block, "b": block}) is None
+
+
+def test_deep_nesting_is_refused_by_the_pyyaml_readers_and_fragments_too(tmp_path: Path) -> None:
+    """The parsers compose recursively: without the bound, 200,000 levels was a RecursionError (not a YAMLError,
+    so a dice table's loader crashed instead of reporting) or "nesting is too deep" without a line."""
+    deep = "name: t\nrows:\n  - " + "[" * 200_000 + "]" * 200_000 + "\n"
+    with pytest.raises(yaml.YAMLError, match="nested more than 64 levels deep") as info:
+        safe_load(deep)
+    assert "line 3" in str(info.value)
+    tables = tmp_path / "tables.yaml"
+    tables.write_text("tables:\n  - " + "{a: " * 100_000 + "1" + "}" * 100_000 + "\n")
+    with pytest.raises(TableError, match="nested more than 64 levels deep"):
+        load_tables(tables)
+    with pytest.raises(ConfigError) as err:
+        parse_yaml_fragment("a:\n  b: " + "[" * 70 + "]" * 70 + "\n", "tools")
+    assert str(err.value) == "tools:2: a.b[0]…: " + depth_message()
+    nested: list[Any] = []
+    for _ in range(59):
+        nested = [nested]
+    assert safe_load("a: " + "[" * 60 + "]" * 60) == {"a": nested}
+
+
+def test_a_document_libyaml_cannot_read_is_scanned_by_the_fallback() -> None:
+    """libyaml only screens for depth; where it finds a syntax error, the parser that reads the document decides."""
+    broken = "a: 'unclosed''\nb: " + "[" * 70 + "]" * 70 + "\n"
+    asked: list[str] = []
+
+    def fallback(text: str) -> TooDeep | None:
+        asked.append(text)
+        return TooDeep(7, ("from", "fallback"))
+
+    assert nesting(broken, fallback=fallback) == TooDeep(7, ("from", "fallback")) and asked == [broken]
+    assert nesting(broken) is None
+    assert nesting("a: [[1]]\n", fallback=fallback) is None and len(asked) == 1  # shallow: no scan at all
+    with pytest.raises(ConfigError, match="YAML syntax error"):  # the real parse reports the syntax error
+        load_settings_text(broken, "broken.yaml")
