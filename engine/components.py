@@ -154,7 +154,16 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
     components.append(SharedBook(lambda: engine.settings, budget, engine.spawn, lambda: engine_id(engine)))
     from engine.recorder.component import Recorder  # the flight recorder: every call's events (and audio)
 
-    components.append(Recorder(lambda: engine.settings, engine.bus, engine.redactor, engine.spawn, engine.base_dir))
+    components.append(
+        Recorder(
+            lambda: engine.settings,
+            engine.bus,
+            engine.redactor,
+            engine.spawn,
+            engine.base_dir,
+            engine.metrics.count_skipped,
+        )
+    )
     from engine.turn_timing import TurnTimingBook  # one turn.timings event per turn, for the latency waterfall
 
     engine.turn_hooks.append(TurnTimingBook(engine.bus, budget.tier_budget_ms))

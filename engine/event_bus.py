@@ -8,14 +8,19 @@ travel. ``EventBus.publish`` never blocks: a full subscriber queue drops its old
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Protocol, TypeVar
+
+from engine.json_bounds import InvalidText, require_valid
 
 if TYPE_CHECKING:
     from engine.events import Event
 
 _E = TypeVar("_E")
+
+log = logging.getLogger(__name__)
 
 
 class EventRedactor(Protocol):
@@ -137,3 +142,42 @@ class EventBus:
     @property
     def subscriber_count(self) -> int:
         return len(self._subs)
+
+
+def event_line(ev: Event, dumps: Callable[[Event], str] | None = None) -> str:
+    """The event as one JSON text that every UTF-8 writer takes (``dumps``: a consumer's own encoder, else
+    ``to_json``); ``InvalidText``, ``TypeError`` or ``ValueError`` when it has none: ``SkippedEvents`` counts it."""
+    return require_valid(dumps(ev) if dumps is not None else ev.to_json())
+
+
+def skip_reason(error: BaseException) -> str:
+    """The metric's reason label for why an event could not be written."""
+    return "invalid_text" if isinstance(error, InvalidText | UnicodeError) else "not_serialisable"
+
+
+class SkippedEvents:
+    """What one consumer of the bus (the store, the recorder, the CLI's printer…) does with an event it cannot write:
+    count it (``count``: ``Metrics.count_skipped``), log the first one of each reason, and go on —
+    one bad event never stops the task that writes the others. Safe to call from a writer thread."""
+
+    def __init__(self, consumer: str, count: Callable[[str, str], None] | None = None) -> None:
+        self.consumer = consumer
+        self._count = count
+        self.skipped = 0
+        self._logged: set[str] = set()
+
+    def skip(self, ev: object, error: BaseException) -> None:
+        reason = skip_reason(error)
+        self.skipped += 1
+        if self._count is not None:
+            self._count(self.consumer, reason)
+        if reason not in self._logged:
+            self._logged.add(reason)
+            log.warning(
+                "%s: skipped a %s event it cannot write (%s: %s); counted in ai_agent_events_skipped_total, "
+                "logged once per reason, the others go on",
+                self.consumer,
+                getattr(ev, "type", type(ev).__name__),
+                type(error).__name__,
+                error,
+            )

@@ -99,6 +99,13 @@ class Metrics:
         self.events_dropped = Gauge(
             "ai_agent_events_dropped", "Events dropped by slow subscribers (oldest first).", registry=r
         )
+        self.events_skipped = Counter(
+            "ai_agent_events_skipped",
+            "Events a consumer skipped because it could not write them (consumer: store, event stream, recorder, "
+            "cli; reason: invalid_text, not_serialisable); the consumer went on with the next.",
+            ["consumer", "reason"],
+            registry=r,
+        )
         self.store_events_dropped = Counter(
             "ai_agent_store_events_dropped",
             "Events the store never got: its buffer (engine.store_buffer) overflowed while it was away.",
@@ -189,6 +196,10 @@ class Metrics:
         if child is None:
             child = self._rejections[key] = self.tool_rejections.labels(tool, reason)
         child.inc()  # type: ignore[attr-defined]
+
+    def count_skipped(self, consumer: str, reason: str) -> None:
+        """One event ``consumer`` could not write and skipped (``engine.event_bus.SkippedEvents``)."""
+        self.events_skipped.labels(consumer, reason).inc()
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from engine.cli.common import UsageError, load, print_json, running_engine
+from engine.json_bounds import valid_text
 from engine.sessions.steering import clean_steer_text
 
 
@@ -171,6 +172,10 @@ class _Step(argparse.Action):
 
 async def cmd_call(args: argparse.Namespace) -> int:
     settings = load(args)
+    # argv with invalid UTF-8 arrives with lone surrogates (surrogateescape): made valid text here, where it enters
+    for name in ("caller_name", "caller_number"):
+        if getattr(args, name) is not None:
+            setattr(args, name, valid_text(getattr(args, name)))
     if args.context not in settings.contexts:
         known = ", ".join(sorted(settings.contexts)) or "none"
         raise UsageError(f"--context: unknown context {args.context!r} (known: {known})")
@@ -180,7 +185,7 @@ async def cmd_call(args: argparse.Namespace) -> int:
         if args.say_now or args.whisper:
             raise UsageError("--say-now and --whisper steer a text call (--say), not an --audio-in call")
         return await _voice_call(args, settings)
-    steps: list[tuple[str, str]] = getattr(args, "steps", [])
+    steps: list[tuple[str, str]] = [(kind, valid_text(text)) for kind, text in getattr(args, "steps", [])]
     for kind, text in steps:
         if kind != "say":
             try:
@@ -278,15 +283,19 @@ _CALL_EVENTS = {
 
 
 async def _print_events(sub: Any, as_json: bool) -> None:
+    from engine.event_bus import SkippedEvents, event_line
+    from engine.json_bounds import require_valid
+
+    skipped = SkippedEvents("cli")
     async for ev in sub:
         if ev.type not in _CALL_EVENTS:
             continue
-        if as_json:
-            print(ev.to_json(), flush=True)
-        else:
-            line = _human(ev)
+        try:  # one event that cannot be printed is skipped (logged once): the call's other lines still come
+            line = event_line(ev) if as_json else _human(ev)
             if line:
-                print(line, flush=True)
+                print(require_valid(line), flush=True)
+        except (TypeError, ValueError, RecursionError) as e:
+            skipped.skip(ev, e)
 
 
 def _human(ev: Any) -> str | None:

@@ -29,6 +29,7 @@ from engine.config.models.tools import EmailConfig
 from engine.email.messages import CallRecord, Kind, Templates, record_from_json, record_to_json, render_message
 from engine.email.outbox import Email, Outbox, Row, Transport, mask_addresses, new_message_id
 from engine.events import EmailFailed, EmailQueued, EmailSent, EventBus
+from engine.json_bounds import valid_text
 from engine.metrics import Metrics
 from engine.sessions.session import CallSession
 from engine.tasks import Spawn
@@ -243,7 +244,9 @@ class EmailService:
         summary = self.summary_for(session.context)
         if not cfg.enabled or (not held and not summary):
             return
-        record = record_to_json(CallRecord.of(session))
+        # the call's words came from outside (a caller, a model): one lone surrogate in them must not cost the
+        # record its place in the outbox (SQLite refuses text that is not valid UTF-8)
+        record = valid_text(record_to_json(CallRecord.of(session)))
         for mid in held:
             self.outbox.release(mid, record)
         if summary and cfg.admin_address is not None and cfg.from_address is not None:

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from engine.event_bus import SkippedEvents
 from engine.store.base import StoredEvent
 from engine.store.feed import EventFeed, entry_key
 
@@ -65,10 +66,11 @@ def message(ev: StoredEvent) -> str:
 class EventRing:
     """The retained events, oldest first (at most ``bound``), and the clients reading them."""
 
-    def __init__(self, bound: int, lag_bound: int) -> None:
+    def __init__(self, bound: int, lag_bound: int, skipped: SkippedEvents | None = None) -> None:
         if lag_bound >= bound:
             raise ValueError(f"a client's lag bound ({lag_bound}) must be below the ring's bound ({bound})")
-        self.feed = EventFeed(bound)
+        #: An event that cannot be sent (not valid text) is skipped and counted there; the stream goes on.
+        self.feed = EventFeed(bound, skipped or SkippedEvents("event stream"))
         self.lag_bound = lag_bound
         self.listeners: set[Listener] = set()
         #: Events after this entry id are all retained (older ones were evicted, or came before anyone listened).

@@ -22,6 +22,7 @@ import aiohttp
 
 from engine.config.models import ProviderConfig
 from engine.events import Event, ToolsOmitted
+from engine.json_bounds import valid_json, valid_text
 from engine.providers.base import Provider, ProviderError, ProviderSession, ToolCallRequest, Turn, TurnReply
 from engine.providers.http import HttpClient, HttpSettings
 from engine.providers.rendering import RenderedTools, ToolRenderer
@@ -210,9 +211,19 @@ class TextProvider(Provider):
         return "auto" if allowed else "none"
 
 
+def valid_output(out: ModelOutput) -> None:
+    """The model's words and tool calls made valid text (``engine.json_bounds``), in place: every text adapter's
+    reply passes here, so a lone surrogate a provider sent never reaches the history, an event or a tool."""
+    out.text = valid_text(out.text)
+    for c in out.calls:
+        c.name = valid_text(c.name)
+        if not isinstance(c.arguments, str):  # a string is parsed (and made valid) by parse_arguments
+            c.arguments = valid_json(c.arguments)
+
+
 async def emit_text(turn: Turn, text: str) -> None:
     if turn.on_text is not None and text:
-        res = turn.on_text(text)
+        res = turn.on_text(valid_text(text))
         if inspect.isawaitable(res):
             await res
 
@@ -273,7 +284,7 @@ class TextSession(ProviderSession):
             if original is not None:
                 if isinstance(args, str):
                     try:
-                        args = json.loads(args) if args.strip() else {}
+                        args = valid_json(json.loads(args)) if args.strip() else {}
                     except ValueError:
                         pass
                 args = strip_added_nulls(args, original)
@@ -298,6 +309,7 @@ class TextSession(ProviderSession):
                 out = await self.http.post(req.url, req.payload, req.headers, read)
             except ValueError as e:  # a malformed response body
                 raise ProviderError(p.name, f"unreadable response: {e}") from e
+            valid_output(out)
             meta: dict[str, Any] = {"provider": p.name, "finish": out.finish}
             if tools.omitted:
                 meta["tools_omitted"] = list(tools.omitted)

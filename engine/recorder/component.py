@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.config.models.recording import RecordingConfig
+from engine.event_bus import SkippedEvents
 from engine.recorder.codec import Recording, read_recording
 from engine.recorder.export import render
 from engine.recorder.files import enforce_retention, find_recording, recordings_dir
@@ -39,9 +40,18 @@ class RecorderOff(RuntimeError):
 class Recorder:
     name = "recorder"
 
-    def __init__(self, settings: Callable[[], Settings], bus: EventBus, redactor: Redactor, spawn: Spawn,
-                 base_dir: Path) -> None:  # fmt: skip
+    def __init__(
+        self,
+        settings: Callable[[], Settings],
+        bus: EventBus,
+        redactor: Redactor,
+        spawn: Spawn,
+        base_dir: Path,
+        count_skipped: Callable[[str, str], None] | None = None,
+    ) -> None:
         self._settings = settings
+        #: Counts an event the writer skipped (``Metrics.count_skipped``).
+        self._count_skipped = count_skipped
         self.bus = bus
         self.redactor = redactor
         self._spawn = spawn
@@ -77,8 +87,14 @@ class Recorder:
             __version__ = version("ava-console")
         except PackageNotFoundError:
             __version__ = ""
-        self.writer = RecordingWriter(directory, self.redactor, queue_size=cfg.queue_size, audio=cfg.audio,
-                                      version=__version__)  # fmt: skip
+        self.writer = RecordingWriter(
+            directory,
+            self.redactor,
+            queue_size=cfg.queue_size,
+            audio=cfg.audio,
+            version=__version__,
+            skipped=SkippedEvents("recorder", self._count_skipped),
+        )
         self.writer.start()
         from engine.recorder.codec import event_classes
 

@@ -26,7 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from engine.event_bus import SkippedEvents
 from engine.events import Event
+from engine.json_bounds import require_valid
 from engine.recorder.codec import header_line
 from engine.recorder.files import audio_path, new_events_path
 
@@ -91,9 +93,11 @@ class RecordingWriter:
     """Owns the files; ``offer_*`` from the event loop (never blocks), ``flush``/``close`` from anywhere."""
 
     def __init__(self, directory: Path, redact: Callable[[str], str], *, queue_size: int, audio: bool,
-                 version: str = "") -> None:  # fmt: skip
+                 version: str = "", skipped: SkippedEvents | None = None) -> None:  # fmt: skip
         self.directory = directory
         self.redact = redact
+        #: Events that could not be written (not valid text): counted and skipped, the rest of the batch goes on.
+        self.skipped = skipped or SkippedEvents("recorder")
         self.audio = audio
         self.version = version
         self._q: queue.Queue[tuple[Any, ...] | None] = queue.Queue(maxsize=queue_size)
@@ -177,7 +181,10 @@ class RecordingWriter:
         kind = item[0]
         if kind == "events":
             for ev in item[1]:
-                self._event(ev, self._dirty)
+                try:
+                    self._event(ev, self._dirty)
+                except (TypeError, ValueError, RecursionError) as e:  # this event only: the batch goes on
+                    self.skipped.skip(ev, e)
         elif kind == "audio":
             self._audio(*item[1:])
         elif kind == "flush":
@@ -191,10 +198,14 @@ class RecordingWriter:
                 c.file.flush()
         self._dirty.clear()
 
+    def _line(self, ev: Event) -> str:
+        """The event's redacted JSON line (``InvalidText``, ``TypeError``, ``ValueError`` when it has none)."""
+        return require_valid(self.redact(_json(ev))) + "\n"
+
     def _event(self, ev: Event, touched: set[str]) -> None:
         if ev.type == "server.state":
+            line = self._line(ev)
             self._servers[str(getattr(ev, "server", ""))] = ev
-            line = self.redact(_json(ev)) + "\n"
             for live_id, live in self._calls.items():
                 live.file.write(line)
                 touched.add(live_id)
@@ -203,18 +214,19 @@ class RecordingWriter:
         if not call_id or not isinstance(call_id, str) or ev.type in SKIPPED_TYPES:
             return
         c = self._calls.get(call_id)
+        if c is None and ev.type != "call.started":
+            return  # a call that began before the recorder: not recorded
+        line = self._line(ev)  # before anything is written: an event that cannot be leaves no trace
         if c is None:
-            if ev.type != "call.started":
-                return  # a call that began before the recorder: not recorded
             path = new_events_path(self.directory, call_id, ev.ts)
             f = path.open("x", encoding="utf-8")
             f.write(self.redact(header_line(call_id, ev.ts, self.version)) + "\n")
             for known in self._servers.values():  # as they stood when the call began
-                f.write(self.redact(_json(dataclasses.replace(known, ts=ev.ts))) + "\n")
+                f.write(self._line(dataclasses.replace(known, ts=ev.ts)))
             c = self._calls[call_id] = _Call(path, f)
             self.paths[call_id] = path
             self.live_paths = self.live_paths | {path}
-        c.file.write(self.redact(_json(ev)) + "\n")
+        c.file.write(line)
         self.written_lines += 1
         touched.add(call_id)
         if ev.type == "call.ended":

@@ -15,7 +15,6 @@ token never appears in ``description`` or in any error.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import time
@@ -27,6 +26,7 @@ import aiohttp
 
 from engine.backoff import Backoff
 from engine.events import Event
+from engine.json_bounds import loads_bounded
 from engine.remote.base import (
     COMMANDS,
     EngineInfo,
@@ -301,7 +301,7 @@ class HttpEngines:
         does not know), or None (a gap notice, kept in ``gaps``; an event seen before a reconnect)."""
         from engine.recorder.codec import event_from_dict
 
-        data = json.loads(text)
+        data = loads_bounded(text, 64)  # outside text: bounded, made valid
         if "heartbeat" in data:
             beat = data["heartbeat"]
             self._info = engine_info(str(beat["id"]), beat)

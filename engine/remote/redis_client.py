@@ -17,7 +17,6 @@ after a reconnect a missing heartbeat is given time to come back (the engines re
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import socket
 import time
@@ -28,6 +27,7 @@ from redis.exceptions import RedisError
 
 from engine.backoff import Backoff
 from engine.config.models.scale_out import safe_store_url
+from engine.json_bounds import loads_bounded
 from engine.recorder.codec import event_from_dict
 from engine.remote.base import (
     COMMANDS,
@@ -245,7 +245,7 @@ class RedisEngines:
                 continue
             stopped.discard(engine_id)  # a restarted engine (same id) writes on after its marker
             try:
-                event = event_from_dict(json.loads(fields.get("event", "")))
+                event = event_from_dict(loads_bounded(fields.get("event", ""), 64))  # outside text: made valid
             except ValueError:
                 event = None
             if event is None:  # an event type this version does not know (a newer engine): skipped

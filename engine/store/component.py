@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engine.backoff import Backoff
+from engine.event_bus import SkippedEvents
 from engine.store.base import EventStore, StoredEvent, StoreUnavailable, open_store
 from engine.store.feed import CallStates, EventFeed
 
@@ -126,7 +127,7 @@ class StoreComponent:
             # per-event cost — the tool path's "events nobody listens for are not built" stays true.
             return
         self.store = open_store(cfg.store)
-        self.feed = EventFeed(cfg.store_buffer)
+        self.feed = EventFeed(cfg.store_buffer, SkippedEvents("store", self.metrics.count_skipped))
         self.calls = CallStates()
         self._started_at = time.time()
         try:
@@ -224,6 +225,7 @@ class StoreComponent:
             "buffered": len(self.feed.pending),
             "written": self.written,
             "dropped": self.feed.dropped,
+            "skipped": self.feed.skipped.skipped,
             "reconnects": self.reconnects,
             "last_error": self.last_error,
         }
@@ -320,6 +322,9 @@ class StoreComponent:
                 await self._write_calls(cfg.call_state_ttl_s)
         except StoreUnavailable as e:
             self._lost(e)
+        except Exception as e:  # not the store's fault (a bug): the pump must not die of it; /health says why
+            log.exception("store: writing events failed")
+            self._lost(StoreUnavailable(f"writing events failed: {type(e).__name__}: {e}"))
         if settle and self._unanswered:
             await asyncio.wait([answer for _batch, answer in self._unanswered])
 

@@ -38,6 +38,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 
 from engine.backoff import Backoff
+from engine.json_bounds import loads_bounded
 from engine.store.base import claim_key, control_stream, reply_key
 from engine.store.redis_store import raise_if_cancelled, redis_client
 
@@ -53,6 +54,8 @@ BLOCK_MS = 1000
 #: Entries read at once; the control stream keeps about this many (XADD MAXLEN ~).
 READ_COUNT = 32
 STREAM_MAXLEN = 1000
+#: How deep a command's JSON arguments may nest (they are flat: a call id, a name, a reason).
+ARGS_DEPTH = 16
 #: A claim marker outlives any command and any restart that could re-read its entry.
 CLAIM_TTL_S = 24 * 3600
 #: The sender's answer waits this much longer than its deadline before it expires unread.
@@ -216,7 +219,7 @@ class ControlReader:
                 "expired", f"{name} expired {late:.1f} s before engine {self.engine_id} read it: it was not run"
             )
         try:
-            args = json.loads(fields.get("args") or "{}")
+            args = loads_bounded(fields.get("args") or "{}", ARGS_DEPTH)  # outside text: bounded, made valid
         except ValueError as e:
             return _failure("bad_request", f"{name} on engine {self.engine_id}: the arguments are not JSON ({e})")
         self.executed += 1

@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from engine.event_bus import SkippedEvents, event_line
 from engine.store.base import StoredEvent
 
 if TYPE_CHECKING:
@@ -26,10 +27,12 @@ def entry_key(entry_id: str) -> tuple[int, int]:
 
 
 class EventFeed:
-    """Stamps events with rising entry ids and the engine's counter and holds them, at most ``bound``, in order."""
+    """Stamps events with rising entry ids and the engine's counter and holds them, at most ``bound``, in order. An
+    event that cannot be written (its JSON is not valid text) is skipped and counted by ``skipped``, unnumbered."""
 
-    def __init__(self, bound: int) -> None:
+    def __init__(self, bound: int, skipped: SkippedEvents | None = None) -> None:
         self.bound = bound
+        self.skipped = skipped or SkippedEvents("event feed")
         self.pending: deque[StoredEvent] = deque()
         self.seq = 0
         self.dropped = 0
@@ -50,6 +53,11 @@ class EventFeed:
         """Stamp and hold ``events``; returns how many older ones were dropped to stay within the bound."""
         dropped = 0
         for ev in events:
+            try:
+                line = event_line(ev)
+            except (TypeError, ValueError, RecursionError) as e:
+                self.skipped.skip(ev, e)
+                continue
             self.seq += 1
             call_id = getattr(ev, "call_id", None)
             stored = StoredEvent(
@@ -57,7 +65,7 @@ class EventFeed:
                 seq=self.seq,
                 type=ev.type,
                 call_id=call_id if isinstance(call_id, str) and call_id else None,
-                event=ev.to_json(),
+                event=line,
             )
             if len(self.pending) >= self.bound:
                 self.pending.popleft()
