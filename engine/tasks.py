@@ -4,8 +4,10 @@ Why it exists: background work (MCP supervisors, lazy-start watchers, calibratio
 manager, the softphone's voice call) must end when the engine stops, and one failing task must not take the
 engine down. ``asyncio.TaskGroup`` cancels every sibling when one fails, so this is a small supervisor instead:
 ``spawn(coro, name=...)`` starts a named task inside the group; a task that fails is logged and reported through
-``on_failure`` (the engine publishes ``engine.error``); ``close()`` cancels whatever is still running and waits for
-all of it. Parts get the narrow ``Spawn`` callable, never the group or the engine.
+``on_failure`` (the engine publishes ``engine.error``, which the console's event log shows) and kept in ``stopped``
+(``/health`` lists them and says "degraded": a writer that stopped must not look healthy); ``close()`` cancels
+whatever is still running and waits for all of it. Parts get the narrow ``Spawn`` callable, never the group or
+the engine.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 #: How long ``close`` waits for cancelled tasks to finish before it gives up on them (and says so).
 CLOSE_TIMEOUT_S = 10.0
+#: How many stopped tasks ``stopped`` keeps (the newest): enough to say what broke, never a growing list.
+STOPPED_KEPT = 20
 
 
 class Spawn(Protocol):
@@ -40,10 +44,14 @@ class EngineTasks:
         self._on_failure = on_failure
         self.closed = False
         self.failures = 0
+        #: The tasks that failed since the group was opened, oldest first (``{"task", "error"}``, the last
+        #: ``STOPPED_KEPT``): what ``/health`` reports.
+        self.stopped: list[dict[str, str]] = []
 
     def open(self) -> None:
         """(Re)open the group; the engine does this at start (a stopped engine may be started again)."""
         self.closed = False
+        self.stopped = []
 
     def spawn(self, coro: Coroutine[Any, Any, T], *, name: str) -> asyncio.Task[T]:
         if not name:
@@ -67,12 +75,19 @@ class EngineTasks:
         if exc is None:
             return
         self.failures += 1
+        self.stopped = [*self.stopped[-(STOPPED_KEPT - 1) :], {"task": task.get_name(), "error": _why(exc)}]
         log.error("engine task %s failed: %s: %s", task.get_name(), type(exc).__name__, exc, exc_info=exc)
         if self._on_failure is not None:
             try:
                 self._on_failure(task.get_name(), exc)
             except Exception as e:  # reporting a failure must never fail the loop's callback
                 log.warning("reporting the failure of %s failed: %s", task.get_name(), e)
+
+    def health(self) -> dict[str, object]:
+        """``/health``'s view: "ok", or "degraded" with the tasks that stopped and why."""
+        if not self.stopped:
+            return {"status": "ok"}
+        return {"status": "degraded", "stopped": list(self.stopped)}
 
     def names(self) -> list[str]:
         """The running tasks' names (sorted), for status pages and tests."""
@@ -100,3 +115,9 @@ class EngineTasks:
                 return
             await asyncio.wait(pending, timeout=remaining)
         self._tasks.clear()
+
+
+def _why(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    # an exception's text may hold what made it (a lone surrogate): /health must stay valid JSON text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")[:500]

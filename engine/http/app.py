@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
+from typing import Protocol
 
 from aiohttp import web
 
@@ -38,10 +39,19 @@ def ready_state(backend: HttpBackend) -> tuple[bool, str]:
     return True, ""
 
 
+class TaskHealth(Protocol):
+    def health(self) -> dict[str, object]: ...
+
+
 async def health(request: web.Request) -> web.Response:
-    """Up and started, plus a section from each component offering ``health()`` (capacity, the store)."""
+    """Up and started, plus a section from each component offering ``health()`` (capacity, the store). ``status``
+    is "degraded", with ``stopped`` naming each background task that stopped and why, once one has (a writer
+    that died must not leave /health saying all is well)."""
     backend = request.app[BACKEND_KEY]
     body: dict[str, object] = {"status": "ok", "started": backend.started}
+    tasks: TaskHealth | None = getattr(backend, "tasks", None)  # the engine's task group (engine.tasks)
+    if tasks is not None:
+        body.update(tasks.health())
     for component in backend.components:
         section = getattr(component, "health", None)
         if callable(section):
