@@ -36,6 +36,7 @@ from prometheus_client import Counter
 
 from engine.config.models import Settings
 from engine.events import AnnouncementRequested, EventBus, ToolApprovalRequested, ToolApprovalResolved
+from engine.json_bounds import valid_text
 from engine.metrics import Metrics
 from engine.redact import Redactor
 from engine.sessions.session import CallSession
@@ -52,6 +53,26 @@ _REMEMBERED = 200
 
 class ApprovalError(ValueError):
     """An approve/deny that cannot be done: no such pending approval (it says whether and how it ended)."""
+
+
+def answer_text(key: str, value: object, limit: int, *, name: bool = False) -> str:
+    """One field of an operator's answer (``by``, ``reason``), checked before anything is applied: text of at most
+    ``limit`` characters, made valid (``valid_text``). A ``name`` (who answered: shown and logged as such) must be
+    one printable line and must not need that repair (a lone surrogate, an invalid byte, or the U+FFFD a repair
+    upstream left is no one's name). ``ValueError`` naming the field; else the text."""
+    if not isinstance(value, str):
+        raise ValueError(f"{key!r} must be text, got {type(value).__name__}")
+    if len(value) > limit:
+        raise ValueError(f"{key!r} is {len(value)} characters; at most {limit}")
+    if not name:
+        return valid_text(value)
+    at = next((i for i, c in enumerate(value) if c == "\ufffd" or "\ud800" <= c <= "\udfff"), None)
+    if at is not None:
+        raise ValueError(f"{key!r} is not valid text: character {at} is a lone surrogate or an invalid byte")
+    if not value.isprintable():
+        at = next(i for i, c in enumerate(value) if not c.isprintable())
+        raise ValueError(f"{key!r} must be one printable line: character {at} is {value[at]!r}")
+    return value
 
 
 @dataclass(frozen=True, slots=True)

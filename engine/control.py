@@ -18,9 +18,9 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from engine.approvals import ApprovalError
+from engine.approvals import ApprovalError, answer_text
 from engine.remote.base import COMMANDS
 from engine.sessions.snapshot import CallInfo, ToolState
 
@@ -112,9 +112,19 @@ class ApproveArgs(_Args):
     approval_id: str = Field(min_length=1, max_length=200)
     by: str = Field(default="operator", min_length=1, max_length=200)
 
+    @field_validator("by")
+    @classmethod
+    def _by(cls, v: str) -> str:  # checked with the HTTP route's rule, before anything is applied
+        return answer_text("by", v, 200, name=True)
+
 
 class DenyArgs(ApproveArgs):
     reason: str = Field(default="", max_length=500)
+
+    @field_validator("reason")
+    @classmethod
+    def _reason(cls, v: str) -> str:
+        return answer_text("reason", v, 500)
 
 
 class TransferArgs(_Args):

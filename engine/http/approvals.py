@@ -21,7 +21,7 @@ from typing import Any
 
 from aiohttp import web
 
-from engine.approvals import ApprovalDesk, ApprovalError
+from engine.approvals import ApprovalDesk, ApprovalError, answer_text
 from engine.config.models import Settings
 from engine.http.backend import AUTHENTICATED
 from engine.http.body import BodyError, read_json
@@ -97,20 +97,20 @@ class HttpApprovals:
 
 
 def _fields(body: Any) -> tuple[str, str]:
-    """``by`` (default "operator (http)") and ``reason`` from an optional JSON object body."""
+    """``by`` (default "operator (http)") and ``reason`` from an optional JSON object body, each checked by
+    ``answer_text`` (``BodyError`` 400 naming the field: nothing is applied)."""
     if body is None:
         return "operator (http)", ""
     if not isinstance(body, dict):
         raise BodyError(400, 'the body must be a JSON object like {"reason": "...", "by": "..."} or empty')
-    out: list[str] = []
-    for key, default, limit in (("by", "operator (http)", 80), ("reason", "", 300)):
-        value = body.get(key, default)
-        if not isinstance(value, str):
-            raise BodyError(400, f"{key!r} must be text, got {type(value).__name__}")
-        if len(value) > limit:
-            raise BodyError(400, f"{key!r} is {len(value)} characters; at most {limit}")
-        out.append(value.strip() or default)
     unknown = sorted(set(body) - {"by", "reason"})
     if unknown:
         raise BodyError(400, f"unknown key(s) {', '.join(map(repr, unknown))} (known: 'by', 'reason')")
+    out: list[str] = []
+    for key, default, limit in (("by", "operator (http)", 80), ("reason", "", 300)):
+        try:  # the whole answer is checked before any of it is applied
+            value = answer_text(key, body.get(key, default), limit, name=key == "by")
+        except ValueError as e:
+            raise BodyError(400, str(e), key) from None
+        out.append(value.strip() or default)
     return out[0], out[1]

@@ -144,6 +144,11 @@ async def test_approve_and_deny_answer_the_pending_approval(tmp_path: Path) -> N
         call = await engine.start_call("c")
         turn = asyncio.create_task(engine.user_said(call.call_id, "delete shopping"))
         req = await next_of(sub, ToolApprovalRequested)
+        for by in ("\ud800", "ada\x1b[2J"):  # refused before anything is applied: the approval still waits
+            with pytest.raises(CommandError, match=r"approve_tool on engine e7: argument 'by': ") as err:
+                await d.run("approve_tool", {"approval_id": req.approval_id, "by": by})
+            assert err.value.kind == "bad_request"
+        assert [p.approval_id for p in engine.pending_approvals()] == [req.approval_id] and tool.runs == []
         got = await d.run("approve_tool", {"approval_id": req.approval_id, "by": "ada@console"})
         assert got == {"approval_id": req.approval_id, "approved": True, "by": "ada@console"}
         await turn

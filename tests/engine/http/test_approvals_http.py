@@ -123,3 +123,30 @@ def test_the_http_approver_needs_a_token() -> None:
         load_settings_text("engine:\n  approvals:\n    http: true\n", "serve.yaml")
     assert "serve.yaml:3" in str(e.value) and "engine.approvals.http" in str(e.value)
     assert "needs engine.http.auth_token" in str(e.value)
+
+
+async def test_a_bad_answer_is_refused_before_anything_is_applied(tmp_path: Path, engines: list[Engine]) -> None:
+    runs = Runs()
+    engine = await started(tmp_path, runs, http_approver=True)
+    engines.append(engine)
+    base = str(http_of(engine).url)
+    sub = engine.bus.subscribe(types={ToolApprovalRequested.type})
+    task = call(engine)
+    req = await next_request(sub)
+    url = f"{base}/approvals/{req.approval_id}"
+    # legal JSON, not valid text: it was applied, then the answer failed to encode (a 500 after the tool ran)
+    for path, body, field, says in (
+        ("approve", '{"by": "\\ud800"}', "by", "character 0 is a lone surrogate or an invalid byte"),
+        ("deny", '{"by": "night\\nshift", "reason": "no"}', "by", "must be one printable line: character 5"),
+        ("approve", '{"by": "x", "reason": 3}', "reason", "'reason' must be text, got int"),
+    ):
+        bad = await send("POST", f"{url}/{path}", headers={**AUTH, **JSON}, data=body)
+        assert bad.status == 400, (body, bad.status, bad.text)
+        assert bad.json()["key"] == field and says in bad.json()["error"]
+    listed = await send("GET", f"{base}/approvals", headers=AUTH)
+    assert [a["approval_id"] for a in listed.json()["approvals"]] == [req.approval_id]  # still pending
+    assert not task.done() and runs.args == []
+    denied = await send("POST", f"{url}/deny", headers={**AUTH, **JSON}, data='{"reason": "wrong \\udfff disk"}')
+    assert denied.status == 200  # a reason is made valid text, not refused
+    result = await task
+    assert result.status == "rejected" and "wrong \ufffd disk" in result.message and runs.args == []
