@@ -7,11 +7,14 @@
    Goal: ≤ 1 ms added at p50.
 2. Throughput: N messages stored at once, timed until the outbox has them all ``sent`` to the loopback SMTP server
    (one connection, TLS handshake and AUTH per burst).
+3. Outage: with the default retry settings, one message against an SMTP port that refuses connections for 24 hours
+   (an injected clock moved to each next attempt; every attempt is a real connection on loopback), then the server
+   back: attempts, the longest wait between two, and whether it was delivered.
 
 The SMTP server (aiosmtpd, the tests' fixture) runs in a process of its own: in this one it would share the GIL and
 every SMTP round trip would wait for a thread switch.
 
-Prints p50/p95 per configuration, the p50 difference, and messages per second.
+Prints p50/p95 per configuration, the p50 difference, messages per second, and the outage's figures.
 Run: ``.venv/bin/python bench/outbox.py``.
 """
 
@@ -32,11 +35,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from engine.app import Engine  # noqa: E402
+from engine.backoff import Backoff  # noqa: E402
 from engine.config.models import Settings  # noqa: E402
-from engine.email.outbox import Email, new_message_id  # noqa: E402
+from engine.config.models.tools import EmailConfig  # noqa: E402
+from engine.email.delivery import SmtpTransport  # noqa: E402
+from engine.email.outbox import Email, Outbox, new_message_id  # noqa: E402
 from engine.stats import percentiles  # noqa: E402
 from tests.engine.email.conftest import mail_settings  # noqa: E402
-from tests.engine.email.smtp_fixture import SmtpServer  # noqa: E402
+from tests.engine.email.smtp_fixture import SmtpServer, free_port  # noqa: E402
 
 ROUNDS = 3
 CALLS_PER_ROUND = 100
@@ -106,9 +112,42 @@ async def throughput(tmp: Path, smtp: SmtpServer) -> None:
     print(f"  delivered in {total:.2f} s: {THROUGHPUT_N / total:.0f} messages/s")
 
 
+async def outage(tmp: Path, smtp: SmtpServer, hours: float = 24.0) -> None:
+    now = [1_800_000_000.0]
+    cfg = {k: v for k, v in smtp.email_config().items() if k not in ("retry_first_s", "retry_max_s")}
+    defaults = EmailConfig.model_validate(cfg)
+    box = Outbox(
+        tmp / "outage.sqlite3",
+        backoff=Backoff(defaults.retry_first_s, defaults.retry_max_s),
+        max_age_s=defaults.max_age_s,
+        clock=lambda: now[0],
+    )
+    down = SmtpTransport(EmailConfig.model_validate({**cfg, "smtp_port": free_port()}))
+    up = SmtpTransport(defaults)
+    sender = "ava@example.com"
+    row = box.enqueue(Email(new_message_id(sender), "test", sender, ("o@example.com",), (), "outage", "t", "<p>h</p>"))
+    start, waits = now[0], []
+    while now[0] - start < hours * 3600:
+        row = await box.send_one(row, down)
+        if row.status != "pending":
+            break
+        waits.append(row.next_at - now[0])
+        now[0] = row.next_at
+    status_during = row.status
+    row = await box.send_one(row, up)
+    await up.aclose()
+    box.close()
+    print(f"outage of {hours:g} h with the default settings (retry {defaults.retry_first_s:g} s doubling to ", end="")
+    print(f"{defaults.retry_max_s:g} s, max age {defaults.max_age_s / 3600:g} h)")
+    print(f"  attempts while down: {len(waits)}; still {status_during} after {(now[0] - start) / 3600:.1f} h")
+    print(f"  longest wait between attempts: {max(waits) / 60:.1f} min; first {waits[0]:.0f} s")
+    print(f"  after the server came back: {row.status} on attempt {row.attempts}")
+
+
 async def measure(tmp: Path, smtp: SmtpServer) -> None:
     await cleanup(tmp, smtp)
     await throughput(tmp, smtp)
+    await outage(tmp, smtp)
 
 
 def main() -> None:

@@ -348,9 +348,20 @@ class EmailQueued(Event):
     held: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class EmailRecipient:
+    """One recipient's outcome in ``email.sent``/``email.failed``: ``role`` to or bcc, ``status`` sent, failed or
+    pending (to be retried), ``reason`` the server's answer with addresses masked."""
+
+    role: str
+    status: str
+    reason: str | None = None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EmailSent(Event):
-    """The server took the e-mail (``resent``: a crash may have sent it before; same Message-ID)."""
+    """Every addressee (``to``) got the e-mail (``resent``: it may have gone before, after a crash, a cut send or a
+    lost answer; same Message-ID). ``recipients``: each one's outcome (a refused BCC shows here)."""
 
     type: ClassVar[str] = "email.sent"
     message_id: str
@@ -358,11 +369,13 @@ class EmailSent(Event):
     call_id: str | None = None
     attempts: int = 1
     resent: bool = False
+    recipients: tuple[EmailRecipient, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EmailFailed(Event):
-    """An attempt failed: ``final`` when the outbox gave up (a permanent refusal, or too many attempts)."""
+    """An attempt failed: ``final`` when the outbox gave up (a permanent refusal of an addressee, or the maximum
+    age); else ``next_attempt_at`` (epoch seconds) says when it tries again. ``recipients``: each one's outcome."""
 
     type: ClassVar[str] = "email.failed"
     message_id: str
@@ -371,6 +384,8 @@ class EmailFailed(Event):
     call_id: str | None = None
     attempts: int = 1
     final: bool = False
+    recipients: tuple[EmailRecipient, ...] = ()
+    next_attempt_at: float | None = None
 
 
 from engine.dataclass_init import fast_frozen_init  # noqa: E402 - after the classes it rewrites

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from datetime import UTC, datetime
 from typing import Any
 
 from engine.cli.common import CommandFailed, UsageError, load, print_json, running_engine
@@ -62,6 +63,10 @@ def cmd_email_outbox(args: argparse.Namespace) -> int:
             "resent": r.resent,
             "reason": r.last_error,
             "call_id": r.email.call_id,
+            "next_attempt_at": r.next_at if r.status == "pending" else None,
+            "recipients": [
+                {"address": d.address, "role": d.role, "status": d.status, "reason": d.reason} for d in r.deliveries
+            ],
         }
         for r in rows
     ]
@@ -72,6 +77,14 @@ def cmd_email_outbox(args: argparse.Namespace) -> int:
     for m in out:
         reason = f"  {m['reason']}" if m["reason"] and m["status"] != "sent" else ""
         print(f"  {m['status']:<8} {m['kind']:<10} {m['message_id']}  {', '.join(m['to'])}  x{m['attempts']}{reason}")
+        if m["next_attempt_at"] is not None:
+            when = datetime.fromtimestamp(m["next_attempt_at"], UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+            print(f"           next attempt {when}")
+        if len(m["recipients"]) > 1 or any(d["status"] != m["status"] for d in m["recipients"]):
+            for d in m["recipients"]:
+                role = " (bcc)" if d["role"] == "bcc" else ""
+                why = f" {d['reason']}" if d["reason"] and d["status"] != "sent" else ""
+                print(f"           {d['address']}{role} {d['status']}{why}")
     return 0
 
 

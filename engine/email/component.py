@@ -28,7 +28,8 @@ from engine.config.models import Settings
 from engine.config.models.tools import EmailConfig
 from engine.email.messages import CallRecord, Kind, Templates, record_from_json, record_to_json, render_message
 from engine.email.outbox import Email, Outbox, Row, Transport, mask_addresses, new_message_id
-from engine.events import EmailFailed, EmailQueued, EmailSent, EventBus
+from engine.email.recipients import public
+from engine.events import EmailFailed, EmailQueued, EmailRecipient, EmailSent, EventBus
 from engine.json_bounds import valid_text
 from engine.metrics import Metrics
 from engine.sessions.session import CallSession
@@ -78,6 +79,8 @@ class EmailService:
         self._held: dict[str, list[str]] = {}
         #: Addresses read back to a caller per live call: ``confirmed`` is honoured only for one of these.
         self.read_back: dict[str, set[str]] = {}
+        #: Stopping gives messages that are due at most this long (and never beyond one attempt's timeout).
+        self.drain_s = DRAIN_S
 
     @property
     def cfg(self) -> EmailConfig:
@@ -93,6 +96,7 @@ class EmailService:
                 outbox_path(cfg, self.base_dir),
                 backoff=Backoff(cfg.retry_first_s, cfg.retry_max_s),
                 max_attempts=cfg.max_attempts,
+                max_age_s=cfg.max_age_s,
                 notify=self._changed,
                 prepare=self._prepare,
             )
@@ -128,6 +132,7 @@ class EmailService:
 
     async def stop(self) -> None:
         await self._drain()
+        await self._finish()
         await self._stop_worker()
         if self._outbox is not None:
             self._outbox.close()
@@ -141,16 +146,29 @@ class EmailService:
         if not self._outbox.due():
             return
         try:
-            async with asyncio.timeout(min(DRAIN_S, self.cfg.timeout_s)):
+            async with asyncio.timeout(min(self.drain_s, self.cfg.timeout_s)):
                 await self._outbox.idle.wait()
         except TimeoutError:
             log.info("e-mail: %d message(s) left in the outbox for the next start", self._outbox.due())
+
+    async def _finish(self) -> None:
+        """Stopping: a message being sent is not cut (the server may be taking it: cut, it would go again at the next
+        start); the worker returns once it has the server's answer, which the attempt's own timeouts bound. Only a
+        worker still busy after that is cancelled, and its message is marked possibly sent (``resent``)."""
+        worker, box = self._worker, self._outbox
+        if worker is None or worker.done() or box is None:
+            return
+        if box.in_flight is not None:
+            log.info("e-mail: waiting for the server's answer to %s before stopping", box.in_flight.email.message_id)
+        box.finish()
+        await asyncio.wait({worker}, timeout=self.cfg.timeout_s * 3 + 2)  # connect/MAIL/RCPT/DATA each get timeout_s
 
     async def reload(self, old: Settings, new: Settings) -> None:
         before, after = old.tools.email, new.tools.email
         if before == after:
             return
         self._templates = None
+        await self._finish()
         await self._stop_worker()
         if self._outbox is not None and outbox_path(before, self.base_dir) != outbox_path(after, self.base_dir):
             self._outbox.close()
@@ -158,6 +176,8 @@ class EmailService:
         if self._outbox is not None:
             self._outbox.backoff = Backoff(after.retry_first_s, after.retry_max_s)
             self._outbox.max_attempts = after.max_attempts
+            self._outbox.max_age_s = after.max_age_s
+            self._outbox.stopping = False
         if after.enabled:
             self._start_worker()
 
@@ -283,7 +303,12 @@ class EmailService:
         elif row.status == "sent":
             self.bus.publish(
                 EmailSent(
-                    message_id=e.message_id, kind=e.kind, call_id=e.call_id, attempts=row.attempts, resent=row.resent
+                    message_id=e.message_id,
+                    kind=e.kind,
+                    call_id=e.call_id,
+                    attempts=row.attempts,
+                    resent=row.resent,
+                    recipients=_recipients(row),
                 )
             )
             self.metrics.email_total.labels(e.kind, "sent").inc()
@@ -299,6 +324,12 @@ class EmailService:
                     reason=reason,
                     attempts=row.attempts,
                     final=final,
+                    recipients=_recipients(row),
+                    next_attempt_at=None if final else row.next_at,
                 )
             )
             self.metrics.email_total.labels(e.kind, "failed" if final else "retry").inc()
+
+
+def _recipients(row: Row) -> tuple[EmailRecipient, ...]:
+    return tuple(EmailRecipient(role, status, reason) for role, status, reason in public(row.deliveries))

@@ -1,8 +1,13 @@
 """The outbox's transports: SMTP (aiosmtplib) and Resend's HTTP API (aiohttp).
 
 Why here and this way: the outbox decides when to try again, a transport only says how one attempt went, as a
-``DeliveryError`` that is ``permanent`` or not. SMTP: a 4xx reply, a timeout, a refused or dropped connection and a
-TLS failure are temporary; a 5xx reply (a rejected recipient, a refused AUTH) is permanent. Resend: HTTP 429, 409
+``DeliveryError`` that is ``permanent`` or not, for the whole message or per recipient. SMTP: a 4xx reply, a timeout,
+a refused or dropped connection and a TLS failure are temporary; a 5xx reply (a rejected recipient, a refused AUTH)
+is permanent. The SMTP transaction is driven command by command (MAIL, one RCPT per recipient, DATA) so that
+every recipient gets the server's own answer, and so that a connection lost after the message was sent is told
+from one lost before (the former is ``maybe_sent``: its retry is marked ``resent``). Domains go out as IDNA
+A-labels; an address with a non-ASCII local part goes only to a server offering SMTPUTF8, else the message fails
+permanently, saying so. Resend: HTTP 429, 409
 (the same idempotency key still in flight) and 5xx are temporary, the other 4xx permanent; the request carries the
 message's ``Message-ID`` as ``Idempotency-Key``, so a retry after a lost answer is not sent twice.
 
@@ -15,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import ssl
+from email import policy
 from email.message import EmailMessage
 from email.utils import formatdate
 from pathlib import Path
@@ -24,16 +30,30 @@ import aiohttp
 import aiosmtplib
 
 from engine.config.models.tools import EmailConfig
+from engine.email.mail import Refused
 from engine.email.outbox import DeliveryError, Email, Transport
+from engine.email.recipients import needs_smtputf8, wire_address
 
 log = logging.getLogger(__name__)
 
 
+class _Stale(Exception):
+    """A kept connection the server had closed: nothing was sent on it, so one fresh try is safe."""
+
+
+def _wire(address: str) -> str:
+    try:
+        return wire_address(address)
+    except ValueError:
+        return address
+
+
 def mime_message(email: Email) -> EmailMessage:
-    """The message as sent over SMTP: text and HTML alternatives, the stable Message-ID, no Bcc header."""
+    """The message as sent over SMTP: text and HTML alternatives, the stable Message-ID, no Bcc header, domains as
+    their A-labels."""
     msg = EmailMessage()
-    msg["From"] = email.sender
-    msg["To"] = ", ".join(email.to)
+    msg["From"] = _wire(email.sender)
+    msg["To"] = ", ".join(_wire(a) for a in email.to)
     msg["Subject"] = email.subject
     msg["Date"] = formatdate(localtime=False, usegmt=True)
     msg["Message-ID"] = email.message_id
@@ -69,35 +89,84 @@ class SmtpTransport:
             tls_context=self._tls,
         )
 
-    async def send(self, email: Email) -> None:
+    async def _connect(self) -> aiosmtplib.SMTP:
+        await self.aclose()
+        self._client = self._new_client()
+        await self._client.connect()
+        return self._client
+
+    async def send(self, email: Email) -> Refused | None:
         try:
-            if self._client is None or not self._client.is_connected:
-                self._client = self._new_client()
-                await self._client.connect()
+            client = self._client
+            if client is None or not client.is_connected:
+                client = await self._connect()
             try:
-                errors, _ = await self._client.send_message(
-                    mime_message(email), sender=email.sender, recipients=[*email.to, *email.bcc]
-                )
-            except aiosmtplib.SMTPServerDisconnected:  # a kept connection the server closed: once more, fresh
-                await self.aclose()
-                self._client = self._new_client()
-                await self._client.connect()
-                errors, _ = await self._client.send_message(
-                    mime_message(email), sender=email.sender, recipients=[*email.to, *email.bcc]
-                )
-        except aiosmtplib.SMTPRecipientsRefused as e:
+                refused = await self._transaction(client, email)
+            except _Stale:
+                refused = await self._transaction(await self._connect(), email)
+        except DeliveryError:
             await self.aclose()
-            codes = [r.code for r in e.recipients]
-            reasons = "; ".join(f"{r.code} {r.message}" for r in e.recipients)
-            raise DeliveryError(f"recipients refused: {reasons}", permanent=all(c >= 500 for c in codes)) from None
+            raise
         except aiosmtplib.SMTPResponseException as e:
             await self.aclose()
             raise DeliveryError(f"{e.code} {e.message}", permanent=e.code >= 500) from None
+        except _Stale as e:  # again on a fresh connection
+            await self.aclose()
+            raise DeliveryError(str(e), permanent=False) from None
         except (aiosmtplib.SMTPException, OSError, TimeoutError, ssl.SSLError) as e:
             await self.aclose()
             raise DeliveryError(f"{type(e).__name__}: {e}", permanent=False) from None
-        if errors:  # some recipients were refused, others took it: not sent again (that would duplicate it)
-            log.info("e-mail %s: %d recipient(s) refused", email.message_id, len(errors))
+        if any(e.maybe_sent for e in refused.values()):
+            await self.aclose()
+        if refused:
+            log.info("e-mail %s: %d recipient(s) not taken", email.message_id, len(refused))
+        return refused or None
+
+    async def _transaction(self, client: aiosmtplib.SMTP, email: Email) -> Refused:
+        """MAIL, RCPT per recipient, DATA: the recipients the server did not take, with its answers."""
+        utf8 = [a for a in (email.sender, *email.to, *email.bcc) if needs_smtputf8(a)]
+        if utf8 and not client.supports_extension("smtputf8"):
+            raise DeliveryError(
+                f"the mail server does not offer SMTPUTF8, which {', '.join(utf8)} needs (non-ASCII characters"
+                " before the @); no ASCII form of such an address exists",
+                permanent=True,
+            )
+        data = mime_message(email).as_bytes(policy=policy.SMTPUTF8 if utf8 else policy.SMTP)
+        options = ["SMTPUTF8"] if utf8 else []
+        if not data.isascii() and client.supports_extension("8bitmime"):
+            options.append("BODY=8BITMIME")
+        encoding = "utf-8" if utf8 else "ascii"
+        refused: Refused = {}
+        wire: dict[str, str] = {}
+        for a in email.recipients:
+            try:
+                wire[a] = wire_address(a)
+            except ValueError as e:
+                refused[a] = DeliveryError(str(e), permanent=True)
+        if not wire:
+            return refused
+        try:
+            await client.mail(_wire(email.sender), options=options, encoding=encoding)
+        except aiosmtplib.SMTPServerDisconnected as e:
+            raise _Stale(f"SMTPServerDisconnected: {e}") from None
+        accepted = []
+        for a, address in wire.items():
+            try:
+                await client.rcpt(address, encoding=encoding)
+                accepted.append(a)
+            except aiosmtplib.SMTPRecipientRefused as e:
+                refused[a] = DeliveryError(f"{e.code} {e.message}", permanent=e.code >= 500)
+        if not accepted:
+            await client.rset()
+            return refused
+        try:
+            await client.data(data)
+        except aiosmtplib.SMTPResponseException as e:  # DATA refused: every recipient taken at RCPT alike
+            refused.update({a: DeliveryError(f"{e.code} {e.message}", permanent=e.code >= 500) for a in accepted})
+        except (aiosmtplib.SMTPServerDisconnected, aiosmtplib.SMTPTimeoutError) as e:
+            why = f"{type(e).__name__}: {e} (after the message was sent: the server may have it)"
+            refused.update({a: DeliveryError(why, permanent=False, maybe_sent=True) for a in accepted})
+        return refused
 
     async def aclose(self) -> None:
         client, self._client = self._client, None
@@ -132,7 +201,7 @@ class ResendTransport:
             body["bcc"] = list(email.bcc)
         return body
 
-    async def send(self, email: Email) -> None:
+    async def send(self, email: Email) -> Refused | None:
         assert self.cfg.resend_api_key is not None
         if self._http is None or self._http.closed:
             self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.cfg.timeout_s))
@@ -144,7 +213,7 @@ class ResendTransport:
         try:
             async with self._http.post(url, json=self.payload(email), headers=headers) as resp:
                 if resp.status < 300:
-                    return
+                    return None
                 text = (await resp.text())[:500]
                 status = resp.status
         except (aiohttp.ClientError, OSError, TimeoutError) as e:

@@ -5,12 +5,14 @@ Why: e-mail is where a voice agent most easily loses data (an SMTP server that i
 process being killed, SIGKILL included; only an OS crash or power loss may take the last commits) and returns at
 once. One worker (``run``, spawned by the e-mail component in the engine's task group) sends due rows one at a time
 through a ``Transport``; a temporary failure (SMTP 4xx, a timeout, a refused connection, HTTP 429/5xx) is retried
-with exponential backoff (``engine.backoff.Backoff``) until ``max_attempts``; a permanent one (SMTP 5xx, HTTP 4xx)
-ends the row ``failed`` with the server's reason kept.
+with exponential backoff (``engine.backoff.Backoff``, 1 min doubling to 30 min by default) until the message is
+``max_age_s`` old (48 h by default; ``max_attempts`` only when set); a permanent one (SMTP 5xx, HTTP 4xx) ends the
+row ``failed`` with the server's reason kept. Outcomes are per recipient (``engine.email.recipients``).
 
 Delivery guarantee (at least once, duplicates bounded and marked): a row is set ``sending`` (committed) before its
 attempt and ``sent`` after the server accepted it. A crash in between leaves it ``sending``; the next start puts it
-back to ``pending`` with ``resent`` set, so it is sent again — with the same ``Message-ID`` (fixed at enqueue, stored
+back to ``pending`` with ``resent`` set (as does a lost answer after the message went, or a worker cut during a
+send), so it is sent again — with the same ``Message-ID`` (fixed at enqueue, stored
 in the row), and with Resend the same ``Idempotency-Key``, so Resend drops the copy (24 h window) and mail stores
 that fold messages by Message-ID show one. The worker sends one message at a time, so a crash duplicates at most
 the one message that was in flight. Rows ``held`` (a caller's transcript waiting for the end of its call) are
@@ -37,6 +39,7 @@ from pathlib import Path
 from engine.backoff import Backoff
 from engine.email.mail import (
     STATUSES,
+    Delivery,
     DeliveryError,
     Email,
     Notify,
@@ -48,6 +51,7 @@ from engine.email.mail import (
     new_message_id,
 )
 from engine.email.outbox_db import COLUMNS, PROCESS_TOKEN, connect, decode, owner_alive
+from engine.email.recipients import applied, given_up, initial, pending, to_json, verdict
 
 __all__ = ["DeliveryError", "Email", "Outbox", "Row", "Transport", "mask_addresses", "new_message_id"]
 
@@ -56,6 +60,8 @@ log = logging.getLogger(__name__)
 
 #: How often a running worker looks for rows another engine on the same file left behind when it died.
 RECOVER_EVERY_S = 30.0
+#: A message that keeps failing temporarily ends ``failed`` this long after it became due (``tools.email.max_age_s``).
+MAX_AGE_S = 48 * 3600.0
 
 
 class Outbox:
@@ -66,14 +72,16 @@ class Outbox:
         path: Path,
         *,
         backoff: Backoff | None = None,
-        max_attempts: int = 10,
+        max_attempts: int | None = None,
+        max_age_s: float = MAX_AGE_S,
         notify: Notify | None = None,
         prepare: Prepare | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.path = path
-        self.backoff = backoff or Backoff(5.0, 900.0)
+        self.backoff = backoff or Backoff(60.0, 1800.0)
         self.max_attempts = max_attempts
+        self.max_age_s = max_age_s
         self.notify = notify
         self.prepare = prepare
         self._clock = clock
@@ -86,6 +94,10 @@ class Outbox:
         self.idle = asyncio.Event()
         #: Messages handed to the transport by this process (a test or bench reads it).
         self.attempts_made = 0
+        #: Set by ``finish``: the worker returns once the message it is sending (if any) has its answer.
+        self.stopping = False
+        #: The row being sent right now, if any.
+        self.in_flight: Row | None = None
 
     # ---------------------------------------------------------------------------------------------- storage
 
@@ -132,7 +144,8 @@ class Outbox:
         now = self._clock()
         cur = self.db.execute(
             "INSERT INTO messages (message_id, kind, call_id, status, sender, recipients, bcc, subject, text, html,"
-            " next_at, created_at, updated_at, record, owner) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " next_at, created_at, updated_at, record, owner, deliveries, due_since)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 email.message_id,
                 email.kind,
@@ -149,10 +162,12 @@ class Outbox:
                 now,
                 email.record,
                 self.owner if status == "held" else None,
+                to_json(initial(email)),
+                now,
             ),
         )
         assert cur.lastrowid is not None
-        return Row(cur.lastrowid, email, status, 0, False, now, now, now, None)
+        return Row(cur.lastrowid, email, status, 0, False, now, now, now, None, initial(email), now)
 
     def get(self, message_id: str) -> Row | None:
         r = self.db.execute(f"SELECT {COLUMNS} FROM messages WHERE message_id=?", (message_id,)).fetchone()
@@ -183,20 +198,24 @@ class Outbox:
         return int(n)
 
     def _set(self, row: Row, status: Status, *, quiet: bool = False, **changes: object) -> Row:
-        now = self._clock()
-        attempts = int(changes.get("attempts", row.attempts))  # type: ignore[call-overload]
-        next_at = float(changes.get("next_at", row.next_at))  # type: ignore[arg-type]
-        err = changes.get("last_error", row.last_error)
+        new = replace(row, status=status, updated_at=self._clock(), **changes)  # type: ignore[arg-type]
         self.db.execute(
-            "UPDATE messages SET status=?, attempts=?, next_at=?, last_error=?, updated_at=? WHERE id=?",
-            (status, attempts, next_at, err, now, row.id),
+            "UPDATE messages SET status=?, attempts=?, next_at=?, last_error=?, updated_at=?, resent=?, deliveries=?,"
+            " due_since=? WHERE id=?",
+            (
+                status,
+                new.attempts,
+                new.next_at,
+                new.last_error,
+                new.updated_at,
+                int(new.resent),
+                to_json(new.deliveries),
+                new.due_since,
+                row.id,
+            ),
         )
-        new = Row(row.id, row.email, status, attempts, row.resent, next_at, row.created_at, now, err)  # type: ignore[arg-type]
-        if status != row.status and self.notify is not None and not quiet:
-            try:
-                self.notify(new, row.status)
-            except Exception as e:  # a listener must never stop the outbox
-                log.warning("outbox listener failed: %s: %s", type(e).__name__, e)
+        if status != row.status and not quiet:
+            self._tell(new, row.status)
         return new
 
     # ---------------------------------------------------------------------------------------------- commands
@@ -204,7 +223,7 @@ class Outbox:
     def enqueue(self, email: Email) -> Row:
         """Store a message for sending (committed when this returns) and wake the worker."""
         row = self._insert(email, "pending")
-        self._notify_new(row)
+        self._tell(row, "")
         self.idle.clear()
         self._wake.set()
         return row
@@ -212,15 +231,16 @@ class Outbox:
     def hold(self, email: Email) -> Row:
         """Store a message that waits for ``release`` (a transcript waiting for the end of its call)."""
         row = self._insert(email, "held")
-        self._notify_new(row)
+        self._tell(row, "")
         return row
 
     def release(self, message_id: str, record: str) -> bool:
         """A held message becomes due, to be rendered from ``record`` (the whole call); False when it is not held."""
+        now = self._clock()
         cur = self.db.execute(
-            "UPDATE messages SET status='pending', record=?, next_at=?, updated_at=?"
+            "UPDATE messages SET status='pending', record=?, next_at=?, updated_at=?, due_since=?"
             " WHERE message_id=? AND status='held'",
-            (record, self._clock(), self._clock(), message_id),
+            (record, now, now, now, message_id),
         )
         if cur.rowcount:
             self.idle.clear()
@@ -228,11 +248,14 @@ class Outbox:
         return bool(cur.rowcount)
 
     def retry(self, message_id: str) -> bool:
-        """Operator: send a pending or failed message now (attempts start again)."""
+        """Operator: send a pending or failed message now to the recipients that did not get it (attempts and age
+        start again)."""
         row = self.get(message_id)
         if row is None or row.status not in ("pending", "failed"):
             return False
-        self._set(row, "pending", attempts=0, next_at=self._clock())
+        again = tuple(replace(d, status="pending") if d.status == "failed" else d for d in row.deliveries)
+        now = self._clock()
+        self._set(row, "pending", attempts=0, next_at=now, due_since=now, deliveries=again)
         self._wake.set()
         return True
 
@@ -241,11 +264,11 @@ class Outbox:
         cur = self.db.execute("DELETE FROM messages WHERE message_id=? AND status != 'sending'", (message_id,))
         return bool(cur.rowcount)
 
-    def _notify_new(self, row: Row) -> None:
+    def _tell(self, row: Row, before: str) -> None:
         if self.notify is not None:
             try:
-                self.notify(row, "")
-            except Exception as e:
+                self.notify(row, before)
+            except Exception as e:  # a listener must never stop the outbox
                 log.warning("outbox listener failed: %s: %s", type(e).__name__, e)
 
     # ---------------------------------------------------------------------------------------------- worker
@@ -265,7 +288,7 @@ class Outbox:
         """Send due rows forever (until cancelled). ``transport`` is read per message: a reload applies at once."""
         self.open()
         task = asyncio.current_task()
-        while True:
+        while not self.stopping:
             self._wake.clear()  # before looking: a message stored from here on wakes the wait below
             row, wait_s = self._next_due()
             if row is None:
@@ -290,6 +313,12 @@ class Outbox:
             await self.send_one(row, transport())
             if task is not None and task.cancelling():  # so did the send: stop as asked
                 raise asyncio.CancelledError
+        await self._idle(transport())
+
+    def finish(self) -> None:
+        """Stopping: the worker sends nothing new, and returns once the message in flight (if any) is answered."""
+        self.stopping = True
+        self._wake.set()
 
     async def _idle(self, transport: Transport) -> None:
         try:
@@ -304,22 +333,33 @@ class Outbox:
                 row = self._rendered(row, self.prepare(row.email))
             except Exception as e:  # a broken user template: kept failed with the reason, never retried blindly
                 row = self._set(row, "sending", attempts=row.attempts + 1)
-                return self._failed(row, f"rendering the message failed: {type(e).__name__}: {e}", True)
+                error = DeliveryError(f"rendering the message failed: {type(e).__name__}: {e}", permanent=True)
+                return self._settle(row, applied(row.deliveries, pending(row.deliveries), None, error))
         claimed = self._claim(row)
         if claimed is None:  # another engine on this file took it (or an operator dropped it)
             return self.get(row.email.message_id) or row
         row = claimed
+        envelope = pending(row.deliveries)
+        email = row.email if envelope == row.email.recipients else replace(row.email, envelope=envelope)
         self.attempts_made += 1
+        self.in_flight = row
         try:
-            await transport.send(row.email)
+            refused = await transport.send(email)
         except asyncio.CancelledError:
-            self._set(row, "pending", quiet=True)  # stopping: not sent as far as we know, due again at the next start
+            # cut mid-send: the server may have the message, so its next attempt (here or after a restart) is marked
+            self._set(row, "pending", quiet=True, resent=True)
             raise
         except DeliveryError as e:
-            return self._failed(row, e.reason, e.permanent)
+            resent = row.resent or e.maybe_sent
+            return self._settle(replace(row, resent=resent), applied(row.deliveries, envelope, None, e))
         except Exception as e:  # a transport bug or an unforeseen error: retried, never the worker's end
-            return self._failed(row, f"{type(e).__name__}: {e}", False)
-        return self._set(row, "sent", last_error=None)
+            error = DeliveryError(f"{type(e).__name__}: {e}", permanent=False)
+            return self._settle(row, applied(row.deliveries, envelope, None, error))
+        finally:
+            self.in_flight = None
+        if refused and any(e.maybe_sent for e in refused.values()):
+            row = replace(row, resent=True)
+        return self._settle(row, applied(row.deliveries, envelope, refused, None))
 
     def _claim(self, row: Row) -> Row | None:
         """``pending`` -> ``sending`` only if nobody else did it first (one UPDATE: atomic across processes)."""
@@ -332,11 +372,7 @@ class Outbox:
         if not cur.rowcount:
             return None
         new = replace(row, status="sending", attempts=row.attempts + 1, updated_at=now)
-        if self.notify is not None:
-            try:
-                self.notify(new, row.status)
-            except Exception as e:
-                log.warning("outbox listener failed: %s: %s", type(e).__name__, e)
+        self._tell(new, row.status)
         return new
 
     def _rendered(self, row: Row, email: Email) -> Row:
@@ -347,18 +383,26 @@ class Outbox:
         )
         return replace(row, email=replace(email, record=None))
 
-    def _failed(self, row: Row, reason: str, permanent: bool) -> Row:
-        reason = reason[:1000]
-        log.info(
-            "e-mail %s (%s) attempt %d failed (%s): %s",
-            row.email.message_id,
-            row.email.kind,
-            row.attempts,
-            "permanent" if permanent else "temporary",
-            mask_addresses(reason),
-        )
-        if permanent or row.attempts >= self.max_attempts:
-            why = reason if permanent else f"gave up after {row.attempts} attempts: {reason}"
-            return self._set(row, "failed", last_error=why)
-        delay = self.backoff.delay_s(row.attempts - 1)
-        return self._set(row, "pending", next_at=self._clock() + delay, last_error=reason)
+    def _settle(self, row: Row, deliveries: tuple[Delivery, ...]) -> Row:
+        """After an attempt: ``sent``, ``failed``, or ``pending`` again with the next attempt backed off (``failed``
+        once the message is ``max_age_s`` old, or after ``max_attempts`` when that is set)."""
+        status, reason = verdict(deliveries)
+        now = self._clock()
+        if status == "pending":
+            e = row.email
+            log.info(
+                "e-mail %s (%s) attempt %d failed: %s", e.message_id, e.kind, row.attempts, mask_addresses(reason or "")
+            )
+            why = None
+            if now - row.due_since >= self.max_age_s:
+                why = f"gave up after {self.max_age_s / 3600:g} h"
+            elif self.max_attempts is not None and row.attempts >= self.max_attempts:
+                why = f"gave up after {row.attempts} attempts"
+            if why is None:
+                next_at = min(now + self.backoff.delay_s(row.attempts - 1), row.due_since + self.max_age_s)
+                return self._set(row, "pending", next_at=next_at, last_error=reason, deliveries=deliveries)
+            deliveries = given_up(deliveries, why)
+            status, reason = verdict(deliveries)
+        if status == "failed":
+            log.info("e-mail %s (%s) failed: %s", row.email.message_id, row.email.kind, mask_addresses(reason or ""))
+        return self._set(row, status, last_error=reason, deliveries=deliveries)  # type: ignore[arg-type]

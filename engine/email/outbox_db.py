@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from engine.email.mail import Email, Row
+from engine.email.recipients import from_json
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (
@@ -37,14 +38,18 @@ CREATE TABLE IF NOT EXISTS messages (
     updated_at REAL NOT NULL,
     last_error TEXT,
     record TEXT,
-    owner TEXT
+    owner TEXT,
+    deliveries TEXT,
+    due_since REAL
 );
 CREATE INDEX IF NOT EXISTS messages_due ON messages (status, next_at);
 """
 COLUMNS = (
     "id, message_id, kind, call_id, status, sender, recipients, bcc, subject, text, html, attempts, resent, "
-    "next_at, created_at, updated_at, last_error, record"
+    "next_at, created_at, updated_at, last_error, record, deliveries, due_since"
 )
+#: Columns added since the first release, with their types: added to an older file when it is opened.
+ADDED = {"deliveries": "TEXT", "due_since": "REAL"}
 #: Tells this process from an earlier one that had the same pid (a restarted container's engine is often pid 1).
 PROCESS_TOKEN = uuid.uuid4().hex[:12]
 
@@ -57,13 +62,17 @@ def connect(path: Path) -> sqlite3.Connection:
     db.execute("PRAGMA synchronous=NORMAL")
     db.execute("PRAGMA busy_timeout=5000")
     db.executescript(SCHEMA)
+    have = {str(r[1]) for r in db.execute("PRAGMA table_info(messages)")}
+    for column, kind in ADDED.items():
+        if column not in have:
+            db.execute(f"ALTER TABLE messages ADD COLUMN {column} {kind}")
     return db
 
 
 def decode(values: Sequence[object]) -> Row:
     """A row as ``SELECT {COLUMNS}`` returns it."""
     (id_, mid, kind, call_id, status, sender, to, bcc, subject, text, html) = values[:11]
-    attempts, resent, next_at, created, updated, err, record = values[11:]
+    attempts, resent, next_at, created, updated, err, record, deliveries, due_since = values[11:]
     email = Email(
         str(mid),
         str(kind),
@@ -86,6 +95,8 @@ def decode(values: Sequence[object]) -> Row:
         float(created),  # type: ignore[arg-type]
         float(updated),  # type: ignore[arg-type]
         str(err) if err is not None else None,
+        from_json(email, str(deliveries) if deliveries is not None else None),
+        float(due_since if due_since is not None else created),  # type: ignore[arg-type]
     )
 
 

@@ -26,6 +26,7 @@ from typing import Literal
 
 from email_validator import EmailNotValidError, validate_email
 
+from engine.email.recipients import length_problem
 from engine.email.spoken_words import (
     AS_IN,
     AT_PHRASES,
@@ -121,6 +122,9 @@ def parse_spoken_address(text: str) -> ParsedAddress | AddressRefusal:
         return AddressRefusal("the domain after the 'at' has no ending such as 'dot com'", understood)
     if len(domain.rsplit(".", 1)[1]) == 1:  # "gmail dot c": no ending is one letter long, the rest got lost
         return AddressRefusal(f"the ending '.{domain.rsplit('.', 1)[1]}' is too short", understood)
+    too_long = length_problem(address)  # in octets, as RFC 5321 counts (email-validator lets a long local part by)
+    if too_long is not None:
+        return AddressRefusal(too_long, understood)
     try:
         valid = validate_email(address, check_deliverability=False)
     except EmailNotValidError as e:

@@ -91,11 +91,15 @@ class EmailConfig(Strict):
     dns_port: int = Field(default=53, ge=1, le=65535)
     #: Seconds one delivery attempt may take (connect, TLS, AUTH, DATA, or the HTTP request).
     timeout_s: float = Field(default=15.0, gt=0, le=300)
-    #: Attempts before a message that keeps failing temporarily ends ``failed``.
-    max_attempts: int = Field(default=10, ge=1, le=100)
-    #: First wait before a retry, doubled on every retry up to ``retry_max_s``.
-    retry_first_s: float = Field(default=5.0, gt=0, le=3600)
-    retry_max_s: float = Field(default=900.0, gt=0, le=86400)
+    #: Attempts before a message that keeps failing temporarily ends ``failed``; unset (the default): only
+    #: ``max_age_s`` ends it.
+    max_attempts: int | None = Field(default=None, ge=1, le=10000)
+    #: First wait before a retry, doubled on every retry up to ``retry_max_s`` (1 min, 2, 4, ... 30 min).
+    retry_first_s: float = Field(default=60.0, gt=0, le=3600)
+    retry_max_s: float = Field(default=1800.0, gt=0, le=86400)
+    #: A message that keeps failing temporarily ends ``failed`` this long after it became due (48 h: an outage of a
+    #: day or more loses nothing).
+    max_age_s: float = Field(default=48 * 3600.0, gt=0, le=30 * 86400)
 
     @field_validator("from_address", "admin_address")
     @classmethod

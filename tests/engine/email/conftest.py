@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +13,16 @@ import pytest
 from tests.engine.email.smtp_fixture import SmtpServer
 
 SCRIPT = Path(__file__).parent / "scripts" / "mail.yaml"
+AVA_ENGINE = Path(__file__).resolve().parents[3] / ".venv" / "bin" / "ava-engine"
+
+
+async def ava_engine(*args: str) -> subprocess.CompletedProcess[str]:
+    """The installed ``ava-engine`` with ``args``, its output as text (from a test on the event loop)."""
+    proc = await asyncio.create_subprocess_exec(str(AVA_ENGINE), *args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    async with asyncio.timeout(60):
+        out, err = await proc.communicate()
+    assert proc.returncode is not None
+    return subprocess.CompletedProcess([str(AVA_ENGINE), *args], proc.returncode, out.decode(), err.decode())
 
 
 @pytest.fixture

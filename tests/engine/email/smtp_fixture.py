@@ -1,12 +1,19 @@
 """A real SMTP server on loopback for the e-mail tests: aiosmtpd with STARTTLS (a self-signed certificate made with
-``cryptography``) and AUTH, keeping every message it accepted.
+``cryptography``) and AUTH, keeping every message it accepted — and as strict as real servers are.
 
-``reply`` makes it answer DATA with a given code (a 451 to test retries, a 550 for a permanent refusal). ``stop`` and
-``start`` on the same port simulate a server that is down and comes back.
+Strict: SMTPUTF8 is offered only when ``smtputf8`` is true, and a non-ASCII address is refused (553) unless the
+transaction asked for SMTPUTF8 on MAIL (aiosmtpd itself answers 500 to non-ASCII bytes when it is off). The handler
+can refuse single recipients at RCPT (``refuse``: address -> reply), answer a storm of 4xx to MAIL (``storm``
+transactions, the server also hangs up after each, as a busy server does with 421), answer DATA with a given code
+(``reply``: a 451 to test retries, a 550 for a permanent refusal), take a message and drop the connection without
+answering (``drop_after_data``: the message may well be delivered, the client cannot know), or take it and hold the
+answer until ``release`` is set (``hold``; ``holding`` says a message is waiting). ``stop`` and ``start`` on the same
+port simulate a server that is down and comes back.
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import ipaddress
 import socket
@@ -80,8 +87,43 @@ class Handler:
     received: list[Received] = field(default_factory=list)
     #: Answer DATA with this instead of accepting ("451 4.3.0 try later", "550 5.1.1 no such user").
     reply: str | None = None
+    #: RCPT replies per address (lower case): "550 5.1.1 <x@example.com>: no such user", "452 4.2.2 mailbox full".
+    refuse: dict[str, str] = field(default_factory=dict)
+    #: This many next transactions get ``storm_reply`` to MAIL, and the connection is closed after it.
+    storm: int = 0
+    storm_reply: str = "421 4.3.2 system busy, closing the connection"
+    #: Take the message, then close the connection without answering DATA.
+    drop_after_data: bool = False
+    #: Take the message, set ``holding``, and answer only once ``release`` is set.
+    hold: bool = False
+    holding: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
+    #: Every RCPT the server answered: (address, reply).
+    rcpts: list[tuple[str, str]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     accepted: threading.Event = field(default_factory=threading.Event)
+
+    async def handle_MAIL(self, server: Any, session: Any, envelope: Any, address: str, options: list[str]) -> str:
+        if self.storm > 0:
+            self.storm -= 1
+            asyncio.get_running_loop().call_soon(server.transport.close)
+            return self.storm_reply
+        if not address.isascii() and not envelope.smtp_utf8:
+            return "553 5.6.7 a non-ASCII address needs SMTPUTF8"
+        envelope.mail_from = address
+        envelope.mail_options.extend(options)
+        return "250 2.1.0 OK"
+
+    async def handle_RCPT(self, server: Any, session: Any, envelope: Any, address: str, options: list[str]) -> str:
+        answer = self.refuse.get(address.lower())
+        if answer is None and not address.isascii() and not envelope.smtp_utf8:
+            answer = "553 5.6.7 a non-ASCII address needs SMTPUTF8"
+        if answer is None:
+            envelope.rcpt_tos.append(address)
+            answer = "250 2.1.5 OK"
+        with self.lock:
+            self.rcpts.append((address, answer))
+        return answer
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         if self.reply is not None:
@@ -91,6 +133,11 @@ class Handler:
         with self.lock:
             self.received.append(Received(envelope.mail_from, list(envelope.rcpt_tos), msg))
         self.accepted.set()
+        if self.drop_after_data:
+            server.transport.close()
+        if self.hold:
+            self.holding.set()
+            await asyncio.get_running_loop().run_in_executor(None, self.release.wait)
         return "250 2.0.0 OK"
 
 
@@ -106,11 +153,12 @@ def _authenticate(server: Any, session: Any, envelope: Any, mechanism: str, auth
 class SmtpServer:
     """aiosmtpd on 127.0.0.1: STARTTLS required before AUTH, AUTH required before MAIL."""
 
-    def __init__(self, folder: Path, port: int | None = None) -> None:
+    def __init__(self, folder: Path, port: int | None = None, *, smtputf8: bool = False) -> None:
         self.cert, key = self_signed(folder)
         self.tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         self.tls.load_cert_chain(self.cert, key)
         self.port = port or free_port()
+        self.smtputf8 = smtputf8
         self.handler = Handler()
         self._controller: Controller | None = None
 
@@ -130,10 +178,12 @@ class SmtpServer:
             auth_required=True,
             auth_require_tls=True,
             ready_timeout=10,
+            enable_SMTPUTF8=self.smtputf8,
         )
         self._controller.start()
 
     def stop(self) -> None:
+        self.handler.release.set()  # a held answer must not keep the server's thread from stopping
         if self._controller is not None:
             self._controller.stop()
             self._controller = None
