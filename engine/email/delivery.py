@@ -156,8 +156,11 @@ class SmtpTransport:
                 accepted.append(a)
             except aiosmtplib.SMTPRecipientRefused as e:
                 refused[a] = DeliveryError(f"{e.code} {e.message}", permanent=e.code >= 500)
-        if not accepted:
-            await client.rset()
+        if not accepted:  # every refusal stands as answered, even if the server hangs up on the RSET
+            try:
+                await client.rset()
+            except aiosmtplib.SMTPException:
+                client.close()
             return refused
         try:
             await client.data(data)
