@@ -4,8 +4,9 @@ Why it exists: ``ava-engine mcp login SERVER`` and the console's Sign in both ne
 supervised connections must never take them (``engine.mcp.oauth``). ``SignIn.run`` binds a listener on 127.0.0.1
 (``auth.oauth.redirect_port``, 0 = any free port), drives the SDK's flow through a real connection to the server
 (discovery, CIMD or registration, PKCE, ``resource``), hands the authorization URL to ``show_url``, waits for the
-browser's redirect (bounded by ``timeout_s``), lets the SDK exchange the code and store the tokens in the keyring,
-then lists the server's tools: a sign-in that returns has been tested. A registration made for another redirect URI
+browser's redirect (bounded by ``timeout_s``; a request to the listener without this sign-in's ``state`` gets a
+400 page and is otherwise ignored, since any page the browser opens can send one), lets the SDK exchange the code
+and store the tokens in the keyring, then lists the server's tools: a sign-in that returns has been tested. A registration made for another redirect URI
 (the port changed) is dropped first so the server registers the client again.
 """
 
@@ -14,12 +15,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import secrets
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from aiohttp import web
 from mcp.shared.auth import AuthorizationCodeResult
@@ -37,6 +40,10 @@ CALLBACK_PATH = "/callback"
 SIGN_IN_TIMEOUT_S = 300.0
 
 _PAGE = "<!doctype html><title>ava-console</title><p>{}</p>"
+_NOT_OURS = (
+    "ava-engine ignored this request: this sign-in link is not the one ava-engine is waiting for. "
+    "Finish signing in from the link ava-engine showed, or start the sign-in again."
+)
 
 
 class SignInError(Exception):
@@ -50,7 +57,13 @@ class LoopbackListener:
         self._port = port
         self._runner: web.AppRunner | None = None
         self._result: asyncio.Future[AuthorizationCodeResult] | None = None
+        self._state: bytes | None = None
         self.redirect_uri = ""
+
+    def expect(self, authorization_url: str) -> None:
+        """Answer only the redirect that carries the ``state`` of ``authorization_url`` (the one shown now)."""
+        states = parse_qs(urlsplit(authorization_url).query).get("state") or [""]
+        self._state = states[0].encode() or None
 
     async def __aenter__(self) -> LoopbackListener:
         self._result = asyncio.get_running_loop().create_future()
@@ -77,6 +90,10 @@ class LoopbackListener:
     async def _callback(self, request: web.Request) -> web.Response:
         q = request.query
         assert self._result is not None
+        state = q.get("state", "").encode()
+        if self._state is None or not secrets.compare_digest(state, self._state):
+            log.warning("sign-in listener: ignored a request without the state of the sign-in it waits for")
+            return web.Response(text=_PAGE.format(_NOT_OURS), status=400, content_type="text/html")
         if self._result.done():
             return web.Response(text=_PAGE.format("This sign-in has already finished."), content_type="text/html")
         if "error" in q:
@@ -133,6 +150,7 @@ class SignIn:
                 self.storage.forget_client()  # registered for another redirect URI: register again
 
             async def redirect(url: str) -> None:
+                listener.expect(url)
                 self.url = url
                 shown = show_url(url)
                 if shown is not None:

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -98,8 +99,11 @@ class Cli:
         self.output += [p.stdout, p.stderr]
         return p.returncode, p.stdout, p.stderr
 
-    def login(self, server: str, *, browse: bool = True) -> tuple[int, list[dict[str, Any]], str]:
-        """``mcp login SERVER --json``, following the printed URL like a browser; (exit code, JSON lines, stderr)."""
+    def login(
+        self, server: str, *, browse: bool = True, before_browser: Callable[[dict[str, Any]], None] | None = None
+    ) -> tuple[int, list[dict[str, Any]], str]:
+        """``mcp login SERVER --json``, following the printed URL like a browser; (exit code, JSON lines, stderr).
+        ``before_browser`` gets the first line (the URL, the redirect URI) while the listener waits."""
         proc = subprocess.Popen(
             [str(ENTRY_POINT), "--config", str(self.config), "--json", "mcp", "login", server, "--no-browser"],
             stdout=subprocess.PIPE,
@@ -113,6 +117,8 @@ class Cli:
         self.output.append(first)
         if first.strip():
             lines.append(json.loads(first))
+            if before_browser is not None:
+                before_browser(lines[0])
             if browse and "authorize_url" in lines[0]:
                 _, page = follow(lines[0]["authorize_url"])
                 self.output.append(page)

@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 
 from engine.config import ConfigError, load_settings
 from engine.tool_desk import call_tool
 from tests.engine.mcp.helpers import wait_for
-from tests.engine.mcp.oauth_helpers import Cli, OAuthPeer, config_text, stored_secrets
+from tests.engine.mcp.oauth_helpers import Cli, OAuthPeer, config_text, follow, stored_secrets
 
 
 def setup(tmp_path: Path, ring: Path, peers: list[OAuthPeer], *flags: str) -> tuple[OAuthPeer, Cli]:
@@ -41,6 +42,37 @@ def test_authorization_server_refuses(tmp_path: Path, ring: Path, peers: list[OA
         lines[-1]["error"] == "server prot: the authorization server refused sign-in (access_denied: the user said no)"
     )
     assert stored_secrets(ring) == []
+
+
+def test_a_redirect_with_another_state_is_ignored_and_the_real_one_completes(
+    tmp_path: Path, ring: Path, peers: list[OAuthPeer]
+) -> None:
+    """Any page the operator's browser opens can send it to the loopback listener: a redirect that does not carry
+    this sign-in's ``state`` (forged code, forged error, none) gets a 400 page and changes nothing."""
+    peer, cli = setup(tmp_path, ring, peers)
+    pages: list[tuple[int, str]] = []
+
+    def intruder(first: dict[str, Any]) -> None:
+        state = parse_qs(urlsplit(first["authorize_url"]).query)["state"][0]
+        for query in (
+            {"code": "forged", "state": "not-" + state},
+            {"code": "forged"},
+            {"code": "forged", "state": ""},
+            {"code": "forged", "state": state[:-1]},
+            {"error": "access_denied", "state": "not-" + state},
+            {"error": "access_denied"},
+            {},
+        ):
+            pages.append(follow(f"{first['redirect_uri']}?{urlencode(query)}"))
+
+    code, lines, err = cli.login("prot", before_browser=intruder)
+    assert code == 0, (lines, err)
+    assert lines[-1]["signed_in"] is True and lines[-1]["tools"] == ["whoami"]
+    assert peer.stats()["codes"] == 1
+    assert len(pages) == 7
+    for status, page in pages:
+        assert status == 400 and "this sign-in link is not the one ava-engine is waiting for" in page, page
+    assert len(stored_secrets(ring)) == 2
 
 
 def test_redirect_from_another_issuer_is_refused(tmp_path: Path, ring: Path, peers: list[OAuthPeer]) -> None:
