@@ -6,8 +6,9 @@ supervised connections must never take them (``engine.mcp.oauth``). ``SignIn.run
 (discovery, CIMD or registration, PKCE, ``resource``), hands the authorization URL to ``show_url``, waits for the
 browser's redirect (bounded by ``timeout_s``; a request to the listener without this sign-in's ``state`` gets a
 400 page and is otherwise ignored, since any page the browser opens can send one), lets the SDK exchange the code
-and store the tokens in the keyring, then lists the server's tools: a sign-in that returns has been tested. A registration made for another redirect URI
-(the port changed) is dropped first so the server registers the client again.
+and store the tokens in the keyring, then lists the server's tools: a sign-in that returns has been tested. A
+registration made for another redirect URI (the port changed) is dropped first so the server registers the client
+again.
 """
 
 from __future__ import annotations
