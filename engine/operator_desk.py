@@ -98,6 +98,7 @@ class OperatorDesk(SteeringDesk, ApprovalCommands, ElicitationCommands):
                 updated_at=r.updated_at,
                 last_error=r.last_error,
                 call_id=r.email.call_id,
+                next_attempt_at=r.next_at if r.status == "pending" else None,
             )
             for r in self.email.outbox.rows(status, limit)
         ]

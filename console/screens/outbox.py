@@ -124,6 +124,10 @@ class OutboxScreen(ConsoleScreen):
         line.append(f"{m.kind} to {', '.join(m.to)}" + (f" · call {m.call_id}" if m.call_id else ""))
         if m.last_error:
             line.append(f"\n{m.last_error}", style="red" if m.status == "failed" else "yellow")
+        if m.next_attempt_at is not None:
+            wait = max(0, int(m.next_attempt_at - time.time()))
+            when = time.strftime("%H:%M:%S", time.localtime(m.next_attempt_at))
+            line.append(f"\nnext attempt at {when} (in {wait // 60}m{wait % 60:02d}s)", style="dim")
         detail.update(line)
 
     def _selected(self) -> str | None:

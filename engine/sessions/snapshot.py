@@ -70,3 +70,5 @@ class OutboxMessage:
     updated_at: float
     last_error: str | None
     call_id: str | None = None
+    #: A pending message's next attempt (epoch seconds); None for any other status.
+    next_attempt_at: float | None = None

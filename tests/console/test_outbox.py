@@ -54,3 +54,24 @@ async def test_outbox_lists_messages_and_retries_and_drops_them(config_path: Pat
         await pilot.press("y")
         await wait(pilot, lambda: engine.outbox_messages() == [] and table.row_count == 0)
         app.save_screenshot(str(config_path.parent / "outbox.svg"))
+
+
+async def test_a_pending_message_shows_when_it_is_tried_next(config_path: Path, wait: Any) -> None:
+    config_path.write_text(
+        config_path.read_text(encoding="utf-8") + EMAIL.replace("max_attempts: 1", "retry_first_s: 600"),
+        encoding="utf-8",
+    )
+    app = AvaConsole(config_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait(pilot, lambda: app.engine_running)
+        engine = app.engine
+        assert engine is not None
+        engine.email.queue_test("caller@example.test")  # refused: a temporary failure, tried again in ~10 min
+        await wait(pilot, lambda: [m.status for m in engine.outbox_messages()] == ["pending"], within=15)
+        await wait(pilot, lambda: (engine.outbox_messages()[0].attempts or 0) >= 1, within=15)
+        (m,) = engine.outbox_messages()
+        assert m.next_attempt_at is not None and m.next_attempt_at > m.updated_at + 60
+        await pilot.press("f11")
+        await wait(pilot, lambda: type(app.screen).__name__ == "OutboxScreen")
+        detail = app.screen.query_one("#outbox-detail", Static)
+        await wait(pilot, lambda: "next attempt at" in str(detail.render()))
