@@ -20,8 +20,8 @@ EMAIL = """  email:
 """
 
 
-def _with_email(config_path: Path) -> Path:
-    config_path.write_text(config_path.read_text(encoding="utf-8") + EMAIL, encoding="utf-8")
+def _with_email(config_path: Path, email: str = EMAIL) -> Path:
+    config_path.write_text(config_path.read_text(encoding="utf-8") + email, encoding="utf-8")
     return config_path
 
 
@@ -57,10 +57,7 @@ async def test_outbox_lists_messages_and_retries_and_drops_them(config_path: Pat
 
 
 async def test_a_pending_message_shows_when_it_is_tried_next(config_path: Path, wait: Any) -> None:
-    config_path.write_text(
-        config_path.read_text(encoding="utf-8") + EMAIL.replace("max_attempts: 1", "retry_first_s: 600"),
-        encoding="utf-8",
-    )
+    _with_email(config_path, EMAIL.replace("max_attempts: 1", "retry_first_s: 600"))
     app = AvaConsole(config_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait(pilot, lambda: app.engine_running)
