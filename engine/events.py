@@ -200,6 +200,27 @@ class ToolsOmitted(Event):
     omitted: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class RateLimit:
+    """One of a provider's rate limits (``requests``, ``tokens``): its size, what is left, seconds to its reset."""
+
+    name: str
+    limit: int | None = None
+    remaining: int | None = None
+    reset_seconds: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderRateLimits(Event):
+    """A provider said how much of its rate limits is left (OpenAI Realtime ``rate_limits.updated``, sent as each
+    response starts); the ``ai_agent_provider_rate_limit_remaining`` gauge follows it."""
+
+    type: ClassVar[str] = "provider.rate_limits"
+    call_id: str | None
+    provider: str
+    limits: tuple[RateLimit, ...] = ()
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CallTransferStarted(Event):
     """A phone call's transfer began: ``target`` (a ``tools.extensions`` name) is ringing."""

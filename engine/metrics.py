@@ -39,6 +39,9 @@ LATENCY_BUCKETS = (
 
 #: The ``tool`` label of a rejection whose name is not a registered tool: one series however many bad names arrive.
 UNKNOWN_TOOL = "(unknown)"
+#: Event types a provider's ``ai_agent_provider_events_ignored`` keeps apart; later ones share ``OTHER_TYPE``.
+IGNORED_TYPES_KEPT = 64
+OTHER_TYPE = "(other)"
 
 
 class _Tally:
@@ -146,6 +149,20 @@ class Metrics:
         self.steering_total = Counter(
             "ai_agent_steering", "Operator steering on live calls, by kind (say, whisper).", ["kind"], registry=r
         )
+        self.provider_events_ignored = Counter(
+            "ai_agent_provider_events_ignored",
+            "Server events a realtime provider sent that its adapter did not handle, by provider and event type "
+            f"(past {IGNORED_TYPES_KEPT} types per provider the rest count as {OTHER_TYPE}).",
+            ["provider", "type"],
+            registry=r,
+        )
+        self.provider_rate_limit_remaining = Gauge(
+            "ai_agent_provider_rate_limit_remaining",
+            "What is left of a provider's rate limit (name: requests, tokens), as the provider last said.",
+            ["provider", "name"],
+            registry=r,
+        )
+        self._ignored_types: dict[str, set[str]] = {}
         self._tallies: dict[tuple[str, str], _Tally] = {}
         self._bounds: tuple[float, ...] = (*LATENCY_BUCKETS, float("inf"))
         self._rejections: dict[tuple[str, str], object] = {}
@@ -200,6 +217,18 @@ class Metrics:
     def count_skipped(self, consumer: str, reason: str) -> None:
         """One event ``consumer`` could not write and skipped (``engine.event_bus.SkippedEvents``)."""
         self.events_skipped.labels(consumer, reason).inc()
+
+    def count_ignored(self, provider: str, kind: str) -> None:
+        """One server event ``provider``'s adapter did not handle; the ``type`` label comes from the wire, so it is
+        cut to 64 characters and at most ``IGNORED_TYPES_KEPT`` values per provider get their own series."""
+        kind = kind[:64]
+        seen = self._ignored_types.setdefault(provider, set())
+        if kind not in seen:
+            if len(seen) >= IGNORED_TYPES_KEPT:
+                kind = OTHER_TYPE
+            else:
+                seen.add(kind)
+        self.provider_events_ignored.labels(provider, kind).inc()
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

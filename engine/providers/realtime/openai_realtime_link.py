@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from engine.backoff import Backoff
 from engine.providers.base import ProviderError
+from engine.providers.realtime.reporting import EngineReports
 from engine.providers.realtime.session import ProviderNotice, RealtimeEvent, RealtimeSession
 from engine.providers.realtime.socket import BadFrame, RealtimeSocket
 
@@ -42,7 +43,6 @@ QUIET = frozenset(
         "conversation.item.truncated",
         "conversation.item.deleted",
         "conversation.item.input_audio_transcription.segment",
-        "conversation.item.input_audio_transcription.failed",
         "response.output_item.added",
         "response.content_part.added",
         "response.content_part.done",
@@ -53,7 +53,6 @@ QUIET = frozenset(
         "output_audio_buffer.started",
         "output_audio_buffer.stopped",
         "output_audio_buffer.cleared",
-        "rate_limits_updated",
     }
 )
 
@@ -97,6 +96,7 @@ class RealtimeLink(RealtimeSession):
         self._closing = False
         self._reader: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.reports = EngineReports(provider.name, log)
 
     # ------------------------------------------------------------------------------------------------ hooks
 
@@ -255,7 +255,8 @@ class RealtimeLink(RealtimeSession):
             log.error("%s: %s failed: %r", self.name, task.get_name(), task.exception())
 
     async def dispatch(self, msg: Message) -> None:
-        """One server event to its handler; anything malformed or unknown is logged and ignored."""
+        """One server event to its handler; anything malformed is logged and ignored, an unknown type is counted
+        and logged once (``reporting``)."""
         if isinstance(msg, BadFrame):
             log.warning("%s: ignored a malformed event: %s", self.name, msg.reason)
             return
@@ -266,7 +267,7 @@ class RealtimeLink(RealtimeSession):
         handler = self.handlers.get(kind) if isinstance(kind, str) else None
         if handler is None:
             if kind not in QUIET:
-                log.warning("%s: ignored an unknown event type %.80r", self.name, kind)
+                self.reports.unhandled(kind)
             return
         try:
             await handler(self, msg)

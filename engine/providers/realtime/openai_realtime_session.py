@@ -17,7 +17,11 @@ session keeps those rules (the socket machinery is ``openai_realtime_link``, the
 - the operator's say-now line is such a response too (queued, never dropped); a whisper is a ``system`` message
   item for the next answer, deleted once an answer made after it is done (it steers one turn, as on text calls);
 - after a dropped socket the link reconnects; the session re-sends itself and the conversation so far, and
-  asks again for an answer that was cut off.
+  asks again, once, for a response that was cut off — with its instructions when it had some (a greeting, an
+  announcement, a say-now line), so the caller hears that line and not an answer of the model's choosing;
+- ``rate_limits.updated`` is a ``provider.rate_limits`` event and a gauge, an ``error`` (with its code and param)
+  and a failed transcription of the caller are notices, and an event type it does not handle is counted and
+  logged once (``reporting``).
 """
 
 from __future__ import annotations
@@ -85,6 +89,7 @@ class OpenAIRealtimeSession(RealtimeLink):
         self._updates: deque[_Update] = deque()
         self._replayed_outputs: set[str] = set()
         self._was_answering = False
+        self._cut_body: dict[str, Any] | None = None
         #: Operator whispers in the conversation: (item id, the first response number they are for).
         self._notes: list[tuple[str, int]] = []
         self._created = 0
@@ -94,6 +99,7 @@ class OpenAIRealtimeSession(RealtimeLink):
 
     async def start(self, setup: RealtimeSetup) -> None:
         self._setup = setup
+        self.reports.bind(setup.tools, self.session.call_id)
         self.input_spec = self.output_spec = negotiate(setup.audio, self.provider.supported_formats())
         self.audio = AudioLedger(self.output_spec, self.input_spec)
         self._set_view(setup.view)
@@ -116,16 +122,10 @@ class OpenAIRealtimeSession(RealtimeLink):
         self._view, self._tools, self._names = view, rendered.tools, rendered.names
         self._shown = view.names - frozenset(rendered.omitted)
         if rendered.omitted and rendered.omitted != self._omitted and self._setup is not None:
-            # the engine's gateway runs tools through an executor that has the bus (as the text loop finds it)
-            bus = getattr(getattr(self._setup.tools, "executor", None), "bus", None)
-            publish = getattr(bus, "publish", None)
-            if callable(publish):
-                limit = rendered.limit or 0
-                publish(
-                    ToolsOmitted(
-                        call_id=self.session.call_id, provider=self.name, limit=limit, omitted=rendered.omitted
-                    )
-                )
+            limit = rendered.limit or 0
+            self.reports.publish(
+                ToolsOmitted(call_id=self.session.call_id, provider=self.name, limit=limit, omitted=rendered.omitted)
+            )
         self._omitted = rendered.omitted
 
     async def update_tools(self, view: ToolView, *, apply_now: bool = False) -> None:
@@ -265,15 +265,17 @@ class OpenAIRealtimeSession(RealtimeLink):
         self.session.shown_tools = self._shown
 
     def disconnected(self) -> None:
-        self._was_answering = self.responses.reset() or self._was_answering
+        busy, body = self.responses.reset()
+        if busy and not self._was_answering:
+            self._was_answering, self._cut_body = True, body
         self.audio.reset()
         self._fail_updates()
         self._notes.clear()  # a new socket's conversation is replayed from the history, without the whispers
 
     async def reconnected(self) -> None:
-        if self._was_answering:
-            self.responses.queue("redo", None)  # the answer that was cut off is given again
-        self._was_answering = False
+        if self._was_answering:  # the response that was cut off is asked for again, with its instructions
+            self.responses.queue("redo", self._cut_body)
+        self._was_answering, self._cut_body = False, None
         await self._drain()
 
     # ------------------------------------------------------------------------------------------------ events in
@@ -339,8 +341,8 @@ class OpenAIRealtimeSession(RealtimeLink):
     async def _on_error(self, msg: dict[str, Any]) -> None:
         err = msg.get("error")
         err = err if isinstance(err, Mapping) else {}
-        code, event_id = err.get("code"), err.get("event_id")
-        text = str(err.get("message") or "unknown error")[:300]
+        code, event_id, param = err.get("code"), err.get("event_id"), err.get("param")
+        text = str(err.get("message") or "unknown error")[:300] + (f" (param {str(param)[:120]})" if param else "")
         update = next((u for u in self._updates if u.event_id == event_id), None)
         if update is not None:
             self._updates.remove(update)
@@ -354,6 +356,17 @@ class OpenAIRealtimeSession(RealtimeLink):
             ProviderNotice(f"{self.name}: {text}", fatal=code in wire.FATAL_CODES, code=str(code) if code else None)
         )
         await self._drain()
+
+    async def _on_rate_limits(self, msg: dict[str, Any]) -> None:
+        limits = msg["rate_limits"]
+        if not isinstance(limits, list):
+            raise TypeError("rate_limits is not a list")
+        self.reports.rate_limits(limits)
+
+    async def _on_transcription_failed(self, msg: dict[str, Any]) -> None:
+        notice = wire.transcription_notice(self.name, msg.get("error"))
+        log.warning("%s", notice.message)
+        self.emit(notice)
 
     async def _on_session_updated(self, msg: dict[str, Any]) -> None:
         if self._updates:
@@ -380,4 +393,6 @@ OpenAIRealtimeSession.handlers = {
     "response.done": OpenAIRealtimeSession._on_response_done,
     "error": OpenAIRealtimeSession._on_error,
     "session.updated": OpenAIRealtimeSession._on_session_updated,
+    "rate_limits.updated": OpenAIRealtimeSession._on_rate_limits,
+    "conversation.item.input_audio_transcription.failed": OpenAIRealtimeSession._on_transcription_failed,
 }

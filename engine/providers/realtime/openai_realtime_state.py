@@ -48,6 +48,8 @@ class ResponseLedger:
     #: server VAD started at the same moment looks the same, and only an error naming the event tells them apart.
     sent: OrderedDict[str, tuple[RequestKind, dict[str, Any] | None]] = field(default_factory=OrderedDict)
     calls: dict[str, dict[str, PendingCall]] = field(default_factory=dict)
+    #: What the response requested or in flight was asked for (None: one server VAD started on its own).
+    current: tuple[RequestKind, dict[str, Any] | None] | None = None
 
     @property
     def busy(self) -> bool:
@@ -69,11 +71,14 @@ class ResponseLedger:
 
     def begin(self, event_id: str, kind: RequestKind, body: dict[str, Any] | None) -> None:
         self.requested = event_id
+        self.current = (kind, body)
         self.sent[event_id] = (kind, body)
         while len(self.sent) > _SENT_KEPT:
             self.sent.popitem(last=False)
 
     def created(self, response_id: str) -> None:
+        if self.requested is None:
+            self.current = None  # server VAD started this one: nothing of ours to say again
         self.active = response_id
         self.requested = None
 
@@ -84,6 +89,8 @@ class ResponseLedger:
         request = self.sent.pop(event_id, None)
         if self.requested == event_id:
             self.requested = None
+        if request is not None and request == self.current:
+            self.current = None  # the response in flight (if any) is not this one
         if request is not None and code == "conversation_already_has_active_response" and request[0] in _RETRIED:
             self.pending.appendleft(request)
             return True
@@ -100,15 +107,18 @@ class ResponseLedger:
     def done(self, response_id: str) -> list[PendingCall]:
         """The response is over: nothing is in flight; its calls (in the order they came) are handed out."""
         self.active = None
+        self.current = None
         return list(self.calls.pop(response_id, {}).values())
 
-    def reset(self) -> bool:
-        """The socket dropped: everything in flight is gone (its calls never ran). True when a response was."""
-        was_busy = self.busy
-        self.active = self.requested = None
+    def reset(self) -> tuple[bool, dict[str, Any] | None]:
+        """The socket dropped: everything in flight is gone (its calls never ran). Whether a response was, and
+        what it was asked with (its instructions: a greeting, an announcement, a say-now line; None for a plain
+        answer), so that exactly that is asked for again."""
+        cut = (self.busy, self.current[1] if self.busy and self.current else None)
+        self.active = self.requested = self.current = None
         self.calls.clear()
         self.sent.clear()
-        return was_busy
+        return cut
 
 
 @dataclass(slots=True)

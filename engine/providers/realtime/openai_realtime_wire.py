@@ -267,3 +267,14 @@ def failure_notice(provider: str, details: Any) -> ProviderNotice:
     code = error.get("code") if isinstance(error.get("code"), str) else None
     message = str(error.get("message") or code or "no reason given")[:300]
     return ProviderNotice(f"{provider}: the response failed: {message}", fatal=code in FATAL_CODES, code=code)
+
+
+def transcription_notice(provider: str, error: Any) -> ProviderNotice:
+    """The notice for ``conversation.item.input_audio_transcription.failed``: the caller was heard but not
+    understood (the model may still answer from the audio; the transcript has a gap)."""
+    error = error if isinstance(error, Mapping) else {}
+    code = str(error.get("code") or "unknown")[:80]
+    message = str(error.get("message") or "no reason given")[:300]
+    return ProviderNotice(
+        f"{provider}: the caller's speech could not be transcribed: {message} ({code})", code="transcription_failed"
+    )
