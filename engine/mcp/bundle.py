@@ -37,6 +37,7 @@ from mcp.client.stdio import get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CONNECTION_CLOSED, JSONRPCError
 
+from engine.mcp.reaper import child_env
 from engine.mcp.transports import MAX_SSE_EVENT_BYTES, EndWatchStream, ProcessWatch, live_groups, signal_group
 
 log = logging.getLogger(__name__)
@@ -124,7 +125,7 @@ class BundleChild:
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            env=get_default_environment(),
+            env=child_env(get_default_environment()),  # dies with the engine (engine.mcp.reaper)
             start_new_session=True,
         )
         self.process = process

@@ -12,7 +12,8 @@ through a pass-through read stream handed to the SDK's ``Client`` as its transpo
 Only stdio spawns children, and the SDK starts each in a session (process group) of its own
 (``start_new_session=True`` in ``mcp.client.stdio``), so the group id is the child's pid and ``killpg`` reaches its
 grandchildren (``npx`` → node, ``sh -c`` → sleep). ``live_groups`` holds every group not yet reaped, so a forced
-exit can kill them all (``kill_all_groups``).
+exit can kill them all (``kill_all_groups``), and mirrors them to the engine's reaper (``engine.mcp.reaper``), which
+kills them, and every process carrying the engine's marker in its environment, when the engine dies (SIGKILL too).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from engine.config.models import McpServerConfig
+from engine.mcp.reaper import ChildGroups, child_env
 from engine.mcp.stdio_direct import stdio_transport
 from engine.servers.common import contain_exits
 
@@ -52,8 +54,9 @@ SpawnSink = Callable[[Any], None]
 _spawn_sink: ContextVar[SpawnSink | None] = ContextVar("ava_mcp_spawn_sink", default=None)
 #: Called with the pid of every stdio child the SDK spawns (diagnostics; the tests' no-orphan check).
 spawn_listeners: list[Callable[[int], None]] = []
-#: Process groups of stdio children spawned and not yet killed (a forced exit kills them all).
-live_groups: set[int] = set()
+#: Process groups of stdio children spawned and not yet killed (a forced exit kills them all; the reaper kills them
+#: when the engine dies).
+live_groups = ChildGroups()
 #: Largest SSE event accepted on streamable HTTP (one JSON-RPC message; the SDK's default is 1 MiB, which ends any
 #: bigger result in an error). Results are cut to ``results.MAX_DATA_CHARS`` after they arrive.
 MAX_SSE_EVENT_BYTES = 64 * 1024 * 1024
@@ -69,6 +72,10 @@ def _install_spawn_hook() -> None:
         return
 
     async def spawn_and_report(*args: Any, **kwargs: Any) -> Any:
+        if len(args) > 2:  # (command, args, env, ...)
+            args = (*args[:2], child_env(args[2]), *args[3:])
+        else:
+            kwargs["env"] = child_env(kwargs.get("env"))
         process = await original(*args, **kwargs)
         live_groups.add(process.pid)
         for listener in tuple(spawn_listeners):

@@ -14,6 +14,7 @@ import pytest
 from engine.app import Engine
 from engine.config.models import Settings
 from engine.mcp import transports
+from engine.mcp.reaper import reaper_pid
 from tests.engine.mcp.helpers import NetServer
 from tests.engine.mcp.oauth_helpers import OAuthPeer
 from tests.fixtures.file_keyring import FileKeyring
@@ -29,12 +30,14 @@ def _stat(pid: str) -> tuple[str, int, int] | None:
 
 
 def _leftovers(me: int, groups: set[int]) -> list[int]:
-    """Live descendants of ``me``, and any live process in a process group an MCP child led."""
+    """Live descendants of ``me``, and any live process in a process group an MCP child led (the reaper aside: it
+    lives as long as the process that runs the engines, see engine/mcp/reaper.py)."""
     procs: dict[int, tuple[str, int, int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit() and (st := _stat(entry)) is not None and st[0] not in ("Z", "X"):
             procs[int(entry)] = st
     out = []
+    procs.pop(reaper_pid() or 0, None)
     for pid, (_state, ppid, pgrp) in procs.items():
         if pgrp in groups:
             out.append(pid)
