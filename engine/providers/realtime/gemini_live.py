@@ -5,7 +5,8 @@ Why it exists: Gemini Live is one of the four speech-to-speech providers AVA run
 model and options once, knows the endpoint (``base_url`` or Google's) and puts the key in its query — the only
 place the key goes; ``RealtimeSocket`` strips the query from every message — and renders the call's tool view
 with the project's renderer for ``gemini_live``, each declaration with a ``behavior`` from the tool's latency
-class (``gemini_wire``). ``check_connection`` proves key, model and endpoint without a call. The call itself is
+class (``gemini_wire``), and knows the model's family (``gemini_families``: how it takes text from the client).
+``check_connection`` proves key, model and endpoint without a call. The call itself is
 ``gemini_session.GeminiLiveSession``: PCM16 in at the driver's rate (8 kHz on the phone, 16 kHz from
 the softphone), 24 kHz out.
 """
@@ -19,6 +20,7 @@ from urllib.parse import quote
 
 from engine.config.models import ProviderConfig
 from engine.providers.realtime.gemini_connect import open_live
+from engine.providers.realtime.gemini_families import family_for
 from engine.providers.realtime.gemini_session import GeminiLiveSession
 from engine.providers.realtime.gemini_wire import DEFAULT_URL, GeminiOptions, declarations, setup_message
 from engine.providers.realtime.session import PCM16_8K, PCM16_16K, AudioSpec, RealtimeProvider
@@ -37,6 +39,8 @@ class GeminiLiveProvider(RealtimeProvider):
         if not config.model:
             raise ValueError(f"providers.{name}: a gemini_live provider needs 'model' (e.g. gemini-live-2.5-flash)")
         self.options = GeminiOptions.parse(name, config.options)
+        #: What this model accepts from the client (``gemini_families``): every text path asks it for its route.
+        self.family = family_for(config.model, self.options.family)
         self.renderer = ToolRenderer(self.type, gemini_schema=self.options.gemini_schema)
         self.url = config.base_url or DEFAULT_URL
 

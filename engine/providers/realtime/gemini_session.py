@@ -6,11 +6,16 @@ latest ``sessionResumptionUpdate.newHandle`` and reconnects with it (``setup.ses
 call survives a tool change (next turn: once the model is idle and a handle covering the turn has come; apply
 now: at once, then the model is asked to go on with the new tools), a ``goAway`` and a dropped socket (with
 ``Backoff``). A planned reconnect waits until no call waits on a result, so none is lost. Without a handle it
-reconnects fresh, replays the call's transcript as context and says so in a notice.
+reconnects fresh, replays the call's transcript as context and says so in a notice. Reconnects the provider
+causes are bounded and a 1007 close ends the call with the rule it broke (``gemini_resume``).
+
+Every text for the model (greeting, announcement, steering, the apply-now "continue", the replayed transcript)
+goes by the route of the model's family (``gemini_families``: ``clientContent`` turns, or ``realtimeInput.text``
+on Gemini 3.1 Live, whose replayed transcript is initial history announced in ``setup.historyConfig``).
 
 Announcements: a running NON_BLOCKING call carries the text as an interim ``willContinue`` result scheduled
 ``WHEN_IDLE`` (the model says it once its current output is done, never over itself); with no such call and the
-model idle, a ``clientContent`` turn asks it to say the text; otherwise (a BLOCKING call runs — the model waits
+model idle, a text asks it to say it; otherwise (a BLOCKING call runs — the model waits
 for it — or the model is talking) there is none. Malformed or unknown server messages are logged with the
 provider's name and ignored (``gemini_events``); tool calls run through the gateway (``gemini_calls``).
 """
@@ -31,8 +36,9 @@ from engine.providers.realtime.gemini_audio_in import CallerAudio
 from engine.providers.realtime.gemini_calls import GeminiCalls
 from engine.providers.realtime.gemini_connect import Messages, SetupRefused, open_live, scrub
 from engine.providers.realtime.gemini_events import EventReader
+from engine.providers.realtime.gemini_resume import INVALID_PAYLOAD, ResumeBudget, invalid_payload, reconnected
 from engine.providers.realtime.gemini_steer import GeminiSteering
-from engine.providers.realtime.gemini_wire import setup_message, transcript_replay, user_turn
+from engine.providers.realtime.gemini_wire import setup_message, transcript_replay
 from engine.providers.realtime.session import (
     PCM16_16K,
     PCM16_24K,
@@ -66,6 +72,7 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
         self.p = provider
         self.call = call
         self.opts = provider.options
+        self.family = provider.family
         self.name = provider.name
         self._queue: asyncio.Queue[RealtimeEvent | None] = asyncio.Queue()
         self._sock: RealtimeSocket | None = None
@@ -87,6 +94,11 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
         self._closed = False
         self.connections = 0
         self.audio_in = CallerAudio(self.input_spec, self.opts.input_batch_ms)
+        self.resumes = ResumeBudget(
+            self.opts.max_resumes_per_minute, Backoff(self.opts.reconnect_backoff_ms / 1000, 10.0)
+        )
+        #: How the last text reached the model (route and purpose), named when the service refuses a message.
+        self.last_text: str | None = None
 
     # -------------------------------------------------------------------------------------------- lifecycle
 
@@ -102,11 +114,15 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
         self.call.shown_tools = setup.view.names
         self._reader = asyncio.create_task(self._run(), name=f"{self.name}:reader:{self.call.call_id}")
         if setup.greeting:
-            await self._send(user_turn(f"Greet the caller now by saying: {setup.greeting}"))
+            await self._send_text(f"Greet the caller now by saying: {setup.greeting}", "greeting")
 
-    async def _connect(self, view: ToolView, handle: str | None) -> None:
-        """Open a connection with this call's setup; ``ProviderError`` (``SetupRefused``) otherwise."""
+    async def _connect(self, view: ToolView, handle: str | None, replay: bool = False) -> None:
+        """Open a connection with this call's setup; ``ProviderError`` (``SetupRefused``) otherwise. ``replay``
+        without a handle: the call's transcript goes first, as the family takes initial history."""
         assert self._setup is not None
+        seed = None
+        if replay and handle is None:
+            seed = transcript_replay(self.call.history.items(), _REPLAY_TURNS, self.family)
         tools, behaviour, names = self.p.tools_for(view)
         msg = setup_message(
             model=str(self.p.config.model),
@@ -117,8 +133,16 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
             handle=handle,
             temperature=self.p.config.temperature,
             max_tokens=self.p.config.max_tokens,
+            history_config=seed is not None and self.family.history_needs_config,
         )
-        self._sock, self._msgs = await open_live(self.p, msg, self.events_in.unexpected)
+        sock, msgs = await open_live(self.p, msg, self.events_in.unexpected)
+        if seed is not None:  # before the socket is the session's: no caller audio goes ahead of the history
+            self.last_text = "clientContent (transcript replay)"
+            try:
+                await sock.send_json(seed)
+            except ConnectionClosed:
+                pass  # the reader sees the close
+        self._sock, self._msgs = sock, msgs
         self._behaviour, self._names = behaviour, names
         self.connections += 1
 
@@ -146,25 +170,33 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
         """The connection ended: open a new one (resuming when a handle is known); False ends the call."""
         assert self._calls is not None and self._sock is not None
         closed_reason = self._scrub(self._sock.close_reason)
+        if self._sock.close_code == INVALID_PAYLOAD:  # resuming would send the refused rule-breaker again
+            model = str(self.p.config.model)
+            self._emit(invalid_payload(self.name, model, self.family, closed_reason, self.last_text))
+            return False
         planned, self._planned = self._planned, None
+        provider_caused = planned is None or self._go_away
         if planned is None and self._go_away:
             planned = "the provider ended the connection after goAway"
         self._go_away = False
+        why = planned or f"the socket dropped ({closed_reason})"
+        if provider_caused and not self.resumes.take():
+            self._emit(self.resumes.exhausted(self.name, why))
+            return False
         lost = self._calls.orphan_all()
         self._sock = None
         interrupted = self.events_in.connection_lost()
         view = self._pending_view or self._view
         assert view is not None
-        backoff = Backoff(self.opts.reconnect_backoff_ms / 1000, 10.0)
         attempt, last, handle = 0, "", None
         while attempt <= self.opts.reconnect_attempts:
             if planned is None or attempt > 0:
-                await asyncio.sleep(backoff.delay_s(attempt))
+                await asyncio.sleep(self.resumes.delay_s(attempt))
             if self._closed:
                 return False
             handle = self.handle
             try:
-                await self._connect(view, handle)
+                await self._connect(view, handle, replay=True)
                 break
             except SetupRefused as e:
                 last = str(e)
@@ -183,37 +215,20 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
         if self._sock is None:
             self._emit(ProviderNotice(f"{self.name}: reconnect failed after the socket closed: {last}", fatal=True))
             return False
-        why = planned or f"the socket dropped ({closed_reason})"
-        if lost:
-            self._emit(ProviderNotice(f"{self.name}: results of {', '.join(lost)} were lost with the connection"))
+        for notice in reconnected(self.name, why, handle is not None, lost):
+            self._emit(notice)
         self._view = view
         self.call.shown_tools = view.names
         if self._pending_view is view:
             self._pending_view = None
-        if handle:
-            self._emit(ProviderNotice(f"{self.name}: reconnected and resumed the session ({why})", code="resumed"))
-        else:
-            self._emit(
-                ProviderNotice(
-                    f"{self.name}: reconnected without a resumption handle ({why}); the conversation continues "
-                    "from the call's transcript",
-                    code="fresh",
-                )
-            )
-            await self._replay_transcript()
         await self.audio_in.release(self._send_audio)
         if self._apply_now and interrupted:
-            await self._send(user_turn("(The tools available to you changed. Continue where you left off.)"))
+            await self._send_text("(The tools available to you changed. Continue where you left off.)", "apply-now")
         if self._pending_view is None:
             self._apply_now = False
         else:  # the view changed again while reconnecting
             await self._maybe_reconnect()
         return True
-
-    async def _replay_transcript(self) -> None:
-        replay = transcript_replay(self.call.history.items(), _REPLAY_TURNS)
-        if replay is not None:
-            await self._send(replay)
 
     # -------------------------------------------------------------------------------------------- incoming
 
@@ -278,6 +293,13 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
             return False
         return True
 
+    async def _send_text(self, text: str, why: str, *, respond: bool = True) -> bool:
+        """``text`` for the model by its family's mid-call route (``respond=False``: a note, where the route can)."""
+        if not await self._send(self.family.text_message(text, respond=respond)):
+            return False
+        self.last_text = f"{self.family.text_route} ({why})"
+        return True
+
     async def _send_responses(self, responses: list[dict[str, Any]]) -> bool:
         self._fresh_handle.clear()
         return await self._send({"toolResponse": {"functionResponses": responses}})
@@ -306,7 +328,7 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
             return True
         if self._calls.waiting or self.events_in.responding or self.events_in.caller_speaking:
             return False  # a BLOCKING call runs (the model waits for it), or someone is talking: say nothing
-        return await self._send(user_turn(f"Tell the caller briefly, in your own voice: {text}"))
+        return await self._send_text(f"Tell the caller briefly, in your own voice: {text}", "announcement")
 
     async def say_during_tool(self, text: str) -> str | None:
         """An interim result of a running NON_BLOCKING call; None while a BLOCKING one runs (the driver speaks)."""

@@ -1,30 +1,33 @@
-"""The operator's steering on a Gemini Live call, through ``clientContent`` (reference/wire-formats.md §6).
+"""The operator's steering on a Gemini Live call, by the text route of the model's family (wire-formats §6).
 
-Why it exists: Gemini Live has no "say this" message; what a client can add to a live conversation is content.
-A say-now line is a user turn asking the model to say the line word for word (``turnComplete: true``, so it
-answers). Sent while the model talks, new content cuts its answer off, so a line is held until the model's turn
-is done and sent then ("next", never over it). A whisper is a user turn marked as the operator's note, with
-``turnComplete: false``: it joins the context without making the model answer, and steers its next reply. While a
-BLOCKING tool call runs, any content would cancel that call on Gemini 3.x (wire-formats §6.4): both wait until the
-model's turn after the call's result is done.
+Why it exists: Gemini Live has no "say this" message; what a client can add to a live conversation is text, sent
+the way the model's family takes it (``gemini_families``: ``clientContent`` turns, or ``realtimeInput.text`` on
+Gemini 3.1 Live, which closes the socket with 1007 on a mid-call ``clientContent``). A say-now line asks the model
+to say the line word for word (a complete turn, so it answers). Sent while the model talks, new input cuts its
+answer off, so a line is held until the model's turn is done and sent then ("next", never over it). A whisper is
+text marked as the operator's note; as ``clientContent`` with ``turnComplete: false`` it joins the context without
+making the model answer and steers its next reply — ``realtimeInput.text`` has no such mark, so there the model may
+answer it at once, and the route returned says so. While a BLOCKING tool call runs, any input would cancel that
+call on Gemini 3.x (wire-formats §6.4): both wait until the model's turn after the call's result is done.
 ``GeminiSteering`` is a mixin of ``GeminiLiveSession`` (kept apart so the session module stays about the socket).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Protocol
+from typing import Protocol
 
 from engine.providers.base import ProviderError
 from engine.providers.realtime.gemini_calls import GeminiCalls
 from engine.providers.realtime.gemini_events import EventReader
-from engine.providers.realtime.gemini_wire import user_turn
+from engine.providers.realtime.gemini_families import Family
 from engine.providers.realtime.socket import RealtimeSocket
 from engine.sessions.steering import SteerKind, say_instruction, whisper_note
 
 
 class _Live(Protocol):
     name: str
+    family: Family
     events_in: EventReader
     _sock: RealtimeSocket | None
     _calls: GeminiCalls | None
@@ -35,7 +38,7 @@ class _Live(Protocol):
     @property
     def _notes(self) -> list[str]: ...
 
-    async def _send(self, msg: dict[str, Any]) -> bool: ...
+    async def _send_text(self, text: str, why: str, *, respond: bool = True) -> bool: ...
 
 
 class GeminiSteering:
@@ -59,17 +62,23 @@ class GeminiSteering:
     async def steer(self: _Live, kind: SteerKind, text: str) -> str:
         if self._sock is None:
             raise ProviderError(self.name, "the conversation is not connected (reconnecting): try again")
+        route = self.family.text_route
         blocking = self._calls is not None and self._calls.blocking
         if kind == "say" and (self.events_in.responding or self._says or blocking):
             self._says.append(text)
-            return "clientContent (after the answer in progress)"
+            return f"{route} (after the answer in progress)"
         if kind == "whisper" and blocking:
             self._notes.append(text)
-            return "clientContent (after the tool call in progress)"
-        msg = user_turn(say_instruction(text)) if kind == "say" else user_turn(whisper_note(text), complete=False)
-        if not await self._send(msg):
-            raise ProviderError(self.name, "the conversation is not connected: clientContent not sent")
-        return "clientContent"
+            return f"{route} (after the tool call in progress)"
+        if kind == "say":
+            sent = await self._send_text(say_instruction(text), "say-now")
+        else:
+            sent = await self._send_text(whisper_note(text), "whisper", respond=False)
+        if not sent:
+            raise ProviderError(self.name, f"the conversation is not connected: {route} not sent")
+        if kind == "whisper" and route == "realtimeInput":
+            return "realtimeInput (caller-side text: the model may answer it now)"
+        return route
 
     async def steered_turn_done(self: _Live) -> None:
         """The model's turn is over: held whispers, then the next held say-now line go out (one line per turn, in
@@ -77,6 +86,6 @@ class GeminiSteering:
         if self._sock is None or (self._calls is not None and self._calls.blocking):
             return
         while self._notes:
-            await self._send(user_turn(whisper_note(self._notes.pop(0)), complete=False))
+            await self._send_text(whisper_note(self._notes.pop(0)), "whisper", respond=False)
         if self._says:
-            await self._send(user_turn(say_instruction(self._says.popleft())))
+            await self._send_text(say_instruction(self._says.popleft()), "say-now")

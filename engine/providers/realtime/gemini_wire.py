@@ -10,6 +10,9 @@ Why it exists: everything the Gemini Live adapter *says* is decided here, away f
   declared latency: a tool that fits the FAST or STANDARD budget is ``BLOCKING`` (the model waits for the
   result, so it cannot act on a half-done call), a slower one ``NON_BLOCKING`` (the model keeps talking and the
   result is scheduled ``WHEN_IDLE``); call-control tools (``hangup_call``, transfers) are always ``BLOCKING``.
+* Text for the model goes by the route of the model's family (``gemini_families``); the transcript replayed
+  after a fresh reconnect is that family's history message, announced in ``setup.historyConfig`` where the
+  family needs it.
 * Tool results are made JSON-safe and bounded in depth and size before they are sent: AVA saw the socket die
   with 1011 on large or deeply nested ``toolResponse`` payloads.
 """
@@ -26,6 +29,7 @@ from typing import Any, Literal
 from engine.budget.stats import WindowStats
 from engine.budget.tiers import classify
 from engine.config.models import BudgetConfig
+from engine.providers.realtime.gemini_families import FAMILY_IDS, Family
 from engine.providers.rendering import RenderedTools
 from engine.sessions.history import HistoryItem, Message, ToolResultItem
 from engine.tools.base import ToolCategory, ToolDefinition
@@ -79,6 +83,10 @@ class GeminiOptions:
     #: Caller audio is sent in pieces of at least this many ms (the phone's 20 ms frames joined in pairs by
     #: default, as Google's own examples send 64 ms): half the messages for at most 20 ms more delay.
     input_batch_ms: int = 40
+    #: The model family whose rules the session follows (``gemini_families``): ``auto`` reads it from the model.
+    family: str = "auto"
+    #: Reconnects the provider causes (dropped sockets, ``goAway``) allowed within a minute; one more ends the call.
+    max_resumes_per_minute: int = 3
 
     @classmethod
     def parse(cls, provider: str, raw: Mapping[str, Any]) -> GeminiOptions:
@@ -92,6 +100,8 @@ class GeminiOptions:
             default = cls.__dataclass_fields__[key].default
             if key == "gemini_schema" and value not in ("json_schema", "openapi"):
                 raise ValueError(f"{where}.gemini_schema: 'json_schema' or 'openapi', not {value!r}")
+            if key == "family" and value not in ("auto", *FAMILY_IDS):
+                raise ValueError(f"{where}.family: one of auto, {', '.join(FAMILY_IDS)}, not {value!r}")
             if key == "result_scheduling" and value not in _SCHEDULINGS:
                 raise ValueError(f"{where}.result_scheduling: one of {', '.join(_SCHEDULINGS)}, not {value!r}")
             if key in ("blocking", "non_blocking"):
@@ -156,8 +166,10 @@ def setup_message(
     handle: str | None,
     temperature: float | None = None,
     max_tokens: int | None = None,
+    history_config: bool = False,
 ) -> dict[str, Any]:
-    """The first client message of every connection (§6.1)."""
+    """The first client message of every connection (§6.1); ``history_config``: initial history follows in
+    ``clientContent`` (``historyConfig.initialHistoryInClientContent``)."""
     gen: dict[str, Any] = {"responseModalities": ["AUDIO"]}
     if voice:
         gen["speechConfig"] = {"voiceConfig": {"prebuiltVoiceConfig": {"voiceName": voice}}}
@@ -181,21 +193,20 @@ def setup_message(
     setup["sessionResumption"] = {"handle": handle} if handle else {}
     if opts.context_window_compression:
         setup["contextWindowCompression"] = {"slidingWindow": {}}
+    if history_config:
+        setup["historyConfig"] = {"initialHistoryInClientContent": True}
     return {"setup": setup}
 
 
-def user_turn(text: str, complete: bool = True) -> dict[str, Any]:
-    return {"clientContent": {"turns": [{"role": "user", "parts": [{"text": text}]}], "turnComplete": complete}}
-
-
-def transcript_replay(history: Sequence[HistoryItem], last: int) -> dict[str, Any] | None:
-    """After a reconnect without a handle: the call's last ``last`` spoken turns as context (no generation)."""
+def transcript_replay(history: Sequence[HistoryItem], last: int, family: Family) -> dict[str, Any] | None:
+    """After a reconnect without a handle: the call's last ``last`` spoken turns as context (no generation), as
+    ``family`` takes history; None when nothing was said."""
     turns = [
         {"role": "model" if m.role == "assistant" else "user", "parts": [{"text": m.text}]}
         for m in history
         if isinstance(m, Message) and m.role in ("user", "assistant") and m.text
     ][-last:]
-    return {"clientContent": {"turns": turns, "turnComplete": False}} if turns else None
+    return family.history_message(turns) if turns else None
 
 
 # ------------------------------------------------------------------------------------------------- results

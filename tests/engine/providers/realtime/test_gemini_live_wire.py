@@ -12,6 +12,7 @@ from realtime_gemini_fake import validate_live_client_message
 
 from engine.config.models import ProviderConfig
 from engine.providers.factory import create_provider
+from engine.providers.realtime.gemini_families import family_for
 from engine.providers.realtime.gemini_live import GeminiLiveProvider
 from engine.providers.realtime.gemini_wire import (
     GeminiOptions,
@@ -147,7 +148,7 @@ def test_transcript_replay_keeps_spoken_turns_only() -> None:
     h.add_message("system", "rules")
     h.add_message("user", "hi")
     h.add_message("assistant", "hello")
-    replay = transcript_replay(h.items(), 20)
+    replay = transcript_replay(h.items(), 20, family_for("gemini-live-2.5-flash-preview"))
     assert replay == {
         "clientContent": {
             "turns": [{"role": "user", "parts": [{"text": "hi"}]}, {"role": "model", "parts": [{"text": "hello"}]}],
@@ -155,4 +156,15 @@ def test_transcript_replay_keeps_spoken_turns_only() -> None:
         }
     }
     validate_live_client_message(replay)
-    assert transcript_replay(History().items(), 20) is None
+    assert transcript_replay(History().items(), 20, family_for("gemini-live-2.5-flash-preview")) is None
+
+
+def test_31_transcript_replay_is_initial_history_that_ends_the_history_phase() -> None:
+    h = History()
+    h.add_message("user", "hi")
+    replay = transcript_replay(h.items(), 20, family_for("gemini-3.1-flash-live-preview"))
+    assert replay is not None and replay["clientContent"]["turnComplete"] is True
+    validate_live_client_message(replay)
+    setup = setup_message(model="m", voice=None, instructions="", tools=[], opts=OPTS, handle=None, history_config=True)
+    assert setup["setup"]["historyConfig"] == {"initialHistoryInClientContent": True}
+    validate_live_client_message(setup)
