@@ -12,6 +12,7 @@ Restarting one server opens a new session and leaves the others alone. The child
 bundled connection of the event loop and started by the first: when it dies, every bundled connection is told
 at once (a pidfd watch) and the supervisors restart them, which starts a new child; when the last connection
 closes, the child's stdin is closed and its process group is sent SIGTERM, then SIGKILL after ``KILL_AFTER_S``.
+Should the engine die first (SIGKILL included), the engine's reaper kills it (``engine.mcp.reaper``).
 """
 
 from __future__ import annotations

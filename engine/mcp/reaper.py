@@ -25,6 +25,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
+import logging
 import os
 import secrets
 import select
@@ -46,6 +47,8 @@ KILL_ROUNDS = 5
 #: At the engine's normal exit, how long it waits for the reaper to finish (so no process outlives it for long).
 EXIT_WAIT_S = 2.0
 _PR_SET_PDEATHSIG = 1
+
+log = logging.getLogger(__name__)
 
 
 # ---- the reaper process (standard library only: it runs with -I -S) ----
@@ -211,6 +214,8 @@ class _Reaper:
         self._lock = threading.Lock()
         self._groups: set[int] = set()
         self._at_exit = False
+        #: The reaper could not be started (no Python to run it): not tried again.
+        self._broken = False
 
     def ensure(self) -> None:
         """Start the reaper unless it runs (before a child is spawned, so the marker is always covered)."""
@@ -219,15 +224,23 @@ class _Reaper:
                 self._start()
 
     def _start(self) -> None:
+        if self._broken:
+            return
         env = {k: v for k, v in os.environ.items() if k != MARKER}
-        self.process = subprocess.Popen(
-            [sys.executable, "-I", "-S", os.path.abspath(__file__), self.run_id, str(os.getpid())],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=env,
-            start_new_session=True,  # away from the terminal's signals and from any process-group kill
-        )
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-I", "-S", os.path.abspath(__file__), self.run_id, str(os.getpid())],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,  # away from the terminal's signals and from any process-group kill
+            )
+        except (OSError, ValueError) as e:  # the children still run; only a killed engine would leave them behind
+            self._broken = True
+            self.process = None
+            log.warning("cannot start the reaper (%s): children may outlive a killed engine", e)
+            return
         if not self._at_exit:
             atexit.register(self.close)
             self._at_exit = True

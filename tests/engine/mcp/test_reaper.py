@@ -4,7 +4,7 @@
   the run's marker die; a group registered then forgotten, and a process marked for another run, live on.
 - The engine SIGKILLed while a forked copy of it still holds the pipe open (no EOF ever comes): the reaper's death
   signal and parent check still kill the engine's children, including the one registered just before the kill.
-- A reaper that died is replaced on the next registration.
+- A reaper that died is replaced on the next registration; one that cannot start is a warning, not a failed spawn.
 """
 
 from __future__ import annotations
@@ -139,3 +139,15 @@ def test_a_dead_reaper_is_replaced_on_the_next_registration(procs: list[subproce
     second = reaper.reaper_pid()
     assert second not in (None, first)
     groups.discard(child.pid)
+
+
+def test_no_reaper_to_start_is_a_warning_not_a_failed_spawn(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    own = reaper._Reaper()  # not the process's reaper: that one keeps guarding the other tests' children
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python")
+    own.ensure()
+    own.tell("+", 4242)
+    assert own.process is None
+    assert "cannot start the reaper" in caplog.text
+    assert caplog.text.count("cannot start the reaper") == 1  # tried once, not at every registration
