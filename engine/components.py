@@ -138,6 +138,7 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
                 lambda: engine.settings, engine.bus, engine.spawn, lambda: heartbeat_facts(engine),
                 engine.redactor.value, lambda: engine_id(engine), command_dispatcher(engine).run,
                 snapshot=lambda: live_call_events(engine), attach_approver=engine.executor.approvals.attach,
+                count_skipped=engine.metrics.count_skipped,
             )
         )  # fmt: skip
     components.append(store(engine))  # before the parts whose events it shares (MCP servers' states …)

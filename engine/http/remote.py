@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from aiohttp import WSCloseCode, web
 
 from engine.control import CommandError
+from engine.event_bus import SkippedEvents
 from engine.http.backend import AUTHENTICATED
 from engine.http.body import BodyError, read_json
 from engine.http.event_stream import GOING_AWAY, POLICY_VIOLATION, EventRing, Listener, message
@@ -105,6 +106,7 @@ class HttpRemote:
         attach_approver: Callable[[str], Callable[[], None]] | None = None,
         ring_bound: int = RING_BOUND,
         lag_bound: int = LAG_BOUND,
+        count_skipped: Callable[[str, str], None] | None = None,
     ) -> None:
         self._settings = settings
         self.bus = bus
@@ -118,7 +120,8 @@ class HttpRemote:
         #: Consoles on the stream that answer approvals (``?approver=NAME``): their detach and open streams.
         self.approvers: dict[str, tuple[Callable[[], None], int]] = {}
         self._approver_timers: dict[str, asyncio.TimerHandle] = {}
-        self.ring = EventRing(ring_bound, lag_bound)
+        #: An event the stream cannot send is counted in ai_agent_events_skipped_total{consumer="event stream"}.
+        self.ring = EventRing(ring_bound, lag_bound, SkippedEvents("event stream", count_skipped))
         self._sub: Subscription | None = None
         self._pump_task: asyncio.Task[None] | None = None
         self._linger: asyncio.TimerHandle | None = None
