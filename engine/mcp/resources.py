@@ -2,26 +2,20 @@
 
 Why it exists: a tool may answer with links to resources (``resource_link``) or with the resources themselves
 (``resource``, text or base64 blob). The model reasons over ``data``, so it gets every field of a link and the
-whole content of an embedded resource (within the result's data budget: past it the content is cut and marked
-``truncated``). The caller hears none of that raw: a URI or a document read aloud is noise on a phone line, so the
+whole text of an embedded resource (within the result's data budget: past it the text is cut and marked
+``truncated``); a blob, like an image or audio block, is summarised by ``engine.mcp.media`` (type, size,
+SHA-256). The caller hears none of that raw: a URI or a document read aloud is noise on a phone line, so the
 spoken message gets one short sentence naming the links ("2 links: Opening hours and Menu.") and counting the
 attached documents.
 """
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 from mcp.types import AudioContent, EmbeddedResource, ImageContent, ResourceLink
 
-
-def b64_size(data: str) -> int:
-    """Decoded size of base64 text (estimated when it does not decode)."""
-    try:
-        return len(base64.b64decode(data, validate=False))
-    except ValueError:
-        return len(data) * 3 // 4
+from engine.mcp.media import summary
 
 
 def _link(item: ResourceLink) -> dict[str, Any]:
@@ -41,30 +35,31 @@ def _embedded(item: EmbeddedResource, budget: list[int]) -> dict[str, Any]:
     res = item.resource
     text = getattr(res, "text", None)
     blob = getattr(res, "blob", None)
-    size = len(text.encode("utf-8")) if isinstance(text, str) else b64_size(blob) if isinstance(blob, str) else 0
+    if isinstance(blob, str):
+        return summary("resource", res.mime_type, blob, uri=str(res.uri))
+    size = len(text.encode("utf-8")) if isinstance(text, str) else 0
     out: dict[str, Any] = {"type": "resource", "uri": str(res.uri), "mime_type": res.mime_type, "size_bytes": size}
-    key, body = ("text", text) if isinstance(text, str) else ("blob", blob) if isinstance(blob, str) else ("", None)
-    if body is None:
+    if not isinstance(text, str):
         return out
-    if len(body) <= budget[0]:
-        out[key] = body
-        budget[0] -= len(body)
-    elif key == "text" and budget[0] > 0:
-        out[key], out["truncated"] = body[: budget[0]], True
+    if len(text) <= budget[0]:
+        out["text"] = text
+        budget[0] -= len(text)
+    elif budget[0] > 0:
+        out["text"], out["truncated"] = text[: budget[0]], True
         budget[0] = 0
-    else:  # a blob cut in half decodes to nothing useful: left out, and said so
+    else:
         out["truncated"] = True
     return out
 
 
 def attachments(content: list[Any], budget_chars: int) -> list[dict[str, Any]]:
-    """Every non-text block of a result, in order: media summarised by type and size (never their bytes),
-    links with all their fields, embedded resources whole within ``budget_chars`` of content in total."""
+    """Every non-text block of a result, in order: media and blobs summarised (type, size, SHA-256; never their
+    bytes), links with all their fields, embedded texts whole within ``budget_chars`` in total."""
     budget = [budget_chars]
     out: list[dict[str, Any]] = []
     for item in content:
         if isinstance(item, ImageContent | AudioContent):
-            out.append({"type": item.type, "mime_type": item.mime_type, "size_bytes": b64_size(item.data)})
+            out.append(summary(item.type, item.mime_type, item.data))
         elif isinstance(item, ResourceLink):
             out.append(_link(item))
         elif isinstance(item, EmbeddedResource):

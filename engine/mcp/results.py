@@ -3,9 +3,10 @@
 Why it exists: the model and the caller need different things from one result. ``message`` is what a voice agent
 can say (a template, a chosen field, the first text, or a neutral fallback — never a JSON blob or a megabyte of
 text); ``data`` is what the model reasons over (structured content, else parsed JSON text, else text), with
-images and audio summarised by type and size instead of inlined, and resource links and embedded resources kept
-whole (``engine.mcp.resources``; the message gets one sentence about them). ``isError`` results are errors, not
-successes (the mistake the reference system makes).
+images, audio and blobs summarised by type, size and SHA-256 instead of inlined, wherever they are (content
+blocks, structured content, JSON text, ``data:`` URIs: ``engine.mcp.media``), and resource links and embedded
+texts kept whole (``engine.mcp.resources``; the message gets one sentence about them). ``isError`` results are
+errors, not successes (the mistake the reference system makes).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
+from engine.mcp.media import is_data_uri, strip_media
 from engine.mcp.resources import attachments as _attachments
 from engine.mcp.resources import speech_summary
 from engine.templates import _PLACEHOLDER, lookup, render
@@ -117,8 +119,8 @@ def to_tool_result(result: CallToolResult, speech: SpeechOptions | None = None) 
             structured = result.structured_content
             is_json = _parse_json(text) is not None
             if structured is not None or not is_json:
-                said = speakable(text) if not is_json and text.strip() else ""
-                shaped = structured if structured is not None else text
+                said = speakable(text) if not is_json and text.strip() and not is_data_uri(text) else ""
+                shaped = strip_media(structured if structured is not None else text)
                 if result.is_error:
                     return ToolResult("error", said or ERROR_FALLBACK, shaped)
                 return ToolResult("success", said or FALLBACK_MESSAGE, shaped)
@@ -128,13 +130,15 @@ def to_tool_result(result: CallToolResult, speech: SpeechOptions | None = None) 
     parsed = _parse_json(texts[0]) if len(texts) == 1 and len(texts[0]) <= 4 * MAX_DATA_CHARS else None
     data: Any
     if result.structured_content is not None:
-        data = result.structured_content
-        if len(joined) > MAX_DATA_CHARS or not texts:  # only then can it be big: measure it
+        data = strip_media(result.structured_content)
+        if data is not result.structured_content or len(joined) > MAX_DATA_CHARS or not texts:  # can it be big?
             dumped = json.dumps(data, ensure_ascii=False, default=str)
             if len(dumped) > MAX_DATA_CHARS:
                 data = {"text": dumped[:MAX_DATA_CHARS], "truncated": True, "size_chars": len(dumped)}
     elif parsed is not None:
-        data = parsed
+        data = strip_media(parsed)
+    elif is_data_uri(joined):
+        data = strip_media(joined)
     elif texts:
         data, truncated = _cap(joined)
         if truncated:
@@ -161,7 +165,7 @@ def to_tool_result(result: CallToolResult, speech: SpeechOptions | None = None) 
         about = speech_summary(attachments) if attachments else None
         room = MAX_SPEECH_CHARS - (len(about) + 1 if about else 0)
         for text in texts:
-            if text.strip() and _parse_json(text) is None:
+            if text.strip() and _parse_json(text) is None and not is_data_uri(text):
                 message = speakable(text, max(room, MAX_SPEECH_CHARS // 2))
                 break
         if about is not None:  # the caller hears what the links are, never their URIs

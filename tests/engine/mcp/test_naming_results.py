@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 import pytest
@@ -95,7 +96,12 @@ def test_error_results_and_attachments() -> None:
     r = to_tool_result(_result(img, res))
     assert r.data == {
         "attachments": [
-            {"type": "image", "mime_type": "image/png", "size_bytes": 3},
+            {
+                "type": "image",
+                "mime_type": "image/png",
+                "size_bytes": 3,
+                "sha256": hashlib.sha256(b"\0\0\0").hexdigest(),
+            },
             {"type": "resource", "uri": "file:///a.txt", "mime_type": "text/plain", "size_bytes": 5, "text": "hello"},
         ]
     }
