@@ -129,7 +129,7 @@ async def test_secrets_without_keyring_backend(config_path: Path, wait) -> None:
             await pilot.press("f9")
             status = app.screen.query_one("#keyring-status")
             await wait(pilot, lambda: "No OS keyring" in str(status.render()))
-            assert "keyrings.alt" in str(status.render())
+            assert "keyrings.cryptfile" in str(status.render())
     finally:
         keyring.set_keyring(old)
 

@@ -157,7 +157,7 @@ def test_no_keyring_backend_message(no_keyring: None) -> None:
         load_settings_text("providers:\n  p:\n    type: openai_chat\n    api_key: ${keyring:openai_key}\n", "k.yaml")
     text = str(info.value)
     assert text.startswith("k.yaml:4: providers.p.api_key: cannot read ${keyring:openai_key}: no usable OS keyring")
-    assert "keyrings.alt" in text
+    assert "keyrings.cryptfile" in text
     assert "keyring.backends.fail.Keyring" in text
 
 

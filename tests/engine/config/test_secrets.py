@@ -132,7 +132,7 @@ def test_empty_value_refused(memory_keyring: MemoryKeyring) -> None:
 def test_no_backend_is_explained(call: Callable[[], object], no_keyring: None) -> None:
     with pytest.raises(SecretsError) as info:
         call()
-    assert "no usable OS keyring" in str(info.value) and "keyrings.alt" in str(info.value)
+    assert "no usable OS keyring" in str(info.value) and "keyrings.cryptfile" in str(info.value)
 
 
 def test_mask_shows_no_character_of_the_secret() -> None:
