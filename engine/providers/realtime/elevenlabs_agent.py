@@ -28,6 +28,7 @@ from engine.providers.http import HttpSettings
 from engine.providers.realtime import elevenlabs_wire as wire
 from engine.providers.realtime.elevenlabs_steer import ElevenLabsSteering
 from engine.providers.realtime.elevenlabs_tools import DEFAULT_BASE_URL, ElevenLabsRest, client_tools, provider_options
+from engine.providers.realtime.reporting import EngineReports
 from engine.providers.realtime.session import (
     PCM16_16K,
     AssistantAudio,
@@ -126,11 +127,13 @@ class ElevenLabsAgentSession(ElevenLabsSteering, RealtimeSession):
         self._swap = asyncio.Lock()
         self._closed = False
         self._audio_in = self._audio_out = 0
+        self._reports = EngineReports(provider.name, log)
 
     # ---------------------------------------------------------------------------------------------- setup
 
     async def start(self, setup: RealtimeSetup) -> None:
         self._setup = setup
+        self._reports.bind(setup.tools, self.call.call_id)
         self._rest = self.p.rest()
         try:
             await self._push(setup.view)
@@ -277,10 +280,10 @@ class ElevenLabsAgentSession(ElevenLabsSteering, RealtimeSession):
                 self._tool_call(conn, msg.get("client_tool_call"))
             elif kind == "client_error":
                 return [ProviderNotice(f"{self.p.name}: ElevenLabs reports an error: {str(ev or msg)[:300]}")]
-            elif isinstance(kind, str) and (kind in wire.QUIET or kind.startswith("internal_")):
-                pass
-            else:
-                log.warning("%s: ignored an unknown ElevenLabs message type %r", self.p.name, kind)
+            elif kind in ("dtmf_request", "mcp_tool_call"):  # the agent acts on its own: the operator hears of it
+                return [wire.agent_action_notice(self.p.name, kind, msg)]
+            elif not (isinstance(kind, str) and (kind in wire.QUIET or kind.startswith("internal_"))):
+                self._reports.unhandled(kind, "ElevenLabs message")
         except (TypeError, ValueError, AttributeError) as e:
             log.warning("%s: ignored a malformed ElevenLabs %r message: %s", self.p.name, kind, e)
         return []
@@ -293,9 +296,7 @@ class ElevenLabsAgentSession(ElevenLabsSteering, RealtimeSession):
         return [AssistantAudio(data, str(event_id))] if data else []
 
     async def _pong(self, conn: _Conn, msg: dict[str, Any]) -> None:
-        ping = msg.get("ping_event")
-        event_id = ping.get("event_id") if isinstance(ping, dict) else None
-        if isinstance(event_id, int):
+        if isinstance(event_id := (msg.get("ping_event") or {}).get("event_id"), int):  # else: malformed
             with contextlib.suppress(Exception):  # a socket closing under us: the reader sees it and reconnects
                 await conn.sock.send_json({"type": "pong", "event_id": event_id})
 
@@ -346,9 +347,8 @@ class ElevenLabsAgentSession(ElevenLabsSteering, RealtimeSession):
         if configs == self._live:  # the live conversation already has exactly these tools
             self.call.shown_tools = view.names
             return
-        if not apply_now:
-            # The live conversation keeps the tools it started with: removals are refused by the engine now,
-            # additions are heard from the next conversation (apply-now, a reconnect or the next call).
+        if not apply_now:  # the live conversation keeps its tools: removals are refused by the engine now,
+            # additions are heard from the next conversation (apply-now, a reconnect or the next call)
             self.call.shown_tools = self.call.shown_tools & view.names
             note = f"{self.p.name}: tool change pushed to the agent; takes effect on the next call"
             self._queue.put_nowait(ProviderNotice(note))

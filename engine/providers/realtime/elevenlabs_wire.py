@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from engine.providers.base import ToolCallRequest, ToolGateway
 from engine.providers.realtime.elevenlabs_tools import allowed_overrides, override_allowed
-from engine.providers.realtime.session import PCMU_8K, AudioSpec
+from engine.providers.realtime.session import PCMU_8K, AudioSpec, ProviderNotice
 from engine.providers.rendering.names import NameMap
 from engine.providers.textloop import result_text
 from engine.sessions.history import HistoryItem, Message
@@ -144,3 +144,23 @@ async def tool_result(
         log.exception("%s: tool call %s (%s) failed in the engine", provider, tcid, name)
         text, is_error = f"the tool failed in the engine: {type(e).__name__}", True
     return {"type": "client_tool_result", "tool_call_id": tcid, "result": text, "is_error": is_error}
+
+
+def agent_action_notice(provider: str, kind: str, msg: Mapping[str, Any]) -> ProviderNotice:
+    """A notice for what the agent did without the engine: ``dtmf_request`` (it wants keypad tones sent; the
+    engine has no way to send tones into the call, so the operator is told) or ``mcp_tool_call`` (it ran a tool on
+    its own MCP server; the engine did not run it), also logged. The SDK declares neither payload: read leniently."""
+    body = msg.get(kind) if isinstance(msg.get(kind), Mapping) else msg.get(f"{kind}_event")
+    body = body if isinstance(body, Mapping) else {}
+    if kind == "dtmf_request":
+        digits = next((body[k] for k in ("dtmf_tones", "digits", "dtmf", "tones") if isinstance(body.get(k), str)), "")
+        what = f"the agent asks to send the keypad tones {digits[:40]!r}" if digits else "the agent asks to send tones"
+        notice = ProviderNotice(f"{provider}: {what}; the engine cannot send tones on this call", code=kind)
+    else:
+        tool = str(body.get("tool_name") or body.get("name") or "a tool")[:80]
+        state = f" ({str(body['state'])[:40]})" if body.get("state") else ""
+        notice = ProviderNotice(
+            f"{provider}: the agent called {tool} on its own MCP server{state}; not run by the engine", code=kind
+        )
+    log.warning("%s", notice.message)
+    return notice
