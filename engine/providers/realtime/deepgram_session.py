@@ -30,10 +30,12 @@ from typing import TYPE_CHECKING, Any
 from websockets.exceptions import ConnectionClosed
 
 from engine.backoff import Backoff
+from engine.events import ToolsOmitted
 from engine.providers.base import ProviderError
 from engine.providers.realtime import deepgram_settings as ds
 from engine.providers.realtime.audio import negotiate
 from engine.providers.realtime.deepgram_calls import FunctionCalls
+from engine.providers.realtime.reporting import EngineReports
 from engine.providers.realtime.session import (
     AssistantAudio,
     AssistantText,
@@ -92,6 +94,8 @@ class DeepgramAgentSession(RealtimeSession):
         self._last_audio = time.monotonic()
         self._audio_in_s = self._audio_out_s = 0.0
         self.calls: FunctionCalls | None = None
+        self._reports = EngineReports(provider.name, log)
+        self._omitted: tuple[str, ...] = ()
 
     # -------------------------------------------------------------------------------------------- setup
 
@@ -99,6 +103,7 @@ class DeepgramAgentSession(RealtimeSession):
         spec = negotiate(setup.audio, self.provider.supported_formats())
         self.input_spec = self.output_spec = spec
         self._instructions, self._view = setup.instructions, setup.view
+        self._reports.bind(setup.tools, self.session.call_id)
         self.calls = FunctionCalls(self.name, setup.tools, setup.session.history, self._send_json, self._exposed)
         await self._connect(greeting=setup.greeting, resume=False)
         self._tasks.append(asyncio.create_task(self._run(), name=f"deepgram:{self.session.call_id}:reader"))
@@ -109,6 +114,16 @@ class DeepgramAgentSession(RealtimeSession):
     def _exposed(self, provider_name: str) -> str:
         view = self._view
         return self.provider.rendered(view).names.exposed_name(provider_name) if view else provider_name
+
+    def _shown(self, view: ToolView) -> frozenset[str]:
+        """The tools the agent has of ``view``: past the function limit some are left out (not shown to the call,
+        named once in a ``tools.omitted`` event)."""
+        rendered = self.provider.rendered(view)
+        if (left := rendered.omitted) and left != self._omitted:
+            cid, limit = self.session.call_id, rendered.limit or 0
+            self._reports.publish(ToolsOmitted(call_id=cid, provider=self.name, limit=limit, omitted=left))
+        self._omitted = left
+        return view.names - frozenset(rendered.omitted)
 
     def _think(self, view: ToolView) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         fns = self.provider.render_tools(view)
@@ -125,7 +140,7 @@ class DeepgramAgentSession(RealtimeSession):
         self._sent_functions = fns
         self._think_acks.clear()
         self._pending_update = self._agent_speaking = False
-        self.session.shown_tools = view.names
+        self.session.shown_tools = self._shown(view)
         self._last_audio = time.monotonic()
 
     # -------------------------------------------------------------------------------------------- audio
@@ -275,7 +290,7 @@ class DeepgramAgentSession(RealtimeSession):
                 self.calls.cancel(m["functions"])
         elif kind == "ThinkUpdated":
             if self._think_acks:
-                self.session.shown_tools = self._think_acks.popleft().names
+                self.session.shown_tools = self._shown(self._think_acks.popleft())
         elif kind == "InjectionRefused":
             log.info("%s: announcement refused by the agent: %s", self.name, m.get("message"))
             self._resolve_inject(False)
@@ -286,7 +301,7 @@ class DeepgramAgentSession(RealtimeSession):
         elif kind in _QUIET:
             log.debug("%s: %s", self.name, kind)
         else:
-            log.warning("%s: ignored an unknown message type %r from the agent", self.name, kind)
+            self._reports.unhandled(kind, "message")
 
     # -------------------------------------------------------------------------------------------- live changes
 

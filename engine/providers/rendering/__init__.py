@@ -9,6 +9,7 @@ Each schema transformation is logged once per provider type and tool.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -26,7 +27,7 @@ from engine.providers.rendering.declarations import (
     wrap_tools,
 )
 from engine.providers.rendering.limits import TOOL_LIMITS, select
-from engine.providers.rendering.names import NameMap
+from engine.providers.rendering.names import ArgNames, NameMap
 from engine.providers.rendering.schemas import Schema
 from engine.tools.view import ToolView
 
@@ -53,6 +54,21 @@ class RenderedTools:
     omitted: tuple[str, ...] = ()
     #: the provider's tools-per-request limit (None: no documented limit).
     limit: int | None = None
+    #: provider name -> parameter names fitted to the provider's rule (Gemini's OpenAPI mode).
+    arg_names: dict[str, ArgNames] = field(default_factory=dict)
+
+    def restore_arguments(self, provider_name: str, arguments: Any) -> Any:
+        """A call's arguments (an object, or its JSON text) with the tool's own parameter names again; as they
+        came when the tool kept its names or the text is not a JSON object."""
+        names = self.arg_names.get(provider_name)
+        if names is None:
+            return arguments
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except ValueError:
+                return arguments
+        return names.restore(arguments)
 
     def report(self) -> dict[str, Any]:
         """What ``ava-engine tools --json`` and the tools.omitted event say about this rendering."""
@@ -119,19 +135,22 @@ def render_tools(
     deferred = _deferred(provider_type, source)
     out: list[dict[str, Any]] = []
     originals: dict[str, Schema] = {}
+    arg_names: dict[str, ArgNames] = {}
     non_strict: dict[str, str] = {}
     for d in decls:
         exposed = str(d.get("name", ""))
         pname = names.provider_name(exposed)
         r = render_declaration(provider_type, d, pname, strict=use_strict, gemini_schema=gemini_schema)
         _log_once(provider_type, exposed, r.notes, names.changed.get(exposed))
+        if r.arg_names is not None:
+            arg_names[pname] = r.arg_names
         if r.strict_original is not None:
             originals[pname] = r.strict_original
         elif use_strict:
             non_strict[exposed] = next((n[len(NON_STRICT) :] for n in r.notes if n.startswith(NON_STRICT)), "")
         out.append({**r.tool, "defer_until_eot": True} if exposed in deferred else r.tool)
     tools = wrap_tools(provider_type, out)
-    return RenderedTools(provider_type, tools, names, originals, len(out), non_strict, omitted, limit)
+    return RenderedTools(provider_type, tools, names, originals, len(out), non_strict, omitted, limit, arg_names)
 
 
 def render_declarations(

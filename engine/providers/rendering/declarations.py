@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from engine.config.models.providers import ProviderType
-from engine.providers.rendering.names import CANONICAL_RULE, GEMINI_RULE, OPENAI_RULE, NameRule
+from engine.providers.rendering.names import CANONICAL_RULE, GEMINI_RULE, OPENAI_RULE, ArgNames, NameRule
 from engine.providers.rendering.schemas import (
     Notes,
     Schema,
@@ -64,12 +64,19 @@ class RenderedDeclaration:
     notes: tuple[str, ...]
     #: The tool's real schema when strict mode changed it (nulls for optional arguments are stripped back).
     strict_original: Schema | None = None
+    #: Parameter names fitted to the provider's rule (Gemini's OpenAPI mode), to map the arguments back.
+    arg_names: ArgNames | None = None
 
 
 def render_schema(
-    provider_type: str, schema: Any, *, strict: bool = False, gemini_schema: GeminiSchemaMode = "json_schema"
+    provider_type: str,
+    schema: Any,
+    *,
+    strict: bool = False,
+    gemini_schema: GeminiSchemaMode = "json_schema",
+    arg_names: ArgNames | None = None,
 ) -> tuple[Schema, Notes, bool]:
-    """(schema for the provider, notes, whether strict mode applies)."""
+    """(schema for the provider, notes, whether strict mode applies); ``arg_names`` collects renamed parameters."""
     notes: Notes = []
     s = copy_schema(schema)
     if provider_type in ("scripted", "pipeline"):
@@ -89,13 +96,15 @@ def render_schema(
         if gemini_schema == "json_schema":
             return object_root(drop_vendor_keys(s, notes), notes), notes, False
         flat = object_root(drop_vendor_keys(inline_refs(s, notes), notes), notes)
-        return to_gemini_openapi(flat, notes), notes, False
+        return to_gemini_openapi(flat, notes, names=arg_names), notes, False
     flat = object_root(drop_vendor_keys(inline_refs(s, notes), notes), notes)
     if provider_type == "elevenlabs_agent":
         return to_elevenlabs(flat, notes), notes, False
     if provider_type == "ollama":
         return to_ollama(flat, notes), notes, False
-    return flat, notes, False  # deepgram_agent: plain JSON Schema without references
+    # deepgram_agent: plain JSON Schema without references; arrays get ``items`` as for the OpenAI models it
+    # passes the functions to (they refuse an array without them)
+    return with_array_items(flat, notes), notes, False
 
 
 def render_declaration(
@@ -113,8 +122,11 @@ def render_declaration(
         raise ValueError(f"tool declaration without a name: {dict(decl)!r:.200}")
     description = str(decl.get("description") or "")
     raw = decl.get("input_schema", decl.get("inputSchema", decl.get("parameters", {})))
+    arg_names = ArgNames()
     try:
-        schema, notes, is_strict = render_schema(provider_type, raw, strict=strict, gemini_schema=gemini_schema)
+        schema, notes, is_strict = render_schema(
+            provider_type, raw, strict=strict, gemini_schema=gemini_schema, arg_names=arg_names
+        )
     except ValueError as e:
         raise ValueError(f"tool {name!r}: {e}") from e
     t = provider_type
@@ -159,7 +171,7 @@ def render_declaration(
             "parameters": schema,
             "expects_response": True,
         }
-    return RenderedDeclaration(tool, tuple(notes), copy_schema(raw) if is_strict else None)
+    return RenderedDeclaration(tool, tuple(notes), copy_schema(raw) if is_strict else None, arg_names or None)
 
 
 def wrap_tools(provider_type: str, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:

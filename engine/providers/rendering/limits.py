@@ -1,6 +1,7 @@
 """How many tools one request may carry, and which tools stay when a view has more than that.
 
-OpenAI rejects a request with more than 128 tools (Chat Completions, Responses and Realtime share the limit);
+OpenAI rejects a request with more than 128 tools (Chat Completions, Responses and Realtime share the limit, and
+Deepgram's Voice Agent passes its functions to such a think provider);
 Gemini's 512 per ``Tool`` object is met by grouping declarations (``wrap_tools``), and the other providers
 document no limit. A call whose view is larger must keep working, so the request carries the tools that matter
 most and the rest are named (``RenderedTools.omitted``, ``ava-engine tools --json``, the ``tools.omitted``
@@ -15,7 +16,14 @@ from collections.abc import Sequence
 
 from engine.tools.base import ToolCategory, ToolDefinition
 
-TOOL_LIMITS: dict[str, int] = {"openai_chat": 128, "openai_responses": 128, "openai_realtime": 128}
+TOOL_LIMITS: dict[str, int] = {
+    "openai_chat": 128,
+    "openai_responses": 128,
+    "openai_realtime": 128,
+    # Deepgram documents no number of its own: the functions go to the think provider, and the strictest of
+    # those documented (OpenAI, its default) takes 128 (reference/wire-formats.md §7.6).
+    "deepgram_agent": 128,
+}
 
 
 def priority(position: int, d: ToolDefinition) -> tuple[int, int, int]:

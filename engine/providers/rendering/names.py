@@ -14,6 +14,7 @@ import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +48,9 @@ OPENAI_RULE = NameRule("openai", "A-Za-z0-9_-", "A-Za-z0-9_-", 64)
 #: Gemini (generateContent and Live): letter or underscore first; Gemini also allows "." and ":" but Vertex does
 #: not document them, so the portable subset is used.
 GEMINI_RULE = NameRule("gemini", "A-Za-z0-9_-", "A-Za-z_", 64)
+#: Gemini parameter (property) names in the OpenAPI ``parameters`` mode: "must start with a letter or an
+#: underscore, only a-z, A-Z, 0-9 and underscores, at most 64" (google-genai ``FunctionDeclaration.parameters``).
+GEMINI_PARAM_RULE = NameRule("gemini_param", "A-Za-z0-9_", "A-Za-z_", 64)
 #: Scripted / pipeline: canonical names (the product's own rule is enforced where tools are registered).
 CANONICAL_RULE = NameRule("canonical", "\\S", "\\S", 10_000)
 
@@ -112,3 +116,38 @@ class NameMap:
 
     def items(self) -> list[tuple[str, str]]:
         return list(self._to_provider.items())
+
+
+@dataclass(slots=True)
+class ArgNames:
+    """The way back from parameter names fitted to a provider's rule to the schema's own, for one object schema
+    and (nested) its properties' values, array items and map values. Empty when no name changed."""
+
+    renamed: dict[str, str] = field(default_factory=dict)  # provider name -> the schema's name
+    props: dict[str, ArgNames] = field(default_factory=dict)  # provider name -> its value's names
+    items: ArgNames | None = None
+    values: ArgNames | None = None  # additionalProperties: for keys that are not declared properties
+    declared: set[str] = field(default_factory=set)  # provider names of the declared properties
+
+    def __bool__(self) -> bool:
+        return bool(self.renamed or self.props or self.items or self.values)
+
+    def merge(self, other: ArgNames) -> None:
+        """Add ``other``'s names (an ``anyOf`` branch of the same value)."""
+        self.renamed.update(other.renamed)
+        self.props.update(other.props)
+        self.items = self.items or other.items
+        self.values = self.values or other.values
+        self.declared |= other.declared
+
+    def restore(self, value: Any) -> Any:
+        """``value`` (arguments as the model sent them) with the schema's own names again; anything else as is."""
+        if isinstance(value, dict):
+            out: dict[Any, Any] = {}
+            for k, v in value.items():
+                sub = self.props.get(k) if k in self.declared else self.values
+                out[self.renamed.get(k, k)] = sub.restore(v) if sub else v
+            return out
+        if isinstance(value, list) and self.items:
+            return [self.items.restore(v) for v in value]
+        return value

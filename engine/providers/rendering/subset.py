@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from engine.providers.rendering.names import GEMINI_PARAM_RULE, ArgNames, NameMap
 from engine.providers.rendering.schemas import Notes, Schema
 
 GEMINI_KEYS = frozenset(
@@ -55,6 +56,15 @@ def _infer_type(values: list[Any]) -> str | None:
     if kinds <= {int, float}:
         return "number"
     return None
+
+
+_JSON_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number", dict: "object", list: "array"}
+
+
+def _typed_branches(values: list[Any]) -> list[Schema]:
+    kinds = list(dict.fromkeys(_JSON_TYPES.get(type(v), "string") for v in values))
+    strings = [v for v in values if isinstance(v, str)]
+    return [{"type": k, "enum": strings} if k == "string" and strings else {"type": k} for k in kinds]
 
 
 def _describe_values(node: Schema, values: list[Any]) -> None:
@@ -125,6 +135,9 @@ def _normalise(node: Schema, path: str, notes: Notes) -> Schema:
             inferred = _infer_type(values)
             if inferred:
                 node["type"] = inferred
+            elif values:  # a mixed enum: one typed branch per kind of value (strings keep their enum)
+                node["anyOf"] = _typed_branches(values)
+                notes.append(f"mixed enum typed as anyOf at {where}")
         if not all(isinstance(v, str) for v in values):
             node.pop("enum")
             _describe_values(node, values)
@@ -179,53 +192,91 @@ def merge_root_union(schema: Schema, notes: Notes) -> Schema:
     return out
 
 
-def to_gemini_openapi(schema: Schema, notes: Notes, path: str = "") -> Schema:
-    """JSON Schema → Gemini's OpenAPI 3.0 ``Schema`` (upper-case types)."""
+def _open_map(node: Schema, where: str, notes: Notes) -> Schema:
+    """``patternProperties`` (a map whose keys follow patterns) as an open map: Gemini has no patterns, so the
+    values' schema becomes ``additionalProperties`` and the key patterns go into the description."""
+    patterns = {k: v for k, v in node.pop("patternProperties").items() if isinstance(v, dict)}
+    if not patterns or isinstance(node.get("additionalProperties"), dict):
+        return node
+    values = list(patterns.values())
+    same = len({json.dumps(v, sort_keys=True) for v in values}) == 1
+    node["additionalProperties"] = values[0] if same else {"anyOf": values}
+    text = "Keys match " + " or ".join(patterns) + "."
+    node["description"] = f"{node['description']} {text}" if node.get("description") else text
+    notes.append(f"patternProperties as an open map at {where}")
+    return node
+
+
+def to_gemini_openapi(schema: Schema, notes: Notes, path: str = "", names: ArgNames | None = None) -> Schema:
+    """JSON Schema → Gemini's OpenAPI 3.0 ``Schema`` (upper-case types). Property names are fitted to Gemini's
+    parameter-name rule (``GEMINI_PARAM_RULE``); ``names`` collects the way back for the call's arguments."""
+    names = names if names is not None else ArgNames()
     if not path:
         schema = merge_root_union(schema, notes)
     node = _normalise(schema, path, notes)
+    if isinstance(node.get("patternProperties"), dict):
+        node = _open_map(node, path or "/", notes)
     out: Schema = {}
     dropped = sorted(k for k in node if k not in GEMINI_KEYS and k != "nullable")
     if dropped:
         notes.append(f"dropped {', '.join(dropped)} at {path or '/'}")
+    fitted = NameMap(GEMINI_PARAM_RULE, [])
     for k, v in node.items():
         if k not in GEMINI_KEYS or (k == "default" and v is None):
             continue
         if k == "type":
             out["type"] = str(v).upper()
         elif k == "properties" and isinstance(v, dict):
-            if v:
-                out["properties"] = {
-                    n: to_gemini_openapi(s, notes, f"{path}/properties/{n}")
-                    for n, s in v.items()
-                    if isinstance(s, dict)
-                }
-        elif k == "items" and isinstance(v, dict):
-            out["items"] = to_gemini_openapi(v, notes, f"{path}/items")
+            fitted = NameMap(GEMINI_PARAM_RULE, [n for n, s in v.items() if isinstance(s, dict)])
+            props: Schema = {}
+            for n, s in v.items():
+                if not isinstance(s, dict):
+                    continue
+                pn, sub = fitted.provider_name(n), ArgNames()
+                props[pn] = to_gemini_openapi(s, notes, f"{path}/properties/{n}", sub)
+                names.declared.add(pn)
+                if pn != n:
+                    names.renamed[pn] = n
+                    notes.append(f"parameter {n!r} named {pn!r} at {path or '/'}")
+                if sub:
+                    names.props[pn] = sub
+            if props:
+                out["properties"] = props
+        elif k in ("items", "additionalProperties") and isinstance(v, dict):
+            sub = ArgNames()
+            out[k] = to_gemini_openapi(v, notes, f"{path}/{k}", sub)
+            if sub:
+                setattr(names, "items" if k == "items" else "values", sub)
         elif k == "additionalProperties":
-            if isinstance(v, dict):
-                out[k] = to_gemini_openapi(v, notes, f"{path}/additionalProperties")
-            elif isinstance(v, bool):
+            if isinstance(v, bool):
                 out[k] = v
         elif k == "anyOf":
-            out["anyOf"] = [to_gemini_openapi(b, notes, f"{path}/anyOf/{i}") for i, b in enumerate(v)]
+            out["anyOf"] = [to_gemini_openapi(b, notes, f"{path}/anyOf/{i}", names) for i, b in enumerate(v)]
         else:
             out[k] = v
+    if out.get("type") == "ARRAY" and not (isinstance(out.get("items"), dict) and _typed(out["items"])):
+        out["items"] = {"type": "STRING", "description": "Any value; JSON text for anything but a string."}
+        notes.append(f"array items without a type sent as strings at {path or '/'}")
     fmt = out.get("format")
     if fmt is not None and fmt not in GEMINI_FORMATS.get(out.get("type", ""), set()):
         out.pop("format")
         notes.append(f"dropped format {fmt!r} at {path or '/'}")
     if "required" in out:
         props = out.get("properties", {})
-        out["required"] = [r for r in out["required"] if r in props]
+        out["required"] = [r for r in (fitted.provider_name(n) for n in out["required"]) if r in props]
         if not out["required"]:
             out.pop("required")
     return out
 
 
+def _typed(node: Schema) -> bool:
+    return "type" in node or (isinstance(node.get("anyOf"), list) and all(_typed(b) for b in node["anyOf"]))
+
+
 def to_elevenlabs(schema: Schema, notes: Notes, path: str = "", name: str = "") -> Schema:
-    """JSON Schema → ElevenLabs' client-tool parameter subset (one type per property, descriptions present)."""
-    node = _normalise(schema, path, notes)
+    """JSON Schema → ElevenLabs' client-tool parameter subset (one type per property, descriptions present); a
+    root union becomes one object as for Gemini and Ollama (a first-branch pick would lose the other forms)."""
+    node = _normalise(merge_root_union(schema, notes) if not path else schema, path, notes)
     node.pop("nullable", None)
     if "anyOf" in node:
         first = node.pop("anyOf")[0] if node["anyOf"] else {"type": "string"}
