@@ -288,6 +288,7 @@ class TextSession(ProviderSession):
                     except ValueError:
                         pass
                 args = strip_added_nulls(args, original)
+            args = tools.restore_arguments(c.name, args)  # parameter names fitted to the provider's rule
             reqs.append(ToolCallRequest(tools.names.exposed_name(c.name), args, c.provider_id))
         return reqs
 
