@@ -1,13 +1,13 @@
-"""A caller's spoken answer → a form field's value, the confirmation asked back, and the phrases to listen for.
+"""A caller's spoken answer → a form field's value, and that value as it is said back.
 
 Why it exists: when a context lets the caller answer an MCP server's question, what comes back is a transcript
 ("four", "yes please", "next friday"), not JSON. This turns it into the value the field asks for — numbers
 (digits or spoken words, "twenty one", "two point five", "minus three"), yes/no, an enum choice (by its value or
 title), simple dates (today, tomorrow, a weekday, "march fifth", "the fifth of march", ISO digits), e-mail
 addresses spelled out ("j o h n dot smith at example dot com", through ``engine.email.spoken``; read back spelled)
-and free text for plain strings — or None when it cannot tell. ``question`` and ``confirmation`` are the words said
-to the caller; ``phrases`` is the small grammar the offline recogniser uses while it waits for this answer
-(pocketsphinx is exact on a short grammar and poor at open speech).
+and free text for plain strings — or None when it cannot tell. ``confirmation`` reads one answer back (an address a
+link is e-mailed to); what else is said to the caller, and the grammar the recogniser listens with, is in
+``engine.elicitation.dialogue``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ _UNITS = {
         "seventeen eighteen nineteen".split()
     )
 }
-_UNITS.update({"oh": 0, "a": 1, "an": 1, "none": 0, "nil": 0})
+_UNITS.update({"oh": 0, "a": 1, "an": 1, "none": 0, "nil": 0, "niner": 9})
 _TENS = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
 _FILLER = {"and", "about", "is", "it", "its", "it's", "i", "think", "say", "make", "that", "please", "um", "uh", "er",
@@ -37,7 +37,7 @@ _ORDINALS = {num2words(i, to="ordinal"): i for i in range(1, 32)}
 _ORDINALS.update({f"{i}{s}": i for i in range(1, 32) for s in ("st", "nd", "rd", "th")})
 _MONTHS = {m: i + 1 for i, m in enumerate(
     "january february march april may june july august september october november december".split())}  # fmt: skip
-_WEEKDAYS = {d: i for i, d in enumerate("monday tuesday wednesday thursday friday saturday sunday".split())}
+WEEKDAYS = {d: i for i, d in enumerate("monday tuesday wednesday thursday friday saturday sunday".split())}
 #: Integer ranges up to this size are listed whole in the recogniser's grammar; wider ones get 0..this.
 GRAMMAR_NUMBERS = 60
 
@@ -134,8 +134,8 @@ def spoken_date(text: str, today: date) -> date | None:
     if "tomorrow" in ws:
         return today + timedelta(days=2 if "after" in ws else 1)
     for w in ws:
-        if w in _WEEKDAYS:
-            ahead = (_WEEKDAYS[w] - today.weekday()) % 7 or 7
+        if w in WEEKDAYS:
+            ahead = (WEEKDAYS[w] - today.weekday()) % 7 or 7
             return today + timedelta(days=ahead + (7 if "week" in ws and "next" in ws else 0))
     month = next((_MONTHS[w] for w in ws if w in _MONTHS), None)
     if month is None:
@@ -249,50 +249,17 @@ def speakable(f: FormField, value: object) -> str:
     return str(value)
 
 
-def question(message: str, f: FormField, several: bool) -> str:
-    """What the caller is asked for ``f``: the server's message, with the field named when the form has several."""
-    if f.kind in ("enum", "multi"):
-        options = ", ".join(f.option_titles[:-1]) + f" or {f.option_titles[-1]}" if len(f.options) > 1 else ""
-        several_ok = " (one or more)" if f.kind == "multi" else ""
-        hint = f" You can say {options}{several_ok}." if options else ""
-    elif f.kind == "boolean":
-        hint = " Please say yes or no."
-    else:
-        hint = ""
-    ask = f"{message.strip()} {f.label}?" if several else message.strip()
-    return f"{ask}{hint}"
-
-
-def confirmation(f: FormField, value: object, heard: str = "") -> str:
-    """The read-back; an e-mail address is spelled the way the caller spelled it (``heard``)."""
+def said_back(f: FormField, value: object, heard: str = "") -> str:
+    """``value`` as it is read back; an e-mail address is spelled the way the caller spelled it (``heard``)."""
     if f.format == "email" and heard:
         from engine.email.spoken import ParsedAddress, parse_spoken_address
 
         parsed = parse_spoken_address(heard)
         if isinstance(parsed, ParsedAddress) and parsed.address == value:
-            return f"I heard {parsed.spelled}. Is that right?"
-    return f"I heard {speakable(f, value)}. Is that right?"
+            return parsed.spelled
+    return speakable(f, value)
 
 
-def phrases(f: FormField, today: date) -> list[str]:
-    """The answers the recogniser listens for while ``f`` is asked (grammar patterns, see engine.voice.phrases)."""
-    yes_no_phrases = ["yes", "no", "yes please", "no thanks", "that's right", "that's wrong", "correct"]
-    if f.kind == "boolean":
-        return yes_no_phrases
-    if f.kind in ("number", "integer"):
-        lo = int(f.minimum) if f.minimum is not None else 0
-        hi = int(f.maximum) if f.maximum is not None else lo + GRAMMAR_NUMBERS
-        if hi - lo > GRAMMAR_NUMBERS:
-            lo, hi = max(lo, 0), max(lo, 0) + GRAMMAR_NUMBERS
-        return [*yes_no_phrases, *(f"[make it] {n} [please]" for n in range(lo, hi + 1))]
-    if f.kind == "enum":
-        return [*yes_no_phrases, *(f"[the] {t} [please]" for t in f.option_titles)]
-    if f.kind == "multi":
-        pairs = [f"{a} and {b}" for a in f.option_titles for b in f.option_titles if a != b]
-        return [*yes_no_phrases, *f.option_titles, *pairs]
-    if f.format == "email":
-        return []  # spelled letters and words: no short grammar holds them, the general model listens
-    if f.format == "date":
-        days = [*_WEEKDAYS, "today", "tomorrow"]
-        return [*yes_no_phrases, *(f"[on] [next] {d}" for d in days)]
-    return yes_no_phrases
+def confirmation(f: FormField, value: object, heard: str = "") -> str:
+    """The read-back of one answer (an address a link is e-mailed to)."""
+    return f"I heard {said_back(f, value, heard)}. Is that right?"

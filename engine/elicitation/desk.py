@@ -8,12 +8,15 @@ follows that call's context: ``contexts.<name>.elicitation``:
 * ``decline`` (the default): the server hears "decline" at once;
 * ``operator``: it waits in a queue like the approval queue (``pending``, ``answer``) for the console's form,
   declined at once when no operator is attached;
-* ``caller``: the question is spoken on the call (``CallerVoice``) and the caller's next utterance parsed into the
-  field (``engine.elicitation.answers``), confirmed back, then accepted; unparsable ``attempts`` times → decline.
-  Only the required fields are asked (all of them when none is); an e-mail address is spelled and read back
-  spelled (``engine.email.spoken``); a required URI or date-time cannot be spelled by voice and declines the
-  question with a spoken reason. URL mode declines with a spoken reason, or with ``url: email`` the link is
-  e-mailed to the caller (``engine.elicitation.links``) and the server told accept.
+* ``caller``: each field is asked on the call (``CallerVoice``) by its own words and type
+  (``engine.elicitation.dialogue``), the caller's next utterance parsed into it (``engine.elicitation.answers``);
+  the answers are read back together and a yes accepts them, typed and checked against the form; an answer not
+  understood ``attempts`` times, or ``attempts`` read-backs refused → decline; "never mind" cancels and "no
+  thanks" declines at any question. Only the required fields are asked (all of them when none is); an e-mail
+  address is spelled and read back spelled (``engine.email.spoken``); a required URI or date-time cannot be
+  spelled by voice and declines the question with a spoken reason. URL mode declines with a spoken reason, or
+  with ``url: email`` the link is e-mailed to the caller (``engine.elicitation.links``) and the server told
+  accept.
 
 Every question is checked first (``engine.elicitation.schema``: flat primitive forms only; anything else is
 declined with a message naming the server and tool), the tool's own timeout stops while the question waits, and
@@ -39,7 +42,7 @@ import mcp.types as types
 from prometheus_client import Counter
 
 from engine.config.models import Settings
-from engine.elicitation import answers
+from engine.elicitation import answers, dialogue
 from engine.elicitation.events import ElicitationRequested, ElicitationResolved, ElicitationWaiting
 from engine.elicitation.links import ADDRESS_FIELD, LinkMail, LinkSender, masked_url
 from engine.elicitation.links import Declined as _Declined
@@ -55,6 +58,8 @@ log = logging.getLogger(__name__)
 VOICELESS = ("uri", "date-time")
 #: What the caller hears when the question is given up.
 GIVE_UP = "I'm sorry, I couldn't get that, so I'll carry on without it."
+#: What the caller hears after cancelling or declining a question by voice.
+REFUSED = "All right, I'll carry on without it."
 
 
 class ElicitationError(ValueError):
@@ -236,8 +241,13 @@ class ElicitationDesk:
                             action, content, reason = await self._operator(pending)
                             by = "operator"
                         else:
-                            action, content = await self._caller(eid, params.message, fields, url, ctx)
                             by = "caller"
+                            try:
+                                action, content = await self._caller(eid, params.message, fields, url, ctx)
+                            except _Refused as r:
+                                action, reason = r.action, str(r)
+                                if self.voice is not None:
+                                    await self.voice.say(call_id, REFUSED)
                 except TimeoutError:
                     raise _Declined("timeout", f"no answer within {timeout:g} seconds") from None
         except _Declined as d:
@@ -294,7 +304,8 @@ class ElicitationDesk:
                 return await voice.say(call_id, text)
 
             async def ask_address(prompt: str) -> str:
-                return str(await self._ask_field(eid, where, prompt, ADDRESS_FIELD, False, cfg.attempts))
+                got = await self._form(eid, where, "", [ADDRESS_FIELD], cfg.attempts, first=prompt)
+                return str(got[ADDRESS_FIELD.name])
 
             await self.links.send(cfg, ctx.session, self._redact(message), url, say, ask_address)
             return "accept", {}
@@ -306,32 +317,46 @@ class ElicitationDesk:
         if unsayable is not None:
             await voice.say(call_id, f"{message} I can't take that on the phone, so I'll skip it.")
             raise _Declined("policy", f"{unsayable.label!r} ({unsayable.format}) cannot be answered by voice")
-        content: dict[str, Any] = {}
-        for f in asked:
-            value = await self._ask_field(eid, (call_id, ctx.tool_call_id), message, f, len(asked) > 1, cfg.attempts)
-            content[f.name] = value
-        return "accept", content
+        content = await self._form(eid, (call_id, ctx.tool_call_id), message, asked, cfg.attempts)
+        try:
+            return "accept", check_content(fields, content)
+        except SchemaError as e:  # the parser keeps to each field, so this is the engine's own mistake
+            raise _Declined("engine", f"the caller's answers do not fit the form: {e}") from None
 
-    async def _ask_field(
-        self, eid: str, where: tuple[str, str], message: str, f: FormField, several: bool, attempts: int
-    ) -> Any:
-        assert self.voice is not None
+    async def _form(
+        self, eid: str, where: tuple[str, str], message: str, asked: list[FormField], attempts: int,
+        first: str | None = None,
+    ) -> dict[str, Any]:  # fmt: skip
+        """Ask each field in turn, read the answers back, and return them on a yes (typed, by field name); a no
+        asks again, ``attempts`` rounds at most. ``first``: the opening question, when not the form's own."""
         today = self._today()
-        prompt = answers.question(message, f, several)
-        misses = 0
-        while True:
-            heard = await self._listen(eid, where, prompt, answers.phrases(f, today))
+        for round_ in range(1, attempts + 1):
+            answered: list[tuple[FormField, Any, str]] = []
+            for i, f in enumerate(asked):
+                prompt = first if first is not None and i == 0 else dialogue.question(message, f, i == 0)
+                if round_ > 1 and i == 0:
+                    prompt = f"Sorry, let's try again. {prompt}"
+                answered.append(await self._field(eid, where, prompt, f, attempts, today))
+            if all(f.kind == "boolean" for f in asked):  # a yes/no is its own confirmation
+                return {f.name: value for f, value, _ in answered}
+            heard = await self._listen(eid, where, dialogue.read_back(answered), dialogue.phrases(None, today))
+            _refused(None, heard)
+            if answers.yes_no(heard):
+                return {f.name: value for f, value, _ in answered}
+        raise _Declined("caller", f"the caller did not confirm the answers {attempts} times")
+
+    async def _field(
+        self, eid: str, where: tuple[str, str], prompt: str, f: FormField, attempts: int, today: date
+    ) -> tuple[FormField, Any, str]:
+        """One field's answer: (field, typed value, what was heard); a refusal or ``attempts`` misses end it."""
+        for _ in range(attempts):
+            heard = await self._listen(eid, where, prompt, dialogue.phrases(f, today))
+            _refused(f, heard)
             value = answers.parse(f, heard, today)
-            if value is not None and f.kind != "boolean":  # a yes/no is its own confirmation
-                check = answers.confirmation(f, value, heard)
-                value = value if answers.yes_no(await self._listen(eid, where, check, answers.phrases(
-                    FormField(f.name, "boolean", ""), today))) else None  # fmt: skip
             if value is not None:
-                return value
-            misses += 1
-            if misses >= attempts:
-                raise _Declined("caller", f"the caller's answer to {f.label!r} was not understood {misses} times")
-            prompt = f"Sorry, let's try again. {answers.question(message, f, several)}"
+                return f, value, heard
+            prompt = f"Sorry, let's try again. {dialogue.question('', f, False)}"
+        raise _Declined("caller", f"the caller's answer to {f.label!r} was not understood {attempts} times")
 
     async def _listen(self, eid: str, where: tuple[str, str], prompt: str, expect: list[str]) -> str:
         """Say ``prompt`` on the call and wait for the caller's next words (``hear``); ``where``: (call, tool call)."""
@@ -353,3 +378,19 @@ class ElicitationDesk:
 def _settle(future: asyncio.Future[Any], value: Any) -> None:
     if not future.done():
         future.set_result(value)
+
+
+class _Refused(Exception):
+    """The caller refused the question by voice: ``action`` cancel or decline."""
+
+    def __init__(self, action: str, heard: str) -> None:
+        super().__init__(f"the caller said {heard!r}")
+        self.action, self.heard = action, heard
+
+
+def _refused(f: FormField | None, heard: str) -> None:
+    """Raise ``_Refused`` when ``heard`` cancels or declines the question (``f``: the field asked, None: the
+    read-back)."""
+    action = dialogue.refusal(f, heard)
+    if action is not None:
+        raise _Refused(action, heard)

@@ -4,7 +4,9 @@ Why it exists: the voice driver handles one utterance at a time, and while a tur
 the caller's answer) the next utterance would queue behind it — so the caller could never answer. While the
 engine waits for the caller (``elicitation.waiting`` with ``who: caller``) this takes the next utterance instead:
 it is transcribed against a grammar of the expected answers (``expect``: numbers in range, yes/no, the enum's
-choices; the general model as fallback) and handed to ``engine.caller_answered``, never to a new turn.
+choices, the refusals "never mind", "no thanks"; the general model as fallback) and handed to
+``engine.caller_answered``, never to a new turn. Free text and a spelled address come with no grammar: the general
+model alone listens (open dictation, ``engine.elicitation.dialogue``), not the call's own grammar.
 
 When the caller's audio ends (a file ran out) every question hears silence, an answer not understood: the
 question is declined after its attempts instead of waiting for its timeout. On file runs the ``Pacer`` stops the
@@ -120,6 +122,8 @@ class CallerQuestions:
         try:
             if expect:
                 self.recognizer.set_phrases(expect)
+            else:  # open dictation (a spelled address): the general model, not the call's own grammar
+                self.recognizer.clear_phrases()
             return self.recognizer.decode(utt.audio).text
         except (PhraseError, PronunciationError) as e:
             log.warning("the expected answers are not a grammar (%s): general model", e)

@@ -34,6 +34,8 @@ EXE = Path(sys.executable).parent / "ava-engine"
 KEY = "sk-rt-test-SECRET-4242"
 #: The caller: "book a table", then (after the question) "four", then (after the read-back) "yes".
 PLAN = [("book a table", 1.2), ("four", 1.6), ("yes", 1.0)]
+#: The tool's question: its message, then the field by its description and range.
+ASKED = "How many guests should I book the table for? Number of guests? A whole number from 1 to 12."
 
 
 def _rms(pcm: np.ndarray) -> float:
@@ -116,7 +118,7 @@ def _check_answered(events: list[dict[str, Any]], era: str) -> None:
     assert [e["who"] for e in events if e["type"] == "elicitation.waiting"] == ["caller", "caller"]
     agent = _said(events, "assistant")
     # each of the desk's lines once: the provider's own transcript of it is not recorded a second time
-    assert agent.count("How many guests should I book the table for?") == 1
+    assert agent.count(ASKED) == 1
     assert agent.count("I heard 4. Is that right?") == 1
     assert agent[-1] == "Booked for four."
     assert _said(events, "user") == ["book a table", "four", "yes"]
@@ -136,7 +138,7 @@ async def test_openai_realtime_caller_answers_a_tools_question(tmp_path: Path, e
     assert fake.errors == []  # every client event SDK-valid; the question's response.create is allowed meanwhile
     _check_answered(events, era)
     says = [m["response"]["instructions"] for m in fake.of_type("response.create") if m.get("response")]
-    assert any("How many guests should I book the table for?" in s for s in says)
+    assert any(ASKED in s for s in says)
     assert all(m["response"].get("tool_choice") == "none" for m in fake.of_type("response.create") if m.get("response"))
     assert [o["call_id"] for o in fake.outputs] == ["call_book_1"]
     # the tool ran past its slow-response threshold while the question was open: "one moment" would have talked
@@ -160,6 +162,6 @@ async def test_deepgram_agent_caller_answers_a_tools_question(tmp_path: Path, er
     assert fake.errors == []
     _check_answered(events, era)
     injected = [m["message"] for m in fake.of_type("InjectAgentMessage")]
-    assert injected[:2] == ["How many guests should I book the table for?", "I heard 4. Is that right?"]
+    assert injected[:2] == [ASKED, "I heard 4. Is that right?"]
     assert list(fake.answered) == ["fc-1"]
     assert len(fake.while_waiting) > 50 and max(fake.while_waiting) < 50

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from engine.elicitation import answers
+from engine.elicitation import answers, dialogue
 from engine.elicitation.schema import FormField, SchemaError, check_content, form_fields
 from engine.voice.phrases import PhraseSet
 
@@ -114,18 +114,18 @@ def test_parse_keeps_to_the_field() -> None:
     assert answers.parse(day, "tomorrow", TODAY) == "2026-11-29"
     assert answers.speakable(day, "2026-11-29") == "Sunday, November 29"
     assert answers.confirmation(guests, 4) == "I heard 4. Is that right?"
-    assert answers.question("Which meal?", meal, False) == "Which meal? You can say lunch or dinner."
-    assert answers.question("Booking.", guests, True) == "Booking. Guests?"
+    assert dialogue.question("Which meal?", meal, True) == "Which meal? Meal? You can say lunch or dinner."
+    assert dialogue.question("Booking.", guests, False) == "Guests? A whole number from 1 to 12."
 
 
 def test_expected_answers_make_a_grammar() -> None:
     guests = FormField("guests", "integer", "Guests", minimum=1, maximum=12)
-    grammar = PhraseSet(answers.phrases(guests, TODAY))
+    grammar = PhraseSet(dialogue.phrases(guests, TODAY))
     assert "four" in grammar and "make it twelve please" in grammar and "thirteen" not in grammar
     wide = FormField("n", "number", "N")
-    assert "sixty" in PhraseSet(answers.phrases(wide, TODAY))
+    assert "sixty" in PhraseSet(dialogue.phrases(wide, TODAY))
     day = FormField("day", "string", "", format="date")
-    assert "on next friday" in PhraseSet(answers.phrases(day, TODAY))
+    assert "on next friday" in PhraseSet(dialogue.phrases(day, TODAY))
 
 
 def test_a_multi_select_takes_several_choices() -> None:
@@ -140,6 +140,72 @@ def test_a_multi_select_takes_several_choices() -> None:
             check_content([pick], {"pick": bad})
     assert answers.parse(pick, "piano and guitar", TODAY) == ["g", "p"]
     assert answers.speakable(pick, ["g", "p"]) == "Guitar and Piano"
-    assert "piano and drums" in PhraseSet(answers.phrases(pick, TODAY))
+    assert "piano and drums" in PhraseSet(dialogue.phrases(pick, TODAY))
     (tags,) = form_fields(form(tags={"type": "array", "items": {"type": "string", "enum": ["a", "b"]}}))
     assert tags.options == ("a", "b")
+
+
+def test_each_field_is_asked_by_its_own_words_and_type() -> None:
+    """server-everything's fields, as a caller hears them: the title with the description, the type's hint."""
+    fields = {f.name: f for f in form_fields(EVERYTHING)}
+    asked = {name: dialogue.question("", f, False) for name, f in fields.items()}
+    assert (
+        dialogue.question("Please provide:", fields["name"], True) == "Please provide: String: Your full, legal name?"
+    )
+    assert asked["check"] == "Boolean: Agree to the terms and conditions? Please say yes or no."
+    assert asked["integer"] == "Your favorite integer? A whole number from 1 to 100."  # the title says no more
+    assert asked["number"] == "Number in range 1-1000: Favorite number? A number from 0 to 1000."
+    assert (
+        asked["hero"] == "Titled Single Select Enum: Choose your favorite hero? You can say Superman or Wonder Woman."
+    )
+    assert asked["firstLine"] == "First line?"  # neither title nor description: the name made readable
+    guests = FormField("guests", "integer", "Guests", "number of guests", minimum=1, maximum=12)
+    assert dialogue.question("", guests, False) == "Number of guests? A whole number from 1 to 12."
+
+
+def test_answers_are_typed_and_read_back_together() -> None:
+    fields = {f.name: f for f in form_fields(EVERYTHING)}
+    heard = {"name": "john smith", "check": "yes please", "integer": "forty two", "number": "two point five",
+             "hero": "wonder woman"}  # fmt: skip
+    typed = {name: answers.parse(fields[name], text, TODAY) for name, text in heard.items()}
+    assert typed == {"name": "john smith", "check": True, "integer": 42, "number": 2.5, "hero": "hero-3"}
+    assert isinstance(typed["integer"], int) and check_content(list(fields.values()), typed) == typed
+    answered = [(fields[n], typed[n], heard[n]) for n in ("name", "integer", "hero")]
+    assert dialogue.read_back(answered) == "I have String: john smith; Integer: 42; Titled Single Select Enum: " \
+        "Wonder Woman. Is that right?"  # fmt: skip
+    assert dialogue.read_back(answered[:1]) == "I heard john smith. Is that right?"
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "refused"),
+    [("never mind", "string", "cancel"), ("cancel", "integer", "cancel"), ("um forget it", "string", "cancel"),
+     ("no thanks", "string", "decline"), ("decline", "boolean", "decline"), ("I'd rather not", "enum", "decline"),
+     ("no thanks", "boolean", None), ("john smith", "string", None), ("cancel the order", "string", None)],
+)  # fmt: skip
+def test_a_caller_can_cancel_or_decline_by_voice(text: str, kind: Any, refused: str | None) -> None:
+    assert dialogue.refusal(FormField("x", kind, "X"), text) == refused
+
+
+def test_free_text_is_open_dictation() -> None:
+    name = form_fields(EVERYTHING)[0]
+    # no grammar at all: a yes/no one hears a name as "yes please", a grammar of refusals as "forget about it"
+    assert dialogue.phrases(name, TODAY) == []
+    assert "never mind" in PhraseSet(dialogue.phrases(form_fields(EVERYTHING)[2], TODAY))  # refusals elsewhere
+    assert "yes please" in PhraseSet(dialogue.phrases(None, TODAY))  # the read-back listens for yes and no
+
+
+EVERYTHING = {
+    "type": "object",
+    "required": ["name"],
+    "properties": {
+        "name": {"title": "String", "type": "string", "description": "Your full, legal name"},
+        "check": {"title": "Boolean", "type": "boolean", "description": "Agree to the terms and conditions"},
+        "integer": {"title": "Integer", "type": "integer", "description": "Your favorite integer", "minimum": 1,
+                    "maximum": 100},
+        "number": {"title": "Number in range 1-1000", "type": "number", "description": "Favorite number",
+                   "minimum": 0, "maximum": 1000},
+        "hero": {"type": "string", "title": "Titled Single Select Enum", "description": "Choose your favorite hero",
+                 "oneOf": [{"const": "hero-1", "title": "Superman"}, {"const": "hero-3", "title": "Wonder Woman"}]},
+        "firstLine": {"type": "string"},
+    },
+}  # fmt: skip

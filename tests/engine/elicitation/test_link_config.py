@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from engine.elicitation import answers
+from engine.elicitation import answers, dialogue
 from engine.elicitation.desk import VOICELESS
 from engine.elicitation.links import LinkSender, link_refusal, masked_url
 from engine.elicitation.schema import FormField
@@ -104,7 +104,7 @@ def test_an_email_field_is_answered_by_spelling_it() -> None:
         "I heard m-a-r-y underscore jones at example dot com. Is that right?"
     )
     assert answers.confirmation(f, "ann@example.com") == "I heard ann at example dot com. Is that right?"
-    assert answers.phrases(f, today) == []  # the general model listens: no short grammar holds a spelled address
+    assert dialogue.phrases(f, today) == []  # the general model listens: no short grammar holds a spelled address
 
 
 def test_a_confirmed_transcript_address_is_used_for_a_link() -> None:

@@ -203,7 +203,7 @@ async def test_a_read_back_refused_twice_sends_nothing(tmp_path: Path, smtp: Smt
         assert engine.email.outbox.counts()["pending"] == engine.email.outbox.counts()["sent"] == 0
     (done,) = [e for e in events if e.type == "elicitation.resolved"]
     assert (getattr(done, "action", ""), getattr(done, "by", "")) == ("decline", "caller")
-    assert "not understood 2 times" in getattr(done, "reason", "")
+    assert getattr(done, "reason", "") == "the caller did not confirm the answers 2 times"
     assert GIVE_UP in agent_lines(events)
     assert not any(e.type == "email.queued" for e in events)
     assert smtp.received == []
@@ -234,7 +234,7 @@ async def test_a_form_asks_for_an_email_address_by_voice(tmp_path: Path, smtp: S
         call = await engine.start_call("caller")
         reply, prompts = await turn_with_answers(engine, call.call_id, "subscribe", ["mary at example dot com", "yes"])
     assert prompts == [
-        "Which e-mail address should get the newsletter?",
+        "Which e-mail address should get the newsletter? Email: where the newsletter goes? Please spell it.",
         "I heard mary at example dot com. Is that right?",
     ]
     assert reply == 'accept {"email":"mary@example.com"}'
