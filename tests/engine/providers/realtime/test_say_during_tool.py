@@ -45,6 +45,8 @@ from tests.engine.voice.helpers import caller_wav
 
 QUESTION = "How many guests should I book the table for?"
 READ_BACK = "I heard 4. Is that right?"
+#: The fixture's question as the desk says it: its message, then the field by its description and range.
+ASKED = f"{QUESTION} Number of guests? A whole number from 1 to 12."
 
 
 class Slow:
@@ -262,10 +264,10 @@ async def test_a_blocking_gemini_call_gets_the_question_in_the_engines_voice(
     assert [(e.exposed_name, e.message) for e in events if isinstance(e, ToolCompleted)] == [
         (f"mcp_{era}_book_table", 'accept {"guests":4}')
     ]
-    assert call.questions.said_locally == [QUESTION, READ_BACK]
+    assert call.questions.said_locally == [ASKED, READ_BACK]
     said = [(e.role, e.text) for e in events if isinstance(e, TranscriptAdded)]
     assert said == [
-        ("assistant", "Table line."), ("user", "book a table"), ("assistant", QUESTION),
+        ("assistant", "Table line."), ("user", "book a table"), ("assistant", ASKED),
         ("user", "four"), ("assistant", READ_BACK), ("user", "yes"), ("assistant", "Booked for four."),
     ]  # fmt: skip
     assert len(fake.of_kind("clientContent")) == 1  # the greeting: nothing else while the BLOCKING call was open
