@@ -102,21 +102,22 @@ async def test_unknown_event_types_are_counted_each_time_and_logged_once(caplog:
     assert len(lines) == 1, lines
 
 
-@pytest.mark.parametrize("what", ["greeting", "say"])
+@pytest.mark.parametrize("what", ["greeting", "say", "announce"])
 async def test_a_drop_mid_response_resends_its_instructions_exactly_once(what: str) -> None:
     fake = OpenAIRealtimeFake(chunk_ms=100)
     fake.chunk_delay_s = 0.01
     greeting = "Hello, this is the test desk speaking." if what == "greeting" else None
-    line = "Please hold, a colleague takes over." if what == "say" else (greeting or "")
+    line = {"say": "Please hold, a colleague takes over.", "announce": "One moment, still looking."}.get(what, greeting)
+    assert line
     if what == "greeting":
         fake.drop_after_ms = 200  # half of the line (a Say of the fake lasts 400 ms)
     async with fake:
         async with realtime_call(fake, greeting=greeting) as call:
-            if what == "say":
+            if what != "greeting":
                 await fake.caller_turn("Hi")
                 await call.events.until(lambda e: isinstance(e, ResponseDone))
                 fake.drop_after_ms = 200
-                await call.live.steer("say", line)
+                assert await call.live.steer("say", line) if what == "say" else await call.live.announce(line)
             await call.events.until(notice("reconnected"))
             await call.events.until(said(line))
     assert fake.errors == [] and fake.connections == 2
