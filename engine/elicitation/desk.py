@@ -339,7 +339,7 @@ class ElicitationDesk:
                 answered.append(await self._field(eid, where, prompt, f, attempts, today))
             if all(f.kind == "boolean" for f in asked):  # a yes/no is its own confirmation
                 return {f.name: value for f, value, _ in answered}
-            heard = await self._listen(eid, where, dialogue.read_back(answered), dialogue.phrases(None, today))
+            heard = await self._listen(eid, where, dialogue.read_back(answered), dialogue.phrases(None))
             _refused(None, heard)
             if answers.yes_no(heard):
                 return {f.name: value for f, value, _ in answered}
@@ -350,7 +350,7 @@ class ElicitationDesk:
     ) -> tuple[FormField, Any, str]:
         """One field's answer: (field, typed value, what was heard); a refusal or ``attempts`` misses end it."""
         for _ in range(attempts):
-            heard = await self._listen(eid, where, prompt, dialogue.phrases(f, today))
+            heard = await self._listen(eid, where, prompt, dialogue.phrases(f))
             _refused(f, heard)
             value = answers.parse(f, heard, today)
             if value is not None:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import date
 from typing import Literal
 
 from engine.elicitation.answers import GRAMMAR_NUMBERS, WEEKDAYS, confirmation, said_back, words
@@ -125,9 +124,8 @@ def refusals() -> list[str]:
     return [p for p in dict.fromkeys((*CANCEL, *DECLINE)) if p != "i declined"]
 
 
-def phrases(f: FormField | None, today: date) -> list[str]:
+def phrases(f: FormField | None) -> list[str]:
     """The answers the recogniser listens for while ``f`` is asked (None: the read-back, a yes or a no)."""
-    del today  # a date's grammar names days, not dates: the same every day
     refuse = refusals()
     if f is None or f.kind == "boolean":
         return [*YES_NO, *(p for p in refuse if p not in YES_NO)]

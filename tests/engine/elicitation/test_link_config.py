@@ -104,7 +104,7 @@ def test_an_email_field_is_answered_by_spelling_it() -> None:
         "I heard m-a-r-y underscore jones at example dot com. Is that right?"
     )
     assert answers.confirmation(f, "ann@example.com") == "I heard ann at example dot com. Is that right?"
-    assert dialogue.phrases(f, today) == []  # the general model listens: no short grammar holds a spelled address
+    assert dialogue.phrases(f) == []  # the general model listens: no short grammar holds a spelled address
 
 
 def test_a_confirmed_transcript_address_is_used_for_a_link() -> None:
