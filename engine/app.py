@@ -163,6 +163,12 @@ class Engine(OperatorDesk, RecordingDesk):
         self.not_ready_reason = "stopping"
         if self._softphone is not None:
             await self._softphone.end("engine stopping")  # releases the sound devices first
+        for c in self.components:  # phone callers hear a farewell while their sessions still run
+            if (end_calls := getattr(c, "end_calls", None)) is not None:
+                try:
+                    await end_calls()
+                except Exception as e:  # stopping must go on
+                    log.warning("ending the calls of %s failed: %s", c.name, e)
         await self.calls.end_all("engine stopping")
         for c in reversed(self.components):
             try:
