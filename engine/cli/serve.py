@@ -4,9 +4,10 @@ Why it exists: a service manager expects ``serve`` to stop when told, whatever i
 say in one line why it cannot start. So:
 
 - The first SIGTERM or SIGINT stops it. Start-up (servers still connecting) and reloads are abandoned at once,
-  never waited out to their ``connect_timeout_ms``; ``engine.stop()`` runs under ``STOP_DEADLINE_S`` (each
-  server's child is SIGKILLed within ``engine.mcp.connection.KILL_AFTER_S`` of the stop), and should anything
-  still hang past the deadline, every MCP child's process group is killed and ``serve`` exits 1.
+  never waited out to their ``connect_timeout_ms``; ``engine.stop()`` runs under ``STOP_DEADLINE_S`` (phone calls
+  first: farewell and Asterisk release inside ``engine.telephony.farewell.STOP_BUDGET_S``; each server's child is
+  SIGKILLed within ``engine.mcp.connection.KILL_AFTER_S`` of the stop), and should anything still hang past the
+  deadline, every MCP child's process group is killed and ``serve`` exits 1. The whole stop fits in 3 s.
 - A second SIGTERM or SIGINT while stopping kills every child's process group and exits at once (128 + signal).
 - SIGHUP reloads; so does a change to the config file, seen through ``watchfiles`` (the directory is watched, so
   an atomic save's rename is seen too; changes within ``WATCH_DEBOUNCE_MS`` become one reload).
@@ -32,8 +33,9 @@ from engine.heap import freeze_startup_heap
 
 log = logging.getLogger(__name__)
 
-#: The whole of ``engine.stop()`` after the first signal; past it the children are killed and serve exits 1.
-STOP_DEADLINE_S = 2.5
+#: The whole of ``engine.stop()`` after the first signal; past it the children are killed and serve exits 1. Phone
+#: calls take up to ``engine.telephony.farewell.STOP_BUDGET_S`` of it; exiting takes the rest of 3 s.
+STOP_DEADLINE_S = 2.8
 #: Changes to the config file closer together than this become one reload (milliseconds).
 WATCH_DEBOUNCE_MS = 300
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)

@@ -4,8 +4,9 @@ Why it exists (and not ``ari-client`` from PyPI): that library does not reconnec
 ``externalMedia`` and chan_websocket, and is synchronous at its core; the engine needs a dozen requests, each with
 a timeout and an error that says which request failed and why, plus an event stream that survives Asterisk
 restarts. Requests follow ``shared/reference/ari-api-docs`` (the emulator in the tests validates every one
-against that spec). ``events()`` yields every event as a dict and, after the socket came back, a synthetic
-``{"type": "AriReconnected"}`` so the owner can recover the calls whose channels are still up.
+against that spec). ``events()`` yields every event as a dict, a synthetic ``{"type": "AriConnected"}`` once the
+socket is first up (the owner releases what an earlier run left before it takes calls) and, after the socket came
+back, a synthetic ``{"type": "AriReconnected"}`` so the owner can recover the calls whose channels are still up.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ log = logging.getLogger(__name__)
 #: Largest event frame accepted from Asterisk (a channel snapshot is ~1 KB).
 MAX_EVENT_BYTES = 1024 * 1024
 MAX_EVENT_DEPTH = 32
+CONNECTED = "AriConnected"
 RECONNECTED = "AriReconnected"
 
 
@@ -195,7 +197,7 @@ class AriClient:
                     self.connected, self.last_error, attempt = True, None, 0
                     if not first:
                         self.reconnects += 1
-                        yield {"type": RECONNECTED}
+                    yield {"type": CONNECTED if first else RECONNECTED}
                     first = False
                     async for msg in ws:
                         if msg.type != aiohttp.WSMsgType.TEXT:

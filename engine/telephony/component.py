@@ -3,7 +3,8 @@
 Why it exists: ``ava-engine serve`` and the console both take calls when the config says so, through the same
 component list as the MCP host and the HTTP server. Asterisk being down or refusing the credentials never stops
 the engine: the events socket keeps retrying with backoff and ``status()`` says what is wrong (the console and
-``/mcp/status`` show it). A reload that changes the ``asterisk:`` section restarts telephony; live calls end.
+``/mcp/status`` show it). A reload that changes the ``asterisk:`` section restarts telephony; live calls end. When
+the engine stops, ``end_calls`` says goodbye to every caller before the engine ends the sessions.
 """
 
 from __future__ import annotations
@@ -55,15 +56,22 @@ class Telephony:
         cfg = self._settings().asterisk
         if not cfg.enabled:
             return
+        from engine.telephony.owned import ResourceIds
         from engine.telephony.stasis import StasisApp
 
         self.ari = ari_client(cfg)
         self.app = StasisApp(
             self.ari, cfg, self._host, self._spawn, lambda: list(self._settings().contexts), lines=self._lines,
-            admit=self._admit,
+            admit=self._admit, ids=ResourceIds.for_engine(self._settings().engine.id, cfg.app_name),
         )  # fmt: skip
         self._task = self._spawn(self.app.run(), name="telephony:events")
         log.info("telephony: Stasis app %r on %s", cfg.app_name, cfg.ari_url)
+
+    async def end_calls(self) -> None:
+        """The engine stops: end the phone calls (farewell, release) while their sessions still run; ``Engine.stop``
+        calls this before it ends every session, and ``stop`` does it too when it comes first (a reload)."""
+        if self.app is not None:
+            await self.app.stop()
 
     async def stop(self) -> None:
         if self.app is not None:

@@ -30,6 +30,7 @@ from typing import Any, Literal
 from engine.config.models import AsteriskConfig
 from engine.telephony.ari import AriClient, AriError
 from engine.telephony.handback import TakeoverTranscript
+from engine.telephony.owned import ResourceIds
 from engine.telephony.rtp import PortPool, RtpStream
 from engine.voice.audio import AudioFrame, StreamResampler
 from engine.voice.backend import AudioBackend
@@ -63,9 +64,10 @@ class OperatorLine:
 class CallMonitor:
     def __init__(
         self, ari: AriClient, config: AsteriskConfig, pool: PortPool, own: set[str],
-        spawn: Callable[[Any, str], asyncio.Task[Any]],
+        spawn: Callable[[Any, str], asyncio.Task[Any]], ids: ResourceIds | None = None,
     ) -> None:  # fmt: skip
         self.ari = ari
+        self.ids = ids or ResourceIds.for_engine(None, config.app_name)
         self.config = config
         self.pool = pool
         self.own = own
@@ -87,7 +89,7 @@ class CallMonitor:
         stream = await RtpStream.bind(self.config.rtp_host, self.pool)
         line = OperatorLine(mode, stream, backend, transcript=transcript)
         try:
-            media_id = f"ava-op-{channel_id}"
+            media_id = self.ids.make("op", channel_id)
             self.own.add(media_id)
             line.channels.append(media_id)
             media = await self.ari.external_media(f"{self.config.rtp_host}:{stream.port}", channel_id=media_id)
@@ -100,12 +102,12 @@ class CallMonitor:
                 assert call_bridge is not None
                 await self.ari.add_to_bridge(call_bridge, [media_id])
             else:
-                snoop_id = f"ava-snoop-{channel_id}"
+                snoop_id = self.ids.make("snoop", channel_id)
                 self.own.add(snoop_id)
                 line.channels.insert(0, snoop_id)
                 await self.ari.snoop(channel_id, spy="both", whisper=_SNOOP[mode], app_args=["monitor"],
                                      snoop_id=snoop_id)  # fmt: skip
-                bridge = await self.ari.create_bridge(f"ava-mon-{channel_id}", kind="mixing", name="operator")
+                bridge = await self.ari.create_bridge(self.ids.make("mon", channel_id), kind="mixing", name="operator")
                 line.bridge_id = bridge["id"]
                 await self.ari.add_to_bridge(line.bridge_id, [snoop_id, media_id])
         except (AriError, MonitorError):

@@ -3,7 +3,7 @@
 Why it exists apart from the Stasis app: the app routes events to calls; a ``PhoneCall`` is what one call owns
 (bridge, media channel, RTP stream, the voice driver, a transfer's agent channel) and the ``Line`` a transfer
 works through: stop the AI, wait until it stopped talking, tell the caller something, bring the AI back, publish
-the call's transfer events.
+the call's transfer events. Also where a call's context comes from and how its media is shown.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,8 @@ from engine.events import (
     TranscriptAdded,
 )
 from engine.telephony.media import MediaStream
+from engine.telephony.rtp import RtpStream
+from engine.voice.backend import AudioBackend
 from engine.voice.pipeline import VoiceCall
 from engine.voice.realtime_call import RealtimeVoiceCall
 
@@ -50,6 +53,35 @@ async def tell_caller(voice: VoiceCall | RealtimeVoiceCall, bus: EventBus, text:
     await voice.speaker.say(text, "reply", session.turn if session is not None else 0)
 
 
+def media_label(stream: object) -> str | None:
+    """How a phone call's audio flows, for the operator: ``rtp :18004 ↔ 10.0.0.2:17342`` or ``websocket``."""
+    if isinstance(stream, RtpStream):
+        remote = f"{stream.remote[0]}:{stream.remote[1]}" if stream.remote else "?"
+        return f"rtp :{stream.port} ↔ {remote}"
+    return None if stream is None else "websocket"
+
+
+def pick_context(
+    variables: dict[str, Any], args: Sequence[str], known: Sequence[str], default: str | None
+) -> tuple[str | None, str]:
+    """The context for a call and where it came from (for the log), or (None, why not)."""
+    wanted = variables.get("AI_CONTEXT")
+    if wanted:
+        return (wanted, "AI_CONTEXT") if wanted in known else (None, f"AI_CONTEXT={wanted!r} is not a context")
+    for arg in args:
+        name = arg.split("=", 1)[1] if arg.startswith("context=") else arg
+        if name in known:
+            return name, "Stasis arguments"
+    if default:
+        return default, "asterisk.default_context"
+    return None, "no AI_CONTEXT, no context in the Stasis arguments and no asterisk.default_context"
+
+
+def _set(event: asyncio.Event) -> asyncio.Event:
+    event.set()
+    return event
+
+
 @dataclass
 class PhoneCall:
     channel_id: str
@@ -61,9 +93,13 @@ class PhoneCall:
     media_channel_id: str | None = None
     stream: MediaStream | None = None
     voice: VoiceCall | RealtimeVoiceCall | None = None
+    #: The audio backend the AI runs over (the engine's farewell plays on it when the engine stops).
+    backend: AudioBackend | None = None
     #: The agent's channel once a transfer was answered (the call then lives on without the AI).
     agent_channel_id: str | None = None
     caller_gone: bool = False
+    #: The engine stopped while a human had the call: the engine leaves, the caller and the agent stay.
+    detached: bool = False
     end_reason: str | None = None
     #: Set when a failed blind transfer brings the AI back, with what it should tell the caller first.
     resume_note: str | None = None
@@ -72,6 +108,10 @@ class PhoneCall:
     #: On hand-back: what the caller and the operator said meanwhile, for the AI's new conversation.
     handback_note: str | None = None
     released: asyncio.Event = field(default_factory=asyncio.Event)
+    #: Set while no voice driver runs on the call.
+    ai_done: asyncio.Event = field(default_factory=lambda: _set(asyncio.Event()))
+    #: The engine's stop has taken the call in hand (farewell, release).
+    ending: bool = False
     bridge_done: asyncio.Event = field(default_factory=asyncio.Event)
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
 

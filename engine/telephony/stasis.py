@@ -9,10 +9,12 @@ the caller's name and number filling the prompt. The context comes from the chan
 the Stasis arguments (``context=NAME`` or a context's name), else ``asterisk.default_context``. The call ends when
 the caller hangs up (``StasisEnd``/``ChannelHangupRequest``), when the agent hangs up (after the farewell played),
 or when the engine stops; every path releases the same things: media channel, bridge, RTP port, provider session,
-and the caller's channel if it is still up. After the events socket reconnects, calls whose channels are gone
-are ended. With ``asterisk.media: websocket`` the media channel is chan_websocket instead (``connection_type=server``):
-the engine connects in to ``/media/<MEDIA_WEBSOCKET_CONNECTION_ID>``, and bridges the channel once it entered Stasis
-(it is answered only when the socket is up), and the voice driver runs over a ``PhoneBackend`` too.
+and the caller's channel if it is still up. When the engine stops, the AI falls silent, the caller hears a farewell
+if it fits the stop's budget, and the release runs inside that budget (``engine.telephony.farewell``); a call a
+human has is left to them. Once the events socket is first up, and before any call is taken, what an earlier run
+of this engine left in Asterisk is released (``engine.telephony.owned``). After the events socket reconnects,
+calls whose channels are gone are ended. With ``asterisk.media: websocket`` the media channel is chan_websocket
+instead (``engine.telephony.connect``), and the voice driver runs over a ``PhoneBackend`` too.
 """
 
 from __future__ import annotations
@@ -20,20 +22,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 from engine.config.models import AsteriskConfig
 from engine.events import CallMonitorChanged
 from engine.tasks import Spawn
-from engine.telephony.ari import RECONNECTED, AriClient, AriError
+from engine.telephony.ari import CONNECTED, RECONNECTED, AriClient, AriError
+from engine.telephony.connect import connect_media
+from engine.telephony.farewell import AI_STOP_WAIT_S, StopBudget, bounded, hush, say_farewell
 from engine.telephony.handback import TakeoverTranscript, brief_ai, handback_note
 from engine.telephony.media import backend_for
 from engine.telephony.monitor import CallMonitor, MonitorError
-from engine.telephony.phone_call import PhoneCall
-from engine.telephony.rtp import PortPool, RtpStream
+from engine.telephony.owned import ResourceIds, release_leftovers
+from engine.telephony.phone_call import PhoneCall, media_label, pick_context
+from engine.telephony.rtp import PortPool
 from engine.telephony.transfer import PhoneTransfers
-from engine.telephony.ws_media import WsMedia, WsMediaError, media_url
 from engine.tools.builtin.transfer import PhoneLines
 from engine.voice.backend import AudioBackend
 from engine.voice.pipeline import VoiceCall
@@ -49,38 +53,16 @@ class CallFactory(Protocol):
     def __call__(self, backend: AudioBackend, context: str, **kw: Any) -> VoiceCall | RealtimeVoiceCall: ...
 
 
-def media_label(stream: object) -> str | None:
-    """How a phone call's audio flows, for the operator: ``rtp :18004 ↔ 10.0.0.2:17342`` or ``websocket``."""
-    if isinstance(stream, RtpStream):
-        remote = f"{stream.remote[0]}:{stream.remote[1]}" if stream.remote else "?"
-        return f"rtp :{stream.port} ↔ {remote}"
-    return None if stream is None else "websocket"
-
-
-def pick_context(
-    variables: dict[str, Any], args: Sequence[str], known: Sequence[str], default: str | None
-) -> tuple[str | None, str]:
-    """The context for a call and where it came from (for the log), or (None, why not)."""
-    wanted = variables.get("AI_CONTEXT")
-    if wanted:
-        return (wanted, "AI_CONTEXT") if wanted in known else (None, f"AI_CONTEXT={wanted!r} is not a context")
-    for arg in args:
-        name = arg.split("=", 1)[1] if arg.startswith("context=") else arg
-        if name in known:
-            return name, "Stasis arguments"
-    if default:
-        return default, "asterisk.default_context"
-    return None, "no AI_CONTEXT, no context in the Stasis arguments and no asterisk.default_context"
-
-
 class StasisApp:
     def __init__(
         self, ari: AriClient, config: AsteriskConfig, host: RealtimeHost, spawn: Spawn,
         contexts: Callable[[], Sequence[str]], pool: PortPool | None = None,
         make_call: CallFactory | None = None, lines: PhoneLines | None = None,
-        admit: Callable[[], str | None] | None = None,
+        admit: Callable[[], str | None] | None = None, ids: ResourceIds | None = None,
     ) -> None:  # fmt: skip
         self.ari = ari
+        #: The ids this engine gives what it creates in Asterisk (``engine.telephony.owned``).
+        self.ids = ids or ResourceIds.for_engine(None, config.app_name)
         #: Why a new call may not start now (engine.max_calls, drain), or None (engine.capacity.Admission).
         self.admit = admit
         self.config = config
@@ -97,8 +79,11 @@ class StasisApp:
         #: Media channels the engine waits for to enter Stasis (chan_websocket: only once its socket is up).
         self._entering: dict[str, asyncio.Event] = {}
         self._stopping = False
+        #: Set with the stop's budget: every wait of a call's task gives way to it.
+        self._budget: StopBudget | None = None
+        self._stopped = asyncio.Event()
         self.monitor = CallMonitor(
-            ari, config, self.pool, self.own_channels, lambda coro, name: self.spawn(coro, name=name)
+            ari, config, self.pool, self.own_channels, lambda coro, name: self.spawn(coro, name=name), self.ids
         )
 
     # ---------------------------------------------------------------------------------------------- events
@@ -133,6 +118,11 @@ class StasisApp:
             self._caller_left(self.calls[cid], kind)
         elif kind in CALLER_GONE and cid in self.own_channels:
             self._own_channel_gone(cid, int(event.get("cause", 16) or 16))
+        elif kind == CONNECTED:  # awaited: no call is taken before what an earlier run left is released
+            try:
+                await release_leftovers(self.ari, self.ids, self.config.request_timeout_s)
+            except AriError as e:
+                log.warning("telephony: cannot look for what an earlier run left in Asterisk: %s", e)
         elif kind == RECONNECTED:
             self.spawn(self._recover(), name="phone:recover")
 
@@ -196,29 +186,30 @@ class StasisApp:
             call.context = context
             log.info("telephony: call %s from %s <%s> → context %s (%s)", call.channel_id, call.caller_name,
                      call.caller_number, context, source)  # fmt: skip
-            await self._connect_media(call)
-            if call.caller_gone:
+            await connect_media(self.ari, self.config, self.pool, self.ids, self.own_channels, self._entering, call)
+            if call.caller_gone or self._stopping:
                 return
             transfers = PhoneTransfers(
-                self.ari, self.config, call, self.own_channels, lambda coro, name: self.spawn(coro, name=name)
-            )
+                self.ari, self.config, call, self.own_channels, lambda coro, name: self.spawn(coro, name=name),
+                self.ids,
+            )  # fmt: skip
             self.transfers[call.channel_id] = transfers
-            while not call.caller_gone:
+            while not call.caller_gone and not self._stopping:
                 await self._run_ai(call, context, transfers)
                 if not call.caller_gone:
-                    await transfers.settled()  # a hand-off or a blind transfer decides what comes next
+                    await self._unless_stopping(transfers.settled())  # a hand-off or a blind transfer decides
                 if call.taken_over is not None:  # the operator has the caller: the AI waits for the hand-back
-                    await call.taken_over.wait()
+                    await self._unless_stopping(call.taken_over.wait())
                     call.taken_over = None
-                    if call.caller_gone:
+                    if call.caller_gone or self._stopping:
                         break
                     call.resume_note = call.resume_note or "I'm back. The operator handed the call back to me."
                 if transfers.transferred:
                     call.agent_channel_id = transfers.current.channel_id if transfers.current else None
                     call.end_reason = "transferred"
-                    await call.bridge_done.wait()  # caller and agent talk until one of them hangs up
+                    await self._unless_stopping(call.bridge_done.wait())  # caller and agent talk until one leaves
                     break
-                if call.resume_note is None or call.caller_gone:
+                if call.resume_note is None or call.caller_gone or self._stopping:
                     break
                 assert call.bridge_id is not None and call.media_channel_id is not None
                 await self.ari.add_to_bridge(call.bridge_id, [call.media_channel_id])  # the AI comes back
@@ -226,7 +217,10 @@ class StasisApp:
             log.warning("telephony: call %s failed: %s", call.channel_id, e)
             call.end_reason = str(e)
         finally:
-            await self._release(call)
+            if self._budget is not None:
+                await self._end_on_stop(call, self._budget)
+            else:
+                await self._release(call)
 
     async def _run_ai(self, call: PhoneCall, context: str, transfers: PhoneTransfers) -> None:
         """One AI conversation on the call, registered for the transfer tools while it runs."""
@@ -234,8 +228,9 @@ class StasisApp:
         note, call.resume_note = call.resume_note, None
         briefing, call.handback_note = call.handback_note, None
         earlier = call.voice.session.history.items() if briefing and call.voice and call.voice.session else ()
+        call.backend = backend_for(call.stream)
         call.voice = self._make_call(
-            backend_for(call.stream), context, caller_name=call.caller_name or None,
+            call.backend, context, caller_name=call.caller_name or None,
             caller_number=call.caller_number or None, close_backend=False,
         )  # fmt: skip
         voice = call.voice
@@ -256,86 +251,40 @@ class StasisApp:
                     call.tell(note)
 
         waiter = self.spawn(register(), name=f"phone:{call.channel_id}:lines")
+        call.ai_done.clear()
         try:
             await voice.run()
         finally:
+            call.ai_done.set()
             waiter.cancel()
             if registered is not None:
                 self.lines.unregister(registered)
         call.end_reason = call.end_reason or voice.end_reason or "ended"
 
-    async def _connect_media(self, call: PhoneCall) -> None:
-        await self.ari.answer(call.channel_id)
-        bridge = await self.ari.create_bridge(f"ava-{call.channel_id}", kind="mixing", name=f"ava {call.channel_id}")
-        call.bridge_id = bridge["id"]
-        if self.config.media == "websocket":
-            await self._connect_ws_media(call)
-            return
-        call.stream = await RtpStream.bind(self.config.rtp_host, self.pool)
-        media_id = f"ava-em-{call.channel_id}"
-        self.own_channels.add(media_id)
-        media = await self.ari.external_media(f"{self.config.rtp_host}:{call.stream.port}", channel_id=media_id)
-        call.media_channel_id = media["id"]
-        variables = media.get("channelvars") or {}
-        host, port = variables.get("UNICASTRTP_LOCAL_ADDRESS"), str(variables.get("UNICASTRTP_LOCAL_PORT", ""))
-        if not host or not port.isdigit():
-            raise AriError("POST /channels/externalMedia", "Asterisk did not say where to send RTP "
-                           "(UNICASTRTP_LOCAL_ADDRESS/PORT missing)")  # fmt: skip
-        call.stream.set_remote(str(host), int(port))
-        await self.ari.add_to_bridge(call.bridge_id, [call.channel_id, call.media_channel_id])
-
-    async def _connect_ws_media(self, call: PhoneCall) -> None:
-        """chan_websocket: ask for ``WebSocket/INCOMING``, connect in, bridge it once Asterisk answered it."""
-        assert call.bridge_id is not None
-        media_id = f"ava-em-{call.channel_id}"
-        self.own_channels.add(media_id)
-        entered = self._entering[media_id] = asyncio.Event()
-        try:
-            media = await self.ari.external_media(
-                "", channel_id=media_id, encapsulation="none", transport="websocket", connection_type="server"
-            )
-            call.media_channel_id = media["id"]
-            connection = str((media.get("channelvars") or {}).get("MEDIA_WEBSOCKET_CONNECTION_ID", ""))
-            if not connection:
-                raise AriError("POST /channels/externalMedia", "Asterisk did not say which media WebSocket to "
-                               "connect to (MEDIA_WEBSOCKET_CONNECTION_ID missing)")  # fmt: skip
-            timeout = self.config.request_timeout_s
-            try:
-                call.stream = await WsMedia.connect(media_url(self.config.ari_url, connection), timeout_s=timeout)
-            except WsMediaError as e:
-                raise AriError("media WebSocket", str(e)) from None
-            try:
-                async with asyncio.timeout(timeout):
-                    await entered.wait()
-            except TimeoutError:
-                raise AriError("media WebSocket", f"the WebSocket channel did not enter Stasis within "
-                               f"{timeout:g} s of connecting") from None  # fmt: skip
-        finally:
-            self._entering.pop(media_id, None)
-        await self.ari.add_to_bridge(call.bridge_id, [call.channel_id, media_id])
-
-    async def _release(self, call: PhoneCall) -> None:
-        """Free everything the call holds in Asterisk and here; every step is tried even when one fails."""
-        with contextlib.suppress(AriError):
-            await self.monitor.close_for(call.channel_id)
-        steps: list[tuple[str, Any]] = []
+    async def _release(self, call: PhoneCall, budget: StopBudget | None = None) -> None:
+        """Free everything the call holds in Asterisk and here; every step is tried even when one fails. Under a
+        stop's ``budget`` the steps run together and none outlasts it; a ``detached`` call (a human has it)
+        keeps its bridge, caller and agent."""
+        with contextlib.suppress(AriError, TimeoutError):
+            async with asyncio.timeout(budget.left() if budget is not None else None):
+                await self.monitor.close_for(call.channel_id)
+        steps: list[tuple[str, Awaitable[None]]] = []
         ringing = self.transfers.get(call.channel_id)
         if ringing is not None and ringing.current is not None and ringing.current.state == "ringing":
             steps.append(("ringing transfer", self.ari.hangup(ringing.current.channel_id)))
-        if call.agent_channel_id:
+        if call.agent_channel_id and not call.detached:
             steps.append(("agent", self.ari.hangup(call.agent_channel_id)))
         if call.media_channel_id:
             steps.append(("media channel", self.ari.hangup(call.media_channel_id)))
-        if call.bridge_id:
+        if call.bridge_id and not call.detached:
             steps.append(("bridge", self.ari.destroy_bridge(call.bridge_id)))
-        if not call.caller_gone:
+        if not call.caller_gone and not call.detached:
             steps.append(("caller", self.ari.hangup(call.channel_id)))
-        for what, step in steps:
-            try:
-                await step
-            except AriError as e:
-                if e.status != 404:  # already gone is fine
-                    log.warning("telephony: releasing the %s of %s failed: %s", what, call.channel_id, e)
+        for what, e in await bounded(steps, budget):
+            if not isinstance(e, AriError) or e.status != 404:  # already gone is fine
+                log.warning("telephony: releasing the %s of %s failed: %s", what, call.channel_id, e)
+        if call.detached:
+            log.info("telephony: left call %s with the human who has it (bridge %s)", call.channel_id, call.bridge_id)
         if call.stream is not None:
             await call.stream.aclose()
         await call.aclose()
@@ -377,12 +326,59 @@ class StasisApp:
         self.host.bus.publish(CallMonitorChanged(call_id=call.call_id or channel_id, mode=mode))
         return mode
 
+    async def _unless_stopping(self, wait: Awaitable[Any]) -> None:
+        """Wait for ``wait``, or until the engine stops."""
+        waiting = asyncio.ensure_future(wait)
+        stopped = asyncio.ensure_future(self._stopped.wait())
+        try:
+            await asyncio.wait({waiting, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for t in (waiting, stopped):
+                t.cancel()
+            await asyncio.gather(waiting, stopped, return_exceptions=True)
+
+    async def _end_on_stop(self, call: PhoneCall, budget: StopBudget) -> None:
+        """The engine stops: the AI ends (a moment to end its turn, no more), the farewell plays when the AI's
+        media is in the bridge, and the call is released. Done once, by whichever comes first: the stop or the
+        call's own task; the other waits for it."""
+        if call.ending:
+            await call.released.wait()
+            return
+        call.ending = True
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(AI_STOP_WAIT_S):
+                await call.ai_done.wait()
+        transfers = self.transfers.get(call.channel_id)
+        ringing = transfers is not None and transfers.current is not None and transfers.current.state == "ringing"
+        blind = (
+            ringing and transfers is not None and transfers.current is not None and transfers.current.mode == "blind"
+        )
+        if call.backend is not None and call.voice is not None and call.taken_over is None and not blind and not (
+            call.caller_gone or call.detached):  # fmt: skip
+            await say_farewell(self.host, call.context, call.backend, budget, call.channel_id)
+        await self._release(call, budget)
+
     async def stop(self) -> None:
-        """End every phone call (releasing its Asterisk resources) and stop handling events."""
-        self._stopping = True
-        for call in list(self.calls.values()):
-            if call.voice is not None:
-                call.voice.stop("engine stopping")
-        for call in list(self.calls.values()):
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(call.released.wait(), 3.0)
+        """End every phone call and stop handling events, inside ``STOP_BUDGET_S``: the AI stops talking, the
+        caller hears the farewell (when it fits), then caller, media channel and bridge are released. A call a
+        human has (an answered transfer) is left to them: only the engine's own media goes."""
+        if self._budget is None:
+            self._budget = StopBudget()
+            self._stopping = True
+            for call in list(self.calls.values()):
+                transfers = self.transfers.get(call.channel_id)
+                if call.agent_channel_id is None and (transfers is None or not transfers.transferred):
+                    hush(call.voice, "engine stopping")
+                else:  # a human has the call: the engine leaves it to them
+                    call.detached = not call.bridge_done.is_set()
+            self._stopped.set()
+            if self.calls:
+                log.info("telephony: stopping: ending %d phone call(s)", len(self.calls))
+        budget = self._budget
+        ending = [asyncio.ensure_future(self._end_on_stop(c, budget)) for c in list(self.calls.values())]
+        if ending:
+            _done, pending = await asyncio.wait(ending, timeout=budget.left() + 0.1)
+            for t in pending:
+                t.cancel()
+            if pending:
+                log.warning("telephony: %d call(s) were not released within the stop budget", len(pending))

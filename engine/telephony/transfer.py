@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from engine.config.models import AsteriskConfig
 from engine.config.models.tools import TransferTarget
 from engine.telephony.ari import AriClient, AriError
+from engine.telephony.owned import ResourceIds
 from engine.tools.base import ToolResult
 from engine.tools.builtin.transfer import TransferMode
 
@@ -76,9 +77,10 @@ class PhoneTransfers:
 
     def __init__(
         self, ari: AriClient, config: AsteriskConfig, line: Line, own: set[str],
-        spawn: Callable[[Coroutine[Any, Any, None], str], object],
+        spawn: Callable[[Coroutine[Any, Any, None], str], object], ids: ResourceIds | None = None,
     ) -> None:  # fmt: skip
         self.ari = ari
+        self.ids = ids or ResourceIds.for_engine(None, config.app_name)
         self.config = config
         self.line = line
         self.own = own
@@ -98,7 +100,7 @@ class PhoneTransfers:
             return ToolResult.error("This call has already been transferred.")
         if self.current is not None and self.current.state == "ringing":
             return ToolResult.error(f"A transfer to {self.current.name} is already ringing.")
-        xfer = Transfer(name, target, mode, f"ava-xfer-{self.line.channel_id}-{next(_ids)}")
+        xfer = Transfer(name, target, mode, self.ids.make("xfer", self.line.channel_id, next(_ids)))
         self.own.add(xfer.channel_id)
         try:
             await self.ari.originate(
