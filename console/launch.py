@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 #: Set (to the lock file) in the console processes ``--web`` starts: each claims the lock before its engine starts.
 WEB_LOCK_ENV = "AVA_CONSOLE_WEB_LOCK"
+#: Set (to its pid) by the ``--web`` server for the consoles it starts: they end when it is gone.
+WEB_SERVER_ENV = "AVA_CONSOLE_WEB_SERVER"
 #: ``--attach http(s)://…``: the engine's API token when ``--token`` is not given.
 TOKEN_ENV = "AVA_ENGINE_TOKEN"
 #: The URL schemes ``--attach`` takes.
@@ -56,6 +58,11 @@ def make_console(args: argparse.Namespace, path: Path) -> AvaConsole:
     app.http_port = port
     lock = os.environ.get(WEB_LOCK_ENV)
     app.web_lock = Path(lock) if lock else None
+    server = os.environ.get(WEB_SERVER_ENV, "")
+    if lock and server.isdigit():  # a browser tab's console ends with the web server that started it
+        from console.terminal_watch import watch_parent
+
+        watch_parent(int(server))
     return app
 
 
@@ -118,8 +125,11 @@ def serve_web(config_path: Path, access: WebAccess, extra: list[str]) -> None:
 
     os.environ.pop(WEB_TOKEN_ENV, None)  # read into ``access``; the tabs' consoles have no use for it
     os.environ[WEB_LOCK_ENV] = str(web_lock_path(config_path))  # the tabs' consoles inherit it
+    os.environ[WEB_SERVER_ENV] = str(os.getpid())
     args = " ".join(shlex.quote(a) for a in extra)
-    command = f"{shlex.quote(sys.executable)} -m console.app --config {shlex.quote(str(config_path))} {args}"
+    # textual-serve runs the command through a shell: `exec` makes the console the web server's own child, so it
+    # sees the server die (console.terminal_watch.watch_parent) instead of a shell that outlives it
+    command = f"exec {shlex.quote(sys.executable)} -m console.app --config {shlex.quote(str(config_path))} {args}"
     GuardedServer(command.strip(), access).serve()
 
 

@@ -24,6 +24,7 @@ from textual_serve.server import Server
 
 from console.web_access import web_access
 from tests.conftest import children_of
+from tests.integration.test_serve_shutdown import _alive, descendants, wait_for
 
 ENTRY = Path(sys.executable).parent / "ava-console"
 WS_HEADERS = {"Sec-WebSocket-Version": "13"}
@@ -213,3 +214,20 @@ def test_textual_serve_still_builds_its_app_where_the_guard_hooks_in() -> None:
     assert asyncio.iscoroutinefunction(getattr(Server, "_make_app", None)), (
         "textual_serve.server.Server._make_app is gone: console/web_serve.py must hook its guard in elsewhere"
     )
+
+
+async def test_a_killed_web_server_takes_its_tab_consoles_along(web_console: WebConsole) -> None:
+    """A tab's console runs the engine (and its calls and MCP servers): it must not run on, unreachable, when the web
+    server that started it is SIGKILLed."""
+    own = f"http://127.0.0.1:{web_console.port}"
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
+        async with http.get(web_console.url) as r:
+            assert r.status == 200
+        ws = await http.ws_connect(f"ws://127.0.0.1:{web_console.port}/ws?width=80&height=24", origin=own)
+        await asyncio.wait_for(ws.receive(), 60)  # the tab's console is up
+        tab = descendants(web_console.proc.pid)
+        assert tab, "no console process under the web server"
+        os.kill(web_console.proc.pid, signal.SIGKILL)
+        await asyncio.to_thread(
+            wait_for, lambda: not any(_alive(pid) for pid in tab), 30, f"the tab's console to end: {tab}"
+        )
