@@ -27,7 +27,7 @@ from tests.engine.telephony.phone import loud_seconds, speech
 
 ROOT = Path(__file__).resolve().parents[3]
 ENGINE_BIN = str(ROOT / ".venv" / "bin" / "ava-engine")
-FAREWELL = "We are closing now. Goodbye."
+FAREWELL = "Closing now, goodbye."  # 1.6 s: room to spare in the stop budget on a busy machine
 GREETING = " ".join(["Welcome to the help desk, this greeting is long on purpose."] * 12)
 
 
