@@ -51,7 +51,8 @@ from engine.email.mail import (
     new_message_id,
 )
 from engine.email.outbox_db import COLUMNS, PROCESS_TOKEN, connect, decode, owner_alive
-from engine.email.recipients import applied, given_up, initial, pending, to_json, verdict
+from engine.email.recipients import applied, initial, pending, to_json
+from engine.email.retry_policy import after_attempt
 
 __all__ = ["DeliveryError", "Email", "Outbox", "Row", "Transport", "mask_addresses", "new_message_id"]
 
@@ -384,25 +385,19 @@ class Outbox:
         return replace(row, email=replace(email, record=None))
 
     def _settle(self, row: Row, deliveries: tuple[Delivery, ...]) -> Row:
-        """After an attempt: ``sent``, ``failed``, or ``pending`` again with the next attempt backed off (``failed``
-        once the message is ``max_age_s`` old, or after ``max_attempts`` when that is set)."""
-        status, reason = verdict(deliveries)
-        now = self._clock()
-        if status == "pending":
-            e = row.email
+        """After an attempt: ``sent``, ``failed``, or ``pending`` again with the next attempt backed off
+        (``engine.email.retry_policy``)."""
+        step = after_attempt(row, deliveries, self._clock(), self.backoff, self.max_age_s, self.max_attempts)
+        e = row.email
+        if step.retry_at is not None:
             log.info(
-                "e-mail %s (%s) attempt %d failed: %s", e.message_id, e.kind, row.attempts, mask_addresses(reason or "")
+                "e-mail %s (%s) attempt %d failed: %s",
+                e.message_id,
+                e.kind,
+                row.attempts,
+                mask_addresses(step.reason or ""),
             )
-            why = None
-            if now - row.due_since >= self.max_age_s:
-                why = f"gave up after {self.max_age_s / 3600:g} h"
-            elif self.max_attempts is not None and row.attempts >= self.max_attempts:
-                why = f"gave up after {row.attempts} attempts"
-            if why is None:
-                next_at = min(now + self.backoff.delay_s(row.attempts - 1), row.due_since + self.max_age_s)
-                return self._set(row, "pending", next_at=next_at, last_error=reason, deliveries=deliveries)
-            deliveries = given_up(deliveries, why)
-            status, reason = verdict(deliveries)
-        if status == "failed":
-            log.info("e-mail %s (%s) failed: %s", row.email.message_id, row.email.kind, mask_addresses(reason or ""))
-        return self._set(row, status, last_error=reason, deliveries=deliveries)  # type: ignore[arg-type]
+            return self._set(row, "pending", next_at=step.retry_at, last_error=step.reason, deliveries=step.deliveries)
+        if step.status == "failed":
+            log.info("e-mail %s (%s) failed: %s", e.message_id, e.kind, mask_addresses(step.reason or ""))
+        return self._set(row, step.status, last_error=step.reason, deliveries=step.deliveries)
