@@ -388,16 +388,10 @@ class Outbox:
         """After an attempt: ``sent``, ``failed``, or ``pending`` again with the next attempt backed off
         (``engine.email.retry_policy``)."""
         step = after_attempt(row, deliveries, self._clock(), self.backoff, self.max_age_s, self.max_attempts)
-        e = row.email
+        e, reason = row.email, mask_addresses(step.reason or "")
         if step.retry_at is not None:
-            log.info(
-                "e-mail %s (%s) attempt %d failed: %s",
-                e.message_id,
-                e.kind,
-                row.attempts,
-                mask_addresses(step.reason or ""),
-            )
+            log.info("e-mail %s (%s) attempt %d failed: %s", e.message_id, e.kind, row.attempts, reason)
             return self._set(row, "pending", next_at=step.retry_at, last_error=step.reason, deliveries=step.deliveries)
         if step.status == "failed":
-            log.info("e-mail %s (%s) failed: %s", e.message_id, e.kind, mask_addresses(step.reason or ""))
+            log.info("e-mail %s (%s) failed: %s", e.message_id, e.kind, reason)
         return self._set(row, step.status, last_error=step.reason, deliveries=step.deliveries)
