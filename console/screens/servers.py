@@ -392,7 +392,6 @@ class ServersScreen(ConsoleScreen):
     @work(thread=True, group="config", name="server-import")
     def prepare_import(self, path: str, plaintext: bool = False) -> None:
         from engine.config import ConfigDocument, ConfigError, McpImportError, import_mcp_json
-        from engine.config.mcp_import import store_secrets
 
         try:
             doc = ConfigDocument.load(self.capp.config_path)
@@ -408,13 +407,36 @@ class ServersScreen(ConsoleScreen):
         if not result.added:
             self.app.call_from_thread(self.notify, "\n".join(result.summary()), title="import")
             return
+        if result.asks:  # VS Code inputs not in the keyring yet: the operator types them in a form first
+            self.app.call_from_thread(self._ask_inputs, doc, result, path, plaintext)
+        else:
+            self.app.call_from_thread(self._save_import, doc, result, path, plaintext)
+
+    def _ask_inputs(self, doc: Any, result: Any, path: str, plaintext: bool) -> None:
+        from console.screens.import_dialog import InputsScreen
+
+        def answered(values: list[str] | None) -> None:
+            if values is None:
+                self.notify("import cancelled: nothing written", title="import")
+                return
+            for ask, value in zip(list(result.asks), values, strict=True):
+                result.answer(ask, value)
+            self._save_import(doc, result, path, plaintext)
+
+        self.app.push_screen(InputsScreen(list(result.asks)), answered)
+
+    def _save_import(self, doc: Any, result: Any, path: str, plaintext: bool) -> None:
+        from engine.config.mcp_import import check_import, store_secrets
+
+        def before_write() -> None:  # check's validation first: a refusal writes nothing, keyring included
+            check_import(doc, result)
+            store_secrets(result)
+
         title = f"Import {len(result.added)} server(s) from {path}: {', '.join(result.added)}"
         if result.secrets:
             title += f" (to the keyring: {', '.join(sorted(result.secrets))})"
-        hide = _literal_values(result.added) if plaintext else ()
-        self.app.call_from_thread(
-            save_document, self.capp, doc, title, hide=hide, before_write=lambda: store_secrets(result)
-        )
+        hide = [*(_literal_values(result.added) if plaintext else ()), *result.secrets.values()]
+        save_document(self.capp, doc, title, hide=hide, before_write=before_write)
 
 
 def _literal_values(servers: dict[str, dict[str, Any]]) -> list[str]:

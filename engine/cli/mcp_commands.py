@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 from typing import Any
 
@@ -64,7 +63,14 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--plaintext-secrets",
         action="store_true",
-        help="keep credential-looking env/header values in the YAML as written (default: move them to the keyring)",
+        help="keep credentials (env/header values, in arguments and URLs) in the YAML as written (default: move them "
+        "to the keyring)",
+    )
+    p.add_argument(
+        "--no-input",
+        action="store_true",
+        help="never ask for VS Code input values: when one is not in the keyring yet, write nothing and list what "
+        "to set with `ava-engine secrets set NAME`",
     )
     p.set_defaults(func=cmd_import)
     p = sub.add_parser("serve", help="run the engine headless (HTTP API; reloads on SIGHUP and file change)")
@@ -184,6 +190,7 @@ class LenientEnv(dict[str, str]):
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    """Import, ask for the inputs (or list them), run check's validation, then save; or write nothing and say why."""
     from engine.config import ConfigDocument, McpImportError, import_mcp_json, resolve_config_path
     from engine.config.mcp_import import store_secrets
 
@@ -194,31 +201,106 @@ def cmd_import(args: argparse.Namespace) -> int:
         result = import_mcp_json(doc, args.file, plaintext_secrets=args.plaintext_secrets)
     except McpImportError as e:
         raise UsageError(str(e)) from e
+    why: str | None = None
     stored: list[str] = []
     if result.added and not args.dry_run:
-        stored = store_secrets(result)  # SecretsError (exit 1, nothing written) when there is no keyring
-        # validate the file's shape without requiring every ${VAR} / ${keyring:NAME} to be set yet
-        doc.save(env=LenientEnv(os.environ), lookup_secret=lambda name: "(not set yet)")
-    out = {
+        if result.keyring_problem and result.secrets:
+            store_secrets(result)  # SecretsError: exit 1 saying how, nothing written
+        if not args.no_input and sys.stdin.isatty():
+            _ask_inputs(result)
+        why = _unset_inputs(result) or _check(doc, result, config_path)
+        if why is None:
+            stored = store_secrets(result)
+            doc.save(validate=False)  # _check validated this very text against the keyring-to-be
+    written = bool(result.added) and not args.dry_run and why is None
+    out: dict[str, Any] = {
         "config": str(config_path),
-        "added": sorted(result.added),
+        "added": sorted(result.added) if written or args.dry_run else [],
         "unchanged": result.unchanged,
         "conflicts": result.conflicts,
         "renamed": result.renamed,
         "problems": result.problems,
         "keyring": stored if not args.dry_run else sorted(result.secrets),
-        "written": bool(result.added) and not args.dry_run,
+        "needs": [
+            {"secret": name, "input": a.prompt.id, "description": a.prompt.description, "server": sid}
+            for a in result.asks
+            for name, sid in zip(a.names, a.servers, strict=True)
+        ],
+        "written": written,
     }
+    if why is not None:
+        out["error"] = why
     if args.json:
         print_json(out)
     else:
-        for line in result.summary():
-            print(line)
+        if why is None:
+            for line in result.summary():
+                print(line)
         for line in result.warnings():
             print(f"warning: {line}", file=sys.stderr)
-        if result.added and args.dry_run:
+        if why is not None:
+            print(f"error: {why}", file=sys.stderr)
+        elif result.added and args.dry_run:
             print("(dry run: nothing written)")
+            for line in result.how_to_set():
+                print(f"  needs: {line}")
+    if why is not None:
+        return 1
     return 1 if result.conflicts and not result.added else 0
+
+
+def _ask_inputs(result: Any) -> None:
+    """Ask on the terminal for each ``${input:ID}`` value (passwords without echo); the answers are masked in all
+    further output."""
+    import getpass
+
+    from engine.cli.common import REDACTOR, CommandFailed
+
+    for ask in list(result.asks):
+        p = ask.prompt
+        text = f"{p.description or 'value'} (input {p.id!r} of mcp.servers.{', '.join(ask.servers)})"
+        text += f" [{' / '.join(p.options)}]" if p.options else ""
+        text += f" (default {p.default})" if p.default else ""
+        if p.password:
+            value = getpass.getpass(f"{text}: ", stream=sys.stderr)
+        else:
+            sys.stderr.write(f"{text}: ")
+            sys.stderr.flush()
+            value = sys.stdin.readline().rstrip("\r\n")
+        value = value or p.default or ""
+        if p.options and value not in p.options:
+            raise CommandFailed(f"input {p.id!r}: {value!r} is not one of {', '.join(p.options)}; nothing written")
+        if not value:
+            raise CommandFailed(f"no value given for the input {p.label()}; nothing written")
+        REDACTOR.update([value])
+        result.answer(ask, value)
+
+
+def _unset_inputs(result: Any) -> str | None:
+    """Why nothing can be written yet: the inputs nobody gave a value for, each with the command that sets it."""
+    if not result.asks:
+        return None
+    lines = "\n".join(f"  {line}" for line in result.how_to_set())
+    return (
+        f"nothing written: {result.source} asks for {len(result.asks)} value(s) (VS Code inputs) and no terminal "
+        f"answered (or --no-input); store each in the keyring, then import again:\n{lines}"
+    )
+
+
+def _check(doc: Any, result: Any, config_path: Any) -> str | None:
+    """What ``ava-engine check`` would refuse in the config as it would be saved (None: it passes)."""
+    from engine.config import ConfigError
+    from engine.config.mcp_import import check_import
+    from engine.providers.base import ProviderError
+    from engine.providers.factory import create_provider
+
+    try:
+        settings = check_import(doc, result)
+        for name, cfg in settings.providers.items():
+            create_provider(name, cfg, base_dir=config_path.parent)
+    except (ConfigError, ProviderError) as e:
+        return f"nothing written: the config would not pass `ava-engine check`:\n{e}"
+    return None
 
 
 async def cmd_serve(args: argparse.Namespace) -> int:

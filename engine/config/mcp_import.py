@@ -4,18 +4,22 @@ Why it exists: users already have servers configured in other MCP clients; retyp
 the one importer: ``ava-engine import-mcp-json FILE`` and the console's Servers screen (``i``) both call
 ``import_mcp_json``, so they add the same servers and say the same things.
 
+Files are JSON or JSONC (``engine.config.mcp_vscode``: comments, trailing commas, size and nesting bounded).
 Entries become ``mcp.servers.<id>`` configs (stdio: command/args/env/cwd; http/sse: url/headers), ids normalised to
-``[a-z][a-z0-9_]*`` (at most 32 characters), VS Code ``${input:NAME}`` / ``${env:VAR}`` references turned into the
-config's own ``${keyring:NAME}`` / ``${VAR}``, ``"disabled": true`` into ``enabled: false``. Every entry is checked
-against the config model; a bad entry is skipped with a problem naming it, the rest are imported. Merging never
-overwrites: an id that exists with a different config is a reported conflict, one with the same config is
-``unchanged`` (importing a file twice adds nothing).
+``[a-z][a-z0-9_]*`` (at most 32 characters), VS Code variables turned into the config's syntax (``${input:ID}`` into
+``${keyring:SERVERID_ID}``, whose value ``ImportResult.asks`` says to ask for; ``${env:VAR}`` into ``${VAR}``;
+``${workspaceFolder}`` into the file's workspace folder), ``"disabled": true`` into ``enabled: false``. Every
+entry is checked against the config model; a bad entry is skipped with a problem naming it, the rest are imported.
+Merging never overwrites: an id that exists with a different config is a reported conflict, one with the same
+config is ``unchanged`` (importing a file twice adds nothing).
 
 Credentials never land in the YAML by default: an env or header value that looks like one (``looks_like_secret``)
 becomes ``${keyring:SERVERID_KEY}`` and its value waits in ``ImportResult.secrets`` until the caller writes the
-file (``store_secrets``, just before the save). Only ``plaintext_secrets=True`` (the operator's explicit choice)
-keeps them as written. A keyring name already holding a different value is never overwritten: that server is a
-conflict.
+file (``store_secrets``, just before the save); so do credentials inside arguments and URLs
+(``engine.config.mcp_credentials``). Only ``plaintext_secrets=True`` (the operator's explicit choice) keeps them as
+written. A keyring name already holding a different value is never overwritten: that server is a conflict.
+``check_import`` runs the validation ``ava-engine check`` runs on the document as it would be saved (seeing the
+values about to enter the keyring): a caller that saves only after it passes never writes a config check refuses.
 """
 
 from __future__ import annotations
@@ -23,9 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,17 @@ from pydantic import ValidationError
 
 from engine.config.document import ConfigDocument
 from engine.config.errors import format_path
+from engine.config.mcp_credentials import move_embedded_secrets
+from engine.config.mcp_import_result import Ask, ImportPlan, ImportResult
+from engine.config.mcp_vscode import (
+    MAX_BYTES,
+    InputPrompt,
+    JsoncError,
+    UnknownVariable,
+    Variables,
+    load_jsonc,
+    read_inputs,
+)
 from engine.config.models import FieldError, McpServerConfig
 from engine.config.models.mcp import normalise_name
 from engine.config.secrets import (
@@ -40,14 +53,17 @@ from engine.config.secrets import (
     backend_problem,
     get_secret,
     looks_like_secret,
+    lookup_secret,
     secret_name_for,
     set_secret,
 )
 
 __all__ = [
+    "Ask",
     "ImportPlan",
     "ImportResult",
     "McpImportError",
+    "check_import",
     "import_mcp_json",
     "keyring_clash",
     "merge_plan",
@@ -58,54 +74,12 @@ __all__ = [
     "store_secrets",
 ]
 
-_INPUT = re.compile(r"\$\{input:([^}]+)\}")
-_ENV = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 _HTTP_KINDS = {"http": "http", "sse": "sse", "streamable-http": "http", "streamablehttp": "http"}
 MAX_SERVER_ID = 32
 
 
 class McpImportError(ValueError):
     """The file is not an MCP client config this importer understands (the message names the file and where)."""
-
-
-@dataclass
-class ImportPlan:
-    """What a file holds: server configs by id, the names that became other ids, entries skipped and why."""
-
-    servers: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: original name -> the id it got (only when they differ)
-    renamed: dict[str, str] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)
-
-
-@dataclass
-class ImportResult:
-    """What an import did to a config document (nothing is written: the caller saves)."""
-
-    source: str
-    added: dict[str, dict[str, Any]]
-    unchanged: list[str]
-    conflicts: list[str]
-    renamed: dict[str, str]
-    problems: list[str]
-    #: keyring name -> value, stored by ``store_secrets`` when the caller writes the file (never printed)
-    secrets: dict[str, str] = field(default_factory=dict, repr=False)
-    #: why the keyring cannot take ``secrets`` (no backend): the caller must not write the file
-    keyring_problem: str | None = None
-
-    def summary(self) -> list[str]:
-        """One line per fact, the same wherever the import ran (CLI output, console notification)."""
-        lines = [f"added mcp.servers.{sid} ({cfg['transport']})" for sid, cfg in sorted(self.added.items())]
-        lines += [f"  {name!r} became the id {sid!r}" for name, sid in self.renamed.items()]
-        lines += [f"  secret {name} goes to the OS keyring" for name in sorted(self.secrets)]
-        lines += [f"unchanged mcp.servers.{sid}" for sid in self.unchanged]
-        if not self.added:
-            lines.append(f"nothing added from {self.source}")
-        return lines
-
-    def warnings(self) -> list[str]:
-        """Conflicts (never overwritten) and entries that were skipped or partly imported."""
-        return [*self.conflicts, *self.problems]
 
 
 def normalise_server_id(raw: str) -> str:
@@ -120,27 +94,32 @@ def normalise_server_id(raw: str) -> str:
     return sid
 
 
-def _refs(value: Any) -> str:
-    """VS Code's ``${input:NAME}`` and ``${env:VAR}`` as the config's ``${keyring:NAME}`` and ``${VAR}``."""
-    text = _INPUT.sub(lambda m: "${keyring:" + m.group(1).strip() + "}", str(value))
-    return _ENV.sub(lambda m: "${" + m.group(1) + "}", text)
-
-
-def _str_map(raw: Any, where: str, problems: list[str]) -> dict[str, str]:
+def _str_map(raw: Any, where: str, problems: list[str], refs: Callable[[Any], str]) -> dict[str, str]:
     if raw is None:
         return {}
     if not isinstance(raw, Mapping):
         problems.append(f"{where}: must be an object of strings; ignored")
         return {}
-    return {str(k): _refs(v) for k, v in raw.items()}
+    return {str(k): refs(v) for k, v in raw.items()}
 
 
-def _convert(name: str, entry: Any, problems: list[str]) -> dict[str, Any] | None:
+def _convert(name: str, sid: str, entry: Any, problems: list[str], variables: Variables) -> dict[str, Any] | None:
     """One entry as a config, or None (with the reason in ``problems``)."""
     where = f"server {name!r}"
     if not isinstance(entry, Mapping):
         problems.append(f"{where}: is not an object; skipped")
         return None
+    try:
+        return _entry(where, entry, problems, lambda value: variables.convert(sid, value))
+    except UnknownVariable as e:
+        variables.used.pop(sid, None)
+        problems.append(f"{where}: {e}; skipped")
+        return None
+
+
+def _entry(
+    where: str, entry: Mapping[str, Any], problems: list[str], _refs: Callable[[Any], str]
+) -> dict[str, Any] | None:
     kind = str(entry.get("type") or entry.get("transport") or "").strip().lower()
     url = entry.get("url") or entry.get("serverUrl")
     out: dict[str, Any]
@@ -153,7 +132,7 @@ def _convert(name: str, entry: Any, problems: list[str]) -> dict[str, Any] | Non
             problems.append(f"{where}: 'args' must be a list; skipped")
             return None
         out = {"transport": "stdio", "command": [_refs(command), *(_refs(a) for a in args)]}
-        if env := _str_map(entry.get("env"), f"{where}.env", problems):
+        if env := _str_map(entry.get("env"), f"{where}.env", problems, _refs):
             out["env"] = env
         if entry.get("cwd"):
             out["cwd"] = _refs(entry["cwd"])
@@ -164,7 +143,7 @@ def _convert(name: str, entry: Any, problems: list[str]) -> dict[str, Any] | Non
             problems.append(f"{where}: 'url' must be a string; skipped")
             return None
         out = {"transport": _HTTP_KINDS.get(kind, "http"), "url": _refs(url)}
-        if headers := _str_map(entry.get("headers"), f"{where}.headers", problems):
+        if headers := _str_map(entry.get("headers"), f"{where}.headers", problems, _refs):
             out["headers"] = headers
     elif kind and kind not in ("stdio", *_HTTP_KINDS):
         problems.append(f"{where}: unknown server type {kind!r} (stdio, http, sse or streamable-http); skipped")
@@ -189,18 +168,23 @@ def _convert(name: str, entry: Any, problems: list[str]) -> dict[str, Any] | Non
     return out
 
 
-def parse_mcp_json(text: str, source: str = "<json>") -> ImportPlan:
-    """Read a Claude Desktop / Cursor / VS Code MCP config into server configs (nothing is merged yet)."""
+def parse_mcp_json(text: str, source: str = "<json>", file: Path | None = None) -> ImportPlan:
+    """Read a Claude Desktop / Cursor / VS Code MCP config into server configs (nothing is merged yet).
+
+    ``file`` is where the text came from: ``${workspaceFolder}`` resolves against it (default: the current folder).
+    """
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise McpImportError(f"{source}:{e.lineno}: not valid JSON: {e.msg} (column {e.colno})") from None
+        data = load_jsonc(text, source)
+    except JsoncError as e:
+        raise McpImportError(str(e)) from None
     if not isinstance(data, Mapping):
         raise McpImportError(f"{source}: the top level must be a JSON object")
     servers: Any = None
+    holder: Mapping[str, Any] = data
     for path in (("mcpServers",), ("servers",), ("mcp", "servers")):
         node: Any = data
         for key in path:
+            holder = node if isinstance(node, Mapping) else {}
             node = node.get(key) if isinstance(node, Mapping) else None
         if node is not None:
             servers = node
@@ -208,6 +192,8 @@ def parse_mcp_json(text: str, source: str = "<json>") -> ImportPlan:
     if not isinstance(servers, Mapping):
         raise McpImportError(f"{source}: no 'mcpServers' (Claude Desktop, Cursor) or 'servers' (VS Code) object found")
     plan = ImportPlan()
+    plan.inputs = read_inputs(holder.get("inputs"), source, plan.problems)
+    variables = Variables(file or Path(source if source != "<json>" else "mcp.json"), plan.inputs)
     for name, entry in servers.items():
         try:
             sid = normalise_server_id(str(name))
@@ -217,12 +203,13 @@ def parse_mcp_json(text: str, source: str = "<json>") -> ImportPlan:
         if sid in plan.servers:
             plan.problems.append(f"server {name!r}: its id {sid!r} is already used by another entry; skipped")
             continue
-        cfg = _convert(str(name), entry, plan.problems)
+        cfg = _convert(str(name), sid, entry, plan.problems, variables)
         if cfg is None:
             continue
         plan.servers[sid] = cfg
         if sid != name:
             plan.renamed[str(name)] = sid
+    plan.used_inputs = variables.used
     return plan
 
 
@@ -248,7 +235,9 @@ def read_mcp_json(path: str | os.PathLike[str]) -> str:
     """The file's text, or ``McpImportError`` naming the file and what is wrong with it."""
     p = Path(path).expanduser()
     try:
-        return p.read_text(encoding="utf-8")
+        with p.open("rb") as f:
+            data = f.read(MAX_BYTES + 1)  # never more: load_jsonc refuses anything larger
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise McpImportError(f"{p}: is not UTF-8 text") from None
     except OSError as e:
@@ -264,13 +253,16 @@ def import_mcp_json(
     entries and conflicts with servers already in ``doc`` are in the result.
     """
     source = os.fspath(path)
-    plan = parse_mcp_json(read_mcp_json(path), source)
+    plan = parse_mcp_json(read_mcp_json(path), source, Path(path).expanduser())
     pending: dict[str, dict[str, str]] = {}
     if not plaintext_secrets:
         pending = {sid: move_secrets(sid, cfg) for sid, cfg in plan.servers.items()}
+        for sid, cfg in plan.servers.items():
+            move_embedded_secrets(sid, cfg, pending[sid])
     existing = doc.get(("mcp", "servers"), None) or {}
     to_add, unchanged, conflicts = merge_plan(existing, plan)
-    problem = backend_problem() if any(pending.get(sid) for sid in to_add) else None
+    needs_ring = any(pending.get(sid) or plan.used_inputs.get(sid) for sid in to_add)
+    problem = backend_problem() if needs_ring else None
     secrets: dict[str, str] = {}
     for sid in list(to_add):
         clash = None if problem else keyring_clash(pending.get(sid, {}))
@@ -283,7 +275,34 @@ def import_mcp_json(
             continue
         secrets.update(pending.get(sid, {}))
         doc.set_server(sid, to_add[sid])
-    return ImportResult(source, to_add, unchanged, conflicts, plan.renamed, plan.problems, secrets, problem)
+    result = ImportResult(source, to_add, unchanged, conflicts, plan.renamed, plan.problems, secrets, problem)
+    if problem is None:
+        result.asks = _asks(plan, to_add)
+    return result
+
+
+def _asks(plan: ImportPlan, added: Mapping[str, Any]) -> list[Ask]:
+    """The inputs the added servers use whose keyring names hold nothing yet (one ask per input id)."""
+    by_input: dict[str, list[tuple[str, str]]] = {}
+    for sid in added:
+        for name, input_id in plan.used_inputs.get(sid, {}).items():
+            if get_secret(name) is None:
+                by_input.setdefault(input_id, []).append((name, sid))
+    return [
+        Ask(plan.inputs.get(input_id, InputPrompt(input_id)), tuple(n for n, _ in uses), tuple(s for _, s in uses))
+        for input_id, uses in by_input.items()
+    ]
+
+
+def check_import(doc: ConfigDocument, result: ImportResult, env: Mapping[str, str] | None = None) -> Any:
+    """The validation ``ava-engine check`` runs, on ``doc`` as it would be saved, seeing the import's secrets as
+    if they were in the keyring already; ``ConfigError`` says what would fail (the caller writes nothing then).
+    Returns the ``Settings``."""
+
+    def lookup(name: str) -> str:
+        return result.secrets[name] if name in result.secrets else lookup_secret(name)
+
+    return doc.validate(env=os.environ if env is None else env, lookup_secret=lookup)
 
 
 def move_secrets(sid: str, cfg: dict[str, Any], secret_keys: frozenset[str] = frozenset()) -> dict[str, str]:

@@ -40,12 +40,14 @@ CLAUDE = {
         "odd": {"type": "websocket", "url": "ws://127.0.0.1:9"},
     }
 }
-VSCODE = {
-    "servers": {
-        "gh": {"type": "streamable-http", "url": "http://127.0.0.1:9/mcp"},
-        "py": {"type": "stdio", "command": "python3", "args": ["-m", "srv"], "env": {"KEY": "${env:PY_KEY}"}},
-    }
+VSCODE = """{
+  // JSONC, as VS Code writes .vscode/mcp.json
+  "servers": {
+    "gh": {"type": "streamable-http", "url": "http://127.0.0.1:9/mcp"},
+    "py": {"type": "stdio", "command": "python3", "args": ["-m", "srv"], "env": {"KEY": "${env:PY_KEY}"},},
+  },
 }
+"""
 
 
 def _config(path: Path, source: Path) -> Path:
@@ -62,7 +64,7 @@ def _servers(path: Path) -> dict[str, Any]:
     return json.loads(json.dumps(parse_yaml(path.read_text(), str(path))["mcp"]["servers"]))
 
 
-def _cli_import(config: Path, src: Path) -> dict[str, Any]:
+def _cli_import(config: Path, src: Path, code: int = 0) -> dict[str, Any]:
     fixtures = str(Path(__file__).resolve().parents[1] / "fixtures")
     env = {
         **os.environ,
@@ -79,7 +81,7 @@ def _cli_import(config: Path, src: Path) -> dict[str, Any]:
         timeout=60,
         check=False,
     )
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == code, proc.stderr
     out: dict[str, Any] = json.loads(proc.stdout)
     return out
 
@@ -88,14 +90,14 @@ def _cli_import(config: Path, src: Path) -> dict[str, Any]:
 async def test_cli_and_console_import_the_same_servers(
     config_path: Path, tmp_path: Path, memory_keyring: MemoryKeyring, monkeypatch: pytest.MonkeyPatch, wait: Any
 ) -> None:
-    set_secret("files-token", "t")  # the console validates the saved file against the keyring
-    set_secret("remote-key", "k")
+    set_secret("MY_FILES_FILES_TOKEN", "t")  # ${input:files-token} of "My Files", set beforehand: nothing to ask
     monkeypatch.setenv("PY_KEY", "k")
     files = []
-    for name, doc in (("claude_desktop_config.json", CLAUDE), ("mcp.json", VSCODE)):
+    for name, doc in (("claude_desktop_config.json", json.dumps(CLAUDE)), ("mcp.json", VSCODE)):
         files.append(tmp_path / name)
-        files[-1].write_text(json.dumps(doc))
+        files[-1].write_text(doc)
     (tmp_path / "cli").mkdir()
+    (tmp_path / "cli" / "keyring.json").write_text(json.dumps({"ava-console\x00MY_FILES_FILES_TOKEN": "t"}))
     cli_config = _config(tmp_path / "cli" / "config.yaml", config_path)
     shutil.copy(tmp_path / "script.yaml", tmp_path / "cli" / "script.yaml")
     console_config = _config(config_path, config_path)
@@ -126,7 +128,10 @@ async def test_cli_and_console_import_the_same_servers(
     servers = _servers(console_config)
     assert servers == _servers(cli_config)
     assert servers["remote"] == {"url": "http://127.0.0.1:9/other", "transport": "http"}  # never overwritten
-    assert servers["my_files"]["env"] == {"TOKEN": "${keyring:files-token}", "API_KEY": "${keyring:MY_FILES_API_KEY}"}
+    assert servers["my_files"]["env"] == {
+        "TOKEN": "${keyring:MY_FILES_FILES_TOKEN}",
+        "API_KEY": "${keyring:MY_FILES_API_KEY}",
+    }
     assert memory_keyring.store[("ava-console", "MY_FILES_API_KEY")] == "sk-proj-0a1b2c3d4e5f6a7b8c9d"
     assert "sk-proj" not in console_config.read_text() + cli_config.read_text()
     assert servers["legacy"] == {"transport": "sse", "url": "http://127.0.0.1:9/sse", "enabled": False}
@@ -134,3 +139,52 @@ async def test_cli_and_console_import_the_same_servers(
     assert servers["gh"] == {"transport": "http", "url": "http://127.0.0.1:9/mcp"}
     shown = "\n".join(notes)
     assert all(w in shown for w in cli_warnings)  # the same messages, word for word
+
+
+INPUTS = """// .vscode/mcp.json
+{
+  "inputs": [{"type": "promptString", "id": "api-key", "description": "Weather API key", "password": true},],
+  "servers": {
+    "weather": {"command": "python3", "args": ["-m", "weather", "--root", "${workspaceFolder}"],
+                "env": {"WEATHER_KEY": "${input:api-key}"}},
+  },
+}
+"""
+
+
+@pytest.mark.slow
+async def test_the_console_asks_for_the_inputs_in_its_form(
+    config_path: Path, tmp_path: Path, memory_keyring: MemoryKeyring, wait: Any
+) -> None:
+    (tmp_path / "proj" / ".vscode").mkdir(parents=True)
+    src = tmp_path / "proj" / ".vscode" / "mcp.json"
+    src.write_text(INPUTS)
+    (tmp_path / "cli").mkdir()
+    cli_config = _config(tmp_path / "cli" / "config.yaml", config_path)
+    shutil.copy(tmp_path / "script.yaml", tmp_path / "cli" / "script.yaml")
+    before = cli_config.read_text()
+    out = _cli_import(cli_config, src, code=1)  # no terminal: the same input, named, nothing written
+    assert [n["secret"] for n in out["needs"]] == ["WEATHER_API_KEY"] and cli_config.read_text() == before
+    console_config = _config(config_path, config_path)
+
+    app = AvaConsole(console_config)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait(pilot, lambda: app.engine_running)
+        await pilot.press("f3")
+        await wait(pilot, lambda: type(app.screen).__name__ == "ServersScreen")
+        await pilot.press("i")
+        await wait(pilot, lambda: app.focused is not None and app.focused.id == "import-path")
+        await paste(pilot, str(src))
+        await pilot.press("enter")
+        await wait(pilot, lambda: app.focused is not None and app.focused.id == "import-input-0")
+        await paste(pilot, "wk-0123456789abcdef")
+        await pilot.press("enter")
+        await wait(pilot, lambda: type(app.screen).__name__ == "DiffScreen")
+        assert "wk-0123456789abcdef" not in app.screen.diff + app.screen.title_text  # type: ignore[attr-defined]
+        await pilot.press("y")
+        await wait(pilot, lambda: "weather" in _servers(console_config), within=20)
+
+    weather = _servers(console_config)["weather"]
+    assert weather["env"] == {"WEATHER_KEY": "${keyring:WEATHER_API_KEY}"}
+    assert weather["command"][-1] == str((tmp_path / "proj").resolve())
+    assert memory_keyring.store[("ava-console", "WEATHER_API_KEY")] == "wk-0123456789abcdef"

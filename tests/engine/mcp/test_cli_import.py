@@ -96,6 +96,7 @@ def _import_claude_and_vscode_json(config: Path, tmp_path: Path, capsys: Any, ri
             }
         )
     )
+    ring.store[("ava-console", "REMOTE_REMOTE_KEY")] = "k"  # the ${input:remote-key} value, set beforehand
     code, out = run(capsys, "--config", str(config), "--json", "import-mcp-json", str(claude))
     assert code == 0
     assert out["added"] == ["my_files", "remote"] and out["renamed"] == {"My Files": "my_files"}
@@ -103,7 +104,7 @@ def _import_claude_and_vscode_json(config: Path, tmp_path: Path, capsys: Any, ri
     assert any("broken" in p for p in out["problems"])
     text = config.read_text()
     assert "# my config" in text and "# the fixture" in text  # comments preserved
-    assert "${keyring:remote-key}" in text
+    assert "${keyring:REMOTE_REMOTE_KEY}" in text
     assert "${keyring:MY_FILES_TOKEN}" in text and "abc" not in text and out["keyring"] == ["MY_FILES_TOKEN"]
     assert ring.store[("ava-console", "MY_FILES_TOKEN")] == "abc"
     from engine.config.loader import load_settings_text
