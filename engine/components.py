@@ -192,24 +192,26 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
         spawn=engine.spawn,
         elicit=desk.elicit,
     )
-    components.append(McpHost(services, lambda: engine.settings, engine.spawn))
+    host = McpHost(services, lambda: engine.settings, engine.spawn)
+    components.append(host)
 
     async def restart_http() -> None:
         if http is not None and http.port is not None:
             await http.stop()
             await http.start()
 
-    components.append(
-        McpEndpoint(  # the engine's own /mcp (engine.mcp_server)
-            settings=lambda: engine.settings,
-            registry=engine.registry,
-            runner=engine.executor,
-            bus=engine.bus,
-            metrics=engine.metrics,
-            spawn=engine.spawn,
-            restart_http=restart_http,
-        )
+    endpoint = McpEndpoint(  # the engine's own /mcp (engine.mcp_server)
+        settings=lambda: engine.settings,
+        registry=engine.registry,
+        runner=engine.executor,
+        bus=engine.bus,
+        metrics=engine.metrics,
+        spawn=engine.spawn,
+        restart_http=restart_http,
+        upstream=host,
     )
+    components.append(endpoint)
+    services.on_notification = endpoint.handlers.relay.on_upstream  # servers' logs and updates reach its clients
     from engine.telephony.component import Telephony  # Asterisk calls (ARI), when asterisk.enabled
 
     components.append(

@@ -20,7 +20,7 @@ import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import mcp.types as types
 from mcp import Client
@@ -39,6 +39,8 @@ from engine.mcp.stderr import StderrCapture
 from engine.mcp.transports import ProcessWatch, build_client, kill_process_group, report_spawn, signal_group
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 #: A paginating server that never stops cannot hang discovery.
 MAX_PAGES = 100
@@ -115,6 +117,8 @@ class Connection:
         self.auth: Any = None
         #: Checks structured results against the listed output schemas (in place of the SDK's slower check).
         self.results = ResultChecks()
+        #: Gets the server's log messages and resource updates: the engine's MCP endpoint relays them.
+        self.on_notification: Callable[[str, types.ServerNotification], Awaitable[None]] | None = None
 
     # ------------------------------------------------------------------------------------------- lifecycle
 
@@ -220,6 +224,12 @@ class Connection:
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification):
             self._on_list_changed()
+        elif isinstance(message, types.LoggingMessageNotification | types.ResourceUpdatedNotification):
+            if self.on_notification is not None:
+                try:
+                    await self.on_notification(self.server_id, message)
+                except Exception as e:  # a relay bug must not end the server's connection
+                    log.debug("server %s: relaying %s failed: %s", self.server_id, type(message).__name__, e)
         elif isinstance(message, ValueError):  # a line or event that is not a valid JSON-RPC message
             self.malformed_messages += 1
             log.warning("server %s sent a malformed message: %s", self.server_id, str(message)[:200])
@@ -333,6 +343,11 @@ class Connection:
             if guard is not None:
                 guard.cancel()
         uncancel(task, killed + forced)  # the request swallowed a cancellation of ours and answered anyway
+        return result
+
+    async def ask(self, request: Callable[[Client], Awaitable[T]]) -> T:
+        """Any other request to the server (resources, prompts, completion), ended like a call if the server dies."""
+        result: T = await self._race(request(self._require()))
         return result
 
     async def list_tools(self) -> list[types.Tool]:

@@ -16,7 +16,7 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,6 +84,8 @@ class HostServices:
     names: NameBook = field(default_factory=NameBook)
     #: Answers servers' mid-call questions (engine.elicitation.desk); None: the client offers no elicitation.
     elicit: Elicit | None = None
+    #: Gets every server's log messages and resource updates (server id, notification): the MCP endpoint's relay.
+    on_notification: Callable[[str, types.ServerNotification], Awaitable[None]] | None = None
 
 
 class Supervisor(ToolRegistration):
@@ -262,6 +264,7 @@ class Supervisor(ToolRegistration):
             elicit=self.services.elicit,
         )
         self._attempt_conn = conn
+        conn.on_notification = self.services.on_notification
         if self._stop.is_set():
             conn.stop_soon()
         helpers: list[asyncio.Task[Any]] = []

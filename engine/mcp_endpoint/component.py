@@ -8,7 +8,8 @@ initialize handshake and ``Mcp-Session-Id`` sessions; 2026-07-28 clients are ser
 manager (it routes on the ``MCP-Protocol-Version`` header).
 
 It gets the registry, the execution path (``ToolRunner``), bus, metrics, a settings getter, the engine's ``spawn``
-for the manager's task, and a ``restart_http`` callback for when its path moves — not the engine.
+for the manager's task, a ``restart_http`` callback for when its path moves, and the MCP host (``upstream``: whose
+servers' resources, prompts and notifications it passes on) — not the engine.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from starlette.responses import JSONResponse
 from engine.config.models import McpEndpointConfig, Settings
 from engine.config.models.engine import split_host
 from engine.events import EventBus
+from engine.mcp_endpoint.proxy import Upstream
 from engine.mcp_endpoint.server import EndpointTools, ToolRunner, build_server, calls_counter
 from engine.metrics import Metrics
 from engine.tasks import Spawn
@@ -77,13 +79,15 @@ class McpEndpoint:
         metrics: Metrics,
         spawn: Spawn,
         restart_http: Callable[[], Awaitable[None]] | None = None,
+        upstream: Upstream | None = None,
     ) -> None:
         self._settings = settings
         self._spawn = spawn
         self._restart_http = restart_http
         self.handlers = EndpointTools(
-            lambda: settings().engine.mcp_server, registry, runner, bus, metrics, calls_counter(metrics)
-        )
+            lambda: settings().engine.mcp_server, registry, runner, bus, metrics, calls_counter(metrics),
+            upstream=lambda: upstream,
+        )  # fmt: skip
         http = settings().engine.http
         self.security = security_settings(self.config, http.host, http.allowed_hosts, http.allowed_origins)
         self._guard = TransportSecurityMiddleware(self.security)
@@ -162,6 +166,7 @@ class McpEndpoint:
         self._stop = stop
         self._task = self._spawn(self._serve(manager, stop, ready), name="mcp-endpoint")
         await ready
+        self.handlers.relay.start()
         log.info("engine MCP endpoint serving %d tool(s) at %s", len(self.config.expose), self.config.path)
 
     async def _serve(
@@ -180,6 +185,7 @@ class McpEndpoint:
             self._manager = None
 
     async def stop(self) -> None:
+        self.handlers.relay.stop()
         self._manager = None
         task, self._task = self._task, None
         if self._stop is not None:

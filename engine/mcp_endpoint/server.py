@@ -1,4 +1,4 @@
-"""The MCP server object behind the engine's own endpoint: tools/list and tools/call over the engine's tools.
+"""The MCP server object behind the engine's own endpoint: the engine's tools, and what its MCP servers offer.
 
 Why it exists: other agents call the engine's tools through MCP, and they must get exactly what the engine's own
 models get. ``tools/list`` publishes each exposed tool's ``ToolDefinition.schema()`` unchanged (optional stays
@@ -7,11 +7,16 @@ through ``engine.executor.execute`` — the one execution path, with its argumen
 violation, its events and metrics — allowed exactly the exposed set, under the endpoint's per-tool timeout.
 Every outcome the calling model should read (bad arguments, limits, timeouts, tool errors) is an ``isError``
 result; only a name this endpoint does not serve is a protocol error (``-32602``, as the MCP spec asks).
+A tool of an MCP server keeps that server's annotations, and its progress and log messages reach the caller.
+Resources, prompts and completion of the servers behind are ``engine.mcp_endpoint.proxy``'s; log levels,
+subscriptions and relayed notifications ``engine.mcp_endpoint.relay``'s.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import warnings
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -19,19 +24,37 @@ from mcp import MCPError
 from mcp.server.caching import CacheHint
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types import (
     INVALID_PARAMS,
     CallToolRequestParams,
     CallToolResult,
+    CompleteRequestParams,
+    CompleteResult,
+    EmptyResult,
+    GetPromptRequestParams,
+    GetPromptResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
     ListToolsResult,
     PaginatedRequestParams,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    SetLevelRequestParams,
+    SubscribeRequestParams,
     Tool,
+    ToolAnnotations,
+    UnsubscribeRequestParams,
 )
 from prometheus_client import Counter
 
 import engine
-from engine.events import EventBus
+from engine.event_bus import Subscription
+from engine.events import EventBus, ToolProgressed
 from engine.mcp_endpoint.limits import CallLimits
+from engine.mcp_endpoint.proxy import Catalog, Upstream
+from engine.mcp_endpoint.relay import Relay, quiet
 from engine.mcp_endpoint.results import bind_progress, to_call_tool_result, unbind_progress
 from engine.metrics import Metrics
 from engine.tools.base import ToolResult
@@ -83,6 +106,7 @@ class EndpointTools:
         bus: EventBus,
         metrics: Metrics,
         calls: Counter,
+        upstream: Callable[[], Upstream | None] = lambda: None,
     ) -> None:
         self._config = config
         self.registry = registry
@@ -91,6 +115,8 @@ class EndpointTools:
         self.metrics = metrics
         self.limits = CallLimits()
         self._calls = calls
+        self.catalog = Catalog(upstream)
+        self.relay = Relay(self._pass_subscription)
 
     @property
     def config(self) -> McpEndpointConfig:
@@ -104,9 +130,12 @@ class EndpointTools:
             if entry is None:
                 continue
             d = entry.tool.definition
+            hints = getattr(entry.tool, "annotations", None)  # an MCP server's own (engine.mcp.tool.MCPTool)
             out.append(
-                Tool(name=d.name, description=d.description, input_schema=d.schema(), output_schema=OUTPUT_SCHEMA)
-            )
+                Tool(name=d.name, title=getattr(entry.tool, "title", None), description=d.description,
+                     input_schema=d.schema(), output_schema=OUTPUT_SCHEMA,
+                     annotations=ToolAnnotations.model_validate(hints) if hints else None)
+            )  # fmt: skip
         return out
 
     async def on_list_tools(
@@ -139,26 +168,118 @@ class EndpointTools:
         if timeout_ms:
             key = f"tool_timeouts_ms.{name}" if name in cfg.tool_timeouts_ms else "timeout_ms"
             limit = timeout_ms / 1000, f"the MCP endpoint's timeout (engine.mcp_server.{key}: {timeout_ms})"
-        try:  # the executor's own deadline: its one timeout result and event, named after this limit
-            return await self.runner.execute(
-                None, name, args, tool_call_id=tool_call_id, allowed=frozenset(cfg.expose), limit=limit
-            )
+        entry = self.registry.get(name)
+        server = entry.tool.definition.server if entry is not None else None
+        if not server:
+            try:  # the executor's own deadline: its one timeout result and event, named after this limit
+                return await self.runner.execute(
+                    None, name, args, tool_call_id=tool_call_id, allowed=frozenset(cfg.expose), limit=limit
+                )
+            finally:
+                unbind_progress(token)
+        # A tool of an MCP server: its progress (published as ToolProgressed) and log messages reach the caller.
+        progress = self.bus.subscribe(types={ToolProgressed.type})
+        forward = asyncio.ensure_future(_forward_progress(progress, tool_call_id, ctx))
+        try:
+            with self.relay.running(server, ctx):
+                return await self.runner.execute(
+                    None, name, args, tool_call_id=tool_call_id, allowed=frozenset(cfg.expose), limit=limit
+                )
         finally:
             unbind_progress(token)
+            progress.close()  # the forwarder sends what is queued, then ends
+            await asyncio.wait({forward})
+
+    # ------------------------------------------------------------------------------------------ the servers behind
+
+    async def on_list_resources(
+        self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
+    ) -> ListResourcesResult:
+        return ListResourcesResult(resources=await self.catalog.resources())
+
+    async def on_list_resource_templates(
+        self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
+    ) -> ListResourceTemplatesResult:
+        return ListResourceTemplatesResult(resource_templates=await self.catalog.templates())
+
+    async def on_read_resource(
+        self, ctx: ServerRequestContext[Any, Any], params: ReadResourceRequestParams
+    ) -> ReadResourceResult:
+        return await self.catalog.read(str(params.uri))
+
+    async def on_subscribe(self, ctx: ServerRequestContext[Any, Any], params: SubscribeRequestParams) -> EmptyResult:
+        uri = str(params.uri)
+        await self.relay.watch(ctx, uri, await self.catalog.route(uri))
+        return EmptyResult()
+
+    async def on_unsubscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: UnsubscribeRequestParams
+    ) -> EmptyResult:
+        await self.relay.unwatch(ctx, str(params.uri))
+        return EmptyResult()
+
+    async def _pass_subscription(self, server: str, uri: str, on: bool) -> None:
+        session_call = "subscribe_resource" if on else "unsubscribe_resource"  # deprecated by 2026, spoken by 2025
+        await self.catalog.ask("resources", server, lambda c: quiet(getattr(c.session, session_call), uri))
+
+    async def on_list_prompts(
+        self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
+    ) -> ListPromptsResult:
+        return ListPromptsResult(prompts=await self.catalog.prompts())
+
+    async def on_get_prompt(
+        self, ctx: ServerRequestContext[Any, Any], params: GetPromptRequestParams
+    ) -> GetPromptResult:
+        return await self.catalog.get_prompt(params)
+
+    async def on_completion(self, ctx: ServerRequestContext[Any, Any], params: CompleteRequestParams) -> CompleteResult:
+        return await self.catalog.complete(params)
+
+    async def on_set_level(self, ctx: ServerRequestContext[Any, Any], params: SetLevelRequestParams) -> EmptyResult:
+        self.relay.set_level(ctx, params.level)
+        return EmptyResult()
+
+
+async def _forward_progress(sub: Subscription, tool_call_id: str, ctx: ServerRequestContext[Any, Any]) -> None:
+    async for event in sub:
+        if isinstance(event, ToolProgressed) and event.tool_call_id == tool_call_id:
+            try:
+                await ctx.session.report_progress(event.progress, event.total, event.message)
+            except Exception as e:  # the caller left: the call still ends as it would
+                log.debug("progress for %s not delivered: %s", tool_call_id, e)
+                return
 
 
 def build_server(handlers: EndpointTools) -> Server[Any]:
-    """A lowlevel SDK server serving only tools (ping and server/discover come with the SDK)."""
-    return Server(
-        SERVER_NAME,
-        version=engine.__version__,
-        title="AVA engine tools",
-        instructions="Tools of an AVA voice-agent engine. Results carry {status, message, data}.",
-        # The tool list follows the engine's registry (MCP servers come and go): never serve it from a cache.
-        cache_hints={"tools/list": CacheHint(ttl_ms=0, scope="private")},
-        on_list_tools=handlers.on_list_tools,
-        on_call_tool=handlers.on_call_tool,
-    )
+    """A lowlevel SDK server: the engine's tools, the servers' resources, prompts, completion and logging (ping
+    and server/discover come with the SDK)."""
+    # The lists follow the engine's registry and its MCP servers (they come and go): never served from a cache.
+    fresh = CacheHint(ttl_ms=0, scope="private")
+    with warnings.catch_warnings():  # logging/setLevel: deprecated by 2026-07-28, still what 2025 clients speak
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        return Server(
+            SERVER_NAME,
+            version=engine.__version__,
+            title="AVA engine tools",
+            instructions="Tools of an AVA voice-agent engine. Results carry {status, message, data}.",
+            cache_hints={
+                "tools/list": fresh,
+                "prompts/list": fresh,
+                "resources/list": fresh,
+                "resources/templates/list": fresh,
+            },
+            on_list_tools=handlers.on_list_tools,
+            on_call_tool=handlers.on_call_tool,
+            on_list_resources=handlers.on_list_resources,
+            on_list_resource_templates=handlers.on_list_resource_templates,
+            on_read_resource=handlers.on_read_resource,
+            on_subscribe_resource=handlers.on_subscribe,
+            on_unsubscribe_resource=handlers.on_unsubscribe,
+            on_list_prompts=handlers.on_list_prompts,
+            on_get_prompt=handlers.on_get_prompt,
+            on_completion=handlers.on_completion,
+            on_set_logging_level=handlers.on_set_level,
+        )
 
 
 def calls_counter(metrics: Metrics) -> Counter:

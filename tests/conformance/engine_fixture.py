@@ -4,6 +4,8 @@ Why it exists: the official conformance suite (``@modelcontextprotocol/conforman
 and calls tools with fixed names (``test_simple_text``, ``test_image_content`` …). Here each of them is an engine
 ``FunctionTool`` registered in the engine's registry and served by ``engine.mcp_server`` — so the suite checks the
 real path (endpoint → ``engine.executor.execute`` → ToolResult → CallToolResult), not a separate toy server.
+Resources, prompts, completion and the logging tool come from an MCP server configured behind the engine
+(``upstream.py``), so the suite checks the endpoint passing them on.
 
 Run by hand: ``.venv/bin/python tests/conformance/engine_fixture.py`` prints the URL and serves until Ctrl-C.
 """
@@ -140,14 +142,18 @@ def conformance_tools() -> list[FunctionTool]:
 
 
 def conformance_settings(port: int = 0) -> Settings:
-    """HTTP on 127.0.0.1 (port 0 = any free port), the endpoint at /mcp without a token (the suite sends none)."""
-    names = [t.name for t in conformance_tools()]
+    """HTTP on 127.0.0.1 (port 0 = any free port), the endpoint at /mcp without a token (the suite sends none);
+    behind it MCP server ``test`` (upstream.py): the suite's resources, prompts, completion and logging tool."""
+    from upstream import server_config  # beside this file; it imports this module
+
+    names = [t.name for t in conformance_tools()] + ["test_tool_with_logging", "test_logging_tool"]
     return Settings.model_validate(
         {
             "engine": {
                 "http": {"host": "127.0.0.1", "port": port},
                 "mcp_server": {"enabled": True, "path": "/mcp", "expose": names, "requests_per_minute": 10_000},
-            }
+            },
+            "mcp": {"servers": {"test": server_config()}},
         }
     )
 

@@ -8,7 +8,8 @@ import pytest
 from engine_fixture import conformance_engine, endpoint_url
 from run_conformance import SPEC_VERSIONS, missing_prerequisite, run_suite
 
-#: Scenarios that apply to a tools endpoint and must have run with every check passing (not merely baselined).
+#: Scenarios that apply to the endpoint (tools, and what the servers behind it offer) and must have run with every
+#: check passing (not merely baselined).
 MUST_PASS = {
     "2025-11-25": [
         "server-initialize",
@@ -25,6 +26,20 @@ MUST_PASS = {
         "json-schema-2020-12",
         "server-sse-multiple-streams",
         "dns-rebinding-protection",
+        "logging-set-level",
+        "completion-complete",
+        "tools-call-with-logging",
+        "resources-list",
+        "resources-read-text",
+        "resources-read-binary",
+        "resources-templates-read",
+        "resources-subscribe",
+        "resources-unsubscribe",
+        "prompts-list",
+        "prompts-get-simple",
+        "prompts-get-with-args",
+        "prompts-get-embedded-resource",
+        "prompts-get-with-image",
     ],
     "2026-07-28": [
         "tools-list",
@@ -38,6 +53,18 @@ MUST_PASS = {
         "json-schema-2020-12",
         "dns-rebinding-protection",
         "http-header-validation",
+        "completion-complete",
+        "resources-list",
+        "resources-read-text",
+        "resources-read-binary",
+        "resources-templates-read",
+        "sep-2164-resource-not-found",
+        "prompts-list",
+        "prompts-get-simple",
+        "prompts-get-with-args",
+        "prompts-get-embedded-resource",
+        "prompts-get-with-image",
+        "caching",
     ],
 }
 

@@ -10,8 +10,11 @@ from typing import Any
 import pytest
 
 HERE = str(Path(__file__).resolve().parent)
-if HERE not in sys.path:
-    sys.path.insert(0, HERE)
+#: The conformance fixtures' MCP server (upstream.py) is the server behind the endpoint in test_proxy.py.
+CONFORMANCE = str(Path(__file__).resolve().parents[2] / "conformance")
+for folder in (CONFORMANCE, HERE):
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
 
 from mcp_endpoint_helpers import Calls, Served, endpoint_settings, make_tools  # noqa: E402
 

@@ -1,0 +1,222 @@
+"""What the endpoint's clients hear between requests: log messages at their level, and resource updates.
+
+Why it exists: the servers behind the engine log (``notifications/message``) and announce changed resources
+(``notifications/resources/updated``); the endpoint's clients should hear both, as they would talking to the
+server directly, and the engine's own MCP warnings (a server that crashed, a listing that failed) too.
+
+* ``logging/setLevel`` sets a session's level (``info`` until it does). A server's log message goes to every
+  endpoint call running one of that server's tools, on that call's stream (2026-07-28 clients get it only when
+  the call asked with ``_meta`` ``logLevel``: the SDK drops it otherwise), and to the sessions that set a level,
+  on their standalone stream; the engine's warnings (``engine.mcp*`` loggers) go to those sessions too. The
+  logger name says which server spoke (``{server}/{logger}``); only messages at or above the level pass.
+* ``resources/subscribe`` is passed on to the server (once per URI, however many sessions watch it) and its
+  updates relayed to the sessions that subscribed; the last ``resources/unsubscribe`` is passed on too.
+
+Sessions are known by their ``Mcp-Session-Id`` (handshake era; the 2026 era has neither method), at most
+``MAX_SESSIONS`` of them (the oldest forgotten first); one that cannot be reached any more is forgotten.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import warnings
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, get_args
+
+from mcp.server.context import ServerRequestContext
+from mcp.server.session import ServerSession
+from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.types import LoggingLevel, LoggingMessageNotification, ResourceUpdatedNotification, ServerNotification
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+LEVELS: tuple[LoggingLevel, ...] = get_args(LoggingLevel)
+DEFAULT_LEVEL: LoggingLevel = "info"
+MAX_SESSIONS = 1000
+#: The engine's loggers whose warnings reach the clients that set a level.
+ENGINE_LOGGERS = ("engine.mcp", "engine.mcp_endpoint")
+_PY_LEVELS: dict[int, LoggingLevel] = {logging.CRITICAL: "critical", logging.ERROR: "error", logging.WARNING: "warning"}
+
+
+def quiet(method: Callable[..., Awaitable[T]], *args: Any, **kw: Any) -> Awaitable[T]:
+    """Call one of the SDK's methods deprecated by 2026-07-28 (logging, resources/subscribe) that the 2025 era still
+    speaks, without its warning (the warning fires on the call; the awaiting happens outside the filter)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        return method(*args, **kw)
+
+
+def at_least(level: LoggingLevel, floor: LoggingLevel) -> bool:
+    return LEVELS.index(level) >= LEVELS.index(floor)
+
+
+def session_key(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    request = ctx.request
+    headers = getattr(request, "headers", None)
+    return headers.get("mcp-session-id") if headers is not None else None
+
+
+@dataclass
+class _Session:
+    session: ServerSession
+    level: LoggingLevel = DEFAULT_LEVEL
+    level_set: bool = False
+    #: Exposed URI -> (server, the server's URI).
+    watching: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+Subscribe = Callable[[str, str, bool], Awaitable[None]]
+
+
+class Relay:
+    def __init__(self, subscribe: Subscribe) -> None:
+        #: Passes (un)subscriptions on: (server, the server's URI, True to subscribe).
+        self._subscribe = subscribe
+        self._sessions: OrderedDict[str, _Session] = OrderedDict()
+        self._watchers: dict[tuple[str, str], int] = {}
+        self._calls: dict[str, dict[int, ServerRequestContext[Any, Any]]] = {}  # server -> its calls, by id
+        self._handler: _EngineWarnings | None = None
+
+    def _session(self, ctx: ServerRequestContext[Any, Any]) -> _Session | None:
+        key = session_key(ctx)
+        if key is None:
+            return None
+        entry = self._sessions.get(key)
+        if entry is None:
+            entry = self._sessions[key] = _Session(ctx.session)
+            while len(self._sessions) > MAX_SESSIONS:
+                self._forget(next(iter(self._sessions)))
+        self._sessions.move_to_end(key)
+        return entry
+
+    def level_of(self, ctx: ServerRequestContext[Any, Any]) -> LoggingLevel:
+        entry = self._sessions.get(session_key(ctx) or "")
+        return entry.level if entry is not None else DEFAULT_LEVEL
+
+    # ------------------------------------------------------------------------------------------ handlers
+
+    def set_level(self, ctx: ServerRequestContext[Any, Any], level: LoggingLevel) -> None:
+        entry = self._session(ctx)
+        if entry is not None:
+            entry.level, entry.level_set, entry.session = level, True, ctx.session
+
+    async def watch(self, ctx: ServerRequestContext[Any, Any], uri: str, route: tuple[str, str]) -> None:
+        entry = self._session(ctx)
+        if entry is None or uri in entry.watching:
+            return
+        if self._watchers.get(route, 0) == 0:
+            await self._subscribe(*route, True)
+        entry.watching[uri] = route
+        entry.session = ctx.session
+        self._watchers[route] = self._watchers.get(route, 0) + 1
+
+    async def unwatch(self, ctx: ServerRequestContext[Any, Any], uri: str) -> None:
+        entry = self._session(ctx)
+        route = entry.watching.pop(uri, None) if entry is not None else None
+        if route is not None:
+            await self._release(route)
+
+    async def _release(self, route: tuple[str, str]) -> None:
+        left = self._watchers.get(route, 0) - 1
+        if left > 0:
+            self._watchers[route] = left
+            return
+        self._watchers.pop(route, None)
+        try:
+            await self._subscribe(*route, False)
+        except Exception as e:  # the server went away meanwhile: nothing left to unsubscribe
+            log.debug("unsubscribing %s from %s failed: %s", route[1], route[0], e)
+
+    def _forget(self, key: str) -> None:
+        entry = self._sessions.pop(key, None)
+        if entry is not None:
+            for route in entry.watching.values():
+                asyncio.get_running_loop().create_task(self._release(route))
+
+    @contextmanager
+    def running(self, server: str, ctx: ServerRequestContext[Any, Any]) -> Iterator[None]:
+        """An endpoint call running a tool of ``server``: that server's log messages go to its stream."""
+        calls = self._calls.setdefault(server, {})
+        calls[id(ctx)] = ctx
+        try:
+            yield
+        finally:
+            calls.pop(id(ctx), None)
+
+    # ------------------------------------------------------------------------------------------ relaying
+
+    async def on_upstream(self, server: str, note: ServerNotification) -> None:
+        """The MCP host's hook (``HostServices.on_notification``)."""
+        if isinstance(note, LoggingMessageNotification):
+            p = note.params
+            logger = f"{server}/{p.logger}" if p.logger else server
+            await self.log(p.level, p.data, logger, server)
+        elif isinstance(note, ResourceUpdatedNotification):
+            route = (server, str(note.params.uri))
+            for key, entry in list(self._sessions.items()):
+                for uri in [u for u, r in entry.watching.items() if r == route]:
+                    await self._send(key, entry.session.send_resource_updated(uri))
+
+    async def log(self, level: LoggingLevel, data: Any, logger: str, server: str | None = None) -> None:
+        reached: set[str] = set()
+        for ctx in list(self._calls.get(server, {}).values()) if server is not None else []:
+            key = session_key(ctx)
+            if key is not None:
+                reached.add(key)
+            if at_least(level, self.level_of(ctx)):
+                with suppress(Exception):  # the call ended meanwhile
+                    await quiet(ctx.session.send_log_message, level, data, logger, related_request_id=ctx.request_id)
+        for key, entry in list(self._sessions.items()):
+            if entry.level_set and key not in reached and at_least(level, entry.level):
+                await self._send(key, quiet(entry.session.send_log_message, level, data, logger))
+
+    async def _send(self, key: str, sending: Awaitable[None]) -> None:
+        try:
+            await sending
+        except Exception as e:  # the session ended: forget it
+            log.debug("MCP endpoint session %s is gone: %s", key, e)
+            self._forget(key)
+
+    # ------------------------------------------------------------------------------------------ engine warnings
+
+    def start(self) -> None:
+        if self._handler is None:
+            self._handler = _EngineWarnings(self, asyncio.get_running_loop())
+            for name in ENGINE_LOGGERS:
+                logging.getLogger(name).addHandler(self._handler)
+
+    def stop(self) -> None:
+        if self._handler is not None:
+            for name in ENGINE_LOGGERS:
+                logging.getLogger(name).removeHandler(self._handler)
+            self._handler = None
+
+
+class _EngineWarnings(logging.Handler):
+    """The engine's MCP warnings as ``notifications/message`` (from any thread; sent on the engine's loop)."""
+
+    def __init__(self, relay: Relay, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(logging.WARNING)
+        self.relay = relay
+        self.loop = loop
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.name == __name__ or self.loop.is_closed():
+            return
+        level: LoggingLevel = next((v for k, v in _PY_LEVELS.items() if record.levelno >= k), "warning")
+        try:
+            text = record.getMessage()
+        except Exception:  # a bad format string: the record as logged
+            text = str(record.msg)
+        self.loop.call_soon_threadsafe(self._spawn, level, text, record.name)
+
+    def _spawn(self, level: LoggingLevel, text: str, logger: str) -> None:
+        task = self.loop.create_task(self.relay.log(level, text, f"ava-engine/{logger}"))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
