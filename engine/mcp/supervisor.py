@@ -43,6 +43,7 @@ from engine.mcp.oauth import (
     sign_in_hint,
     wait_for_sign_in,
 )
+from engine.mcp.passthrough import offer
 from engine.mcp.registration import ToolRegistration
 from engine.mcp.results import to_tool_result
 from engine.mcp.stderr import StderrCapture
@@ -409,6 +410,7 @@ class Supervisor(ToolRegistration):
             if message is None:
                 raise
             return ToolResult("error", self.services.redact(message) if self.services.redact else message)
+        offer(result)  # its media, whole, for the engine's MCP endpoint when it is the caller
         return to_tool_result(result, tool.speech)
 
     # ------------------------------------------------------------------------------------------- status

@@ -5,15 +5,16 @@ result's speakable ``message``, ``structuredContent`` is ``{status, message, dat
 every status but ``success`` (so a rejected argument or a timeout is a result the calling model can read, not a
 protocol error). A tool that really produces media may put MCP content blocks under ``data["mcp_content"]``
 (a list of content-block objects as the MCP spec writes them); they follow the message in ``content`` and are left
-out of ``structuredContent``. ``report_progress`` lets any tool tell an MCP caller how far it is; it does nothing
-when the tool runs for anything else (a phone call, the CLI).
+out of ``structuredContent``; so do the media of an MCP server's tool, as that server sent them (its ``data`` has
+them summarised). ``report_progress`` lets any tool tell an MCP caller how far it is; it does nothing when the tool
+runs for anything else (a phone call, the CLI).
 """
 
 from __future__ import annotations
 
 import contextvars
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import pydantic
@@ -64,7 +65,8 @@ def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str, ensure_ascii=False))
 
 
-def to_call_tool_result(result: ToolResult) -> CallToolResult:
+def to_call_tool_result(result: ToolResult, passed: Sequence[ContentBlock] = ()) -> CallToolResult:
+    """``passed``: the content blocks an MCP server behind the engine sent (``engine.mcp.passthrough``), whole."""
     data, blocks, problem = _split_content(result.data)
     status = result.status
     message = result.message
@@ -73,4 +75,5 @@ def to_call_tool_result(result: ToolResult) -> CallToolResult:
     structured: dict[str, Any] = {"status": status, "message": message, "data": _jsonable(data)}
     content: list[ContentBlock] = [TextContent(type="text", text=message)]
     content.extend(blocks)
+    content.extend(passed)
     return CallToolResult(content=content, structured_content=structured, is_error=status != "success")

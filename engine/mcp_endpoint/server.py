@@ -52,6 +52,7 @@ from prometheus_client import Counter
 import engine
 from engine.event_bus import Subscription
 from engine.events import EventBus, ToolProgressed
+from engine.mcp.passthrough import collecting
 from engine.mcp_endpoint.limits import CallLimits
 from engine.mcp_endpoint.proxy import Catalog, Upstream
 from engine.mcp_endpoint.relay import Relay, quiet
@@ -155,9 +156,10 @@ class EndpointTools:
             log.info("MCP endpoint refused %s: %s", name, refusal.reason)
             data = {"reason": refusal.reason, "retry_after_s": refusal.retry_after_s}
             return to_call_tool_result(ToolResult("rejected", refusal.message, data))
-        result = await self._run(ctx, name, dict(params.arguments or {}))
+        with collecting() as media:  # the blocks an MCP server sent, whole (the model's data has them summarised)
+            result = await self._run(ctx, name, dict(params.arguments or {}))
         self._calls.labels(name, result.status).inc()
-        return to_call_tool_result(result)
+        return to_call_tool_result(result, media)
 
     async def _run(self, ctx: ServerRequestContext[Any, Any], name: str, args: dict[str, Any]) -> ToolResult:
         cfg = self.config

@@ -16,7 +16,7 @@ import warnings
 from typing import Any
 
 import mcp.types as t
-from engine_fixture import red_pixel_png
+from engine_fixture import red_pixel_png, short_wav
 from mcp import MCPError
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
@@ -146,6 +146,7 @@ def build() -> Server[Any]:
                        annotations=t.ToolAnnotations(read_only_hint=True, title="Logger")),
                 t.Tool(name="logging_tool", description="Logs three times.", input_schema=empty),
                 t.Tool(name="touch_watched", description="Changes the watched resource.", input_schema=empty),
+                t.Tool(name="picture", description="Sends a picture and a sound.", input_schema=empty),
                 t.Tool(name="steps", description="Reports progress twice.", input_schema=empty),
             ]
         )  # fmt: skip
@@ -162,6 +163,14 @@ def build() -> Server[Any]:
             if WATCHED in subscribed:
                 await ctx.session.send_resource_updated(WATCHED)
             return t.CallToolResult(content=[t.TextContent(type="text", text=f"Touched ({len(subscribed)} watching).")])
+        if params.name == "picture":
+            return t.CallToolResult(
+                content=[
+                    t.TextContent(type="text", text="A red pixel and a click."),
+                    t.ImageContent(type="image", data=png, mime_type="image/png"),
+                    t.AudioContent(type="audio", data=short_wav(), mime_type="audio/wav"),
+                ]
+            )
         if params.name == "steps":
             for i in (1, 2):
                 await ctx.session.report_progress(i, 2, f"step {i}")
@@ -187,7 +196,7 @@ def build() -> Server[Any]:
 def server_config(named: bool = True) -> dict[str, Any]:
     """``mcp.servers.test``: this server in process, handshake era (it logs unasked), its tools named as the suite
     names them (``test_tool_with_logging``) when ``named`` (a second copy of the server must not claim them too)."""
-    names = ("tool_with_logging", "logging_tool", "touch_watched", "steps") if named else ()
+    names = ("tool_with_logging", "logging_tool", "touch_watched", "steps", "picture") if named else ()
     return {
         "transport": "inprocess",
         "target": "upstream:build",

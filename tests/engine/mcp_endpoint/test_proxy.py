@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx2
 import pytest
+from engine_fixture import red_pixel_png, short_wav
 from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import (
     INVALID_PARAMS,
+    AudioContent,
     BlobResourceContents,
     ImageContent,
     LoggingMessageNotificationParams,
@@ -30,20 +33,21 @@ from engine.http.server import HttpServer
 
 #: The 2025 era's logging/setLevel and resources/subscribe are what is tested here (deprecated by 2026-07-28).
 pytestmark = pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
-EXPOSED = ["test_tool_with_logging", "test_touch_watched", "test_steps"]
+EXPOSED = ["test_tool_with_logging", "test_touch_watched", "test_steps", "test_picture"]
 MODES = ["legacy", "auto"]
 
 
-def settings() -> Settings:
+def settings(twin: bool = False) -> Settings:
     base = endpoint_settings(expose=EXPOSED).model_dump(mode="json", exclude_unset=True)
     base["engine"]["mcp_server"]["auth_token"] = TOKEN
-    base["mcp"] = {"servers": {"test": server_config()}}
+    base["mcp"] = {"servers": {"test": server_config(), **({"twin": server_config(named=False)} if twin else {})}}
     return Settings.model_validate(base)
 
 
 @pytest.fixture
-async def url() -> AsyncIterator[str]:
-    engine = Engine(settings(), serve_http=True)
+async def url(request: pytest.FixtureRequest) -> AsyncIterator[str]:
+    """The endpoint of an engine with server ``test`` behind it (and its copy ``twin`` when parametrized True)."""
+    engine = Engine(settings(twin=getattr(request, "param", False)), serve_http=True)
     await engine.start()
     try:
         http = next(c for c in engine.components if isinstance(c, HttpServer))
@@ -154,3 +158,45 @@ async def test_progress_and_annotations_of_the_server_behind_reach_the_client(ur
         result = await c.call_tool("test_steps", {}, progress_callback=on_progress)
         assert not result.is_error
         assert seen == [(1, 2, "step 1"), (2, 2, "step 2")]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_images_and_audio_of_the_server_behind_are_passed_through_whole(url: str, mode: str) -> None:
+    async with client(url, mode) as c:
+        result = await c.call_tool("test_picture", {})
+    assert not result.is_error
+    text, image, audio = result.content
+    assert isinstance(text, TextContent) and text.text == "A red pixel and a click."
+    assert isinstance(image, ImageContent) and image.data == red_pixel_png() and image.mime_type == "image/png"
+    assert isinstance(audio, AudioContent) and audio.data == short_wav() and audio.mime_type == "audio/wav"
+    assert result.structured_content is not None and "sha256" in str(result.structured_content["data"])  # the model's
+
+
+@pytest.mark.parametrize("url", [True], indirect=True, ids=["with-twin"])
+async def test_a_uri_two_servers_list_is_wrapped_for_the_second_and_reads_back_from_it(url: str) -> None:
+    async with client(url) as c:
+        listed = {str(r.uri): r for r in (await c.list_resources()).resources}
+        assert listed["test://static-text"].meta == {"io.ava/server": "test"}
+        twin = listed["ava://twin/test://static-text"]
+        assert twin.name == "twin_static-text" and twin.meta == {"io.ava/server": "twin"}
+        read = (await c.read_resource("ava://twin/test://static-text")).contents[0]
+        assert isinstance(read, TextResourceContents) and str(read.uri) == "ava://twin/test://static-text"
+        assert "twin_simple_prompt" in [p.name for p in (await c.list_prompts()).prompts]
+
+
+async def test_the_engines_own_mcp_warnings_reach_a_client_that_set_a_level(url: str) -> None:
+    got: asyncio.Queue[LoggingMessageNotificationParams] = asyncio.Queue()
+
+    async def on_log(params: LoggingMessageNotificationParams) -> None:
+        got.put_nowait(params)
+
+    async with client(url, logging_callback=on_log) as c:
+        await c.set_logging_level("warning")
+        logging.getLogger("engine.mcp.host").info("below the level: not sent")
+        logging.getLogger("engine.mcp.host").error("MCP server files: gave up after 5 restarts")
+        first = await asyncio.wait_for(got.get(), 10)
+    assert (first.level, first.data, first.logger) == (
+        "error",
+        "MCP server files: gave up after 5 restarts",
+        "ava-engine/engine.mcp.host",
+    )
