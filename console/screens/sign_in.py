@@ -10,6 +10,7 @@ dialog cancels a sign-in still waiting. No token ever reaches the console: the e
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import parse_qs, urlsplit
 
 from rich.text import Text
 from textual import on, work
@@ -65,8 +66,10 @@ class SignInScreen(ModalScreen[bool]):
         box.update(url)
         box.display = True
         opened = open_in_browser(url)
+        scopes = " ".join(parse_qs(urlsplit(url).query).get("scope", []))
         self._status(
             ("A browser was opened. " if opened else "Open this URL in a browser. ")
+            + (f"It asks for scopes: {scopes}. " if scopes else "")
             + "Waiting for the authorization server to send it back here (127.0.0.1)…"
         )
 

@@ -4,11 +4,13 @@ Why it exists: a running engine never opens a browser (a server without a usable
 the operator signs in here, once, and the tokens go to the OS keyring where every engine on the machine finds them.
 ``login`` prints the authorization URL (and opens a browser when one can be shown), receives the redirect on a
 loopback listener, stores the tokens and lists the server's tools as a test. ``logout`` deletes the tokens and the
-client registration. Neither ever prints a token: every value read from or written to the keyring joins the
+client registration; a running engine (``serve``, the console) sees either within ``SIGN_IN_POLL_S`` (it reads
+the keyring entry: ``engine.mcp.oauth_watch``). The scopes asked for are named (after a step-up: the new ones too).
+Neither ever prints a token: every value read from or written to the keyring joins the
 process's redactor, whose boundary every line of output passes.
 
-With ``--json``: ``login`` prints one line ``{"server", "authorize_url", "redirect_uri"}`` as soon as the URL is
-known, then the result ``{"server", "signed_in", "expires_at", "can_refresh", "scope", "tools", "elapsed_ms"}``;
+With ``--json``: ``login`` prints one line ``{"server", "authorize_url", "redirect_uri", "scopes"}`` as soon as the
+URL is known, then the result ``{"server", "signed_in", "expires_at", "can_refresh", "scope", "tools", "elapsed_ms"}``;
 ``logout`` prints ``{"server", "signed_out", "had_tokens"}``. Exit 1 when sign-in failed, 2 for an unknown server or
 one without ``auth.oauth``.
 """
@@ -64,11 +66,20 @@ async def cmd_login(args: argparse.Namespace) -> int:
     )
 
     def show(url: str) -> None:
+        scopes = _query(url, "scope").split()
         if args.json:
-            print_json({"server": args.server, "authorize_url": url, "redirect_uri": _redirect_of(url)})
+            print_json(
+                {
+                    "server": args.server,
+                    "authorize_url": url,
+                    "redirect_uri": _query(url, "redirect_uri"),
+                    "scopes": scopes,
+                }
+            )
         else:
-            print(f"Sign in to {args.server} in a browser:\n\n  {url}\n")
-            print(f"Waiting for the redirect to {_redirect_of(url)} (up to {args.timeout:g} s) …")
+            asks = f" (it asks for scopes: {' '.join(scopes)})" if scopes else ""
+            print(f"Sign in to {args.server} in a browser{asks}:\n\n  {url}\n")
+            print(f"Waiting for the redirect to {_query(url, 'redirect_uri')} (up to {args.timeout:g} s) …")
         sys.stdout.flush()
         if not args.no_browser:
             open_in_browser(url)
@@ -85,10 +96,10 @@ async def cmd_login(args: argparse.Namespace) -> int:
     return 0
 
 
-def _redirect_of(url: str) -> str:
+def _query(url: str, name: str) -> str:
     from urllib.parse import parse_qs, urlparse
 
-    return parse_qs(urlparse(url).query).get("redirect_uri", [""])[0]
+    return parse_qs(urlparse(url).query).get(name, [""])[0]
 
 
 async def cmd_logout(args: argparse.Namespace) -> int:

@@ -14,30 +14,40 @@ the engine needs beyond it lives here, and only that:
 - **Refresh before expiry, across restarts.** The SDK treats a token loaded from storage as valid until a 401,
   refreshes only once the expiry has passed, and forgets the discovered token endpoint (a refresh after a restart
   would go to the resource server's origin); here the absolute expiry and the discovered metadata are kept in the
-  keyring record
-  (``engine.mcp.token_store``) and the token counts as expired ``refresh_margin_s`` early, so the SDK refreshes
-  before the server would refuse it. ``keep_fresh`` makes an idle connection refresh on time too (or find out that
-  it cannot, and go to ``needs sign-in``) instead of on its next tool call.
+  keyring record (``engine.mcp.token_store``) and the token counts as expired ``refresh_margin_s`` early, so the
+  SDK refreshes before the server would refuse it. ``oauth_watch.keep_fresh`` makes an idle connection refresh on
+  time too (or find out that it cannot, and go to ``needs sign-in``) instead of on its next tool call.
+- **Pre-registered clients and forgotten registrations** (``engine.mcp.oauth_client``): the client from
+  ``auth.oauth.client_id`` is used as given; a stored registration the authorization server no longer knows
+  (``invalid_client``) is dropped, so the next sign-in registers again.
+- **Scope step-up.** A 403 ``insufficient_scope`` needs a person to consent to more: the server goes to
+  ``needs sign-in`` with the new scopes named, the scopes wanted are kept in the keyring record, and the next sign-in
+  asks for all of them (the configured ``scopes``, the ones granted before and the new ones: SEP-2350's union).
 - **Clear faults.** The SDK's errors are turned into one line naming the server and what went wrong: a 401 without
   any discovery metadata, an unreachable token endpoint, an error answer from the authorization server.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import hashlib
 import logging
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import Any, Final
+from typing import Final
 
 import httpx2
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.auth.exceptions import OAuthFlowError, OAuthRegistrationError, OAuthTokenError
+from mcp.client.auth.utils import (
+    create_client_registration_request,
+    extract_field_from_www_auth,
+    extract_scope_from_www_auth,
+    union_scopes,
+)
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
 from engine.config.models import McpServerConfig
+from engine.mcp.oauth_client import ClientForgotten, client_known, invalid_client, pre_registered
 from engine.mcp.token_store import KeyringTokenStorage
 
 log = logging.getLogger(__name__)
@@ -90,7 +100,7 @@ def client_metadata(cfg: McpServerConfig, redirect_uri: str) -> OAuthClientMetad
         redirect_uris=[redirect_uri],  # type: ignore[list-item]  # pydantic turns the str into AnyUrl
         grant_types=["authorization_code", "refresh_token"],
         response_types=["code"],
-        token_endpoint_auth_method="none",
+        token_endpoint_auth_method="client_secret_basic" if oauth and oauth.client_secret else "none",
         scope=" ".join(oauth.scopes) if oauth and oauth.scopes else None,
     )
 
@@ -120,6 +130,12 @@ class EngineOAuth(OAuthClientProvider):
         #: The last fault of the flow, worded for the operator (None while all is well).
         self.fault: str | None = None
         oauth = cfg.auth.oauth if cfg.auth is not None else None
+        self.cfg_scope = " ".join(oauth.scopes) if oauth and oauth.scopes else None
+        self.pre_registered = pre_registered(cfg, redirect_uri)
+        #: The authorization server answered ``invalid_client`` for the stored registration (now dropped).
+        self.client_forgotten = False
+        #: The scopes a 403 ``insufficient_scope`` of the last request asked for (step-up), else None.
+        self._step_up: str | None = None
         super().__init__(
             server_url=str(cfg.url),
             client_metadata=client_metadata(cfg, redirect_uri),
@@ -132,7 +148,7 @@ class EngineOAuth(OAuthClientProvider):
     # ------------------------------------------------------------------------------------------- expiry
 
     async def _initialize(self) -> None:
-        self.context.client_info = await self.context.storage.get_client_info()
+        self.context.client_info = self.pre_registered or await self.context.storage.get_client_info()
         if self.interactive:  # a sign-in always asks the operator afresh
             self.context.current_tokens = None
         else:
@@ -155,6 +171,9 @@ class EngineOAuth(OAuthClientProvider):
             self.context.token_expiry_time -= _margin(token.expires_in)
 
     async def _handle_token_response(self, response: httpx2.Response) -> None:
+        if response.status_code not in (200, 201) and invalid_client(response.status_code, await response.aread()):
+            self._forget_client()
+            raise ClientForgotten("the authorization server does not know this client (invalid_client)")
         await super()._handle_token_response(response)
         self._early()
         ctx = self.context
@@ -164,11 +183,44 @@ class EngineOAuth(OAuthClientProvider):
         )
 
     async def _handle_refresh_response(self, response: httpx2.Response) -> bool:
+        if response.status_code != 200 and invalid_client(response.status_code, await response.aread()):
+            self._forget_client()
         ok = await super()._handle_refresh_response(response)
         if ok:
             self._early()
             log.info("server %s: OAuth access token refreshed", self.server_id)
         return ok
+
+    def _forget_client(self) -> None:
+        self.client_forgotten = True
+        if self.pre_registered is None:  # a pre-registered one is the administrator's to fix, not ours to drop
+            log.info(
+                "server %s: the authorization server forgot this client; its registration is dropped", self.server_id
+            )
+            self.storage.forget_client()
+            self.context.client_info = None
+
+    async def check_client(self) -> None:
+        """Before the operator is sent to the authorization page: ``ClientForgotten`` when the server no longer
+        knows the stored (dynamically registered) client, which is dropped then."""
+        ctx = self.context
+        if (
+            self.pre_registered is not None
+            or ctx.client_info is None
+            or ctx.client_info.client_id == ctx.client_metadata_url
+        ):
+            return
+        if not await client_known(self):
+            self._forget_client()
+            raise ClientForgotten("the authorization server does not know this client (invalid_client)")
+
+    def wanted_scope(self) -> str | None:
+        """What a sign-in asks for: the configured scopes, then those a step-up asked for (kept in the keyring)."""
+        return union_scopes(self.cfg_scope, self.storage.wanted_scope())
+
+    async def _perform_authorization(self) -> httpx2.Request:
+        self.context.client_metadata.scope = union_scopes(self.context.client_metadata.scope, self.wanted_scope())
+        return await super()._perform_authorization()
 
     def refresh_due_in(self) -> float | None:
         """Seconds until the token should be refreshed (it counts as expired then); None without an expiry."""
@@ -188,12 +240,20 @@ class EngineOAuth(OAuthClientProvider):
     async def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         inner = super()._auth_flow(request)
         waiting_on: httpx2.Request | None = None  # an OAuth request (metadata, token …) sent and not yet answered
+        self._step_up = None
         try:
             outgoing = await inner.__anext__()
             while True:
                 waiting_on = None if outgoing is request else outgoing
+                if self.interactive and self._registering(outgoing):  # register for every scope wanted
+                    ctx = self.context
+                    ctx.client_metadata.scope = union_scopes(ctx.client_metadata.scope, self.wanted_scope())
+                    base = ctx.get_authorization_base_url(ctx.server_url)
+                    outgoing = create_client_registration_request(ctx.oauth_metadata, ctx.client_metadata, base)
                 response = yield outgoing
                 waiting_on = None
+                if outgoing is request:
+                    self._step_up = _step_up_scope(response)
                 outgoing = await inner.asend(response)
         except StopAsyncIteration:
             return
@@ -201,7 +261,9 @@ class EngineOAuth(OAuthClientProvider):
             if self.interactive:
                 self.fault = self.explain(e)
                 raise
-            if isinstance(e, SignInRequired) and self.context.can_refresh_token():
+            if isinstance(e, SignInRequired) and self._step_up is not None:
+                e = SignInRequired(self._more_scope(self._step_up))  # a refresh cannot widen the grant
+            elif isinstance(e, SignInRequired) and self.context.can_refresh_token():
                 # The server refused a token that had not expired (revoked, or the server forgot it): the SDK
                 # would send a person to the browser; a refresh token may still get a new one without anybody.
                 sent = request.headers.get("Authorization")
@@ -232,6 +294,27 @@ class EngineOAuth(OAuthClientProvider):
                 self.fault = self._unreachable(waiting_on)
             await inner.aclose()
 
+    def _registering(self, outgoing: httpx2.Request) -> bool:
+        ctx = self.context
+        if outgoing.method != "POST" or ctx.client_info is not None:
+            return False
+        endpoint = ctx.oauth_metadata.registration_endpoint if ctx.oauth_metadata is not None else None
+        return str(outgoing.url) == str(endpoint) if endpoint else outgoing.url.path == "/register"
+
+    def _more_scope(self, challenged: str) -> str:
+        """Keep the wider scope for the next sign-in; the operator's instruction, naming the new scopes."""
+        tokens = self.context.current_tokens
+        granted = tokens.scope if tokens is not None else None
+        wanted = union_scopes(union_scopes(self.wanted_scope(), granted), challenged) or challenged
+        new = [s for s in challenged.split() if s not in (granted or "").split()] or challenged.split()
+        with contextlib.suppress(Exception):  # a keyring that fails now: the message still names the scopes
+            self.storage.want_scope(wanted)
+        return (
+            f"server {self.server_id} {NEEDS_SIGN_IN} for more access: it asks for scope {' '.join(new) or '?'}; run "
+            f"`ava-engine mcp login {self.server_id}` (or Sign in on the console's Servers screen) to consent to "
+            f"{wanted}"
+        )
+
     def _unreachable(self, request: httpx2.Request) -> str:
         what = "authorization server's token endpoint" if request.method == "POST" else "OAuth metadata URL"
         url = str(request.url).split("?")[0]
@@ -241,8 +324,23 @@ class EngineOAuth(OAuthClientProvider):
         """One line for the operator, naming the server; never a token (the SDK's messages carry none)."""
         sid = self.server_id
         ctx = self.context
+        if isinstance(exc, SignInRequired) and self.client_forgotten:
+            return (
+                f"{exc} (the authorization server no longer knows this client: its registration was dropped and the "
+                "sign-in registers it again)"
+            )
         if isinstance(exc, SignInRequired):
             return str(exc)
+        if isinstance(exc, ClientForgotten) and self.pre_registered is not None:
+            return (
+                f"server {sid}: the authorization server does not accept client_id {self.pre_registered.client_id!r} "
+                f"(mcp.servers.{sid}.auth.oauth.client_id / client_secret): check both with its administrator"
+            )
+        if isinstance(exc, ClientForgotten):
+            return (
+                f"server {sid}: the authorization server no longer knows this client (invalid_client); its "
+                f"registration was dropped: run `ava-engine mcp login {sid}` again to register anew"
+            )
         if isinstance(exc, AuthorizationDenied):
             return f"server {sid}: {exc}"
         if (
@@ -264,6 +362,13 @@ class EngineOAuth(OAuthClientProvider):
         if isinstance(exc, httpx2.TransportError):
             return f"server {sid}: the authorization server did not answer: {type(exc).__name__}"
         return f"server {sid}: OAuth sign-in failed: {type(exc).__name__}: {_short(exc)}"
+
+
+def _step_up_scope(response: httpx2.Response) -> str | None:
+    """The scope a 403 ``insufficient_scope`` challenge asks for (RFC 6750 §3.1), else None."""
+    if response.status_code != 403 or extract_field_from_www_auth(response, "error") != "insufficient_scope":
+        return None
+    return extract_scope_from_www_auth(response) or ""
 
 
 def _short(exc: BaseException) -> str:
@@ -289,61 +394,3 @@ def engine_auth(
     client = storage.client_info()
     redirect = str(client.redirect_uris[0]) if client is not None and client.redirect_uris else PLACEHOLDER_REDIRECT
     return EngineOAuth(server_id, cfg, storage, redirect_uri=redirect, on_needs_sign_in=on_needs_sign_in)
-
-
-async def keep_fresh(auth: EngineOAuth, touch: Callable[[], Awaitable[Any]]) -> None:
-    """Refresh an idle connection's token before it expires: ``touch`` (a cheap request) when the refresh is due;
-    the SDK refreshes on the way, or the flow ends in ``SignInRequired`` and the server in ``needs sign-in``."""
-    while True:
-        due = auth.refresh_due_in()
-        if due is None:
-            return
-        await asyncio.sleep(due + 0.05)
-        try:
-            await touch()
-        except Exception as e:  # the connection's own death or sign-in state is reported by its callbacks
-            log.info("server %s: keeping the token fresh failed: %s", auth.server_id, auth.fault or type(e).__name__)
-            if auth.refresh_due_in() == 0.0:
-                return
-
-
-#: How often a server waiting for sign-in looks for tokens another process (``ava-engine mcp login``) stored.
-SIGN_IN_POLL_S = 2.0
-
-
-def _fingerprint(storage: KeyringTokenStorage) -> str | None:
-    tokens = storage.tokens()
-    return hashlib.sha256(tokens.access_token.encode()).hexdigest() if tokens is not None else None
-
-
-async def wait_for_sign_in(server_id: str, cfg: McpServerConfig, stop: asyncio.Event) -> bool:
-    """Until other tokens than the ones that failed are stored for the server (True), or ``stop`` is set (False).
-
-    A running engine (``serve``, the console) thus picks up a sign-in made with ``ava-engine mcp login`` in another
-    terminal without a restart. Only a digest of the token is kept here; a keyring that cannot be read is retried.
-    """
-    storage = KeyringTokenStorage(server_id, str(cfg.url))
-    try:
-        seen = await asyncio.to_thread(_fingerprint, storage)
-    except Exception:
-        seen = None
-    while not stop.is_set():
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), SIGN_IN_POLL_S)
-            return False
-        try:
-            now = await asyncio.to_thread(_fingerprint, storage)
-        except Exception as e:  # the keyring went away meanwhile: keep waiting
-            log.debug("server %s: reading the keyring failed: %s", server_id, type(e).__name__)
-            continue
-        if now is not None and now != seen:
-            log.info("server %s: new OAuth tokens were stored; connecting", server_id)
-            return True
-    return False
-
-
-def auth_status(storage: KeyringTokenStorage | None) -> dict[str, Any]:
-    """For the status: whether OAuth tokens are stored and when they expire (never a value), as last read — the
-    status never waits for the keyring; ``signed_in`` is None until the server's first attempt read it."""
-    last = storage.last_status if storage is not None else None
-    return {"type": "oauth", **(last or {"signed_in": None})}

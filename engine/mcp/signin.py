@@ -8,7 +8,8 @@ browser's redirect (bounded by ``timeout_s``; a request to the listener without 
 400 page and is otherwise ignored, since any page the browser opens can send one), lets the SDK exchange the code
 and store the tokens in the keyring, then lists the server's tools: a sign-in that returns has been tested. A
 registration made for another redirect URI (the port changed) is dropped first so the server registers the client
-again.
+again; so is one the authorization server no longer knows (checked before the operator is sent to its page, and
+registered again once). A step-up's wider scopes are asked for (``EngineOAuth.wanted_scope``).
 """
 
 from __future__ import annotations
@@ -150,35 +151,27 @@ class SignIn:
             if client_info is not None and listener.redirect_uri not in registered:
                 self.storage.forget_client()  # registered for another redirect URI: register again
 
-            async def redirect(url: str) -> None:
-                listener.expect(url)
-                self.url = url
-                shown = show_url(url)
-                if shown is not None:
-                    await shown
-
-            auth = EngineOAuth(
-                self.server_id,
-                self.cfg,
-                self.storage,
-                redirect_uri=listener.redirect_uri,
-                redirect_handler=redirect,
-                callback_handler=listener.wait,
-            )
-            try:
-                async with asyncio.timeout(self.timeout_s):
-                    tools = await self._connect(auth)
-            except TimeoutError:
-                if auth.fault:
-                    raise SignInError(auth.fault) from None
-                raise SignInError(
-                    f"server {self.server_id}: sign-in not completed within {self.timeout_s:g} s"
-                    f"{' (the browser never came back to ' + listener.redirect_uri + ')' if self.url else ''}"
-                ) from None
-            except SignInError:
-                raise
-            except Exception as e:
-                raise SignInError(auth.fault or f"server {self.server_id}: sign-in failed: {describe(e)}") from e
+            tools: list[str] = []
+            for attempt in (1, 2):  # a second time only after a forgotten registration was dropped
+                auth = self._auth(listener, show_url)
+                try:
+                    async with asyncio.timeout(self.timeout_s):
+                        tools = await self._connect(auth)
+                    break
+                except TimeoutError:
+                    if auth.fault:
+                        raise SignInError(auth.fault) from None
+                    raise SignInError(
+                        f"server {self.server_id}: sign-in not completed within {self.timeout_s:g} s"
+                        f"{' (the browser never came back to ' + listener.redirect_uri + ')' if self.url else ''}"
+                    ) from None
+                except SignInError:
+                    raise
+                except Exception as e:
+                    if auth.client_forgotten and auth.pre_registered is None and attempt == 1:
+                        log.info("server %s: registering this client again", self.server_id)
+                        continue
+                    raise SignInError(auth.fault or f"server {self.server_id}: sign-in failed: {describe(e)}") from e
         status = self.storage.status()
         if not status["signed_in"]:
             raise SignInError(auth.fault or f"server {self.server_id}: the server answered without asking to sign in")
@@ -191,6 +184,25 @@ class SignIn:
             "tools": tools,
             "elapsed_ms": round((time.monotonic() - started) * 1000),
         }
+
+    def _auth(self, listener: LoopbackListener, show_url: Callable[[str], Awaitable[None] | None]) -> EngineOAuth:
+        async def redirect(url: str) -> None:
+            await auth.check_client()  # never send the operator to a page that says "Client ID not found"
+            listener.expect(url)
+            self.url = url
+            shown = show_url(url)
+            if shown is not None:
+                await shown
+
+        auth = EngineOAuth(
+            self.server_id,
+            self.cfg,
+            self.storage,
+            redirect_uri=listener.redirect_uri,
+            redirect_handler=redirect,
+            callback_handler=listener.wait,
+        )
+        return auth
 
     async def _connect(self, auth: EngineOAuth) -> list[str]:
         client = build_client(

@@ -37,12 +37,10 @@ from engine.mcp.oauth import (
     NEEDS_SIGN_IN,
     EngineOAuth,
     SignInRequired,
-    auth_status,
     engine_auth,
-    keep_fresh,
     sign_in_hint,
-    wait_for_sign_in,
 )
+from engine.mcp.oauth_watch import auth_status, tend, wait_for_sign_in
 from engine.mcp.passthrough import offer
 from engine.mcp.registration import ToolRegistration
 from engine.mcp.results import to_tool_result
@@ -229,7 +227,7 @@ class Supervisor(ToolRegistration):
             if self._needs_sign_in is not None:  # waits for the operator: restarting would not help …
                 self._unregister()
                 self._set_state(NEEDS_SIGN_IN, self._needs_sign_in)
-                if not await wait_for_sign_in(self.server_id, self.cfg, self._stop):
+                if self._tokens is None or not await wait_for_sign_in(self._tokens, self._stop):
                     return
                 self.restarts, first = 0, True  # … until a sign-in elsewhere (`mcp login`) stored new tokens
                 continue
@@ -312,8 +310,9 @@ class Supervisor(ToolRegistration):
                     loop.create_task(self._refresher(conn), name=f"mcp:{sid}:refresh"),
                     loop.create_task(self._stability_timer(), name=f"mcp:{sid}:stable"),
                 ]
-                if self._auth is not None:  # refresh an idle server's token on time, or find it cannot be
-                    helpers.append(loop.create_task(keep_fresh(self._auth, conn.list_tools), name=f"mcp:{sid}:oauth"))
+                if self._auth is not None and self._tokens is not None:  # refresh on time; notice a sign-out
+                    oauth = tend(self._auth, self._tokens, conn.list_tools, lambda why: self._sign_in_needed(conn, why))
+                    helpers.append(loop.create_task(oauth, name=f"mcp:{sid}:oauth"))
                 stop_wait = loop.create_task(self._stop.wait(), name=f"mcp:{sid}:stop-wait")
                 helpers.append(stop_wait)
                 await asyncio.wait((conn.dead, stop_wait), return_when=asyncio.FIRST_COMPLETED)

@@ -149,6 +149,16 @@ class KeyringTokenStorage:
         if record.pop("client", None) is not None:
             self._write(record)
 
+    def want_scope(self, scope: str) -> None:
+        """Keep the scopes the next sign-in asks for (a step-up asked for more than was granted)."""
+        record = self._read()
+        record["wanted_scope"] = scope
+        self._write(record)
+
+    def wanted_scope(self) -> str | None:
+        value = self._read().get("wanted_scope")
+        return value if isinstance(value, str) and value else None
+
     def expires_at(self) -> float | None:
         """When the stored access token expires (unix time), None when it did not say or none is stored."""
         value = self._read().get("expires_at")

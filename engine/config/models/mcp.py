@@ -96,6 +96,18 @@ class OAuthConfig(Strict):
     redirect_port: int = Field(
         default=0, ge=0, le=65535, description="Loopback port of the sign-in redirect listener (0 = any free port)."
     )
+    client_id: str | None = Field(
+        default=None,
+        min_length=1,
+        description="A client registered with the authorization server beforehand (no dynamic registration); "
+        "its redirect URI is http://127.0.0.1:PORT/callback (set redirect_port when the server does not accept "
+        "any loopback port, as RFC 8252 asks).",
+    )
+    client_secret: SecretStr | None = Field(
+        default=None,
+        description="The pre-registered client's secret, as ${keyring:NAME} (sent with HTTP Basic "
+        "authentication); none for a public client.",
+    )
 
     @field_validator("scopes")
     @classmethod
@@ -111,6 +123,16 @@ class OAuthConfig(Strict):
         if v is not None and not _CIMD_URL_RE.match(v):
             raise ValueError(f"{v!r} must be an https URL with a path (e.g. https://example.com/ava/client.json)")
         return v
+
+    @model_validator(mode="after")
+    def _client(self) -> OAuthConfig:
+        if self.client_secret is not None and self.client_id is None:
+            raise FieldError("client_secret", "a client_secret needs the client_id it belongs to")
+        if self.client_id is not None and self.client_metadata_url is not None:
+            raise FieldError(
+                "client_metadata_url", "give either client_id (pre-registered) or client_metadata_url (CIMD)"
+            )
+        return self
 
 
 class ServerAuthConfig(Strict):

@@ -56,6 +56,10 @@ class OAuthPeer:
         req = urllib.request.Request(f"{self.rs_base}/control/revoke-access", method="POST")
         urllib.request.urlopen(req, timeout=5).read()
 
+    def forget_clients(self) -> None:
+        req = urllib.request.Request(f"{self.rs_base}/control/forget-clients", method="POST")
+        urllib.request.urlopen(req, timeout=5).read()
+
     def kill(self) -> None:
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
@@ -100,12 +104,18 @@ class Cli:
         return p.returncode, p.stdout, p.stderr
 
     def login(
-        self, server: str, *, browse: bool = True, before_browser: Callable[[dict[str, Any]], None] | None = None
+        self,
+        server: str,
+        *,
+        browse: bool = True,
+        before_browser: Callable[[dict[str, Any]], None] | None = None,
+        timeout_s: float = 300,
     ) -> tuple[int, list[dict[str, Any]], str]:
         """``mcp login SERVER --json``, following the printed URL like a browser; (exit code, JSON lines, stderr).
         ``before_browser`` gets the first line (the URL, the redirect URI) while the listener waits."""
+        argv = ["--config", str(self.config), "--json", "mcp", "login", server, "--no-browser"]
         proc = subprocess.Popen(
-            [str(ENTRY_POINT), "--config", str(self.config), "--json", "mcp", "login", server, "--no-browser"],
+            [str(ENTRY_POINT), *argv, "--timeout", f"{timeout_s:g}"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

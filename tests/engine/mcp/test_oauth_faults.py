@@ -118,7 +118,13 @@ async def test_token_endpoint_down(tmp_path: Path, ring: Path, peers: list[OAuth
         ("{oauth: {scopes: ['two words']}}", "mcp.servers.prot.auth.oauth.scopes", "must be one word"),
         ("{oauth: {client_metadata_url: 'http://example.com/c.json'}}", "client_metadata_url", "https URL"),
         ("{oauth: {redirect_port: 70000}}", "redirect_port", "65535"),
-        ("{oauth: {client_secret: x}}", "mcp.servers.prot.auth.oauth.client_secret", "unknown key"),
+        ("{oauth: {client_secret: x}}", "mcp.servers.prot.auth.oauth.client_secret", "needs the client_id"),
+        (
+            "{oauth: {client_id: a, client_metadata_url: 'https://example.com/c.json'}}",
+            "client_metadata_url",
+            "either client_id",
+        ),
+        ("{oauth: {client_token: x}}", "mcp.servers.prot.auth.oauth.client_token", "unknown key"),
         ("{}", "oauth", "required"),
     ],
 )
