@@ -5,6 +5,8 @@ Why it exists: users find MCP servers on the registry and on package pages, not 
 entry (``engine.config.mcp_add``, shared with the console), moves secret env/header values to the OS keyring as
 ``${keyring:NAME}`` (the importer's ``move_secrets``: never in the YAML), tests the server through the same probe
 as ``mcp test``, shows the diff (no secret in it) and saves through ``ConfigDocument`` (atomic, comments kept).
+A URL that answers 401 with OAuth metadata (``engine.mcp.oauth_probe``) gets ``auth.oauth`` instead of a test, and
+the output says to run ``ava-engine mcp login ID`` (``"sign_in"`` in the JSON).
 
 Exit codes: 0 saved (or shown with nothing to write); 1 the test failed (nothing written unless ``--force``), no
 keyring, or not confirmed; 2 a bad source, a malformed server.json, a duplicate id, missing required inputs.
@@ -102,9 +104,17 @@ def cmd_add(args: argparse.Namespace) -> int:
         hint = "choose another one with --id" if not args.server_id else "choose another --id"
         raise UsageError(f"mcp.servers.{sid} already exists in {config_path}; {hint} (nothing was changed)")
     entry, secrets = _entry_and_secrets(sid, plan)
+    challenge = None if args.no_test else _challenge(entry)
+    sign_in = _sign_in(sid, entry, plan, challenge)
     doc.set_server(sid, entry)
     settings = doc.validate(env=LenientEnv(os.environ), lookup_secret=lambda name: "(not set yet)")
-    report = None if args.no_test else asyncio.run(_test(settings, config_path, sid, entry, secrets))
+    testing = not args.no_test and sign_in is None  # a server that wants a sign-in cannot be tested before it
+    report = asyncio.run(_test(settings, config_path, sid, entry, secrets)) if testing else None
+    if report is not None and not report["ok"] and challenge is not None:  # a 401 without any OAuth metadata
+        report["error"] = (
+            "the server answered 401 (it wants credentials) but publishes no OAuth metadata: give its token with "
+            "--header 'Authorization=Bearer TOKEN' (it goes to the OS keyring)"
+        )
     passed = report is None or bool(report["ok"])
     out: dict[str, Any] = {
         "config": str(config_path),
@@ -116,6 +126,7 @@ def cmd_add(args: argparse.Namespace) -> int:
         "test": report,
         "diff": doc.diff(),
         "written": False,
+        "sign_in": sign_in,
     }
     if not args.json:
         _print_plan(out)
@@ -129,7 +140,34 @@ def cmd_add(args: argparse.Namespace) -> int:
     _store(secrets)
     doc.save(env=LenientEnv(os.environ), lookup_secret=lambda name: "(not set yet)")
     out["written"] = True
-    return _done(out, args, f"saved mcp.servers.{sid} to {config_path}", code=0)
+    then = f"; it needs a sign-in: run `{sign_in}`" if sign_in else ""
+    return _done(out, args, f"saved mcp.servers.{sid} to {config_path}{then}", code=0)
+
+
+def _challenge(entry: dict[str, Any]) -> Any:
+    """An http server's answer to a request without credentials, when it is 401 (``engine.mcp.oauth_probe``);
+    None otherwise, and for a server that cannot be reached (the test reports that)."""
+    import httpx2
+
+    from engine.mcp.oauth_probe import oauth_challenge
+
+    if entry.get("transport") != "http" or any(k.lower() == "authorization" for k in entry.get("headers") or {}):
+        return None
+    try:
+        return asyncio.run(oauth_challenge(str(entry["url"])))
+    except (httpx2.HTTPError, OSError, ValueError):
+        return None
+
+
+def _sign_in(sid: str, entry: dict[str, Any], plan: Any, challenge: Any) -> str | None:
+    """For a 401 with OAuth metadata: ``auth.oauth`` in the entry, and the command that signs in."""
+    from engine.config.mcp_add import needs_oauth
+
+    if challenge is None or challenge.metadata is None:
+        return None
+    servers = [str(u) for u in challenge.metadata.authorization_servers]
+    plan.notes.append(needs_oauth(entry, sid, servers))
+    return f"ava-engine mcp login {sid}"
 
 
 def _entry_and_secrets(sid: str, plan: Any) -> tuple[dict[str, Any], dict[str, str]]:
@@ -183,7 +221,7 @@ def _print_plan(out: dict[str, Any]) -> None:
         print(f"  secret {name} goes to the OS keyring")
     report = out["test"]
     if report is None:
-        print("test: skipped (--no-test)")
+        print("test: skipped (sign in first)" if out["sign_in"] else "test: skipped (--no-test)")
     elif report["ok"]:
         tools = ", ".join(t["name"] for t in report["tools"])
         print(f"test: ok ({report['protocol_version']}, {len(report['tools'])} tools: {tools})")

@@ -37,7 +37,7 @@ from engine.config.server_json import (
     substitute,
 )
 
-__all__ = ["AddPlan", "McpAddError", "Needed", "finalise", "plan_add"]
+__all__ = ["AddPlan", "McpAddError", "Needed", "finalise", "needs_oauth", "plan_add"]
 
 _NPM_NAME = re.compile(r"^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*$", re.IGNORECASE)
 _PYPI_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -313,6 +313,17 @@ def _remote(
     plan.secret_keys = frozenset(f"headers:{k}" for k in secret)
     plan.notes.insert(0, f"{where or 'URL'}: remote {kind} server {filled}")
     return plan
+
+
+def needs_oauth(entry: dict[str, Any], server_id: str, authorization_servers: list[str]) -> str:
+    """The entry of a server that answered 401 with OAuth metadata: ``auth.oauth`` added (scopes from the server's
+    challenge at sign-in); returns the note saying how to sign in."""
+    entry["auth"] = {"oauth": {}}
+    where = f" at {', '.join(authorization_servers)}" if authorization_servers else ""
+    return (
+        f"the server asks for OAuth sign-in (authorization server{where}): auth.oauth added; "
+        f"run `ava-engine mcp login {server_id}` to sign in"
+    )
 
 
 def _extra(plan: AddPlan, given: _Given) -> None:
