@@ -81,6 +81,7 @@ class Relay:
         self._watchers: dict[tuple[str, str], int] = {}
         self._calls: dict[str, dict[int, ServerRequestContext[Any, Any]]] = {}  # server -> its calls, by id
         self._handler: _EngineWarnings | None = None
+        self._releasing: set[asyncio.Task[None]] = set()
 
     def _session(self, ctx: ServerRequestContext[Any, Any]) -> _Session | None:
         key = session_key(ctx)
@@ -95,7 +96,12 @@ class Relay:
         return entry
 
     def level_of(self, ctx: ServerRequestContext[Any, Any]) -> LoggingLevel:
-        entry = self._sessions.get(session_key(ctx) or "")
+        """The session's level; without a session (2026-07-28) every level, for the SDK to hold to the request's
+        own ``logLevel``."""
+        key = session_key(ctx)
+        if key is None:
+            return LEVELS[0]
+        entry = self._sessions.get(key)
         return entry.level if entry is not None else DEFAULT_LEVEL
 
     # ------------------------------------------------------------------------------------------ handlers
@@ -136,7 +142,9 @@ class Relay:
         entry = self._sessions.pop(key, None)
         if entry is not None:
             for route in entry.watching.values():
-                asyncio.get_running_loop().create_task(self._release(route))
+                task = asyncio.get_running_loop().create_task(self._release(route))
+                self._releasing.add(task)
+                task.add_done_callback(self._releasing.discard)
 
     @contextmanager
     def running(self, server: str, ctx: ServerRequestContext[Any, Any]) -> Iterator[None]:

@@ -200,3 +200,16 @@ async def test_the_engines_own_mcp_warnings_reach_a_client_that_set_a_level(url:
         "MCP server files: gave up after 5 restarts",
         "ava-engine/engine.mcp.host",
     )
+
+
+@pytest.mark.parametrize("level", ["debug", None])
+async def test_2026_clients_get_upstream_logs_only_for_calls_that_ask_for_them(url: str, level: str | None) -> None:
+    got: list[LoggingMessageNotificationParams] = []
+
+    async def on_log(params: LoggingMessageNotificationParams) -> None:
+        got.append(params)
+
+    async with client(url, "auto", logging_callback=on_log, log_level=level) as c:
+        assert not (await c.call_tool("test_tool_with_logging", {})).is_error  # its logs ride before the answer
+    said = ["Tool execution started", "Tool processing data", "Tool execution completed", "too fine to pass on"]
+    assert [p.data for p in got] == (said if level else [])  # at the level the call asked for, or none
