@@ -20,6 +20,7 @@ from mcp.types import (
     ImageContent,
     LoggingMessageNotificationParams,
     PromptReference,
+    ResourceTemplateReference,
     ResourceUpdatedNotification,
     TextContent,
     TextResourceContents,
@@ -83,6 +84,17 @@ async def test_resources_of_the_server_behind_are_listed_spaced_by_server_and_re
         with pytest.raises(MCPError) as e:
             await c.read_resource("test://nowhere")
         assert e.value.code == INVALID_PARAMS and e.value.error.data == {"uri": "test://nowhere"}
+        template = ResourceTemplateReference(type="ref/resource", uri="test://template/{id}/data")
+        assert (await c.complete(template, {"name": "id", "value": "pa"})).completion.values == [
+            "paris",
+            "park",
+            "party",
+        ]
+        with pytest.raises(MCPError) as e:
+            await c.complete(
+                ResourceTemplateReference(type="ref/resource", uri="test://no/{x}"), {"name": "x", "value": ""}
+            )
+        assert e.value.code == INVALID_PARAMS and "test://no/{x}" in e.value.message
 
 
 @pytest.mark.parametrize("mode", MODES)
