@@ -20,6 +20,7 @@ from engine.capacity import Admission
 from engine.config.models import Settings
 from engine.events import ConfigReloaded, EngineError, EventBus, ToolsChanged
 from engine.execution import ToolExecutor
+from engine.json_bounds import valid_text
 from engine.metrics import Metrics
 from engine.operator_desk import OperatorDesk
 from engine.providers.base import Provider, TurnReply
@@ -139,7 +140,7 @@ class Engine(OperatorDesk, RecordingDesk):
 
     def _task_failed(self, name: str, exc: BaseException) -> None:
         """A background task failed: the engine stays up and says so on the bus."""
-        self.bus.publish(EngineError(message=f"background task {name} failed: {type(exc).__name__}: {exc}"))
+        self.bus.publish(EngineError(message=valid_text(f"background task {name} failed: {type(exc).__name__}: {exc}")))
 
     async def run_probe(self, exposed_name: str, args: Mapping[str, Any]) -> ToolResult:
         """One calibration probe through the execution path (``is_probe``; only that tool is allowed)."""

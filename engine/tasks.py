@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import traceback
 from collections.abc import Callable, Coroutine
 from typing import Any, Protocol, TypeVar
+
+from engine.json_bounds import valid_text
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +79,10 @@ class EngineTasks:
             return
         self.failures += 1
         self.stopped = [*self.stopped[-(STOPPED_KEPT - 1) :], {"task": task.get_name(), "error": _why(exc)}]
-        log.error("engine task %s failed: %s: %s", task.get_name(), type(exc).__name__, exc, exc_info=exc)
+        # the traceback as valid text: an exception's message may hold a lone surrogate, which no log handler
+        # (nor a test runner's capture) can write
+        trace = valid_text("".join(traceback.format_exception(exc)))
+        log.error("engine task %s failed: %s\n%s", task.get_name(), valid_text(f"{type(exc).__name__}: {exc}"), trace)
         if self._on_failure is not None:
             try:
                 self._on_failure(task.get_name(), exc)
