@@ -75,8 +75,12 @@ def template_pattern(template: str) -> re.Pattern[str]:
 class Catalog:
     """What the servers behind list, remembered from the last listing (refreshed on every list and on a miss)."""
 
-    def __init__(self, upstream: Callable[[], Upstream | None]) -> None:
+    def __init__(
+        self, upstream: Callable[[], Upstream | None], shared: Callable[[str], bool] = lambda _sid: False
+    ) -> None:
         self._upstream = upstream
+        #: Whether a server's resources, prompts and completion are served (``engine.mcp_server.share``).
+        self._shared = shared
         self._uris: dict[str, tuple[str, str]] = {}  # exposed URI -> (server, the server's URI)
         self._templates: list[tuple[re.Pattern[str], str, str]] = []  # (pattern, template, server)
         self._prompts: dict[str, tuple[str, str]] = {}  # exposed name -> (server, the server's name)
@@ -89,7 +93,7 @@ class Catalog:
         out: dict[str, Connection] = {}
         for sid, s in (host.supervisors if host is not None else {}).items():
             conn = s.conn
-            if s.state != "up" or conn is None or conn.client is None:
+            if s.state != "up" or conn is None or conn.client is None or not self._shared(sid):
                 continue
             if getattr(conn.client.server_capabilities, capability, None) is not None:
                 out[sid] = conn
@@ -168,7 +172,7 @@ class Catalog:
         if uri.startswith(WRAP):
             sid, _, rest = uri[len(WRAP) :].partition("/")
             host = self._upstream()
-            if host is not None and sid in host.supervisors and rest:
+            if host is not None and sid in host.supervisors and rest and self._shared(sid):
                 return sid, rest
         if uri in self._uris:
             return self._uris[uri]

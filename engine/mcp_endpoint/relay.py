@@ -74,7 +74,9 @@ Subscribe = Callable[[str, str, bool], Awaitable[None]]
 
 
 class Relay:
-    def __init__(self, subscribe: Subscribe) -> None:
+    def __init__(self, subscribe: Subscribe, shared: Callable[[str | None], bool] = lambda _sid: False) -> None:
+        #: Whether a server's log messages (None: the engine's own MCP warnings) reach sessions that set a level.
+        self._shared = shared
         #: Passes (un)subscriptions on: (server, the server's URI, True to subscribe).
         self._subscribe = subscribe
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
@@ -179,6 +181,8 @@ class Relay:
             if at_least(level, self.level_of(ctx)):
                 with suppress(Exception):  # the call ended meanwhile
                     await quiet(ctx.session.send_log_message, level, data, logger, related_request_id=ctx.request_id)
+        if not self._shared(server):  # only the calls running that server's (exposed) tools hear it
+            return
         for key, entry in list(self._sessions.items()):
             if entry.level_set and key not in reached and at_least(level, entry.level):
                 await self._send(key, quiet(entry.session.send_log_message, level, data, logger))

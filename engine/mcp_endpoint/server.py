@@ -116,12 +116,17 @@ class EndpointTools:
         self.metrics = metrics
         self.limits = CallLimits()
         self._calls = calls
-        self.catalog = Catalog(upstream)
-        self.relay = Relay(self._pass_subscription)
+        self.catalog = Catalog(upstream, self._shares)
+        self.relay = Relay(self._pass_subscription, self._shares)
 
     @property
     def config(self) -> McpEndpointConfig:
         return self._config()
+
+    def _shares(self, server: str | None) -> bool:
+        """``engine.mcp_server.share`` names ``server`` (None: the engine's own warnings, shared only by '*')."""
+        share = self._config().share
+        return "*" in share or (server is not None and server in share)
 
     def tools(self) -> list[Tool]:
         """Exposed tools the registry has right now, in ``expose`` order (a missing one is left out)."""

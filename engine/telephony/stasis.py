@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 from engine.config.models import AsteriskConfig
 from engine.events import CallMonitorChanged
+from engine.sessions.session import CallError
 from engine.tasks import Spawn
 from engine.telephony.ari import CONNECTED, RECONNECTED, AriClient, AriError
 from engine.telephony.connect import connect_media
@@ -135,8 +136,7 @@ class StasisApp:
         call.bridge_done.set()
         if call.taken_over is not None:
             call.taken_over.set()
-        if call.voice is not None:
-            call.voice.stop("caller hung up")
+        hush(call.voice, "caller hung up")  # a greeting or any answer stops within one packet
 
     def _own_channel_gone(self, cid: str, cause: int) -> None:
         """A channel the engine made is gone: a transfer target that failed, or the agent hanging up."""
@@ -213,7 +213,7 @@ class StasisApp:
                     break
                 assert call.bridge_id is not None and call.media_channel_id is not None
                 await self.ari.add_to_bridge(call.bridge_id, [call.media_channel_id])  # the AI comes back
-        except AriError as e:
+        except (AriError, CallError) as e:  # CallError: the caller left before the AI's call had begun
             log.warning("telephony: call %s failed: %s", call.channel_id, e)
             call.end_reason = str(e)
         finally:

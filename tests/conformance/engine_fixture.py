@@ -151,7 +151,13 @@ def conformance_settings(port: int = 0) -> Settings:
         {
             "engine": {
                 "http": {"host": "127.0.0.1", "port": port},
-                "mcp_server": {"enabled": True, "path": "/mcp", "expose": names, "requests_per_minute": 10_000},
+                "mcp_server": {
+                    "enabled": True,
+                    "path": "/mcp",
+                    "expose": names,
+                    "share": ["*"],
+                    "requests_per_minute": 10_000,
+                },
             },
             "mcp": {"servers": {"test": server_config()}},
         }

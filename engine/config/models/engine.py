@@ -137,6 +137,11 @@ class McpEndpointConfig(Strict):
     enabled: bool = False
     path: str = "/mcp"
     expose: list[str] = Field(default_factory=list, description="Exposed names of the tools to serve.")
+    share: list[str] = Field(
+        default_factory=list,
+        description="Ids of the MCP servers whose resources, prompts, completion and log messages the endpoint "
+        "serves ('*': every server, and the engine's own MCP warnings too); none by default, as with tools.",
+    )
     auth_token: SecretStr | None = Field(
         default=None, description="Bearer token MCP clients must send (Authorization: Bearer <token>)."
     )

@@ -38,9 +38,10 @@ EXPOSED = ["test_tool_with_logging", "test_touch_watched", "test_steps", "test_p
 MODES = ["legacy", "auto"]
 
 
-def settings(twin: bool = False) -> Settings:
+def settings(twin: bool = False, share: tuple[str, ...] = ("*",)) -> Settings:
     base = endpoint_settings(expose=EXPOSED).model_dump(mode="json", exclude_unset=True)
     base["engine"]["mcp_server"]["auth_token"] = TOKEN
+    base["engine"]["mcp_server"]["share"] = list(share)
     base["mcp"] = {"servers": {"test": server_config(), **({"twin": server_config(named=False)} if twin else {})}}
     return Settings.model_validate(base)
 
@@ -225,3 +226,30 @@ async def test_2026_clients_get_upstream_logs_only_for_calls_that_ask_for_them(u
         assert not (await c.call_tool("test_tool_with_logging", {})).is_error  # its logs ride before the answer
     said = ["Tool execution started", "Tool processing data", "Tool execution completed", "too fine to pass on"]
     assert [p.data for p in got] == (said if level else [])  # at the level the call asked for, or none
+
+
+async def test_nothing_behind_the_endpoint_is_shared_unless_listed() -> None:
+    """Serving one tool must not open every server's resources and prompts to the endpoint's clients: like tools,
+    a server's resources, prompts and logs are served only when ``engine.mcp_server.share`` names it."""
+    engine = Engine(settings(twin=True, share=("twin",)), serve_http=True)
+    await engine.start()
+    try:
+        http = next(c for c in engine.components if isinstance(c, HttpServer))
+        async with client(f"{http.url}{engine.settings.engine.mcp_server.path}") as c:
+            listed = {str(r.uri): r.name for r in (await c.list_resources()).resources}
+            assert listed and all(name.startswith("twin_") for name in listed.values()), listed
+            assert all(p.name.startswith("twin_") for p in (await c.list_prompts()).prompts)
+            with pytest.raises(MCPError):  # not even by the wrapped form naming the server
+                await c.read_resource("ava://test/test://static-text")
+    finally:
+        await engine.stop()
+    engine = Engine(settings(share=()), serve_http=True)
+    await engine.start()
+    try:
+        http = next(c for c in engine.components if isinstance(c, HttpServer))
+        async with client(f"{http.url}{engine.settings.engine.mcp_server.path}") as c:
+            assert (await c.list_resources()).resources == []
+            assert (await c.list_prompts()).prompts == []
+            assert [t.name for t in (await c.list_tools()).tools]  # the exposed tools are still served
+    finally:
+        await engine.stop()
