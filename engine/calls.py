@@ -166,10 +166,14 @@ class CallManager(RealtimeCalls):
         )
         ctx = self._settings().contexts[context]
         greeting = render(ctx.greeting, prompt_values(session)) if ctx.greeting else None
-        if greeting is None:
-            greeting = await self._runtime[session.call_id].provider_session.greeting(session)
-        if greeting:
-            await self._say(session, greeting)
+        try:
+            if greeting is None:
+                greeting = await self._runtime[session.call_id].provider_session.greeting(session)
+            if greeting:
+                await self._say(session, greeting)
+        except asyncio.CancelledError:  # stopped before or during the greeting (a no-op if the caller ended it)
+            await asyncio.shield(self.end_call(session.call_id, "ended during the greeting"))
+            raise
         return session
 
     def _open_call(

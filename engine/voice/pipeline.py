@@ -245,12 +245,12 @@ class VoiceCall:
         try:
             self.pacer.add_busy(1)
             try:
-                self.session = await self.engine.start_call(
-                    self.context, provider=self.provider, caller_name=self.caller_name,
-                    caller_number=self.caller_number, deliver=self._deliver,
-                )  # fmt: skip
+                session = await self._start() or self.session  # the greeting's delivery knows it first
             finally:
                 self.pacer.add_busy(-1)
+            if session is None:  # stopped before anything was said: the engine ended the call it was opening
+                raise CallError(f"the call on {self.context!r} ended before it started ({self.end_reason})")
+            self.session = session
             self.started.set()
             self._refresh_state()
             waits = [
@@ -266,6 +266,32 @@ class VoiceCall:
             await self._shutdown(tasks, sub)
         assert self.session is not None
         return self.session.call_id
+
+    async def _start(self) -> CallSession | None:
+        """Start the call, greeting included, unless ``stop`` comes first: a hang-up during the greeting must not
+        wait for it to play out. Then the greeting stops, the call ends with the stop's reason and the start is
+        abandoned: None (a call stopped before its greeting began is ended by ``start_call`` itself)."""
+        starting = asyncio.create_task(
+            self.engine.start_call(
+                self.context, provider=self.provider, caller_name=self.caller_name,
+                caller_number=self.caller_number, deliver=self._deliver,
+            ),
+            name=f"voice:{self.context}:start",
+        )  # fmt: skip
+        stopped = asyncio.create_task(self._done.wait(), name=f"voice:{self.context}:stopped")
+        try:
+            await asyncio.wait({starting, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopped.cancel()
+            if not starting.done():
+                self.speaker.interrupt()
+                if self.session is not None:  # the greeting had begun: the call ends with the stop's reason
+                    await self.engine.end_call(self.session.call_id, self.end_reason or "ended")
+                starting.cancel()
+            await asyncio.gather(starting, stopped, return_exceptions=True)
+        if starting.cancelled():
+            return None
+        return starting.result()
 
     # ------------------------------------------------------------------------------------------------ input side
 
