@@ -162,6 +162,11 @@ class Metrics:
             ["provider", "name"],
             registry=r,
         )
+        self.rtp_foreign_packets = Counter(
+            "ai_agent_rtp_foreign_packets",
+            "RTP packets dropped because they came from another source than the call's Asterisk.",
+            registry=r,
+        )
         self._ignored_types: dict[str, set[str]] = {}
         self._tallies: dict[tuple[str, str], _Tally] = {}
         self._bounds: tuple[float, ...] = (*LATENCY_BUCKETS, float("inf"))

@@ -64,6 +64,7 @@ class Telephony:
             self.ari, cfg, self._host, self._spawn, lambda: list(self._settings().contexts), lines=self._lines,
             admit=self._admit, ids=ResourceIds.for_engine(self._settings().engine.id, cfg.app_name),
         )  # fmt: skip
+        self.app.pool.on_foreign = self._host.metrics.rtp_foreign_packets.inc
         self._task = self._spawn(self.app.run(), name="telephony:events")
         log.info("telephony: Stasis app %r on %s", cfg.app_name, cfg.ari_url)
 

@@ -6,18 +6,23 @@ itself (one 160-byte packet per 20 ms on an absolute clock, no drift), keep sequ
 continuous, and stop within one packet on barge-in. Incoming packets can arrive late, twice, out of order, with
 another payload type or not be RTP at all: each is counted and dropped, never raised; short reordering is
 repaired in a jitter buffer of a few packets and lost packets become silence so the caller's timeline stays true.
-``PortPool`` hands every call its own port from ``asterisk.rtp_port_start..end``; two calls never share one.
+A stream takes RTP from one source only: the address and port Asterisk named in the external-media reply
+(``set_remote``; chan_rtp sends from the socket it receives on), else the first packet's; anything from elsewhere
+is another host's traffic (or an attack), dropped and counted (``foreign``, and the pool's ``on_foreign``: the
+metric), never mixed into the caller's audio. ``PortPool`` hands every call its own port from
+``asterisk.rtp_port_start..end``; two calls never share one.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import random
 import struct
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import cast
 
@@ -34,10 +39,12 @@ MAX_CONCEALED = 10
 
 
 class PortPool:
-    """Ports ``start..end`` for RTP, each held by at most one call; a port the OS refuses is skipped."""
+    """Ports ``start..end`` for RTP, each held by at most one call; a port the OS refuses is skipped. The streams
+    bound from one pool are one Stasis app's: ``on_foreign`` hears of each packet they drop for its source."""
 
-    def __init__(self, start: int, end: int) -> None:
+    def __init__(self, start: int, end: int, on_foreign: Callable[[], None] | None = None) -> None:
         self.start, self.end = start, end
+        self.on_foreign = on_foreign
         self._taken: set[int] = set()
         self._next = start
 
@@ -67,6 +74,8 @@ class RtpCounters:
     duplicate: int = 0
     lost: int = 0
     sent: int = 0
+    #: Packets from another source than the stream's (dropped).
+    foreign: int = 0
 
     def as_dict(self) -> dict[str, int]:
         return dict(self.__dict__)
@@ -89,6 +98,17 @@ def parse_rtp(data: bytes) -> tuple[int, int, int, int, bytes] | None:
     return data[1] & 0x7F, seq, ts, ssrc, data[offset:end]
 
 
+def _address(host: str) -> str | None:
+    """``host`` as one spelling of its IP address (``[::1]`` and ``::0:1`` alike, an IPv4-mapped IPv6 address as
+    its IPv4 one), None for a name."""
+    try:
+        address = ipaddress.ip_address(host.strip("[]").split("%", 1)[0])
+    except ValueError:
+        return None
+    mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
+    return str(mapped or address)
+
+
 class RtpStream(asyncio.DatagramProtocol):
     """Receive and send one call's μ-law RTP on its own UDP port."""
 
@@ -96,6 +116,8 @@ class RtpStream(asyncio.DatagramProtocol):
         self.counters = RtpCounters()
         self.port = 0
         self.remote: tuple[str, int] | None = None
+        #: The one source RTP is taken from (host normalised), once known.
+        self.source: tuple[str, int] | None = None
         self._pool = pool
         self._transport: asyncio.DatagramTransport | None = None
         # receive side
@@ -141,12 +163,28 @@ class RtpStream(asyncio.DatagramProtocol):
         self._released.set()
 
     def set_remote(self, host: str, port: int) -> None:
+        """Where to send the agent's audio: Asterisk's RTP socket, which is also the one source taken from it
+        (unless the reply names no usable address: then the first packet's source)."""
         self.remote = (host, port)
+        named = _address(host)
+        if named is not None and not ipaddress.ip_address(named).is_unspecified:
+            self.source = (named, port)
         self._wake.set()
 
     # ---------------------------------------------------------------------------------------------- receive
 
     def datagram_received(self, data: bytes, addr: tuple[str, int]) -> None:
+        source = (_address(str(addr[0])) or str(addr[0]), int(addr[1]))
+        if self.source is None:
+            self.source = source
+        elif source != self.source:
+            self.counters.foreign += 1
+            if self.counters.foreign == 1:
+                log.warning("RTP on :%d from %s:%d dropped: the call's RTP comes from %s:%d", self.port, *source,
+                            *self.source)  # fmt: skip
+            if self._pool is not None and self._pool.on_foreign is not None:
+                self._pool.on_foreign()
+            return
         parsed = parse_rtp(data)
         if parsed is None:
             self.counters.malformed += 1
