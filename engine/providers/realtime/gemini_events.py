@@ -71,9 +71,16 @@ def _count(value: Any) -> int:
 class EventReader:
     """Translates one session's server messages (across reconnects) into ``RealtimeEvent``s."""
 
-    def __init__(self, provider: str, emit: Callable[[RealtimeEvent], None]) -> None:
+    def __init__(
+        self,
+        provider: str,
+        emit: Callable[[RealtimeEvent], None],
+        unhandled: Callable[[object, str], None] | None = None,
+    ) -> None:
         self.provider = provider
         self._emit = emit
+        #: A server message of a kind this adapter does not handle: counted, logged once per kind.
+        self._unhandled = unhandled
         self.responding = False
         #: Set by ``read`` when the message completed a turn; ``cancelled`` lists ids it cancelled.
         self.turn_done = False
@@ -111,7 +118,10 @@ class EventReader:
         self.turn_done = False
         self.cancelled = []
         if not KNOWN.intersection(msg):
-            self.unexpected(dict(msg), "(unknown to this adapter)")
+            if self._unhandled is None:
+                self.unexpected(dict(msg), "(unknown to this adapter)")
+            else:
+                self._unhandled("+".join(sorted(str(k) for k in msg)[:4]) or "(empty)", "message")
             return []
         calls: list[FunctionCall] = []
         if "serverContent" in msg:

@@ -25,8 +25,7 @@ from engine.providers.realtime.gemini_session import GeminiLiveSession
 from engine.providers.realtime.gemini_wire import DEFAULT_URL, GeminiOptions, declarations, setup_message
 from engine.providers.realtime.session import PCM16_8K, PCM16_16K, AudioSpec, RealtimeProvider
 from engine.providers.realtime.socket import safe_url
-from engine.providers.rendering import ToolRenderer
-from engine.providers.rendering.names import NameMap
+from engine.providers.rendering import RenderedTools, ToolRenderer
 from engine.sessions.session import CallSession
 from engine.tools.view import ToolView
 
@@ -56,10 +55,11 @@ class GeminiLiveProvider(RealtimeProvider):
     def headers(self) -> dict[str, str]:
         return {k: v.get_secret_value() for k, v in self.config.headers.items()}
 
-    def tools_for(self, view: ToolView) -> tuple[list[dict[str, Any]], dict[str, bool], NameMap]:
+    def tools_for(self, view: ToolView) -> tuple[list[dict[str, Any]], dict[str, bool], RenderedTools]:
+        """The declarations, each tool's behaviour, and the rendering (names and parameter names to read calls back)."""
         rendered = self.renderer.render(view)
         tools, behaviour = declarations(rendered, view, self.options)
-        return tools, behaviour, rendered.names
+        return tools, behaviour, rendered
 
     def render_tools(self, view: ToolView) -> list[dict[str, Any]]:
         return self.tools_for(view)[0]

@@ -13,13 +13,20 @@ that end one.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from engine.backoff import Backoff
+from engine.providers.base import ProviderError
+from engine.providers.realtime.gemini_connect import SetupRefused
 from engine.providers.realtime.gemini_families import Family
 from engine.providers.realtime.session import ProviderNotice
+
+log = logging.getLogger(__name__)
 
 #: The close code of a message the service refuses as invalid ("Request contains an invalid argument.").
 INVALID_PAYLOAD = 1007
@@ -91,3 +98,51 @@ def reconnected(provider: str, why: str, resumed: bool, lost: list[str]) -> list
             )
         )
     return notices
+
+
+#: HTTP statuses no reconnect can fix (bad key, no access, unknown model).
+FATAL_STATUS = (400, 401, 403, 404)
+#: Close codes of a refused setup that a retry cannot fix (invalid argument, policy: bad key, unknown model).
+FATAL_CLOSE = (1007, 1008)
+
+
+async def reopen(
+    connect: Callable[[str | None], Awaitable[None]],
+    handle: Callable[[bool], str | None],
+    delay_s: Callable[[int], float],
+    attempts: int,
+    *,
+    at_once: bool,
+    closed: Callable[[], bool],
+    name: str,
+) -> tuple[str | None, str]:
+    """Open a new connection after one ended: (the handle it resumed with, the last refusal). ``connect(handle)``
+    raises on a refusal; ``handle(drop)`` gives the resumption handle to try (``drop``: the server refused it, so
+    the next attempt starts fresh, which does not count as an attempt). Waits ``delay_s(attempt)`` before each
+    attempt but a planned reconnect's first (``at_once``); stops at a refusal no retry can fix, after ``attempts``
+    failures, or when ``closed()``. Whether it connected is the caller's to see."""
+    attempt, last, current = 0, "", None
+    while attempt <= attempts:
+        if not at_once or attempt > 0:
+            await asyncio.sleep(delay_s(attempt))
+        if closed():
+            break
+        current = handle(False)
+        try:
+            await connect(current)
+            break
+        except SetupRefused as e:
+            last = str(e)
+            if current is not None:  # the handle expired or is unknown
+                log.info("%s: resumption refused (%s); reconnecting without the handle", name, e)
+                handle(True)
+                continue
+            if e.code in FATAL_CLOSE:
+                break
+            attempt += 1
+        except ProviderError as e:
+            last = str(e)
+            if e.status in FATAL_STATUS:
+                break
+            attempt += 1
+    return current, last

@@ -13,11 +13,8 @@ Every text for the model (greeting, announcement, steering, the apply-now "conti
 goes by the route of the model's family (``gemini_families``: ``clientContent`` turns, or ``realtimeInput.text``
 on Gemini 3.1 Live, whose replayed transcript is initial history announced in ``setup.historyConfig``).
 
-Announcements: a running NON_BLOCKING call carries the text as an interim ``willContinue`` result scheduled
-``WHEN_IDLE`` (the model says it once its current output is done, never over itself); with no such call and the
-model idle, a text asks it to say it; otherwise (a BLOCKING call runs — the model waits
-for it — or the model is talking) there is none. Malformed or unknown server messages are logged with the
-provider's name and ignored (``gemini_events``); tool calls run through the gateway (``gemini_calls``).
+Announcements and steering are ``gemini_steer``'s; malformed server messages are logged and ignored, unknown kinds
+counted (``gemini_events``); tool calls run through the gateway (``gemini_calls``).
 """
 
 from __future__ import annotations
@@ -30,15 +27,21 @@ from typing import TYPE_CHECKING, Any
 from websockets.exceptions import ConnectionClosed
 
 from engine.backoff import Backoff
-from engine.providers.base import ProviderError
 from engine.providers.realtime.audio import negotiate
 from engine.providers.realtime.gemini_audio_in import CallerAudio
 from engine.providers.realtime.gemini_calls import GeminiCalls
-from engine.providers.realtime.gemini_connect import Messages, SetupRefused, open_live, scrub
+from engine.providers.realtime.gemini_connect import Messages, open_live, scrub
 from engine.providers.realtime.gemini_events import EventReader
-from engine.providers.realtime.gemini_resume import INVALID_PAYLOAD, ResumeBudget, invalid_payload, reconnected
+from engine.providers.realtime.gemini_resume import (
+    INVALID_PAYLOAD,
+    ResumeBudget,
+    invalid_payload,
+    reconnected,
+    reopen,
+)
 from engine.providers.realtime.gemini_steer import GeminiSteering
 from engine.providers.realtime.gemini_wire import setup_message, transcript_replay
+from engine.providers.realtime.reporting import EngineReports
 from engine.providers.realtime.session import (
     PCM16_16K,
     PCM16_24K,
@@ -48,7 +51,7 @@ from engine.providers.realtime.session import (
     RealtimeSetup,
 )
 from engine.providers.realtime.socket import BadFrame, RealtimeSocket
-from engine.providers.rendering.names import NameMap
+from engine.providers.rendering import RenderedTools
 from engine.sessions.session import CallSession
 from engine.tools.view import ToolView
 
@@ -56,10 +59,6 @@ if TYPE_CHECKING:
     from engine.providers.realtime.gemini_live import GeminiLiveProvider
 
 log = logging.getLogger(__name__)
-#: HTTP statuses no reconnect can fix (bad key, no access, unknown model).
-_FATAL_STATUS = (400, 401, 403, 404)
-#: Close codes of a refused setup that a retry cannot fix (invalid argument, policy: bad key, unknown model).
-_FATAL_CLOSE = (1007, 1008)
 #: Spoken turns replayed as context after a reconnect without a resumption handle.
 _REPLAY_TURNS = 20
 
@@ -82,9 +81,11 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
         self._setup: RealtimeSetup | None = None
         self._view: ToolView | None = None
         self._behaviour: dict[str, bool] = {}
-        self._names: NameMap | None = None
+        #: The tools as the model was given them: their names and parameter names, to read its calls back.
+        self._rendered: RenderedTools | None = None
         self._calls: GeminiCalls | None = None
-        self.events_in = EventReader(provider.name, self._emit)
+        self.reports = EngineReports(provider.name, log)
+        self.events_in = EventReader(provider.name, self._emit, self.reports.unhandled)
         self.handle: str | None = None
         self._fresh_handle = asyncio.Event()
         self._pending_view: ToolView | None = None
@@ -105,6 +106,7 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
     async def start(self, setup: RealtimeSetup) -> None:
         self._setup = setup
         self._view = setup.view
+        self.reports.bind(setup.tools, self.call.call_id)
         self.input_spec = negotiate(setup.audio, self.p.supported_formats())  # PCM16 at the driver's rate
         self.audio_in.use(self.input_spec)
         self._calls = GeminiCalls(
@@ -123,7 +125,7 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
         seed = None
         if replay and handle is None:
             seed = transcript_replay(self.call.history.items(), _REPLAY_TURNS, self.family)
-        tools, behaviour, names = self.p.tools_for(view)
+        tools, behaviour, rendered = self.p.tools_for(view)
         msg = setup_message(
             model=str(self.p.config.model),
             voice=self.p.config.voice,
@@ -143,7 +145,7 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
             except ConnectionClosed:
                 pass  # the reader sees the close
         self._sock, self._msgs = sock, msgs
-        self._behaviour, self._names = behaviour, names
+        self._behaviour, self._rendered = behaviour, rendered
         self.connections += 1
 
     def _scrub(self, text: str) -> str:
@@ -188,30 +190,17 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
         interrupted = self.events_in.connection_lost()
         view = self._pending_view or self._view
         assert view is not None
-        attempt, last, handle = 0, "", None
-        while attempt <= self.opts.reconnect_attempts:
-            if planned is None or attempt > 0:
-                await asyncio.sleep(self.resumes.delay_s(attempt))
-            if self._closed:
-                return False
-            handle = self.handle
-            try:
-                await self._connect(view, handle, replay=True)
-                break
-            except SetupRefused as e:
-                last = str(e)
-                if handle is not None:  # the handle expired or is unknown: the next attempt starts fresh
-                    log.info("%s: resumption refused (%s); reconnecting without the handle", self.name, e)
-                    self.handle = None
-                    continue
-                if e.code in _FATAL_CLOSE:
-                    break
-                attempt += 1
-            except ProviderError as e:
-                last = str(e)
-                if e.status in _FATAL_STATUS:
-                    break
-                attempt += 1
+        handle, last = await reopen(
+            lambda h: self._connect(view, h, replay=True),
+            self._handle,
+            self.resumes.delay_s,
+            self.opts.reconnect_attempts,
+            at_once=planned is not None,
+            closed=lambda: self._closed,
+            name=self.name,
+        )
+        if self._closed:
+            return False
         if self._sock is None:
             self._emit(ProviderNotice(f"{self.name}: reconnect failed after the socket closed: {last}", fatal=True))
             return False
@@ -230,6 +219,12 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
             await self._maybe_reconnect()
         return True
 
+    def _handle(self, drop: bool = False) -> str | None:
+        """The resumption handle to try (``drop``: the server refused it, the next attempt starts fresh)."""
+        if drop:
+            self.handle = None
+        return self.handle
+
     # -------------------------------------------------------------------------------------------- incoming
 
     async def _dispatch(self, msg: dict[str, Any] | bytes | BadFrame) -> None:
@@ -239,8 +234,11 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
         assert self._calls is not None
         try:
             for call in self.events_in.read(msg, self._behaviour):
-                exposed = self._names.exposed_name(call.name) if self._names is not None else call.name
-                self._calls.start(call.id, call.name, exposed, call.args, call.non_blocking)
+                rendered, args = self._rendered, call.args
+                exposed = rendered.names.exposed_name(call.name) if rendered is not None else call.name
+                if rendered is not None:  # parameter names fitted to Gemini's rule get the tool's own back
+                    args = rendered.restore_arguments(call.name, args)
+                self._calls.start(call.id, call.name, exposed, args, call.non_blocking)
             if self.events_in.cancelled:
                 self._calls.cancel(self.events_in.cancelled)
             if self.events_in.turn_done:
@@ -320,21 +318,6 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
             return False
         self.events_in.audio_in_ms += self.input_spec.duration_ms(len(audio))
         return True
-
-    async def announce(self, text: str) -> bool:
-        if self._calls is None or self._sock is None:
-            return False
-        if await self._calls.announce(text):
-            return True
-        if self._calls.waiting or self.events_in.responding or self.events_in.caller_speaking:
-            return False  # a BLOCKING call runs (the model waits for it), or someone is talking: say nothing
-        return await self._send_text(f"Tell the caller briefly, in your own voice: {text}", "announcement")
-
-    async def say_during_tool(self, text: str) -> str | None:
-        """An interim result of a running NON_BLOCKING call; None while a BLOCKING one runs (the driver speaks)."""
-        if self._calls is not None and self._sock is not None and await self._calls.say(text):
-            return "toolResponse (willContinue)"
-        return None
 
     # -------------------------------------------------------------------------------------------- tool changes
 

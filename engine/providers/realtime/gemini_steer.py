@@ -9,7 +9,8 @@ text marked as the operator's note; as ``clientContent`` with ``turnComplete: fa
 making the model answer and steers its next reply — ``realtimeInput.text`` has no such mark, so there the model may
 answer it at once, and the route returned says so. While a BLOCKING tool call runs, any input would cancel that
 call on Gemini 3.x (wire-formats §6.4): both wait until the model's turn after the call's result is done.
-``GeminiSteering`` is a mixin of ``GeminiLiveSession`` (kept apart so the session module stays about the socket).
+Announcements for slow tools take the same routes (``announce``, ``say_during_tool``). ``GeminiSteering`` is a mixin
+of ``GeminiLiveSession`` (kept apart so the session module stays about the socket).
 """
 
 from __future__ import annotations
@@ -89,3 +90,21 @@ class GeminiSteering:
             await self._send_text(whisper_note(self._notes.pop(0)), "whisper", respond=False)
         if self._says:
             await self._send_text(say_instruction(self._says.popleft()), "say-now")
+
+    async def announce(self: _Live, text: str) -> bool:
+        """A running NON_BLOCKING call carries the text as an interim ``willContinue`` result scheduled
+        ``WHEN_IDLE`` (said once the model's current output is done); with no such call and the model idle, a text
+        asks it to say it; otherwise (a BLOCKING call runs — the model waits for it — or someone talks) none."""
+        if self._calls is None or self._sock is None:
+            return False
+        if await self._calls.announce(text):
+            return True
+        if self._calls.waiting or self.events_in.responding or self.events_in.caller_speaking:
+            return False  # a BLOCKING call runs (the model waits for it), or someone is talking: say nothing
+        return await self._send_text(f"Tell the caller briefly, in your own voice: {text}", "announcement")
+
+    async def say_during_tool(self: _Live, text: str) -> str | None:
+        """An interim result of a running NON_BLOCKING call; None while a BLOCKING one runs (the driver speaks)."""
+        if self._calls is not None and self._sock is not None and await self._calls.say(text):
+            return "toolResponse (willContinue)"
+        return None
