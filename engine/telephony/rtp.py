@@ -140,11 +140,13 @@ class RtpStream(asyncio.DatagramProtocol):
 
     @classmethod
     async def bind(cls, host: str, pool: PortPool) -> RtpStream:
-        """A stream on the first free port of ``pool`` (OSError naming the range when none is free)."""
+        """A stream on the first free port of ``pool`` (OSError naming the range when none is free); ``host`` may
+        be an IPv6 literal in brackets, as ``asterisk.rtp_host`` writes it."""
         loop = asyncio.get_running_loop()
+        local = host[1:-1] if host.startswith("[") and host.endswith("]") else host
         for port in pool.candidates():
             try:
-                _, proto = await loop.create_datagram_endpoint(lambda: cls(pool), local_addr=(host, port))
+                _, proto = await loop.create_datagram_endpoint(lambda: cls(pool), local_addr=(local, port))
             except OSError:
                 continue
             stream = cast(RtpStream, proto)

@@ -5,6 +5,7 @@ The ways a person reaches the engine; each is optional and has defaults that wor
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -35,7 +36,10 @@ class AsteriskConfig(Strict):
     media: Literal["rtp", "websocket"] = Field(
         default="rtp", description="rtp: externalMedia over UDP; websocket: chan_websocket (Asterisk 20.16+)."
     )
-    rtp_host: str = Field(default="127.0.0.1", description="The engine's address Asterisk sends the caller's RTP to.")
+    rtp_host: str = Field(
+        default="127.0.0.1",
+        description="The engine's address Asterisk sends the caller's RTP to (an IPv6 one in brackets: [::1]).",
+    )
     rtp_port_start: int = Field(default=18000, ge=1024, le=65535)
     rtp_port_end: int = Field(default=18999, ge=1024, le=65535)
     request_timeout_s: float = Field(default=5.0, gt=0, le=60)
@@ -56,6 +60,31 @@ class AsteriskConfig(Strict):
                 f"must be the http(s) URL of Asterisk's ARI (http.conf, with /ari), e.g. http://127.0.0.1:8088/ari;"
                 f" this is {what}"
             )
+        return v
+
+    @field_validator("rtp_host")
+    @classmethod
+    def _sendable_rtp_host(cls, v: str) -> str:
+        """The address Asterisk is told to send the caller's RTP to (and the engine listens on): never the
+        unspecified address, and an IPv6 literal in brackets, as Asterisk writes ``host:port``."""
+        bracketed = v.startswith("[") and v.endswith("]")
+        try:
+            address = ipaddress.ip_address((v[1:-1] if bracketed else v).split("%", 1)[0])
+        except ValueError:
+            if bracketed or ":" in v or not v.strip():
+                raise ValueError(f"{v!r} is neither an IP address nor a host name; write the engine's own address "
+                                 "as Asterisk reaches it, e.g. 127.0.0.1 or [::1]") from None  # fmt: skip
+            return v  # a host name
+        if address.is_unspecified:
+            raise ValueError(
+                f"{v!r} is the unspecified address: Asterisk would be told to send the caller's RTP there, and "
+                "cannot; write the engine's own address as Asterisk reaches it (127.0.0.1 when both run on one "
+                "host, else this host's address on Asterisk's network)"
+            )
+        if address.version == 6 and not bracketed:
+            raise ValueError(f"an IPv6 address needs brackets here, as Asterisk writes host:port; write '[{v}]'")
+        if address.version == 4 and bracketed:
+            raise ValueError(f"brackets are for IPv6 addresses only; write '{v[1:-1]}'")
         return v
 
     @model_validator(mode="after")

@@ -83,3 +83,17 @@ async def test_a_phone_call_drops_rtp_from_a_stranger_and_counts_it(tmp_path: Pa
             assert value == 25
             stranger.close()
         assert emu.violations == []
+
+
+async def test_an_ipv6_stream_binds_the_bracketed_rtp_host_and_knows_its_source_by_address() -> None:
+    stream = await RtpStream.bind("[::1]", PortPool(40650, 40660))  # as asterisk.rtp_host writes it
+    asterisk, intruder = await RtpPeer.open("::1"), await RtpPeer.open("::1")
+    asterisk.target = intruder.target = ("::1", stream.port)
+    stream.set_remote("0:0:0:0:0:0:0:1", asterisk.port)  # another spelling of the same address
+    await intruder.speak(b"\x11" * FRAME_BYTES, pace=0)
+    await asterisk.speak(b"\x22" * FRAME_BYTES, pace=0)
+    assert await collect(stream, 1) == [b"\x22" * FRAME_BYTES]
+    assert stream.counters.foreign == 1
+    await stream.aclose()
+    asterisk.close()
+    intruder.close()
