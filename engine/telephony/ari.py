@@ -7,6 +7,12 @@ restarts. Requests follow ``shared/reference/ari-api-docs`` (the emulator in the
 against that spec). ``events()`` yields every event as a dict, a synthetic ``{"type": "AriConnected"}`` once the
 socket is first up (the owner releases what an earlier run left before it takes calls) and, after the socket came
 back, a synthetic ``{"type": "AriReconnected"}`` so the owner can recover the calls whose channels are still up.
+
+Asterisk answers the requests that create a channel (``externalMedia``, snoop, originate) before the channel is in
+the Stasis app; its ``StasisStart`` comes later, and ``addChannel`` before it is 422. ``entering`` is the one way
+the engine waits for a channel it created: registered under the id the engine chose BEFORE the request goes out
+(an early event is never missed), bounded by a timeout whose error names the channel and the request. An awaited
+``StasisStart`` goes to its waiter only, never out of ``events()``.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
+from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -40,6 +47,75 @@ class AriError(Exception):
         self.status = status
 
 
+class Entering:
+    """The wait for the ``StasisStart`` of one channel the engine creates (``AriClient.entering``); as an async
+    context manager it stops waiting on exit, so a ``StasisStart`` after that is nobody's (the engine hangs up)."""
+
+    def __init__(self, entry: StasisEntry, channel_id: str, what: str) -> None:
+        self.entry, self.channel_id, self.what = entry, channel_id, what
+        self.future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+
+    async def wait(self, timeout_s: float) -> dict[str, Any]:
+        """The channel's ``StasisStart`` event; ``AriError`` naming channel and request after ``timeout_s``."""
+        try:
+            async with asyncio.timeout(timeout_s):
+                return await asyncio.shield(self.future)
+        except TimeoutError:
+            self.cancel()
+            raise AriError(self.what, f"channel {self.channel_id} did not enter Stasis within {timeout_s:g} s "
+                           "of the request") from None  # fmt: skip
+
+    def cancel(self) -> None:
+        """Stop waiting (the request failed, the wait timed out, the channel is no longer wanted)."""
+        if self.entry.waiting.get(self.channel_id) is self:
+            del self.entry.waiting[self.channel_id]
+        if not self.future.done():
+            self.future.cancel()
+        elif not self.future.cancelled():
+            self.future.exception()  # retrieved: a channel gone before anyone waited is no unhandled error
+
+    async def __aenter__(self) -> Entering:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.cancel()
+
+
+class StasisEntry:
+    """The channels the engine waits to see enter Stasis, by the id it chose for each."""
+
+    def __init__(self) -> None:
+        self.waiting: dict[str, Entering] = {}
+
+    def expect(self, channel_id: str, what: str) -> Entering:
+        if channel_id in self.waiting:
+            raise ValueError(
+                f"already waiting for channel {channel_id} to enter Stasis ({self.waiting[channel_id].what})"
+            )
+        entering = self.waiting[channel_id] = Entering(self, channel_id, what)
+        return entering
+
+    def arrived(self, event: Mapping[str, Any]) -> bool:
+        """Give a ``StasisStart`` to its waiter; False when nobody waits for that channel."""
+        channel = event.get("channel")
+        entering = self.waiting.pop(str(channel.get("id", "")), None) if isinstance(channel, dict) else None
+        if entering is None:
+            return False
+        if not entering.future.done():
+            entering.future.set_result(dict(event))
+        return True
+
+    def gone(self, event: Mapping[str, Any]) -> None:
+        """A channel destroyed before it entered Stasis: its waiter fails at once (the event still goes out)."""
+        channel = event.get("channel")
+        entering = self.waiting.pop(str(channel.get("id", "")), None) if isinstance(channel, dict) else None
+        if entering is not None and not entering.future.done():
+            why = f"channel {entering.channel_id} was hung up before it entered Stasis (cause {event.get('cause')})"
+            entering.future.set_exception(AriError(entering.what, why, 404))
+
+
 def events_url(base_url: str, app: str) -> str:
     """``http://host:8088/ari`` → ``ws://host:8088/ari/events?app=…`` (https → wss)."""
     parts = urlsplit(base_url.rstrip("/"))
@@ -63,6 +139,7 @@ class AriClient:
         self.connected = False
         self.reconnects = 0
         self.last_error: str | None = None
+        self.stasis = StasisEntry()
 
     async def __aenter__(self) -> AriClient:
         return self
@@ -81,6 +158,11 @@ class AriClient:
         self._closed = True
         if self._http is not None:
             await self._http.close()
+
+    def entering(self, channel_id: str, what: str) -> Entering:
+        """Start waiting for the ``StasisStart`` of ``channel_id``, which the request ``what`` is about to create:
+        call before sending it."""
+        return self.stasis.expect(channel_id, what)
 
     # ---------------------------------------------------------------------------------------------- REST
 
@@ -158,11 +240,12 @@ class AriClient:
 
     async def originate(
         self, endpoint: str, *, app_args: Sequence[str] = (), caller_id: str | None = None, timeout_s: int = 30,
-        channel_id: str | None = None, variables: Mapping[str, str] | None = None,
+        channel_id: str | None = None, variables: Mapping[str, str] | None = None, originator: str | None = None,
     ) -> dict[str, Any]:  # fmt: skip
+        """``originator``: the channel this one is made for (Asterisk links their CDRs and ``linkedid``)."""
         params = {
             "endpoint": endpoint, "app": self.app, "appArgs": ",".join(app_args) or None, "callerId": caller_id,
-            "timeout": timeout_s, "channelId": channel_id,
+            "timeout": timeout_s, "channelId": channel_id, "originator": originator,
         }  # fmt: skip
         body = {"variables": dict(variables)} if variables else None
         return dict(await self.request("POST", "/channels", params, body))
@@ -207,10 +290,12 @@ class AriClient:
                         except JsonBoundsError as e:
                             log.warning("ARI: ignoring an event that is not usable JSON (%s)", e)
                             continue
-                        if isinstance(event, dict) and isinstance(event.get("type"), str):
-                            yield event
-                        else:
+                        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
                             log.warning("ARI: ignoring an event without a type")
+                        elif event["type"] != "StasisStart" or not self.stasis.arrived(event):
+                            if event["type"] == "ChannelDestroyed":
+                                self.stasis.gone(event)
+                            yield event
             except aiohttp.WSServerHandshakeError as e:
                 self.last_error = _reason(e.status, e.message) if e.status else str(e)
             except (aiohttp.ClientError, OSError, TimeoutError) as e:

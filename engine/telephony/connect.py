@@ -3,13 +3,12 @@
 Why it exists apart from the Stasis app: this is the one place that asks Asterisk for a call's resources, under
 the ids of ``engine.telephony.owned`` (so a later run can find them), for either media path: RTP
 ``externalMedia`` (Asterisk says where to send through ``UNICASTRTP_LOCAL_ADDRESS``/``PORT``) or chan_websocket
-(the engine connects in to ``/media/<MEDIA_WEBSOCKET_CONNECTION_ID>`` and bridges the channel once it entered
-Stasis, since Asterisk answers it only when the socket is up).
+(the engine connects in to ``/media/<MEDIA_WEBSOCKET_CONNECTION_ID>``; Asterisk answers it only when the socket is
+up). Either way the media channel is bridged only on its ``StasisStart``, which comes after Asterisk's reply
+(``AriClient.entering``).
 """
 
 from __future__ import annotations
-
-import asyncio
 
 from engine.config.models import AsteriskConfig
 from engine.telephony.ari import AriClient, AriError
@@ -20,70 +19,45 @@ from engine.telephony.ws_media import WsMedia, WsMediaError, media_url
 
 
 async def connect_media(
-    ari: AriClient,
-    config: AsteriskConfig,
-    pool: PortPool,
-    ids: ResourceIds,
-    own: set[str],
-    entering: dict[str, asyncio.Event],
-    call: PhoneCall,
+    ari: AriClient, config: AsteriskConfig, pool: PortPool, ids: ResourceIds, own: set[str], call: PhoneCall
 ) -> None:
-    """Answer the caller, make the call's bridge and media channel, and bridge the two; ``own`` learns the media
-    channel, ``entering`` holds the event its ``StasisStart`` sets (chan_websocket)."""
+    """Answer the caller, make the call's bridge and media channel, and bridge the two once the media channel
+    entered Stasis; ``own`` learns the media channel."""
     await ari.answer(call.channel_id)
     bridge_id = ids.make("call", call.channel_id)
     bridge = await ari.create_bridge(bridge_id, kind="mixing", name=f"ava {call.channel_id}")
     call.bridge_id = bridge["id"]
-    if config.media == "websocket":
-        await _connect_ws_media(ari, config, ids, own, entering, call)
-        return
-    call.stream = await RtpStream.bind(config.rtp_host, pool)
     media_id = ids.make("em", call.channel_id)
     own.add(media_id)
-    media = await ari.external_media(f"{config.rtp_host}:{call.stream.port}", channel_id=media_id)
-    call.media_channel_id = media["id"]
-    variables = media.get("channelvars") or {}
-    host, port = variables.get("UNICASTRTP_LOCAL_ADDRESS"), str(variables.get("UNICASTRTP_LOCAL_PORT", ""))
-    if not host or not port.isdigit():
-        raise AriError("POST /channels/externalMedia", "Asterisk did not say where to send RTP "
-                       "(UNICASTRTP_LOCAL_ADDRESS/PORT missing)")  # fmt: skip
-    call.stream.set_remote(str(host), int(port))
-    await ari.add_to_bridge(call.bridge_id, [call.channel_id, call.media_channel_id])
-
-
-async def _connect_ws_media(
-    ari: AriClient,
-    config: AsteriskConfig,
-    ids: ResourceIds,
-    own: set[str],
-    entering: dict[str, asyncio.Event],
-    call: PhoneCall,
-) -> None:
-    """chan_websocket: ask for ``WebSocket/INCOMING``, connect in, bridge it once Asterisk answered it."""
-    assert call.bridge_id is not None
-    media_id = ids.make("em", call.channel_id)
-    own.add(media_id)
-    entered = entering[media_id] = asyncio.Event()
-    try:
-        media = await ari.external_media(
-            "", channel_id=media_id, encapsulation="none", transport="websocket", connection_type="server"
-        )
-        call.media_channel_id = media["id"]
-        connection = str((media.get("channelvars") or {}).get("MEDIA_WEBSOCKET_CONNECTION_ID", ""))
-        if not connection:
-            raise AriError("POST /channels/externalMedia", "Asterisk did not say which media WebSocket to "
-                           "connect to (MEDIA_WEBSOCKET_CONNECTION_ID missing)")  # fmt: skip
-        timeout = config.request_timeout_s
-        try:
-            call.stream = await WsMedia.connect(media_url(config.ari_url, connection), timeout_s=timeout)
-        except WsMediaError as e:
-            raise AriError("media WebSocket", str(e)) from None
-        try:
-            async with asyncio.timeout(timeout):
-                await entered.wait()
-        except TimeoutError:
-            raise AriError("media WebSocket", f"the WebSocket channel did not enter Stasis within "
-                           f"{timeout:g} s of connecting") from None  # fmt: skip
-    finally:
-        entering.pop(media_id, None)
+    what = "POST /channels/externalMedia"
+    async with ari.entering(media_id, what) as entered:
+        if config.media == "websocket":
+            await _connect_ws_media(ari, config, call, media_id)
+        else:
+            call.stream = await RtpStream.bind(config.rtp_host, pool)
+            media = await ari.external_media(f"{config.rtp_host}:{call.stream.port}", channel_id=media_id)
+            call.media_channel_id = media["id"]
+            variables = media.get("channelvars") or {}
+            host, port = variables.get("UNICASTRTP_LOCAL_ADDRESS"), str(variables.get("UNICASTRTP_LOCAL_PORT", ""))
+            if not host or not port.isdigit():
+                raise AriError(what, "Asterisk did not say where to send RTP (UNICASTRTP_LOCAL_ADDRESS/PORT missing)")
+            call.stream.set_remote(str(host), int(port))
+        await entered.wait(config.request_timeout_s)
     await ari.add_to_bridge(call.bridge_id, [call.channel_id, media_id])
+
+
+async def _connect_ws_media(ari: AriClient, config: AsteriskConfig, call: PhoneCall, media_id: str) -> None:
+    """chan_websocket: ask for ``WebSocket/INCOMING`` and connect in (Asterisk answers it, and it enters Stasis,
+    only once the socket is up)."""
+    media = await ari.external_media(
+        "", channel_id=media_id, encapsulation="none", transport="websocket", connection_type="server"
+    )
+    call.media_channel_id = media["id"]
+    connection = str((media.get("channelvars") or {}).get("MEDIA_WEBSOCKET_CONNECTION_ID", ""))
+    if not connection:
+        raise AriError("POST /channels/externalMedia", "Asterisk did not say which media WebSocket to "
+                       "connect to (MEDIA_WEBSOCKET_CONNECTION_ID missing)")  # fmt: skip
+    try:
+        call.stream = await WsMedia.connect(media_url(config.ari_url, connection), timeout_s=config.request_timeout_s)
+    except WsMediaError as e:
+        raise AriError("media WebSocket", str(e)) from None

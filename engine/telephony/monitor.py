@@ -15,7 +15,8 @@ softphone devices):
   ``TakeoverTranscript`` (``engine.telephony.handback``).
 
 Each mode change tears down the previous line first; nothing is left in Asterisk after ``off`` (tested by listing
-channels and bridges).
+channels and bridges). The operator's media and snoop channels are bridged only once each entered Stasis, which
+Asterisk does after answering the request that made it (``AriClient.entering``).
 """
 
 from __future__ import annotations
@@ -92,24 +93,32 @@ class CallMonitor:
             media_id = self.ids.make("op", channel_id)
             self.own.add(media_id)
             line.channels.append(media_id)
-            media = await self.ari.external_media(f"{self.config.rtp_host}:{stream.port}", channel_id=media_id)
-            variables = media.get("channelvars") or {}
-            host, port = variables.get("UNICASTRTP_LOCAL_ADDRESS"), str(variables.get("UNICASTRTP_LOCAL_PORT", ""))
-            if not host or not port.isdigit():
-                raise MonitorError("Asterisk did not say where to send the operator's RTP")
-            stream.set_remote(str(host), int(port))
-            if mode == "takeover":
-                assert call_bridge is not None
-                await self.ari.add_to_bridge(call_bridge, [media_id])
-            else:
-                snoop_id = self.ids.make("snoop", channel_id)
-                self.own.add(snoop_id)
-                line.channels.insert(0, snoop_id)
-                await self.ari.snoop(channel_id, spy="both", whisper=_SNOOP[mode], app_args=["monitor"],
-                                     snoop_id=snoop_id)  # fmt: skip
-                bridge = await self.ari.create_bridge(self.ids.make("mon", channel_id), kind="mixing", name="operator")
-                line.bridge_id = bridge["id"]
-                await self.ari.add_to_bridge(line.bridge_id, [snoop_id, media_id])
+            timeout = self.config.request_timeout_s
+            async with self.ari.entering(media_id, "POST /channels/externalMedia (operator)") as media_entered:
+                media = await self.ari.external_media(f"{self.config.rtp_host}:{stream.port}", channel_id=media_id)
+                variables = media.get("channelvars") or {}
+                host, port = variables.get("UNICASTRTP_LOCAL_ADDRESS"), str(variables.get("UNICASTRTP_LOCAL_PORT", ""))
+                if not host or not port.isdigit():
+                    raise MonitorError("Asterisk did not say where to send the operator's RTP")
+                stream.set_remote(str(host), int(port))
+                if mode == "takeover":
+                    assert call_bridge is not None
+                    await media_entered.wait(timeout)
+                    await self.ari.add_to_bridge(call_bridge, [media_id])
+                else:
+                    snoop_id = self.ids.make("snoop", channel_id)
+                    self.own.add(snoop_id)
+                    line.channels.insert(0, snoop_id)
+                    async with self.ari.entering(snoop_id, f"POST /channels/{channel_id}/snoop") as snoop_entered:
+                        await self.ari.snoop(channel_id, spy="both", whisper=_SNOOP[mode], app_args=["monitor"],
+                                             snoop_id=snoop_id)  # fmt: skip
+                        bridge = await self.ari.create_bridge(
+                            self.ids.make("mon", channel_id), kind="mixing", name="operator"
+                        )
+                        line.bridge_id = bridge["id"]
+                        await media_entered.wait(timeout)
+                        await snoop_entered.wait(timeout)
+                    await self.ari.add_to_bridge(line.bridge_id, [snoop_id, media_id])
         except (AriError, MonitorError):
             await self.close(line)
             raise

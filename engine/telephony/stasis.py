@@ -25,6 +25,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
+from engine.capacity import CallRefused, continuing
 from engine.config.models import AsteriskConfig
 from engine.events import CallMonitorChanged
 from engine.sessions.session import CallError
@@ -35,7 +36,7 @@ from engine.telephony.farewell import AI_STOP_WAIT_S, StopBudget, bounded, hush,
 from engine.telephony.handback import TakeoverTranscript, brief_ai, handback_note
 from engine.telephony.media import backend_for
 from engine.telephony.monitor import CallMonitor, MonitorError
-from engine.telephony.owned import ResourceIds, release_leftovers
+from engine.telephony.owned import ResourceIds, parse, release_leftovers
 from engine.telephony.phone_call import PhoneCall, media_label, pick_context
 from engine.telephony.rtp import PortPool
 from engine.telephony.transfer import PhoneTransfers
@@ -77,8 +78,6 @@ class StasisApp:
         self.transfers: dict[str, PhoneTransfers] = {}  # caller channel id -> its transfers
         #: Channels the engine created itself (media, snoop, originated): their events are not new callers.
         self.own_channels: set[str] = set()
-        #: Media channels the engine waits for to enter Stasis (chan_websocket: only once its socket is up).
-        self._entering: dict[str, asyncio.Event] = {}
         self._stopping = False
         #: Set with the stop's budget: every wait of a call's task gives way to it.
         self._budget: StopBudget | None = None
@@ -105,11 +104,8 @@ class StasisApp:
         channel: dict[str, Any] = raw if isinstance(raw, dict) else {}
         cid = str(channel.get("id", ""))
         args = [str(a) for a in event.get("args") or []]
-        if kind == "StasisStart" and cid in self._entering:
-            self._entering[cid].set()
-        if kind == "StasisStart" and cid in self.own_channels:
-            if args[:1] == ["transfer"] and len(args) > 1 and args[1] in self.transfers:
-                self.transfers[args[1]].on_answer(cid)
+        if kind == "StasisStart" and cid and (cid in self.own_channels or parse(cid) is not None):
+            self._stray(cid)  # an awaited one went to its waiter (AriClient.entering): nobody waits for this one
         elif kind == "StasisStart" and cid and cid not in self.calls:
             call = PhoneCall(cid, str(channel.get("caller", {}).get("name", "")),
                              str(channel.get("caller", {}).get("number", "")), bus=self.host.bus)  # fmt: skip
@@ -126,6 +122,19 @@ class StasisApp:
                 log.warning("telephony: cannot look for what an earlier run left in Asterisk: %s", e)
         elif kind == RECONNECTED:
             self.spawn(self._recover(), name="phone:recover")
+
+    def _stray(self, cid: str) -> None:
+        """A ``StasisStart`` nobody waits for of a channel an engine made: never a caller. This engine's (its request
+        or wait gave up, its transfer ended) is hung up; another running engine's is left alone."""
+        owned = parse(cid)
+        if cid in self.own_channels or (owned is not None and self.ids.left_over(owned)):
+            log.warning("telephony: channel %s entered Stasis too late (nothing waits for it); hanging it up", cid)
+            self.own_channels.discard(cid)
+            self.spawn(self._hang_up_quietly(cid), name=f"phone:stray:{cid}")
+
+    async def _hang_up_quietly(self, cid: str) -> None:
+        with contextlib.suppress(AriError):
+            await self.ari.hangup(cid)
 
     def _caller_left(self, call: PhoneCall, why: str) -> None:
         if call.caller_gone:
@@ -168,10 +177,7 @@ class StasisApp:
         try:
             refused = self.admit() if self.admit is not None else None
             if refused is not None:  # a busy signal, not an answered call that hangs: Asterisk can route it on
-                log.warning("telephony: refusing call %s with busy: %s", call.channel_id, refused)
-                call.end_reason = f"busy: {refused}"
-                await self.ari.hangup(call.channel_id, "busy")
-                call.caller_gone = True
+                await self._busy(call, refused)
                 return
             variables = dict(channel.get("channelvars") or {})
             if "AI_CONTEXT" not in variables:
@@ -186,7 +192,7 @@ class StasisApp:
             call.context = context
             log.info("telephony: call %s from %s <%s> → context %s (%s)", call.channel_id, call.caller_name,
                      call.caller_number, context, source)  # fmt: skip
-            await connect_media(self.ari, self.config, self.pool, self.ids, self.own_channels, self._entering, call)
+            await connect_media(self.ari, self.config, self.pool, self.ids, self.own_channels, call)
             if call.caller_gone or self._stopping:
                 return
             transfers = PhoneTransfers(
@@ -213,6 +219,8 @@ class StasisApp:
                     break
                 assert call.bridge_id is not None and call.media_channel_id is not None
                 await self.ari.add_to_bridge(call.bridge_id, [call.media_channel_id])  # the AI comes back
+        except CallRefused as e:  # admitted while another call was connecting, which took the last place first
+            await self._busy(call, str(e))
         except (AriError, CallError) as e:  # CallError: the caller left before the AI's call had begun
             log.warning("telephony: call %s failed: %s", call.channel_id, e)
             call.end_reason = str(e)
@@ -222,12 +230,20 @@ class StasisApp:
             else:
                 await self._release(call)
 
+    async def _busy(self, call: PhoneCall, why: str) -> None:
+        log.warning("telephony: refusing call %s with busy: %s", call.channel_id, why)
+        call.end_reason = f"busy: {why}"
+        with contextlib.suppress(AriError):
+            await self.ari.hangup(call.channel_id, "busy")
+        call.caller_gone = True
+
     async def _run_ai(self, call: PhoneCall, context: str, transfers: PhoneTransfers) -> None:
         """One AI conversation on the call, registered for the transfer tools while it runs."""
         assert call.stream is not None
         note, call.resume_note = call.resume_note, None
         briefing, call.handback_note = call.handback_note, None
         earlier = call.voice.session.history.items() if briefing and call.voice and call.voice.session else ()
+        again = call.voice is not None  # back from a transfer or the operator: not a new call (a drain lets it in)
         call.backend = backend_for(call.stream)
         call.voice = self._make_call(
             call.backend, context, caller_name=call.caller_name or None,
@@ -253,7 +269,8 @@ class StasisApp:
         waiter = self.spawn(register(), name=f"phone:{call.channel_id}:lines")
         call.ai_done.clear()
         try:
-            await voice.run()
+            with continuing() if again else contextlib.nullcontext():
+                await voice.run()
         finally:
             call.ai_done.set()
             waiter.cancel()

@@ -3,11 +3,13 @@
 Why it exists: AVA's transfers must end with a bridge that holds exactly the caller and the agent, reached by
 dialling the target's own endpoint (``PJSIP/6000``, never a ``Local/`` channel) with the AI's identity as caller
 ID. Warm: the tool returns at once (the model tells the caller), the caller hears music on hold while the target
-rings, and when the target's channel enters Stasis the hand-off runs: (1) the AI's media channel leaves the
-bridge, (2) the provider session stops, (3) music stops and the agent's channel joins, (4) the call is marked
-transferred. A busy, failing or never-answering target (``timeout_s``) stops the music and the AI tells the
-caller; ``cancel_transfer`` hangs up the ringing channel and stops the music, and refuses once the target
-answered. Blind: the AI leaves at once and the caller hears ringing; if the target fails, the AI comes back.
+rings, and when the target's channel enters Stasis (awaited by the id the engine gave it, ``AriClient.entering``;
+the leg names the caller as ``originator`` so Asterisk links their CDRs and ``linkedid``) the hand-off runs:
+(1) the AI's media channel leaves the bridge, (2) the provider session stops, (3) music stops and the agent's
+channel joins, (4) the call is marked transferred. A busy, failing or never-answering target (``timeout_s``) stops
+the music and the AI tells the caller; ``cancel_transfer`` hangs up the ringing channel and stops the music, and
+refuses once the target answered. Blind: the AI leaves at once and the caller hears ringing; if the target fails,
+the AI comes back.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any, Protocol
 
 from engine.config.models import AsteriskConfig
 from engine.config.models.tools import TransferTarget
-from engine.telephony.ari import AriClient, AriError
+from engine.telephony.ari import AriClient, AriError, Entering
 from engine.telephony.owned import ResourceIds
 from engine.tools.base import ToolResult
 from engine.tools.builtin.transfer import TransferMode
@@ -70,6 +72,14 @@ class Transfer:
     state: str = "ringing"  # ringing | answered | failed | cancelled
     outcome: asyncio.Future[str] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
     handoff_ms: float | None = None
+    #: The wait for the target's channel to enter Stasis (it answered).
+    entering: Entering | None = None
+
+
+def _answered(xfer: Transfer, entered: asyncio.Future[dict[str, Any]]) -> None:
+    """The target's channel entered Stasis: it answered (a failure or a cancel is told by its own event)."""
+    if not entered.cancelled() and entered.exception() is None and not xfer.outcome.done():
+        xfer.outcome.set_result("answered")
 
 
 class PhoneTransfers:
@@ -102,12 +112,16 @@ class PhoneTransfers:
             return ToolResult.error(f"A transfer to {self.current.name} is already ringing.")
         xfer = Transfer(name, target, mode, self.ids.make("xfer", self.line.channel_id, next(_ids)))
         self.own.add(xfer.channel_id)
+        # The target answering is its channel entering Stasis: awaited by id from before the request on.
+        xfer.entering = self.ari.entering(xfer.channel_id, f"POST /channels/{xfer.channel_id} (originate)")
+        xfer.entering.future.add_done_callback(lambda f: _answered(xfer, f))
         try:
             await self.ari.originate(
                 target.destination, app_args=["transfer", self.line.channel_id], caller_id=self.config.caller_id,
-                timeout_s=target.timeout_s, channel_id=xfer.channel_id,
+                timeout_s=target.timeout_s, channel_id=xfer.channel_id, originator=self.line.channel_id,
             )  # fmt: skip
         except AriError as e:
+            xfer.entering.cancel()
             self.own.discard(xfer.channel_id)
             return ToolResult.error(f"I couldn't reach {name} right now.", {"error": str(e)})
         self.current = xfer
@@ -126,6 +140,8 @@ class PhoneTransfers:
         if xfer.state == "answered":
             return ToolResult.error(f"{xfer.name} already answered; the transfer can't be cancelled now.")
         xfer.state = "cancelled"
+        if xfer.entering is not None:
+            xfer.entering.cancel()  # answering now is too late: the engine hangs that channel up
         with contextlib.suppress(AriError):
             await self.ari.hangup(xfer.channel_id)
         await self._hold(False)
@@ -135,15 +151,6 @@ class PhoneTransfers:
         return ToolResult.success(f"I've cancelled the transfer to {xfer.name}. I'm still here.")
 
     # -------------------------------------------------------------------------------------- events
-
-    def on_answer(self, channel_id: str) -> bool:
-        """The originated channel entered Stasis (the target answered); True when it was one of ours."""
-        xfer = self.current
-        if xfer is None or xfer.channel_id != channel_id:
-            return False
-        if not xfer.outcome.done():
-            xfer.outcome.set_result("answered")
-        return True
 
     def on_gone(self, channel_id: str, cause: int) -> bool:
         xfer = self.current
@@ -197,6 +204,8 @@ class PhoneTransfers:
             result = "no_answer"
             with contextlib.suppress(AriError):
                 await self.ari.hangup(xfer.channel_id)
+        if result != "answered" and xfer.entering is not None:
+            xfer.entering.cancel()
         if result == "cancelled":
             return
         if result == "answered" and xfer.state == "ringing":

@@ -73,6 +73,7 @@ async def test_auth_violations_and_a_call_with_rtp() -> None:
         ) as r:
             media = await r.json()
         engine_rtp.target = ("127.0.0.1", int(media["channelvars"]["UNICASTRTP_LOCAL_PORT"]))
+        await next_event(ws, "StasisStart")  # the media channel enters Stasis after the reply: bridged only then
         async with http.post(
             f"{emu.url}/bridges/{bridge['id']}/addChannel",
             params={"channel": f"{caller.id},{media['id']}"},
