@@ -4,14 +4,31 @@ Why it exists: an engine among several must say "no" before it is overloaded, an
 one by one must be able to stop new calls on one while its live calls finish. Every call source asks the same
 ``Admission``: the engine's ``start_call`` (text, softphone, API) raises ``CallRefused`` (a ``CallError``), and
 telephony answers Asterisk with a busy instead of a hung call. The counts come from a getter, never the engine.
+A call that already holds its place is not new when its AI starts again (a phone call back from a failed
+transfer or from the operator): ``continuing()`` around that start lets it through a drain and a full engine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from engine.sessions.session import CallError
+
+#: True in the task (and the tasks it starts) of a call whose AI starts again.
+_CONTINUING: ContextVar[bool] = ContextVar("ava_call_continuing", default=False)
+
+
+@contextmanager
+def continuing() -> Iterator[None]:
+    """Calls started inside are an admitted call going on, never refused."""
+    token = _CONTINUING.set(True)
+    try:
+        yield
+    finally:
+        _CONTINUING.reset(token)
 
 
 class CallRefused(CallError):
@@ -51,7 +68,9 @@ class Admission:
         return None
 
     def check(self) -> None:
-        """Raise ``CallRefused`` when a new call may not start now."""
+        """Raise ``CallRefused`` when a new call may not start now (a ``continuing()`` one always may)."""
+        if _CONTINUING.get():
+            return
         why = self.refusal()
         if why is not None:
             raise CallRefused(f"call refused: {why}")

@@ -3,8 +3,10 @@
 Why it exists: ``ava-engine serve`` and the console both take calls when the config says so, through the same
 component list as the MCP host and the HTTP server. Asterisk being down or refusing the credentials never stops
 the engine: the events socket keeps retrying with backoff and ``status()`` says what is wrong (the console and
-``/mcp/status`` show it). A reload that changes the ``asterisk:`` section restarts telephony; live calls end. When
-the engine stops, ``end_calls`` says goodbye to every caller before the engine ends the sessions.
+``/mcp/status`` show it). A reload that changes how the engine reaches Asterisk (``CONNECTION``) restarts
+telephony: the AI's calls end with the farewell, calls a human has are left to them; any other change to
+``asterisk:`` reaches the next call and drops none. When the engine stops, ``end_calls`` says goodbye to every
+caller before the engine ends the sessions.
 """
 
 from __future__ import annotations
@@ -26,6 +28,10 @@ if TYPE_CHECKING:  # the voice stack (numpy, soxr) loads only when telephony is 
     from engine.voice.realtime_host import RealtimeHost
 
 log = logging.getLogger(__name__)
+
+#: The ``asterisk:`` keys a reload can change only by reconnecting (which ends the AI's calls); the others reach
+#: the next call while live calls go on.
+CONNECTION = ("enabled", "ari_url", "username", "password", "app_name", "request_timeout_s")
 
 
 def ari_client(cfg: AsteriskConfig) -> AriClient:
@@ -86,7 +92,18 @@ class Telephony:
         self.ari = self.app = self._task = None
 
     async def reload(self, old: Settings, new: Settings) -> None:
+        """A changed ``asterisk:`` section: when the connection stays (``CONNECTION``), new calls take the new
+        settings and live ones go on; else telephony restarts as on a stop (AI calls hear the farewell, calls a
+        human has are left to them) and connects anew."""
         if old.asterisk == new.asterisk:
+            return
+        cfg = new.asterisk
+        if self.app is not None and all(getattr(old.asterisk, k) == getattr(cfg, k) for k in CONNECTION):
+            self.app.config = self.app.monitor.config = cfg
+            self.app.pool.start, self.app.pool.end = cfg.rtp_port_start, cfg.rtp_port_end
+            log.info(
+                "telephony: asterisk settings changed; the connection and %d live call(s) stay", len(self.app.calls)
+            )
             return
         await self.stop()
         await self.start()
