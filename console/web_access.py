@@ -15,8 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from engine.config.models.engine import is_loopback_host
-
 #: Served without the token: the page's own scripts, styles and fonts (textual-serve's package files).
 PUBLIC_PREFIX = "/static/"
 #: A token given in ``$AVA_CONSOLE_WEB_TOKEN`` must be at least this long (a stable URL behind a proxy).
@@ -50,6 +48,8 @@ class WebAccess:
     def same_machine_redirect(self, host: str) -> str | None:
         """The printed URL, when a page was opened on this machine under another loopback name (localhost for
         127.0.0.1): the page's WebSocket goes to the public URL, so the page must be served from it too."""
+        from engine.config.models.engine import is_loopback_host  # not at import: the console's first frame
+
         public = urlsplit(self.public_url)
         if public.hostname is None or not is_loopback_host(public.hostname) or host.lower() == public.netloc.lower():
             return None

@@ -19,6 +19,7 @@ The Host/Origin rule is the engine's (``engine.browser_refusal``), the one its H
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
 from html import escape
@@ -113,8 +114,23 @@ class GuardedServer(Server):
         return app
 
     async def on_startup(self, app: web.Application) -> None:
+        # aiohttp runs the start-up hooks before it binds the port: the URL is printed once the port answers, so
+        # whoever opens it (a person, a script reading this line) never meets a refused connection
+        self._announcing = asyncio.get_running_loop().create_task(self._announce_when_listening())
+
+    async def _announce_when_listening(self) -> None:
+        host = self.access.host.strip("[]")
+        probe = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
+        for _ in range(200):  # 10 s at most, then say it anyway
+            try:
+                _reader, writer = await asyncio.open_connection(probe, self.access.port)
+            except OSError:
+                await asyncio.sleep(0.05)
+                continue
+            writer.close()
+            break
         print(f"ava-console is served at {self.access.url}", file=self.out, flush=True)
-        if not is_loopback_host(self.access.host.strip("[]")) and not self.access.public_url.startswith("https://"):
+        if not is_loopback_host(host) and not self.access.public_url.startswith("https://"):
             print(
                 "warning: this address is reachable from other machines and the token travels in clear text; "
                 "serve it behind a TLS proxy (--public-url https://…)",
