@@ -24,6 +24,7 @@ from engine.events import (
     EventBus,
     TranscriptAdded,
 )
+from engine.telephony.farewell import hush
 from engine.telephony.media import MediaStream
 from engine.telephony.rtp import RtpStream
 from engine.voice.backend import AudioBackend
@@ -124,6 +125,29 @@ class PhoneCall:
     def stop_ai(self, reason: str) -> None:
         if self.voice is not None:
             self.voice.stop(reason)
+
+    def caller_left(self, why: str) -> None:
+        """The caller hung up (``why``: the ARI event that said so): the AI stops at once, even mid-greeting."""
+        if self.caller_gone:
+            return
+        self.caller_gone = True
+        self.end_reason = self.end_reason or "caller hung up"
+        log.info("telephony: caller %s left (%s)", self.channel_id, why)
+        self._end_now("caller hung up")
+
+    def media_lost(self) -> None:
+        """Asterisk hung up the call's media channel (chan_websocket does when its socket dies): the AI can neither
+        hear nor be heard, so the call ends now, not when what it was saying would have ended."""
+        if self.ending or self.caller_gone or self.detached:
+            return
+        self.end_reason = self.end_reason or "media channel hung up"
+        self._end_now("media channel hung up")
+
+    def _end_now(self, reason: str) -> None:
+        self.bridge_done.set()
+        if self.taken_over is not None:
+            self.taken_over.set()
+        hush(self.voice, reason)  # what the AI says (a greeting included) stops within one packet
 
     async def ai_idle(self, within_s: float) -> None:
         async with asyncio.timeout(within_s):

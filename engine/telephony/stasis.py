@@ -112,7 +112,7 @@ class StasisApp:
             self.calls[cid] = call
             self.spawn(self._take_call(call, channel, args), name=f"phone:{cid}")
         elif kind in CALLER_GONE and cid in self.calls:
-            self._caller_left(self.calls[cid], kind)
+            self.calls[cid].caller_left(kind)
         elif kind in CALLER_GONE and cid in self.own_channels:
             self._own_channel_gone(cid, int(event.get("cause", 16) or 16))
         elif kind == CONNECTED:  # awaited: no call is taken before what an earlier run left is released
@@ -136,19 +136,11 @@ class StasisApp:
         with contextlib.suppress(AriError):
             await self.ari.hangup(cid)
 
-    def _caller_left(self, call: PhoneCall, why: str) -> None:
-        if call.caller_gone:
-            return
-        call.caller_gone = True
-        call.end_reason = call.end_reason or "caller hung up"
-        log.info("telephony: caller %s left (%s)", call.channel_id, why)
-        call.bridge_done.set()
-        if call.taken_over is not None:
-            call.taken_over.set()
-        hush(call.voice, "caller hung up")  # a greeting or any answer stops within one packet
-
     def _own_channel_gone(self, cid: str, cause: int) -> None:
-        """A channel the engine made is gone: a transfer target that failed, or the agent hanging up."""
+        """A channel the engine made is gone: a call's media channel, a transfer target that failed, or the agent."""
+        if (call := next((c for c in self.calls.values() if c.media_channel_id == cid), None)) is not None:
+            call.media_lost()
+            return
         for caller, transfers in self.transfers.items():
             call = self.calls.get(caller)
             current = transfers.current
@@ -169,7 +161,7 @@ class StasisApp:
             return
         for call in list(self.calls.values()):
             if call.channel_id not in alive:
-                self._caller_left(call, "gone after reconnect")
+                call.caller_left("gone after reconnect")
 
     # ---------------------------------------------------------------------------------------------- one call
 

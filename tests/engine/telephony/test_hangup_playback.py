@@ -66,3 +66,39 @@ async def test_hanging_up_during_a_long_greeting_ends_the_call_within_200_ms(
         assert f"/channels/{media_channel}" in deleted
         assert emu.world.leftovers() == {"channels": [], "bridges": []}
         assert emu.violations == []
+
+
+@pytest.mark.parametrize("media", ["rtp", "websocket"])
+async def test_asterisk_hanging_up_the_media_channel_during_the_greeting_ends_the_call(
+    tmp_path: Path, media: Literal["rtp", "websocket"]
+) -> None:
+    """chan_websocket hangs its channel up when the socket dies; Asterisk may hang up any channel: the AI cannot be
+    heard any more, so the caller is not left in a silent bridge until the greeting would have ended."""
+    async with AriEmulator() as emu:
+        ports = 43400 if media == "rtp" else 43500
+        async with desk_engine(emu, tmp_path, ports, media=media) as engine:
+            engine.settings.contexts["desk"].greeting = LONG_GREETING
+            sub = engine.bus.subscribe(maxsize=10_000)
+            clock_caller = await emu.incoming_call("ava", "Clock", "1002")
+            await emu.wait_event("ChannelEnteredBridge", clock_caller.id)
+            clock = emu.media_for(clock_caller.id)
+            await clock.wait_audio(10, within_s=20)
+
+            caller = await emu.incoming_call("ava", "Robin", "1001")
+            await emu.wait_event("ChannelEnteredBridge", caller.id)
+            phone = emu.media_for(caller.id)
+            media_channel = media_of(emu, caller.id)
+            await phone.wait_audio(60, within_s=20)
+            ticks = len(clock.capture)
+            await emu.caller_hangs_up(media_channel)  # Asterisk's side: the media channel goes
+            await emu.wait_event("ChannelDestroyed", caller.id, within_s=30)
+            took = len(clock.capture) - ticks
+            events = sub.drain()
+            await emu.caller_hangs_up(clock_caller.id)
+
+        assert took <= WITHIN, f"the caller was hung up {took} packets (x 20 ms) after the media channel went"
+        started = {e.caller_name: e.call_id for e in events if e.type == "call.started"}  # type: ignore[attr-defined]
+        ended = [e.reason for e in events if e.type == "call.ended" and e.call_id == started["Robin"]]  # type: ignore[attr-defined]
+        assert ended == ["media channel hung up"]
+        assert emu.world.leftovers() == {"channels": [], "bridges": []}
+        assert emu.violations == []
