@@ -125,6 +125,7 @@ SCREEN_BINDING_IDS: dict[str, str] = {
     "secret_cancel": "leave the secret entry",
     "name_cancel": "leave the name entry",
     "import_cancel": "leave the import dialog",
+    "import_inputs_cancel": "leave the import's questions for its inputs (nothing is imported)",
     "add_source_cancel": "leave the add-from-registry dialog",
     "form_test": "test the unsaved server form",
     "form_save": "save the server form",

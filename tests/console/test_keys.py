@@ -45,7 +45,7 @@ async def test_palette_lists_every_keyed_action_with_its_key(config_path: Path, 
     from console.screens.audio_devices import AudioDevicesScreen
     from console.screens.call_view import CallViewScreen
     from console.screens.elicitation import ElicitationScreen
-    from console.screens.import_dialog import ImportScreen
+    from console.screens.import_dialog import ImportScreen, InputsScreen
     from console.screens.invocations import InvocationDetail
     from console.screens.key_help import KeyHelpScreen
     from console.screens.modals import ConfirmScreen, DiffScreen, NameEntry, SecretEntry
@@ -56,6 +56,8 @@ async def test_palette_lists_every_keyed_action_with_its_key(config_path: Path, 
     from console.screens.steer_modal import SteerModal
     from console.screens.tool_inspector import ToolInspector
     from console.screens.transfer_modal import TransferModal
+    from engine.config.mcp_import_result import Ask
+    from engine.config.mcp_vscode import InputPrompt
     from engine.config.models.tools import TransferTarget
 
     app = AvaConsole(config_path, list_audio_devices=lambda rescan: [])
@@ -84,6 +86,7 @@ async def test_palette_lists_every_keyed_action_with_its_key(config_path: Path, 
             SecretEntry(),
             NameEntry("new name"),
             ImportScreen(),
+            InputsScreen([Ask(InputPrompt("api_key", "API key"), ("gh_API_KEY",), ("gh",))]),
             AddSourceScreen(),
             AudioDevicesScreen((None, None), lambda rescan: []),
             InvocationDetail(inv, set()),
