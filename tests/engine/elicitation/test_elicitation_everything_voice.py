@@ -69,14 +69,24 @@ def run_call(tmp_path: Path, plan: list[tuple[str, float]]) -> list[dict[str, An
 @needs_everything
 def test_the_caller_says_a_name_and_everything_gets_it_then_cancels_by_voice(tmp_path: Path) -> None:
     # the gaps leave room for the agent's question and read-back, which play while the caller is silent
-    plan = [("the form please", 10.0), (NAME, 6.0), ("yes", 8.0), ("the form please", 10.0), (NAME, 6.0),
-            ("never mind", 8.0), ("goodbye", 3.0)]  # fmt: skip
+    plan = [
+        ("the form please", 10.0),
+        (NAME, 6.0),
+        ("yes", 8.0),
+        ("the form please", 10.0),
+        (NAME, 6.0),
+        ("never mind", 8.0),
+        ("goodbye", 3.0),
+    ]
     events = run_call(tmp_path, plan)
     waits = [(e["prompt"], e["expect"]) for e in events if e["type"] == "elicitation.waiting"]
     asked = "Please provide inputs for the following fields: String: Your full, legal name?"
     assert waits[:2] == [(asked, []), (f"I heard {NAME}. Is that right?", waits[1][1])]
     assert "yes please" in waits[1][1]  # the read-back listens for yes and no
-    assert waits[2:] == waits[:2]
+    # the second time round the same questions; open dictation may hear a word more around the name ("the abraham
+    # lincoln" on a loaded machine), so only the first answer, which was accepted, is held to the letter
+    assert waits[2][0] == asked and waits[3][1] == waits[1][1]
+    assert waits[3][0].startswith("I heard ") and NAME in waits[3][0]
     done = [(e["action"], e["by"], e["content"]) for e in events if e["type"] == "elicitation.resolved"]
     assert done == [("accept", "caller", {"name": NAME}), ("cancel", "caller", {})]
     results = [str(e["data"]) + e["message"] for e in events if e["type"] == "tool.completed"]
