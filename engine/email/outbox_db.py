@@ -17,6 +17,7 @@ from pathlib import Path
 
 from engine.email.mail import Email, Row
 from engine.email.recipients import from_json
+from engine.processes import pid_alive
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (
@@ -109,10 +110,4 @@ def owner_alive(owner: str | None, own: str) -> bool:
     pid = int(pid_text)
     if pid == os.getpid():
         return owner == own  # the same pid, another token: an earlier process (a restarted container)
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return pid_alive(pid)

@@ -26,6 +26,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any
 
+from engine.processes import pid_alive
 from engine.telephony.ari import AriClient, AriError
 
 log = logging.getLogger(__name__)
@@ -56,17 +57,6 @@ def parse(resource_id: str) -> Owned | None:
     kind, owner, pid, rest = m.groups()
     caller = rest.rsplit("-", 1)[0] if kind == "xfer" else rest
     return Owned(resource_id, kind, owner, int(pid), caller)
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this id runs on this host (one we may not signal runs too)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 @dataclass(frozen=True)
