@@ -56,9 +56,13 @@ def settings_for(emu: AriEmulator, data_dir: Path, context: str) -> Any:
     settings.contexts["desk"] = ContextConfig(provider="desk", prompt="A help desk.", tools=["transfer"])
     settings.tools.extensions = {"support": TransferTarget(destination="PJSIP/6000")}
     settings.asterisk = AsteriskConfig(
-        enabled=True, ari_url=emu.url, password=SecretStr("ari-secret"), default_context=context,
-        rtp_port_start=44000, rtp_port_end=44999,
-    )  # fmt: skip
+        enabled=True,
+        ari_url=emu.url,
+        password=SecretStr("ari-secret"),
+        default_context=context,
+        rtp_port_start=44000,
+        rtp_port_end=44999,
+    )
     return settings
 
 

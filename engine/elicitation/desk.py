@@ -244,7 +244,7 @@ class ElicitationDesk:
                             by = "caller"
                             try:
                                 action, content = await self._caller(eid, params.message, fields, url, ctx)
-                            except _Refused as r:
+                            except dialogue.Refused as r:
                                 action, reason = r.action, str(r)
                                 if self.voice is not None:
                                     await self.voice.say(call_id, REFUSED)
@@ -324,9 +324,14 @@ class ElicitationDesk:
             raise _Declined("engine", f"the caller's answers do not fit the form: {e}") from None
 
     async def _form(
-        self, eid: str, where: tuple[str, str], message: str, asked: list[FormField], attempts: int,
+        self,
+        eid: str,
+        where: tuple[str, str],
+        message: str,
+        asked: list[FormField],
+        attempts: int,
         first: str | None = None,
-    ) -> dict[str, Any]:  # fmt: skip
+    ) -> dict[str, Any]:
         """Ask each field in turn, read the answers back, and return them on a yes (typed, by field name); a no
         asks again, ``attempts`` rounds at most. ``first``: the opening question, when not the form's own."""
         today = self._today()
@@ -340,7 +345,7 @@ class ElicitationDesk:
             if all(f.kind == "boolean" for f in asked):  # a yes/no is its own confirmation
                 return {f.name: value for f, value, _ in answered}
             heard = await self._listen(eid, where, dialogue.read_back(answered), dialogue.phrases(None))
-            _refused(None, heard)
+            dialogue.raise_if_refused(None, heard)
             if answers.yes_no(heard):
                 return {f.name: value for f, value, _ in answered}
         raise _Declined("caller", f"the caller did not confirm the answers {attempts} times")
@@ -351,7 +356,7 @@ class ElicitationDesk:
         """One field's answer: (field, typed value, what was heard); a refusal or ``attempts`` misses end it."""
         for _ in range(attempts):
             heard = await self._listen(eid, where, prompt, dialogue.phrases(f))
-            _refused(f, heard)
+            dialogue.raise_if_refused(f, heard)
             value = answers.parse(f, heard, today)
             if value is not None:
                 return f, value, heard
@@ -378,19 +383,3 @@ class ElicitationDesk:
 def _settle(future: asyncio.Future[Any], value: Any) -> None:
     if not future.done():
         future.set_result(value)
-
-
-class _Refused(Exception):
-    """The caller refused the question by voice: ``action`` cancel or decline."""
-
-    def __init__(self, action: str, heard: str) -> None:
-        super().__init__(f"the caller said {heard!r}")
-        self.action, self.heard = action, heard
-
-
-def _refused(f: FormField | None, heard: str) -> None:
-    """Raise ``_Refused`` when ``heard`` cancels or declines the question (``f``: the field asked, None: the
-    read-back)."""
-    action = dialogue.refusal(f, heard)
-    if action is not None:
-        raise _Refused(action, heard)

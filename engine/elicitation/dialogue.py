@@ -31,8 +31,19 @@ Refusal = Literal["cancel", "decline"]
 #: Whole answers that cancel the question (the caller drops it), as the recogniser spells them.
 CANCEL = ("cancel", "cancel that", "cancel it", "never mind", "nevermind", "forget it", "forget about it")
 #: Whole answers that decline it (the caller will not give what is asked).
-DECLINE = ("decline", "i decline", "i declined", "no thanks", "no thank you", "skip", "skip it", "skip that",
-           "i'd rather not", "rather not", "i don't want to say")  # fmt: skip
+DECLINE = (
+    "decline",
+    "i decline",
+    "i declined",
+    "no thanks",
+    "no thank you",
+    "skip",
+    "skip it",
+    "skip that",
+    "i'd rather not",
+    "rather not",
+    "i don't want to say",
+)
 #: Refusals that are also a plain "no" to a yes/no question.
 _NO_ANSWERS = ("no thanks", "no thank you")
 YES_NO = ["yes", "no", "yes please", "no thanks", "that's right", "that's wrong", "correct"]
@@ -117,6 +128,22 @@ def read_back(answered: Sequence[tuple[FormField, object, str]]) -> str:
         return confirmation(*answered[0])
     parts = [f"{label(f)}: {said_back(f, value, heard)}" for f, value, heard in answered]
     return f"I have {'; '.join(parts)}. Is that right?"
+
+
+class Refused(Exception):
+    """The caller refused the question by voice: ``action`` cancel or decline."""
+
+    def __init__(self, action: str, heard: str) -> None:
+        super().__init__(f"the caller said {heard!r}")
+        self.action, self.heard = action, heard
+
+
+def raise_if_refused(f: FormField | None, heard: str) -> None:
+    """Raise ``Refused`` when ``heard`` cancels or declines the question (``f``: the field asked, None: the
+    read-back)."""
+    action = refusal(f, heard)
+    if action is not None:
+        raise Refused(action, heard)
 
 
 def refusals() -> list[str]:

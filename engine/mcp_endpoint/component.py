@@ -85,9 +85,14 @@ class McpEndpoint:
         self._spawn = spawn
         self._restart_http = restart_http
         self.handlers = EndpointTools(
-            lambda: settings().engine.mcp_server, registry, runner, bus, metrics, calls_counter(metrics),
+            lambda: settings().engine.mcp_server,
+            registry,
+            runner,
+            bus,
+            metrics,
+            calls_counter(metrics),
             upstream=lambda: upstream,
-        )  # fmt: skip
+        )
         http = settings().engine.http
         self.security = security_settings(self.config, http.host, http.allowed_hosts, http.allowed_origins)
         self._guard = TransportSecurityMiddleware(self.security)

@@ -138,10 +138,15 @@ class EndpointTools:
             d = entry.tool.definition
             hints = getattr(entry.tool, "annotations", None)  # an MCP server's own (engine.mcp.tool.MCPTool)
             out.append(
-                Tool(name=d.name, title=getattr(entry.tool, "title", None), description=d.description,
-                     input_schema=d.schema(), output_schema=OUTPUT_SCHEMA,
-                     annotations=ToolAnnotations.model_validate(hints) if hints else None)
-            )  # fmt: skip
+                Tool(
+                    name=d.name,
+                    title=getattr(entry.tool, "title", None),
+                    description=d.description,
+                    input_schema=d.schema(),
+                    output_schema=OUTPUT_SCHEMA,
+                    annotations=ToolAnnotations.model_validate(hints) if hints else None,
+                )
+            )
         return out
 
     async def on_list_tools(

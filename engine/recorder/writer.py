@@ -92,8 +92,16 @@ _encode = json.JSONEncoder(default=_default, ensure_ascii=False).encode
 class RecordingWriter:
     """Owns the files; ``offer_*`` from the event loop (never blocks), ``flush``/``close`` from anywhere."""
 
-    def __init__(self, directory: Path, redact: Callable[[str], str], *, queue_size: int, audio: bool,
-                 version: str = "", skipped: SkippedEvents | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        directory: Path,
+        redact: Callable[[str], str],
+        *,
+        queue_size: int,
+        audio: bool,
+        version: str = "",
+        skipped: SkippedEvents | None = None,
+    ) -> None:
         self.directory = directory
         self.redact = redact
         #: Events that could not be written (not valid text): counted and skipped, the rest of the batch goes on.

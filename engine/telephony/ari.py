@@ -62,8 +62,9 @@ class Entering:
                 return await asyncio.shield(self.future)
         except TimeoutError:
             self.cancel()
-            raise AriError(self.what, f"channel {self.channel_id} did not enter Stasis within {timeout_s:g} s "
-                           "of the request") from None  # fmt: skip
+            raise AriError(
+                self.what, f"channel {self.channel_id} did not enter Stasis within {timeout_s:g} s of the request"
+            ) from None
 
     def cancel(self) -> None:
         """Stop waiting (the request failed, the wait timed out, the channel is no longer wanted)."""

@@ -55,8 +55,10 @@ async def _connect_ws_media(ari: AriClient, config: AsteriskConfig, call: PhoneC
     call.media_channel_id = media["id"]
     connection = str((media.get("channelvars") or {}).get("MEDIA_WEBSOCKET_CONNECTION_ID", ""))
     if not connection:
-        raise AriError("POST /channels/externalMedia", "Asterisk did not say which media WebSocket to "
-                       "connect to (MEDIA_WEBSOCKET_CONNECTION_ID missing)")  # fmt: skip
+        raise AriError(
+            "POST /channels/externalMedia",
+            "Asterisk did not say which media WebSocket to connect to (MEDIA_WEBSOCKET_CONNECTION_ID missing)",
+        )
     try:
         call.stream = await WsMedia.connect(media_url(config.ari_url, connection), timeout_s=config.request_timeout_s)
     except WsMediaError as e:

@@ -71,9 +71,11 @@ async def say_farewell(
     try:
         options = resolve_voice(host, context)[0] if context else None
         synth = Synthesizer(
-            options.voice if options else "en-us", options.rate if options else 170,
-            options.pitch if options else 50, sample_rate=backend.sample_rate,
-        )  # fmt: skip
+            options.voice if options else "en-us",
+            options.rate if options else 170,
+            options.pitch if options else 50,
+            sample_rate=backend.sample_rate,
+        )
         async with asyncio.timeout(max(0.0, budget.left() - RELEASE_RESERVE_S)):
             audio = await synth.synthesize(text)
     except TimeoutError:

@@ -110,8 +110,9 @@ class CallMonitor:
                     self.own.add(snoop_id)
                     line.channels.insert(0, snoop_id)
                     async with self.ari.entering(snoop_id, f"POST /channels/{channel_id}/snoop") as snoop_entered:
-                        await self.ari.snoop(channel_id, spy="both", whisper=_SNOOP[mode], app_args=["monitor"],
-                                             snoop_id=snoop_id)  # fmt: skip
+                        await self.ari.snoop(
+                            channel_id, spy="both", whisper=_SNOOP[mode], app_args=["monitor"], snoop_id=snoop_id
+                        )
                         bridge = await self.ari.create_bridge(
                             self.ids.make("mon", channel_id), kind="mixing", name="operator"
                         )

@@ -88,8 +88,9 @@ async def release_leftovers(ari: AriClient, ids: ResourceIds, timeout_s: float) 
     channels = {str(c.get("id", "")): c for c in await ari.channels()}
     bridges = {str(b.get("id", "")): b for b in await ari.bridges()}
     ours = [o for o in map(parse, [*channels, *bridges]) if o is not None and ids.left_over(o)]
-    alive_elsewhere = sorted({o.pid for o in map(parse, [*channels, *bridges]) if o and o.owner == ids.owner} - {
-        o.pid for o in ours})  # fmt: skip
+    alive_elsewhere = sorted(
+        {o.pid for o in map(parse, [*channels, *bridges]) if o and o.owner == ids.owner} - {o.pid for o in ours}
+    )
     if alive_elsewhere:
         log.info("telephony: leaving the Asterisk resources of running engine processes %s alone", alive_elsewhere)
     human: set[str] = set()  # callers whose call an agent took: their bridge, caller and agent stay
@@ -123,8 +124,11 @@ async def release_leftovers(ari: AriClient, ids: ResourceIds, timeout_s: float) 
     if any(released[k] for k in ("bridges", "channels", "callers")):
         log.warning(
             "telephony: released what an earlier run of this engine left in Asterisk: bridges %s, channels %s, "
-            "callers hung up %s", released["bridges"], released["channels"], released["callers"],
-        )  # fmt: skip
+            "callers hung up %s",
+            released["bridges"],
+            released["channels"],
+            released["callers"],
+        )
     if released["kept"]:
         log.info("telephony: left up calls an earlier run handed to a human: %s", released["kept"])
     return released

@@ -122,6 +122,17 @@ class PhoneCall:
 
     # ------------------------------------------------------------------------------------------ Line
 
+    @property
+    def ai_on_the_line(self) -> bool:
+        """The AI's voice still reaches the caller: its audio and driver are up, no operator took the call over,
+        and the caller is there and not handed on (detached)."""
+        return (
+            self.backend is not None
+            and self.voice is not None
+            and self.taken_over is None
+            and not (self.caller_gone or self.detached)
+        )
+
     def stop_ai(self, reason: str) -> None:
         if self.voice is not None:
             self.voice.stop(reason)

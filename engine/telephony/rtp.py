@@ -182,8 +182,9 @@ class RtpStream(asyncio.DatagramProtocol):
         elif source != self.source:
             self.counters.foreign += 1
             if self.counters.foreign == 1:
-                log.warning("RTP on :%d from %s:%d dropped: the call's RTP comes from %s:%d", self.port, *source,
-                            *self.source)  # fmt: skip
+                log.warning(
+                    "RTP on :%d from %s:%d dropped: the call's RTP comes from %s:%d", self.port, *source, *self.source
+                )
             if self._pool is not None and self._pool.on_foreign is not None:
                 self._pool.on_foreign()
             return

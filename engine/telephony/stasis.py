@@ -188,9 +188,13 @@ class StasisApp:
             if call.caller_gone or self._stopping:
                 return
             transfers = PhoneTransfers(
-                self.ari, self.config, call, self.own_channels, lambda coro, name: self.spawn(coro, name=name),
+                self.ari,
+                self.config,
+                call,
+                self.own_channels,
+                lambda coro, name: self.spawn(coro, name=name),
                 self.ids,
-            )  # fmt: skip
+            )
             self.transfers[call.channel_id] = transfers
             while not call.caller_gone and not self._stopping:
                 await self._run_ai(call, context, transfers)
@@ -362,8 +366,7 @@ class StasisApp:
         blind = (
             ringing and transfers is not None and transfers.current is not None and transfers.current.mode == "blind"
         )
-        if call.backend is not None and call.voice is not None and call.taken_over is None and not blind and not (
-            call.caller_gone or call.detached):  # fmt: skip
+        if call.backend is not None and call.ai_on_the_line and not blind:
             await say_farewell(self.host, call.context, call.backend, budget, call.channel_id)
         await self._release(call, budget)
 

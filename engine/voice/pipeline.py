@@ -273,11 +273,14 @@ class VoiceCall:
         abandoned: None (a call stopped before its greeting began is ended by ``start_call`` itself)."""
         starting = asyncio.create_task(
             self.engine.start_call(
-                self.context, provider=self.provider, caller_name=self.caller_name,
-                caller_number=self.caller_number, deliver=self._deliver,
+                self.context,
+                provider=self.provider,
+                caller_name=self.caller_name,
+                caller_number=self.caller_number,
+                deliver=self._deliver,
             ),
             name=f"voice:{self.context}:start",
-        )  # fmt: skip
+        )
         stopped = asyncio.create_task(self._done.wait(), name=f"voice:{self.context}:stopped")
         try:
             await asyncio.wait({starting, stopped}, return_when=asyncio.FIRST_COMPLETED)

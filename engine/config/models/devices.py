@@ -72,8 +72,10 @@ class AsteriskConfig(Strict):
             address = ipaddress.ip_address((v[1:-1] if bracketed else v).split("%", 1)[0])
         except ValueError:
             if bracketed or ":" in v or not v.strip():
-                raise ValueError(f"{v!r} is neither an IP address nor a host name; write the engine's own address "
-                                 "as Asterisk reaches it, e.g. 127.0.0.1 or [::1]") from None  # fmt: skip
+                raise ValueError(
+                    f"{v!r} is neither an IP address nor a host name; write the engine's own address "
+                    "as Asterisk reaches it, e.g. 127.0.0.1 or [::1]"
+                ) from None
             return v  # a host name
         if address.is_unspecified:
             raise ValueError(
