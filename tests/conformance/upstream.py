@@ -29,9 +29,14 @@ WATCHED = "test://watched-resource"
 RESOURCES = [
     t.Resource(uri="test://static-text", name="static-text", description="A static text.", mime_type="text/plain"),
     t.Resource(uri="test://static-binary", name="static-binary", description="A 1x1 PNG.", mime_type="image/png"),
-    t.Resource(uri=WATCHED, name="watched", description="A resource that changes.", mime_type="text/plain",
-               annotations=t.Annotations(audience=["user"], priority=0.5)),
-]  # fmt: skip
+    t.Resource(
+        uri=WATCHED,
+        name="watched",
+        description="A resource that changes.",
+        mime_type="text/plain",
+        annotations=t.Annotations(audience=["user"], priority=0.5),
+    ),
+]
 PROMPTS = [
     t.Prompt(name="simple_prompt", description="A simple prompt without arguments."),
     t.Prompt(
@@ -118,8 +123,11 @@ def build() -> Server[Any]:
             text = f"Prompt with arguments: arg1='{args.get('arg1', '')}', arg2='{args.get('arg2', '')}'"
             messages = [_user(t.TextContent(type="text", text=text))]
         elif params.name == "prompt_with_embedded_resource":
-            res = t.TextResourceContents(uri=args.get("resourceUri", "test://example-resource"), mime_type="text/plain",
-                                         text="Embedded resource content for testing.")  # fmt: skip
+            res = t.TextResourceContents(
+                uri=args.get("resourceUri", "test://example-resource"),
+                mime_type="text/plain",
+                text="Embedded resource content for testing.",
+            )
             messages = [
                 _user(t.EmbeddedResource(type="resource", resource=res)),
                 _user(t.TextContent(type="text", text="Please process the embedded resource above.")),
@@ -142,14 +150,18 @@ def build() -> Server[Any]:
         empty: dict[str, Any] = {"type": "object", "properties": {}}
         return t.ListToolsResult(
             tools=[
-                t.Tool(name="tool_with_logging", description="Logs three times.", input_schema=empty,
-                       annotations=t.ToolAnnotations(read_only_hint=True, title="Logger")),
+                t.Tool(
+                    name="tool_with_logging",
+                    description="Logs three times.",
+                    input_schema=empty,
+                    annotations=t.ToolAnnotations(read_only_hint=True, title="Logger"),
+                ),
                 t.Tool(name="logging_tool", description="Logs three times.", input_schema=empty),
                 t.Tool(name="touch_watched", description="Changes the watched resource.", input_schema=empty),
                 t.Tool(name="picture", description="Sends a picture and a sound.", input_schema=empty),
                 t.Tool(name="steps", description="Reports progress twice.", input_schema=empty),
             ]
-        )  # fmt: skip
+        )
 
     async def call_tool(ctx: ServerRequestContext[Any], params: t.CallToolRequestParams) -> t.CallToolResult:
         if params.name in ("tool_with_logging", "logging_tool"):  # the 2025 scenario's name, the 2026 one's

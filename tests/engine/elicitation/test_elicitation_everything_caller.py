@@ -29,10 +29,17 @@ MESSAGE = "Please provide inputs for the following fields:"
 async def engine(tmp_path: Path) -> Any:
     script = {
         "greeting": "Form line.",
-        "intents": [{"name": "form", "patterns": [r"\bform\b"], "examples": ["the form"], "reply": "{result}",
-                     "tools": [{"name": TOOL}]}],
+        "intents": [
+            {
+                "name": "form",
+                "patterns": [r"\bform\b"],
+                "examples": ["the form"],
+                "reply": "{result}",
+                "tools": [{"name": TOOL}],
+            }
+        ],
         "fallback": "Say form.",
-    }  # fmt: skip
+    }
     (tmp_path / "s.yaml").write_text(yaml.safe_dump(script))
     cfg = tmp_path / "config.yaml"
     cfg.write_text(
@@ -41,11 +48,16 @@ async def engine(tmp_path: Path) -> Any:
                 "engine": {"http": {"enabled": False}, "tool_timeout_ms": 5000},
                 "providers": {"s": {"type": "scripted", "script": "s.yaml"}},
                 "mcp": {"servers": {"ev": {"command": [str(EVERYTHING_BIN), "stdio"], "connect_timeout_ms": 60_000}}},
-                "contexts": {"phone": {"provider": "s", "tools": ["mcp_ev_*"],
-                                       "elicitation": {"ask": "caller", "timeout_ms": 30_000}}},
+                "contexts": {
+                    "phone": {
+                        "provider": "s",
+                        "tools": ["mcp_ev_*"],
+                        "elicitation": {"ask": "caller", "timeout_ms": 30_000},
+                    }
+                },
             }
         )
-    )  # fmt: skip
+    )
     e = Engine(load_settings(cfg), config_path=cfg)
     async with e:
         await wait_for(lambda: e.registry.get(TOOL) is not None, 30)

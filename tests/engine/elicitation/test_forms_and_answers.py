@@ -20,13 +20,15 @@ def form(**props: Any) -> dict[str, Any]:
 
 
 def test_flat_primitive_forms_are_read_in_order() -> None:
-    fields = form_fields(form(
-        guests={"type": "integer", "minimum": 1, "maximum": 12, "title": "Guests"},
-        ok={"type": "boolean"},
-        meal={"type": "string", "enum": ["l", "d"], "enumNames": ["lunch", "dinner"]},
-        size={"type": "string", "oneOf": [{"const": "s", "title": "small"}, {"const": "b", "title": "big"}]},
-        day={"type": "string", "format": "date", "description": "the day"},
-    ))  # fmt: skip
+    fields = form_fields(
+        form(
+            guests={"type": "integer", "minimum": 1, "maximum": 12, "title": "Guests"},
+            ok={"type": "boolean"},
+            meal={"type": "string", "enum": ["l", "d"], "enumNames": ["lunch", "dinner"]},
+            size={"type": "string", "oneOf": [{"const": "s", "title": "small"}, {"const": "b", "title": "big"}]},
+            day={"type": "string", "format": "date", "description": "the day"},
+        )
+    )
     assert [(f.name, f.kind, f.required) for f in fields] == [
         ("guests", "integer", True), ("ok", "boolean", False), ("meal", "enum", False), ("size", "enum", False),
         ("day", "string", False),
@@ -165,14 +167,21 @@ def test_each_field_is_asked_by_its_own_words_and_type() -> None:
 
 def test_answers_are_typed_and_read_back_together() -> None:
     fields = {f.name: f for f in form_fields(EVERYTHING)}
-    heard = {"name": "john smith", "check": "yes please", "integer": "forty two", "number": "two point five",
-             "hero": "wonder woman"}  # fmt: skip
+    heard = {
+        "name": "john smith",
+        "check": "yes please",
+        "integer": "forty two",
+        "number": "two point five",
+        "hero": "wonder woman",
+    }
     typed = {name: answers.parse(fields[name], text, TODAY) for name, text in heard.items()}
     assert typed == {"name": "john smith", "check": True, "integer": 42, "number": 2.5, "hero": "hero-3"}
     assert isinstance(typed["integer"], int) and check_content(list(fields.values()), typed) == typed
     answered = [(fields[n], typed[n], heard[n]) for n in ("name", "integer", "hero")]
-    assert dialogue.read_back(answered) == "I have String: john smith; Integer: 42; Titled Single Select Enum: " \
-        "Wonder Woman. Is that right?"  # fmt: skip
+    assert (
+        dialogue.read_back(answered) == "I have String: john smith; Integer: 42; Titled Single Select Enum: "
+        "Wonder Woman. Is that right?"
+    )
     assert dialogue.read_back(answered[:1]) == "I heard john smith. Is that right?"
 
 
@@ -200,12 +209,26 @@ EVERYTHING = {
     "properties": {
         "name": {"title": "String", "type": "string", "description": "Your full, legal name"},
         "check": {"title": "Boolean", "type": "boolean", "description": "Agree to the terms and conditions"},
-        "integer": {"title": "Integer", "type": "integer", "description": "Your favorite integer", "minimum": 1,
-                    "maximum": 100},
-        "number": {"title": "Number in range 1-1000", "type": "number", "description": "Favorite number",
-                   "minimum": 0, "maximum": 1000},
-        "hero": {"type": "string", "title": "Titled Single Select Enum", "description": "Choose your favorite hero",
-                 "oneOf": [{"const": "hero-1", "title": "Superman"}, {"const": "hero-3", "title": "Wonder Woman"}]},
+        "integer": {
+            "title": "Integer",
+            "type": "integer",
+            "description": "Your favorite integer",
+            "minimum": 1,
+            "maximum": 100,
+        },
+        "number": {
+            "title": "Number in range 1-1000",
+            "type": "number",
+            "description": "Favorite number",
+            "minimum": 0,
+            "maximum": 1000,
+        },
+        "hero": {
+            "type": "string",
+            "title": "Titled Single Select Enum",
+            "description": "Choose your favorite hero",
+            "oneOf": [{"const": "hero-1", "title": "Superman"}, {"const": "hero-3", "title": "Wonder Woman"}],
+        },
         "firstLine": {"type": "string"},
     },
-}  # fmt: skip
+}

@@ -41,10 +41,24 @@ def run_scenario(tmp_path: Path, ring: Path, scenario: str) -> tuple[list[dict[s
     out = tmp_path / "results"
     command = f"{sys.executable} {CLIENT}"
     done = subprocess.run(
-        [str(CONFORMANCE_BIN), "client", "--command", command, "--scenario", scenario, "-o", str(out),
-         "--timeout", "90000"],
-        cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=150,
-    )  # fmt: skip
+        [
+            str(CONFORMANCE_BIN),
+            "client",
+            "--command",
+            command,
+            "--scenario",
+            scenario,
+            "-o",
+            str(out),
+            "--timeout",
+            "90000",
+        ],
+        cwd=str(tmp_path),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=150,
+    )
     found = sorted(out.glob("**/checks.json"))
     assert found, done.stdout + done.stderr
     steps_file = work / f"{scenario.replace('/', '_')}.json"

@@ -113,8 +113,9 @@ async def test_prompts_are_named_server_prompt_and_completion_is_routed(url: str
         assert isinstance(first, TextContent) and first.text == "Prompt with arguments: arg1='hello', arg2='world'"
         image = (await c.get_prompt("test_prompt_with_image")).messages[0].content
         assert isinstance(image, ImageContent) and image.mime_type == "image/png"
-        done = await c.complete(PromptReference(type="ref/prompt", name="test_prompt_with_arguments"),
-                                {"name": "arg1", "value": "par"})  # fmt: skip
+        done = await c.complete(
+            PromptReference(type="ref/prompt", name="test_prompt_with_arguments"), {"name": "arg1", "value": "par"}
+        )
         assert done.completion.values == ["paris", "park", "party"]
         with pytest.raises(MCPError) as e:
             await c.get_prompt("test_no_such_prompt")

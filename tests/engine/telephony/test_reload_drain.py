@@ -67,7 +67,8 @@ async def test_a_reload_that_keeps_the_asterisk_connection_drops_no_call(tmp_pat
             events = sub.drain()
             assert [e.reason for e in events if e.type == "call.ended"] == ["hangup"]  # type: ignore[attr-defined]
             assert sorted(emu.world.bridges[str(emu.world.channels[caller.id].bridge)].channels) == sorted(
-                [caller.id, agent])  # fmt: skip
+                [caller.id, agent]
+            )
             deleted = [p for m, p, _ in emu.world.requests if m == "DELETE"]
             assert f"/channels/{caller.id}" not in deleted and f"/channels/{agent}" not in deleted
         assert emu.violations == []
@@ -95,7 +96,8 @@ async def test_a_reload_that_changes_the_connection_says_goodbye_to_ai_calls_and
             assert len(phone.capture) - heard >= 50  # the farewell (a second and more of it)
             await emu.wait_subscribers()
             assert sorted(emu.world.bridges[str(emu.world.channels[caller.id].bridge)].channels) == sorted(
-                [caller.id, agent])  # fmt: skip
+                [caller.id, agent]
+            )
             assert media not in emu.world.channels
             deleted = [p for m, p, _ in emu.world.requests if m == "DELETE"]
             assert f"/channels/{caller.id}" not in deleted and f"/channels/{agent}" not in deleted
@@ -125,5 +127,6 @@ async def test_a_drain_refuses_new_callers_but_not_a_call_coming_back_from_a_fai
             assert ("DELETE", f"/channels/{late.id}") in [(m, p) for m, p, _ in emu.world.requests]
             assert emu.world.channels[sam.id].bridge is not None
             assert sorted(emu.world.bridges[str(emu.world.channels[caller.id].bridge)].channels) == sorted(
-                [caller.id, agent])  # fmt: skip
+                [caller.id, agent]
+            )
         assert emu.violations == []

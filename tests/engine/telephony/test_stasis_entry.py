@@ -50,10 +50,14 @@ async def test_emulator_created_channels_enter_stasis_after_the_reply() -> None:
         async with http.post(emu.url + "/bridges/b1", params={"type": "mixing"}) as r:
             assert r.status == 200
         for kind, prefix, path, params in (
-            ("unicastrtp", "em-", "/channels/externalMedia",
-             {"app": "ava", "external_host": "127.0.0.1:9", "format": "ulaw", "channelId": "em-1"}),
+            (
+                "unicastrtp",
+                "em-",
+                "/channels/externalMedia",
+                {"app": "ava", "external_host": "127.0.0.1:9", "format": "ulaw", "channelId": "em-1"},
+            ),
             ("snoop", "snoop-", f"/channels/{caller.id}/snoop/snoop-1", {"app": "ava", "spy": "both"}),
-        ):  # fmt: skip
+        ):
             emu.hold_stasis(prefix)
             async with http.post(emu.url + path, params=params) as r:
                 created = await r.json()
@@ -143,9 +147,14 @@ async def engine_on(emu: AriEmulator, tmp_path: Path, ports: int, **asterisk: An
     settings.contexts["desk"] = ContextConfig(provider="desk", prompt="A help desk.", tools=["transfer"])
     settings.tools.extensions = {"support": TransferTarget(destination="PJSIP/6000")}
     settings.asterisk = AsteriskConfig(
-        enabled=True, ari_url=emu.url, password=SecretStr("ari-secret"), default_context="desk",
-        rtp_port_start=ports, rtp_port_end=ports + 99, **asterisk,
-    )  # fmt: skip
+        enabled=True,
+        ari_url=emu.url,
+        password=SecretStr("ari-secret"),
+        default_context="desk",
+        rtp_port_start=ports,
+        rtp_port_end=ports + 99,
+        **asterisk,
+    )
     async with Engine(settings, config_path=DEMO_CONFIG) as engine:
         await emu.wait_subscribers()
         yield engine
@@ -198,9 +207,7 @@ async def test_the_engine_bridges_created_channels_on_their_stasis_start(tmp_pat
         assert emu.violations == []
 
 
-async def test_a_created_channel_that_enters_stasis_too_late(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:  # fmt: skip
+async def test_a_created_channel_that_enters_stasis_too_late(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """The wait is bounded with an error naming channel and request; a StasisStart of the engine's own that nobody
     waits for (its request timed out) is hung up and logged, never taken for a call."""
     caplog.set_level(logging.INFO, logger="engine.telephony")

@@ -34,8 +34,9 @@ async def test_a_call_handed_to_an_agent_stays_up_when_the_engine_stops(tmp_path
         async with desk_engine(emu, tmp_path, 42600):
             caller = await emu.incoming_call("ava", "Robin", "1001")
             await emu.wait_event("ChannelEnteredBridge", caller.id)
-            media = next(c for c in emu.world.bridges[str(emu.world.channels[caller.id].bridge)].channels
-                         if c != caller.id)  # fmt: skip
+            media = next(
+                c for c in emu.world.bridges[str(emu.world.channels[caller.id].bridge)].channels if c != caller.id
+            )
             await until_quiet(emu, caller.id)
             phone = emu.media_for(caller.id)
             await phone.speak(say)
@@ -85,7 +86,11 @@ def test_ids_name_their_engine_process_and_caller() -> None:
     assert made.startswith("ava-xfer-")
     owned = parse(made)
     assert owned is not None and (owned.kind, owned.owner, owned.pid, owned.caller) == (
-        "xfer", "0123abcd", 4242, "pbx-1700000000.17")  # fmt: skip
+        "xfer",
+        "0123abcd",
+        4242,
+        "pbx-1700000000.17",
+    )
     assert parse("ava-1700000000.17") is None and parse("ava-em-nothex.1-x") is None
     assert ResourceIds.for_engine("engine-a", "ava").owner != ResourceIds.for_engine("engine-b", "ava").owner
     assert ResourceIds.for_engine("engine-a", "ava").owner != ResourceIds.for_engine("engine-a", "ivr").owner
@@ -120,8 +125,9 @@ async def test_on_start_only_this_engines_leftovers_go_and_a_call_an_agent_has_s
 
         assert sorted(released["bridges"]) == sorted([ai_call, same_pid])
         assert sorted(released["callers"]) == ["100.1", "100.3"]
-        assert sorted(released["channels"]) == sorted([earlier.make("em", c) for c in ("100.1", "100.2")] + [
-            mine.make("em", "100.3")])  # fmt: skip
+        assert sorted(released["channels"]) == sorted(
+            [earlier.make("em", c) for c in ("100.1", "100.2")] + [mine.make("em", "100.3")]
+        )
         assert sorted(w.bridges) == sorted([human, running, foreign, "dialplan-conference"])
         assert sorted(w.bridges[human].channels) == sorted(["100.2", agent])
         assert sorted(w.channels) == sorted(["100.2", agent, "100.4", "100.5"])
