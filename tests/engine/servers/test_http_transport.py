@@ -34,22 +34,39 @@ async def _wait_listening(port: int, process: asyncio.subprocess.Process) -> Non
     raise AssertionError(f"server did not listen on 127.0.0.1:{port}")
 
 
+async def _start_dice() -> tuple[int, asyncio.subprocess.Process]:
+    """The dice server on a free port, listening. A port picked free can be taken before the server binds it (the
+    suite starts many servers at once): then the server exits while another one answers on that port, so the port
+    counts as ours only once our process still runs after the port answered."""
+    for _ in range(5):
+        port = _free_port()
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "engine.servers.dice",
+            "--http",
+            str(port),
+            "--seed",
+            "3",
+            cwd=str(REPO),
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        try:
+            await _wait_listening(port, process)
+        except AssertionError:
+            await process.wait()
+            continue
+        try:  # a server that lost the port exits; one that bound it keeps running
+            await asyncio.wait_for(process.wait(), 0.5)
+        except TimeoutError:
+            return port, process
+    raise AssertionError("the dice server found no free port in 5 tries")
+
+
 async def test_dice_over_streamable_http() -> None:
-    port = _free_port()
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "engine.servers.dice",
-        "--http",
-        str(port),
-        "--seed",
-        "3",
-        cwd=str(REPO),
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
+    port, process = await _start_dice()
     try:
-        await _wait_listening(port, process)
         async with Client(f"http://127.0.0.1:{port}/mcp", read_timeout_seconds=20.0) as client:
             tools = {tool.name: tool for tool in (await client.list_tools()).tools}
             assert (tools["roll"].meta or {})["estimated_duration_ms"] == 2
