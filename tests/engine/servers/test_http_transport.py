@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import sys
 from pathlib import Path
@@ -19,25 +20,25 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-async def _wait_listening(port: int, process: asyncio.subprocess.Process) -> None:
-    for _ in range(200):
-        if process.returncode is not None:
-            raise AssertionError(f"server exited early with code {process.returncode}")
-        try:
-            _, writer = await asyncio.open_connection("127.0.0.1", port)
-        except OSError:
-            await asyncio.sleep(0.05)
-            continue
-        writer.close()
-        await writer.wait_closed()
-        return
-    raise AssertionError(f"server did not listen on 127.0.0.1:{port}")
+def _listens(pid: int, port: int) -> bool:
+    """Process ``pid`` holds the socket listening on 127.0.0.1:``port`` (/proc/net/tcp's inode among its fds)."""
+    inodes = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        local, state, inode = fields[1], fields[3], fields[9]
+        if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
+            inodes.add(f"socket:[{inode}]")
+    try:
+        fds = Path(f"/proc/{pid}/fd").iterdir()
+        return any(os.readlink(fd) in inodes for fd in fds)
+    except OSError:
+        return False
 
 
 async def _start_dice() -> tuple[int, asyncio.subprocess.Process]:
     """The dice server on a free port, listening. A port picked free can be taken before the server binds it (the
-    suite starts many servers at once): then the server exits while another one answers on that port, so the port
-    counts as ours only once our process still runs after the port answered."""
+    suite starts many servers at once), and then another server answers on it: the port is ours only once our
+    process holds its listening socket."""
     for _ in range(5):
         port = _free_port()
         process = await asyncio.create_subprocess_exec(
@@ -52,15 +53,14 @@ async def _start_dice() -> tuple[int, asyncio.subprocess.Process]:
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL,
         )
-        try:
-            await _wait_listening(port, process)
-        except AssertionError:
-            await process.wait()
-            continue
-        try:  # a server that lost the port exits; one that bound it keeps running
-            await asyncio.wait_for(process.wait(), 0.5)
-        except TimeoutError:
+        for _ in range(400):  # 20 s at most
+            if process.returncode is not None or _listens(process.pid, port):
+                break
+            await asyncio.sleep(0.05)
+        if process.returncode is None and _listens(process.pid, port):
             return port, process
+        process.kill()
+        await process.wait()
     raise AssertionError("the dice server found no free port in 5 tries")
 
 
