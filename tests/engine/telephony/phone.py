@@ -51,7 +51,7 @@ async def desk_engine(
     )
     settings.tools.extensions = {
         "support": TransferTarget(description="the support team", destination="PJSIP/6000", aliases=["agent"],
-                                  timeout_s=20),
+                                  timeout_s=60),  # rings on while a loaded machine hears "cancel the transfer"
         "sales": TransferTarget(destination="PJSIP/6001", timeout_s=3),
     }  # fmt: skip
     settings.asterisk = AsteriskConfig(

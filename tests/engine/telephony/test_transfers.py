@@ -83,7 +83,11 @@ async def test_busy_target_and_cancel_while_ringing(tmp_path: Path) -> None:
             await until_quiet(emu, caller.id)
             await phone.speak(cancel)
             await phone.silence(1.0)
-            await _next(sub, "call.transfer_cancelled", within_s=20)
+            heard: list[Event] = []
+            try:
+                await _next(sub, "call.transfer_cancelled", within_s=30, seen=heard)
+            except TimeoutError:  # say what the engine heard and did instead, for the next reader of a failure
+                raise AssertionError(f"no call.transfer_cancelled; meanwhile: {_story(heard)}") from None
             ringing = [c for c in emu.world.created_names if c.startswith("PJSIP/6000")]
             assert ringing and not any(c.name.startswith("PJSIP/6000") for c in emu.world.channels.values())
             assert not emu.world.channels[caller.id].moh
@@ -96,10 +100,22 @@ async def test_busy_target_and_cancel_while_ringing(tmp_path: Path) -> None:
         assert emu.violations == []
 
 
+def _story(events: list[Event]) -> list[str]:
+    """The transcript lines and transfer events among ``events``, in order."""
+    return [
+        f"{e.type}: {getattr(e, 'text', '') or getattr(e, 'reason', '') or getattr(e, 'target', '')}"
+        for e in events
+        if e.type == "transcript.added" or e.type.startswith("call.transfer")
+    ]
+
+
 async def _next(
-    sub: Subscription, kind: str, pred: Callable[[Any], bool] = lambda e: True, within_s: float = 10.0,
+    sub: Subscription,
+    kind: str,
+    pred: Callable[[Any], bool] = lambda e: True,
+    within_s: float = 10.0,
     seen: list[Event] | None = None,
-) -> Any:  # fmt: skip
+) -> Any:
     """The next event of ``kind`` matching ``pred`` (every event read on the way goes to ``seen``)."""
     async with asyncio.timeout(within_s):
         async for e in sub:
