@@ -34,6 +34,7 @@ from engine.backoff import Backoff
 from engine.config.models import McpServerConfig
 from engine.elicitation.route import Asker, InFlight
 from engine.mcp.cancel_watch import Watched, uncancel
+from engine.mcp.passthrough import asked_call
 from engine.mcp.result_check import ResultChecks
 from engine.mcp.stderr import StderrCapture
 from engine.mcp.transports import ProcessWatch, build_client, kill_process_group, report_spawn, signal_group
@@ -374,7 +375,8 @@ class Connection:
         self, name: str, arguments: dict[str, Any], timeout_s: float | None, progress: ProgressFnT | None
     ) -> types.CallToolResult:
         client = self._require()
+        asked = asked_call(client, name, arguments, timeout_s, progress) if self.modern else None
         result: types.CallToolResult = await self._race(
-            client.call_tool(name, arguments, read_timeout_seconds=timeout_s, progress_callback=progress)
+            asked or client.call_tool(name, arguments, read_timeout_seconds=timeout_s, progress_callback=progress)
         )
         return result

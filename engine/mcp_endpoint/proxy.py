@@ -31,6 +31,7 @@ from mcp.types import (
     Completion,
     GetPromptRequestParams,
     GetPromptResult,
+    InputRequiredResult,
     Prompt,
     PromptReference,
     ReadResourceResult,
@@ -234,10 +235,24 @@ class Catalog:
             )
         return self._prompts[name]
 
-    async def get_prompt(self, params: GetPromptRequestParams) -> GetPromptResult:
+    async def get_prompt(
+        self, params: GetPromptRequestParams, asking: bool = False
+    ) -> GetPromptResult | InputRequiredResult:
+        """The server's prompt; ``asking``: sent with the client's answers and state (a 2026 client, who answers the
+        server's question itself: an ``InputRequiredResult`` comes back as it is, for ``engine.mcp_endpoint.mrtr``)."""
         sid, theirs = await self.prompt_route(params.name)
         args = dict(params.arguments or {})
-        return await self.ask("prompts", sid, lambda c: c.get_prompt(theirs, args))
+        conn = self.connections("prompts").get(sid)
+        if not asking or conn is None or not conn.modern:
+            return await self.ask("prompts", sid, lambda c: c.get_prompt(theirs, args))
+        answers, state = params.input_responses, params.request_state
+        return await self.ask(
+            "prompts",
+            sid,
+            lambda c: c.session.get_prompt(
+                theirs, args, input_responses=answers, request_state=state, allow_input_required=True
+            ),
+        )
 
     # ------------------------------------------------------------------------------------------ completion
 

@@ -34,6 +34,7 @@ from mcp.types import (
     EmptyResult,
     GetPromptRequestParams,
     GetPromptResult,
+    InputRequiredResult,
     ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
@@ -52,8 +53,9 @@ from prometheus_client import Counter
 import engine
 from engine.event_bus import Subscription
 from engine.events import EventBus, ToolProgressed
-from engine.mcp.passthrough import collecting
+from engine.mcp.passthrough import answering, collecting
 from engine.mcp_endpoint.limits import CallLimits
+from engine.mcp_endpoint.mrtr import client_answers, for_client, seal_request_state
 from engine.mcp_endpoint.proxy import Catalog, Upstream
 from engine.mcp_endpoint.relay import Relay, quiet
 from engine.mcp_endpoint.results import bind_progress, to_call_tool_result, unbind_progress
@@ -154,7 +156,9 @@ class EndpointTools:
     ) -> ListToolsResult:
         return ListToolsResult(tools=self.tools())
 
-    async def on_call_tool(self, ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams) -> CallToolResult:
+    async def on_call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams
+    ) -> CallToolResult | InputRequiredResult:
         cfg = self.config
         name = params.name
         if name not in cfg.expose:
@@ -167,7 +171,14 @@ class EndpointTools:
             data = {"reason": refusal.reason, "retry_after_s": refusal.retry_after_s}
             return to_call_tool_result(ToolResult("rejected", refusal.message, data))
         with collecting() as media:  # the blocks an MCP server sent, whole (the model's data has them summarised)
-            result = await self._run(ctx, name, dict(params.arguments or {}))
+            if not client_answers(ctx):
+                result = await self._run(ctx, name, dict(params.arguments or {}))
+            else:  # a server's question goes to this client (engine.mcp_endpoint.mrtr)
+                with answering(params.input_responses, params.request_state) as asking:
+                    result = await self._run(ctx, name, dict(params.arguments or {}))
+                if asking.question is not None:
+                    self._calls.labels(name, "input_required").inc()
+                    return for_client(asking.question, ctx)
         self._calls.labels(name, result.status).inc()
         return to_call_tool_result(result, media)
 
@@ -241,8 +252,11 @@ class EndpointTools:
 
     async def on_get_prompt(
         self, ctx: ServerRequestContext[Any, Any], params: GetPromptRequestParams
-    ) -> GetPromptResult:
-        return await self.catalog.get_prompt(params)
+    ) -> GetPromptResult | InputRequiredResult:
+        if not client_answers(ctx):
+            return await self.catalog.get_prompt(params)
+        result = await self.catalog.get_prompt(params, asking=True)
+        return for_client(result, ctx) if isinstance(result, InputRequiredResult) else result
 
     async def on_completion(self, ctx: ServerRequestContext[Any, Any], params: CompleteRequestParams) -> CompleteResult:
         return await self.catalog.complete(params)
@@ -269,7 +283,7 @@ def build_server(handlers: EndpointTools) -> Server[Any]:
     fresh = CacheHint(ttl_ms=0, scope="private")
     with warnings.catch_warnings():  # logging/setLevel: deprecated by 2026-07-28, still what 2025 clients speak
         warnings.simplefilter("ignore", MCPDeprecationWarning)
-        return Server(
+        server: Server[Any] = Server(
             SERVER_NAME,
             version=engine.__version__,
             title="AVA engine tools",
@@ -292,6 +306,8 @@ def build_server(handlers: EndpointTools) -> Server[Any]:
             on_completion=handlers.on_completion,
             on_set_logging_level=handlers.on_set_level,
         )
+    seal_request_state(server, SERVER_NAME)
+    return server
 
 
 def calls_counter(metrics: Metrics) -> Counter:

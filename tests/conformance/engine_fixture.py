@@ -5,7 +5,8 @@ and calls tools with fixed names (``test_simple_text``, ``test_image_content`` �
 ``FunctionTool`` registered in the engine's registry and served by ``engine.mcp_server`` — so the suite checks the
 real path (endpoint → ``engine.executor.execute`` → ToolResult → CallToolResult), not a separate toy server.
 Resources, prompts, completion and the logging tool come from an MCP server configured behind the engine
-(``upstream.py``), so the suite checks the endpoint passing them on.
+(``upstream.py``), so the suite checks the endpoint passing them on; the tools and prompt that ask their caller for
+input mid-call (MRTR, 2026-07-28) from a second one (``upstream_mrtr.py``).
 
 Run by hand: ``.venv/bin/python tests/conformance/engine_fixture.py`` prints the URL and serves until Ctrl-C.
 """
@@ -143,10 +144,14 @@ def conformance_tools() -> list[FunctionTool]:
 
 def conformance_settings(port: int = 0) -> Settings:
     """HTTP on 127.0.0.1 (port 0 = any free port), the endpoint at /mcp without a token (the suite sends none);
-    behind it MCP server ``test`` (upstream.py): the suite's resources, prompts, completion and logging tool."""
+    behind it MCP server ``test`` (upstream.py): the suite's resources, prompts, completion and logging tool, and
+    ``test_input_required_result`` (upstream_mrtr.py): the tools and prompt that ask for input."""
+    import upstream_mrtr
     from upstream import server_config  # beside this file; it imports this module
 
+    mrtr = upstream_mrtr.server_config()
     names = [t.name for t in conformance_tools()] + ["test_tool_with_logging", "test_logging_tool"]
+    names += [tool["expose_as"] for tool in mrtr["tools"]]
     return Settings.model_validate(
         {
             "engine": {
@@ -159,7 +164,7 @@ def conformance_settings(port: int = 0) -> Settings:
                     "requests_per_minute": 10_000,
                 },
             },
-            "mcp": {"servers": {"test": server_config()}},
+            "mcp": {"servers": {"test": server_config(), upstream_mrtr.SERVER_ID: mrtr}},
         }
     )
 

@@ -27,6 +27,8 @@ CONFORMANCE_BIN = ROOT / ".peers" / "node_modules" / ".bin" / "conformance"
 #: Protocol revisions to check: the handshake era (sessions) and the stateless 2026 era.
 SPEC_VERSIONS = ("2025-11-25", "2026-07-28")
 RUN_TIMEOUT_S = 45.0
+#: Scenarios of the 2026-07-28 run outside its required set: proposals still pending (SEP-2243 custom headers).
+NOT_REQUIRED_2026 = frozenset({"http-custom-header-server-validation"})
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,14 @@ def _read_checks(out_dir: Path) -> dict[str, list[tuple[str, str]]]:
     return checks
 
 
+def pass_rate(checks: dict[str, list[tuple[str, str]]], leave_out: frozenset[str] = frozenset()) -> tuple[int, int]:
+    """(passed, judged) checks over the scenarios not in ``leave_out``: a check is judged when it passed or failed
+    (SUCCESS, or FAILURE / WARNING), as the suite's summary counts them; SKIPPED and INFO are not judged."""
+    judged = [st for scenario, cs in checks.items() if scenario not in leave_out for _cid, st in cs]
+    passed = sum(st == "SUCCESS" for st in judged)
+    return passed, passed + sum(st in ("FAILURE", "WARNING") for st in judged)
+
+
 async def run_suite(url: str, spec_version: str, out_dir: Path) -> SuiteRun:
     """``conformance server --suite all`` for one revision; the child is killed if it overruns."""
     node_dir = node_bin_dir()
@@ -118,6 +128,9 @@ async def _main() -> int:
                 run = await run_suite(url, version, Path(tmp) / version)
                 summary = run.output[run.output.find("=== SUMMARY ===") :]
                 print(f"--- spec {version}: exit {run.returncode}\n{summary}")
+                if version == "2026-07-28":
+                    passed, judged = pass_rate(run.checks, NOT_REQUIRED_2026)
+                    print(f"2026-07-28 required set: {passed} of {judged} checks ({100 * passed / judged:.1f} %)")
                 worst = max(worst, 1 if run.returncode else 0)
     return worst
 
