@@ -3,8 +3,10 @@
 ``Synthesizer`` holds the voice settings (espeak voice name, rate in words per minute, pitch 0-100) and the output
 sample rate. ``stream(text)`` returns a ``SpeechStream``: an async iterator of ``AudioFrame`` chunks (about
 ``espeak.buffer_ms`` each) resampled from espeak's native 22050 Hz. Synthesis runs in a worker thread under the
-espeak lock; the worker waits when ``max_pending`` chunks are queued, so a long answer is synthesised only as fast
-as it is consumed, and ``aclose()`` (or breaking out of ``async for``) aborts it within one chunk.
+espeak lock, which every call of the process shares, so it never waits for its reader: espeak makes speech ~200x
+faster than it is played (a 17 s greeting in ~85 ms), and a worker paced by a phone line's playback would keep every
+other caller's speech waiting until the first was heard to the end. The chunks wait in the stream's queue (the text
+is bounded, so is the audio); ``aclose()`` (or breaking out of ``async for``) aborts synthesis within one chunk.
 """
 
 from __future__ import annotations
@@ -33,14 +35,13 @@ _DONE = object()
 class SpeechStream:
     """Chunks of one synthesis, in order. Iterate with ``async for``; ``aclose()`` aborts the synthesis."""
 
-    def __init__(self, espeak: Espeak, text: str, settings: VoiceSettings, sample_rate: int, max_pending: int):
+    def __init__(self, espeak: Espeak, text: str, settings: VoiceSettings, sample_rate: int):
         self._espeak = espeak
         self._text = text
         self._settings = settings
         self._rate = sample_rate
         self._resampler = StreamResampler(espeak.sample_rate, sample_rate)
         self._queue: asyncio.Queue[object] = asyncio.Queue()
-        self._slots = threading.Semaphore(max_pending)
         self._abort = threading.Event()
         self._finished = threading.Event()
         self._position = 0  # samples emitted at the output rate
@@ -57,9 +58,6 @@ class SpeechStream:
         self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
 
     def _on_audio(self, samples: Int16Array) -> bool:
-        while not self._slots.acquire(timeout=0.05):
-            if self._abort.is_set():
-                return False
         if self._abort.is_set():
             return False
         self._put(samples)
@@ -96,7 +94,6 @@ class SpeechStream:
                 if isinstance(item, BaseException):
                     raise item
                 assert isinstance(item, np.ndarray)
-                self._slots.release()
                 out = self._resampler.process(item)
                 if out.size:
                     yield self._frame(out)
@@ -117,13 +114,10 @@ class Synthesizer:
 
     def __init__(
         self, voice: str = "en-us", rate: int = 175, pitch: int = 50, sample_rate: int = 16000,
-        max_pending: int = 4, espeak: Espeak | None = None,
+        espeak: Espeak | None = None,
     ) -> None:  # fmt: skip
-        if max_pending < 1:
-            raise ValueError(f"max_pending must be at least 1, got {max_pending}")
         self.settings = VoiceSettings(voice=voice, rate=rate, pitch=pitch)
         self.sample_rate = sample_rate
-        self.max_pending = max_pending
         self._espeak = espeak
         StreamResampler(22050, sample_rate)  # validates sample_rate early
 
@@ -137,7 +131,7 @@ class Synthesizer:
         """Start synthesising ``text`` in a worker thread; iterate the result for chunks as they come."""
         if not text.strip():
             raise ValueError("cannot synthesise empty text")
-        return SpeechStream(self.espeak, text, self.settings, self.sample_rate, self.max_pending)
+        return SpeechStream(self.espeak, text, self.settings, self.sample_rate)
 
     def synthesize_blocking(self, text: str) -> AudioFrame:
         """The whole utterance at ``sample_rate`` (blocks; call from a thread, or use ``synthesize``)."""
