@@ -194,14 +194,14 @@ class ResendTransport:
 
     def payload(self, email: Email) -> dict[str, Any]:
         body: dict[str, Any] = {
-            "from": email.sender,
-            "to": list(email.to),
+            "from": _wire(email.sender),
+            "to": [_wire(a) for a in email.to],
             "subject": email.subject,
             "html": email.html,
             "text": email.text,
         }
         if email.bcc:
-            body["bcc"] = list(email.bcc)
+            body["bcc"] = [_wire(a) for a in email.bcc]
         return body
 
     async def send(self, email: Email) -> Refused | None:

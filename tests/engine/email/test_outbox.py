@@ -275,3 +275,24 @@ async def test_a_cancel_the_transport_swallows_still_stops_the_worker(tmp_path: 
     worker.cancel()
     done, _ = await asyncio.wait({worker}, timeout=5.0)
     assert worker in done and worker.cancelled()
+
+
+def test_resend_gets_international_domains_as_a_labels() -> None:
+    """Resend validates addresses as ASCII: an IDN domain goes as its A-label, as the SMTP transport sends it."""
+    cfg = EmailConfig.model_validate(
+        {"enabled": True, "transport": "resend", "resend_api_key": "re_test_123", "from_address": "ava@example.com"}
+    )
+    email = Email(
+        new_message_id("ava@bücher.example"),
+        "test",
+        "ava@bücher.example",
+        ("anna@münchen.example",),
+        ("chef@bücher.example",),
+        "s",
+        "t",
+        "<p>h</p>",
+    )
+    body = ResendTransport(cfg).payload(email)
+    assert body["from"] == "ava@xn--bcher-kva.example"
+    assert body["to"] == ["anna@xn--mnchen-3ya.example"]
+    assert body["bcc"] == ["chef@xn--bcher-kva.example"]
