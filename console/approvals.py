@@ -49,19 +49,6 @@ class PendingRow:
         return f"{call_id} on engine {engine_id}" if sep else self.call_id
 
 
-def approval_summary(ev: Event) -> str:
-    """The event log's line for ``tool.approval_requested`` / ``tool.approval_resolved``."""
-    from engine.events import ToolApprovalRequested, ToolApprovalResolved
-
-    who = getattr(ev, "call_id", "") or "MCP client"
-    if isinstance(ev, ToolApprovalRequested):
-        return f"{who} {ev.exposed_name} waits for approval ({ev.reason}), {ev.timeout_s:g} s"
-    if isinstance(ev, ToolApprovalResolved):
-        why = f": {ev.reason}" if ev.reason else ""
-        return f"{who} {ev.exposed_name} {ev.outcome.replace('_', ' ')} by {ev.by}{why}"
-    return ev.type
-
-
 class ApprovalQueue:
     """The pending approvals, oldest first. The keys answer the *target*: the one the operator picked with
     ``next_approval``, else the oldest of the selected call, else the oldest of all."""

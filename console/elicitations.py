@@ -39,20 +39,6 @@ class QuestionRow:
         return f"on {self.call_id}" if self.call_id else "(no call)"
 
 
-def elicitation_summary(ev: Event) -> str:
-    """The event log's line for an ``elicitation.*`` event."""
-    from engine.events import ElicitationRequested, ElicitationResolved, ElicitationWaiting
-
-    if isinstance(ev, ElicitationRequested):
-        return f"{ev.call_id or 'no call'} {ev.exposed_name} asks ({ev.mode}, to the {ev.ask}): {ev.message}"
-    if isinstance(ev, ElicitationWaiting):
-        return f"{ev.call_id} waiting for the {ev.who}: {ev.prompt}"
-    if isinstance(ev, ElicitationResolved):
-        why = f" ({ev.reason})" if ev.reason else ""
-        return f"{ev.call_id or 'no call'} {ev.exposed_name} question {ev.action} by {ev.by}{why}"
-    return ev.type
-
-
 class ElicitationPrompts:
     """Questions known to the console, and the dialog open for each one waiting for the operator."""
 

@@ -126,69 +126,6 @@ class Changes:
         )
 
 
-def summarize(ev: Event) -> str:
-    """One human line for the event log."""
-    from engine.events import (
-        CallEnded,
-        CallStarted,
-        ConfigReloaded,
-        EngineError,
-        ServerStateChanged,
-        SteeringInjected,
-        TierChanged,
-        ToolCompleted,
-        ToolRejected,
-        ToolRequested,
-        ToolsChanged,
-        TranscriptAdded,
-    )
-
-    d = ev.to_dict()
-    if isinstance(ev, CallStarted):
-        return f"{ev.call_id} started in {ev.context} ({ev.provider}) caller {ev.caller_name or '-'}"
-    if isinstance(ev, CallEnded):
-        return f"{ev.call_id} ended: {ev.reason} after {ev.duration_s:.0f}s"
-    if isinstance(ev, TranscriptAdded):
-        return f"{ev.call_id} {ev.role}: {ev.text}"
-    if isinstance(ev, ToolRequested):
-        return f"{ev.call_id} asked for {ev.exposed_name}"
-    if isinstance(ev, ToolCompleted):
-        hit = " (cache)" if ev.cache_hit else ""
-        return f"{ev.call_id} {ev.exposed_name} {ev.status} in {ev.latency_ms:.0f} ms{hit}"
-    if isinstance(ev, ToolRejected):
-        return f"{ev.call_id} {ev.exposed_name} rejected: {ev.reason}"
-    if isinstance(ev, TierChanged):
-        who = ev.call_id or "default"
-        return f"{who} tier {ev.old} → {ev.new} ({ev.reason})"
-    if isinstance(ev, ToolsChanged):
-        who = ev.call_id or "all calls"
-        parts = [f"+{n}" for n in ev.added] + [f"-{n}" for n in ev.removed]
-        how = "now (turn restarted)" if ev.apply == "now" else "next turn"
-        return f"{who} tools {' '.join(parts) or 'changed'}, applies {how}"
-    if isinstance(ev, ServerStateChanged):
-        err = f": {ev.last_error}" if ev.last_error else ""
-        return f"server {ev.server} {ev.state} (restarts {ev.restarts}){err}"
-    if isinstance(ev, ConfigReloaded):
-        if ev.error:
-            return f"config reload failed: {ev.error}"
-        return f"config reloaded (+{len(ev.added)} -{len(ev.removed)} ~{len(ev.changed)})"
-    if isinstance(ev, EngineError):
-        return f"{ev.call_id or 'engine'} error: {ev.message}"
-    if isinstance(ev, SteeringInjected):
-        what = "whisper (hidden from the caller)" if ev.hidden else "say-now line"
-        return f"{ev.call_id} operator {what} via {ev.via}: {ev.text}"
-    if ev.type.startswith("tool.approval_"):
-        from console.approvals import approval_summary
-
-        return approval_summary(ev)
-    if ev.type.startswith("elicitation."):
-        from console.elicitations import elicitation_summary
-
-        return elicitation_summary(ev)
-    rest = {k: v for k, v in d.items() if k not in ("type", "ts")}
-    return " ".join(f"{k}={v}" for k, v in rest.items())[:200]
-
-
 @dataclass
 class VoiceStatus:
     """What the softphone panel shows: the voice call's state, mic level, mute, push-to-talk, or the problem."""
@@ -257,12 +194,14 @@ class ConsoleState:
     # ------------------------------------------------------------------------------------------ updates
 
     def apply(self, events: Iterable[Event]) -> Changes:
+        from engine.events import describe_event  # the log's sentences: one wording for the console and the CLI
+
         ch = Changes()
         for ev in events:
             self.events_seen += 1
             self._apply_one(ev, ch)
             call_id = getattr(ev, "call_id", None)
-            line = LogLine(ev.ts, ev.type, call_id if isinstance(call_id, str) else None, summarize(ev))
+            line = LogLine(ev.ts, ev.type, call_id if isinstance(call_id, str) else None, describe_event(ev))
             self.log.append(line)
             ch.log.append(line)
         if len(ch.log) > MAX_LOG:

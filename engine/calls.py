@@ -99,7 +99,7 @@ class EngineGateway:
         )
         out: list[ToolResultItem] = []
         for item, r in zip(items, results, strict=True):
-            res = ToolResultItem(item.id, item.name, r.status, r.message, r.data)
+            res = ToolResultItem(item.id, item.name, r.status, r.speech, r.data)  # the caller never hears raw text
             history.add(res)
             out.append(res)
         return out

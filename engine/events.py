@@ -366,6 +366,7 @@ from engine.elicitation.events import (  # noqa: E402 - re-exported: tool questi
 )
 from engine.email.events import EmailFailed, EmailQueued, EmailRecipient, EmailSent  # noqa: E402 - re-exported
 from engine.event_bus import EventBus, Subscription  # noqa: E402 - re-exported: the public API names them here
+from engine.event_text import describe_event  # noqa: E402 - each event as a sentence (the console's log, the CLI)
 from engine.turn_events import SpeakingChanged, TurnStage, TurnTimings  # noqa: E402 - the waterfall's, re-exported
 
 __all__ = [
@@ -381,6 +382,7 @@ __all__ = [
     "Subscription",
     "TurnStage",
     "TurnTimings",
+    "describe_event",
 ]
 
 # The module's own event classes (``__subclasses__`` would also hold the classes ``dataclass(slots=True)`` replaced).

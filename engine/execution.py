@@ -26,6 +26,7 @@ from engine.metrics import UNKNOWN_TOOL, Metrics
 from engine.redact import Redactor
 from engine.running_task import current_task
 from engine.sessions.session import CallSession
+from engine.tools import speech
 from engine.tools.base import ToolDefinition, ToolExecutionContext, ToolResult
 from engine.tools.limits import Limits, clip, clip_repr
 from engine.tools.registry import RegisteredTool, ToolRegistry
@@ -66,9 +67,10 @@ def default_limit_for(ms: int) -> tuple[float, str]:
     return ms / 1000, f"{DEFAULT_SOURCE} (engine.tool_timeout_ms: {ms})"
 
 
-def timeout_result(name: str, timeout_s: float, source: str) -> ToolResult:
-    """The ``timeout`` result: how long, and which setting set that limit."""
-    return ToolResult("timeout", f"{name} did not answer within {timeout_s:g} seconds (limit: {source}).")
+def timeout_result(d: ToolDefinition, timeout_s: float, source: str) -> ToolResult:
+    """The ``timeout`` result: how long, and which setting set that limit (the caller hears only how long)."""
+    message = f"{d.name} did not answer within {timeout_s:g} seconds, the limit set by {source}."
+    return ToolResult("timeout", message, spoken=speech.timed_out(d, timeout_s))
 
 
 class ExecutionHooks(Protocol):
@@ -288,22 +290,24 @@ class ToolExecutor:
                 if not self._deadlines.end(deadline):
                     self._cancelled(session, entry, args, tool_call_id, is_probe, start, task, settings)
                     raise
-                result = timeout_result(d.name, timeout, source)
+                result = timeout_result(d, timeout, source)
             except TimeoutError:  # the tool's own timeout, not ours: as asyncio.timeout saw it, a timeout
                 self._deadlines.end(deadline)
-                result = timeout_result(d.name, timeout, source)
+                result = timeout_result(d, timeout, source)
             except Exception as e:  # a tool bug must never take the call down
                 self._deadlines.end(deadline)
                 log.warning("tool %s raised %s", d.name, type(e).__name__, exc_info=log.isEnabledFor(logging.DEBUG))
                 detail = self.redact(str(e))[:200]
-                result = ToolResult("error", f"{d.name} failed: {type(e).__name__}{': ' + detail if detail else ''}")
+                raw = f"{d.name} failed: {type(e).__name__}{': ' + detail if detail else ''}"
+                result = ToolResult("error", raw, spoken=speech.failed(d))
             except BaseException:
                 self._deadlines.end(deadline)
                 raise
             else:
                 self._deadlines.end(deadline)
             if not isinstance(result, ToolResult):
-                result = ToolResult("error", f"{d.name} returned {type(result).__name__}, not a ToolResult")
+                raw = f"{d.name} returned {type(result).__name__}, not a ToolResult"
+                result = ToolResult("error", raw, spoken=speech.failed(d))
         latency_ms = (time.perf_counter() - start) * 1000
         # The one boundary every result passes: providers, the transcript, events and the CLI get it masked.
         redact = self.redact

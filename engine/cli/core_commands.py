@@ -298,37 +298,32 @@ async def _print_events(sub: Any, as_json: bool) -> None:
             skipped.skip(ev, e)
 
 
+#: The events ``call`` prints without ``--json`` besides the call's start, end and transcript, each after its mark.
+_MARKS = {
+    "tool.completed": "↳",
+    "tool.rejected": "✗",
+    "elicitation.waiting": "?",
+    "elicitation.resolved": "?",
+    "tier.changed": "⇅",
+    "tools.changed": "⚙",
+    "call.usage": "Σ",
+    "engine.error": "!",
+    "announcement.requested": "♪",
+    "steering.injected": "✎",
+}
+
+
 def _human(ev: Any) -> str | None:
+    from engine.events import describe_event
+
     t = ev.type
     if t == "call.started":
         return f"── call {ev.call_id} started (context {ev.context}, provider {ev.provider}, tier {ev.tier})"
     if t == "transcript.added":
         return f"{'agent' if ev.role == 'assistant' else 'you':>6}: {ev.text}"
-    if t == "tool.completed":
-        return f"        ↳ {ev.exposed_name} → {ev.status} in {ev.latency_ms:.1f} ms: {ev.message}"
-    if t == "tool.rejected":
-        return f"        ✗ {ev.exposed_name} rejected: {ev.reason}"
-    if t == "elicitation.waiting":
-        return f"        ? {ev.elicitation_id} waiting for the {ev.who}"
-    if t == "elicitation.resolved":
-        why = f" ({ev.reason})" if ev.reason else ""
-        return f"        ? {ev.elicitation_id} {ev.exposed_name}: {ev.action} by {ev.by}{why}"
-    if t == "tier.changed":
-        return f"        ⇅ tier {ev.old} → {ev.new} ({ev.reason})"
-    if t == "tools.changed" and ev.call_id:
-        parts = [f"+{n}" for n in ev.added] + [f"-{n}" for n in ev.removed]
-        return f"        ⚙ tools {' '.join(parts)} ({ev.reason or ev.apply})"
     if t == "call.ended":
         return f"── call {ev.call_id} ended ({ev.reason}, {ev.duration_s:.1f} s)"
-    if t == "call.usage":
-        return (
-            f"        Σ {ev.provider}: {ev.input_tokens} tokens in, {ev.output_tokens} out; "
-            f"audio {ev.input_audio_s:.1f} s in, {ev.output_audio_s:.1f} s out"
-        )
-    if t == "engine.error":
-        return f"        ! {ev.message}"
-    if t == "announcement.requested":
-        return f"        ♪ {ev.text}"
-    if t == "steering.injected":
-        return f"        ✎ operator {'whisper (hidden)' if ev.hidden else 'say-now'}: {ev.text}"
-    return None
+    mark = _MARKS.get(t)
+    if mark is None or (t == "tools.changed" and not ev.call_id):
+        return None
+    return f"        {mark} {describe_event(ev, with_call=False)}"  # the console's log words it the same

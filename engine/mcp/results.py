@@ -23,7 +23,8 @@ from engine.mcp.media import is_data_uri, strip_media
 from engine.mcp.resources import attachments as _attachments
 from engine.mcp.resources import speech_summary
 from engine.templates import _PLACEHOLDER, lookup, render
-from engine.tools.base import ToolResult
+from engine.tools import speech as spoken
+from engine.tools.base import ToolDefinition, ToolResult
 
 FALLBACK_MESSAGE = "I've fetched the result."
 ERROR_FALLBACK = "The tool reported an error."
@@ -107,8 +108,11 @@ def _cap(text: str) -> tuple[str, bool]:
 _PLAIN = SpeechOptions()
 
 
-def to_tool_result(result: CallToolResult, speech: SpeechOptions | None = None) -> ToolResult:
-    """Shape one MCP result; see the module docstring for the order of choices."""
+def to_tool_result(
+    result: CallToolResult, speech: SpeechOptions | None = None, tool: ToolDefinition | None = None
+) -> ToolResult:
+    """Shape one MCP result; see the module docstring for the order of choices. An error's own text is raw: the
+    caller hears ``spoken.reported_error(tool)`` instead, unless config shaped the message (a template or field)."""
     speech = speech or _PLAIN
     content = result.content
     if len(content) == 1 and not speech.template and not speech.field and type(content[0]) is TextContent:
@@ -122,7 +126,7 @@ def to_tool_result(result: CallToolResult, speech: SpeechOptions | None = None) 
                 said = speakable(text) if not is_json and text.strip() and not is_data_uri(text) else ""
                 shaped = strip_media(structured if structured is not None else text)
                 if result.is_error:
-                    return ToolResult("error", said or ERROR_FALLBACK, shaped)
+                    return ToolResult("error", said or ERROR_FALLBACK, shaped, spoken=_spoken_error(tool))
                 return ToolResult("success", said or FALLBACK_MESSAGE, shaped)
     texts = [c.text for c in content if isinstance(c, TextContent)]
     joined = "\n".join(texts)
@@ -161,6 +165,7 @@ def to_tool_result(result: CallToolResult, speech: SpeechOptions | None = None) 
         message = _template_message(speech.template, values)
     if message is None and speech.field:
         message = _field_message(speech.field, [result.structured_content, parsed])
+    configured = message is not None
     if message is None:
         about = speech_summary(attachments) if attachments else None
         room = MAX_SPEECH_CHARS - (len(about) + 1 if about else 0)
@@ -171,5 +176,9 @@ def to_tool_result(result: CallToolResult, speech: SpeechOptions | None = None) 
         if about is not None:  # the caller hears what the links are, never their URIs
             message = speakable(f"{message} {about}" if message else about)
     if result.is_error:
-        return ToolResult("error", message or ERROR_FALLBACK, data)
+        return ToolResult("error", message or ERROR_FALLBACK, data, spoken="" if configured else _spoken_error(tool))
     return ToolResult("success", message or FALLBACK_MESSAGE, data)
+
+
+def _spoken_error(tool: ToolDefinition | None) -> str:
+    return spoken.reported_error(tool) if tool is not None else spoken.REPORTED_ERROR

@@ -25,12 +25,12 @@ from typing import Any, Literal
 import mcp.types as types
 import pydantic
 from mcp.shared.exceptions import MCPError
-from mcp.types import REQUEST_TIMEOUT
 
 from engine.backoff import Backoff
 from engine.config.models import McpServerConfig
 from engine.elicitation.route import Asker
 from engine.events import EventBus, ServerStateChanged
+from engine.mcp.call_failures import CALL_FAILURES, call_failure, not_running
 from engine.mcp.connection import Connection, Elicit, ServerGone, describe
 from engine.mcp.naming import NameBook
 from engine.mcp.oauth import (
@@ -38,14 +38,12 @@ from engine.mcp.oauth import (
     EngineOAuth,
     SignInRequired,
     engine_auth,
-    sign_in_hint,
 )
 from engine.mcp.oauth_watch import auth_status, tend, wait_for_sign_in
 from engine.mcp.passthrough import offer
 from engine.mcp.registration import ToolRegistration
 from engine.mcp.results import to_tool_result
 from engine.mcp.stderr import StderrCapture
-from engine.mcp.structured import mismatch
 from engine.mcp.token_store import KeyringTokenStorage
 from engine.mcp.tool import MCPTool
 from engine.metrics import Metrics
@@ -378,15 +376,13 @@ class Supervisor(ToolRegistration):
 
     async def call_tool(self, tool: MCPTool, args: dict[str, Any], ctx: ToolExecutionContext) -> ToolResult:
         conn = self.conn
+        d = tool.definition
         if conn is None or self.state != "up":
             if self.cfg.start == "lazy" and self.state in ("stopped", "starting"):
                 await self.wait_up(self.cfg.connect_timeout_ms / 1000)
                 conn = self.conn
-            if self.state == NEEDS_SIGN_IN:
-                return ToolResult("error", f"{sign_in_hint(self.server_id)}; the tool did not run.")
             if conn is None or self.state != "up":
-                return ToolResult("error", f"server {self.server_id} is {self.state}; the tool did not run.")
-        d = tool.definition
+                return not_running(self.server_id, self.state, d, self.state == NEEDS_SIGN_IN)
         started = time.perf_counter()
         try:
             with conn.in_flight.calling(Asker(self.server_id, d.name, d.origin_name or d.name, ctx)):
@@ -396,21 +392,13 @@ class Supervisor(ToolRegistration):
                 # (``call_at``) per call.
                 result = await conn.call(d.origin_name, args, None, tool.progress_callback(ctx))
             tool.answered(time.perf_counter() - started)
-        except ServerGone as e:  # "server dice stopped (process exited with code 1)"
-            return ToolResult("error", str(e))
-        except MCPError as e:
-            if e.code == REQUEST_TIMEOUT:  # the server (or a proxy before it) gave up on its own
-                return ToolResult("timeout", f"server {self.server_id} timed out on {d.name}: {e.message[:200]}")
-            return ToolResult("error", f"server {self.server_id} refused the call: {e.message[:200]}")
-        except pydantic.ValidationError:
-            return ToolResult("error", f"server {self.server_id} returned a result that is not valid MCP")
-        except RuntimeError as e:  # the SDK's outputSchema check: this call fails, the server stays up
-            message = mismatch(d.name, e)
-            if message is None:
+        except CALL_FAILURES as e:
+            failed = call_failure(self.server_id, d, e, self.services.redact)
+            if failed is None:
                 raise
-            return ToolResult("error", self.services.redact(message) if self.services.redact else message)
+            return failed
         offer(result)  # its media, whole, for the engine's MCP endpoint when it is the caller
-        return to_tool_result(result, tool.speech)
+        return to_tool_result(result, tool.speech, d)
 
     # ------------------------------------------------------------------------------------------- status
 

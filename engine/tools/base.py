@@ -40,6 +40,14 @@ class ToolResult:
     #: Side effects the engine acts on after the result is delivered (e.g. ``will_hangup``).
     will_hangup: bool = False
     cache_hit: bool = False
+    #: What the caller hears instead of ``message`` when that is raw text for the operator (an exception, a server's
+    #: error, a setting's name): one short sentence (``engine.tools.speech``). Empty: ``message`` is speakable.
+    spoken: str = ""
+
+    @property
+    def speech(self) -> str:
+        """The message as a provider (and so the caller) receives it."""
+        return self.spoken or self.message
 
     @classmethod
     def success(cls, message: str, data: Any = None, **kw: Any) -> ToolResult:
@@ -55,6 +63,8 @@ class ToolResult:
             out["will_hangup"] = True
         if self.cache_hit:
             out["cache_hit"] = True
+        if self.spoken:
+            out["spoken"] = self.spoken
         return out
 
 

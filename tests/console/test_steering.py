@@ -95,6 +95,6 @@ def test_the_console_state_shows_steering_from_events_alone() -> None:
     ]
     lines = [line.text for line in state.log if line.type == "steering.injected"]
     assert lines == [
-        f"call-7 operator whisper (hidden from the caller) via UpdatePrompt: {WHISPER}",
-        f"call-7 operator say-now line via InjectAgentMessage: {LINE}",
+        f"call-7: the operator whispered to the agent via UpdatePrompt (hidden from the caller): {WHISPER}",
+        f"call-7: the operator had the agent say via InjectAgentMessage: {LINE}",
     ]

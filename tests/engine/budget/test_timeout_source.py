@@ -29,7 +29,7 @@ async def test_timeout_names_its_limit(
     session = session_on(tier, {"slow"}) if tier else None
     r = await engine.executor.execute(session, "slow", {}, allowed=frozenset({"slow"}))
     assert r.status == "timeout"
-    assert r.message == f"slow did not answer within 0.05 seconds (limit: {expected})."
+    assert r.message == f"slow did not answer within 0.05 seconds, the limit set by {expected}."
     engine.budget.turns.cancel_all()
 
 
@@ -42,18 +42,19 @@ async def test_a_limit_changed_in_place_applies_to_the_next_call(tmp_path: Path)
     engine = engine_for(settings, tool("slow", delay=5))
     session = session_on("fast", {"slow"})
     r = await engine.executor.execute(session, "slow", {})
-    assert r.message == "slow did not answer within 0.05 seconds (limit: the engine's default tool timeout " + (
-        "(engine.tool_timeout_ms: 50))."
+    assert r.message == "slow did not answer within 0.05 seconds, the limit set by the engine's default tool " + (
+        "timeout (engine.tool_timeout_ms: 50)."
     )
     settings.engine.tool_timeout_ms = 70
     r = await engine.executor.execute(session, "slow", {})
     assert r.message.endswith(
-        "within 0.07 seconds (limit: the engine's default tool timeout (engine.tool_timeout_ms: 70))."
+        "within 0.07 seconds, the limit set by the engine's default tool timeout (engine.tool_timeout_ms: 70)."
     )
     settings.engine.tool_timeout_ms = 30_000
     settings.budget.tiers.fast = 60
     r = await engine.executor.execute(session, "slow", {})
     assert (
-        r.message == "slow did not answer within 0.06 seconds (limit: the FAST tier's budget (budget.tiers.fast: 60))."
+        r.message
+        == "slow did not answer within 0.06 seconds, the limit set by the FAST tier's budget (budget.tiers.fast: 60)."
     )
     engine.budget.turns.cancel_all()

@@ -66,8 +66,8 @@ async def test_ten_megabytes_past_the_tool_timeout_end_as_timeout_and_the_server
     engine = await make_engine(settings({"fx": stdio(tools=tools)}))
     sub = engine.bus.subscribe()
     r = await call(engine, "mcp_fx_big", {"size": TEN_MB})
-    limit = "(limit: the tool's timeout (timeout_ms: 100))"
-    assert (r.status, r.message) == ("timeout", f"mcp_fx_big did not answer within 0.1 seconds {limit}.")
+    limit = "the limit set by the tool's timeout (timeout_ms: 100)"
+    assert (r.status, r.message) == ("timeout", f"mcp_fx_big did not answer within 0.1 seconds, {limit}.")
     # the late answer is still read off the pipe (and dropped) before the next one
     r = await call(engine, "mcp_fx_echo", {"text": "next"})
     assert (r.status, r.message) == ("success", "next")

