@@ -18,6 +18,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Label, Select, Static
 
+from console.widgets.tick_box import TickBox
+
 if TYPE_CHECKING:  # the voice modules pull in numpy: imported when a voice feature is first used
     from engine import DeviceInfo, DeviceSpec
 
@@ -72,7 +74,7 @@ class AudioDevicesScreen(ModalScreen[AudioChoice | None]):
             yield Select[str]([(DEFAULT, DEFAULT)], id="audio-input", allow_blank=False)
             yield Label("Speaker")
             yield Select[str]([(DEFAULT, DEFAULT)], id="audio-output", allow_blank=False)
-            yield Checkbox("save as the default in the config file", id="audio-save")
+            yield TickBox("save as the default in the config file", id="audio-save")
             with Horizontal(classes="buttons"):
                 yield Button("Use (Ctrl+S)", id="audio-use-button", variant="primary")
                 yield Button("Rescan (r)", id="audio-rescan-button")

@@ -17,6 +17,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Checkbox, Input, Label, Static
 
+from console.widgets.tick_box import TickBox
+
 if TYPE_CHECKING:
     from engine.config.mcp_import_result import Ask
 
@@ -37,7 +39,7 @@ class ImportScreen(ModalScreen[tuple[str, bool] | None]):
         with Vertical(classes="dialog"):
             yield Label("Import MCP servers from JSON", classes="section-title")
             yield Input(placeholder="path to the JSON file", id="import-path")
-            yield Checkbox("keep credentials in the YAML (plain text)", id="import-plain")
+            yield TickBox("keep credentials in the YAML (plain text)", id="import-plain")
             yield Static(HINT, classes="muted")
 
     def on_mount(self) -> None:

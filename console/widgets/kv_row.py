@@ -8,6 +8,8 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Button, Checkbox, Input, Static
 
+from console.widgets.tick_box import TickBox
+
 
 class KVRow(Horizontal):
     class Removed(Message):
@@ -24,7 +26,7 @@ class KVRow(Horizontal):
         key, value, keyring = self._init
         yield Input(value=key, placeholder="NAME" if self.kind == "env" else "Header-Name", classes="kv-key")
         yield Input(value=value, placeholder="value", password=True, classes="kv-value")
-        yield Checkbox("store in keyring", value=keyring, classes="kv-keyring")
+        yield TickBox("store in keyring", value=keyring, classes="kv-keyring")
         yield Button("✕", classes="kv-remove")
         yield Static("", classes="kv-msg fmsg")
 

@@ -38,3 +38,29 @@ async def test_the_event_log_speaks_sentences(config_path: Path, wait: Any) -> N
             "c9: a turn's tools took 730 ms, over the FAST tier's budget of 500 ms.",
         ]
         assert not [text for text in (line.text for line in app.state.log) if KEY_VALUE.search(text)]
+
+
+async def test_an_unticked_checkbox_draws_nothing(config_path: Path, wait: Any) -> None:
+    """Before: Textual's Checkbox drew its X unticked too (only dimmer), so "plain text" looked ticked."""
+    from textual.widgets import Checkbox
+
+    app = AvaConsole(config_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait(pilot, lambda: app.engine_running)
+        await pilot.press("f3")
+        await wait(pilot, lambda: type(app.screen).__name__ == "ServersScreen")
+        await pilot.press("i")
+        await wait(pilot, lambda: app.focused is not None and app.focused.id == "import-path")
+        box = app.screen.query_one("#import-plain", Checkbox)
+        assert not box.value
+        assert box.render().plain.startswith("▐ ▌ keep credentials")
+        await pilot.press("tab", "space")  # tick it from the keyboard
+        await wait(pilot, lambda: box.value)
+        assert box.render().plain.startswith("▐X▌ keep credentials")
+
+
+def test_every_console_checkbox_is_a_tick_box() -> None:
+    """A ``Checkbox(`` made anywhere in the console would draw its X unticked again."""
+    console = Path(__file__).resolve().parents[2] / "console"
+    made = [p.name for p in console.rglob("*.py") if p.name != "tick_box.py" and "Checkbox(" in p.read_text()]
+    assert made == []
