@@ -140,6 +140,10 @@ class BudgetScreen(ConsoleScreen):
             board.add_column(label, key=col)
         for row in rows:
             cells: list[str | Text] = [_cell(row.get(c)) for c, _ in LEADER_COLUMNS]
+            for key in ("p50_ms", "p99_ms"):  # before budget.min_samples runs: what was seen, marked "~"
+                seen = row.get(f"observed_{key}")
+                if row.get(key) is None and seen is not None:
+                    cells[LEADER_KEYS.index(key)] = Text(f"~{seen:.0f}", style="dim")
             badge = str(row.get("badge") or "")
             cells[LEADER_KEYS.index("badge")] = Text(badge, style=BADGE_STYLE.get(badge, ""))
             board.add_row(*cells)

@@ -46,6 +46,9 @@ def tool_row(d: ToolDefinition, status: ToolStatus) -> dict[str, Any]:
         "basis": status.source,
         "p50_ms": _ms(status.p50_ms),
         "p99_ms": _ms(status.p99_ms),
+        # from fewer than budget.min_samples too: shown (marked) once a tool has run, never used to tier it
+        "observed_p50_ms": _ms(status.observed_p50_ms),
+        "observed_p99_ms": _ms(status.observed_p99_ms),
         "samples": status.samples,
         "error_rate": round(status.error_rate, 4),
         "badge": status.badge,

@@ -73,6 +73,10 @@ class ToolStatus:
     badge: str
     exempt: bool
     hidden_reason: str
+    #: The window's p50/p99 from however many samples it holds (``p50_ms``/``p99_ms`` wait for ``min_samples``):
+    #: what operators see once a tool has run at all; nothing is decided by them.
+    observed_p50_ms: float | None = None
+    observed_p99_ms: float | None = None
 
     @property
     def signature(self) -> tuple[object, ...]:
@@ -161,6 +165,8 @@ def classify(
         badge=badge_for(window.p50_ms if measured else None),
         exempt=exempt,
         hidden_reason=hidden_reason,
+        observed_p50_ms=window.p50_ms,
+        observed_p99_ms=window.p99_ms,
     )
 
 

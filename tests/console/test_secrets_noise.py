@@ -64,3 +64,36 @@ def test_every_console_checkbox_is_a_tick_box() -> None:
     console = Path(__file__).resolve().parents[2] / "console"
     made = [p.name for p in console.rglob("*.py") if p.name != "tick_box.py" and "Checkbox(" in p.read_text()]
     assert made == []
+
+
+async def test_the_leaderboard_shows_p50_p99_once_a_tool_has_run(config_path: Path, wait: Any) -> None:
+    """Before: p50/p99 stayed blank until a tool had run ``budget.min_samples`` (5) times, so after a few calls the
+    leaderboard still looked as if nothing had been measured."""
+    from textual.widgets import DataTable
+
+    app = AvaConsole(config_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait(pilot, lambda: app.engine_running)
+        await pilot.press("ctrl+n")
+        await wait(pilot, lambda: app.selected_call in app.state.calls)
+        call_id = app.selected_call
+        await wait(pilot, lambda: app.focused is not None and app.focused.id == "calls")
+        await pilot.press("s", *"goodbye", "enter")
+        await wait(pilot, lambda: call_id not in app.state.calls)
+        assert [i.status for i in app.state.invocations if i.exposed_name == "hangup_call"] == ["success"]
+        await pilot.press("f4")
+        await wait(pilot, lambda: type(app.screen).__name__ == "BudgetScreen")
+        board = app.screen.query_one("#leaderboard", DataTable)
+
+        def cells() -> dict[str, str] | None:
+            keys = [str(k.value) for k in board.columns]
+            rows = [dict(zip(keys, map(str, board.get_row_at(r)), strict=True)) for r in range(board.row_count)]
+            return next((row for row in rows if row["name"] == "hangup_call"), None)
+
+        await wait(pilot, lambda: cells() is not None)
+        row = cells()
+        assert row is not None
+        p50, p99, samples = row["p50_ms"], row["p99_ms"], row["samples"]
+        assert samples == "1"
+        assert p50.strip() and p99.strip(), row  # measured, marked as few samples
+        assert "~" in p50 and "~" in p99
