@@ -46,6 +46,10 @@ def app_bindings() -> list[Binding]:
     out.append(Binding("ctrl+o", "replay_open", "Replay a recorded call", id="replay_open", show=False))
     out.append(Binding("ctrl+r", "replay_speed", "Replay speed: 1×, 4×, instant", id="replay_speed", show=False))
     out.append(Binding("ctrl+q", "quit", "Quit", id="quit", priority=True))
+    # priority: Tab moves the focus as the app takes the key, before the keys queued behind it are handed out (a
+    # password manager's name, Tab, secret burst would otherwise type the secret into the visible name field)
+    out.append(Binding("tab", "focus_next", "Next field", id="focus_next", show=False, priority=True))
+    out.append(Binding("shift+tab", "focus_previous", "Previous field", id="focus_previous", show=False, priority=True))
     return out
 
 
