@@ -29,6 +29,10 @@ class ConsoleScreen(Screen[Any]):
     #: the token moved meanwhile (rebuilding the Calls screen's 50 rows and its log took ~150 ms under load).
     synced: tuple[int, int, str | None] | None = None
 
+    #: Where this screen's single-letter keys act (its main table): when a dialog closes over one of its text boxes,
+    #: the focus goes back there, so the next key acts instead of being typed (None: the focus stays where it was).
+    KEYS_HOME: ClassVar[str | None] = None
+
     @property
     def capp(self) -> AvaConsole:
         return cast("AvaConsole", self.app)
@@ -49,6 +53,10 @@ class ConsoleScreen(Screen[Any]):
         if self.synced != self.capp.sync_token():
             self.refresh_all()
         self.update_keybar()
+        typing = self.focused is not None and self.focused.check_consume_key("a", "a")  # a text box has the focus
+        if self.KEYS_HOME is not None and typing:
+            for home in self.query(self.KEYS_HOME):
+                home.focus()
 
     def action_key_help(self) -> None:
         from console.screens.key_help import KeyHelpScreen

@@ -24,6 +24,18 @@ class ApprovalControls(ConsoleScreen):
             return bool(self.capp.approvals.rows)
         return super().check_action(action, parameters)
 
+    def held_key(self, key: str) -> str | None:
+        """While a tool waits, its answer keys are held back from the talk and caller boxes (``GuardedInput``):
+        neither typed as text nor taken as an answer from a half-typed line; the hint says how to answer."""
+        keys = self.approval_keys()
+        if not self.capp.approvals.rows or key not in keys:
+            return None
+        approve, deny, _reason = keys
+        return (
+            f"a tool waits for your approval: {key} is not typed here. "
+            f"Esc leaves the text box, then {approve} approves, {deny} denies"
+        )
+
     def approval_keys(self) -> tuple[str, str, str]:
         """The keys as bound now (``console.keymap`` may remap them), for the panel's hint."""
         keys = {b.id: b.key for _n, b, _e, _t in self.active_bindings.values() if b.id}

@@ -9,6 +9,9 @@ refusal — the call ended, the provider could not, a bad text — is a notifica
 
 from __future__ import annotations
 
+from textual import on
+from textual.widgets import DataTable, Input
+
 from console.orders import call_label
 from console.screens.base import ConsoleScreen
 
@@ -17,7 +20,16 @@ REMOTE_STEER_MAX_CHARS = 500
 
 
 class SteerControls(ConsoleScreen):
-    """The Calls screen's steering keys (a mixin): open the dialog for the selected live call, then steer it."""
+    """The Calls screen's steering keys (a mixin): open the dialog for the selected live call, then steer it; the
+    talk box gives the focus back to the calls table once a line is sent, or a dialog closed over it."""
+
+    KEYS_HOME = "#calls"
+
+    @on(Input.Submitted, "#talk")
+    def _talk_sent(self) -> None:
+        """Enter in the talk box sends the line (the softphone) and gives the focus back to the calls table, where
+        the single keys act again (``s`` talks once more); typing on would turn the next key into text."""
+        self.query_one("#calls", DataTable).focus()
 
     def action_steer(self, kind: str) -> None:
         call_id = self.capp.selected_call

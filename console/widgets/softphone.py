@@ -14,6 +14,7 @@ from textual.message import Message
 from textual.widgets import Button, Input, Select, Static
 
 from console.format import voice_slot_text
+from console.widgets.guarded_input import GuardedInput
 
 
 class Softphone(Horizontal):
@@ -35,11 +36,12 @@ class Softphone(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Select[str]([], prompt="(none)", id="sp-context", allow_blank=True)
-        yield Input(placeholder="caller", id="sp-caller", value="Operator")
+        # the screen may hold keys back from the text boxes (a tool waiting for approval: y and x are its answers)
+        yield GuardedInput(placeholder="caller", id="sp-caller", value="Operator")
         yield Button("Call", id="sp-start", variant="success", tooltip="text call (Ctrl+N)")
         yield Button("Voice", id="sp-voice", variant="primary", tooltip="voice call on the mic and speaker (v)")
         yield Button("Hang up", id="sp-end", variant="error", tooltip="end the selected call (e)")
-        yield Input(placeholder="say… (Enter)", id="talk")
+        yield GuardedInput(placeholder="say… (Enter)", id="talk")
         yield Static(voice_slot_text("idle"), id="voice-slot")
 
     def set_contexts(self, names: list[str]) -> None:
