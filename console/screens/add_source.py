@@ -15,6 +15,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
+from console.screens.leave_form import FormGuard
 from console.server_model import KV, FormValues, from_config
 from engine.config import looks_like_secret
 from engine.config.mcp_add import finalise
@@ -36,6 +37,10 @@ class AddSourceScreen(ModalScreen[str | None]):
     CSS_PATH = "add_source.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", id="add_source_cancel")]
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.guard = FormGuard(self, save=self._done, close=lambda: self.dismiss(None), save_label="Open")
+
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label("Add an MCP server from the registry or a package", classes="section-title")
@@ -44,13 +49,14 @@ class AddSourceScreen(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         self.query_one("#add-source", Input).focus()
+        self.guard.mark_clean()
 
     @on(Input.Submitted, "#add-source")
-    def _done(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value.strip() or None)
+    def _done(self) -> None:
+        self.dismiss(self.query_one("#add-source", Input).value.strip() or None)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.guard.leave()
 
 
 def form_from_plan(plan: AddPlan, taken: set[str]) -> tuple[FormValues, str]:

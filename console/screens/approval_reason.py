@@ -17,6 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
 from console.approvals import PendingRow
+from console.screens.leave_form import FormGuard
 
 #: Longest reason sent (the engine keeps at most this much too).
 MAX_REASON = 300
@@ -33,6 +34,7 @@ class DenyReasonScreen(ModalScreen[str | None]):
     def __init__(self, row: PendingRow) -> None:
         super().__init__()
         self.row = row
+        self.guard = FormGuard(self, save=self._deny, close=lambda: self.dismiss(None), save_label="Deny")
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -47,10 +49,11 @@ class DenyReasonScreen(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         self.query_one("#deny-reason", Input).focus()
+        self.guard.mark_clean()
 
     @on(Input.Submitted, "#deny-reason")
-    def _submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value.strip())
+    def _deny(self) -> None:
+        self.dismiss(self.query_one("#deny-reason", Input).value.strip())
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.guard.leave()

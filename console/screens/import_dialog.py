@@ -17,6 +17,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Checkbox, Input, Label, Static
 
+from console.screens.leave_form import FormGuard
 from console.widgets.tick_box import TickBox
 
 if TYPE_CHECKING:
@@ -35,6 +36,10 @@ class ImportScreen(ModalScreen[tuple[str, bool] | None]):
     CSS_PATH = "modals.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", id="import_cancel")]
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.guard = FormGuard(self, save=self._done, close=lambda: self.dismiss(None), save_label="Import")
+
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label("Import MCP servers from JSON", classes="section-title")
@@ -44,14 +49,15 @@ class ImportScreen(ModalScreen[tuple[str, bool] | None]):
 
     def on_mount(self) -> None:
         self.query_one("#import-path", Input).focus()
+        self.guard.mark_clean()
 
     @on(Input.Submitted, "#import-path")
-    def _done(self, event: Input.Submitted) -> None:
-        path = event.value.strip()
+    def _done(self) -> None:
+        path = self.query_one("#import-path", Input).value.strip()
         self.dismiss((path, self.query_one("#import-plain", Checkbox).value) if path else None)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.guard.leave()
 
 
 class InputsScreen(ModalScreen[list[str] | None]):
@@ -63,6 +69,7 @@ class InputsScreen(ModalScreen[list[str] | None]):
     def __init__(self, asks: list[Ask]) -> None:
         super().__init__()
         self.asks = asks
+        self.guard = FormGuard(self, save=self._submitted, close=lambda: self.dismiss(None), save_label="Use")
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -76,6 +83,7 @@ class InputsScreen(ModalScreen[list[str] | None]):
 
     def on_mount(self) -> None:
         self.query_one("#import-input-0", Input).focus()
+        self.guard.mark_clean()
 
     @on(Input.Submitted)
     def _submitted(self) -> None:
@@ -92,4 +100,4 @@ class InputsScreen(ModalScreen[list[str] | None]):
         self.dismiss([f.value for f in fields])
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.guard.leave()

@@ -1,4 +1,5 @@
-"""Small modal dialogs shared by screens: confirm, diff-before-save, masked secret entry, and a new name."""
+"""Small modal dialogs shared by screens: confirm, diff-before-save, masked secret entry, and a new name (Esc on an
+edited entry asks before anything typed is lost: ``leave_form``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
+
+from console.screens.leave_form import FormGuard
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -88,6 +91,7 @@ class SecretEntry(ModalScreen[tuple[str, str] | None]):
         super().__init__()
         self.initial = name
         self.title_text = title
+        self.guard = FormGuard(self, save=self._submit, close=lambda: self.dismiss(None), save_label="Store")
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -101,6 +105,7 @@ class SecretEntry(ModalScreen[tuple[str, str] | None]):
 
     def on_mount(self) -> None:
         self.query_one("#secret-value" if self.initial else "#secret-name", Input).focus()
+        self.guard.mark_clean()
 
     def _submit(self) -> None:
         name = self.query_one("#secret-name", Input).value.strip()
@@ -130,7 +135,7 @@ class SecretEntry(ModalScreen[tuple[str, str] | None]):
         self.dismiss(None)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.guard.leave()
 
 
 class NameEntry(ModalScreen[str | None]):
@@ -146,6 +151,7 @@ class NameEntry(ModalScreen[str | None]):
         self.title_text = title
         self.initial = value
         self.placeholder = placeholder
+        self.guard = FormGuard(self, save=self._done, close=lambda: self.dismiss(None), save_label="Accept")
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -155,10 +161,11 @@ class NameEntry(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         self.query_one("#name-value", Input).focus()
+        self.guard.mark_clean()
 
     @on(Input.Submitted, "#name-value")
-    def _done(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value.strip() or None)
+    def _done(self) -> None:
+        self.dismiss(self.query_one("#name-value", Input).value.strip() or None)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.guard.leave()

@@ -1,7 +1,8 @@
 """Server form: every key of one MCP server's config, with the fields of the chosen transport, live validation
 under each field, env/header rows with "store in keyring" (ticked by default), Test (the unsaved form, expanded
 as the loader would, through the engine's test) and Save (diff → atomic save keeping comments → hot reload, which
-restarts only this server). Esc cancels; nothing is written before Save.
+restarts only this server). Esc leaves (an edited form asks first: save, discard or go back); nothing is written
+before Save.
 
 The action buttons and the result (test passed, fields need attention) sit at the top, visible without scrolling
 at 80×24; a failed check scrolls to and focuses the first field that needs attention. Fields take two columns
@@ -21,6 +22,7 @@ from textual.widget import Widget
 from textual.widgets import Button, Header, Input, Label, Select, Static, Switch, TextArea
 
 from console.screens.base import ConsoleScreen
+from console.screens.leave_form import FormGuard
 from console.server_model import (
     KV,
     FormValues,
@@ -80,6 +82,7 @@ class ServerForm(ConsoleScreen):
         self.intro = intro
         self.taken: set[str] = set()
         self.loaded = False
+        self.guard = FormGuard(self, save=self.action_save, close=self._close, what="the server form")
 
     # ------------------------------------------------------------------------------------------ layout
 
@@ -180,6 +183,7 @@ class ServerForm(ConsoleScreen):
         self.query_one("#f-id", Input).focus()
         if self.intro:
             self._result(self.intro)
+        self.call_after_refresh(self.guard.mark_clean)  # once the env/header rows above are mounted
 
     # ------------------------------------------------------------------------------------- validation
 
@@ -311,6 +315,9 @@ class ServerForm(ConsoleScreen):
     # ------------------------------------------------------------------------------------------ actions
 
     def action_cancel(self) -> None:
+        self.guard.leave()  # edited: save, discard or go back
+
+    def _close(self) -> None:
         self.app.pop_screen()
         self.notify("closed the form; nothing was written", title="servers")
 

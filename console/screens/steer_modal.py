@@ -18,6 +18,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from console.screens.leave_form import FormGuard
+
 #: kind -> (title, what it does, the input's placeholder)
 KINDS: dict[str, tuple[str, str, str]] = {
     "say": (
@@ -48,6 +50,7 @@ class SteerModal(ModalScreen[str | None]):
         self.kind = kind
         self.call_id = call_id
         self.max_chars = max_chars
+        self.guard = FormGuard(self, save=self._submit, close=lambda: self.dismiss(None), save_label="Send")
 
     def compose(self) -> ComposeResult:
         title, what, placeholder = KINDS[self.kind]
@@ -63,6 +66,7 @@ class SteerModal(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         self.query_one("#steer-text", Input).focus()
+        self.guard.mark_clean()
 
     def _submit(self) -> None:
         text = " ".join(self.query_one("#steer-text", Input).value.split())
@@ -85,4 +89,4 @@ class SteerModal(ModalScreen[str | None]):
         self.dismiss(None)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.guard.leave()

@@ -19,6 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, RadioButton, RadioSet, Static
 from textual.widgets.option_list import Option
 
+from console.screens.leave_form import FormGuard
 from engine.config.models.tools import TransferTarget
 
 #: mode -> what the radio button says
@@ -45,6 +46,7 @@ class TransferModal(ModalScreen[tuple[str, str] | None]):
         self.call_id = call_id
         self.typed = extensions is None
         self.extensions = dict(extensions or {})
+        self.guard = FormGuard(self, save=self._go, close=lambda: self.dismiss(None), save_label="Transfer")
 
     def compose(self) -> ComposeResult:
         with Vertical(id="transfer-dialog"):
@@ -72,11 +74,12 @@ class TransferModal(ModalScreen[tuple[str, str] | None]):
         if self.typed:
             self.query_one("#transfer-targets", OptionList).display = False
             self.query_one("#transfer-typed", Input).focus()
-            return
-        targets = self.query_one("#transfer-targets", OptionList)
-        if self.extensions:
-            targets.highlighted = 0
-        targets.focus()
+        else:
+            targets = self.query_one("#transfer-targets", OptionList)
+            if self.extensions:
+                targets.highlighted = 0
+            targets.focus()
+        self.guard.mark_clean()
 
     @property
     def mode(self) -> str:
@@ -118,4 +121,4 @@ class TransferModal(ModalScreen[tuple[str, str] | None]):
             warm.value = True
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.guard.leave()
