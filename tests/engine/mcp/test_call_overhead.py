@@ -3,6 +3,12 @@
 Why: on a quick stdio server most of a call's client time is the SDK's plumbing; the engine writes requests itself
 (``engine.mcp.stdio_direct``) and leaves timing to the executor's one timer wheel, so what it adds on top must not
 cost loop turns or timers of its own.
+
+The 2026-07-28 protocol (the default) costs more per call than legacy, and bench/mcp_overhead.py splits that: the
+SDK server's per-request work is most of it, the client's share is the SDK client's per-request ``_meta``, headers
+and result checks. The engine's own path must stay the same in both eras (the same turns, the same one listing per
+session), and the bench's era-neutral server must keep speaking both eras, or its "client's share" would compare
+legacy with legacy.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from engine.sessions.session import CallSession
-from tests.engine.mcp.helpers import FIXTURE_SERVER, settings, stdio
+from tests.engine.mcp.helpers import FIXTURE_SERVER, ROOT, settings, stdio
 
 Call = Callable[[], Awaitable[None]]
 
@@ -105,3 +111,34 @@ async def test_an_engine_call_arms_no_loop_timer_of_its_own(make_engine: Any) ->
     for mode in ("legacy", "auto"):
         armed = await _timers_armed(await _engine_call(make_engine, mode))
         assert armed <= 6, (mode, armed)  # one per call before (the SDK's read timeout)
+
+
+#: The bench's era-neutral server (bench/mcp_overhead.py): its own cost is the same few microseconds in both eras.
+LIGHT_SERVER = [sys.executable, str(ROOT / "bench" / "fixtures" / "light_server.py"), "--delay", "0", "--modern"]
+
+
+async def test_the_bench_baseline_server_speaks_both_protocol_eras(make_engine: Any) -> None:
+    """Auto negotiates 2026-07-28 with it and legacy the handshake; a call answers the same structured result."""
+    for mode, version in (("auto", "2026-07-28"), ("legacy", "2025-11-25")):
+        engine = await make_engine(settings({"light": stdio(mode=mode, command=LIGHT_SERVER)}))
+        [status] = engine.server_status()["servers"]
+        assert (status["state"], status["protocol_version"]) == ("up", version), (mode, status["last_error"])
+        session = CallSession(call_id="c", context="c", provider="p")
+        session.shown_tools = frozenset({"mcp_light_echo"})
+        r = await engine.execute_tool(session, "mcp_light_echo", {"text": "hi"})
+        assert (r.status, r.message) == ("success", "hi"), mode
+
+
+async def test_a_2026_call_costs_the_engine_what_a_legacy_call_does(make_engine: Any) -> None:
+    """The same loop turns per call in both eras, and one tools/list per session however many calls follow (a
+    listing's 2026 cache hint of ``ttlMs: 0`` is no reason to list again on every call)."""
+    calls = {mode: await _engine_call(make_engine, mode) for mode in ("legacy", "auto")}
+    turns = await _loop_turns(calls)
+    assert turns["auto"] <= turns["legacy"], turns
+    engine = await make_engine(settings({"fx": stdio(mode="auto")}))
+    session = CallSession(call_id="c", context="c", provider="p")
+    session.shown_tools = frozenset({"mcp_fx_echo", "mcp_fx_list_count"})
+    for _ in range(20):
+        assert (await engine.execute_tool(session, "mcp_fx_echo", {"text": "hi"})).status == "success"
+    listed = await engine.execute_tool(session, "mcp_fx_list_count", {})
+    assert (listed.status, listed.message) == ("success", "1")
