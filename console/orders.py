@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from console.attach import describe_error
+from console.replay import is_replayed
 
 if TYPE_CHECKING:
     from console.app import AvaConsole
@@ -59,6 +60,9 @@ class Orders:
         """Run ``command`` on ``target`` (a call key, an approval key, or None: the engine's default / every
         engine's). ``done(answer)`` returns the toast's text (None: no toast); a failure is an error toast."""
         app = self.app
+        if is_replayed(target):  # a replayed call is history: no key on it reaches an engine
+            app.notify(f"{target} is a replay: history, nothing to act on", title=title, severity="warning")
+            return
         link = app.link
         if link is not None:
             self._remote(command, target, dict(args), title, done, failed)

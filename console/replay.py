@@ -1,10 +1,13 @@
 """Replay of a recorded call through the console's own screens: the recorded events go down the path live ones take.
 
-Why the same path: a replay must show what the operator saw, so the events are posted as ``EventBatch`` messages
-to the app — exactly what the live pump posts — and the same ``ConsoleState.apply`` and screens handle them. The
+Why the same path: a replay must show what the operator saw, so the same ``ConsoleState.apply`` and screens
+handle the recorded events. But a replay is history: its batches (``ReplayBatch``, console/replay_controls.py)
+never reach the approval queue, the question dialogs or the softphone panel, so nothing in it is actionable. The
 engine is not needed (``ava-console --replay FILE``); in a console with a live engine (Ctrl+O) the replayed calls
-are renamed ``replay:<call id>`` and moved to the present, so they never collide with live calls. Speed: 1×, 4× or
-instant, switched while it runs (Ctrl+R); the ``ReplayClock`` gives the screens the replay's time (call durations).
+are renamed ``replay:<call id>`` and moved to the present, so they never collide with live calls, and they are
+history rows from their first event (``ConsoleState``): never in the live calls, the header's counts or a key's
+reach. Speed: 1×, 4× or instant, switched while it runs (Ctrl+R); the ``ReplayClock`` gives the screens the
+replay's time (call durations).
 """
 
 from __future__ import annotations
@@ -33,6 +36,11 @@ LIVE_ONLY_TYPES = frozenset({"server.state"})
 MAX_SLEEP_S = 0.1
 
 
+def is_replayed(call_id: str | None) -> bool:
+    """Whether ``call_id`` is a replayed call's in a console with live calls: history, nothing to act on."""
+    return bool(call_id) and str(call_id).startswith(PREFIX)
+
+
 def speed_label(speed: float) -> str:
     return "instant" if speed == 0 else f"{speed:g}×"
 
@@ -54,8 +62,15 @@ def parse_speed(text: str) -> float:
 class Replay:
     """One recording being replayed: its events (renamed and shifted when ``live`` calls share the console)."""
 
-    def __init__(self, path: Path, events: Sequence[Event], speed: float = 1.0, *, rename: bool = False,
-                 shift_to: float | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        path: Path,
+        events: Sequence[Event],
+        speed: float = 1.0,
+        *,
+        rename: bool = False,
+        shift_to: float | None = None,
+    ) -> None:
         self.path = path
         self.rename = rename
         t0 = events[0].ts if events else 0.0
@@ -63,7 +78,9 @@ class Replay:
         # Beside a live engine, the Servers screen shows the live servers, not the recorded ones.
         self.events = [_moved(e, shift, rename) for e in events if not (rename and e.type in LIVE_ONLY_TYPES)]
         self.t0 = self.events[0].ts if self.events else 0.0
-        self.end = self.events[-1].ts if self.events else 0.0
+        # the latest event, not the last: a recording's events may be slightly out of order, and the replay's
+        # clock stops at ``end`` (an earlier end left the events after it waiting for ever)
+        self.end = max((e.ts for e in self.events), default=0.0)
         self.speed = speed
         self.position = 0
         self._anchor_wall = time.monotonic()

@@ -1,7 +1,9 @@
 """The app's replay keys and worker: open a recording (Ctrl+O), switch speed (Ctrl+R), feed the screens.
 
 Why a mixin of its own: the app module is wiring; this is the one place that starts a ``Replay`` (``console.replay``)
-and posts its events as the live pump would (``EventBatch``), with or without an engine in the console.
+and feeds its events to the screens, with or without an engine in the console. They come as ``ReplayBatch``, not the
+live pump's ``EventBatch``: a replay is history, so its batches go to the console state and the screens only, never
+to the approval queue, the question dialogs, the softphone panel or (beside a live engine) the header's counts.
 """
 
 from __future__ import annotations
@@ -11,11 +13,24 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from console.messages import EventBatch
+from textual.message import Message
+
 from console.replay import Replay, speed_label
+from console.timings_state import VIEW_ONLY
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from console.app import AvaConsole
+    from engine.events import Event
+
+
+class ReplayBatch(Message):
+    """Recorded events, replayed: shown as the live ones were, acted on never."""
+
+    def __init__(self, events: Sequence[Event]) -> None:
+        super().__init__()
+        self.events = list(events)
 
 
 class ReplayControls:
@@ -38,8 +53,12 @@ class ReplayControls:
         """Replay a recording through the screens (another replay running is stopped first)."""
         app = self._app
         app.workers.cancel_group(app, "replay")
-        app.run_worker(self._replay(Path(path), self.replay_speed if speed is None else speed),
-                       group="replay", name="replay", exit_on_error=False)  # fmt: skip
+        app.run_worker(
+            self._replay(Path(path), self.replay_speed if speed is None else speed),
+            group="replay",
+            name="replay",
+            exit_on_error=False,
+        )
 
     async def _replay(self, path: Path, speed: float) -> None:
         app = self._app
@@ -56,9 +75,25 @@ class ReplayControls:
         self.replay = replay
         app.notify(f"{path.name} at {speed_label(speed)} (Ctrl+R: speed)", title="replay")
         self._show_replay_status()
-        await replay.run(lambda events: app.post_message(EventBatch(events, 0)))
+        await replay.run(lambda events: app.post_message(ReplayBatch(events)))
         self._show_replay_status()
         app.notify(f"{path.name}: replay finished", title="replay")
+
+    def on_replay_batch(self, message: ReplayBatch) -> None:
+        """Replayed events into the console state and the screens; none into what the operator acts on."""
+        app = self._app
+        app.batches += 1
+        voice = [e for e in message.events if e.type.startswith("softphone.")]
+        if voice and self.replay_only:  # beside a live engine the softphone panel is the live phone's
+            app.voice.apply(voice)
+            app._tell_screens("show_voice")
+        events = [e for e in message.events if not e.type.startswith("softphone.")]
+        app.timings.apply(events)
+        changes = app.state.apply(e for e in events if e.type not in VIEW_ONLY)
+        if self.replay_only:  # the header's error count as the recording's operator saw it; no alarm: it is past
+            app.glance.apply(events)
+        app.show_engine_status()
+        app._dispatch(changes)
 
     def _show_replay_status(self) -> None:
         app = self._app

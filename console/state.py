@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from console.replay import is_replayed
 from engine import percentile
 
 if TYPE_CHECKING:
@@ -24,6 +25,8 @@ MAX_LOG = 2000
 MAX_TRANSCRIPT = 500
 MAX_ENDED_KEPT = 50
 LATENCY_WINDOW = 100
+#: A replayed call's state while its recording plays (``console.replay``): a history row, never a live call.
+REPLAYING = "replaying"
 #: The transcript's role for an operator's steering (``steering.injected``): shown apart from what was said.
 STEER_ROLES = {"say": "say-now", "whisper": "whisper"}
 
@@ -227,7 +230,7 @@ class ConsoleState:
         )
 
         if isinstance(ev, CallStarted):
-            self.calls[ev.call_id] = CallRow(
+            started = CallRow(
                 ev.call_id,
                 ev.context,
                 ev.provider,
@@ -235,9 +238,16 @@ class ConsoleState:
                 ev.tier,
                 started_at=ev.ts,
             )
-            ch.calls_added.append(ev.call_id)
+            if is_replayed(ev.call_id):  # history from its first event: never a live call (rows, counts, keys)
+                started.state = REPLAYING
+                self.ended.pop(ev.call_id, None)  # replayed again: the newest history row
+                self.ended[ev.call_id] = started
+                ch.calls_removed.append(ev.call_id)
+            else:
+                self.calls[ev.call_id] = started
+                ch.calls_added.append(ev.call_id)
         elif isinstance(ev, CallEnded):
-            row = self.calls.pop(ev.call_id, None)
+            row = self.calls.pop(ev.call_id, None) or self._replaying(ev.call_id, pop=True)
             if row is not None:
                 row.state, row.ended_at, row.end_reason = "ended", ev.ts, ev.reason
                 self.ended[ev.call_id] = row
@@ -245,7 +255,8 @@ class ConsoleState:
                     self._forget(next(iter(self.ended)), ch)
                 if ev.call_id in ch.calls_added:
                     ch.calls_added.remove(ev.call_id)
-                ch.calls_removed.append(ev.call_id)  # ended (within this batch too): a history row
+                if ev.call_id not in ch.calls_removed:  # ended (within this batch too): a history row
+                    ch.calls_removed.append(ev.call_id)
                 ch.calls_changed.discard(ev.call_id)
         elif isinstance(ev, TranscriptAdded):
             buf = self.transcripts.setdefault(ev.call_id, deque(maxlen=MAX_TRANSCRIPT))
@@ -259,7 +270,7 @@ class ConsoleState:
             if ev.call_id is None:
                 self.default_tier = ev.new
                 ch.default_tier = ev.new
-            elif (row := self.calls.get(ev.call_id)) is not None:
+            elif (row := self.calls.get(ev.call_id) or self._replaying(ev.call_id)) is not None:
                 row.tier, row.tier_reason = ev.new, ev.reason
                 self._changed(ev.call_id, ch)
                 self.tier_history.setdefault(ev.call_id, []).append((ev.ts, ev.old, ev.new, ev.reason))
@@ -270,7 +281,7 @@ class ConsoleState:
                 switches = self.tool_switches.setdefault(ev.call_id, {})
                 switches.update({n: True for n in ev.added} | {n: False for n in ev.removed})
                 ch.tools_changed.add(ev.call_id)
-                if (row := self.calls.get(ev.call_id)) is not None:
+                if (row := self.calls.get(ev.call_id) or self._replaying(ev.call_id)) is not None:
                     row.tools_note = "now" if ev.apply == "now" else "next turn"
                     self._changed(ev.call_id, ch)
             else:
@@ -336,6 +347,13 @@ class ConsoleState:
             ch.log.append(line)
         return ch
 
+    def _replaying(self, call_id: str, *, pop: bool = False) -> CallRow | None:
+        """The history row of a call being replayed beside live ones (``console.replay``), None for any other."""
+        row = self.ended.get(call_id)
+        if row is None or row.state != REPLAYING:
+            return None
+        return self.ended.pop(call_id) if pop else row
+
     def _forget(self, call_id: str, ch: Changes) -> None:
         """An ended call drops out of the history (past ``MAX_ENDED_KEPT``)."""
         self.ended.pop(call_id, None)
@@ -344,7 +362,10 @@ class ConsoleState:
         ch.calls_forgotten.append(call_id)
 
     def _changed(self, call_id: str, ch: Changes) -> None:
-        if call_id not in ch.calls_added:
+        if call_id in self.ended:  # a replayed call's history row
+            if call_id not in ch.calls_removed:
+                ch.calls_removed.append(call_id)
+        elif call_id not in ch.calls_added:
             ch.calls_changed.add(call_id)
 
     def _complete(self, ev: ToolCompleted | ToolRejected, ch: Changes) -> None:

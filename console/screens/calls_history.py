@@ -19,7 +19,7 @@ from textual.widgets import DataTable
 from console.attach import engine_of, local_id
 from console.format import duration
 from console.screens.calls_detail import CallDetail
-from console.state import CallRow
+from console.state import REPLAYING, CallRow
 
 ENDED_STYLE = "dim"
 
@@ -45,6 +45,8 @@ class CallHistory(CallDetail):
         took = duration((row.ended_at or row.started_at) - row.started_at)
         if row.state == "lost":
             state = Text(f"✖ {row.end_reason}" if row.end_reason else "✖ lost", style="bold red")
+        elif row.state == REPLAYING:  # a recording replayed beside live calls: history, shown as it plays
+            state = Text("▶ replaying", style=ENDED_STYLE)
         else:
             state = Text(f"ended: {row.end_reason}" if row.end_reason else "ended", style=ENDED_STYLE)
         cells = [*self._whose(row.call_id), row.caller, row.context, row.provider, row.tier.upper(), row.tier_reason]

@@ -66,8 +66,10 @@ class ElicitationScreen(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self._tick)
-        if self.specs:
-            self.query_one(f"#el-{self.specs[0].name}").focus()
+        # the first field, when there is one and the dialog is still up (a question that ended at once dismisses
+        # it before its fields are mounted)
+        for first in self.query(f"#el-{self.specs[0].name}" if self.specs else "#el-none").results():
+            first.focus()
 
     def _now(self) -> float:
         clock = getattr(self.app, "clock", None)  # the console's (a stopped one in snapshot tests)
@@ -78,7 +80,8 @@ class ElicitationScreen(ModalScreen[str | None]):
         return f"{left} s left, then it is declined" if left else "time is up: declined"
 
     def _tick(self) -> None:
-        self.query_one("#el-countdown", Static).update(self._left())
+        for countdown in self.query("#el-countdown").results(Static):
+            countdown.update(self._left())
 
     def ended(self) -> None:
         """The question ended without this dialog (timed out, the call ended, answered elsewhere)."""

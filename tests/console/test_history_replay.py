@@ -154,7 +154,9 @@ async def test_ctrl_o_replays_a_recording_beside_live_calls_and_ctrl_r_switches_
         replayed = f"replay:{call_id}"
         await wait(pilot, lambda: replayed in app.state.calls or replayed in app.state.ended)
         await pilot.press("ctrl+r")  # while it runs: 4× → instant
-        await wait(pilot, lambda: replayed in app.state.ended)
+        # a replayed call is a history row from its first event ("replaying"), "ended" once its recording ends
+        await wait(pilot, lambda: replayed in app.state.ended and app.state.ended[replayed].state == "ended")
+        assert replayed not in app.state.calls
         assert call_id in app.state.ended  # the live call's history is untouched
         assert app.state.transcript(replayed) and [t for _, _, t in app.state.transcript(replayed)] == [
             t for _, _, t in app.state.transcript(call_id)
