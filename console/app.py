@@ -25,6 +25,7 @@ from textual import work
 from textual.app import App, CSSPathType
 from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
+from textual.message import Message
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
@@ -32,6 +33,7 @@ from console.approvals import ApprovalQueue
 from console.attach_controls import AttachControls
 from console.bindings import app_bindings, validate_keymap
 from console.commands import ConsoleCommands
+from console.crash_guard import contain, dispatch_contained
 from console.elicitations import ElicitationPrompts
 from console.event_pump import EventPump
 from console.format import Clock
@@ -375,6 +377,12 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
 
     async def on_unmount(self) -> None:
         await self.shutdown_engine()
+
+    def _handle_exception(self, error: Exception) -> None:  # Textual's would exit: console/crash_guard.py
+        contain(self, error)
+
+    async def _dispatch_message(self, message: Message) -> None:  # the app's handlers, contained likewise
+        await dispatch_contained(self, super()._dispatch_message, message)
 
     # ------------------------------------------------------------------------------------------ events
 

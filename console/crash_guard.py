@@ -1,0 +1,89 @@
+"""An exception in a screen or widget never takes the engine and its live calls down.
+
+Why it exists: Textual answers any uncaught exception (in compose, an event handler, a timer, a worker, a key's
+action) by exiting the app, and the console's engine runs inside the app, so one bad widget would end every live
+call. Textual offers no public hook for this; its one funnel is the private ``App._handle_exception``, and an error
+in one of the app's own handlers also ends the app's message loop (``MessagePump._dispatch_message`` raising). The
+console overrides those two methods with the functions here and nothing else touches Textual's internals for this;
+tests/console/test_crash_containment.py fails loudly if Textual changes either.
+
+What the operator gets instead: a notification naming the widget and the error, a ``console.error`` line in the
+event log, the traceback in the log file; the console keeps running. A widget whose own handler raised stops
+handling events (Textual ends its message loop); the app, the other screens and the engine go on.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from textual.dom import DOMNode
+from textual.message import Message
+from textual.worker import WorkerFailed
+
+from console.state import Changes, LogLine
+
+if TYPE_CHECKING:
+    from console.app import AvaConsole
+
+log = logging.getLogger("console.crash_guard")
+#: The apps showing a contained error now (an error while showing one is only logged).
+_showing: set[int] = set()
+
+
+def contain(app: AvaConsole, error: Exception) -> None:
+    """Textual's ``_handle_exception``, kept from exiting: show the error and carry on."""
+    original = error.error if isinstance(error, WorkerFailed) and isinstance(error.error, Exception) else error
+    where = culprit(original.__traceback__)
+    log.error("contained an error in %s", where, exc_info=original)
+    if app.is_headless and getattr(app, "_exception", True) is None:
+        app._exception = original  # a Pilot re-raises it when the test ends: no test passes over a contained error
+    if id(app) in _showing:  # showing the error failed itself: the log has it
+        return
+    _showing.add(id(app))
+    try:
+        text = f"{where} failed: {type(original).__name__}: {original}"
+        app.notify(
+            f"{text}. The console goes on: the engine and its calls go on.",
+            title="console error",
+            severity="error",
+            timeout=15,
+        )
+        line = LogLine(time.time(), "console.error", None, text)
+        app.state.log.append(line)
+        app._dispatch(Changes(log=[line]))
+    except Exception:  # a screen that cannot show the line: the log file has the error
+        log.exception("could not show a contained error")
+    finally:
+        _showing.discard(id(app))
+
+
+async def dispatch_contained(app: AvaConsole, dispatch: Callable[[Message], Awaitable[None]], message: Message) -> None:
+    """The app's own message dispatch, an error in a handler contained instead of ending the app's message loop."""
+    import asyncio
+
+    try:
+        await dispatch(message)
+    except asyncio.CancelledError:
+        raise
+    except Exception as e:
+        contain(app, e)
+
+
+def culprit(tb: TracebackType | None) -> str:
+    """The innermost widget, screen or app in the traceback (``Exploding#boom-key``), or where the error came from."""
+    found: Any = None
+    last = "the console"
+    while tb is not None:
+        owner = tb.tb_frame.f_locals.get("self")
+        if isinstance(owner, DOMNode):
+            found = owner
+        last = f"{tb.tb_frame.f_code.co_name} ({tb.tb_frame.f_code.co_filename.rsplit('/', 1)[-1]})"
+        tb = tb.tb_next
+    if found is None:
+        return last
+    name = type(found).__name__
+    return f"{name}#{found.id}" if found.id else name
