@@ -125,8 +125,9 @@ class RealtimeCalls:
         except ProviderError as e:
             await self.end_call(session.call_id, str(e))
             raise
-        except asyncio.CancelledError:
-            await asyncio.shield(self.end_call(session.call_id, "cancelled while connecting"))
+        except asyncio.CancelledError as e:  # the driver gives up connecting with its reason (the caller hung up)
+            reason = str(e.args[0]) if e.args and e.args[0] else "cancelled while connecting"
+            await asyncio.shield(self.end_call(session.call_id, reason))
             raise
         except Exception as e:  # a failing adapter must not take the engine down: the call ends, saying why
             reason = f"session failed to start: {type(e).__name__}: {e}"

@@ -19,6 +19,7 @@ and output move in lockstep).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import time
@@ -143,10 +144,7 @@ class RealtimeVoiceCall:
         try:
             self.pacer.add_busy(1)
             try:
-                self.session, self.live = await self.engine.calls.start_realtime_call(
-                    self.context, provider=self.provider, caller_name=self.caller_name,
-                    caller_number=self.caller_number, audio=self.native, deliver=self.questions.deliver,
-                )  # fmt: skip
+                self.session, self.live = await self._connect()
             finally:
                 self.pacer.add_busy(-1)
             self._said.call_id = self.session.call_id
@@ -182,6 +180,33 @@ class RealtimeVoiceCall:
             await self._shutdown(tasks, sub)
         assert self.session is not None
         return self.session.call_id
+
+    async def _connect(self) -> tuple[CallSession, rt.RealtimeSession]:
+        """Start the call on its provider, given up when the call is stopped first (the caller hung up while the
+        provider was still connecting): the engine then ends the call with the stop's reason at once."""
+        connecting = asyncio.create_task(
+            self.engine.calls.start_realtime_call(
+                self.context,
+                provider=self.provider,
+                caller_name=self.caller_name,
+                caller_number=self.caller_number,
+                audio=self.native,
+                deliver=self.questions.deliver,
+            ),
+            name=f"realtime:{self.context}:connect",
+        )
+        stopped = asyncio.create_task(self._done.wait(), name=f"realtime:{self.context}:stopped")
+        try:
+            await asyncio.wait((connecting, stopped), return_when="FIRST_COMPLETED")
+        finally:
+            stopped.cancel()
+            if not connecting.done():
+                connecting.cancel(self.end_reason)
+                with contextlib.suppress(asyncio.CancelledError):
+                    await connecting
+        if connecting.cancelled():
+            raise CallError(f"the call on {self.context!r} ended before it started ({self.end_reason})")
+        return connecting.result()
 
     def _level(self, dbfs: float) -> None:
         """The input level meter (measured only for a call given ``on_level``: it costs as much as a frame)."""
