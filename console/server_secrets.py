@@ -16,6 +16,7 @@ from console.config_flow import save_document
 from console.screens.modals import ConfirmScreen
 from console.server_model import FormValues, keyring_name
 from engine.config import looks_like_secret, set_secret
+from engine.config.secrets import keyring_state
 
 if TYPE_CHECKING:
     from console.app import AvaConsole
@@ -71,7 +72,8 @@ def save_with_secrets(
         for name, value in plan.store.items():
             set_secret(name, value)
         if plan.store:
-            app.call_from_thread(app.notify, f"stored in the keyring: {', '.join(plan.store)}", title="secrets")
+            where = keyring_state().where  # "the UNENCRYPTED file keyring (PATH)" for a plain file
+            app.call_from_thread(app.notify, f"stored in {where}: {', '.join(plan.store)}", title="secrets")
 
     def save() -> None:
         save_document(app, doc, title, on_saved, hide=[*plan.plain.values(), *plan.store.values()], before_write=store)

@@ -38,7 +38,8 @@ class SecretsSnapshot:
 
 def read_snapshot(config_path: str) -> SecretsSnapshot:
     """Blocking: the keyring's names and the config's references (run in a thread)."""
-    problem = keyring_secrets.backend_problem()
+    state = keyring_secrets.keyring_state()  # the engine's words for it: never "ready" for a plain file
+    problem = state.problem
     refs: dict[str, list[str]] = {}
     error = None
     try:
@@ -51,15 +52,7 @@ def read_snapshot(config_path: str) -> SecretsSnapshot:
             stored = keyring_secrets.list_secrets()
         except keyring_secrets.SecretsError as e:
             error = str(e)
-    store = keyring_secrets.unencrypted_store() if problem is None else None
-    unencrypted = None
-    if store is not None:
-        backend, path = store
-        unencrypted = (
-            f"Unencrypted keyring ({backend}): anyone who can read {path or 'its file'} can read these secrets; "
-            "use a desktop keyring or keyrings.cryptfile (ava-engine secrets list says how)."
-        )
-    return SecretsSnapshot(problem, stored, refs, error, unencrypted)
+    return SecretsSnapshot(problem, stored, refs, error, state.status if state.unencrypted else None)
 
 
 class SecretsScreen(ConsoleScreen):
@@ -213,7 +206,8 @@ class SecretsScreen(ConsoleScreen):
         except keyring_secrets.SecretsError as e:
             self.app.call_from_thread(self.notify, str(e), title="secrets", severity="error")
             return
-        self.app.call_from_thread(self.notify, f"stored {name!r} in the keyring", title="secrets")
+        where = keyring_secrets.keyring_state().where
+        self.app.call_from_thread(self.notify, f"stored {name!r} in {where}", title="secrets")
         self.app.call_from_thread(self.refresh_all)
 
     @work(thread=True, group="secrets", name="secret-rename")

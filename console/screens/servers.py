@@ -20,7 +20,7 @@ from console.format import latency, server_state_text, sparkline
 from console.host import server_badges
 from console.screens.base import ConsoleScreen
 from console.screens.import_dialog import ImportScreen
-from console.screens.modals import ConfirmScreen
+from console.server_remove import remove_server
 from console.state import Changes
 from console.widgets.footer import KeyFooter
 from console.widgets.keybar import KeyBar
@@ -356,31 +356,8 @@ class ServersScreen(ConsoleScreen):
 
     def action_remove(self) -> None:
         sid = self._need_selection()
-        if sid is None:
-            return
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.prepare_remove(sid)
-
-        self.app.push_screen(
-            ConfirmScreen(
-                f"Remove server {sid!r} from the config?", "You will see the diff before anything is written."
-            ),
-            answered,
-        )
-
-    @work(thread=True, group="config", name="server-remove")
-    def prepare_remove(self, sid: str) -> None:
-        from engine.config import ConfigDocument, ConfigError
-
-        try:
-            doc = ConfigDocument.load(self.capp.config_path)
-            doc.remove_server(sid)
-        except (ConfigError, KeyError) as e:
-            self.app.call_from_thread(self.notify, str(e), title="servers", severity="error")
-            return
-        self.app.call_from_thread(save_document, self.capp, doc, f"Remove server {sid}")
+        if sid is not None:
+            remove_server(self.capp, sid)  # and then the keyring secrets only it used, if the operator says so
 
     def action_import_json(self) -> None:
         def answered(choice: tuple[str, bool] | None) -> None:

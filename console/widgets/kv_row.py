@@ -1,8 +1,11 @@
-"""One env or header row in the server form: name, masked value, "store in keyring", remove."""
+"""One env or header row in the server form: name, masked value, "store in keyring", remove.
+
+"store in keyring" says UNENCRYPTED when the keyring in use keeps secrets in a plain file (read in a thread: keyring
+picks its backend the first time it is asked)."""
 
 from __future__ import annotations
 
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.message import Message
@@ -29,6 +32,20 @@ class KVRow(Horizontal):
         yield TickBox("store in keyring", value=keyring, classes="kv-keyring")
         yield Button("✕", classes="kv-remove")
         yield Static("", classes="kv-msg fmsg")
+
+    def on_mount(self) -> None:
+        self._read_keyring()
+
+    @work(thread=True, group="keyring-state", name="keyring-state")
+    def _read_keyring(self) -> None:
+        from engine.config.secrets import keyring_state
+
+        if keyring_state().unencrypted:
+            self.app.call_from_thread(self._unencrypted)
+
+    def _unencrypted(self) -> None:
+        if self.is_mounted:
+            self.query_one(".kv-keyring", Checkbox).label = "store in keyring (UNENCRYPTED file)"
 
     @property
     def key(self) -> str:

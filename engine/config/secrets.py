@@ -12,6 +12,7 @@ import json
 import logging
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import keyring
@@ -90,6 +91,60 @@ def unencrypted_warning() -> str | None:
         return None
     backend, path = store
     return UNENCRYPTED_HELP.format(backend=backend, where=f" ({path})" if path else "")
+
+
+@dataclass(frozen=True)
+class KeyringState:
+    """The keyring in use, in the words every place that reports it uses (the Secrets screen, the server form, the
+    notes after a secret is stored or deleted): never "ready" for a keyring that keeps secrets in a plain file."""
+
+    #: No usable backend: why, and how to get one.
+    problem: str | None
+    #: The backend's name when it keeps secrets unencrypted, and the file it writes (when it says).
+    unencrypted_backend: str | None = None
+    unencrypted_file: str | None = None
+
+    @property
+    def unencrypted(self) -> bool:
+        return self.unencrypted_backend is not None
+
+    @property
+    def where(self) -> str:
+        """Where a stored secret goes, for a sentence: "the OS keyring" or "the UNENCRYPTED file keyring (PATH)"."""
+        if self.unencrypted:
+            return f"the UNENCRYPTED file keyring ({self.unencrypted_file or self.unencrypted_backend})"
+        return "the OS keyring"
+
+    @property
+    def status(self) -> str:
+        """One line saying what the keyring is and, when it is no good, what to do."""
+        if self.problem:
+            return f"No OS keyring: {self.problem}"
+        if self.unencrypted:
+            return (
+                f"Unencrypted keyring ({self.unencrypted_backend}): anyone who can read "
+                f"{self.unencrypted_file or 'its file'} can read these secrets; use a desktop keyring or "
+                "keyrings.cryptfile (ava-engine secrets list says how)."
+            )
+        return "Keyring ready."
+
+
+def keyring_state() -> KeyringState:
+    """What the keyring in use is (blocking the first time: keyring picks its backend once per process)."""
+    problem = backend_problem()
+    store = unencrypted_store() if problem is None else None
+    return KeyringState(problem, *(store or (None, None)))
+
+
+def owned_secrets(data: Mapping[str, Any], server_id: str) -> list[str]:
+    """The secrets that only MCP server ``server_id``'s entry references in the (unexpanded) config ``data``: the
+    ones removing that server leaves unused."""
+    own = f"mcp.servers.{server_id}"
+    return [
+        name
+        for name, paths in references(data).items()
+        if all(p == own or p.startswith((f"{own}.", f"{own}[")) for p in paths)
+    ]
 
 
 def _check_name(name: str) -> None:

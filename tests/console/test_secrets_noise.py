@@ -5,12 +5,19 @@ wherever the console says where secrets go, and removing a server offers to dele
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import keyring
+import pytest
+from textual.widgets import DataTable
 
 from console.app import AvaConsole
 from console.widgets.wrap_log import WrapLog
 from engine.events import CallTransferStarted, ToolApprovalResolved, TurnOverBudget
+from tests.console.helpers import record_notifications
+from tests.fixtures.memory_keyring import MemoryKeyring
 
 KEY_VALUE = re.compile(r"\b[a-z_]+=\S")
 
@@ -25,7 +32,12 @@ async def test_the_event_log_speaks_sentences(config_path: Path, wait: Any) -> N
         bus.publish(CallTransferStarted(call_id="c9", target="sales", destination="PJSIP/200"))
         bus.publish(
             ToolApprovalResolved(
-                approval_id="a1", call_id="c9", tool_call_id="t1", exposed_name="dice", outcome="timed_out", by="timeout"
+                approval_id="a1",
+                call_id="c9",
+                tool_call_id="t1",
+                exposed_name="dice",
+                outcome="timed_out",
+                by="timeout",
             )
         )
         bus.publish(TurnOverBudget(call_id="c9", tier="fast", budget_ms=500, latency_ms=730.4))
@@ -69,8 +81,6 @@ def test_every_console_checkbox_is_a_tick_box() -> None:
 async def test_the_leaderboard_shows_p50_p99_once_a_tool_has_run(config_path: Path, wait: Any) -> None:
     """Before: p50/p99 stayed blank until a tool had run ``budget.min_samples`` (5) times, so after a few calls the
     leaderboard still looked as if nothing had been measured."""
-    from textual.widgets import DataTable
-
     app = AvaConsole(config_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait(pilot, lambda: app.engine_running)
@@ -97,3 +107,88 @@ async def test_the_leaderboard_shows_p50_p99_once_a_tool_has_run(config_path: Pa
         assert samples == "1"
         assert p50.strip() and p99.strip(), row  # measured, marked as few samples
         assert "~" in p50 and "~" in p99
+
+
+DICE = '    dice:\n      command: ["{python}", "-m", "engine.servers.dice"]\n'
+SECRET = "sk-live-9f8e7d6c5b4a39281706"
+
+
+def _with_servers(config_path: Path, servers: str) -> Path:
+    config_path.write_text(config_path.read_text().replace("  servers: {}\n", "  servers:\n" + servers))
+    return config_path
+
+
+@pytest.fixture
+def plaintext_keyring(tmp_path: Path, monkeypatch: Any) -> Iterator[Path]:
+    """keyrings.alt's real PlaintextKeyring, writing under ``tmp_path``; yields the data directory."""
+    from keyrings.alt.file import PlaintextKeyring
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    old = keyring.get_keyring()
+    keyring.set_keyring(PlaintextKeyring())
+    try:
+        yield tmp_path / "data"
+    finally:
+        keyring.set_keyring(old)
+
+
+async def test_the_server_form_names_a_plaintext_keyring_unencrypted(
+    config_path: Path, plaintext_keyring: Path, wait: Any
+) -> None:
+    """Before: the form said "store in keyring" and, once saved, "stored in the keyring" — for a plain file."""
+    from textual.widgets import Checkbox
+
+    _with_servers(config_path, DICE)
+    app = AvaConsole(config_path)
+    notes = record_notifications(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait(pilot, lambda: app.engine_running)
+        await pilot.press("f3")
+        await wait(pilot, lambda: type(app.screen).__name__ == "ServersScreen")
+        await pilot.press("e")
+        await wait(pilot, lambda: type(app.screen).__name__ == "ServerForm" and app.screen.loaded)  # type: ignore[attr-defined]
+        app.screen.query_one("#add-env").press()  # type: ignore[attr-defined]
+        await wait(pilot, lambda: app.focused is not None and "kv-key" in app.focused.classes)
+        box = app.screen.query_one(".kv-keyring", Checkbox)
+        await wait(pilot, lambda: "UNENCRYPTED" in box.label.plain)
+        await pilot.press(*"WEATHER_KEY", "tab", *SECRET)
+        await pilot.press("ctrl+s")
+        await wait(pilot, lambda: type(app.screen).__name__ == "DiffScreen")
+        await pilot.press("y")
+        await wait(pilot, lambda: any("DICE_WEATHER_KEY" in n for n in notes), within=20)
+        stored = next(n for n in notes if "DICE_WEATHER_KEY" in n)
+        assert "UNENCRYPTED" in stored and str(plaintext_keyring) in stored, stored
+        assert "the OS keyring" not in stored
+
+
+async def test_removing_a_server_offers_to_delete_the_secrets_it_owns(
+    config_path: Path, memory_keyring: MemoryKeyring, wait: Any
+) -> None:
+    """Before: removing a server left its keyring secrets behind, unused, with nothing saying so."""
+    from engine.config import set_secret
+
+    env = "      env: {WEATHER_KEY: '${keyring:DICE_WEATHER_KEY}', SHARED: '${keyring:SHARED_TOKEN}'}\n"
+    other = "    other:\n      enabled: false\n      url: http://127.0.0.1:9/mcp\n      transport: http\n"
+    other += "      headers: {Authorization: '${keyring:SHARED_TOKEN}'}\n"
+    _with_servers(config_path, DICE + env + other)
+    set_secret("DICE_WEATHER_KEY", "w-1")
+    set_secret("SHARED_TOKEN", "s-1")
+    app = AvaConsole(config_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait(pilot, lambda: app.engine_running)
+        await pilot.press("f3")
+        await wait(pilot, lambda: type(app.screen).__name__ == "ServersScreen")
+        table = app.screen.query_one("#servers", DataTable)
+        await wait(pilot, lambda: table.row_count == 2)
+        table.move_cursor(row=table.get_row_index("dice"))
+        await pilot.press("d")
+        await wait(pilot, lambda: type(app.screen).__name__ == "ConfirmScreen")
+        await pilot.press("y")
+        await wait(pilot, lambda: type(app.screen).__name__ == "DiffScreen")
+        await pilot.press("y")
+        await wait(pilot, lambda: type(app.screen).__name__ == "ConfirmScreen", within=20)
+        question = app.screen.question  # type: ignore[attr-defined]
+        assert "DICE_WEATHER_KEY" in question and "SHARED_TOKEN" not in question, question
+        await pilot.press("y")
+        await wait(pilot, lambda: ("ava-console", "DICE_WEATHER_KEY") not in memory_keyring.store)
+        assert memory_keyring.store[("ava-console", "SHARED_TOKEN")] == "s-1"  # still referenced elsewhere
