@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from engine.calls_realtime import RealtimeCalls
-from engine.capacity import Admission
+from engine.capacity import Admission, holding, resume_held
 from engine.config.models import Settings
 from engine.events import CallEnded, CallStarted, EngineError, EventBus, ToolsChanged, TranscriptAdded
 from engine.execution import ToolExecutor
@@ -212,8 +212,9 @@ class CallManager(RealtimeCalls):
             )
         if self.admission is not None:
             self.admission.check()  # CallRefused (a CallError) past engine.max_calls or while draining
+        held = resume_held(self.sessions) if call_id is None else None  # back from the operator: the same call
         session = CallSession(
-            call_id=call_id or f"call-{next(self._ids)}",
+            call_id=held.call_id if held is not None else call_id or f"call-{next(self._ids)}",
             context=context,
             provider=provider_name,
             caller_name=caller_name,
@@ -233,8 +234,12 @@ class CallManager(RealtimeCalls):
         rt = CallRuntime(prov.open_session(session), provider_name, deliver)
         self._runtime[session.call_id] = rt
         self.metrics.calls_active.set(len(self._runtime))
-        self.metrics.calls_total.labels(context).inc()
         session.state = "active"
+        if held is not None:  # no second call.started: the console keeps the one row it shows
+            session.started_at, session.tool_overrides = held.started_at, held.tool_overrides
+            session.tier, session.tier_reason, session.tier_override = held.tier, held.tier_reason, held.tier_override
+            return session, rt
+        self.metrics.calls_total.labels(context).inc()
         self.bus.publish(
             CallStarted(
                 call_id=session.call_id,
@@ -396,8 +401,11 @@ class CallManager(RealtimeCalls):
                 await rt.provider_session.aclose()
             except Exception as e:  # closing a provider must not keep a call alive
                 log.warning("closing provider for %s failed: %s", call_id, e)
-        self.sessions.remove(call_id)
         self.metrics.calls_active.set(len(self._runtime))
+        if holding(call_id):  # the operator has the caller: the call goes on
+            session.state, session.ended_at, session.end_reason = "operator", None, None
+            return
+        self.sessions.remove(call_id)
         for hook in self.end_hooks:
             try:
                 hook(session)

@@ -6,6 +6,8 @@ one by one must be able to stop new calls on one while its live calls finish. Ev
 telephony answers Asterisk with a busy instead of a hung call. The counts come from a getter, never the engine.
 A call that already holds its place is not new when its AI starts again (a phone call back from a failed
 transfer or from the operator): ``continuing()`` around that start lets it through a drain and a full engine.
+A phone call the operator takes over stays one call: its ``CallLeg`` (``on_leg()`` around the AI's run) keeps the
+call live while the operator has it and gives the AI that comes back the same call id.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from engine.sessions.session import CallError
+from engine.sessions.session import CallError, CallSession
+from engine.sessions.store import SessionStore
 
 #: True in the task (and the tasks it starts) of a call whose AI starts again.
 _CONTINUING: ContextVar[bool] = ContextVar("ava_call_continuing", default=False)
@@ -29,6 +32,47 @@ def continuing() -> Iterator[None]:
         yield
     finally:
         _CONTINUING.reset(token)
+
+
+@dataclass
+class CallLeg:
+    """One phone call's AI conversations, seen by the call manager in the tasks of the AI's run.
+
+    ``hold``: the AI part of ``call_id`` that ends now leaves the call live (state ``operator``, no ``call.ended``):
+    the operator has the caller. The next AI part started on the leg continues ``call_id``."""
+
+    call_id: str | None = None
+    hold: bool = False
+
+
+_LEG: ContextVar[CallLeg | None] = ContextVar("ava_call_leg", default=None)
+
+
+@contextmanager
+def on_leg(leg: CallLeg) -> Iterator[None]:
+    """Calls started and ended inside belong to ``leg``."""
+    token = _LEG.set(leg)
+    try:
+        yield
+    finally:
+        _LEG.reset(token)
+
+
+def holding(call_id: str) -> bool:
+    """Whether the AI part of ``call_id`` ending here leaves the call to the operator."""
+    leg = _LEG.get()
+    return leg is not None and leg.hold and leg.call_id == call_id
+
+
+def resume_held(sessions: SessionStore) -> CallSession | None:
+    """The call the leg's AI comes back to (taken out of ``sessions``, for its next part to replace), or None."""
+    leg = _LEG.get()
+    held = sessions.get(leg.call_id) if leg is not None and leg.call_id else None
+    if leg is None or held is None or held.state != "operator":
+        return None
+    sessions.remove(held.call_id)
+    leg.hold = False
+    return held
 
 
 class CallRefused(CallError):

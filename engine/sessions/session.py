@@ -9,7 +9,8 @@ from typing import Literal
 from engine.sessions.history import History
 from engine.sessions.steering import SteerNote
 
-CallState = Literal["starting", "active", "ending", "ended"]
+#: ``operator``: a phone call the operator has taken over (its AI part ended, the call goes on).
+CallState = Literal["starting", "active", "operator", "ending", "ended"]
 
 
 class CallError(RuntimeError):

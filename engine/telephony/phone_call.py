@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.capacity import CallLeg
 from engine.events import (
     CallTransferAnswered,
     CallTransferCancelled,
@@ -108,6 +109,8 @@ class PhoneCall:
     taken_over: asyncio.Event | None = None
     #: On hand-back: what the caller and the operator said meanwhile, for the AI's new conversation.
     handback_note: str | None = None
+    #: The AI's conversations on this call: a take-over holds the call live, the hand-back continues its id.
+    leg: CallLeg = field(default_factory=CallLeg)
     released: asyncio.Event = field(default_factory=asyncio.Event)
     #: Set while no voice driver runs on the call.
     ai_done: asyncio.Event = field(default_factory=lambda: _set(asyncio.Event()))

@@ -25,7 +25,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
-from engine.capacity import CallRefused, continuing
+from engine.capacity import CallRefused, continuing, on_leg
 from engine.config.models import AsteriskConfig
 from engine.events import CallMonitorChanged
 from engine.sessions.session import CallError
@@ -265,7 +265,7 @@ class StasisApp:
         waiter = self.spawn(register(), name=f"phone:{call.channel_id}:lines")
         call.ai_done.clear()
         try:
-            with continuing() if again else contextlib.nullcontext():
+            with continuing() if again else contextlib.nullcontext(), on_leg(call.leg):
                 await voice.run()
         finally:
             call.ai_done.set()
@@ -298,6 +298,9 @@ class StasisApp:
                 log.warning("telephony: releasing the %s of %s failed: %s", what, call.channel_id, e)
         if call.detached:
             log.info("telephony: left call %s with the human who has it (bridge %s)", call.channel_id, call.bridge_id)
+        if call.leg.hold and call.leg.call_id:  # the call ended while the operator had it
+            call.leg.hold = False
+            await self.host.end_call(call.leg.call_id, call.end_reason or "ended while the operator had it")
         if call.stream is not None:
             await call.stream.aclose()
         await call.aclose()
@@ -332,6 +335,7 @@ class StasisApp:
                 raise MonitorError("this call has no bridge to take over")
             transcript = TakeoverTranscript.start(self.host, call.context, self.host.bus, call.call_id)
             call.taken_over = asyncio.Event()
+            call.leg.call_id, call.leg.hold = call.call_id, True  # the call stays live while the operator has it
             await self.ari.remove_from_bridge(call.bridge_id, [call.media_channel_id])
             call.stop_ai("operator took over")
         if mode != "off":

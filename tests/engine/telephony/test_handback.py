@@ -20,7 +20,7 @@ from realtime_openai_fake import OpenAIRealtimeFake, Say
 from realtime_openai_harness import provider_config as realtime_provider
 
 from engine.app import Engine
-from engine.events import Event, TranscriptAdded
+from engine.events import CallEnded, CallStarted, Event, TranscriptAdded
 from engine.telephony import handback
 from engine.telephony.handback import SaidLine, handback_note
 from engine.voice.stt import SttUnavailable
@@ -61,15 +61,25 @@ async def take_over_and_talk(engine: Engine, emu: AriEmulator, caller: str) -> t
         e = await wait_for(sub, lambda e, r=role: isinstance(e, TranscriptAdded) and e.role == r)  # type: ignore[misc]
         assert isinstance(e, TranscriptAdded) and e.call_id == ai_call.call_id
         said.append(e)
+    # the call goes on while the operator has it: still live, under its id
+    assert [(c.call_id, c.state) for c in engine.live_calls()] == [(ai_call.call_id, "operator")]
     return ai_call.call_id, said
 
 
 async def hand_back(engine: Engine, caller: str, old_call: str) -> str:
-    sub = engine.bus.subscribe(types={TranscriptAdded.type}, maxsize=10_000)
+    """Hand the call back: the AI continues the same call (its id, no call.ended or second call.started)."""
+    sub = engine.bus.subscribe(types={TranscriptAdded.type, CallEnded.type, CallStarted.type}, maxsize=10_000)
     assert await engine.monitor_call(caller, "off") == "off"
-    note = await wait_for(sub, lambda e: isinstance(e, TranscriptAdded) and e.role == "handback")
-    assert isinstance(note, TranscriptAdded) and note.call_id != old_call
-    assert [c.call_id for c in engine.live_calls()] == [note.call_id]
+    seen: list[Event] = []
+
+    def the_note(e: Event) -> bool:
+        seen.append(e)
+        return isinstance(e, TranscriptAdded) and e.role == "handback"
+
+    note = await wait_for(sub, the_note)
+    assert isinstance(note, TranscriptAdded) and note.call_id == old_call
+    assert [(c.call_id, c.state) for c in engine.live_calls()] == [(old_call, "active")]
+    assert [e for e in (*seen, *sub.drain()) if isinstance(e, CallEnded | CallStarted)] == []
     return note.text
 
 
