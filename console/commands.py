@@ -16,6 +16,7 @@ from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
+from textual.actions import parse
 from textual.binding import Binding, BindingsMap
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
@@ -75,6 +76,12 @@ def screen_keys(screen: Screen[Any]) -> list[tuple[DOMNode, Binding]]:
     return list(out.values())
 
 
+def offered(node: DOMNode, binding: Binding) -> bool:
+    """False for a key its screen hides now (``check_action`` says False: the phone keys without a phone call)."""
+    namespace, action, parameters = parse(binding.action)
+    return bool(namespace) or node.check_action(action, parameters) is not False
+
+
 def screen_title(screen: Screen[Any]) -> str:
     """The screen's name as the keys show it ("Servers"), else its class name (a dialog)."""
     for mode, (_module, name) in SCREEN_CLASSES.items():
@@ -104,6 +111,8 @@ class ConsoleCommands(Provider):
         app = self.capp
         here: set[str] = set()
         for node, binding in screen_keys(self.screen):
+            if not offered(node, binding):
+                continue
             here.add(binding.id or "")
             yield (
                 binding.description or binding.action,

@@ -162,18 +162,22 @@ def level_meter(dbfs: float, width: int = 6) -> Text:
 
 def voice_slot_text(
     state: str, level_dbfs: float = -120.0, *, muted: bool = False, push_to_talk: bool = False,
-    talking: bool = False, problem: str | None = None,
+    talking: bool = False, problem: str | None = None, agent_dbfs: float = -120.0,
 ) -> Text:  # fmt: skip
-    """The softphone's voice status in one short line: state, mic level, mute and push-to-talk."""
+    """The softphone's voice status in two short lines: state, mute and push-to-talk; then the levels of what
+    you (the caller) say into the mic and of what the agent says."""
     if state in ("idle", "ended"):
         if problem:
             return Text("voice: no audio", style="yellow")
         return Text("voice: off (v)", style="grey50")
     icon, style = VOICE_STYLE.get(state, ("?", "white"))
-    out = Text(f"{icon} {state:<9} ", style=style)
-    out.append_text(level_meter(level_dbfs))
+    out = Text(f"{icon} {state}", style=style)
     if muted:
         out.append(" MUTE", style="bold red")
     elif push_to_talk:
         out.append(" TALK" if talking else " ptt", style="bold red" if talking else "grey50")
+    out.append("\nyou ", style="grey70")
+    out.append_text(level_meter(level_dbfs, 5))
+    out.append(" agent ", style="grey70")
+    out.append_text(level_meter(agent_dbfs, 5))
     return out

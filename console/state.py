@@ -44,6 +44,8 @@ class CallRow:
     ended_at: float | None = None
     end_reason: str | None = None
     tools_note: str = ""
+    #: The operator on this phone call (``call.monitor_changed``): listen, whisper_*, takeover; "" when not.
+    operator: str = ""
 
 
 @dataclass
@@ -135,6 +137,8 @@ class VoiceStatus:
 
     state: str = "idle"
     level_dbfs: float = -120.0
+    #: The agent's voice as played (``softphone.level``'s ``agent_dbfs``).
+    agent_dbfs: float = -120.0
     muted: bool = False
     talking: bool = False
     problem: str | None = None
@@ -152,7 +156,7 @@ class VoiceStatus:
                     self.talking = False
                 state_changed = True
             elif isinstance(event, SoftphoneLevel):
-                self.level_dbfs = event.level_dbfs
+                self.level_dbfs, self.agent_dbfs = event.level_dbfs, event.agent_dbfs
         return state_changed
 
 
@@ -323,6 +327,9 @@ class ConsoleState:
         elif ev.type.startswith(("call.transfer_", "call.monitor_")):  # the Line column shows them
             call_id = getattr(ev, "call_id", None)
             if call_id in self.calls:
+                if ev.type == "call.monitor_changed":
+                    mode = str(getattr(ev, "mode", "off"))
+                    self.calls[call_id].operator = "" if mode == "off" else mode
                 self._changed(call_id, ch)
 
     def lose_engine(self, engine_id: str, reason: str, now: float) -> Changes:

@@ -350,11 +350,13 @@ class SoftphoneStateChanged(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SoftphoneLevel(Event):
-    """The softphone's microphone input level (at most every ``level_interval_s``; frequent, so a slow
-    subscriber loses the oldest ones first, counted like every drop)."""
+    """The softphone's microphone input level and the agent's (the loudest of what it played since the last
+    event; at most every ``level_interval_s``; frequent, so a slow subscriber loses the oldest ones first,
+    counted like every drop)."""
 
     type: ClassVar[str] = "softphone.level"
     level_dbfs: float
+    agent_dbfs: float = -120.0
     call_id: str | None = None
 
 

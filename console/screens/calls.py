@@ -22,7 +22,7 @@ from console.format import duration, tier_text
 from console.orders import call_label, toggle_tool
 from console.screens.calls_approvals import ApprovalControls
 from console.screens.calls_history import CallHistory
-from console.screens.calls_phone import PhoneControls
+from console.screens.calls_phone import PhoneControls, state_text
 from console.screens.calls_steer import SteerControls
 from console.screens.calls_voice import VoiceControls
 from console.state import Changes
@@ -67,14 +67,12 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
         Binding("n", "toggle_tool('now')", "Tool on/off NOW", id="tool_toggle_now"),
         Binding("g", "call_view", "Latency waterfall and timeline", id="call_view", show=False),
         Binding("escape", "focus_calls", "Calls table", id="call_focus", show=False),
-        Binding("l", "monitor('listen')", "Operator: listen to the phone call", id="op_listen", show=False),
-        Binding("w", "monitor('whisper_agent')", "Operator: whisper to the agent", id="op_whisper_agent", show=False),
-        Binding(
-            "W", "monitor('whisper_caller')", "Operator: whisper to the caller", id="op_whisper_caller", show=False
-        ),
-        Binding("o", "monitor('takeover')", "Operator: take the call over", id="op_takeover", show=False),
-        Binding("b", "monitor('off')", "Operator: leave the call / hand it back", id="op_off", show=False),
-        Binding("T", "transfer", "Transfer the phone call", id="op_transfer", show=False),
+        Binding("l", "monitor('listen')", "Listen", id="op_listen"),
+        Binding("w", "monitor('whisper_agent')", "Whisper agent", id="op_whisper_agent"),
+        Binding("W", "monitor('whisper_caller')", "Whisper caller", id="op_whisper_caller"),
+        Binding("o", "monitor('takeover')", "Take over", id="op_takeover"),
+        Binding("b", "monitor('off')", "Leave/hand back", id="op_off"),
+        Binding("T", "transfer", "Transfer", id="op_transfer"),
         Binding("S", "steer('say')", "Say now", id="steer_say"),
         Binding("i", "steer('whisper')", "Whisper", id="steer_whisper"),
         Binding("y", "approve_tool", "Approve tool", id="approval_approve"),
@@ -127,7 +125,7 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
             tier_text(row.tier),
             why,
             duration(self.capp.clock.now() - row.started_at),
-            state if session is None or not session.transfer else f"{state} · {session.transfer}",
+            state_text(state, session.transfer if session is not None else None, row.operator),
             "-" if self.capp.attached else line_text(session),
         ]
 
@@ -139,6 +137,7 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
                 calls.update_cell(call_id, "duration", duration(now - row.started_at))
                 if not self.capp.attached:
                     calls.update_cell(call_id, "line", line_text(self._session(call_id)))
+        self.follow_phone_keys()
 
     # ------------------------------------------------------------------------------------------ refresh
 
@@ -177,6 +176,7 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
         return t
 
     def apply_changes(self, changes: Changes) -> None:
+        self.follow_phone_keys()
         calls = self.query_one("#calls", ConsoleTable)
         for call_id in changes.calls_added:
             if call_id in self.capp.state.calls and not calls.has_row(call_id):
@@ -238,6 +238,7 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
         self.capp.selected_call = call_id
         if self.detail_ready:
             self._show_call(call_id)
+        self.follow_phone_keys()
         self.update_keybar()
         if self.capp.approvals.rows:  # the ▶ follows the selected call's oldest waiting tool
             self.show_approvals()

@@ -27,11 +27,50 @@ MODE_TITLES = {
 }
 
 
+#: The State column's badge while the operator is on a call (``call.monitor_changed``; ``CallRow.operator``).
+OPERATOR_BADGES = {
+    "listen": "op listening",
+    "whisper_agent": "op whispering to agent",
+    "whisper_caller": "op whispering to caller",
+    "takeover": "op has the call",
+}
+#: The operator's phone actions: in the footer and the palette only while a phone call is selected.
+PHONE_ACTIONS = frozenset({"monitor", "transfer"})
+
+
+def state_text(state: str, transfer: str | None, operator: str) -> str:
+    """The Calls table's State: the call's state, its transfer, and the operator's badge (a call the operator has
+    taken over is in state ``operator``: the badge says it)."""
+    parts = [] if state == "operator" and operator else [state]
+    parts += [p for p in (transfer, OPERATOR_BADGES.get(operator, operator)) if p]
+    return " · ".join(parts)
+
+
 class PhoneControls(ConsoleScreen):
     """Operator actions for the selected phone call."""
 
     #: The caller's channel the operator is on (None: not on any call).
     operator_channel: str | None = None
+    #: Whether the phone keys were offered when the bindings were last refreshed.
+    _phone_keys: bool = False
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in PHONE_ACTIONS:
+            return self._phone_selected()
+        return super().check_action(action, parameters)
+
+    def _phone_selected(self) -> bool:
+        """A phone call is selected (the operator's keys act on it), or the operator is on one."""
+        call_id = self.capp.selected_call
+        if self.capp.attached:  # the remote engine transfers its phone calls; its lines are its own
+            return call_id is not None and call_id in self.capp.state.calls
+        return self.operator_channel is not None or self._phone_channel() is not None
+
+    def follow_phone_keys(self) -> None:
+        """The selection or its line changed: the footer and the palette offer the phone keys if they apply."""
+        if self.is_mounted and self._phone_selected() != self._phone_keys:
+            self._phone_keys = not self._phone_keys
+            self.refresh_bindings()
 
     def _phone_channel(self) -> str | None:
         """The selected call's Asterisk channel, or the one the operator is on (after a take-over)."""

@@ -35,7 +35,7 @@ class VoiceControls(ConsoleScreen):
                 return None
             if action == "push_to_talk" and not phone.push_to_talk:
                 return None
-        return True
+        return super().check_action(action, parameters)
 
     @work(group="voice", name="voice-start", exclusive=True, exit_on_error=False)
     async def start_voice_call(self, context: str, caller: str) -> None:
@@ -161,4 +161,12 @@ class VoiceControls(ConsoleScreen):
             return
         v, phone = self.capp.voice, self.capp.phone
         ptt = phone is not None and phone.active and phone.push_to_talk
-        panel.show_voice(v.state, v.level_dbfs, muted=v.muted, push_to_talk=ptt, talking=v.talking, problem=v.problem)
+        panel.show_voice(
+            v.state,
+            v.level_dbfs,
+            muted=v.muted,
+            push_to_talk=ptt,
+            talking=v.talking,
+            problem=v.problem,
+            agent_dbfs=v.agent_dbfs,
+        )

@@ -64,14 +64,17 @@ class Glance:
 
 
 def glance_line(state: ConsoleState, glance: Glance, now: float, api_url: str | None) -> str:
-    """``2 calls · servers 3 up, 1 failed · 4 errors/5 min · API http://…`` (API only when it is served)."""
+    """``2 calls (1 with operator) · servers 3 up, 1 failed · 4 errors/5 min · API http://…`` (the operator's
+    part when they listen, whisper or have a call; API only when it is served)."""
     calls = len(state.calls)
+    with_operator = sum(bool(row.operator) for row in state.calls.values())
     states = [s.state for s in state.servers.values()]
     up = sum(s in UP for s in states)
     failed = sum(s in FAILED for s in states)
     errors = glance.recent_errors(now)
     servers = f"servers {up} up" + (f", {failed} failed" if failed else "")
-    parts = [f"{calls} call{'' if calls == 1 else 's'}", servers, f"{errors} error{'' if errors == 1 else 's'}/5 min"]
+    count = f"{calls} call{'' if calls == 1 else 's'}" + (f" ({with_operator} with operator)" if with_operator else "")
+    parts = [count, servers, f"{errors} error{'' if errors == 1 else 's'}/5 min"]
     if api_url:
         parts.append(f"API {api_url}")
     return " · ".join(parts)

@@ -1,8 +1,8 @@
 """The softphone panel: start and end a test call in any context, by text or by voice (local mic and speaker).
 
 It only posts messages and shows what it is told (the screen's workers talk to the engine and the sound card).
-The voice slot shows the voice call's state, the microphone's level, mute and push-to-talk, or why there is no
-voice (no PortAudio, no device) while text calls keep working.
+The voice slot shows the voice call's state, mute and push-to-talk, and the levels of the microphone (the caller)
+and of the agent's voice, or why there is no voice (no PortAudio, no device) while text calls keep working.
 """
 
 from __future__ import annotations
@@ -61,12 +61,21 @@ class Softphone(Horizontal):
 
     def show_voice(
         self, state: str, level_dbfs: float = -120.0, *, muted: bool = False, push_to_talk: bool = False,
-        talking: bool = False, problem: str | None = None,
+        talking: bool = False, problem: str | None = None, agent_dbfs: float = -120.0,
     ) -> None:  # fmt: skip
-        """Redraw the voice slot: ``state`` is the softphone's (idle, starting, listening, hearing, …)."""
+        """Redraw the voice slot: ``state`` is the softphone's (idle, starting, listening, hearing, …); the levels
+        are the mic's (the caller's) and the agent's."""
         slot = self.query_one("#voice-slot", Static)
         slot.update(
-            voice_slot_text(state, level_dbfs, muted=muted, push_to_talk=push_to_talk, talking=talking, problem=problem)
+            voice_slot_text(
+                state,
+                level_dbfs,
+                muted=muted,
+                push_to_talk=push_to_talk,
+                talking=talking,
+                problem=problem,
+                agent_dbfs=agent_dbfs,
+            )
         )
         slot.tooltip = problem
 

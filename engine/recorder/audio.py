@@ -20,8 +20,8 @@ AudioSink = Callable[[str, str, Any, int], None]
 
 class RecordedBackend(AudioBackend):
     def __init__(self, inner: AudioBackend, call_id: Callable[[], str | None], sink: AudioSink) -> None:
+        self.inner = inner  # before the base's __init__: it sets on_output_level, which goes to the inner backend
         super().__init__(inner.sample_rate, inner.frame_ms)
-        self.inner = inner
         self._call_id = call_id
         self._sink = sink
 
@@ -51,6 +51,14 @@ class RecordedBackend(AudioBackend):
     async def write(self, frame: AudioFrame) -> None:
         self._tee("agent", frame)
         await self.inner.write(frame)
+
+    @property
+    def on_output_level(self) -> Callable[[float], None] | None:
+        return self.inner.on_output_level
+
+    @on_output_level.setter
+    def on_output_level(self, hook: Callable[[float], None] | None) -> None:
+        self.inner.on_output_level = hook  # the inner backend plays the chunks
 
     def stop_playback(self) -> None:
         self.inner.stop_playback()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
 from types import TracebackType
 
 from engine.voice.audio import AudioFrame, Chunker
@@ -36,6 +36,8 @@ class AudioBackend(ABC):
         self._stop = asyncio.Event()
         self._playing = 0
         self._closed = False
+        #: Told the level (dBFS) of each chunk as it goes out (the softphone's meter of the agent's voice).
+        self.on_output_level: Callable[[float], None] | None = None
 
     @abstractmethod
     def frames(self) -> AsyncIterator[AudioFrame]:
@@ -97,6 +99,8 @@ class AudioBackend(ABC):
                 for piece in chunker.push(frame.resampled(self.sample_rate)):
                     if self._stop.is_set():
                         return False
+                    if self.on_output_level is not None:
+                        self.on_output_level(piece.rms_dbfs())
                     await self._output_chunk(piece)
             for piece in chunker.flush(pad=True):
                 if self._stop.is_set():

@@ -6,7 +6,8 @@ sounddevice), puts a voice call around a context — a ``VoiceCall`` (local STT 
 commands a UI sends: ``start(context, input_device, output_device)`` / ``end()``, ``mute(bool)``, push-to-talk
 ``press()`` / ``release()``. What it
 tells goes out on the engine's event bus like everything else: ``softphone.state`` (state, mute, push-to-talk)
-and ``softphone.level`` (the input level in dBFS, at most every ``level_interval_s``); the live transcript is
+and ``softphone.level`` (the input level and the agent's output level in dBFS, at most every
+``level_interval_s``); the live transcript is
 ``transcript.added``, announcements ``announcement.played``. Its voice call runs as a named engine task.
 
 Without PortAudio, or without a usable device, ``start`` raises ``AudioUnavailable`` with a plain message saying
@@ -57,6 +58,8 @@ class Softphone:
         self.on_state, self.on_level = on_state, on_level
         self.state: str = IDLE
         self.input_level_dbfs = -120.0
+        #: The loudest chunk the agent played since the last level event (dBFS).
+        self.agent_level_dbfs = -120.0
         self.call: VoiceCall | RealtimeVoiceCall | None = None
         self._recognizer = recognizer
         self._task: asyncio.Task[str] | None = None
@@ -90,6 +93,7 @@ class Softphone:
             raise RuntimeError(f"the softphone already has a call ({self.call_id}); end it first")
         options, _ = resolve_voice(self.host, context, provider)  # CallError for an unknown context/provider
         backend = self.backend_factory(input_device, output_device, options.sample_rate, options.frame_ms)
+        backend.on_output_level = self._agent_level
         try:
             call: VoiceCall | RealtimeVoiceCall
             if is_realtime(self.host, context, provider):  # the provider hears and speaks itself
@@ -162,7 +166,10 @@ class Softphone:
 
     def _publish(self, kind: str) -> None:
         if kind == "level":
-            self.host.bus.publish(SoftphoneLevel(level_dbfs=self.input_level_dbfs, call_id=self.call_id))
+            agent, self.agent_level_dbfs = self.agent_level_dbfs, -120.0
+            self.host.bus.publish(
+                SoftphoneLevel(level_dbfs=self.input_level_dbfs, agent_dbfs=agent, call_id=self.call_id)
+            )
             return
         self.host.bus.publish(SoftphoneStateChanged(
             state=self.state, muted=self._muted, push_to_talk=self.push_to_talk, call_id=self.call_id,
@@ -179,6 +186,9 @@ class Softphone:
 
     def _call_state(self, state: CallState) -> None:
         self._set_state(state.value)
+
+    def _agent_level(self, dbfs: float) -> None:
+        self.agent_level_dbfs = max(self.agent_level_dbfs, dbfs)
 
     def _level(self, dbfs: float) -> None:
         self.input_level_dbfs = dbfs
