@@ -112,6 +112,8 @@ class AttachLink:
         self.reconnects = 0
         #: Each engine's MCP tools (exposed name → server), from its ``server_status`` when it joined.
         self.tools: dict[str, dict[str, str]] = {}
+        #: Each engine's MCP servers as its ``server_status`` listed them when it joined (then ``server.state``).
+        self.servers: dict[str, list[dict[str, Any]]] = {}
         #: Each attached call's tool view as its engine answered ``tool_states`` (name, server, shown, enabled,
         #: reason), with what it was asked for (its tier and the switches then).
         self.call_tools: dict[str, tuple[object, list[dict[str, Any]]]] = {}
@@ -168,9 +170,10 @@ class AttachLink:
         return True
 
     async def fetch_tools(self, engine_id: str) -> None:
-        """Ask a joined engine for its MCP servers' tools (the call detail's tools table); a failure leaves the
-        table to the tools the calls use."""
+        """Ask a joined engine for its MCP servers and their tools (the Servers screen, the call detail's tools
+        table); a failure leaves them to what the events tell."""
         answer = await self.client.send(engine_id, "server_status", {}, 5.0)
+        self.servers[engine_id] = [s for s in answer.get("servers") or [] if isinstance(s, dict) and s.get("id")]
         tools: dict[str, str] = {}
         for server in answer.get("servers") or []:
             for tool in server.get("tools") or []:

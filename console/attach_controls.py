@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from textual import work
 
 from console.attach import AttachLink, EnginesChanged
+from console.state import Changes, ServerRow
 
 if TYPE_CHECKING:
     from console.app import AvaConsole
@@ -90,3 +91,27 @@ class AttachControls:
             app.notify(f"engine {engine_id}: its tools could not be listed: {e}", title="attach", severity="warning")
             return
         app._tell_screens("show_engine_tools")
+        app._dispatch(self._engine_servers(engine_id))
+        app.show_engine_status()  # the header counts them
+
+    def _engine_servers(self, engine_id: str) -> Changes:
+        """A joined engine's MCP servers as it listed them, for the Servers screen and the header (servers that
+        settled before this console attached send no ``server.state``); a state an event already gave is newer."""
+        from engine import call_ref
+
+        app, changes = self._app, Changes()
+        link = app.link
+        for snap in link.servers.get(engine_id, []) if link is not None else []:
+            ref = call_ref(engine_id, str(snap["id"]))
+            if ref not in app.state.servers:
+                app.state.servers[ref] = ServerRow(
+                    ref,
+                    str(snap.get("state") or "?"),
+                    restarts=int(snap.get("restarts") or 0),
+                    last_error=snap.get("last_error"),
+                    ts=app.clock.now(),
+                    transport=str(snap.get("transport") or ""),
+                    protocol_version=str(snap.get("protocol_version") or ""),
+                )
+                changes.servers.add(ref)
+        return changes
