@@ -78,6 +78,15 @@ def describe(exc: BaseException) -> str:
 Elicit = Callable[[str, Asker | None, int, types.ElicitRequestParams], Awaitable[types.ElicitResult]]
 
 
+#: What the engine's MCP endpoint passes on to its clients (``on_notification``).
+RELAYED = (
+    types.LoggingMessageNotification,
+    types.ResourceUpdatedNotification,
+    types.PromptListChangedNotification,
+    types.ResourceListChangedNotification,
+)
+
+
 class ServerGone(Exception):
     """The server died or the connection closed while a request was in flight."""
 
@@ -118,7 +127,8 @@ class Connection:
         self.auth: Any = None
         #: Checks structured results against the listed output schemas (in place of the SDK's slower check).
         self.results = ResultChecks()
-        #: Gets the server's log messages and resource updates: the engine's MCP endpoint relays them.
+        #: Gets the server's log messages, resource updates and prompt/resource list changes (``RELAYED``): the
+        #: engine's MCP endpoint relays them.
         self.on_notification: Callable[[str, types.ServerNotification], Awaitable[None]] | None = None
 
     # ------------------------------------------------------------------------------------------- lifecycle
@@ -225,7 +235,7 @@ class Connection:
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification):
             self._on_list_changed()
-        elif isinstance(message, types.LoggingMessageNotification | types.ResourceUpdatedNotification):
+        elif isinstance(message, RELAYED):
             if self.on_notification is not None:
                 try:
                     await self.on_notification(self.server_id, message)

@@ -98,6 +98,7 @@ class McpEndpoint:
         self._guard = TransportSecurityMiddleware(self.security)
         self._manager: StreamableHTTPSessionManager | None = None
         self._task: asyncio.Task[None] | None = None
+        self._watch: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
         self._inflight: set[asyncio.Task[Any]] = set()
         self._route_path: str | None = None
@@ -172,6 +173,7 @@ class McpEndpoint:
         self._task = self._spawn(self._serve(manager, stop, ready), name="mcp-endpoint")
         await ready
         self.handlers.relay.start()
+        self._watch = self._spawn(self.handlers.watch.run(self.handlers.bus), name="mcp-endpoint-list-changes")
         log.info("engine MCP endpoint serving %d tool(s) at %s", len(self.config.expose), self.config.path)
 
     async def _serve(
@@ -191,6 +193,10 @@ class McpEndpoint:
 
     async def stop(self) -> None:
         self.handlers.relay.stop()
+        self.handlers.listen.close()  # listen streams end gracefully (their final result) before the manager stops
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.cancel()
         self._manager = None
         task, self._task = self._task, None
         if self._stop is not None:

@@ -9,11 +9,15 @@ server directly, and the engine's own MCP warnings (a server that crashed, a lis
   the call asked with ``_meta`` ``logLevel``: the SDK drops it otherwise), and to the sessions that set a level,
   on their standalone stream; the engine's warnings (``engine.mcp*`` loggers) go to those sessions too. The
   logger name says which server spoke (``{server}/{logger}``); only messages at or above the level pass.
-* ``resources/subscribe`` is passed on to the server (once per URI, however many sessions watch it) and its
-  updates relayed to the sessions that subscribed; the last ``resources/unsubscribe`` is passed on too.
+* ``resources/subscribe`` is passed on to the server (once per URI, however many sessions and 2026
+  ``subscriptions/listen`` streams watch it) and its updates relayed to the sessions and streams that asked;
+  the last ``resources/unsubscribe`` (or the end of the last stream) is passed on too.
+* A shared server's ``prompts`` and ``resources`` ``list_changed`` reach every session and the listen streams
+  that asked for them (``list_changed``; what changes the endpoint's own tool list is ``changes.ToolWatch``'s).
 
-Sessions are known by their ``Mcp-Session-Id`` (handshake era; the 2026 era has neither method), at most
-``MAX_SESSIONS`` of them (the oldest forgotten first); one that cannot be reached any more is forgotten.
+Sessions are known by their ``Mcp-Session-Id`` (handshake era; the 2026 era has neither method), every one
+that sent a request (``seen``), at most ``MAX_SESSIONS`` of them (the oldest forgotten first); one that cannot be
+reached any more is forgotten. Notices go through each session's ``changes.Outbox``, never awaited here.
 """
 
 from __future__ import annotations
@@ -22,15 +26,25 @@ import asyncio
 import logging
 import warnings
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, get_args
 
 from mcp.server.context import ServerRequestContext
 from mcp.server.session import ServerSession
+from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
 from mcp.shared.exceptions import MCPDeprecationWarning
-from mcp.types import LoggingLevel, LoggingMessageNotification, ResourceUpdatedNotification, ServerNotification
+from mcp.types import (
+    LoggingLevel,
+    LoggingMessageNotification,
+    PromptListChangedNotification,
+    ResourceListChangedNotification,
+    ResourceUpdatedNotification,
+    ServerNotification,
+)
+
+from engine.mcp_endpoint.changes import EVENTS, Kind, Notice, Outbox
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -64,6 +78,7 @@ def session_key(ctx: ServerRequestContext[Any, Any]) -> str | None:
 @dataclass
 class _Session:
     session: ServerSession
+    outbox: Outbox
     level: LoggingLevel = DEFAULT_LEVEL
     level_set: bool = False
     #: Exposed URI -> (server, the server's URI).
@@ -81,6 +96,10 @@ class Relay:
         self._subscribe = subscribe
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
         self._watchers: dict[tuple[str, str], int] = {}
+        #: (server, the server's URI) -> the exposed URIs 2026 listen streams watch it as, with their counts.
+        self._listened: dict[tuple[str, str], dict[str, int]] = {}
+        #: The 2026 ``subscriptions/listen`` streams' fan-out (``changes.Listen``).
+        self.bus = InMemorySubscriptionBus()
         self._calls: dict[str, dict[int, ServerRequestContext[Any, Any]]] = {}  # server -> its calls, by id
         self._handler: _EngineWarnings | None = None
         self._releasing: set[asyncio.Task[None]] = set()
@@ -91,11 +110,16 @@ class Relay:
             return None
         entry = self._sessions.get(key)
         if entry is None:
-            entry = self._sessions[key] = _Session(ctx.session)
+            box = Outbox(lambda: new.session, lambda e: self._gone(key, e))
+            new = entry = self._sessions[key] = _Session(ctx.session, box)
             while len(self._sessions) > MAX_SESSIONS:
                 self._forget(next(iter(self._sessions)))
         self._sessions.move_to_end(key)
         return entry
+
+    def seen(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        """A request of a handshake-era session: it hears of list changes from now on."""
+        self._session(ctx)
 
     def level_of(self, ctx: ServerRequestContext[Any, Any]) -> LoggingLevel:
         """The session's level; without a session (2026-07-28) every level, for the SDK to hold to the request's
@@ -117,11 +141,39 @@ class Relay:
         entry = self._session(ctx)
         if entry is None or uri in entry.watching:
             return
-        if self._watchers.get(route, 0) == 0:
-            await self._subscribe(*route, True)
+        await self._acquire(route)
         entry.watching[uri] = route
         entry.session = ctx.session
+
+    async def _acquire(self, route: tuple[str, str]) -> None:
+        if self._watchers.get(route, 0) == 0:
+            await self._subscribe(*route, True)
         self._watchers[route] = self._watchers.get(route, 0) + 1
+
+    @asynccontextmanager
+    async def listening(self, routes: Sequence[tuple[str, tuple[str, str]]]) -> AsyncIterator[None]:
+        """A 2026 listen stream watching these (exposed URI, route)s: subscribed at their servers meanwhile."""
+        held: list[tuple[str, tuple[str, str]]] = []
+        try:
+            for uri, route in routes:
+                try:
+                    await self._acquire(route)
+                except Exception as e:  # the server cannot subscribe: the stream still gets what else it asked
+                    log.info("listen: subscribing %s at %s failed: %s", route[1], route[0], e)
+                    continue
+                held.append((uri, route))
+                uris = self._listened.setdefault(route, {})
+                uris[uri] = uris.get(uri, 0) + 1
+            yield
+        finally:
+            for uri, route in held:
+                uris = self._listened.get(route, {})
+                uris[uri] -= 1
+                if uris[uri] <= 0:
+                    del uris[uri]
+                if not uris:
+                    self._listened.pop(route, None)
+                self._release_soon(route)  # the stream's task is being cancelled: its awaits would be too
 
     async def unwatch(self, ctx: ServerRequestContext[Any, Any], uri: str) -> None:
         entry = self._session(ctx)
@@ -140,13 +192,21 @@ class Relay:
         except Exception as e:  # the server went away meanwhile: nothing left to unsubscribe
             log.debug("unsubscribing %s from %s failed: %s", route[1], route[0], e)
 
+    def _gone(self, key: str, e: BaseException) -> None:
+        log.debug("MCP endpoint session %s is gone: %s", key, e)
+        self._forget(key)
+
     def _forget(self, key: str) -> None:
         entry = self._sessions.pop(key, None)
         if entry is not None:
+            entry.outbox.close()
             for route in entry.watching.values():
-                task = asyncio.get_running_loop().create_task(self._release(route))
-                self._releasing.add(task)
-                task.add_done_callback(self._releasing.discard)
+                self._release_soon(route)
+
+    def _release_soon(self, route: tuple[str, str]) -> None:
+        task = asyncio.get_running_loop().create_task(self._release(route))
+        self._releasing.add(task)
+        task.add_done_callback(self._releasing.discard)
 
     @contextmanager
     def running(self, server: str, ctx: ServerRequestContext[Any, Any]) -> Iterator[None]:
@@ -168,9 +228,21 @@ class Relay:
             await self.log(p.level, p.data, logger, server)
         elif isinstance(note, ResourceUpdatedNotification):
             route = (server, str(note.params.uri))
-            for key, entry in list(self._sessions.items()):
+            for entry in list(self._sessions.values()):
                 for uri in [u for u, r in entry.watching.items() if r == route]:
-                    await self._send(key, entry.session.send_resource_updated(uri))
+                    entry.outbox.put(("updated", uri))
+            for uri in list(self._listened.get(route, ())):
+                await self.bus.publish(ResourceUpdated(uri=uri))
+        elif isinstance(note, PromptListChangedNotification | ResourceListChangedNotification):
+            if self._shared(server):
+                await self.list_changed("prompts" if isinstance(note, PromptListChangedNotification) else "resources")
+
+    async def list_changed(self, kind: Kind) -> None:
+        """Every handshake-era session and the listen streams that asked hear that the ``kind`` list changed."""
+        notice: Notice = ("list", kind)
+        for entry in list(self._sessions.values()):
+            entry.outbox.put(notice)
+        await self.bus.publish(EVENTS[kind])
 
     async def log(self, level: LoggingLevel, data: Any, logger: str, server: str | None = None) -> None:
         reached: set[str] = set()
@@ -203,6 +275,8 @@ class Relay:
                 logging.getLogger(name).addHandler(self._handler)
 
     def stop(self) -> None:
+        for entry in self._sessions.values():
+            entry.outbox.close()
         if self._handler is not None:
             for name in ENGINE_LOGGERS:
                 logging.getLogger(name).removeHandler(self._handler)

@@ -9,7 +9,8 @@ Every outcome the calling model should read (bad arguments, limits, timeouts, to
 result; only a name this endpoint does not serve is a protocol error (``-32602``, as the MCP spec asks).
 A tool of an MCP server keeps that server's annotations, and its progress and log messages reach the caller.
 Resources, prompts and completion of the servers behind are ``engine.mcp_endpoint.proxy``'s; log levels,
-subscriptions and relayed notifications ``engine.mcp_endpoint.relay``'s.
+subscriptions and relayed notifications ``engine.mcp_endpoint.relay``'s; list changes and 2026
+``subscriptions/listen`` ``engine.mcp_endpoint.changes``'s (``listChanged`` is declared for all three lists).
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp import MCPError
 from mcp.server.caching import CacheHint
-from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel import Server
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types import (
     INVALID_PARAMS,
@@ -54,6 +56,7 @@ import engine
 from engine.event_bus import Subscription
 from engine.events import EventBus, ToolProgressed
 from engine.mcp.passthrough import answering, collecting
+from engine.mcp_endpoint.changes import Listen, ToolWatch
 from engine.mcp_endpoint.limits import CallLimits
 from engine.mcp_endpoint.mrtr import client_answers, for_client, seal_request_state
 from engine.mcp_endpoint.proxy import Catalog, Upstream
@@ -120,6 +123,8 @@ class EndpointTools:
         self._calls = calls
         self.catalog = Catalog(upstream, self._shares)
         self.relay = Relay(self._pass_subscription, self._shares)
+        self.listen = Listen(self.relay, self.catalog.route)
+        self.watch = ToolWatch(self.tools, lambda: self._config().share, self._shares, self.relay.list_changed)
 
     @property
     def config(self) -> McpEndpointConfig:
@@ -276,14 +281,30 @@ async def _forward_progress(sub: Subscription, tool_call_id: str, ctx: ServerReq
                 return
 
 
+class _EndpointServer(Server[Any]):
+    """Declares ``listChanged`` for tools, prompts and resources to handshake-era clients too (the SDK derives the
+    2026 flags from ``subscriptions/listen`` being served, but asks the handshake's caller for them)."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        every = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
+        return super().create_initialization_options(
+            notification_options or every, experimental_capabilities, extensions
+        )
+
+
 def build_server(handlers: EndpointTools) -> Server[Any]:
-    """A lowlevel SDK server: the engine's tools, the servers' resources, prompts, completion and logging (ping
-    and server/discover come with the SDK)."""
+    """A lowlevel SDK server: the engine's tools, the servers' resources, prompts, completion and logging, list
+    changes (ping and server/discover come with the SDK)."""
     # The lists follow the engine's registry and its MCP servers (they come and go): never served from a cache.
     fresh = CacheHint(ttl_ms=0, scope="private")
     with warnings.catch_warnings():  # logging/setLevel: deprecated by 2026-07-28, still what 2025 clients speak
         warnings.simplefilter("ignore", MCPDeprecationWarning)
-        server: Server[Any] = Server(
+        server: Server[Any] = _EndpointServer(
             SERVER_NAME,
             version=engine.__version__,
             title="AVA engine tools",
@@ -305,7 +326,14 @@ def build_server(handlers: EndpointTools) -> Server[Any]:
             on_get_prompt=handlers.on_get_prompt,
             on_completion=handlers.on_completion,
             on_set_logging_level=handlers.on_set_level,
+            on_subscriptions_listen=handlers.listen,
         )
+
+    async def seen(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        handlers.relay.seen(ctx)  # a handshake-era session hears of list changes from its first request on
+        return await call_next(ctx)
+
+    server.middleware.append(seen)
     seal_request_state(server, SERVER_NAME)
     return server
 

@@ -144,13 +144,15 @@ def conformance_tools() -> list[FunctionTool]:
 
 def conformance_settings(port: int = 0) -> Settings:
     """HTTP on 127.0.0.1 (port 0 = any free port), the endpoint at /mcp without a token (the suite sends none);
-    behind it MCP server ``test`` (upstream.py): the suite's resources, prompts, completion and logging tool, and
+    behind it MCP server ``test`` (upstream.py): the suite's resources, prompts, completion, logging tool and the
+    tools that change its lists, and
     ``test_input_required_result`` (upstream_mrtr.py): the tools and prompt that ask for input."""
     import upstream_mrtr
-    from upstream import server_config  # beside this file; it imports this module
+    from upstream import CHANGING, EXTRA_TOOL, server_config  # beside this file; it imports this module
 
     mrtr = upstream_mrtr.server_config()
     names = [t.name for t in conformance_tools()] + ["test_tool_with_logging", "test_logging_tool"]
+    names += [f"test_{name}" for name in CHANGING] + [EXTRA_TOOL]  # lists that change (subscriptions/listen)
     names += [tool["expose_as"] for tool in mrtr["tools"]]
     return Settings.model_validate(
         {

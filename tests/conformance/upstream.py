@@ -4,7 +4,9 @@ Why it exists: the engine's own endpoint serves no resources or prompts of its o
 servers configured behind it (``mcp.servers``). The conformance suite asks for fixed names (``test_simple_prompt``,
 ``test://static-text`` …), so this lowlevel SDK server, configured as server ``test`` (in process, legacy mode),
 serves ``simple_prompt`` (exposed as ``test_simple_prompt``), the ``test://`` resources, a template, completion
-and a tool that logs — and the endpoint tests use it as the server behind the endpoint.
+and a tool that logs — and the endpoint tests use it as the server behind the endpoint. Its ``trigger_*_change``
+tools change its own tool, prompt or resource list (an ``extra`` one comes or goes) and say so with
+``notifications/*/list_changed``, as a server whose lists change at run time does.
 """
 
 from __future__ import annotations
@@ -55,6 +57,10 @@ PROMPTS = [
     t.Prompt(name="prompt_with_image", description="A prompt with an image."),
 ]
 COMPLETIONS = ["paris", "park", "party"]
+#: The tools that change a list (the conformance suite calls two of them: ``test_trigger_tool_change`` …).
+CHANGING = ("trigger_tool_change", "trigger_prompt_change", "trigger_resource_change")
+#: The tool that comes and goes, under the name the engine gives it (not configured: it is not always listed).
+EXTRA_TOOL = "mcp_test_extra_tool"
 
 
 def _user(content: Any) -> t.PromptMessage:
@@ -72,11 +78,13 @@ def build() -> Server[Any]:
     """The server (a factory: a fresh one for every start)."""
     png = red_pixel_png()
     subscribed: set[str] = set()
+    extra: dict[str, bool] = {"tool": False, "prompt": False, "resource": False}  # toggled by trigger_*_change
+    extra_resource = t.Resource(uri="test://extra-resource", name="extra", mime_type="text/plain")
 
     async def list_resources(
         ctx: ServerRequestContext[Any], params: t.PaginatedRequestParams | None
     ) -> t.ListResourcesResult:
-        return t.ListResourcesResult(resources=RESOURCES)
+        return t.ListResourcesResult(resources=RESOURCES + ([extra_resource] if extra["resource"] else []))
 
     async def list_templates(
         ctx: ServerRequestContext[Any], params: t.PaginatedRequestParams | None
@@ -113,7 +121,8 @@ def build() -> Server[Any]:
     async def list_prompts(
         ctx: ServerRequestContext[Any], params: t.PaginatedRequestParams | None
     ) -> t.ListPromptsResult:
-        return t.ListPromptsResult(prompts=PROMPTS)
+        extra_prompt = t.Prompt(name="extra_prompt", description="Comes and goes.")
+        return t.ListPromptsResult(prompts=PROMPTS + ([extra_prompt] if extra["prompt"] else []))
 
     async def get_prompt(ctx: ServerRequestContext[Any], params: t.GetPromptRequestParams) -> t.GetPromptResult:
         args = params.arguments or {}
@@ -160,6 +169,15 @@ def build() -> Server[Any]:
                 t.Tool(name="touch_watched", description="Changes the watched resource.", input_schema=empty),
                 t.Tool(name="picture", description="Sends a picture and a sound.", input_schema=empty),
                 t.Tool(name="steps", description="Reports progress twice.", input_schema=empty),
+                *(
+                    t.Tool(name=f"trigger_{kind}_change", description=f"Changes the {kind} list.", input_schema=empty)
+                    for kind in ("tool", "prompt", "resource")
+                ),
+                *(
+                    [t.Tool(name="extra_tool", description="Comes and goes.", input_schema=empty)]
+                    if extra["tool"]
+                    else []
+                ),
             ]
         )
 
@@ -187,6 +205,20 @@ def build() -> Server[Any]:
             for i in (1, 2):
                 await ctx.session.report_progress(i, 2, f"step {i}")
             return t.CallToolResult(content=[t.TextContent(type="text", text="Two steps done.")])
+        m = re.fullmatch(r"trigger_(tool|prompt|resource)_change", params.name)
+        if m:
+            kind = m[1]
+            extra[kind] = not extra[kind]
+            if kind == "tool":
+                await ctx.session.send_tool_list_changed()
+            elif kind == "prompt":
+                await ctx.session.send_prompt_list_changed()
+            else:
+                await ctx.session.send_resource_list_changed()
+            state = "added" if extra[kind] else "removed"
+            return t.CallToolResult(content=[t.TextContent(type="text", text=f"extra {kind} {state}")])
+        if params.name == "extra_tool":
+            return t.CallToolResult(content=[t.TextContent(type="text", text="Here for now.")])
         raise MCPError(t.INVALID_PARAMS, f"Unknown tool: {params.name}")
 
     return Server(
@@ -208,7 +240,7 @@ def build() -> Server[Any]:
 def server_config(named: bool = True) -> dict[str, Any]:
     """``mcp.servers.test``: this server in process, handshake era (it logs unasked), its tools named as the suite
     names them (``test_tool_with_logging``) when ``named`` (a second copy of the server must not claim them too)."""
-    names = ("tool_with_logging", "logging_tool", "touch_watched", "steps", "picture") if named else ()
+    names = ("tool_with_logging", "logging_tool", "touch_watched", "steps", "picture", *CHANGING) if named else ()
     return {
         "transport": "inprocess",
         "target": "upstream:build",
