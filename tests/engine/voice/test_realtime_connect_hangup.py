@@ -5,7 +5,6 @@ provider never gets to greet a line nobody is on."""
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 

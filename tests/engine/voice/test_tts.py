@@ -8,7 +8,6 @@ import itertools
 import numpy as np
 import pytest
 
-from engine.voice.audio import AudioFrame
 from engine.voice.espeak import Espeak
 from engine.voice.tts import Synthesizer
 
