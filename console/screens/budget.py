@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -18,7 +19,7 @@ from console.screens.base import ConsoleScreen
 from console.state import Changes
 from console.widgets.footer import KeyFooter
 from console.widgets.keybar import KeyBar
-from console.widgets.tables import ConsoleTable
+from console.widgets.tables import ConsoleTable, cell_text, cursor_key
 
 if TYPE_CHECKING:
     from engine import Engine
@@ -45,10 +46,12 @@ class BudgetScreen(ConsoleScreen):
                 yield ConsoleTable(id="tiers", cursor_type="row")
             with Vertical(id="tier-tools-pane"):
                 yield Label("Tools each tier shows", id="tier-tools-title", classes="section-title")
-                yield ConsoleTable(id="tier-tools", cursor_type="row")
+                # the reasons take the room the tiers' marks leave; the highlighted tool's whole reason is below
+                yield ConsoleTable(id="tier-tools", cursor_type="row", flex="why")
+                yield Static("", id="tier-tools-why", classes="muted")
         yield Label("Leaderboard", classes="section-title")
         yield Static("", id="leaderboard-note", classes="missing")
-        yield ConsoleTable(id="leaderboard", cursor_type="row", zebra_stripes=True)
+        yield ConsoleTable(id="leaderboard", cursor_type="row", zebra_stripes=True, flex="compatibility")
         yield KeyBar(classes="keybar")
         yield KeyFooter()
 
@@ -59,10 +62,22 @@ class BudgetScreen(ConsoleScreen):
             tiers.add_column(col)
         tt = self.query_one("#tier-tools", DataTable)
         tt.add_column("Tool", key="tool")
-        for t in TIERS:
-            tt.add_column(t.upper(), key=t)
+        for t in TIERS:  # STANDARD as STD: every tier's column shows at 80 columns too
+            tt.add_column("STD" if t == "standard" else t.upper(), key=t)
         tt.add_column("Why hidden", key="why")
         self.refresh_all()
+
+    @on(DataTable.RowHighlighted, "#tier-tools")
+    def _tool_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_why(event.row_key.value)
+
+    def _show_why(self, name: str | None) -> None:
+        """The highlighted tool's whole reason for being hidden (its cell may end in "…")."""
+        tt = self.query_one("#tier-tools", ConsoleTable)
+        note = Text()
+        if name is not None and name in tt.rows:  # shown (the filter keeps hidden rows out of ``rows``)
+            note = Text(f"{name}: {cell_text(tt.get_cell(name, 'why')) or 'shown by every tier'}")
+        self.query_one("#tier-tools-why", Static).update(note)
 
     def apply_changes(self, changes: Changes) -> None:
         if changes.default_tier or changes.config_reloaded or changes.invocations_changed:
@@ -127,6 +142,7 @@ class BudgetScreen(ConsoleScreen):
         for name in sorted(shown):
             marks = [_mark(shown[name].get(t, "")) for t in TIERS]
             tt.add_row(name, *marks, Text("; ".join(why.get(name, [])), style="dim"), key=name)
+        self._show_why(cursor_key(tt))
         self._leaderboard(engine)
 
     def _leaderboard(self, engine: Engine) -> None:
@@ -146,6 +162,8 @@ class BudgetScreen(ConsoleScreen):
                     cells[LEADER_KEYS.index(key)] = Text(f"~{seen:.0f}", style="dim")
             badge = str(row.get("badge") or "")
             cells[LEADER_KEYS.index("badge")] = Text(badge, style=BADGE_STYLE.get(badge, ""))
+            fits = LEADER_KEYS.index("compatibility")  # the column says "Fits": "STANDARD", not "STANDARD compatible"
+            cells[fits] = str(cells[fits]).removesuffix(" compatible")
             board.add_row(*cells)
 
 

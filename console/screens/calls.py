@@ -25,10 +25,11 @@ from console.screens.calls_history import CallHistory
 from console.screens.calls_phone import PhoneControls, state_text
 from console.screens.calls_steer import SteerControls
 from console.screens.calls_voice import VoiceControls
+from console.screens.calls_why import why_text, why_title
 from console.state import Changes
 from console.widgets.footer import KeyFooter
 from console.widgets.keybar import KeyBar
-from console.widgets.tables import ConsoleTable, cursor_key
+from console.widgets.tables import ConsoleTable, cell_text, cursor_key
 
 if TYPE_CHECKING:  # the softphone panel's and the logs' modules load with the call detail, after the first frame
     from console.widgets.softphone import Softphone
@@ -54,6 +55,9 @@ ATTACHED_COLUMNS = ("Engine", *CALL_COLUMNS)
 
 class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, SteerControls):
     #: Styles: ``calls.tcss`` beside this file, loaded with the app's (``AvaConsole.CSS_PATH``): the first screen.
+    #: Below 30 lines (80×24) the screen is ``-short``: calls.tcss gives the call's tool invocations the event log's
+    #: room (the log is on the Tool log screen's and in ``ava-console``'s log file too).
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]  # noqa: RUF012 (Textual types it as an instance variable)
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+n", "new_call", "New call", id="call_new"),
         Binding("e", "end_call", "End call", id="call_end"),
@@ -95,7 +99,8 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(id="calls-main"):
-            yield ConsoleTable(id="calls", cursor_type="row", zebra_stripes=True)
+            # Why is free text: it takes the room the other columns leave, so State and Line always show
+            yield ConsoleTable(id="calls", cursor_type="row", zebra_stripes=True, flex="why")
         yield KeyBar(classes="keybar")
         yield KeyFooter()
 
@@ -116,7 +121,7 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
         row = self.capp.state.calls[call_id]
         session = self._session(call_id)
         state = session.state if session is not None else row.state
-        why = row.tier_reason + (f" · tools: {row.tools_note}" if row.tools_note else "")
+        why = why_text(row, self.capp.state.default_tier)
         return [
             *self._whose(row.call_id),
             row.caller,
@@ -128,6 +133,14 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
             state_text(state, session.transfer if session is not None else None, row.operator),
             "-" if self.capp.attached else line_text(session),
         ]
+
+    def _show_why(self) -> None:
+        """The selected live call's whole Why in the table's top border (its cell may end in "…")."""
+        call_id = self.capp.selected_call or ""
+        row = self.capp.state.calls.get(call_id)
+        why = why_text(row, self.capp.state.default_tier) if row is not None else ""
+        title = Text(why_title(call_id, row, why), style="bold") if row is not None else None
+        self.query_one("#calls", DataTable).border_title = title
 
     def _tick(self) -> None:
         calls = self.query_one("#calls", DataTable)
@@ -166,6 +179,7 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
         selected = self.capp.selected_call
         if selected is not None and selected in calls.rows:
             calls.move_cursor(row=calls.get_row_index(selected))
+        self._show_why()
         if self.detail_ready:
             self._show_call(selected)
 
@@ -190,11 +204,18 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
         for call_id in changes.calls_forgotten:
             if calls.has_row(call_id):
                 calls.remove_row(call_id)
+        if changes.default_tier:  # the Why of every call the operator's default now decides
+            for call_id, row in self.capp.state.calls.items():
+                if calls.has_row(call_id):
+                    calls.update_cell(call_id, "why", why_text(row, self.capp.state.default_tier))
         if changes.calls_removed or (changes.calls_added and self.capp.state.ended):
             self._order_rows(calls)
         if self.capp.selected_call is None and changes.calls_added:
             self._select(changes.calls_added[-1])
+        self._show_why()
         selected = self.capp.selected_call
+        if selected in changes.calls_removed:  # an ended call's tier keys would do nothing: the bar drops them
+            self.update_keybar()
         if selected is not None and selected in changes.calls_added and selected in calls.rows:
             calls.move_cursor(row=calls.get_row_index(selected))
             if self.detail_ready:
@@ -236,6 +257,7 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
         if call_id == self.capp.selected_call:
             return
         self.capp.selected_call = call_id
+        self._show_why()
         if self.detail_ready:
             self._show_call(call_id)
         self.follow_phone_keys()
@@ -249,6 +271,14 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
     def _call_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key.value is not None:
             self._select(event.row_key.value)
+
+    @on(DataTable.RowHighlighted, "#call-tools")
+    def _tool_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """A hidden tool's whole reason in the tools pane's bottom border (its Shown cell may end in "…")."""
+        tools, name = self.query_one("#call-tools", ConsoleTable), event.row_key.value
+        shown = cell_text(tools.get_cell(name, "shown")) if name is not None and name in tools.rows else ""
+        pane = self.query_one("#tools-pane")
+        pane.border_subtitle = Text(f"{name}: {shown}") if shown.startswith("hidden") else None
 
     # The softphone's messages by handler name: its module is imported with the detail, after the first frame.
     def on_softphone_start_call(self, message: Softphone.StartCall) -> None:

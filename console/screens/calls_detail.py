@@ -58,7 +58,7 @@ class CallDetail(ConsoleScreen):
             ),
             Vertical(
                 Label("Tools shown  (t: on/off next turn · n: now)", classes="section-title"),
-                ConsoleTable(id="call-tools", cursor_type="row"),
+                ConsoleTable(id="call-tools", cursor_type="row", flex="shown"),
                 Label("Tool invocations", classes="section-title"),
                 ConsoleTable(id="call-invocations", cursor_type="row", follow=True),
                 id="tools-pane",

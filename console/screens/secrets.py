@@ -80,7 +80,7 @@ class SecretsScreen(ConsoleScreen):
         yield Header()
         yield Label("Secrets in the OS keyring (service ava-console) — values are never shown", classes="section-title")
         yield Static("", id="keyring-status")
-        yield ConsoleTable(id="secrets", cursor_type="row", zebra_stripes=True)
+        yield ConsoleTable(id="secrets", cursor_type="row", zebra_stripes=True, flex="refs")
         yield KeyBar(classes="keybar")
         yield KeyFooter()
 

@@ -40,53 +40,97 @@ ACTIVE = "bold reverse"
 TIER_LABELS = (("fast", "FAST"), ("standard", "STD"), ("deep", "DEEP"), ("auto", "auto"))
 
 
+#: The screen keys' line: binding id suffix, label, and the label a narrow terminal gets.
+SCREEN_KEYS = (
+    ("calls", "Calls", "Calls"),
+    ("tools", "Tool log", "Log"),
+    ("servers", "Servers", "Servers"),
+    ("budget", "Budget", "Budget"),
+    ("secrets", "Secrets", "Secrets"),
+    ("config", "Config", "Config"),
+    ("outbox", "Outbox", "Outbox"),
+)
+#: A selected call's id is cut to this many cells on a terminal too narrow for the whole tier line.
+CALL_ID_CELLS = 12
+
+
 def render_keys(
     bindings: Iterable[Binding],
     selected_call: str | None,
     default_tier: str,
     call_tier: str | None = None,
     overridden: bool = False,
+    width: int | None = None,
 ) -> Text:
-    """The key lines; ``call_tier`` is the selected call's tier, ``overridden`` whether the operator set it."""
+    """The two key lines, each fitted to ``width`` (roomy, then compact, then the call id cut).
+
+    ``call_tier`` is the selected call's tier while it is live (None: no live call selected, so its tier keys, which
+    would do nothing, are left out); ``overridden`` whether the operator set it."""
     by_id = {b.id: b for b in bindings if b.id}
-    out = Text()
 
-    def key(binding_id: str, label: str, active: bool = False) -> None:
-        b = by_id.get(binding_id)
-        if b is None:
-            return
-        out.append(key_label(b.key), style="bold dark_orange")
-        out.append(" ")
-        out.append(label, style=ACTIVE if active else "")
-        out.append("  ")
+    def line(compact: bool, call: str | None) -> Text:
+        out = Text()
+        gap, sep = ("", " ") if compact else (" ", "  ")
 
-    out.append(f"tier {selected_call or '(no call)'}: ", style="bold")
-    for t, label in TIER_LABELS:
-        active = call_tier is not None and (t == call_tier or (t == "auto" and not overridden))
-        key(f"tier_{t}", label, active)
-    out.append("│ ", style="dim")
-    out.append(f"default ({default_tier}): ", style="bold")
-    for t, label in TIER_LABELS:
-        key(f"default_{t}", label, t == default_tier)
-    out.append("\n")
-    for sid, label in (
-        ("calls", "Calls"),
-        ("tools", "Tool log"),
-        ("servers", "Servers"),
-        ("budget", "Budget"),
-        ("secrets", "Secrets"),
-        ("config", "Config"),
-        ("outbox", "Outbox"),
-    ):
-        key(f"screen_{sid}", label)
-    out.append("Ctrl+P", style="bold dark_orange")
-    out.append(" all commands  ")
-    key("key_help", "keys")
-    return out
+        def key(binding_id: str, label: str, active: bool = False) -> None:
+            b = by_id.get(binding_id)
+            if b is None:
+                return
+            out.append(key_label(b.key), style="bold dark_orange")
+            out.append(gap)
+            out.append(label, style=ACTIVE if active else "")
+            out.append(sep)
+
+        if call_tier is not None and call is not None:
+            out.append(f"{call}: " if compact else f"tier {call}: ", style="bold")
+            for t, label in TIER_LABELS:
+                key(f"tier_{t}", label, t == call_tier or (t == "auto" and not overridden))
+            out.append("│ ", style="dim")
+        out.append("default: " if compact else f"default ({default_tier}): ", style="bold")
+        for t, label in TIER_LABELS:
+            key(f"default_{t}", label, t == default_tier)
+        out.rstrip()
+        return out
+
+    def screens(compact: bool) -> Text:
+        out = Text()
+        for sid, label, short in SCREEN_KEYS:
+            b = by_id.get(f"screen_{sid}")
+            if b is not None:
+                out.append(key_label(b.key), style="bold dark_orange")
+                out.append(short if compact else f" {label}")
+                out.append(" " if compact else "  ")
+        out.append("^P" if compact else "Ctrl+P", style="bold dark_orange")
+        out.append(" all " if compact else " all commands  ")
+        b = by_id.get("key_help")
+        if b is not None:
+            out.append(key_label(b.key), style="bold dark_orange")
+            out.append("keys")
+        out.rstrip()
+        return out
+
+    def fits(text: Text) -> bool:
+        return width is None or text.cell_len <= width
+
+    tiers = line(False, selected_call)
+    if not fits(tiers):
+        tiers = line(True, selected_call)
+    if not fits(tiers) and selected_call is not None and len(selected_call) > CALL_ID_CELLS:
+        tiers = line(True, selected_call[: CALL_ID_CELLS - 1] + "…")
+    keys = screens(False)
+    if not fits(keys):
+        keys = screens(True)
+    if width is not None:  # still too wide (a very narrow terminal): cut, never wrap into the next line's room
+        tiers.truncate(width, overflow="ellipsis")
+        keys.truncate(width, overflow="ellipsis")
+    return Text("\n").join([tiers, keys])
 
 
 class KeyBar(Static):
-    """One line of keys; the screen calls ``show`` when the selection, default tier or keymap changes."""
+    """Two lines of keys, fitted to the bar's width; the screen calls ``show`` when the selection, default tier or
+    keymap changes, and a resize fits them again."""
+
+    _shown: tuple[list[Binding], str | None, str, str | None, bool] | None = None
 
     def show(
         self,
@@ -96,4 +140,12 @@ class KeyBar(Static):
         call_tier: str | None = None,
         overridden: bool = False,
     ) -> None:
-        self.update(render_keys(bindings, selected_call, default_tier, call_tier, overridden))
+        self._shown = (list(bindings), selected_call, default_tier, call_tier, overridden)
+        self._draw()
+
+    def _draw(self) -> None:
+        if self._shown is not None:
+            self.update(render_keys(*self._shown, width=self.size.width or None))
+
+    def on_resize(self) -> None:
+        self._draw()

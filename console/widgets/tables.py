@@ -10,6 +10,10 @@ Cells are plain text, never markup: a caller named ``[red]x`` or a tool argument
 (DataTable parses a ``str`` cell as Rich markup, which restyles it or raises on an unmatched tag), and a table with
 50 live calls is not re-parsed on every repaint. An update with the value a cell already holds does nothing
 (DataTable redraws every row on any update).
+
+A table may name one free-text column its ``flex`` column (a reason, a list of places): the other columns keep their
+values' width, and the flex column gets the room that is left, its cells ending in "…" when cut (the screen shows the
+whole value of the selected row elsewhere). Without one, a long reason pushed the columns after it off the table.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.binding import Binding, BindingType
 from textual.coordinate import Coordinate
 from textual.widget import Widget
@@ -25,6 +30,8 @@ from textual.widgets.data_table import CellType, ColumnKey, RowKey
 
 #: The ids of the table and filter keys (listed in ``console.bindings.SCREEN_BINDING_IDS`` too).
 TABLE_BINDING_IDS = ("table_filter", "table_first", "table_last", "filter_clear")
+#: The narrowest a flex column gets (its label, or this many cells of its values), however little room is left.
+FLEX_MIN = 12
 
 
 def cursor_key(table: DataTable[Any]) -> str | None:
@@ -43,6 +50,14 @@ def cell_text(value: object) -> str:
 def plain_cell(value: Any) -> Any:
     """A ``str`` cell as literal ``Text`` (no markup); any other renderable as it is."""
     return Text(value) if isinstance(value, str) else value
+
+
+def ellipsized(value: Any) -> Any:
+    """A text cell that ends in "…" when its column is narrower than it (one line, never wrapped)."""
+    if isinstance(value, Text):
+        value.no_wrap = True
+        value.overflow = "ellipsis"
+    return value
 
 
 def same_cell(old: object, new: object) -> bool:
@@ -96,8 +111,12 @@ class ConsoleTable(DataTable[Any]):
         Binding("end", "last_row", "Last row", id="table_last", show=False),
     ]
 
-    def __init__(self, *args: Any, follow: bool = False, filterable: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, follow: bool = False, filterable: bool = True, flex: str | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
+        #: The key of the free-text column that takes the room the others leave (cut with "…"), or None.
+        self.flex = flex
         #: Move the cursor to a new last row when it was on the last row (a log), else stay put.
         self.follow = follow
         #: False where the screen has its own search box for this table (the Tool log): ``/`` is the screen's then.
@@ -129,7 +148,7 @@ class ConsoleTable(DataTable[Any]):
             for column, value in zip(self.columns, cells, strict=False):
                 self.update_cell(key, column, value)
             return RowKey(key)
-        cells = tuple(plain_cell(c) for c in cells)
+        cells = tuple(self._flexed(i, plain_cell(c)) for i, c in enumerate(cells))
         self._all[key] = (list(cells), height or 1, label)
         if not self._matches(list(cells)):
             return RowKey(key)
@@ -143,12 +162,13 @@ class ConsoleTable(DataTable[Any]):
         self, row_key: RowKey | str, column_key: ColumnKey | str, value: CellType, *, update_width: bool = True
     ) -> None:
         key = row_key.value if isinstance(row_key, RowKey) else row_key
-        value = plain_cell(value)
+        column = ColumnKey(str(column_key)) if isinstance(column_key, str) else column_key
+        value = ellipsized(plain_cell(value)) if column.value == self.flex else plain_cell(value)
         if key is None or key not in self._all:
             super().update_cell(row_key, column_key, value, update_width=True)
             return
         cells, _height, _label = self._all[key]
-        index = list(self.columns).index(ColumnKey(str(column_key)) if isinstance(column_key, str) else column_key)
+        index = list(self.columns).index(column)
         while len(cells) <= index:
             cells.append("")
         if same_cell(cells[index], value):
@@ -178,6 +198,38 @@ class ConsoleTable(DataTable[Any]):
         self._all.clear()
         super().clear(columns)
         return self
+
+    # ------------------------------------------------------------------------------------------ flex
+
+    def _flexed(self, index: int, value: Any) -> Any:
+        if self.flex is not None and index < len(self.columns) and list(self.columns)[index].value == self.flex:
+            return ellipsized(value)
+        return value
+
+    async def _on_idle(self, event: events.Idle) -> None:
+        await super()._on_idle(event)  # measures the columns' values first
+        self.fit_flex()
+
+    def on_resize(self) -> None:
+        self.fit_flex()
+
+    def fit_flex(self) -> None:
+        """Give the flex column the width the other columns leave (its values' width at most)."""
+        col = self.columns.get(ColumnKey(self.flex)) if self.flex is not None else None
+        room = self.scrollable_content_region.width
+        if col is None or room <= 0:
+            return
+        pad = 2 * self.cell_padding
+        others = sum(c.get_render_width(self) for k, c in self.columns.items() if k != col.key)
+        natural = max(col.content_width, col.label.cell_len)
+        width = min(natural, max(room - others - pad, FLEX_MIN, col.label.cell_len))
+        if col.auto_width or col.width != width:
+            col.auto_width = False
+            col.width = width
+            self._require_update_dimensions = True
+            self._clear_caches()
+            self.refresh()
+            self.check_idle()
 
     # ---------------------------------------------------------------------------------------- filter
 

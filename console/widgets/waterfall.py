@@ -15,7 +15,10 @@ from textual.widget import Widget
 
 from console.timings_state import CallTimings, Stage, TurnRow
 
-LABEL_W = 20
+#: The stage labels' column: as wide as the longest label (a tool's "server·tool" is often past 20 cells), within
+#: these bounds (at most a third of the width: the bars need the room more).
+LABEL_MIN = 14
+LABEL_MAX_SHARE = 3
 VALUE_W = 8
 #: Turns drawn (the newest); older ones stay in the percentiles.
 SHOWN_TURNS = 20
@@ -119,20 +122,31 @@ class Waterfall(Widget):
             out.append("no turns timed yet: a turn shows here once its answer has played", style="dim")
             return out
         turns = list(c.turns)[-SHOWN_TURNS:]
-        bar_w = max(10, width - LABEL_W - VALUE_W - 2)
+        label_w = label_width(turns, width)
+        bar_w = max(10, width - label_w - VALUE_W - 2)
         scale = scale_ms(turns)
-        out.append(_axis(scale, bar_w), style="dim")
+        out.append(_axis(scale, bar_w, label_w), style="dim")
         for t in turns:
             out.append("\n")
             out.append_text(_turn_head(t, width))
             budget_col = min(bar_w - 1, int(t.budget_ms / scale * bar_w)) if t.budget_ms else None
             for s in t.stages:
                 out.append("\n")
-                out.append_text(_stage_line(s, t, scale, bar_w, budget_col))
+                out.append_text(_stage_line(s, t, scale, bar_w, budget_col, label_w))
         return out
 
 
-def _axis(scale: float, bar_w: int) -> str:
+def _label(s: Stage) -> str:
+    return ("  " + s.title) if s.name == "tool" else s.title
+
+
+def label_width(turns: list[TurnRow], width: int) -> int:
+    """The label column's width: the longest stage label and a space, within LABEL_MIN and a third of ``width``."""
+    longest = max((len(_label(s)) for t in turns for s in t.stages), default=0)
+    return max(LABEL_MIN, min(longest + 1, width // LABEL_MAX_SHARE))
+
+
+def _axis(scale: float, bar_w: int, label_w: int) -> str:
     """The time axis above the bars: a few ms/s ticks over the bar columns."""
     cells = [" "] * bar_w
     step = max(10, bar_w // 4)
@@ -141,7 +155,7 @@ def _axis(scale: float, bar_w: int) -> str:
         for i, ch in enumerate(f"╵{label}"):
             if col + i < bar_w:
                 cells[col + i] = ch
-    return " " * LABEL_W + "".join(cells)
+    return " " * label_w + "".join(cells)
 
 
 def _turn_head(t: TurnRow, width: int) -> Text:
@@ -158,13 +172,15 @@ def _turn_head(t: TurnRow, width: int) -> Text:
     return head
 
 
-def _stage_line(s: Stage, t: TurnRow, scale: float, bar_w: int, budget_col: int | None) -> Text:
+def _stage_line(s: Stage, t: TurnRow, scale: float, bar_w: int, budget_col: int | None, label_w: int) -> Text:
     """One stage: its label, its bar (red past the budget rule, ``›`` when clipped), its duration.
 
     Built from runs of equal style (not cell by cell): the view redraws on every batch that timed a turn."""
     line = Text()
-    label = ("  " + s.title) if s.name == "tool" else s.title
-    line.append(label[: LABEL_W - 1].ljust(LABEL_W), style=STAGE_STYLE.get(s.name, ""))
+    label = _label(s)
+    if len(label) >= label_w:  # a narrow terminal: the label ends in "…" (the turn's head names the slowest whole)
+        label = label[: label_w - 2] + "…"
+    line.append(label.ljust(label_w), style=STAGE_STYLE.get(s.name, ""))
     first = min(bar_w - 1, int(s.start_ms / scale * bar_w))
     last = max(first + 1, min(bar_w, round(s.end_ms / scale * bar_w)))
     ch = "░" if s.name == "playout" else "█"

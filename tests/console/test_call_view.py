@@ -10,7 +10,7 @@ from console.app import AvaConsole
 from console.screens.call_view import CallViewScreen
 from console.timings_state import VIEW_ONLY, TimingsState
 from console.widgets.timeline import LANE_W, Timeline
-from console.widgets.waterfall import LABEL_W, Waterfall, scale_ms, summary
+from console.widgets.waterfall import Waterfall, label_width, scale_ms, summary
 from engine.events import Event
 from tests.console.helpers import record_notifications
 from tests.fixtures.timed_call import CALL, timed_call_events
@@ -41,19 +41,21 @@ async def test_g_opens_the_waterfall_whose_bars_match_the_recorded_timings(confi
         fall = screen.query_one(Waterfall)
         width = fall.size.width
         lines = _lines(fall.lines(width))
-        bar_w = width - LABEL_W - 8 - 2
-        scale = scale_ms(list(app.timings.get(CALL).turns))  # type: ignore[union-attr]
+        turns = list(app.timings.get(CALL).turns)  # type: ignore[union-attr]
+        label_w = label_width(turns, width)  # the longest stage label's width
+        bar_w = width - label_w - 8 - 2
+        scale = scale_ms(turns)
         turn2 = lines.index(next(ln for ln in lines if ln.startswith("turn 2")))
         assert "STANDARD" in lines[turn2] and "2.41 s / budget 1.50 s" in lines[turn2]
         assert "slowest: dice·roll" in lines[turn2]
         tool = next(ln for ln in lines[turn2:] if ln.lstrip().startswith("dice·roll"))
-        bar = tool[LABEL_W : LABEL_W + bar_w]
+        bar = tool[label_w : label_w + bar_w]
         # the tool's bar starts at 900 ms and lasts 1100 ms on the shared scale (±1 cell of rounding)
         assert abs(bar.index("█") - 900 / scale * bar_w) <= 1
         assert abs(bar.count("█") - 1100 / scale * bar_w) <= 1
         assert tool.rstrip().endswith("1.10 s")
         # the budget rule (1500 ms) is drawn where no bar covers it, at the same column in every stage line
-        stt = lines[turn2 + 2][LABEL_W : LABEL_W + bar_w]
+        stt = lines[turn2 + 2][label_w : label_w + bar_w]
         assert stt.index("│") == int(1500 / scale * bar_w)
         playout = next(ln for ln in lines[turn2:] if ln.startswith("playout"))
         assert playout.rstrip().endswith("1.80 s✂")  # cut by barge-in
