@@ -1,6 +1,7 @@
 """Renders the README's screenshots: the console on the tests' config with one scripted call, each screen at
 120×40 (the waterfall from the tests' recorded four-turn call), saved as SVG and converted to PNG with
-rsvg-convert (Debian's librsvg2-bin).
+rsvg-convert (Debian's librsvg2-bin). The screens whose layout depends on the terminal's size are shot at 80×24,
+120×40 and 200×60 as well, as ``<screen>-<columns>x<lines>.png``.
 
 Run from the repository root: ``.venv/bin/python docs/make_screenshots.py``.
 """
@@ -12,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,9 @@ from tests.fixtures.timed_call import timed_call_events  # noqa: E402
 
 OUT = ROOT / "docs" / "screenshots"
 SIZE = (120, 40)
+#: The screens also shot at every size (their layout changes with it), and the sizes.
+SIZED = ("calls", "call-view", "tool-log", "budget", "secrets")
+SIZES = ((80, 24), (120, 40), (200, 60))
 
 
 async def _until(pilot: Any, predicate: Callable[[], bool], within: float = 30.0) -> None:
@@ -38,7 +43,11 @@ async def _until(pilot: Any, predicate: Callable[[], bool], within: float = 30.0
 
 
 async def _shoot(app: AvaConsole, name: str) -> None:
-    app.save_screenshot(filename=f"{name}.svg", path=str(OUT))
+    width, height = app.size
+    if (width, height) == SIZE:
+        app.save_screenshot(filename=f"{name}.svg", path=str(OUT))
+    if name in SIZED:
+        app.save_screenshot(filename=f"{name}-{width}x{height}.svg", path=str(OUT))
 
 
 def _to_png() -> None:
@@ -48,9 +57,9 @@ def _to_png() -> None:
         print(f"wrote {svg.with_suffix('.png').relative_to(ROOT)}")
 
 
-async def main() -> None:
+async def main(size: tuple[int, int]) -> None:
     app = AvaConsole(Path("tests/console/data/console_servers.yaml"), clock=FixedClock(), tick=False)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=size) as pilot:
         await _until(pilot, lambda: app.engine_running)
         await pilot.press("ctrl+n")
         await _until(pilot, lambda: app.selected_call is not None)
@@ -103,5 +112,11 @@ if __name__ == "__main__":
     OUT.mkdir(parents=True, exist_ok=True)
     for old in OUT.glob("*.svg"):
         old.unlink()
-    asyncio.run(main())
+    with tempfile.TemporaryDirectory() as tmp:
+        # the config's failing server waits for this file before it fails (the tests make it once fx is up)
+        go = Path(tmp) / "crashy-go"
+        go.touch()
+        os.environ.setdefault("AVA_TEST_CRASHY_GO", str(go))
+        for size in SIZES:
+            asyncio.run(main(size))
     _to_png()
