@@ -26,6 +26,7 @@ import mcp.types as types
 from mcp import Client
 from mcp.client import ClientRequestContext
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
+from mcp.shared import subscriptions as subs
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -84,6 +85,14 @@ RELAYED = (
     types.ResourceUpdatedNotification,
     types.PromptListChangedNotification,
     types.ResourceListChangedNotification,
+)
+
+
+#: The list changes a listen stream may carry, in the order of ``listen``'s ``want``.
+LIST_EVENTS: tuple[subs.ServerEvent, ...] = (
+    subs.ToolsListChanged(),
+    subs.PromptsListChanged(),
+    subs.ResourcesListChanged(),
 )
 
 
@@ -262,23 +271,35 @@ class Connection:
             return types.ElicitResult(action="decline")
 
     async def listen(self) -> None:
-        """2026-07-28: ``subscriptions/listen`` for tool list changes, re-listening when the stream drops."""
+        """2026-07-28: ``subscriptions/listen`` for tool list changes — and prompt and resource list changes when
+        someone relays them (``on_notification``: the engine's MCP endpoint) — re-listening when the stream drops."""
         client = self._require()
-        caps = client.server_capabilities.tools
-        if not self.modern or caps is None or not caps.list_changed:
+        caps = client.server_capabilities
+        relayed = self.on_notification is not None
+        tools, prompts, resources = caps.tools, caps.prompts, caps.resources
+        want = (
+            bool(tools and tools.list_changed),
+            relayed and bool(prompts and prompts.list_changed),
+            relayed and bool(resources and resources.list_changed),
+        )
+        if not self.modern or not any(want):
             return
         lost = 0  # streams lost in a row: a server that keeps dropping it is re-subscribed ever more slowly
         while not self.dead.done():
             try:
-                async with client.listen(tools_list_changed=True) as sub:
-                    async for _event in sub:
+                async with client.listen(
+                    tools_list_changed=want[0], prompts_list_changed=want[1], resources_list_changed=want[2]
+                ) as sub:
+                    async for event in sub:
                         lost = 0
-                        self._on_list_changed()
+                        await self._on_message(subs.event_to_notification(event, {}))  # as the handshake era's
                 return
             except ListenNotSupportedError:
                 return
             except SubscriptionLost:
-                self._on_list_changed()  # no replay: refetch, then listen again
+                for event, wanted in zip(LIST_EVENTS, want, strict=True):  # no replay: refetch, listen again
+                    if wanted:
+                        await self._on_message(subs.event_to_notification(event, {}))
                 await asyncio.sleep(RELISTEN.delay_s(lost))
                 lost += 1
             except (MCPError, TimeoutError) as e:

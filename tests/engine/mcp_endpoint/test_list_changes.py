@@ -21,6 +21,7 @@ from mcp.types import (
 )
 from mcp_endpoint_helpers import TOKEN, Calls, endpoint_settings, make_tools
 from upstream import EXTRA_TOOL, WATCHED, server_config
+from upstream_2026 import server_config as modern_server
 
 from engine.app import Engine
 from engine.config.models import Settings
@@ -71,13 +72,15 @@ async def client(engine: Engine, mode: str, **kw: Any) -> AsyncIterator[Client]:
             yield c
 
 
-async def changed_2025(c: Client, heard: asyncio.Queue[str], tool: str) -> tuple[str, bool]:
+async def changed_2025(
+    c: Client, heard: asyncio.Queue[str], tool: str, args: dict[str, Any] | None = None
+) -> tuple[str, bool]:
     """Call ``tool`` until a list change is heard: (the list heard of, whether the extra item is now in it). The SDK
     client opens its standalone stream after the handshake, on its own, and a notice sent before it is open has
     nowhere to go (no event store, no replay); each call changes the list again, so every call deserves its notice."""
     for _ in range(3):
-        result = await c.call_tool(tool, {})
-        assert not result.is_error
+        result = await c.call_tool(tool, args or {})
+        assert not result.is_error, result
         try:
             return await asyncio.wait_for(heard.get(), 3), "added" in str(result.content[0])
         except TimeoutError:
@@ -160,3 +163,34 @@ async def test_the_engines_own_tool_set_changing_is_announced(engine: Engine) ->
             heard = {type(await next_change(sub)), type(await next_change(sub))}
             assert heard == {ToolsListChanged, PromptsListChanged}
         assert [t.name for t in (await c.list_tools()).tools] == []
+
+
+async def test_list_changes_of_a_2026_server_behind_reach_2025_and_2026_clients() -> None:
+    """A 2026 server announces its changes only on a listen stream: the engine listens, and relays them."""
+    base = endpoint_settings(expose=["modern_add_prompt", "modern_add_resource"]).model_dump(
+        mode="json", exclude_unset=True
+    )
+    base["engine"]["mcp_server"].update(share=["*"], auth_token=TOKEN)
+    base["mcp"] = {"servers": {"modern": modern_server()}}
+    engine = Engine(Settings.model_validate(base), serve_http=True)
+    await engine.start()
+    heard: asyncio.Queue[str] = asyncio.Queue()
+
+    async def on_message(message: Any) -> None:
+        kind = NOTICES.get(type(message))
+        if kind is not None:
+            heard.put_nowait(kind)
+
+    try:
+        async with client(engine, "auto") as modern, client(engine, "legacy", message_handler=on_message) as old:
+            async with modern.listen(prompts_list_changed=True, resources_list_changed=True) as sub:
+                kind, _ = await changed_2025(old, heard, "modern_add_prompt", {"name": "late"})
+                assert kind == "prompts"
+                assert isinstance(await next_change(sub), PromptsListChanged)
+                assert "modern_late" in [p.name for p in (await modern.list_prompts()).prompts]
+                assert not (await modern.call_tool("modern_add_resource", {"name": "later"})).is_error
+                assert isinstance(await next_change(sub), ResourcesListChanged)
+                assert await asyncio.wait_for(heard.get(), WAIT_S) == "resources"
+                assert "modern://later" in [str(r.uri) for r in (await old.list_resources()).resources]
+    finally:
+        await engine.stop()
