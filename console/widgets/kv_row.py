@@ -45,7 +45,7 @@ class KVRow(Horizontal):
 
     def _unencrypted(self) -> None:
         if self.is_mounted:
-            self.query_one(".kv-keyring", Checkbox).label = "store in keyring (UNENCRYPTED file)"
+            self.query_one(".kv-keyring", Checkbox).label = "UNENCRYPTED keyring"  # as short as the usual label
 
     @property
     def key(self) -> str:
