@@ -28,6 +28,8 @@ from engine.tools.base import (
 )
 
 log = logging.getLogger(__name__)
+#: What the caller hears when the outbox refuses (its reason is for the operator: the log and the tool row).
+NO_EMAIL = "Sorry, I can't send emails right now."
 
 #: How long the read-back waits for DNS (a timeout is "unknown", never "invalid"): keeps the tool in a STANDARD view.
 DNS_TIMEOUT_MS = 800
@@ -82,7 +84,7 @@ class RequestTranscriptTool(Tool):
         try:
             self.desk.ready()
         except RuntimeError as e:
-            return ToolResult.error(f"Sorry, I can't send emails right now ({e}).")
+            return ToolResult("error", f"Sorry, I can't send emails right now ({e}).", spoken=NO_EMAIL)
         from engine.email.domain import check_domain  # dnspython and email-validator load on first use
         from engine.email.spoken import AddressRefusal, parse_spoken_address
 
@@ -130,7 +132,7 @@ class RequestTranscriptTool(Tool):
         try:
             message_id = self.desk.hold_transcript(session, address)
         except RuntimeError as e:
-            return ToolResult.error(f"Sorry, I can't send emails right now ({e}).")
+            return ToolResult("error", f"Sorry, I can't send emails right now ({e}).", spoken=NO_EMAIL)
         if session is not None:
             session.transcript_recipients.append(address)
         log.debug("transcript of %s queued for %s", ctx.call_id, address)
@@ -156,5 +158,5 @@ class SendEmailSummaryTool(Tool):
         try:
             message_id = self.desk.queue_summary(ctx.get_session())
         except RuntimeError as e:
-            return ToolResult.error(f"The summary cannot be sent: {e}.")
+            return ToolResult("error", f"The summary cannot be sent: {e}.", spoken=NO_EMAIL)
         return ToolResult.success("The call summary was queued for the administrator.", {"message_id": message_id})

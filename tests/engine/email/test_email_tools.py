@@ -13,7 +13,7 @@ import pytest
 
 from engine.app import Engine
 from engine.config.models import Settings
-from engine.events import EmailFailed, EmailSent
+from engine.events import EmailFailed, EmailSent, ToolCompleted
 from tests.engine.email.conftest import mail_settings
 from tests.engine.email.smtp_fixture import SmtpServer
 from tests.fixtures.dns_server import RunningDns, Zone, dns_server
@@ -80,12 +80,16 @@ async def test_user_templates_replace_the_built_in_ones_and_stay_escaped(tmp_pat
 async def test_with_e_mail_off_the_tools_say_so_and_store_nothing(tmp_path: Path) -> None:
     engine = Engine(Settings.model_validate(mail_settings({"enabled": False})), config_path=tmp_path / "c.yaml")
     async with engine:
+        done = engine.bus.subscribe(types={ToolCompleted.type})
         call = await engine.start_call("desk")
         reply = await engine.user_said(call.call_id, "email me the transcript at bob at mail dot example")
-        assert "can't send emails right now (e-mail is off" in reply.text
+        assert "can't send emails right now." in reply.text and "tools.email" not in reply.text  # said to a caller
         reply = await engine.user_said(call.call_id, "send the summary")
-        assert "cannot be sent: e-mail is off" in reply.text
+        assert "can't send emails right now." in reply.text and "tools.email" not in reply.text
         await engine.end_call(call.call_id)
+        # the reason, for the operator: the log and the tool row
+        said = [e.message for e in done.drain() if isinstance(e, ToolCompleted)]
+        assert "can't send emails right now (e-mail is off" in said[0] and "cannot be sent: e-mail is off" in said[1]
     assert engine.email._outbox is None  # never opened: no file in the user data folder
 
 
