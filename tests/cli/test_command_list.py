@@ -2,8 +2,8 @@
 
 Why: ``mcp calibrate`` was documented in the README and passed its test, which patched the command into the CLI,
 while the installed ``ava-engine`` had no such command. These tests only run the console script that pip installed
-next to the interpreter, as a user would, and read the command names from the README's command table (and its MCP
-command list) and from DESIGN.md's CLI list.
+next to the interpreter, as a user would, and read the command names from the manual's command table
+(docs/getting-started.md), its MCP command list (docs/mcp-servers.md) and DESIGN.md's CLI list.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 #: The console script pip installed beside this interpreter (``[project.scripts]`` in pyproject.toml).
 ENTRY_POINT = Path(sys.executable).parent / "ava-engine"
 FIXTURE_SERVER = ROOT / "tests" / "fixtures" / "mcp_servers" / "fixture_server.py"
@@ -51,20 +51,20 @@ def _command_words(usage: str) -> set[tuple[str, ...]]:
     return set(itertools.product(*(w.split("|") for w in words))) if words else set()
 
 
-def _readme_section(title: str) -> str:
-    text = README.read_text(encoding="utf-8")
-    assert title in text, f"README.md has no section {title!r}"
+def _doc_section(page: str, title: str) -> str:
+    text = (DOCS / page).read_text(encoding="utf-8")
+    assert title in text, f"docs/{page} has no section {title!r}"
     return text.split(title, 1)[1].split("\n#", 1)[0]
 
 
 def readme_commands() -> set[tuple[str, ...]]:
-    """The commands in the README's command table and in the MCP section's command list."""
+    """The commands in the manual's command table and in the MCP page's command list."""
     found: set[tuple[str, ...]] = set()
-    for line in _readme_section("## ava-engine commands").splitlines():
+    for line in _doc_section("getting-started.md", "## ava-engine commands").splitlines():
         if line.startswith("| `"):
             for usage in re.findall(r"`([^`]+)`", line.split(" | ")[0]):
                 found |= _command_words(usage)
-    for line in _readme_section("### Commands").splitlines():
+    for line in _doc_section("mcp-servers.md", "## Commands").splitlines():
         m = re.match(r"- `ava-engine ([^`]+)`", line)
         if m:
             found |= _command_words(m.group(1))
@@ -94,7 +94,7 @@ def listed_subcommands(help_text: str) -> list[str]:
 
 
 def test_the_readme_table_is_read() -> None:
-    # guards the parser above: a README reshuffle must not turn the documented list into nothing
+    # guards the parser above: a docs reshuffle must not turn the documented list into nothing
     assert {("check",), ("mcp", "calibrate"), ("secrets", "delete"), ("import-mcp-json",)} <= readme_commands()
 
 
@@ -121,7 +121,7 @@ def test_every_command_is_documented_in_the_readme() -> None:
         for words in candidates:
             if words not in documented:
                 undocumented.append(" ".join(words))
-    assert undocumented == [], "add these to the README's command table"
+    assert undocumented == [], "add these to the command table in docs/getting-started.md"
 
 
 def _calibration_config(tmp_path: Path) -> Path:

@@ -1,4 +1,4 @@
-"""The README's outbox section and the engine agree (issue "Phone and mail under real timing", item 14): every
+"""docs/email.md's outbox section and the engine agree (issue "Phone and mail under real timing", item 14): every
 ``email.*`` event it names is published with the fields it names, and every kind and status it lists for
 ``ai_agent_email_total`` is counted — in one run against the strict SMTP fixture (a retry, a refusal, a call's
 transcript and summary, a test message).
@@ -17,25 +17,25 @@ from engine.events import EmailFailed, EmailQueued, EmailSent
 from tests.engine.email.conftest import mail_settings
 from tests.engine.email.smtp_fixture import SmtpServer
 
-README = Path(__file__).resolve().parents[3] / "README.md"
-SECTION = "### The outbox and its guarantees"
+EMAIL_PAGE = Path(__file__).resolve().parents[3] / "docs" / "email.md"
+SECTION = "## The outbox and its guarantees"
 
 
 def _section() -> str:
-    text = README.read_text(encoding="utf-8")
+    text = EMAIL_PAGE.read_text(encoding="utf-8")
     start = text.index(SECTION) + len(SECTION)
     end = re.compile(r"^#{2,3} ", re.M).search(text, start)
     return text[start : end.start() if end else len(text)]
 
 
 def documented() -> tuple[dict[str, list[str]], list[str], list[str]]:
-    """The events with their fields, and the metric's kinds and statuses, as the README's outbox section names them."""
+    """The events, their fields and the metric's kinds and statuses, as docs/email.md's outbox section names them."""
     section = " ".join(_section().split())
     events: dict[str, list[str]] = {}
     for name, inside in re.findall(r"`(email\.[a-z_]+)` \(([^)]*)\)", section):
         events[name] = re.findall(r"`([a-z_]+)`", inside)
     metric = re.search(r"`ai_agent_email_total\{kind,status\}` with kinds (.*?) and statuses (.*?)\.", section)
-    assert metric is not None, "the README's outbox section names no ai_agent_email_total kinds and statuses"
+    assert metric is not None, "docs/email.md's outbox section names no ai_agent_email_total kinds and statuses"
     kinds = re.findall(r"`([a-z_]+)`", metric.group(1))
     statuses = re.findall(r"`([a-z_]+)`", metric.group(2))
     return events, kinds, statuses
@@ -82,9 +82,9 @@ async def test_every_event_field_kind_and_status_the_readme_names_is_real(tmp_pa
             for status in statuses
         }
     for name, fields in events.items():
-        assert name in seen, f"the README names {name}, which the run never published"
+        assert name in seen, f"docs/email.md names {name}, which the run never published"
         for field in fields:
-            assert all(field in e for e in seen[name]), f"{name} has no field {field!r} the README names"
+            assert all(field in e for e in seen[name]), f"{name} has no field {field!r} docs/email.md names"
     assert {e["kind"] for e in seen["email.sent"]} == {"test", "transcript", "summary"}
     for kind in kinds:
         assert counted[(kind, "queued")] >= 1 and counted[(kind, "sent")] >= 1, (kind, counted)
