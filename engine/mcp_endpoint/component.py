@@ -194,6 +194,7 @@ class McpEndpoint:
     async def stop(self) -> None:
         self.handlers.relay.stop()
         self.handlers.listen.close()  # listen streams end gracefully (their final result) before the manager stops
+        self.handlers.modern.stop()
         watch, self._watch = self._watch, None
         if watch is not None:
             watch.cancel()

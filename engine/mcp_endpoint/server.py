@@ -58,6 +58,7 @@ from engine.events import EventBus, ToolProgressed
 from engine.mcp.passthrough import answering, collecting
 from engine.mcp_endpoint.changes import Listen, ToolWatch
 from engine.mcp_endpoint.limits import CallLimits
+from engine.mcp_endpoint.modern_watch import ModernWatch
 from engine.mcp_endpoint.mrtr import client_answers, for_client, seal_request_state
 from engine.mcp_endpoint.proxy import Catalog, Upstream
 from engine.mcp_endpoint.relay import Relay, quiet
@@ -124,6 +125,7 @@ class EndpointTools:
         self.catalog = Catalog(upstream, self._shares)
         self.relay = Relay(self._pass_subscription, self._shares)
         self.listen = Listen(self.relay, self.catalog.route)
+        self.modern = ModernWatch(self.relay.on_upstream)
         self.watch = ToolWatch(self.tools, lambda: self._config().share, self._shares, self.relay.list_changed)
 
     @property
@@ -247,6 +249,10 @@ class EndpointTools:
         return EmptyResult()
 
     async def _pass_subscription(self, server: str, uri: str, on: bool) -> None:
+        conn = self.catalog.connections("resources").get(server)
+        if conn is not None and conn.modern:  # 2026: no resources/subscribe, a listen stream names the URIs
+            await self.modern.set(server, conn, uri, on)
+            return
         session_call = "subscribe_resource" if on else "unsubscribe_resource"  # deprecated by 2026, spoken by 2025
         await self.catalog.ask("resources", server, lambda c: quiet(getattr(c.session, session_call), uri))
 

@@ -17,6 +17,7 @@ from mcp.server.subscriptions import PromptsListChanged, ResourcesListChanged, R
 from mcp.types import (
     PromptListChangedNotification,
     ResourceListChangedNotification,
+    ResourceUpdatedNotification,
     ToolListChangedNotification,
 )
 from mcp_endpoint_helpers import TOKEN, Calls, endpoint_settings, make_tools
@@ -165,15 +166,25 @@ async def test_the_engines_own_tool_set_changing_is_announced(engine: Engine) ->
         assert [t.name for t in (await c.list_tools()).tools] == []
 
 
-async def test_list_changes_of_a_2026_server_behind_reach_2025_and_2026_clients() -> None:
-    """A 2026 server announces its changes only on a listen stream: the engine listens, and relays them."""
-    base = endpoint_settings(expose=["modern_add_prompt", "modern_add_resource"]).model_dump(
+@pytest.fixture
+async def modern_engine() -> AsyncIterator[Engine]:
+    """An engine with a 2026-07-28 server behind its endpoint (upstream_2026.py)."""
+    base = endpoint_settings(expose=["modern_add_prompt", "modern_add_resource", "modern_touch"]).model_dump(
         mode="json", exclude_unset=True
     )
     base["engine"]["mcp_server"].update(share=["*"], auth_token=TOKEN)
     base["mcp"] = {"servers": {"modern": modern_server()}}
     engine = Engine(Settings.model_validate(base), serve_http=True)
     await engine.start()
+    try:
+        yield engine
+    finally:
+        await engine.stop()
+
+
+async def test_list_changes_of_a_2026_server_behind_reach_2025_and_2026_clients(modern_engine: Engine) -> None:
+    """A 2026 server announces its changes only on a listen stream: the engine listens, and relays them."""
+    engine = modern_engine
     heard: asyncio.Queue[str] = asyncio.Queue()
 
     async def on_message(message: Any) -> None:
@@ -181,16 +192,40 @@ async def test_list_changes_of_a_2026_server_behind_reach_2025_and_2026_clients(
         if kind is not None:
             heard.put_nowait(kind)
 
-    try:
-        async with client(engine, "auto") as modern, client(engine, "legacy", message_handler=on_message) as old:
-            async with modern.listen(prompts_list_changed=True, resources_list_changed=True) as sub:
-                kind, _ = await changed_2025(old, heard, "modern_add_prompt", {"name": "late"})
-                assert kind == "prompts"
-                assert isinstance(await next_change(sub), PromptsListChanged)
-                assert "modern_late" in [p.name for p in (await modern.list_prompts()).prompts]
-                assert not (await modern.call_tool("modern_add_resource", {"name": "later"})).is_error
-                assert isinstance(await next_change(sub), ResourcesListChanged)
-                assert await asyncio.wait_for(heard.get(), WAIT_S) == "resources"
-                assert "modern://later" in [str(r.uri) for r in (await old.list_resources()).resources]
-    finally:
-        await engine.stop()
+    async with client(engine, "auto") as modern, client(engine, "legacy", message_handler=on_message) as old:
+        async with modern.listen(prompts_list_changed=True, resources_list_changed=True) as sub:
+            kind, _ = await changed_2025(old, heard, "modern_add_prompt", {"name": "late"})
+            assert kind == "prompts"
+            assert isinstance(await next_change(sub), PromptsListChanged)
+            assert "modern_late" in [p.name for p in (await modern.list_prompts()).prompts]
+            assert not (await modern.call_tool("modern_add_resource", {"name": "later"})).is_error
+            assert isinstance(await next_change(sub), ResourcesListChanged)
+            assert await asyncio.wait_for(heard.get(), WAIT_S) == "resources"
+            assert "modern://later" in [str(r.uri) for r in (await old.list_resources()).resources]
+
+
+async def test_resource_updates_of_a_2026_server_behind_reach_2025_and_2026_subscribers(modern_engine: Engine) -> None:
+    """A 2026 server has no resources/subscribe: the engine names the watched resources on a listen stream of its
+    own, renewed as the set changes, and relays their updates to both eras' subscribers."""
+    updates: asyncio.Queue[str] = asyncio.Queue()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, ResourceUpdatedNotification):
+            updates.put_nowait(str(message.params.uri))
+
+    engine = modern_engine
+    async with client(engine, "auto") as modern, client(engine, "legacy", message_handler=on_message) as old:
+        await old.session.subscribe_resource("modern://item/always")
+        async with modern.listen(resource_subscriptions=["modern://item/other"]) as sub:
+            assert not (await old.call_tool("modern_touch", {"name": "always"})).is_error
+            assert await asyncio.wait_for(updates.get(), WAIT_S) == "modern://item/always"
+            assert not (await old.call_tool("modern_touch", {"name": "other"})).is_error
+            event = await next_change(sub)
+            assert isinstance(event, ResourceUpdated) and event.uri == "modern://item/other"
+        await old.session.unsubscribe_resource("modern://item/always")
+        # Only modern://item/other may be watched now (until the listen stream's end reaches the endpoint): the next
+        # update the old client hears must be of a resource it watches again, not of modern://item/always.
+        await old.session.subscribe_resource("modern://item/again")
+        assert not (await old.call_tool("modern_touch", {"name": "always"})).is_error
+        assert not (await old.call_tool("modern_touch", {"name": "again"})).is_error
+        assert await asyncio.wait_for(updates.get(), WAIT_S) == "modern://item/again"

@@ -3,7 +3,8 @@
 Why it exists: a 2026 server announces list changes only on ``subscriptions/listen`` streams (no unsolicited
 notifications), so the engine must listen for them to relay them; ``upstream.py`` beside the conformance fixture
 speaks the handshake era. Configured in process as server ``modern``; ``add_prompt`` / ``add_resource`` add one
-and announce it (``ctx.notify_*_changed``, the SDK's listen bus).
+and announce it (``ctx.notify_*_changed``, the SDK's listen bus); ``touch`` announces that an item
+(``modern://item/{name}``) was updated.
 """
 
 from __future__ import annotations
@@ -37,6 +38,15 @@ def build() -> MCPServer:
         await ctx.notify_resources_changed()
         return f"added resource {name}"
 
+    @server.resource("modern://item/{name}", name="item", mime_type="text/plain")
+    def item(name: str) -> str:
+        return f"item {name}"
+
+    @server.tool(description="Announce that modern://item/{name} changed.")
+    async def touch(name: str, ctx: Context) -> str:
+        await ctx.notify_resource_updated(f"modern://item/{name}")
+        return f"touched modern://item/{name}"
+
     return server
 
 
@@ -46,5 +56,5 @@ def server_config() -> dict[str, object]:
         "transport": "inprocess",
         "target": "upstream_2026:build",
         "mode": "auto",
-        "tools": [{"name": n, "expose_as": f"{SERVER_ID}_{n}"} for n in ("add_prompt", "add_resource")],
+        "tools": [{"name": n, "expose_as": f"{SERVER_ID}_{n}"} for n in ("add_prompt", "add_resource", "touch")],
     }
