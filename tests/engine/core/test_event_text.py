@@ -71,12 +71,22 @@ def test_outcomes_read_as_people_say_them() -> None:
     )
     assert describe_event(timed_out) == "c1: nobody approved dice in time, so it was not run."
     denied = ToolApprovalResolved(
-        approval_id="a1", call_id="c1", tool_call_id="t1", exposed_name="dice", outcome="denied", by="operator",
+        approval_id="a1",
+        call_id="c1",
+        tool_call_id="t1",
+        exposed_name="dice",
+        outcome="denied",
+        by="operator",
         reason="not today",
     )
     assert describe_event(denied) == "c1: the operator denied dice: not today."
     question = events.ElicitationResolved(
-        elicitation_id="e1", call_id="c1", tool_call_id="t1", exposed_name="book", action="decline", by="timeout",
+        elicitation_id="e1",
+        call_id="c1",
+        tool_call_id="t1",
+        exposed_name="book",
+        action="decline",
+        by="timeout",
         reason="no answer within 30 seconds",
     )
     assert describe_event(question) == "c1: nobody answered book's question in time (no answer within 30 seconds)."
