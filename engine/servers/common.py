@@ -25,7 +25,7 @@ from typing import Any, Literal, NoReturn
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 __all__ = [
     "ASSETS_DIR",
@@ -181,6 +181,10 @@ def env_default(value: str | None, env_name: str, default: str | None = None) ->
     if env_value is not None and env_value.strip():
         return env_value
     return default
+
+
+#: A tool that only reads: the engine caches a read-only tool's results for its ``cacheable_seconds``.
+READ_ONLY = ToolAnnotations(readOnlyHint=True, idempotentHint=True, destructiveHint=False)
 
 
 def tool_meta(

@@ -30,6 +30,7 @@ from engine.servers.aviation_atis.source import (
 )
 from engine.servers.common import (
     ASSETS_DIR,
+    READ_ONLY,
     env_default,
     fail,
     make_parser,
@@ -91,6 +92,7 @@ def build_server(
             "phraseology plus the decoded METAR. Optionally pass metar_raw to decode a given METAR instead."
         ),
         meta=_ATIS_META if isinstance(source, TafMetarSource) else _ATIS_META_FILE,
+        annotations=READ_ONLY,
     )
     async def get_atis(icao: str, metar_raw: str | None = None) -> CallToolResult:
         code = icao.strip().upper()

@@ -17,6 +17,7 @@ from mcp.types import CallToolResult
 
 from engine.servers.common import (
     ASSETS_DIR,
+    READ_ONLY,
     env_default,
     fail,
     join_spoken,
@@ -83,7 +84,7 @@ def build_server(args: argparse.Namespace, tables: dict[str, Table], rng: random
         speech = f"On the {chosen.name.replace('_', ' ')} table, you rolled {value}: {entry.text}."
         return spoken_result(speech, {"table": chosen.name, "roll": value, "sides": chosen.sides, "result": entry.text})
 
-    @server.tool(description="List the random tables roll_table knows.", meta=_LIST_META)
+    @server.tool(description="List the random tables roll_table knows.", meta=_LIST_META, annotations=READ_ONLY)
     def list_tables() -> CallToolResult:
         names = sorted(tables)
         speech = (

@@ -16,6 +16,7 @@ from mcp.types import CallToolResult
 
 from engine.servers.common import (
     ASSETS_DIR,
+    READ_ONLY,
     env_default,
     fail,
     join_spoken,
@@ -48,6 +49,7 @@ def build_server(args: argparse.Namespace, corpus: RulesCorpus) -> MCPServer[Any
     @server.tool(
         description=f"Search the rules by words, best match first. system: one of {systems}, or empty = all.",
         meta=_SEARCH_META,
+        annotations=READ_ONLY,
     )
     def search_rules(query: str, system: str = "") -> CallToolResult:
         chosen = system.strip().lower() or None
@@ -83,7 +85,11 @@ def build_server(args: argparse.Namespace, corpus: RulesCorpus) -> MCPServer[Any
             },
         )
 
-    @server.tool(description="Get the full text of one rule by its id (from search_rules).", meta=_GET_META)
+    @server.tool(
+        description="Get the full text of one rule by its id (from search_rules).",
+        meta=_GET_META,
+        annotations=READ_ONLY,
+    )
     def get_rule(id: str) -> CallToolResult:
         rule = corpus.rules.get(id.strip())
         if rule is None:
