@@ -36,7 +36,7 @@ async def test_talk_and_transcript(config_path: Path, wait) -> None:
         await wait(pilot, lambda: any(t == "Hello! I'm listening." for _, _, t in app.state.transcript(call_id)))
         log = app.screen.query_one("#transcript")
         assert any("listening" in str(line.text) for line in log.lines)  # type: ignore[attr-defined]
-        await pilot.press(*"goodbye", "enter")
+        await pilot.press("s", *"goodbye", "enter")  # Enter gave the keys back to the calls table: s talks again
         await wait(pilot, lambda: call_id not in app.state.calls)
         assert any(i.exposed_name == "hangup_call" and i.status == "success" for i in app.state.invocations)
 

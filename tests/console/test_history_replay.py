@@ -45,7 +45,7 @@ async def _scripted_call(app: AvaConsole, pilot: Any, wait: Any) -> str:
     await wait(pilot, lambda: any("listening" in t for _, _, t in app.state.transcript(call_id)))
     await pilot.press("f7")
     await wait(pilot, lambda: app.state.calls[call_id].tier == "deep")
-    await pilot.press(*"goodbye", "enter")
+    await pilot.press("s", *"goodbye", "enter")  # Enter gave the keys back to the calls table: s talks again
     await wait(pilot, lambda: call_id in app.state.ended)
     return call_id
 
