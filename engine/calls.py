@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from engine.calls_realtime import RealtimeCalls
+from engine.calls_usage import UsageCalls
 from engine.capacity import Admission, holding, resume_held
 from engine.config.models import Settings
 from engine.events import CallEnded, CallStarted, EngineError, EventBus, ToolsChanged, TranscriptAdded
@@ -34,6 +35,7 @@ from engine.tasks import Spawn
 from engine.templates import prompt_values, render
 from engine.tools.validation import ArgumentError, parse_arguments
 from engine.tools.view import ToolView, ToolViewBuilder
+from engine.usage.meter import UsageMeter
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +74,9 @@ class CallRuntime:
     turn_open: bool = False
     #: Realtime calls: apply-now pushes still running (kept referenced until done).
     pushes: set[asyncio.Task[None]] = field(default_factory=set)
+    usage: UsageMeter | None = None
+    #: Set by the meter when the call's budget is used up: ``wrap_up`` or ``ask_operator`` (engine.calls_usage).
+    budget_action: str | None = None
 
 
 class EngineGateway:
@@ -105,7 +110,7 @@ class EngineGateway:
         return out
 
 
-class CallManager(RealtimeCalls):
+class CallManager(RealtimeCalls, UsageCalls):
     def __init__(
         self,
         *,
@@ -233,6 +238,7 @@ class CallManager(RealtimeCalls):
         self.sessions.add(session)
         rt = CallRuntime(prov.open_session(session), provider_name, deliver)
         self._runtime[session.call_id] = rt
+        self._open_meter(session, rt)
         self.metrics.calls_active.set(len(self._runtime))
         session.state = "active"
         if held is not None:  # no second call.started: the console keeps the one row it shows
@@ -324,11 +330,13 @@ class CallManager(RealtimeCalls):
                     rt.turn_task = None
                 break
             self._turn_done(session)
+            self._count_turn(session, rt, reply)
             text = reply.text or (session.farewell or "" if session.hangup_requested else "")
             if text:
                 await self._say(session, text)
             if session.hangup_requested:
                 await self.end_call(call_id, "hangup")
+            await self._wrap_up(session, rt)
             return reply
 
     def _turn_done(self, session: CallSession) -> None:
@@ -401,6 +409,7 @@ class CallManager(RealtimeCalls):
                 await rt.provider_session.aclose()
             except Exception as e:  # closing a provider must not keep a call alive
                 log.warning("closing provider for %s failed: %s", call_id, e)
+            self._publish_usage(rt)
         self.metrics.calls_active.set(len(self._runtime))
         if holding(call_id):  # the operator has the caller: the call goes on
             session.state, session.ended_at, session.end_reason = "operator", None, None

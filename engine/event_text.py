@@ -9,7 +9,7 @@ never as ``key=value`` pairs.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.elicitation.events import ElicitationRequested, ElicitationResolved, ElicitationWaiting
 from engine.email.events import EmailFailed, EmailQueued, EmailSent
@@ -23,7 +23,6 @@ from engine.events import (
     CallTransferCancelled,
     CallTransferFailed,
     CallTransferStarted,
-    CallUsage,
     ConfigReloaded,
     EngineError,
     Event,
@@ -45,6 +44,9 @@ from engine.events import (
     TurnOverBudget,
 )
 from engine.turn_events import SpeakingChanged, TurnTimings
+
+if TYPE_CHECKING:  # engine.usage.events imports engine.events, which imports this module: keyed by type below
+    from engine.usage.events import BudgetAlert, CallUsage, UsageUpdated
 
 
 def describe_event(ev: Event, *, with_call: bool = True) -> str:
@@ -95,10 +97,25 @@ def _call_ended(ev: CallEnded) -> str:
 
 
 def _usage(ev: CallUsage) -> str:
-    return (
-        f"{ev.provider} used {ev.input_tokens} tokens in and {ev.output_tokens} out, "
-        f"with {_seconds(ev.input_audio_s)} of audio in and {_seconds(ev.output_audio_s)} out."
+    u = ev.usage if not ev.usage.empty else None
+    tin, tout = (u.input_tokens, u.output_tokens) if u else (ev.input_tokens, ev.output_tokens)
+    audio_in, audio_out = (u.input_audio_s, u.output_audio_s) if u else (ev.input_audio_s, ev.output_audio_s)
+    audio = f", with {_seconds(audio_in)} of audio in and {_seconds(audio_out)} out" if audio_in or audio_out else ""
+    cost = f" and cost ${ev.cost:.4f}" if ev.priced else ""
+    return f"{ev.provider} used {tin} tokens in and {tout} out{audio}{cost}."
+
+
+def _usage_updated(ev: UsageUpdated) -> str:
+    cost = f", ${ev.cost:.4f} (call ${ev.total_cost:.4f})" if ev.priced else ""
+    return f"turn {ev.turn} used {ev.usage.input_tokens} tokens in and {ev.usage.output_tokens} out{cost}."
+
+
+def _budget(ev: BudgetAlert) -> str:
+    limits = " and ".join(
+        x for x in (f"${ev.max_cost:g}" if ev.max_cost else "", f"{ev.max_tokens} tokens" if ev.max_tokens else "") if x
     )
+    then = {"wrap_up": ": the agent wraps up", "ask_operator": ": the operator decides"}.get(ev.action or "", "")
+    return f"the call has used {ev.fraction:.0%} of its budget ({limits}){then}."
 
 
 _ROLES = {"user": "the caller", "assistant": "the agent", "operator": "the operator", "system": "the system"}
@@ -303,12 +320,16 @@ def _speaking(ev: SpeakingChanged) -> str:
     return f"the {ev.who} {verb} talking{' over the agent' if ev.barge_in else ''}."
 
 
-_RENDERERS: dict[str, Callable[[Any], str]] = {
+_BY_TYPE: dict[str, Callable[[Any], str]] = {
+    "call.usage": _usage,
+    "usage.updated": _usage_updated,
+    "usage.budget": _budget,
+}
+_RENDERERS: dict[str, Callable[[Any], str]] = _BY_TYPE | {
     cls.type: fn
     for cls, fn in (
         (CallStarted, _call_started),
         (CallEnded, _call_ended),
-        (CallUsage, _usage),
         (TranscriptAdded, _transcript),
         (ToolRequested, _requested),
         (ToolCompleted, _completed),

@@ -66,19 +66,6 @@ class CallEnded(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CallUsage(Event):
-    """What a realtime provider reported using on one call, summed (published when the call ends)."""
-
-    type: ClassVar[str] = "call.usage"
-    call_id: str
-    provider: str
-    input_tokens: int = 0
-    output_tokens: int = 0
-    input_audio_s: float = 0.0
-    output_audio_s: float = 0.0
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class TranscriptAdded(Event):
     type: ClassVar[str] = "transcript.added"
     call_id: str
@@ -370,8 +357,11 @@ from engine.email.events import EmailFailed, EmailQueued, EmailRecipient, EmailS
 from engine.event_bus import EventBus, Subscription  # noqa: E402 - re-exported: the public API names them here
 from engine.event_text import describe_event  # noqa: E402 - each event as a sentence (the console's log, the CLI)
 from engine.turn_events import SpeakingChanged, TurnStage, TurnTimings  # noqa: E402 - the waterfall's, re-exported
+from engine.usage.events import BudgetAlert, CallUsage, UsageUpdated  # noqa: E402 - re-exported: engine.usage
 
 __all__ = [
+    "BudgetAlert",
+    "CallUsage",
     "ElicitationRequested",
     "ElicitationResolved",
     "ElicitationWaiting",
@@ -384,6 +374,7 @@ __all__ = [
     "Subscription",
     "TurnStage",
     "TurnTimings",
+    "UsageUpdated",
     "describe_event",
 ]
 

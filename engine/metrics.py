@@ -128,16 +128,35 @@ class Metrics:
         self.cache_hits = Counter(
             "ai_agent_mcp_tool_cache_hits", "Tool results served from cache.", ["tool"], registry=r
         )
-        self.realtime_tokens = Counter(
-            "ai_agent_realtime_tokens",
-            "Tokens realtime providers reported using, by provider and direction (input, output).",
+        self.provider_tokens = Counter(
+            "ai_agent_provider_tokens",
+            "Tokens providers reported using, by provider, model and kind (input, output; cached_input, "
+            "cache_write and input_audio are parts of input, output_audio of output).",
+            ["provider", "model", "kind"],
+            registry=r,
+        )
+        self.provider_audio_seconds = Counter(
+            "ai_agent_provider_audio_seconds",
+            "Audio seconds sent to and received from providers, by provider and direction (input, output).",
             ["provider", "direction"],
             registry=r,
         )
-        self.realtime_audio_seconds = Counter(
-            "ai_agent_realtime_audio_seconds",
-            "Audio seconds realtime providers reported, by provider and direction (input, output).",
-            ["provider", "direction"],
+        self.provider_cpu_seconds = Counter(
+            "ai_agent_provider_cpu_seconds",
+            "CPU seconds the offline pipeline spent, by provider.",
+            ["provider"],
+            registry=r,
+        )
+        self.provider_cost = Counter(
+            "ai_agent_provider_cost_usd",
+            "US dollars calls cost at the configured (or shipped) prices, by provider and model.",
+            ["provider", "model"],
+            registry=r,
+        )
+        self.budget_alerts = Counter(
+            "ai_agent_call_budget_alerts",
+            "Calls that reached 80 % (warning) or 100 % (reached) of their budget.",
+            ["context", "level"],
             registry=r,
         )
         self.email_total = Counter(

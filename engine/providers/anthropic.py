@@ -35,6 +35,7 @@ from engine.providers.textloop import (
     segments,
 )
 from engine.sessions.history import HistoryItem, Message
+from engine.usage import report as usage
 
 API_VERSION = "2023-06-01"
 
@@ -118,17 +119,20 @@ class AnthropicProvider(TextProvider):
                 if b.get("type") == "tool_use"
             ]
             await emit_text(turn, text)
-            return ModelOutput(text, calls, data.get("stop_reason") or "")
+            return ModelOutput(text, calls, data.get("stop_reason") or "", usage.anthropic(data.get("usage")))
         parts: list[str] = []
         blocks: dict[int, dict[str, Any]] = {}
         finish = ""
+        used: dict[str, Any] = {}  # message_start's usage, updated by message_delta's (cumulative) counts
         async for event, data in sse_events(resp):
             ev = json.loads(data)
             kind = ev.get("type", event)
             if kind == "error":
                 err = ev.get("error") or {}
                 raise ProviderError(self.name, f"{err.get('message', 'stream error')} ({err.get('type', 'error')})")
-            if kind == "content_block_start":
+            if kind == "message_start":
+                used.update((ev.get("message") or {}).get("usage") or {})
+            elif kind == "content_block_start":
                 block = ev["content_block"]
                 blocks[ev["index"]] = {
                     "type": block["type"],
@@ -148,9 +152,10 @@ class AnthropicProvider(TextProvider):
                     blocks[ev["index"]]["json"] += delta.get("partial_json", "")
             elif kind == "message_delta":
                 finish = (ev.get("delta") or {}).get("stop_reason") or finish
+                used.update({k: v for k, v in (ev.get("usage") or {}).items() if v is not None})
             elif kind == "message_stop":
                 break
         calls = [
             RawCall(b["name"], b["json"] or "{}", b["id"]) for _, b in sorted(blocks.items()) if b["type"] == "tool_use"
         ]
-        return ModelOutput("".join(parts), calls, finish)
+        return ModelOutput("".join(parts), calls, finish, usage.anthropic(used) if used else None)

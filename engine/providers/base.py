@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from engine.config.models import ProviderConfig
 from engine.sessions.history import HistoryItem, ToolResultItem
 from engine.sessions.session import CallSession
+from engine.usage.report import UsageReport
 
 if TYPE_CHECKING:  # an annotation only: `ava-engine check` builds providers without the tool machinery
     from engine.tools.view import ToolView
@@ -60,6 +61,8 @@ class TurnReply:
     text: str
     tool_rounds: int = 0
     meta: dict[str, Any] = field(default_factory=dict)
+    #: What the provider reported using for this turn, every request of its tool loop summed (None: nothing).
+    usage: UsageReport | None = None
 
 
 class ProviderError(RuntimeError):

@@ -36,6 +36,7 @@ from engine.providers.textloop import (
     segments,
 )
 from engine.sessions.history import HistoryItem, Message, ToolResultItem
+from engine.usage import report as usage
 
 
 class GeminiProvider(TextProvider):
@@ -113,6 +114,7 @@ class GeminiProvider(TextProvider):
 
     async def _chunk(self, data: dict[str, Any], turn: Turn, out: ModelOutput) -> None:
         self.raise_embedded_error(data)
+        out.usage = usage.gemini(data.get("usageMetadata")) or out.usage  # each chunk's counts are the running ones
         for cand in (data.get("candidates") or [])[:1]:
             for part in (cand.get("content") or {}).get("parts") or []:
                 if "functionCall" in part:

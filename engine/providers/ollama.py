@@ -30,6 +30,7 @@ from engine.providers.textloop import (
     segments,
 )
 from engine.sessions.history import HistoryItem, Message
+from engine.usage import report as usage
 
 
 class OllamaProvider(TextProvider):
@@ -96,6 +97,7 @@ class OllamaProvider(TextProvider):
             out.calls.append(RawCall(fn.get("name", ""), fn.get("arguments") or {}, tc.get("id")))
         if data.get("done"):
             out.finish = data.get("done_reason") or "stop"
+            out.usage = usage.ollama(data)
 
     async def read_response(self, resp: aiohttp.ClientResponse, turn: Turn, stream: bool) -> ModelOutput:
         out = ModelOutput()

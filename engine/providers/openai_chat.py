@@ -32,6 +32,7 @@ from engine.providers.textloop import (
     segments,
 )
 from engine.sessions.history import HistoryItem, Message
+from engine.usage import report as usage
 
 
 def auth_headers(provider: TextProvider) -> dict[str, str]:
@@ -109,6 +110,8 @@ class OpenAIChatProvider(TextProvider):
             payload["max_completion_tokens"] = self.config.max_tokens
         if self.stream:
             payload["stream"] = True
+            if self.config.options.get("stream_usage", True):  # the last chunk then carries ``usage``
+                payload["stream_options"] = {"include_usage": True}
         url = with_query(self, f"{self.base_url}/chat/completions")
         return HttpRequest(url, payload, auth_headers(self), self.stream)
 
@@ -125,15 +128,17 @@ class OpenAIChatProvider(TextProvider):
             ]
             text = msg.get("content") or ""
             await emit_text(turn, text)
-            return ModelOutput(text, calls, choice.get("finish_reason") or "")
+            return ModelOutput(text, calls, choice.get("finish_reason") or "", usage.openai_chat(data.get("usage")))
         parts: list[str] = []
         acc: dict[int, dict[str, Any]] = {}
         finish = ""
+        used = None
         async for _event, data in sse_events(resp):
             if data.strip() == "[DONE]":
                 break
             chunk = json.loads(data)
             self.raise_embedded_error(chunk)
+            used = usage.openai_chat(chunk.get("usage")) or used
             for choice in chunk.get("choices") or []:
                 delta = choice.get("delta") or {}
                 if delta.get("content"):
@@ -147,4 +152,4 @@ class OpenAIChatProvider(TextProvider):
                     slot["args"] += fn.get("arguments") or ""
                 finish = choice.get("finish_reason") or finish
         calls = [RawCall(s["name"], s["args"], s["id"]) for _, s in sorted(acc.items())]
-        return ModelOutput("".join(parts), calls, finish)
+        return ModelOutput("".join(parts), calls, finish, used)

@@ -33,6 +33,7 @@ from engine.providers.textloop import (
     segments,
 )
 from engine.sessions.history import HistoryItem, Message
+from engine.usage import report as usage
 
 
 class OpenAIResponsesProvider(TextProvider):
@@ -105,6 +106,7 @@ class OpenAIResponsesProvider(TextProvider):
             for item in data.get("output") or []:
                 await self._item(item, turn, out, emit=True)
             out.finish = data.get("status", "")
+            out.usage = usage.openai_responses(data.get("usage"))
             return out
         streamed = ""
         async for event, data in sse_events(resp):
@@ -117,6 +119,7 @@ class OpenAIResponsesProvider(TextProvider):
                 await self._item(ev.get("item") or {}, turn, out, emit=False)
             elif kind in ("response.completed", "response.incomplete"):
                 out.finish = (ev.get("response") or {}).get("status", kind)
+                out.usage = usage.openai_responses((ev.get("response") or {}).get("usage"))
                 break
             elif kind == "response.failed":
                 self.raise_embedded_error(ev.get("response") or {})

@@ -30,6 +30,7 @@ from engine.providers.rendering.strict import strip_added_nulls
 from engine.sessions.history import HistoryItem, Message, ToolCallItem, ToolResultItem
 from engine.sessions.session import CallSession
 from engine.tools.view import ToolView
+from engine.usage.report import UsageReport
 
 ToolMode = Literal["auto", "none", "off"]  # off: no tools in the request at all
 ERROR_ROUNDS_BEFORE_NO_TOOLS = 2
@@ -54,6 +55,7 @@ class ModelOutput:
     text: str = ""
     calls: list[RawCall] = field(default_factory=list)
     finish: str = ""
+    usage: UsageReport | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,6 +298,7 @@ class TextSession(ProviderSession):
         p = self.provider
         rounds = error_rounds = 0
         state: dict[str, Any] = {}
+        used: UsageReport | None = None
         while True:
             tools = p.renderer.render(turn.view)
             self._report_omitted(turn, tools)
@@ -311,6 +314,8 @@ class TextSession(ProviderSession):
             except ValueError as e:  # a malformed response body
                 raise ProviderError(p.name, f"unreadable response: {e}") from e
             valid_output(out)
+            if out.usage is not None:
+                used = out.usage if used is None else used + out.usage
             meta: dict[str, Any] = {"provider": p.name, "finish": out.finish}
             if tools.omitted:
                 meta["tools_omitted"] = list(tools.omitted)
@@ -319,7 +324,7 @@ class TextSession(ProviderSession):
                     meta["ignored_calls"] = [c.name for c in out.calls]
                 if not allowed:
                     meta["tools_withheld"] = "max_tool_rounds" if rounds >= p.config.max_tool_rounds else "errors"
-                return TurnReply(out.text, tool_rounds=rounds, meta=meta)
+                return TurnReply(out.text, tool_rounds=rounds, meta=meta, usage=used)
             if out.text:  # the words before the calls stay in the conversation (Anthropic requires them back)
                 turn.session.history.add_message("assistant", out.text)
             results = await turn.tools.call_tools(self._requests(out, tools))

@@ -32,12 +32,13 @@ from engine.providers.base import ProviderError
 from engine.providers.realtime import session as rt
 from engine.sessions.session import CallError, CallSession
 from engine.turn_timing import find_book
+from engine.usage.meter import UsageMeter
 from engine.voice.backend import AudioBackend
 from engine.voice.options import VoiceOptions
 from engine.voice.pacing import Pacer
 from engine.voice.pipeline import CallState, TurnStats
 from engine.voice.realtime_asking import RealtimeQuestions
-from engine.voice.realtime_host import RealtimeHost, Usage, is_realtime, voice_call
+from engine.voice.realtime_host import RealtimeHost, is_realtime, voice_call
 from engine.voice.realtime_input import CallerInput
 from engine.voice.realtime_playout import PlayedItem, Playout
 from engine.voice.realtime_relay import Farewell, TranscriptRelay
@@ -80,7 +81,7 @@ class RealtimeVoiceCall:
         self.playout: Playout | None = None
         self.turns: list[TurnStats] = []
         self.timing, self.speaking = find_book(engine), SpeakingTap(engine.bus)  # the waterfall's and timeline's
-        self.usage: Usage | None = None
+        self.usage: UsageMeter | None = None
         self.state, self.muted, self.barge_ins, self.input_level_dbfs = CallState.STARTING, False, 0, -120.0
         self.end_reason: str | None = None
         #: Set once the call exists (its id is known).
@@ -148,7 +149,7 @@ class RealtimeVoiceCall:
             finally:
                 self.pacer.add_busy(-1)
             self._said.call_id = self.session.call_id
-            self.usage = Usage(self.session.provider, self.engine.metrics)
+            self.usage = self.engine.calls.usage_meter(self.session.call_id)
             self._in = CallerInput(self.backend, self.pacer, self.live, self._level if self.on_level else None)
             self._in.muted = self.muted
             self.playout = Playout(self.backend, self.pacer, self.live.output_spec)
@@ -281,7 +282,9 @@ class RealtimeVoiceCall:
             self._response_audio = False
             self._farewell.on_response_done()
         elif isinstance(ev, rt.UsageReport) and self.usage is not None:
-            self.usage.add(ev)
+            self.usage.add(ev, self.session.turn if self.session is not None else 0)
+            if self.usage.reached and self.engine.calls.budget_wrap_up(self.call_id or ""):
+                self._check_hangup()  # the farewell the provider was told to say ends the call
         elif isinstance(ev, rt.ProviderNotice):
             self._notice(ev)
 
@@ -380,8 +383,6 @@ class RealtimeVoiceCall:
         await self.questions.aclose()
         session = self.session
         if session is not None:
-            if self.usage is not None:
-                self.usage.publish(self.engine.bus, session.call_id)
             if session.active:
                 await self.engine.end_call(session.call_id, self.end_reason or "caller finished")
             if self.end_reason is None:

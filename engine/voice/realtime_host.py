@@ -1,21 +1,20 @@
-"""What a realtime voice call needs from the engine, and the usage it reports back.
+"""What a realtime voice call needs from the engine.
 
 Why it exists: the realtime driver must not receive the whole Engine (layers: voice sits below the app), so it
 declares the narrow part it uses — the call control of engine/calls_realtime.py, the bus, the metrics — as
 Protocols the Engine satisfies; ``voice_call`` picks the driver (pipeline or realtime) from the context.
-Usage: realtime providers report tokens and audio seconds as they go; the call sums them (``call.usage`` when it
-ends) and feeds the Prometheus counters live, labelled by provider.
+Usage: realtime providers report tokens and audio seconds as they go; the driver hands each report to the call's
+usage meter (``calls.usage_meter``, engine.usage.meter), as text turns do.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from engine.events import CallUsage, EventBus
 from engine.metrics import Metrics
-from engine.providers.realtime.session import AudioSpec, RealtimeProvider, RealtimeSession, UsageReport
+from engine.providers.realtime.session import AudioSpec, RealtimeProvider, RealtimeSession
 from engine.sessions.session import CallError, CallSession
+from engine.usage.meter import UsageMeter
 from engine.voice.backend import AudioBackend
 from engine.voice.pipeline import Deliver, VoiceCall, VoiceHost
 
@@ -35,6 +34,10 @@ class RealtimeCallControl(Protocol):
     def realtime_record(self, call_id: str, role: Literal["user", "assistant"], text: str) -> None: ...
 
     async def realtime_push_view(self, call_id: str) -> None: ...
+
+    def usage_meter(self, call_id: str) -> UsageMeter | None: ...
+
+    def budget_wrap_up(self, call_id: str) -> bool: ...
 
 
 class RealtimeHost(VoiceHost, Protocol):
@@ -73,37 +76,3 @@ def voice_call(engine: RealtimeHost, backend: AudioBackend, context: str, **kw: 
         call = VoiceCall(engine, backend, context, **kw)
     made.append(call)
     return call
-
-
-@dataclasses.dataclass
-class Usage:
-    """One call's usage as its provider reported it, summed; each report also goes to the metrics."""
-
-    provider: str
-    metrics: Metrics
-    input_tokens: int = 0
-    output_tokens: int = 0
-    input_audio_s: float = 0.0
-    output_audio_s: float = 0.0
-
-    def add(self, r: UsageReport) -> None:
-        self.input_tokens += r.input_tokens
-        self.output_tokens += r.output_tokens
-        self.input_audio_s += r.input_audio_s
-        self.output_audio_s += r.output_audio_s
-        tokens, audio = self.metrics.realtime_tokens, self.metrics.realtime_audio_seconds
-        if r.input_tokens:
-            tokens.labels(self.provider, "input").inc(r.input_tokens)
-        if r.output_tokens:
-            tokens.labels(self.provider, "output").inc(r.output_tokens)
-        if r.input_audio_s:
-            audio.labels(self.provider, "input").inc(r.input_audio_s)
-        if r.output_audio_s:
-            audio.labels(self.provider, "output").inc(r.output_audio_s)
-
-    def publish(self, bus: EventBus, call_id: str) -> None:
-        bus.publish(CallUsage(
-            call_id=call_id, provider=self.provider, input_tokens=self.input_tokens,
-            output_tokens=self.output_tokens, input_audio_s=round(self.input_audio_s, 3),
-            output_audio_s=round(self.output_audio_s, 3),
-        ))  # fmt: skip

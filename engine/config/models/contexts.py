@@ -98,6 +98,12 @@ class ContextConfig(Strict):
     approve: list[str] = Field(default_factory=list)
     #: Who answers a tool's mid-call questions (MCP elicitation): caller, operator or decline (the default).
     elicitation: ElicitationConfig = Field(default_factory=ElicitationConfig)
+    #: The call's budget (engine.usage): the operator is warned at 80 %, at 100 % ``on_budget`` applies.
+    max_cost: float | None = Field(default=None, gt=0, allow_inf_nan=False, description="US dollars per call")
+    max_tokens: int | None = Field(default=None, gt=0, description="tokens (input + output) per call")
+    on_budget: Literal["wrap_up", "ask_operator"] = Field(
+        default="wrap_up", description="at 100 %: the agent says goodbye and ends the call, or the operator decides"
+    )
 
     @model_validator(mode="after")
     def _approve_among_tools(self) -> ContextConfig:

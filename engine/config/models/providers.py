@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import Field, SecretStr, model_validator
 
 from engine.config.models.common import FieldError, Strict
+from engine.config.models.prices import Prices
 
 ProviderType = Literal[
     "scripted",
@@ -46,6 +47,9 @@ class ProviderConfig(Strict):
     max_retries: int = Field(default=3, ge=0)
     headers: dict[str, SecretStr] = Field(default_factory=dict)
     options: dict[str, Any] = Field(default_factory=dict)
+    prices: Prices | None = Field(
+        default=None, description="What this provider charges (default: the shipped table for its model, if any)."
+    )
 
     @model_validator(mode="after")
     def _scripted_needs_script(self) -> ProviderConfig:

@@ -35,9 +35,9 @@ from engine.providers.realtime.session import (
     CallerText,
     RealtimeEvent,
     ResponseDone,
-    UsageReport,
 )
 from engine.providers.realtime.socket import BadFrame
+from engine.usage.report import gemini as gemini_usage
 
 log = logging.getLogger(__name__)
 
@@ -62,10 +62,6 @@ class FunctionCall:
     name: str
     args: Any
     non_blocking: bool
-
-
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 class EventReader:
@@ -238,14 +234,9 @@ class EventReader:
     def _usage(self, um: Mapping[str, Any]) -> None:
         sent, got = self.audio_in_ms - self._reported_in, self.audio_out_bytes - self._reported_out
         self._reported_in, self._reported_out = self.audio_in_ms, self.audio_out_bytes
-        self._emit(
-            UsageReport(
-                input_tokens=_count(um.get("promptTokenCount")),
-                output_tokens=_count(um.get("responseTokenCount")),
-                input_audio_s=sent / 1000,
-                output_audio_s=PCM16_24K.duration_ms(got) / 1000,
-            )
-        )
+        report = gemini_usage(um, sent / 1000, PCM16_24K.duration_ms(got) / 1000)
+        if report is not None:
+            self._emit(report)
 
     def connection_lost(self) -> bool:
         """The socket closed mid-call: a response in progress is cut off. True when one was."""

@@ -20,6 +20,7 @@ from engine.providers.realtime.session import PCM16_24K, PCMA_8K, PCMU_8K, Audio
 from engine.providers.rendering.names import NameMap
 from engine.providers.textloop import call_arguments_json, result_text
 from engine.sessions.history import HistoryItem, Message, ToolCallItem, ToolResultItem
+from engine.usage.report import openai_realtime as openai_realtime_usage
 
 PROVIDER_TYPE = "openai_realtime"
 DEFAULT_URL = "wss://api.openai.com/v1/realtime"
@@ -238,15 +239,10 @@ def replay_items(history: Sequence[HistoryItem], names: NameMap, limit: int) -> 
 
 
 def usage_report(usage: Any, input_audio_s: float, output_audio_s: float) -> UsageReport | None:
-    """A ``response.done`` usage object (tokens) plus the audio seconds sent and received for that response."""
-    tokens_in = tokens_out = 0
-    if isinstance(usage, Mapping):
-        raw_in, raw_out = usage.get("input_tokens"), usage.get("output_tokens")
-        tokens_in = raw_in if isinstance(raw_in, int) and not isinstance(raw_in, bool) else 0
-        tokens_out = raw_out if isinstance(raw_out, int) and not isinstance(raw_out, bool) else 0
-    if not (tokens_in or tokens_out or input_audio_s or output_audio_s):
-        return None
-    return UsageReport(tokens_in, tokens_out, round(input_audio_s, 3), round(output_audio_s, 3))
+    """A ``response.done`` usage object (text and audio tokens, cached input) plus the audio seconds sent and
+    received for that response (engine.usage.report reads the fields)."""
+    report = openai_realtime_usage(usage, input_audio_s, output_audio_s)
+    return None if report is None or report.empty else report
 
 
 def result_output(result: ToolResultItem) -> str:

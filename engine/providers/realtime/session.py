@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Literal
 from engine.providers.base import Provider, ProviderError, ProviderSession, ToolGateway, Turn, TurnReply
 from engine.sessions.session import CallSession
 from engine.sessions.steering import SteerKind
+from engine.usage.report import UsageReport  # re-exported: realtime adapters report usage as every provider does
 
 if TYPE_CHECKING:
     from engine.tools.view import ToolView
@@ -111,16 +112,6 @@ class ResponseDone:
     """One assistant response finished (``status`` as the provider said: completed, cancelled, failed …)."""
 
     status: str = "completed"
-
-
-@dataclass(frozen=True, slots=True)
-class UsageReport:
-    """Usage the provider reported since the last report (added up per call by the driver)."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    input_audio_s: float = 0.0
-    output_audio_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -166,8 +166,8 @@ async def test_audio_both_ways_transcripts_usage_and_states(make_engine: Callabl
         assert call.turns and call.turns[0].text == "weather in Oslo" and call.turns[0].first_audio is not None
         assert call.turns[0].audio_s == pytest.approx(0.3, abs=0.03)  # the caller audio sent while speaking
         metrics = engine.metrics.render().decode()
-        assert 'ai_agent_realtime_tokens_total{direction="input",provider="rt"} 130.0' in metrics
-        assert 'ai_agent_realtime_audio_seconds_total{direction="output",provider="rt"} 2.0' in metrics
+        assert 'ai_agent_provider_tokens_total{kind="input",model="m",provider="rt"} 130.0' in metrics
+        assert 'ai_agent_provider_audio_seconds_total{direction="output",provider="rt"} 2.0' in metrics
         assert live.closed and backend._closed
 
 

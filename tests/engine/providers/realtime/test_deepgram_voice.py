@@ -56,7 +56,7 @@ async def test_voice_call_with_tools_and_hangup(tmp_path: Path) -> None:
     assert call.session is not None
     said = [(m.role, m.text) for m in call.session.history.items() if isinstance(m, Message)]
     assert ("user", "Weather in Paris?") in said and ("assistant", "It is 18 degrees in Paris.") in said
-    assert call.usage is not None and call.usage.output_audio_s > 1.2  # greeting 0.3 + two answers 0.5 each
+    assert call.usage is not None and call.usage.total.output_audio_s > 1.2  # greeting 0.3 + two answers 0.5 each
     out = read_wav(tmp_path / "out.wav")
     loud = np.flatnonzero(np.abs(out.samples.astype(np.int32)) > 2000) / out.sample_rate
     assert loud.size and loud[0] < 0.1  # the greeting opens the call

@@ -58,7 +58,7 @@ async def test_voice_call_with_a_tool_and_hangup(tmp_path: Path) -> None:
     assert ("user", "Weather in Paris?") in said and ("assistant", "It is 18 degrees in Paris.") in said
     assert ("assistant", "Goodbye!") in said
     assert sum(len(c) for c in fake.audio_chunks) >= 0.6 * 8000  # μ-law: one byte a sample
-    assert call.usage is not None and call.usage.output_audio_s > 1.2  # greeting 0.3 + two answers 0.5 each
+    assert call.usage is not None and call.usage.total.output_audio_s > 1.2  # greeting 0.3 + two answers 0.5 each
     out = read_wav(tmp_path / "out.wav")
     assert out.sample_rate == RATE
     loud = np.flatnonzero(np.abs(out.samples.astype(np.int32)) > 2000) / out.sample_rate

@@ -64,8 +64,8 @@ async def test_voice_call_with_a_tool_and_hangup(tmp_path: Path) -> None:
     assert ("assistant", "Goodbye!") in said
     audio_in = fake.of_kind("realtimeInput")[0]["realtimeInput"]["audio"]
     assert audio_in["mimeType"] == "audio/pcm;rate=16000" and len(base64.b64decode(audio_in["data"])) % 2 == 0
-    assert call.usage is not None and call.usage.output_audio_s > 1.2  # greeting 0.3 + two answers 0.5 each
-    assert call.usage.input_tokens == 150 and call.usage.output_tokens == 60
+    assert call.usage is not None and call.usage.total.output_audio_s > 1.2  # greeting 0.3 + two answers 0.5 each
+    assert call.usage.total.input_tokens == 150 and call.usage.total.output_tokens == 60
     out = read_wav(tmp_path / "out.wav")
     assert out.sample_rate == RATE  # Gemini's 24 kHz resampled to the caller's rate
     loud = np.flatnonzero(np.abs(out.samples.astype(np.int32)) > 2000) / out.sample_rate

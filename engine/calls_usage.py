@@ -1,0 +1,117 @@
+"""The call manager's side of usage and cost: a meter per call, each turn's usage counted, the budget's wrap-up.
+
+Why apart from engine/calls.py: the lifecycle there stays about turns; this mixin (as ``calls_realtime`` is) holds
+what a call's consumption changes — the meter opened with the call (engine.usage.meter), the turn's report
+added after it, the farewell and hang-up when ``on_budget: wrap_up`` and the budget is used up, and the
+``call.usage`` total when the call ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol
+
+from engine.config.models import Settings
+from engine.events import EventBus
+from engine.metrics import Metrics
+from engine.providers.base import ProviderError, TurnReply
+from engine.providers.realtime.session import RealtimeSession
+from engine.sessions.session import CallSession
+from engine.sessions.store import SessionStore
+from engine.tasks import Spawn
+from engine.usage.meter import UsageMeter, meter_for
+
+if TYPE_CHECKING:
+    from engine.calls import CallRuntime
+
+log = logging.getLogger(__name__)
+
+
+class _Calls(Protocol):
+    _settings: Callable[[], Settings]
+    bus: EventBus
+    metrics: Metrics
+    _spawn: Spawn | None
+
+    sessions: SessionStore
+
+    def runtime(self, call_id: str) -> CallRuntime | None: ...
+    def _say(self, session: CallSession, text: str) -> Awaitable[None]: ...
+    def end_call(self, call_id: str, reason: str = ...) -> Awaitable[None]: ...
+
+
+class UsageCalls:
+    """Mixed into ``CallManager``."""
+
+    def _open_meter(self: _Calls, session: CallSession, rt: CallRuntime) -> None:
+        def reached(action: str) -> None:
+            rt.budget_action = action
+
+        rt.usage = meter_for(
+            self._settings(),
+            call_id=session.call_id,
+            context=session.context,
+            provider=rt.provider_name,
+            metrics=self.metrics,
+            bus=self.bus,
+            on_reached=reached,
+        )
+
+    def _count_turn(self: _Calls, session: CallSession, rt: CallRuntime, reply: TurnReply) -> None:
+        if rt.usage is not None:
+            rt.usage.add(reply.usage, session.turn)
+
+    async def _wrap_up(self: _Calls, session: CallSession, rt: CallRuntime) -> None:
+        """``on_budget: wrap_up`` and the budget is used up: the farewell, then the call ends."""
+        if rt.budget_action == "wrap_up" and session.active:
+            await self._say(session, UsageCalls.farewell(self, session))
+            await self.end_call(session.call_id, "budget reached")
+
+    def budget_wrap_up(self: _Calls, call_id: str) -> bool:
+        """A realtime call's budget is used up with ``on_budget: wrap_up``: the provider is told to say the farewell
+        and the call counts as hung up (its driver ends it once that has played). False when nothing is to do."""
+        rt, session = self.runtime(call_id), self.sessions.get(call_id)
+        live = rt.provider_session if rt is not None else None
+        if rt is None or session is None or rt.budget_action != "wrap_up" or not isinstance(live, RealtimeSession):
+            return False
+        if session.hangup_requested:
+            return False
+        session.hangup_requested = True
+        session.farewell = UsageCalls.farewell(self, session)
+
+        async def say() -> None:
+            try:
+                await live.steer("say", session.farewell or "")
+            except ProviderError as e:  # the driver hangs up after its farewell timeout anyway
+                log.warning("%s: the budget's farewell was not sent: %s", call_id, e)
+
+        name = f"budget-farewell:{call_id}"
+        self._spawn(say(), name=name) if self._spawn is not None else _keep(asyncio.create_task(say(), name=name))
+        return True
+
+    def farewell(self: _Calls, session: CallSession) -> str:
+        """What the agent says when the engine ends the call: the context's ``farewell``, else the hang-up tool's."""
+        settings = self._settings()
+        ctx = settings.contexts.get(session.context)
+        return (ctx.farewell if ctx is not None else None) or settings.tools.hangup.farewell
+
+    def usage_meter(self: _Calls, call_id: str) -> UsageMeter | None:
+        """The live call's usage meter (a realtime driver hands it its provider's reports)."""
+        rt = self.runtime(call_id)
+        return rt.usage if rt is not None else None
+
+    def _publish_usage(self: _Calls, rt: CallRuntime) -> None:
+        """``call.usage``, when the call used or cost anything."""
+        if rt.usage is not None and (rt.usage.reports or rt.usage.priced_by_time):
+            self.bus.publish(rt.usage.final())
+
+
+_TASKS: set[asyncio.Task[None]] = set()
+
+
+def _keep(task: asyncio.Task[None]) -> None:
+    """Hold a task started without the engine's task group until it is done."""
+    _TASKS.add(task)
+    task.add_done_callback(_TASKS.discard)

@@ -1,0 +1,35 @@
+"""``providers.<name>.prices``: what a provider charges, per million tokens of each kind and per minute.
+
+Why its own module: the usage meter (engine.usage) prices every turn from it, and the shipped defaults
+(engine.usage.prices) are values of this same model, dated and sourced, which a config entry overrides.
+"""
+
+from __future__ import annotations
+
+import datetime
+
+from pydantic import Field, HttpUrl
+
+from engine.config.models.common import Strict
+
+PER_MTOK = "US dollars per million tokens"
+
+
+class Prices(Strict):
+    """US dollars. A token price left out falls back as its field says; ``per_minute`` is charged for the time the
+    provider's session was open (Deepgram Voice Agent and ElevenLabs Agents bill that way)."""
+
+    input_per_mtok: float = Field(default=0.0, ge=0, allow_inf_nan=False, description=PER_MTOK)
+    output_per_mtok: float = Field(default=0.0, ge=0, allow_inf_nan=False, description=PER_MTOK)
+    cached_input_per_mtok: float | None = Field(
+        default=None, ge=0, allow_inf_nan=False, description=f"{PER_MTOK} read from the prompt cache (else input)"
+    )
+    audio_input_per_mtok: float | None = Field(
+        default=None, ge=0, allow_inf_nan=False, description=f"{PER_MTOK} of uncached audio input (else input)"
+    )
+    audio_output_per_mtok: float | None = Field(
+        default=None, ge=0, allow_inf_nan=False, description=f"{PER_MTOK} of audio output (else output)"
+    )
+    per_minute: float = Field(default=0.0, ge=0, allow_inf_nan=False, description="US dollars per session minute")
+    prices_as_of: datetime.date | None = Field(default=None, description="when the prices were read off source")
+    source: HttpUrl | None = Field(default=None, description="where the prices were read")

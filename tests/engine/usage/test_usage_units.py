@@ -1,0 +1,162 @@
+"""The usage readers of each provider's own fields, the price table and the cost arithmetic (engine.usage)."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+from pydantic import ValidationError
+
+from engine.config.models import ProviderConfig
+from engine.config.models.prices import Prices
+from engine.event_bus import EventBus
+from engine.metrics import Metrics
+from engine.usage import report as usage
+from engine.usage.events import BudgetAlert, UsageUpdated
+from engine.usage.meter import Budget, UsageMeter
+from engine.usage.prices import cost_of, default_prices, prices_for
+from engine.usage.report import UsageReport
+
+
+def test_openai_realtime_splits_text_audio_and_cache() -> None:
+    r = usage.openai_realtime(
+        {
+            "total_tokens": 821,
+            "input_tokens": 789,
+            "output_tokens": 32,
+            "input_token_details": {
+                "text_tokens": 313,
+                "audio_tokens": 476,
+                "cached_tokens": 640,
+                "cached_tokens_details": {"text_tokens": 256, "audio_tokens": 384},
+            },
+            "output_token_details": {"text_tokens": 9, "audio_tokens": 23},
+        },
+        1.23456,
+        0.5,
+    )
+    assert r == UsageReport(
+        input_tokens=789,
+        output_tokens=32,
+        cached_input_tokens=640,
+        input_audio_tokens=476 - 384,
+        output_audio_tokens=23,
+        input_audio_s=1.235,
+        output_audio_s=0.5,
+    )
+
+
+def test_anthropic_adds_cache_reads_and_writes_to_input() -> None:
+    r = usage.anthropic(
+        {"input_tokens": 50, "cache_read_input_tokens": 1000, "cache_creation_input_tokens": 200, "output_tokens": 7}
+    )
+    assert r == UsageReport(input_tokens=1250, output_tokens=7, cached_input_tokens=1000, cache_write_tokens=200)
+
+
+def test_gemini_live_counts_audio_by_modality_and_thoughts_as_output() -> None:
+    r = usage.gemini(
+        {
+            "promptTokenCount": 300,
+            "cachedContentTokenCount": 100,
+            "responseTokenCount": 80,
+            "thoughtsTokenCount": 20,
+            "toolUsePromptTokenCount": 5,
+            "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 100}, {"modality": "AUDIO", "tokenCount": 200}],
+            "cacheTokensDetails": [{"modality": "AUDIO", "tokenCount": 60}],
+            "responseTokensDetails": [{"modality": "AUDIO", "tokenCount": 70}, {"modality": "TEXT", "tokenCount": 10}],
+        }
+    )
+    assert r == UsageReport(
+        input_tokens=305, output_tokens=100, cached_input_tokens=100, input_audio_tokens=140, output_audio_tokens=70
+    )
+
+
+def test_chat_ollama_and_malformed_fields() -> None:
+    chat = usage.openai_chat(
+        {"prompt_tokens": 10, "completion_tokens": 4, "prompt_tokens_details": {"cached_tokens": True}}
+    )
+    assert chat == UsageReport(input_tokens=10, output_tokens=4)  # a boolean is no count
+    assert usage.ollama({"done": True}) is None  # a final object without counts reports nothing
+    assert usage.ollama({"prompt_eval_count": 12, "eval_count": 3}) == UsageReport(12, 3)
+    assert usage.openai_responses(None) is None and usage.gemini([1]) is None
+
+
+def test_cost_uses_each_price_and_falls_back_to_the_text_price() -> None:
+    u = UsageReport(
+        input_tokens=1_000_000,
+        output_tokens=500_000,
+        cached_input_tokens=200_000,
+        input_audio_tokens=300_000,
+        output_audio_tokens=100_000,
+    )
+    full = Prices(
+        input_per_mtok=2,
+        cached_input_per_mtok=1,
+        audio_input_per_mtok=10,
+        output_per_mtok=4,
+        audio_output_per_mtok=20,
+        per_minute=0.5,
+    )
+    assert cost_of(u, full, session_s=120) == pytest.approx(0.5 * 2 + 0.2 * 1 + 0.3 * 10 + 0.4 * 4 + 0.1 * 20 + 1.0)
+    assert cost_of(u, Prices(input_per_mtok=2, output_per_mtok=4)) == pytest.approx(1.0 * 2 + 0.5 * 4)
+
+
+def test_shipped_prices_are_dated_and_match_snapshots_only() -> None:
+    assert default_prices("openai_chat", "gpt-4o-mini-2024-07-18") == default_prices("openai_chat", "gpt-4o-mini")
+    mini = default_prices("openai_chat", "gpt-4o-mini")
+    assert mini is not None and mini.input_per_mtok == 0.15
+    assert default_prices("openai_chat", "gpt-4o-mini") != default_prices("openai_chat", "gpt-4o")
+    assert default_prices("openai_realtime", "gpt-4o-realtime-preview") is None  # not gpt-4o's prices
+    assert default_prices("anthropic", "claude-sonnet-4-5-20250929") is not None
+    assert default_prices("gemini", "models/gemini-2.5-flash") is not None
+    live = default_prices("gemini_live", "gemini-2.5-flash-native-audio-preview-12-2025")
+    assert live is not None and live.audio_output_per_mtok == 12.0
+    dg = default_prices("deepgram_agent", "nova-3")
+    assert dg is not None and dg.per_minute > 0 and default_prices("ollama", "qwen3") is None
+    for p in (mini, live, dg):
+        assert p.source is not None and isinstance(p.prices_as_of, datetime.date)
+
+
+def test_configured_prices_win_and_bad_ones_name_the_field() -> None:
+    cfg = ProviderConfig.model_validate({"type": "openai_chat", "model": "gpt-4o", "prices": {"input_per_mtok": 9}})
+    got = prices_for(cfg)
+    assert got is not None and got.input_per_mtok == 9 and got.output_per_mtok == 0
+    with pytest.raises(ValidationError, match=r"prices\.output_per_mtok"):
+        ProviderConfig.model_validate({"type": "openai_chat", "model": "m", "prices": {"output_per_mtok": -1}})
+    with pytest.raises(ValidationError, match=r"prices\.input_per_mtoken"):
+        ProviderConfig.model_validate({"type": "openai_chat", "model": "m", "prices": {"input_per_mtoken": 1}})
+
+
+def test_per_minute_cost_grows_with_the_session_and_the_guard_fires_once_per_level() -> None:
+    now = [100.0]
+    bus = EventBus()
+    sub = bus.subscribe()
+    reached: list[str] = []
+    meter = UsageMeter(
+        call_id="c",
+        provider="dg",
+        model=None,
+        prices=Prices(per_minute=0.6),
+        metrics=Metrics(),
+        bus=bus,
+        context="desk",
+        budget=Budget(max_cost=1.0, on_budget="ask_operator"),
+        on_reached=reached.append,
+        clock=lambda: now[0],
+    )
+    now[0] += 60  # 0.60 $
+    meter.add(UsageReport(input_audio_s=1.0))
+    now[0] += 30  # 0.90 $: 80 % passed
+    meter.add(UsageReport(input_audio_s=1.0))
+    now[0] += 10  # 1.00 $: used up
+    meter.add(UsageReport(input_audio_s=1.0))
+    now[0] += 60
+    meter.add(UsageReport(input_audio_s=1.0))
+    events = sub.drain()
+    costs = [round(e.cost, 6) for e in events if isinstance(e, UsageUpdated)]
+    assert costs == [0.6, 0.3, 0.1, 0.6]
+    alerts = [(e.level, e.action) for e in events if isinstance(e, BudgetAlert)]
+    assert alerts == [("warning", None), ("reached", "ask_operator")]
+    assert reached == ["ask_operator"]
+    now[0] += 60
+    assert meter.final().cost == pytest.approx(2.2)
