@@ -48,6 +48,7 @@ async def test_palette_lists_every_keyed_action_with_its_key(config_path: Path, 
     from console.screens.import_dialog import ImportScreen, InputsScreen
     from console.screens.invocations import InvocationDetail
     from console.screens.key_help import KeyHelpScreen
+    from console.screens.leave_form import LeaveFormScreen
     from console.screens.modals import ConfirmScreen, DiffScreen, NameEntry, SecretEntry
     from console.screens.recordings import RecordingsScreen
     from console.screens.server_describe import ServerDescribe
@@ -83,6 +84,7 @@ async def test_palette_lists_every_keyed_action_with_its_key(config_path: Path, 
         for dialog in (
             ConfirmScreen("sure?"),
             DiffScreen("title", "--- a\n+++ b\n"),
+            LeaveFormScreen("the form", "Save"),
             SecretEntry(),
             NameEntry("new name"),
             ImportScreen(),
