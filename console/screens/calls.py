@@ -274,11 +274,12 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
 
     @on(DataTable.RowHighlighted, "#call-tools")
     def _tool_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        """A hidden tool's whole reason in the tools pane's bottom border (its Shown cell may end in "…")."""
+        """The highlighted tool's whole reason for being hidden in the tools pane's bottom border (its Shown cell may
+        end in "…")."""
         tools, name = self.query_one("#call-tools", ConsoleTable), event.row_key.value
         shown = cell_text(tools.get_cell(name, "shown")) if name is not None and name in tools.rows else ""
         pane = self.query_one("#tools-pane")
-        pane.border_subtitle = Text(f"{name}: {shown}") if shown.startswith("hidden") else None
+        pane.border_subtitle = Text(shown) if shown.startswith("hidden") else None  # the highlighted row's
 
     # The softphone's messages by handler name: its module is imported with the detail, after the first frame.
     def on_softphone_start_call(self, message: Softphone.StartCall) -> None:

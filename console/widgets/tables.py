@@ -30,8 +30,6 @@ from textual.widgets.data_table import CellType, ColumnKey, RowKey
 
 #: The ids of the table and filter keys (listed in ``console.bindings.SCREEN_BINDING_IDS`` too).
 TABLE_BINDING_IDS = ("table_filter", "table_first", "table_last", "filter_clear")
-#: The narrowest a flex column gets (its label, or this many cells of its values), however little room is left.
-FLEX_MIN = 12
 
 
 def cursor_key(table: DataTable[Any]) -> str | None:
@@ -222,7 +220,7 @@ class ConsoleTable(DataTable[Any]):
         pad = 2 * self.cell_padding
         others = sum(c.get_render_width(self) for k, c in self.columns.items() if k != col.key)
         natural = max(col.content_width, col.label.cell_len)
-        width = min(natural, max(room - others - pad, FLEX_MIN, col.label.cell_len))
+        width = min(natural, max(room - others - pad, col.label.cell_len))  # never narrower than its heading
         if col.auto_width or col.width != width:
             col.auto_width = False
             col.width = width

@@ -189,3 +189,26 @@ async def test_120x40_waterfall_labels_are_whole(config_path: Path, wait: Any) -
         text = fall.lines(fall.size.width).plain
         labels = [line[:30] for line in text.splitlines() if not line.startswith("turn")]  # stage lines
         assert any("aviation_atis·get_atis" in label for label in labels), labels
+
+
+async def test_120x40_a_calls_hidden_tools_fit_with_the_whole_reason_in_the_pane(config_path: Path, wait: Any) -> None:
+    """FAST hides the fixture server's unmeasured tools from the call: their long reasons end in "…" in the Shown
+    column, and the highlighted one's whole reason is in the tools pane's bottom border."""
+    _with_fixture_server(config_path)
+    app = AvaConsole(config_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait(pilot, lambda: servers_up(app, "fx"), within=60)
+        call = await _call(pilot, app, wait)
+        await pilot.press("escape", "f5")
+        await wait(pilot, lambda: app.state.calls[call].tier == "fast")
+        tools = app.screen.query_one("#call-tools", DataTable)
+        await wait(pilot, lambda: any(cell_text(tools.get_cell(r, "shown")).startswith("hidden") for r in tools.rows))
+        await pilot.pause(0.3)
+        _columns_fit(tools, flex="shown")
+        hidden = [i for i, r in enumerate(tools.rows) if "needs" in cell_text(tools.get_cell(r, "shown"))]
+        tools.move_cursor(row=hidden[0])
+        await pilot.pause(0.2)
+        reason = cell_text(tools.get_cell(list(tools.rows)[hidden[0]], "shown")).removeprefix("hidden: ")
+        bottom = drawn(app.screen.query_one("#tools-pane"))[-1]
+        assert f"hidden: {reason}" in bottom, (reason, bottom)
+        assert "…" in " ".join(drawn(tools)), drawn(tools)

@@ -40,7 +40,7 @@ async def _call_with_a_default(pilot: Any) -> None:
     await _settle(pilot, lambda: app.engine_running, within=60)
     await pilot.press("ctrl+n")
     await _settle(pilot, lambda: app.selected_call in app.state.calls and app.screen.detail_ready)  # type: ignore[attr-defined]
-    await _settle(pilot, lambda: len(app.screen.query_one("#transcript", WrapLog).lines) >= 1)
+    await _settle(pilot, lambda: len(app.screen.query_one("#transcript", WrapLog).lines) >= 1, within=60)
     await pilot.press("escape")
     await pilot.press("shift+f5")
     await _settle(pilot, lambda: app.state.default_tier == "fast")
