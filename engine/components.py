@@ -153,6 +153,14 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
     from engine.store.shared_book import SharedBook  # the environment's measured latencies, before MCP servers
 
     components.append(SharedBook(lambda: engine.settings, budget, engine.spawn, lambda: engine_id(engine)))
+    from engine.telemetry import Telemetry  # OpenTelemetry traces from the bus's events (engine.telemetry, OTEL_*)
+
+    def tool_class(name: str) -> str | None:
+        status = budget.status(name)
+        return status.tier if status is not None else None
+
+    telemetry = Telemetry(lambda: engine.settings, engine.bus, engine.spawn, tool_class)
+    components.append(telemetry)
     from engine.recorder.component import Recorder  # the flight recorder: every call's events (and audio)
 
     components.append(
@@ -163,6 +171,7 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
             engine.spawn,
             engine.base_dir,
             engine.metrics.count_skipped,
+            trace_id=telemetry.trace_id,  # the call's trace id in its recording's header
         )
     )
     from engine.turn_timing import TurnTimingBook  # one turn.timings event per turn, for the latency waterfall

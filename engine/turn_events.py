@@ -38,6 +38,8 @@ class TurnTimings(Event):
     budget_ms: int
     latency_ms: float
     stages: tuple[TurnStage, ...] = ()
+    #: The turn's start (its stages' zero) as wall-clock seconds, like ``ts``: a trace places its spans by it.
+    started_at: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """As JSON has it: the stages as a list of objects (also when a replay rebuilt them as dicts)."""

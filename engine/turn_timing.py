@@ -154,11 +154,12 @@ class TurnTimingBook:
             self._sub = None
         if not t.opened:  # heard, but nothing was said (an empty transcript): no turn
             return
-        end = t.first_audio or t.reply or self.clock()
+        now = self.clock()
+        end = t.first_audio or t.reply or now
         self.bus.publish(
             TurnTimings(
                 call_id=call_id, turn=t.turn, tier=t.tier, budget_ms=t.budget_ms, latency_ms=_ms(end - t.start),
-                stages=stages_of(t),
+                stages=stages_of(t), started_at=time.time() - (now - t.start),
             )
         )  # fmt: skip
 

@@ -35,9 +35,12 @@ def event_classes() -> dict[str, type[Event]]:
     return _CLASSES
 
 
-def header_line(call_id: str, started: float, version: str) -> str:
-    return json.dumps({"type": HEADER_TYPE, "format": FORMAT, "call_id": call_id, "started": started,
-                       "engine_version": version})  # fmt: skip
+def header_line(call_id: str, started: float, version: str, trace_id: str | None = None) -> str:
+    """The first line of a call's recording; ``trace_id`` (32 hex digits) when the call is traced."""
+    header = {"type": HEADER_TYPE, "format": FORMAT, "call_id": call_id, "started": started, "engine_version": version}
+    if trace_id:
+        header["trace_id"] = trace_id
+    return json.dumps(header)
 
 
 def event_from_dict(d: dict[str, Any]) -> Event | None:

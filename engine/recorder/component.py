@@ -48,8 +48,11 @@ class Recorder:
         spawn: Spawn,
         base_dir: Path,
         count_skipped: Callable[[str, str], None] | None = None,
+        trace_id: Callable[[str], str | None] | None = None,
     ) -> None:
         self._settings = settings
+        #: A call's trace id while tracing is on (``Telemetry.trace_id``), written into its recording's header.
+        self._trace_id = trace_id
         #: Counts an event the writer skipped (``Metrics.count_skipped``).
         self._count_skipped = count_skipped
         self.bus = bus
@@ -94,6 +97,7 @@ class Recorder:
             audio=cfg.audio,
             version=__version__,
             skipped=SkippedEvents("recorder", self._count_skipped),
+            trace_id=self._trace_id,
         )
         self.writer.start()
         from engine.recorder.codec import event_classes

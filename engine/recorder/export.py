@@ -20,6 +20,8 @@ FORMATS = ("md", "json")
 def summarize(rec: Recording) -> dict[str, Any]:
     """The call's facts, transcript, tools (request joined with its outcome) and tiers, in recorded order."""
     call: dict[str, Any] = {"call_id": rec.call_id, "recording": str(rec.path)}
+    if rec.header.get("trace_id"):  # the call's OpenTelemetry trace (engine.telemetry)
+        call["trace_id"] = rec.header["trace_id"]
     transcript: list[dict[str, Any]] = []
     tools: list[dict[str, Any]] = []
     open_tools: dict[str, dict[str, Any]] = {}
@@ -83,6 +85,7 @@ def to_markdown(s: dict[str, Any]) -> str:
         ("Ended", f"{_utc(s['ended'])} ({s.get('end_reason')})" if s.get("ended") else "not recorded (incomplete)"),
         ("Duration", f"{s['duration_s']:.1f} s" if isinstance(s.get("duration_s"), int | float) else None),
         ("Recording", s.get("recording")),
+        ("Trace", s.get("trace_id")),
     ]  # fmt: skip
     out += [f"- **{k}:** {v}" for k, v in facts if v is not None]
     out += ["", "## Transcript", ""]

@@ -101,8 +101,11 @@ class RecordingWriter:
         audio: bool,
         version: str = "",
         skipped: SkippedEvents | None = None,
+        trace_id: Callable[[str], str | None] | None = None,
     ) -> None:
         self.directory = directory
+        #: The call's trace id for the header (None: not traced); called from this writer's thread.
+        self.trace_id = trace_id
         self.redact = redact
         #: Events that could not be written (not valid text): counted and skipped, the rest of the batch goes on.
         self.skipped = skipped or SkippedEvents("recorder")
@@ -228,7 +231,8 @@ class RecordingWriter:
         if c is None:
             path = new_events_path(self.directory, call_id, ev.ts)
             f = path.open("x", encoding="utf-8")
-            f.write(self.redact(header_line(call_id, ev.ts, self.version)) + "\n")
+            trace_id = self.trace_id(call_id) if self.trace_id is not None else None
+            f.write(self.redact(header_line(call_id, ev.ts, self.version, trace_id)) + "\n")
             for known in self._servers.values():  # as they stood when the call began
                 f.write(self._line(dataclasses.replace(known, ts=ev.ts)))
             c = self._calls[call_id] = _Call(path, f)

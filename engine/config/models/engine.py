@@ -13,6 +13,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 
 from engine.config.models.common import FieldError, Strict
 from engine.config.models.scale_out import ScaleOutConfig
+from engine.config.models.telemetry import TelemetryConfig
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 
@@ -225,6 +226,7 @@ class EngineConfig(ScaleOutConfig):
     event_queue_size: int = Field(default=1000, gt=0, description="Bounded queue per event subscriber.")
     tool_arguments: ToolArgumentsConfig = Field(default_factory=ToolArgumentsConfig)
     approvals: ApprovalsConfig = Field(default_factory=ApprovalsConfig)
+    telemetry: TelemetryConfig = Field(default_factory=TelemetryConfig)
 
     @model_validator(mode="after")
     def _http_approver_needs_token(self) -> EngineConfig:
