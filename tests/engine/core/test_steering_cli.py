@@ -47,7 +47,9 @@ def test_whisper_and_say_now_in_order_with_the_callers_turns() -> None:
 def test_human_output_marks_the_operators_steering() -> None:
     p = ava_engine("call", "--context", "demo", "--whisper", "Be brief.", "--say", "hello")
     assert p.returncode == 0, p.stderr
-    assert "✎ operator whisper (hidden): Be brief." in p.stdout
+    line = next(line for line in p.stdout.splitlines() if "✎" in line)  # the console's log words it the same
+    assert line.strip().startswith("✎ The operator whispered to the agent")
+    assert line.endswith("(hidden from the caller): Be brief.")
 
 
 def test_bad_steering_text_is_a_usage_error() -> None:
