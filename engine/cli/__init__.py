@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "engine.cli.budget_commands",
     "engine.cli.email_commands",
     "engine.cli.export_commands",
+    "engine.cli.usage_commands",
     "engine.cli.capacity_commands",
 )
 

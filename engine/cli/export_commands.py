@@ -27,7 +27,8 @@ def register(sub: Any) -> None:
     r.set_defaults(func=cmd_recordings)
 
 
-def _directory(args: argparse.Namespace) -> Path:
+def recordings_directory(args: argparse.Namespace) -> Path:
+    """The config's ``recording.dir`` (relative to the config file)."""
     from engine.recorder.files import recordings_dir
 
     settings = load(args)
@@ -42,7 +43,7 @@ def _find(args: argparse.Namespace) -> Path:
         if not given.is_file():
             raise CommandFailed(f"there is no recording file {given}")
         return given
-    directory = _directory(args)
+    directory = recordings_directory(args)
     path = find_recording(directory, args.call_id)
     if path is None:
         raise CommandFailed(
@@ -86,7 +87,7 @@ def cmd_recordings(args: argparse.Namespace) -> int:
 
     if args.limit <= 0:
         raise UsageError(f"--limit must be a positive number, got {args.limit}")
-    directory = _directory(args)
+    directory = recordings_directory(args)
     recs = list_recordings(directory)[: args.limit]
     if args.json:
         print_json({"dir": str(directory), "recordings": [

@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from engine.recorder.codec import Recording
+from engine.recorder.export_usage import usage_markdown, usage_summary
 
 FORMATS = ("md", "json")
 
 
 def summarize(rec: Recording) -> dict[str, Any]:
-    """The call's facts, transcript, tools (request joined with its outcome) and tiers, in recorded order."""
+    """The call's facts, transcript, tools (request joined with its outcome), tiers and usage, in recorded order."""
     call: dict[str, Any] = {"call_id": rec.call_id, "recording": str(rec.path)}
     if rec.header.get("trace_id"):  # the call's OpenTelemetry trace (engine.telemetry)
         call["trace_id"] = rec.header["trace_id"]
@@ -59,7 +60,9 @@ def summarize(rec: Recording) -> dict[str, Any]:
     if "ended" not in call:
         call["end_reason"] = None
         call["incomplete"] = True  # the engine stopped (or was killed) before the call ended
-    return {**call, "transcript": transcript, "tools": tools, "tiers": tiers, "damaged_lines": rec.damaged}
+    usage = usage_summary(rec.lines)
+    tail = {"tiers": tiers, "usage": usage, "damaged_lines": rec.damaged}
+    return {**call, "transcript": transcript, "tools": tools, **tail}
 
 
 def _utc(ts: Any) -> str:
@@ -108,6 +111,7 @@ def to_markdown(s: dict[str, Any]) -> str:
         ]
     else:
         out.append(f"(no change: {s.get('tier') or '?'} throughout)")
+    out += usage_markdown(s.get("usage"))
     if s.get("damaged_lines"):
         out += ["", f"_{s['damaged_lines']} damaged line(s) of the recording were skipped._"]
     return "\n".join(out) + "\n"
