@@ -118,7 +118,7 @@ async def test_one_console_over_three_serves_on_redis(tmp_path: Path, redis_serv
             await pilot.press("f7")
             await wait_for(pilot, lambda: app.state.calls[target].tier == "deep", within=15)
             deep = [line for line in app.state.log if line.type == "tier.changed" and line.call_id == target
-                    and "→ deep" in line.text]  # fmt: skip
+                    and "to DEEP" in line.text]  # fmt: skip
             assert len(deep) == 1, deep
             assert all(app.state.calls[refs[e]].tier != "deep" for e in ("east-1", "lab-3"))
             assert any("on engine west-2: tier DEEP" in s for s in seen)
