@@ -36,7 +36,7 @@ class KVRow(Horizontal):
     def on_mount(self) -> None:
         self._read_keyring()
 
-    @work(thread=True, group="keyring-state", name="keyring-state")
+    @work(thread=True, group="keyring-state", name="keyring-state", exit_on_error=False)  # a label is no reason to stop
     def _read_keyring(self) -> None:
         from engine.config.secrets import keyring_state
 
