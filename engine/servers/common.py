@@ -184,7 +184,7 @@ def env_default(value: str | None, env_name: str, default: str | None = None) ->
 
 
 #: A tool that only reads: the engine caches a read-only tool's results for its ``cacheable_seconds``.
-READ_ONLY = ToolAnnotations(readOnlyHint=True, idempotentHint=True, destructiveHint=False)
+READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, destructive_hint=False)
 
 
 def tool_meta(
