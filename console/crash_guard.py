@@ -9,7 +9,10 @@ tests/console/test_crash_containment.py fails loudly if Textual changes either.
 
 What the operator gets instead: a notification naming the widget and the error, a ``console.error`` line in the
 event log, the traceback in the log file; the console keeps running. A widget whose own handler raised stops
-handling events (Textual ends its message loop); the app, the other screens and the engine go on.
+handling events (Textual ends its message loop); the app, the other screens and the engine go on. Screens and
+dialogs are not left so: a screen's keys reach the app's bindings through the screen's own message loop, so every
+console screen and dialog contains its handlers' errors as the app does (``ContainErrors``, the same override of
+``MessagePump._dispatch_message``) and still answers Esc after one.
 """
 
 from __future__ import annotations
@@ -20,8 +23,10 @@ from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from textual.app import App
 from textual.dom import DOMNode
 from textual.message import Message
+from textual.message_pump import MessagePump
 from textual.worker import WorkerFailed
 
 from console.state import Changes, LogLine
@@ -61,8 +66,9 @@ def contain(app: AvaConsole, error: Exception) -> None:
         _showing.discard(id(app))
 
 
-async def dispatch_contained(app: AvaConsole, dispatch: Callable[[Message], Awaitable[None]], message: Message) -> None:
-    """The app's own message dispatch, an error in a handler contained instead of ending the app's message loop."""
+async def dispatch_contained(app: App[Any], dispatch: Callable[[Message], Awaitable[None]], message: Message) -> None:
+    """A message pump's dispatch, an error in a handler handed to the app (the console's shows it and goes on)
+    instead of ending the pump's message loop."""
     import asyncio
 
     try:
@@ -70,7 +76,19 @@ async def dispatch_contained(app: AvaConsole, dispatch: Callable[[Message], Awai
     except asyncio.CancelledError:
         raise
     except Exception as e:
-        contain(app, e)
+        app._handle_exception(e)
+
+
+class ContainErrors(MessagePump):
+    """A screen or dialog whose own handlers' errors leave it answering keys (put it first in the bases).
+
+    A screen's keys reach the app's bindings (Esc included) by bubbling through the screen's message loop, so when
+    one of its own handlers (a ``key_`` method, a button's or an input's handler) raised and Textual ended that loop,
+    the screen stopped answering keys and the operator was stuck in it. Here the error goes to the app's handler, as
+    the app's own do: a notification and the log, and the screen goes on."""
+
+    async def _dispatch_message(self, message: Message) -> None:
+        await dispatch_contained(self.app, super()._dispatch_message, message)
 
 
 def culprit(tb: TracebackType | None) -> str:

@@ -15,6 +15,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
+from console.crash_guard import ContainErrors
 from console.screens.leave_form import FormGuard
 from console.server_model import KV, FormValues, from_config
 from engine.config import looks_like_secret
@@ -31,7 +32,7 @@ HINT = (
 )
 
 
-class AddSourceScreen(ModalScreen[str | None]):
+class AddSourceScreen(ContainErrors, ModalScreen[str | None]):
     """Dismisses with the source text, or None."""
 
     CSS_PATH = "add_source.tcss"

@@ -17,13 +17,14 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
 from console.approvals import PendingRow
+from console.crash_guard import ContainErrors
 from console.screens.leave_form import FormGuard
 
 #: Longest reason sent (the engine keeps at most this much too).
 MAX_REASON = 300
 
 
-class DenyReasonScreen(ModalScreen[str | None]):
+class DenyReasonScreen(ContainErrors, ModalScreen[str | None]):
     """Returns the reason (Enter), or None (Esc: nothing is denied)."""
 
     CSS_PATH = "approval_reason.tcss"

@@ -18,6 +18,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Label, Select, Static
 
+from console.crash_guard import ContainErrors
 from console.widgets.tick_box import TickBox
 
 if TYPE_CHECKING:  # the voice modules pull in numpy: imported when a voice feature is first used
@@ -53,7 +54,7 @@ def missing_devices(devices: list[DeviceInfo]) -> str | None:
     return f"PortAudio sees no {' and no '.join(missing)} ({len(devices)} device(s) in all): {NO_DEVICE_FIX}"
 
 
-class AudioDevicesScreen(ModalScreen[AudioChoice | None]):
+class AudioDevicesScreen(ContainErrors, ModalScreen[AudioChoice | None]):
     CSS_PATH = "audio_devices.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "rescan", "Rescan devices", id="audio_rescan"),

@@ -7,14 +7,16 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
+from console.crash_guard import ContainErrors
 from console.state import Changes
 
 if TYPE_CHECKING:
     from console.app import AvaConsole
 
 
-class ConsoleScreen(Screen[Any]):
-    """A screen fed by the app: ``apply_changes`` per event batch, ``refresh_all`` when shown again."""
+class ConsoleScreen(ContainErrors, Screen[Any]):
+    """A screen fed by the app: ``apply_changes`` per event batch, ``refresh_all`` when shown again. An error in
+    one of its handlers is shown and contained (``ContainErrors``): the screen goes on answering keys."""
 
     #: Every screen's ``?``: the keys of this screen and the app-wide ones (screens add theirs to these).
     BINDINGS: ClassVar[list[BindingType]] = [

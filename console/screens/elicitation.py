@@ -21,6 +21,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
+from console.crash_guard import ContainErrors
 from console.tool_form import FieldSpec, collect, fields_for
 from console.widgets.footer import KeyFooter
 from console.widgets.schema_form import field_row, field_texts
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from console.elicitations import QuestionRow
 
 
-class ElicitationScreen(ModalScreen[str | None]):
+class ElicitationScreen(ContainErrors, ModalScreen[str | None]):
     """Answers one question through ``answer(elicitation_id, action, content)``; dismissed with the action sent,
     or None when the question ended without this dialog's answer."""
 

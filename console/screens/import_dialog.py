@@ -17,6 +17,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Checkbox, Input, Label, Static
 
+from console.crash_guard import ContainErrors
 from console.screens.leave_form import FormGuard
 from console.widgets.tick_box import TickBox
 
@@ -30,7 +31,7 @@ HINT = (
 )
 
 
-class ImportScreen(ModalScreen[tuple[str, bool] | None]):
+class ImportScreen(ContainErrors, ModalScreen[tuple[str, bool] | None]):
     """Dismisses with (path, keep credentials in plain text) or None."""
 
     CSS_PATH = "modals.tcss"
@@ -60,7 +61,7 @@ class ImportScreen(ModalScreen[tuple[str, bool] | None]):
         self.guard.leave()
 
 
-class InputsScreen(ModalScreen[list[str] | None]):
+class InputsScreen(ContainErrors, ModalScreen[list[str] | None]):
     """One field per VS Code input to fill (passwords hidden); dismisses with the values in order, or None."""
 
     CSS_PATH = "modals.tcss"

@@ -15,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Header, Input, Label, Static
 
 from console.attach import engine_of, local_id
+from console.crash_guard import ContainErrors
 from console.format import latency, mask_secrets, pretty, status_text
 from console.screens.base import ConsoleScreen
 from console.state import Changes, Invocation
@@ -48,7 +49,7 @@ def running_text(i: Invocation) -> Text:
     return out
 
 
-class InvocationDetail(ModalScreen[None]):
+class InvocationDetail(ContainErrors, ModalScreen[None]):
     CSS_PATH = "invocations.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "Close", id="detail_close"),

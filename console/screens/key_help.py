@@ -13,10 +13,11 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Label
 
 from console.commands import binding_key, screen_keys, screen_title
+from console.crash_guard import ContainErrors
 from console.widgets.tables import ConsoleTable
 
 
-class KeyHelpScreen(ModalScreen[None]):
+class KeyHelpScreen(ContainErrors, ModalScreen[None]):
     """A dialog listing the keys: this screen's first, then the app's; ``/`` filters, Esc closes."""
 
     CSS_PATH = "key_help.tcss"

@@ -19,6 +19,8 @@ from textual.dom import DOMNode
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Label, Static
 
+from console.crash_guard import ContainErrors
+
 #: Every widget an operator types into or sets: their values are what "edited" compares.
 FORM_FIELDS = "Input, TextArea, Switch, Checkbox, RadioButton, Select"
 
@@ -33,7 +35,7 @@ def form_values(root: DOMNode) -> tuple[object, ...]:
     return tuple(out)
 
 
-class LeaveFormScreen(ModalScreen[str]):
+class LeaveFormScreen(ContainErrors, ModalScreen[str]):
     """Dismissed with "save", "discard" or "back" (Esc: back to the form, nothing lost)."""
 
     CSS_PATH = "modals.tcss"

@@ -12,10 +12,11 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from console.crash_guard import ContainErrors
 from console.screens.leave_form import FormGuard
 
 
-class ConfirmScreen(ModalScreen[bool]):
+class ConfirmScreen(ContainErrors, ModalScreen[bool]):
     """Yes/no; Enter or y confirms, Esc or n cancels."""
 
     CSS_PATH = "modals.tcss"
@@ -46,7 +47,7 @@ class ConfirmScreen(ModalScreen[bool]):
         self.dismiss(event.button.id == "yes")
 
 
-class DiffScreen(ModalScreen[bool]):
+class DiffScreen(ContainErrors, ModalScreen[bool]):
     """Shows the unified diff of a pending save; y saves, Esc cancels (nothing is written)."""
 
     CSS_PATH = "modals.tcss"
@@ -79,7 +80,7 @@ class DiffScreen(ModalScreen[bool]):
         self.dismiss(event.button.id == "yes")
 
 
-class SecretEntry(ModalScreen[tuple[str, str] | None]):
+class SecretEntry(ContainErrors, ModalScreen[tuple[str, str] | None]):
     """Name and value of a secret; the value is typed into a password field and never shown."""
 
     CSS_PATH = "modals.tcss"
@@ -138,7 +139,7 @@ class SecretEntry(ModalScreen[tuple[str, str] | None]):
         self.guard.leave()
 
 
-class NameEntry(ModalScreen[str | None]):
+class NameEntry(ContainErrors, ModalScreen[str | None]):
     """One name (e.g. a secret's new name); Enter accepts, Esc cancels."""
 
     CSS_PATH = "modals.tcss"

@@ -17,13 +17,14 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label
 
+from console.crash_guard import ContainErrors
 from console.widgets.tables import cursor_key
 
 #: At most this many recordings are listed (the newest).
 MAX_LISTED = 500
 
 
-class RecordingsScreen(ModalScreen[Path | None]):
+class RecordingsScreen(ContainErrors, ModalScreen[Path | None]):
     CSS_PATH = "recordings.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "play", "Replay", id="recording_play", priority=True),

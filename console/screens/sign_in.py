@@ -20,11 +20,13 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
+from console.crash_guard import ContainErrors
+
 if TYPE_CHECKING:
     from console.app import AvaConsole
 
 
-class SignInScreen(ModalScreen[bool]):
+class SignInScreen(ContainErrors, ModalScreen[bool]):
     """Shows the authorization URL and the sign-in's progress; dismissed with True once signed in."""
 
     CSS_PATH = "sign_in.tcss"

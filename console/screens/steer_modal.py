@@ -18,6 +18,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from console.crash_guard import ContainErrors
 from console.screens.leave_form import FormGuard
 
 #: kind -> (title, what it does, the input's placeholder)
@@ -35,7 +36,7 @@ KINDS: dict[str, tuple[str, str, str]] = {
 }
 
 
-class SteerModal(ModalScreen[str | None]):
+class SteerModal(ContainErrors, ModalScreen[str | None]):
     """One line of steering for ``call_id``; dismissed with the text, or None when left."""
 
     CSS_PATH = "steer_modal.tcss"

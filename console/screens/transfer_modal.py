@@ -19,6 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, RadioButton, RadioSet, Static
 from textual.widgets.option_list import Option
 
+from console.crash_guard import ContainErrors
 from console.screens.leave_form import FormGuard
 from engine.config.models.tools import TransferTarget
 
@@ -29,7 +30,7 @@ MODES = {
 }
 
 
-class TransferModal(ModalScreen[tuple[str, str] | None]):
+class TransferModal(ContainErrors, ModalScreen[tuple[str, str] | None]):
     """Destination and mode for transferring ``call_id``; dismissed with (destination, mode), or None when left."""
 
     CSS_PATH = "transfer_modal.tcss"
