@@ -23,6 +23,7 @@ from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from engine.config.models import McpServerConfig
 from engine.mcp.connection import Connection, ServerGone
 from tests.engine.mcp.helpers import settings, stdio, wait_for
+from tests.waiting import forever, pending_callbacks_ran
 
 
 def connection() -> Connection:
@@ -40,7 +41,7 @@ async def timeout_still_works() -> None:
     """An ``asyncio.timeout`` in this task still ends in TimeoutError (a leaked cancel would make it CancelledError)."""
     with pytest.raises(TimeoutError):
         async with asyncio.timeout(0.01):
-            await asyncio.sleep(5)
+            await forever()
 
 
 # ----------------------------------------------------------------------------------------- scripted requests
@@ -52,7 +53,7 @@ async def test_death_mid_request_ends_it_with_server_gone() -> None:
 
     async def request() -> str:
         try:
-            await asyncio.sleep(30)
+            await forever()
         finally:
             ended.set()
         return "never"
@@ -83,7 +84,7 @@ async def test_outer_timeout_with_a_live_server_is_a_timeout() -> None:
     conn = connection()
     with pytest.raises(TimeoutError):
         async with asyncio.timeout(0.01):
-            await conn._race(asyncio.sleep(30))
+            await conn._race(forever())
     assert cancelling() == 0 and not conn.dead.done()
 
 
@@ -101,7 +102,7 @@ async def test_outer_timeout_and_death_together_stay_a_timeout(death_first: bool
             cm.reschedule(loop.time())
             await asyncio.sleep(0)  # let the timeout fire first (its handle is due now)
             loop.call_soon(conn.mark_dead, "server fx stopped")
-        await asyncio.sleep(30)
+        await forever()
 
     with pytest.raises(TimeoutError):
         async with asyncio.timeout(None) as cm:
@@ -118,7 +119,7 @@ async def test_outer_cancellation_and_death_together_stay_a_cancellation() -> No
         assert inner is not None
         conn.mark_dead("server fx stopped")  # the death callback is now scheduled …
         inner.cancel()  # … and a barge-in cancels the turn in the same moment
-        await asyncio.sleep(30)
+        await forever()
 
     async def turn() -> None:
         await conn._race(request())
@@ -137,7 +138,9 @@ async def test_death_noticed_after_the_answer_changes_nothing() -> None:
         return "answer"
 
     assert await conn._race(request()) == "answer"
-    await asyncio.sleep(0.01)  # the stale callback has run by now and must not have cancelled us
+    await (
+        pending_callbacks_ran()
+    )  # the stale callback was scheduled before, so it has run: it must not have cancelled us
     assert cancelling() == 0
     await timeout_still_works()
 
@@ -150,7 +153,7 @@ async def test_connection_closed_becomes_server_gone_and_the_late_callback_is_ha
 
     with pytest.raises(ServerGone, match=r"server fx stopped \(connection closed\)"):
         await conn._race(request())
-    await asyncio.sleep(0.01)
+    await pending_callbacks_ran()
     assert cancelling() == 0
     await timeout_still_works()
 
@@ -171,7 +174,7 @@ async def test_a_request_that_swallows_the_cancellation_keeps_its_answer() -> No
 
     async def request() -> str:
         try:
-            await asyncio.sleep(30)
+            await forever()
         except asyncio.CancelledError:
             return "late answer"
         return "never"
@@ -187,7 +190,7 @@ async def test_a_request_that_turns_the_cancellation_into_an_error_is_server_gon
 
     async def request() -> None:
         try:
-            await asyncio.sleep(30)
+            await forever()
         except asyncio.CancelledError:
             raise RuntimeError("transport torn down") from None
 
@@ -201,11 +204,11 @@ async def test_a_request_that_turns_the_cancellation_into_an_error_is_server_gon
 async def blocked_cleanup(cleanup_ended: asyncio.Event) -> None:
     """A request whose way out blocks, as the SDK's shielded courtesy cancel does on a full stdin pipe."""
     try:
-        await asyncio.sleep(30)
+        await forever()
     except asyncio.CancelledError:
         try:
             with anyio.move_on_after(30, shield=True):
-                await anyio.sleep(30)
+                await forever()
         finally:
             cleanup_ended.set()
         raise
@@ -241,10 +244,10 @@ async def test_a_request_that_keeps_swallowing_is_cut_short_again_and_again() ->
         nonlocal swallowed
         while swallowed < 3:
             try:
-                await asyncio.sleep(30)
+                await forever()
             except asyncio.CancelledError:
                 swallowed += 1
-        await asyncio.sleep(30)
+        await forever()
 
     with pytest.raises(TimeoutError):
         async with asyncio.timeout(0.01):
@@ -260,7 +263,7 @@ async def test_the_sdks_own_read_timeout_is_not_cut_short() -> None:
     async def request() -> None:
         nonlocal courtesy_sent
         with anyio.move_on_after(0.01):
-            await anyio.sleep(30)
+            await forever()
         await asyncio.sleep(0.3)  # the unshielded courtesy cancel, slower than the grace
         courtesy_sent = True
         raise MCPError(code=REQUEST_TIMEOUT, message="Request 'tools/call' timed out")
