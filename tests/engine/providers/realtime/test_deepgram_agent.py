@@ -26,6 +26,7 @@ from engine.providers.realtime.session import (
     UsageReport,
 )
 from engine.sessions.history import ToolCallItem, ToolResultItem
+from tests.waiting import wait_until
 
 
 def content(msg: dict[str, object]) -> dict[str, object]:
@@ -108,7 +109,7 @@ async def test_parallel_calls_run_concurrently_and_server_side_ones_are_left_alo
             ("srv", "crm_lookup", "{}", False),
         )
         got = [await asyncio.wait_for(live.fake.function_responses.get(), 5) for _ in range(2)]
-        await asyncio.sleep(0.05)
+        await live.flushed()
     assert live.fake.errors == []
     assert sorted(r["id"] for r in got) == ["a1", "a2"]
     assert all(content(r)["status"] == "success" for r in got)
@@ -154,7 +155,7 @@ async def test_cancel_before_execution_runs_nothing() -> None:
         await live.fake.cancel("c1")
         await live.fake.agent_says("Okay.", ULAW_FRAME)
         await live.wait_event(lambda e: isinstance(e, ResponseDone))
-        await asyncio.sleep(0.05)
+        await live.flushed()
     assert live.fake.errors == []
     assert live.fake.of_type("FunctionCallResponse") == []
     assert live.box.calls == []
@@ -193,7 +194,7 @@ async def test_tool_change_applied_now_and_next_turn() -> None:
         await live.session.update_tools(view, apply_now=True)
         await live.fake.wait_for(lambda m: isinstance(m, dict) and m.get("type") == "UpdateThink")
         upd = live.fake.of_type("UpdateThink")[0]
-        await asyncio.sleep(0.05)
+        await wait_until(lambda: "get_time" not in call.shown_tools, what="the agent's ThinkUpdated")
         shown_after_now = call.shown_tools
         # Next turn while the agent speaks: held until AgentAudioDone.
         await live.fake.start_speaking("Sure.")
@@ -202,17 +203,17 @@ async def test_tool_change_applied_now_and_next_turn() -> None:
         call.tool_overrides["broken_tool"] = False
         call.tools_revision += 1
         await live.session.update_tools(engine.calls.view_for(call))
-        await asyncio.sleep(0.05)
+        await live.flushed()
         held = len(live.fake.of_type("UpdateThink"))
         await live.fake.done_speaking()
         await live.fake.wait_for(lambda m: isinstance(m, dict) and m.get("type") == "UpdateThink", start=0)
-        for _ in range(50):
-            if len(live.fake.of_type("UpdateThink")) == 2 and "broken_tool" not in call.shown_tools:
-                break
-            await asyncio.sleep(0.02)
+        await wait_until(
+            lambda: len(live.fake.of_type("UpdateThink")) == 2 and "broken_tool" not in call.shown_tools,
+            what="the held UpdateThink, acknowledged",
+        )
         # The same view again sends nothing.
         await live.session.update_tools(engine.calls.view_for(call), apply_now=True)
-        await asyncio.sleep(0.05)
+        await live.flushed()
     assert live.fake.errors == []
     names = [f["name"] for f in upd["think"]["functions"]]
     assert "get_time" not in names and "get_weather" in names
@@ -387,10 +388,7 @@ async def test_operator_apply_now_reaches_the_agent_as_update_think() -> None:
     async with live_call() as live:
         live.engine.set_tool_enabled(live.call.call_id, "get_time", False, apply="now")
         upd = await live.fake.wait_for(lambda m: isinstance(m, dict) and m.get("type") == "UpdateThink")
-        for _ in range(100):
-            if "get_time" not in live.call.shown_tools:
-                break
-            await asyncio.sleep(0.01)
+        await wait_until(lambda: "get_time" not in live.call.shown_tools, what="the agent's ThinkUpdated")
         # The agent asks for the tool anyway (a stale plan): the engine rejects it and the agent is answered.
         await live.fake.request(("t1", "get_time", "{}", True))
         resp = await asyncio.wait_for(live.fake.function_responses.get(), 5)
@@ -408,7 +406,7 @@ async def test_next_turn_change_held_while_speaking_goes_out_on_barge_in() -> No
         live.call.tool_overrides["get_time"] = False
         live.call.tools_revision += 1
         await live.session.update_tools(live.engine.calls.view_for(live.call))
-        await asyncio.sleep(0.05)
+        await live.flushed()
         held = live.fake.of_type("UpdateThink")
         await live.fake.user_starts()  # the caller cuts the answer off: Deepgram sends no AgentAudioDone for it
         upd = await live.fake.wait_for(lambda m: isinstance(m, dict) and m.get("type") == "UpdateThink")
