@@ -133,6 +133,8 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
         #: The config as loaded, before the engine exists (``settings`` is the engine's once it does).
         self._loaded_settings: Settings | None = None
         self.engine_error: str | None = None
+        #: ``console.keymap`` as applied (binding id -> keys): a hidden binding can still say why it does nothing.
+        self.applied_keymap: dict[str, str] = {}
         self.engine_running = False
         #: Set once quitting began: an engine built after that is never started.
         self._quitting = False
@@ -295,9 +297,10 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
         problems = validate_keymap(keymap)
         for p in problems:
             self.notify(p, title="keymap", severity="error", timeout=10)
-        self.set_keymap(
-            {k: v for k, v in keymap.items() if not any(p.startswith(f"console.keymap.{k}:") for p in problems)}
-        )
+        self.applied_keymap = {
+            k: v for k, v in keymap.items() if not any(p.startswith(f"console.keymap.{k}:") for p in problems)
+        }
+        self.set_keymap(self.applied_keymap)
         self._sub = engine.bus.subscribe(maxsize=50_000)
         self.approvals.attach(engine)
         self.elicitations.attach(engine)
@@ -416,6 +419,12 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
         for server, error in self.glance.apply(message.events):  # a failed server rings and says so
             self.bell()
             self.notify(f"server {server} failed: {error}", title="server", severity="error", timeout=15)
+        for ev in message.events:  # a call at 80 % or 100 % of its budget (engine.usage)
+            if ev.type == "usage.budget":
+                from engine.events import describe_event
+
+                reached = getattr(ev, "level", "") == "reached"
+                self.notify(describe_event(ev), title="budget", severity="error" if reached else "warning", timeout=20)
         self.show_engine_status()
         self._dispatch(changes)
 

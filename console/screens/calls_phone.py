@@ -1,8 +1,9 @@
 """The Calls screen's phone side: the operator on a live phone call (listen, whisper, take over, hand back, transfer).
 
 Phone calls come from Asterisk; the engine's ``monitor_call`` puts the operator's sound devices (the ones chosen
-in the audio dialog) on the selected call's channel. A take-over ends the AI's part of the call (its row goes),
-so the channel being monitored is remembered here and ``b`` hands that call back even when no row is selected.
+in the audio dialog) on the selected call's channel. A taken-over call stays one live row (state ``operator``);
+the channel being monitored is remembered here, so ``b`` hands that call back even when another row is selected.
+The phone keys are offered only while a phone call is selected; pressed on any other call they say why.
 Commands run in workers (group "phone"); a refusal (not a phone call, no sound device, Asterisk said no) is a
 notification with the reason.
 """
@@ -11,7 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from textual import work
+from textual import events, work
+from textual.binding import Binding
 
 from console.screens.base import ConsoleScreen
 
@@ -58,6 +60,22 @@ class PhoneControls(ConsoleScreen):
         if action in PHONE_ACTIONS:
             return self._phone_selected()
         return super().check_action(action, parameters)
+
+    def on_key(self, event: events.Key) -> None:
+        """A phone key on a call that is not a phone call: its binding is hidden, so say why nothing happens."""
+        if event.key in self._phone_binding_keys() and not self._phone_selected():
+            event.stop()
+            event.prevent_default()
+            why = "select a live phone call first (the Line column says phone)"
+            self.notify(why, title="operator", severity="warning")
+
+    def _phone_binding_keys(self) -> set[str]:
+        keymap = self.capp.applied_keymap
+        keys: set[str] = set()
+        for b in self.BINDINGS:
+            if isinstance(b, Binding) and b.id and b.action.split("(")[0] in PHONE_ACTIONS:
+                keys.update(k.strip() for k in keymap.get(b.id, b.key).split(","))
+        return keys
 
     def _phone_selected(self) -> bool:
         """A phone call is selected (the operator's keys act on it), or the operator is on one."""
