@@ -18,17 +18,9 @@ from datetime import date, timedelta
 from num2words import num2words
 
 from engine.elicitation.schema import FormField, SchemaError, check_value
+from engine.text.spoken_numbers import TENS, read_number
 
-_UNITS = {
-    w: i
-    for i, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-        "seventeen eighteen nineteen".split()
-    )
-}
-_UNITS.update({"oh": 0, "a": 1, "an": 1, "none": 0, "nil": 0, "niner": 9})
-_TENS = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
-_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+_ZERO_WORDS = {"none": "zero", "nil": "zero"}  # numbers are read by engine.text.spoken_numbers
 _FILLER = {"and", "about", "is", "it", "its", "it's", "i", "think", "say", "make", "that", "please", "um", "uh", "er",
            "we", "are", "there", "will", "be", "of", "us", "people", "guests", "the", "number"}  # fmt: skip
 YES = ("yes", "yeah", "yep", "correct", "right", "sure", "confirm", "affirmative", "ok", "okay", "true", "indeed")
@@ -58,7 +50,7 @@ def yes_no(text: str) -> bool | None:
 
 def spoken_number(text: str) -> float | None:
     """The one number in ``text`` (digits or words); None when there is none or more than one."""
-    ws = [w for w in words(text) if w not in _FILLER or w in ("a", "an")]
+    ws = [_ZERO_WORDS.get(w, w) for w in words(text) if w not in _FILLER]
     found: list[float] = []
     i = 0
     while i < len(ws):
@@ -67,56 +59,29 @@ def spoken_number(text: str) -> float | None:
             found.append(float(w))
             i += 1
             continue
-        if w in ("minus", "negative") and i + 1 < len(ws):
-            value, used = _word_number(ws[i + 1 :])
-            if used:
-                found.append(-value)
-                i += 1 + used
-                continue
-        value, used = _word_number(ws[i:])
-        if used and not (w in ("a", "an") and used == 1):
-            found.append(value)
-            i += used
+        sign = -1 if w in ("minus", "negative") and i + 1 < len(ws) else 1
+        at = i + 1 if sign < 0 else i
+        value, used = _word_number(ws, at)
+        if used:
+            found.append(sign * value)
+            i = at + used
             continue
         i += 1
     return found[0] if len(found) == 1 else None
 
 
-def _word_number(ws: list[str]) -> tuple[float, int]:
-    """A number spelled out at the start of ``ws``: (value, words used); (0, 0) when none starts there."""
-    total, current, used, seen = 0, 0, 0, False
-    for w in ws:
-        if w in _UNITS and not (w in ("a", "an") and seen):
-            current += _UNITS[w]
-        elif w in _TENS:
-            current += _TENS[w]
-        elif w in _SCALES and seen:
-            scale = _SCALES[w]
-            if scale == 100:
-                current *= 100
-            else:
-                total += current * scale
-                current = 0
-        elif w == "and" and seen:
-            pass
-        else:
-            break
-        seen = True
-        used += 1
-    if not seen or (used == 1 and ws[0] in ("a", "an")):
+def _word_number(ws: list[str], i: int) -> tuple[float, int]:
+    """A number spelled out from ``ws[i]`` ("two point five"): (value, words used); (0, 0) when none starts there."""
+    run = read_number(ws, i)
+    if run is None:
         return 0, 0
-    value: float = total + current
-    rest = ws[used:]
-    if len(rest) >= 2 and rest[0] == "point":
-        digits = ""
-        for w in rest[1:]:
-            if w in _UNITS and _UNITS[w] < 10 and w not in ("a", "an"):
-                digits += str(_UNITS[w])
-            else:
-                break
-        if digits:
-            value = float(f"{int(value)}.{digits}")
-            used += 1 + len(digits)
+    value: float = run.value
+    used = run.used
+    if i + used + 1 < len(ws) and ws[i + used] == "point":
+        fraction = read_number(ws, i + used + 1)
+        if fraction is not None:
+            value = float(f"{run.value}.{fraction.digits}")
+            used += 1 + fraction.used
     return value, used
 
 
@@ -154,8 +119,8 @@ def _day_of_month(ws: list[str]) -> int | None:
     for i, w in enumerate(ws):
         if w in _ORDINALS:
             value = _ORDINALS[w]
-            if i > 0 and ws[i - 1] in _TENS:  # "twenty first"
-                value += _TENS[ws[i - 1]]
+            if i > 0 and ws[i - 1] in TENS:  # "twenty first"
+                value += TENS[ws[i - 1]]
             return value if 1 <= value <= 31 else None
         if w.isdigit() and 1 <= int(w) <= 31:
             return int(w)

@@ -52,8 +52,8 @@ from engine.email.spoken_words import (
     TENS,
     UNITS,
     VOCAB,
-    number_digits,
 )
+from engine.text.spoken_numbers import read_number
 
 #: Longer input is not an address someone dictated; refusing it keeps the parser's work bounded.
 MAX_SPOKEN_CHARS = 600
@@ -243,10 +243,10 @@ def _segments(tokens: list[str], at: int) -> list[_Seg]:
                 segs.extend([_Seg(_letter(nxt), "letters")] * times)
                 i += 2
                 continue
-        digits, used = number_digits(tokens, i)
-        if used:
-            segs.append(_Seg(digits, "digits"))
-            i += used
+        run = read_number(tokens, i, oh=False)
+        if run:
+            segs.append(_Seg(run.digits, "digits"))
+            i += run.used
             continue
         letter = _letter(tok)
         if letter:

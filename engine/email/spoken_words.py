@@ -1,22 +1,19 @@
 """The vocabulary of spoken e-mail addresses: symbol words, number words, letter names, filler, and the regexes.
 
 Why it exists: ``engine.email.spoken`` reads these tables; they live apart so the parser stays one readable pass
-and a new phrasing ("at the rate of", "low line") is a one-line change here. Number words are read as digits and
-joined the way people dictate them ("one two three" → 123, "nineteen eighty four" → 1984); "hundred"/"thousand"
-switch to arithmetic ("two thousand and five" → 2005). ``engine.providers.script.numbers_to_digits`` keeps words
-apart ("two d six"), which an address must not, and sits in a higher layer.
+and a new phrasing ("at the rate of", "low line") is a one-line change here. Number words are read by
+``engine.text.spoken_numbers``, the one reader every part shares, as a digit string the way people dictate them ("one
+two three" → 123, "nineteen eighty four" → 1984, "two thousand and five" → 2005); "oh" stays the letter o here.
 """
 
 from __future__ import annotations
 
 import re
 
+from engine.text.spoken_numbers import SCALES, TENS, UNITS
+
 SYMBOL_NAMES = {".": "dot", "@": "at", "_": "underscore", "-": "dash", "+": "plus", "'": "apostrophe"}
 DIGIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
-UNITS = {w: n for n, w in enumerate((*DIGIT_WORDS, "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen"))}
-UNITS |= {"sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "niner": 9}
-TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
-SCALES = {"hundred": 100, "thousand": 1000}
 _NATO_A = "alpha alfa bravo charlie delta echo foxtrot golf hotel india juliet juliett kilo lima mike november"
 _NATO_Z = "oscar papa quebec romeo sierra tango uniform victor whiskey whisky xray yankee zulu"
 NATO = {w: w[0] for w in f"{_NATO_A} {_NATO_Z}".split()}
@@ -73,39 +70,3 @@ GLUED = re.compile(r"\bdot-?(com|net|org|co|uk|io)\b")
 INNER_DOT = re.compile(r"\.(?=\w)")
 SPLIT = re.compile(r"[\s,;:!?\"()\[\]{}<>]+")
 PIECES = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*|\d+|[._+\-@']|.", re.UNICODE)
-
-
-def number_digits(tokens: list[str], i: int) -> tuple[str, int]:
-    """The digits of the number words from ``i`` and how many tokens they took ("", 0 if none)."""
-    j, words = i, list[str]()
-    while j < len(tokens):
-        tok = tokens[j]
-        after_scale = bool(words) and words[-1] in SCALES
-        follows = j + 1 < len(tokens) and (tokens[j + 1] in UNITS or tokens[j + 1] in TENS)
-        if tok in UNITS or tok in TENS or (tok in SCALES and words) or (tok == "and" and after_scale and follows):
-            words.append(tok)
-            j += 1
-        else:
-            break
-    if not words:
-        return "", 0
-    if any(w in SCALES for w in words):
-        total = current = 0
-        for w in words:
-            if w in SCALES:
-                current = max(current, 1) * SCALES[w]
-                if w == "thousand":
-                    total, current = total + current, 0
-            elif w != "and":
-                current += UNITS.get(w, 0) + TENS.get(w, 0)
-        return str(total + current), j - i
-    digits, k = "", 0
-    while k < len(words):
-        w = words[k]
-        if w in TENS and k + 1 < len(words) and 0 < UNITS.get(words[k + 1], 0) < 10:
-            digits += str(TENS[w] + UNITS[words[k + 1]])
-            k += 2
-        else:
-            digits += str(UNITS.get(w, TENS.get(w, 0)))
-            k += 1
-    return digits, j - i

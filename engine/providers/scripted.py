@@ -11,10 +11,11 @@ from typing import Any
 
 from engine.config.models import ProviderConfig
 from engine.providers.base import Provider, ProviderSession, ToolCallRequest, Turn, TurnReply
-from engine.providers.script import Intent, Script, load_script, numbers_to_digits, resolve_asset_path
+from engine.providers.script import Intent, Script, load_script, resolve_asset_path
 from engine.sessions.history import Message
 from engine.sessions.session import CallSession
 from engine.templates import prompt_values, render
+from engine.text.spoken_numbers import digits_in_text
 
 
 class ScriptedProvider(Provider):
@@ -32,7 +33,7 @@ class ScriptedProvider(Provider):
 
     def match(self, text: str) -> tuple[Intent, dict[str, str]] | None:
         candidates = [text]
-        digits = numbers_to_digits(text)
+        digits = digits_in_text(text)
         if digits != text:
             candidates.append(digits)
         for intent, patterns in self._compiled:

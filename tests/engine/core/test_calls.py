@@ -12,7 +12,7 @@ from engine.app import Engine
 from engine.calls import CallError
 from engine.config.models import Settings
 from engine.events import ToolsChanged
-from engine.providers.script import ScriptError, load_script, numbers_to_digits
+from engine.providers.script import ScriptError, load_script
 from engine.sessions.history import ToolCallItem
 from engine.tools.base import FunctionTool, ToolDefinition, ToolParameter, ToolResult
 from tests.engine.core.helpers import echo_tool, engine_with, settings_with
@@ -138,12 +138,6 @@ def test_script_errors_name_file_and_intent(tmp_path: Path) -> None:
         load_script(p)
     with pytest.raises(ScriptError, match="not found"):
         load_script(tmp_path / "missing.yaml")
-
-
-def test_numbers_to_digits() -> None:
-    assert numbers_to_digits("roll two d six") == "roll 2 d 6"
-    assert numbers_to_digits("Roll Twenty-One d a hundred") == "Roll 21 d 100"
-    assert numbers_to_digits("someone done") == "someone done"
 
 
 def test_settings_without_contexts_is_fine() -> None:
