@@ -17,6 +17,8 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.metrics_core import Metric
 
+from engine._compat.prometheus import add_to_histogram
+
 LATENCY_BUCKETS = (
     0.001,
     0.0025,
@@ -219,13 +221,9 @@ class Metrics:
                     self.tool_calls.labels(server, tool, status).inc(n)
                     tally.calls[status] = 0
             child: Any = self.tool_latency.labels(server, tool)
-            # The histogram child's own storage (observe() adds to _sum and one of _buckets, not cumulative);
             # tests/engine/core/test_metrics_tally.py holds this to what observe() gives, value by value.
-            child._sum.inc(tally.sum)
-            for i, n in enumerate(tally.buckets):
-                if n:
-                    child._buckets[i].inc(n)
-                    tally.buckets[i] = 0
+            add_to_histogram(child, tally.sum, tally.buckets)
+            tally.buckets = [0] * len(tally.buckets)
             tally.count = 0
             tally.sum = 0.0
 

@@ -16,6 +16,8 @@ import asyncio
 import sys
 from typing import Any
 
+from engine._compat.stdlib import stepping_tasks
+
 __all__ = ["current_task"]
 
 
@@ -30,6 +32,5 @@ def _current_task_311() -> asyncio.Task[Any] | None:
 if sys.version_info[:2] != (3, 11):
     current_task = asyncio.current_task
 else:  # pragma: no cover - the branch taken depends on the interpreter
-    from asyncio.tasks import _current_tasks as _stepping  # type: ignore[attr-defined]
-
+    _stepping = stepping_tasks() or {}
     current_task = _current_task_311

@@ -14,6 +14,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from engine._compat.stdlib import re_parse
+
 _MAX_DEPTH = 24
 
 _FORMAT_EXAMPLES: dict[str, str] = {
@@ -248,11 +250,8 @@ _CANDIDATES = "a0A_-. xZ9"
 
 def _from_pattern(pattern: str, path: str) -> list[str]:
     """A few candidate strings for a simple pattern: each repeat at its minimum, then a little above it."""
-    import importlib
-
-    parser: Any = importlib.import_module("re._parser")
     try:
-        parsed = parser.parse(pattern)
+        parsed = re_parse(pattern)
     except re.error as e:
         raise ProbeArgsError(f"{path}: pattern {pattern!r} is not a valid regular expression: {e}") from e
     out: list[str] = []

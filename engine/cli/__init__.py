@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
+from engine._compat.stdlib import SubParsersAction, subparser_actions
 from engine.cli import common
 
 #: Every module that adds commands, in registration order; each has ``register(subparsers)``. This is the one list:
@@ -43,14 +45,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_global_options(sub: argparse._SubParsersAction) -> None:
+def _add_global_options(sub: SubParsersAction[Any]) -> None:
     """Let --json and --config also follow the command (``ava-engine call … --json``)."""
     for p in set(sub.choices.values()):
         p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print only JSON")
         p.add_argument("--config", "-c", default=argparse.SUPPRESS, help="config file")
-        for action in p._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                _add_global_options(action)
+        for action in subparser_actions(p):
+            _add_global_options(action)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

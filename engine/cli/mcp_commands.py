@@ -13,6 +13,7 @@ import logging
 import sys
 from typing import Any
 
+from engine._compat.stdlib import subparser_actions
 from engine.cli.common import UsageError, load, print_json, running_engine
 
 log = logging.getLogger(__name__)
@@ -24,9 +25,8 @@ def _mcp_actions(sub: Any) -> Any:
     if mcp is None:
         mcp = sub.add_parser("mcp", help="MCP servers: list, test, call, calibrate")
         return mcp.add_subparsers(dest="mcp_command", metavar="ACTION", required=True, parser_class=type(mcp))
-    for action in mcp._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return action
+    for action in subparser_actions(mcp):
+        return action
     return mcp.add_subparsers(dest="mcp_command", metavar="ACTION", required=True, parser_class=type(mcp))
 
 

@@ -21,6 +21,7 @@ from mcp.client.auth import OAuthClientProvider
 from mcp.client.auth.exceptions import OAuthFlowError
 from mcp.shared.auth import OAuthClientInformationFull
 
+from engine._compat.mcp_sdk import token_endpoint
 from engine.config.models import McpServerConfig
 
 log = logging.getLogger(__name__)
@@ -77,7 +78,7 @@ async def client_known(provider: OAuthClientProvider) -> bool:
     data, headers = ctx.prepare_token_auth(data, {"Content-Type": "application/x-www-form-urlencoded"})
     try:
         async with httpx2.AsyncClient(timeout=PROBE_TIMEOUT_S) as http:
-            answer = await http.post(provider._get_token_endpoint(), data=data, headers=headers)
+            answer = await http.post(token_endpoint(provider), data=data, headers=headers)
     except httpx2.HTTPError as e:  # the sign-in itself will meet (and word) an unreachable server
         log.debug("the registration check did not get an answer: %s", type(e).__name__)
         return True

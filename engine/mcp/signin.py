@@ -79,9 +79,8 @@ class LoopbackListener:
         except OSError as e:
             await self._runner.cleanup()
             raise SignInError(f"cannot listen for the sign-in redirect on 127.0.0.1:{self._port}: {e.strerror}") from e
-        server = site._server
-        sockets = getattr(server, "sockets", None) or []
-        port = sockets[0].getsockname()[1] if sockets else self._port
+        addresses = self._runner.addresses  # (host, port) of each bound socket: the port the OS chose for 0
+        port = int(addresses[0][1]) if addresses else self._port
         self.redirect_uri = f"http://127.0.0.1:{port}{CALLBACK_PATH}"
         return self
 

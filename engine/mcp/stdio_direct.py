@@ -36,6 +36,9 @@ import mcp.client.stdio as sdk_stdio
 import mcp.types as types
 from mcp.shared.message import SessionMessage
 
+from engine._compat.anyio_streams import asyncio_writer
+from engine._compat.mcp_sdk import executable_command, spawn_stdio_process, stop_stdio_process
+
 #: Write errors of a pipe whose reader is gone (uvloop raises RuntimeError where the stdlib raises the others).
 _PIPE_GONE = (ConnectionResetError, BrokenPipeError, RuntimeError)
 
@@ -51,8 +54,7 @@ class DirectWriteStream:
 
     def __init__(self, stdin: Any, encoding: str = "utf-8", errors: str = "strict") -> None:
         self._stdin = stdin
-        writer = getattr(stdin, "_stream", None)
-        self._writer: asyncio.StreamWriter | None = writer if isinstance(writer, asyncio.StreamWriter) else None
+        self._writer: asyncio.StreamWriter | None = asyncio_writer(stdin)
         self._encoding = encoding
         self._errors = errors
         self._closed = False
@@ -189,8 +191,8 @@ async def stdio_transport(
 ) -> AsyncIterator[tuple[DirectReadStream, DirectWriteStream]]:
     """The SDK's ``stdio_client`` for ``params`` with the direct streams in place of its reader and writer tasks:
     the same spawn (through ``mcp.client.stdio``, so a hook on its spawn sees the child) and the same stop."""
-    command = await sdk_stdio._get_executable_command(params.command)
-    process = await sdk_stdio._create_platform_compatible_process(
+    command = await executable_command(params.command)
+    process = await spawn_stdio_process(
         command=command,
         args=params.args,
         env=sdk_stdio.get_default_environment() | (params.env or {}),
@@ -209,5 +211,5 @@ async def stdio_transport(
             await write.aclose()
             async with anyio.create_task_group() as tg:
                 tg.start_soon(read.drain)
-                await sdk_stdio._stop_server_process(process)
+                await stop_stdio_process(process)
                 tg.cancel_scope.cancel()

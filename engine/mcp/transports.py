@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import importlib.metadata
 import logging
 import os
 import select
@@ -33,22 +34,24 @@ from typing import Any, TextIO
 
 import anyio
 import httpx2
-import mcp.client.stdio as sdk_stdio
 from mcp import Client, StdioServerParameters
 from mcp.client import Transport
 from mcp.client.session import ElicitationFnT, MessageHandlerFnT
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server import MCPServer, Server
-from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.types import Implementation
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
+from engine._compat.mcp_sdk import SpawnFn, create_mcp_http_client, wrap_stdio_spawn
 from engine.config.models import McpServerConfig
 from engine.mcp.reaper import ChildGroups, child_env
 from engine.mcp.stdio_direct import stdio_transport
 from engine.servers.common import contain_exits
 
 log = logging.getLogger(__name__)
+#: Who the engine is to the servers it calls (their logs, their operators).
+CLIENT_INFO = Implementation(name="ava-engine", version=importlib.metadata.version("ava-console"))
 
 SpawnSink = Callable[[Any], None]
 _spawn_sink: ContextVar[SpawnSink | None] = ContextVar("ava_mcp_spawn_sink", default=None)
@@ -66,11 +69,7 @@ class TransportConfigError(ValueError):
     """A server config that cannot become a transport (bad target, unknown protocol version …)."""
 
 
-def _install_spawn_hook() -> None:
-    original = sdk_stdio._create_platform_compatible_process
-    if getattr(original, "_ava_hook", False):
-        return
-
+def _reporting(original: SpawnFn) -> SpawnFn:
     async def spawn_and_report(*args: Any, **kwargs: Any) -> Any:
         if len(args) > 2:  # (command, args, env, ...)
             args = (*args[:2], child_env(args[2]), *args[3:])
@@ -85,11 +84,10 @@ def _install_spawn_hook() -> None:
             sink(process)
         return process
 
-    spawn_and_report._ava_hook = True  # type: ignore[attr-defined]
-    sdk_stdio._create_platform_compatible_process = spawn_and_report
+    return spawn_and_report
 
 
-_install_spawn_hook()
+wrap_stdio_spawn(_reporting)
 
 
 @asynccontextmanager
@@ -277,7 +275,12 @@ def build_client(
     if on_transport_end is not None and cfg.transport in ("http", "sse"):
         server = watch_end(server, on_transport_end)
     return Client(
-        server, mode=mode, message_handler=message_handler, cache=None, elicitation_callback=elicitation_callback
+        server,
+        mode=mode,
+        message_handler=message_handler,
+        cache=None,
+        elicitation_callback=elicitation_callback,
+        client_info=CLIENT_INFO,  # servers log and show who called: the engine, not the SDK's default "mcp"
     )
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from engine._compat.portaudio import reinitialize
 from engine.voice.audio import SILENCE_DBFS, AudioFrame, StreamResampler, rms_dbfs
 from engine.voice.backend import AudioBackend, AudioUnavailable
 
@@ -97,8 +98,7 @@ def list_devices(rescan: bool = False) -> list[DeviceInfo]:
     """All PortAudio devices. ``rescan`` re-initialises PortAudio to see devices added since start-up."""
     sd = import_sounddevice()
     if rescan:
-        sd._terminate()
-        sd._initialize()
+        reinitialize(sd)
     apis = sd.query_hostapis()
     out = []
     for i, d in enumerate(sd.query_devices()):
