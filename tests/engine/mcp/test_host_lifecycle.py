@@ -135,3 +135,14 @@ async def test_ready_waits_for_eager_servers(make_engine: Any) -> None:
     assert not ok and reason == "waiting for MCP servers: slow"
     await starting
     assert ready_state(engine) == (True, "")
+
+
+async def test_servers_see_the_engine_by_its_name_in_both_protocol_eras(make_engine: Any) -> None:
+    """A server's logs and its operator see which client called (``clientInfo``): the engine, not the SDK default."""
+    from engine import __version__
+
+    who = {"transport": "inprocess", "target": "tests.fixtures.mcp_servers.inproc:who"}
+    engine = await make_engine(settings({"new": who, "old": {**who, "mode": "legacy"}}))
+    for server in ("new", "old"):
+        r = await call(engine, f"mcp_{server}_who", {})
+        assert (r.status, r.message) == ("success", f"ava-engine {__version__}"), server
