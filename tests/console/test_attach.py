@@ -31,6 +31,7 @@ from engine.events import (
 )
 from tests.console.helpers import record_notifications
 from tests.console.remote_double import InProcessRemote
+from tests.waiting import wait_until
 
 ENGINES = ("e1", "e2", "e3")
 
@@ -117,11 +118,7 @@ async def test_link_posts_events_before_the_engine_change_that_follows_them_and_
     try:
 
         async def until(pred: Any) -> None:
-            for _ in range(200):
-                if pred():
-                    return
-                await asyncio.sleep(0.01)
-            raise AssertionError(f"not posted: {posted}")
+            await wait_until(pred, what=f"a message the console posts (posted: {posted})")
 
         await until(lambda: any(isinstance(p, EnginesChanged) and p.lost for p in posted))
         kinds = [("events" if isinstance(p, EventBatch) else "lost" if p.lost else "joined" if p.joined else "link")

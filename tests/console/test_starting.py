@@ -7,7 +7,6 @@ worker at each step (a ``threading.Event``) so the starting states can be looked
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import threading
 from pathlib import Path
@@ -23,6 +22,7 @@ from console.app import AvaConsole
 from console.screens.calls import STARTING_NOTE
 from engine.config import Settings
 from tests.console.helpers import record_notifications
+from tests.waiting import wait_until
 
 FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "mcp_servers" / "fixture_server.py"
 STILL_STARTING = "the engine is still starting"
@@ -147,9 +147,6 @@ async def test_quit_before_the_engine_is_built_never_starts_it(
         await wait(pilot, gate.reached.is_set)
         await app.action_quit()
     gate.open()  # the worker builds the engine after the app has gone: it must not start it
-    for _ in range(200):
-        if built:
-            break
-        await asyncio.sleep(0.05)
+    await wait_until(lambda: built, what="the worker building the engine")
     assert len(built) == 1
     assert app.engine is None and not built[0].started and not len(built[0].tasks)
