@@ -16,6 +16,7 @@ from engine.sessions.history import Message, ToolCallItem
 from engine.sessions.session import CallSession
 from engine.sessions.steering import MAX_STEER_CHARS, clean_steer_text, is_steering
 from tests.engine.core.helpers import echo_tool, engine_with, settings_with
+from tests.waiting import wait_until
 
 
 def _engine(tmp_path: Path) -> Engine:
@@ -91,10 +92,7 @@ async def test_a_whisper_waits_for_the_next_turn_when_its_turn_is_abandoned(tmp_
     call = await engine.start_call("c")
     await engine.whisper(call.call_id, "Speak like a pirate.")
     turn = asyncio.create_task(engine.user_said(call.call_id, "look"))
-    for _ in range(200):
-        if call.history.pending_tool_calls():
-            break
-        await asyncio.sleep(0.01)
+    await wait_until(call.history.pending_tool_calls, what="the turn's tool call")
     assert call.whispers == []  # the turn in flight has it
     assert engine.calls.cancel_turn(call.call_id)  # barge-in: that answer is never given
     with pytest.raises(asyncio.CancelledError):
@@ -107,10 +105,7 @@ async def test_a_say_now_line_stays_in_the_history_when_its_turn_is_redone(tmp_p
     engine = engine_with(settings_with(tmp_path, intents, ["slow"]), echo_tool("slow", delay=0.5))
     call = await engine.start_call("c")
     turn = asyncio.create_task(engine.user_said(call.call_id, "look"))
-    for _ in range(200):
-        if call.history.pending_tool_calls():
-            break
-        await asyncio.sleep(0.01)
+    await wait_until(call.history.pending_tool_calls, what="the turn's tool call")
     await engine.say_now(call.call_id, "Bear with me, traveller.")
     assert engine.set_tool_enabled(call.call_id, "hangup_call", False, apply="now")  # the turn is redone
     await turn

@@ -24,6 +24,7 @@ import yaml
 
 from tests.engine.email.conftest import mail_settings
 from tests.engine.email.smtp_fixture import SmtpServer
+from tests.waiting import wait_until_sync
 
 DRIVER = Path(__file__).parent / "engine_driver.py"
 ROOT = Path(__file__).resolve().parents[3]
@@ -83,9 +84,7 @@ def test_smtp_down_while_20_calls_end_across_a_sigkill(tmp_path: Path) -> None:
         _wait_line(second, "done")
         assert _counts(db).get("sent", 0) == 0
         smtp.start()  # the server comes back
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and _counts(db).get("sent", 0) < 20:
-            time.sleep(0.1)
+        wait_until_sync(lambda: _counts(db).get("sent", 0) >= 20, within=60, what="all 20 mails sent")
         counts = _counts(db)
     finally:
         second.kill()

@@ -5,7 +5,6 @@ its grace) nothing waits any more; a client that is no approver never makes a ca
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from engine.remote.redis_client import RedisEngines
 from tests.engine.http.helpers import AUTH, TOKEN, http_of, send
 from tests.engine.http.test_approvals_http import Runs, call
 from tests.engine.store.redis_peer import RedisServer
+from tests.waiting import wait_until
 
 
 def settings(tmp_path: Path, **engine: Any) -> Settings:
@@ -35,10 +35,7 @@ def settings(tmp_path: Path, **engine: Any) -> Settings:
 
 
 async def until(check: Callable[[], bool], what: str, within_s: float = 20.0) -> None:
-    deadline = time.monotonic() + within_s
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.02)
+    await wait_until(check, within=within_s, what=what)
 
 
 @pytest.fixture

@@ -26,6 +26,7 @@ from engine.recorder.files import enforce_retention, find_recording, list_record
 from engine.recorder.writer import RecordingWriter
 from engine.redact import Redactor
 from tests.engine.core.helpers import echo_tool, settings_with
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[3]
 ECHO = [{"name": "echo", "args": {"text": "{text}"}}]
@@ -206,13 +207,11 @@ async def test_a_voice_call_keeps_caller_and_agent_audio_as_wav(tmp_path: Path) 
     async with Engine(s) as engine:
         phone = engine.softphone(factory)
         call_id = await phone.start("desk")
-        async with asyncio.timeout(20):
-            while not made[0].played:  # noqa: ASYNC110 - the greeting is being played
-                await asyncio.sleep(0.02)
+        await wait_until(lambda: made[0].played, within=20, what="the greeting being played")
         made[0].feed((np.sin(np.arange(16000) / 5) * 8000).astype(np.int16))  # one second of tone
-        async with asyncio.timeout(20):
-            while not made[0].mic.empty() or phone.state == "speaking":  # noqa: ASYNC110
-                await asyncio.sleep(0.02)
+        await wait_until(
+            lambda: made[0].mic.empty() and phone.state != "speaking", within=20, what="the tone heard and answered"
+        )
         await phone.end()
     path = find_recording(tmp_path / "rec", call_id)
     assert path is not None
@@ -235,10 +234,10 @@ async def test_calls_made_by_the_voice_driver_factory_record_audio_too(tmp_path:
         call = voice_call(engine, backend, "desk")
         assert call.backend is not backend  # the recorder's tap around it
         task = asyncio.create_task(call.run())
-        async with asyncio.timeout(20):
-            # a quarter second of the greeting has been played (on a loaded machine the first chunk alone is short)
-            while sum(f.samples.size for f in backend.played) < 4000:  # noqa: ASYNC110
-                await asyncio.sleep(0.02)
+        # a quarter second of the greeting has been played (on a loaded machine the first chunk alone is short)
+        await wait_until(
+            lambda: sum(f.samples.size for f in backend.played) >= 4000, within=20, what="a quarter second played"
+        )
         call.stop("done")
         await task
         offline = WavBackend(None, tmp_path / "out.wav")  # a file-to-file call: its audio is on disk already

@@ -12,14 +12,11 @@ from emulator import AriEmulator
 from engine.events import CallEnded
 from engine.tools.base import FunctionTool, ToolDefinition, ToolExecutionContext, ToolResult
 from tests.engine.telephony.phone import desk_engine, speech, until_quiet
+from tests.waiting import wait_until
 
 
 async def eventually(condition: Callable[[], bool], within_s: float = 10.0) -> None:
-    for _ in range(int(within_s / 0.05)):
-        if condition():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("the condition never became true")
+    await wait_until(condition, within=within_s)
 
 
 def slow_order_tool(started: asyncio.Event, finished: list[str]) -> FunctionTool:
@@ -56,8 +53,7 @@ async def test_caller_hangs_up_mid_tool_releases_everything(tmp_path: Path) -> N
                     if isinstance(e, CallEnded):
                         assert e.reason == "caller hung up"
                         break
-            await asyncio.sleep(0.2)
-            assert engine.live_calls() == []
+            await wait_until(lambda: engine.live_calls() == [], what="the ended call to leave the live calls")
         assert finished in (["cancelled"], ["completed"])
         assert emu.world.leftovers() == {"channels": [], "bridges": []}
         assert emu.violations == []

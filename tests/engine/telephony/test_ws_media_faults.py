@@ -18,6 +18,7 @@ from engine.config.models import AsteriskConfig
 from engine.events import CallEnded
 from engine.telephony.ws_media import WsMedia, media_url
 from tests.engine.voice.helpers import DEMO_CONFIG, demo_settings
+from tests.waiting import wait_until
 
 AUTH = {"Authorization": aiohttp.encode_basic_auth("ava", "ari-secret")}
 WS = "app=ava&format=ulaw&transport=websocket&encapsulation=none"
@@ -100,7 +101,6 @@ async def test_media_socket_lost_mid_call_ends_the_call_and_releases_everything(
                 async for e in sub:
                     if isinstance(e, CallEnded):
                         break
-            await asyncio.sleep(0.2)
-            assert engine.live_calls() == []
+            await wait_until(lambda: engine.live_calls() == [], what="the ended call to leave the live calls")
         assert emu.world.leftovers() == {"channels": [], "bridges": []}
         assert emu.violations == []

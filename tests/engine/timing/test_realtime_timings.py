@@ -19,6 +19,7 @@ from engine.voice.pipeline import CallState
 from engine.voice.realtime_call import RealtimeVoiceCall
 from tests.fixtures.audio_backends import FeedBackend
 from tests.fixtures.realtime_scripted import provider_of, scripted_tools, use_scripted_realtime
+from tests.waiting import wait_until
 
 
 @pytest.fixture
@@ -33,9 +34,7 @@ def engine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Engine:
 
 
 async def _until(pred: Callable[[], bool]) -> None:
-    async with asyncio.timeout(10.0):
-        while not pred():  # noqa: ASYNC110 - polls the driver's state
-            await asyncio.sleep(0.005)
+    await wait_until(pred, what="the driver's state")
 
 
 async def _call(engine: Engine) -> tuple[RealtimeVoiceCall, asyncio.Task[str], Any]:

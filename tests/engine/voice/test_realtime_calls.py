@@ -4,7 +4,6 @@ the turn hooks, the next-turn view push, apply-now, a refused update, and what a
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from engine.sessions.history import ToolCallItem
 from engine.sessions.session import CallError, CallSession
 from engine.tools.base import FunctionTool, LatencyMeta, ToolDefinition, ToolExecutionContext, ToolResult
 from tests.fixtures.realtime_scripted import ScriptedRealtimeSession, scripted_tools, use_scripted_realtime
+from tests.waiting import wait_until
 
 
 def _settings(tmp_path: Path, **options: Any) -> Settings:
@@ -160,9 +160,7 @@ async def test_apply_now_pushes_the_view_at_once_and_a_refusal_keeps_the_call(en
         session, live = await _start(engine)
         cid = session.call_id
         assert engine.set_tool_enabled(cid, "get_weather", False, apply="now") is True
-        async with asyncio.timeout(5):
-            while not live.updates:  # noqa: ASYNC110 - the push runs as an engine task
-                await asyncio.sleep(0.01)
+        await wait_until(lambda: live.updates, what="the tools push (an engine task)")
         assert live.updates == [(frozenset({"get_time"}), True)]
         assert any(e.apply == "now" for e in _of(sub.drain(), ToolsChanged))
         live.update_error = "session.update rejected"

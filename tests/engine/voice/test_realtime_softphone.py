@@ -4,7 +4,6 @@ hangs up."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from engine.voice.realtime_call import RealtimeVoiceCall
 from engine.voice.softphone import Softphone
 from tests.fixtures.audio_backends import FeedBackend
 from tests.fixtures.realtime_scripted import provider_of, scripted_tools, use_scripted_realtime
+from tests.waiting import wait_until
 
 
 def _settings() -> Settings:
@@ -33,9 +33,7 @@ def _settings() -> Settings:
 
 async def _until(pred: Callable[[], bool]) -> None:
     """Poll a condition the code under test has no event for (bounded: 10 s)."""
-    async with asyncio.timeout(10.0):
-        while not pred():  # noqa: ASYNC110
-            await asyncio.sleep(0.01)
+    await wait_until(pred)
 
 
 async def test_softphone_runs_a_realtime_voice_call(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from engine.voice.softphone import Softphone
 from engine.voice.stt import Recognizer
 from engine.voice.tts import Synthesizer
 from tests.fixtures.audio_backends import FeedBackend
+from tests.waiting import wait_until
 
 SCRIPT = """
 greeting: "Hi."
@@ -62,9 +63,7 @@ def _factory(made: list[FeedBackend]) -> Callable[[DeviceSpec, DeviceSpec, int, 
 
 async def _until(pred: Callable[[], bool]) -> None:
     """Poll a condition the code under test has no event for (bounded: 10 s)."""
-    async with asyncio.timeout(10.0):
-        while not pred():  # noqa: ASYNC110
-            await asyncio.sleep(0.01)
+    await wait_until(pred)
 
 
 async def test_push_to_talk_call_with_states_levels_and_mute(tmp_path: Path, recognizer: Recognizer) -> None:
