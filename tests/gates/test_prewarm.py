@@ -16,16 +16,14 @@ import pytest
 
 from tests.fixtures.mcp_servers._prewarm import socket_path
 from tests.fixtures.prewarm import SERVERS, listening
+from tests.waiting import wait_until_sync
 
 PROBE = str(SERVERS / "prewarm_probe.py")
 
 
 @pytest.fixture(autouse=True)
 def _fork_server_up() -> None:
-    deadline = time.monotonic() + 30
-    while not listening(socket_path()):
-        assert time.monotonic() < deadline, "the test run's fork server never listened"
-        time.sleep(0.05)
+    wait_until_sync(lambda: listening(socket_path()), within=30, what="the test run's fork server listening")
 
 
 def _start(*args: str, **env: str) -> tuple[subprocess.Popen[str], int, list[str]]:

@@ -14,9 +14,10 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
+
+from tests.waiting import wait_until_sync
 
 ROOT = Path(__file__).resolve().parents[2]
 ENGINE_BIN = str(ROOT / ".venv" / "bin" / "ava-engine")
@@ -80,12 +81,7 @@ def test_saving_the_config_reloads_it_without_sighup(tmp_path: Path) -> None:
         first = json.loads(proc.stdout.readline())
         assert first["servers"] == {"fx": "up"}
         _save(cfg, CONFIG.replace("    fx:   # the fixture", "    fx2:   # renamed"))
-        deadline = time.monotonic() + 20
-        ids = _ids(first["http"])
-        while ids != ["fx2"] and time.monotonic() < deadline:
-            time.sleep(0.1)
-            ids = _ids(first["http"])
-        assert ids == ["fx2"]
+        wait_until_sync(lambda: _ids(first["http"]) == ["fx2"], within=20, what="the renamed server listed")
     finally:
         proc.send_signal(signal.SIGTERM)
         _out, err = proc.communicate(timeout=20)

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.waiting import wait_until_sync
+
 ROOT = Path(__file__).resolve().parents[2]
 ENGINE_BIN = str(ROOT / ".venv" / "bin" / "ava-engine")
 FIXTURES = ROOT / "tests" / "fixtures" / "mcp_servers"
@@ -61,11 +63,7 @@ def descendants(root: int) -> dict[int, str]:
 
 
 def wait_for(predicate: object, limit_s: float, what: str) -> None:
-    deadline = time.monotonic() + limit_s
-    while not predicate():  # type: ignore[operator]
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not reached in {limit_s} s: {what}")
-        time.sleep(0.05)
+    wait_until_sync(predicate, within=limit_s, what=what)  # type: ignore[arg-type]
 
 
 HUNG = f"""engine:
