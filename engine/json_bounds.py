@@ -15,8 +15,9 @@ import json
 import re
 from typing import Any
 
-# A JSON string (skipped whole, escapes included) or one bracket.
-_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+# A JSON string, skipped whole (escapes included; unrolled so it matches in linear time; an unterminated one runs to
+# the end), or one bracket.
+_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]', re.DOTALL)
 #: A surrogate in a ``str``, or the JSON escape of one (``\\udXXX``, X in 8-f): only text with one needs a repair.
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
@@ -34,20 +35,26 @@ class JsonBoundsError(ValueError):
         self.detail = detail
 
 
-def nesting_exceeds(text: str, limit: int) -> bool:
-    """Whether the JSON ``text`` nests arrays/objects deeper than ``limit`` (brackets inside strings ignored)."""
-    if text.count("[") + text.count("{") <= limit:
-        return False
+def too_deep_at(text: str, limit: int) -> int | None:
+    """Where the JSON ``text`` first nests arrays/objects deeper than ``limit``: the index of that bracket, or None
+    (brackets inside strings ignored; no recursion). The one depth scanner: tool arguments, request bodies, sockets."""
+    if text.count("[") + text.count("{") <= limit:  # cannot nest deeper than its opening brackets
+        return None
     depth = 0
     for m in _TOKENS.finditer(text):
-        ch = text[m.start()]
-        if ch in "[{":
+        c = m.group()
+        if c == "[" or c == "{":
             depth += 1
             if depth > limit:
-                return True
-        elif ch in "]}":
+                return m.start()
+        elif c == "]" or c == "}":
             depth -= 1
-    return False
+    return None
+
+
+def nesting_exceeds(text: str, limit: int) -> bool:
+    """Whether the JSON ``text`` nests arrays/objects deeper than ``limit`` (``too_deep_at`` found a place)."""
+    return too_deep_at(text, limit) is not None
 
 
 def loads_bounded(text: str, max_depth: int) -> Any:

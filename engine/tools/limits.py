@@ -11,10 +11,11 @@ iterative walk. Messages that echo input go through ``clip``.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from engine.json_bounds import too_deep_at
 
 #: Longest excerpt of user input echoed in a message (names, values, keys, parser excerpts).
 ECHO_LIMIT = 80
@@ -63,30 +64,16 @@ def clip_repr(text: str, limit: int = ECHO_LIMIT) -> str:
     return f"{text[:limit]!r}… ({len(text):,} characters)"
 
 
-# A JSON string (unrolled so it matches in linear time; an unterminated one runs to the end) or a bracket.
-_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]', re.DOTALL)
-
-
 def check_text(text: str, limits: Limits = DEFAULT_LIMITS) -> None:
     """Bound raw JSON text before parsing: total size, then bracket depth (strings skipped). No recursion."""
     n = len(text)
     if n > limits.max_size:
         raise LimitExceeded(f"arguments are {n:,} characters of JSON (limit {limits.max_size:,})")
-    # n characters cannot nest deeper than n / 2, nor deeper than their opening brackets: skip the scan then.
-    if n <= 2 * limits.max_depth or text.count("[") + text.count("{") <= limits.max_depth:
-        return
-    depth = 0
-    for m in _TOKENS.finditer(text):
-        c = m.group()
-        if c == "[" or c == "{":
-            depth += 1
-            if depth > limits.max_depth:
-                raise LimitExceeded(
-                    f"nested more than {limits.max_depth} levels deep (limit {limits.max_depth}) "
-                    f"at character {m.start() + 1:,}"
-                )
-        elif c == "]" or c == "}":
-            depth -= 1
+    at = too_deep_at(text, limits.max_depth)
+    if at is not None:
+        raise LimitExceeded(
+            f"nested more than {limits.max_depth} levels deep (limit {limits.max_depth}) at character {at + 1:,}"
+        )
 
 
 def text_needs_walk(text: str, limits: Limits = DEFAULT_LIMITS) -> bool:
