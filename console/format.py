@@ -75,6 +75,13 @@ def duration(seconds: float) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
+def cost_text(cost: float | None) -> str:
+    """A call's cost: "-" when it has no price (or no usage yet), cents below a dollar shown to the hundredth."""
+    if cost is None:
+        return "-"
+    return f"${cost:.4f}" if cost < 1 else f"${cost:.2f}"
+
+
 def status_text(status: str) -> Text:
     icon, style = STATUS_STYLE.get(status, ("?", "white"))
     return Text(f"{icon} {status}", style=style)

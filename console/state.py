@@ -46,6 +46,8 @@ class CallRow:
     tools_note: str = ""
     #: The operator on this phone call (``call.monitor_changed``): listen, whisper_*, takeover; "" when not.
     operator: str = ""
+    #: What the call has cost so far (``usage.updated``, ``call.usage``), US dollars; None: unpriced or no usage yet.
+    cost: float | None = None
 
 
 @dataclass
@@ -219,6 +221,7 @@ class ConsoleState:
         from engine.events import (
             CallEnded,
             CallStarted,
+            CallUsage,
             ConfigReloaded,
             ElicitationResolved,
             ElicitationWaiting,
@@ -231,6 +234,7 @@ class ConsoleState:
             ToolRequested,
             ToolsChanged,
             TranscriptAdded,
+            UsageUpdated,
         )
 
         if isinstance(ev, CallStarted):
@@ -324,6 +328,10 @@ class ConsoleState:
             ch.servers.add(ev.server)
         elif isinstance(ev, ConfigReloaded):
             ch.config_reloaded = True
+        elif isinstance(ev, UsageUpdated | CallUsage):  # the Cost column and the call's total
+            if (row := self.call_or_ended(ev.call_id)) is not None:
+                row.cost = (ev.total_cost if isinstance(ev, UsageUpdated) else ev.cost) if ev.priced else None
+                self._changed(ev.call_id, ch)
         elif ev.type.startswith(("call.transfer_", "call.monitor_")):  # the Line column shows them
             call_id = getattr(ev, "call_id", None)
             if call_id in self.calls:

@@ -18,7 +18,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import DataTable, Header, Input
 
-from console.format import duration, tier_text
+from console.format import cost_text, duration, tier_text
 from console.orders import call_label, toggle_tool
 from console.screens.calls_approvals import ApprovalControls
 from console.screens.calls_history import CallHistory
@@ -48,7 +48,7 @@ def line_text(info: CallInfo | None) -> str:
 
 #: Under the calls table while the engine is being built and its servers start.
 STARTING_NOTE = "engine starting… calls show here once it runs"
-CALL_COLUMNS = ("Call", "Caller", "Context", "Provider", "Tier", "Why", "Duration", "State", "Line")
+CALL_COLUMNS = ("Call", "Caller", "Context", "Provider", "Tier", "Why", "Duration", "Cost", "State", "Line")
 #: An attached console's (``--attach``): whose call it is first; the Call column then shows the engine's own id.
 ATTACHED_COLUMNS = ("Engine", *CALL_COLUMNS)
 
@@ -130,6 +130,7 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
             tier_text(row.tier),
             why,
             duration(self.capp.clock.now() - row.started_at),
+            cost_text(row.cost),
             state_text(state, session.transfer if session is not None else None, row.operator),
             "-" if self.capp.attached else line_text(session),
         ]
@@ -229,6 +230,8 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
             return
         if selected in changes.transcripts:
             self._append_transcript(selected)
+        if selected in changes.calls_changed:  # its cost, in the transcript's title
+            self._set_title(selected)
         if selected in changes.tools_changed or selected in changes.calls_removed or changes.config_reloaded:
             self._show_tools(selected)
         if selected in changes.calls_removed:

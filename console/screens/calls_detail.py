@@ -18,7 +18,7 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widgets import DataTable, Label
 
-from console.format import latency, status_text
+from console.format import cost_text, latency, status_text
 from console.orders import call_label
 from console.screens.base import ConsoleScreen
 from console.state import Invocation
@@ -116,7 +116,8 @@ class CallDetail(ConsoleScreen):
             title.update("Transcript — no call selected (Ctrl+N starts a test call)")
         else:
             ended = f" — ended: {row.end_reason}" if row.state == "ended" else ""
-            title.update(f"Transcript — {call_label(row.call_id)} ({row.context}){ended}")
+            cost = f" · {cost_text(row.cost)}" if row.cost is not None else ""
+            title.update(f"Transcript — {call_label(row.call_id)} ({row.context}){cost}{ended}")
 
     def _show_call(self, call_id: str | None) -> None:
         self._set_title(call_id)

@@ -17,7 +17,7 @@ from textual import work
 from textual.widgets import DataTable
 
 from console.attach import engine_of, local_id
-from console.format import duration
+from console.format import cost_text, duration
 from console.screens.calls_detail import CallDetail
 from console.state import REPLAYING, CallRow
 
@@ -53,6 +53,7 @@ class CallHistory(CallDetail):
         return [
             *(Text(c, style=ENDED_STYLE) for c in cells),
             Text(took, style=ENDED_STYLE),
+            Text(cost_text(row.cost), style=ENDED_STYLE),
             state,
             Text("", style=ENDED_STYLE),
         ]

@@ -58,7 +58,7 @@ async def test_an_ended_call_stays_dimmed_newest_first_with_history_and_export(c
         calls = app.screen.query_one("#calls", DataTable)
         await wait(pilot, lambda: first in calls.rows)
         row = calls.get_row(first)
-        assert str(row[7]).startswith("ended: ") and all(isinstance(c, Text) and c.style == "dim" for c in row)
+        assert str(row[8]).startswith("ended: ") and all(isinstance(c, Text) and c.style == "dim" for c in row)
         second = await _scripted_call(app, pilot, wait)
         await pilot.press("ctrl+n")  # a live call as well: it comes first, then the ended ones, newest first
         await wait(pilot, lambda: len(app.state.calls) == 1)
