@@ -3,8 +3,9 @@
 Every save in the console goes through ``save_document``: nothing is written until the operator has seen the
 diff and said yes; the file write runs in a thread worker and the reload in the app's loop (group "config").
 Secrets never show in a diff: values the caller names in ``hide`` (credentials the operator chose to keep in the
-YAML) are masked, and ``before_write`` (e.g. putting moved credentials into the keyring) runs only after the yes,
-in the same thread as the write, so a refusal or a keyring failure writes nothing.
+YAML) are masked by the engine's ``Redactor`` in every form it knows (inside JSON text too), and ``before_write``
+(e.g. putting moved credentials into the keyring) runs only after the yes, in the same thread as the write, so a
+refusal or a keyring failure writes nothing.
 """
 
 from __future__ import annotations
@@ -13,19 +14,11 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from console.screens.modals import DiffScreen
+from engine import Redactor
 
 if TYPE_CHECKING:
     from console.app import AvaConsole
     from engine.config import ConfigDocument, Settings
-
-HIDDEN = "•••••• (hidden)"
-
-
-def masked_diff(diff: str, hide: Iterable[str]) -> str:
-    """``diff`` with every value of ``hide`` replaced (longest first, so a value inside another cannot leak)."""
-    for value in sorted({v for v in hide if v}, key=len, reverse=True):
-        diff = diff.replace(value, HIDDEN)
-    return diff
 
 
 def save_document(
@@ -51,7 +44,7 @@ def save_document(
         else:
             app.notify("not saved: the file is unchanged", title="config")
 
-    app.push_screen(DiffScreen(title, masked_diff(diff, hide)), answered)
+    app.push_screen(DiffScreen(title, Redactor(hide)(diff)), answered)
 
 
 def _write(

@@ -5,7 +5,6 @@ The clock is injectable so snapshot tests render the same screen every run (no t
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -39,9 +38,6 @@ SERVER_STYLE: dict[str, tuple[str, str]] = {
 }
 
 TIER_STYLE = {"fast": "cyan", "standard": "green", "deep": "magenta", "auto": "grey70"}
-
-SECRET_KEY_RE = re.compile(r"(pass(word)?|secret|token|api[_-]?key|auth|credential|private)", re.I)
-MASK = "••••••"
 
 
 class Clock:
@@ -100,29 +96,6 @@ def latency(ms: float | None) -> str:
     if ms is None:
         return "…"
     return f"{ms:.0f} ms" if ms >= 1 else "<1 ms"
-
-
-def mask_secrets(value: Any, secrets: Iterable[str] = ()) -> Any:
-    """A copy of ``value`` with secret-looking keys and every known secret value masked."""
-    known = sorted({s for s in secrets if s}, key=len, reverse=True)
-
-    def scrub(text: str) -> str:
-        for s in known:
-            text = text.replace(s, MASK)
-        return text
-
-    def walk(node: Any, key: str = "") -> Any:
-        if key and SECRET_KEY_RE.search(key) and node not in (None, ""):
-            return MASK
-        if isinstance(node, dict):
-            return {k: walk(v, str(k)) for k, v in node.items()}
-        if isinstance(node, list | tuple):
-            return [walk(v) for v in node]
-        if isinstance(node, str):
-            return scrub(node)
-        return node
-
-    return walk(value)
 
 
 def pretty(value: Any) -> str:

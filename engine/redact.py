@@ -30,6 +30,8 @@ _T = TypeVar("_T")
 MASK = "••••••"
 #: Shorter values are not masked (see the module docstring).
 MIN_SECRET_LENGTH = 4
+#: Key names whose values an operator's view hides, known secrets or not (a password a model passes as an argument).
+SECRET_KEY_RE = re.compile(r"(pass(word)?|secret|token|api[_-]?key|auth|credential|private)", re.I)
 
 
 def secret_values(model: Any) -> set[str]:
@@ -123,6 +125,11 @@ class Redactor:
             return node
         return cast(_T, self._walk(node, 0))
 
+    def for_display(self, node: Any) -> Any:
+        """``node`` as an operator's view shows it: ``value`` (known secrets masked in every form), and every
+        non-empty value under a secret-sounding key (``SECRET_KEY_RE``) masked too, known or not."""
+        return self.value(_mask_keys(node, 0))
+
     def _surely_clean(self, node: Any) -> bool:
         cores = self._cores
         if cores is None:
@@ -187,6 +194,21 @@ class Redactor:
             if not (cores.search(v) is None if v.__class__ is str else self._surely_clean(v)):
                 return cast(_T, self._dataclass(event, 0))
         return event
+
+
+def _mask_keys(node: Any, depth: int) -> Any:
+    if depth > 200:  # as in Redactor._walk: deeper than any real value, keep no text of it
+        return MASK
+    if isinstance(node, dict):
+        return {
+            k: MASK
+            if isinstance(k, str) and SECRET_KEY_RE.search(k) and v not in (None, "")
+            else _mask_keys(v, depth + 1)
+            for k, v in node.items()
+        }
+    if isinstance(node, list | tuple):
+        return [_mask_keys(v, depth + 1) for v in node]
+    return node
 
 
 class RedactingFilter(logging.Filter):

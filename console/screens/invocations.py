@@ -16,12 +16,13 @@ from textual.widgets import DataTable, Header, Input, Label, Static
 
 from console.attach import engine_of, local_id
 from console.crash_guard import ContainErrors
-from console.format import latency, mask_secrets, pretty, status_text
+from console.format import latency, pretty, status_text
 from console.screens.base import ConsoleScreen
 from console.state import Changes, Invocation
 from console.widgets.footer import KeyFooter
 from console.widgets.keybar import KeyBar
 from console.widgets.tables import ConsoleTable, cursor_key
+from engine import Redactor
 
 if TYPE_CHECKING:
     from console.app import AvaConsole
@@ -58,7 +59,7 @@ class InvocationDetail(ContainErrors, ModalScreen[None]):
     def __init__(self, inv: Invocation, secrets: set[str]) -> None:
         super().__init__()
         self.inv = inv
-        self.secrets = secrets
+        self.redactor = Redactor(secrets)
 
     def compose(self) -> ComposeResult:
         i = self.inv
@@ -70,10 +71,10 @@ class InvocationDetail(ContainErrors, ModalScreen[None]):
             head.append("   cache hit" if i.cache_hit else "")
             yield Static(head)
             yield Label("Arguments", classes="section-title")
-            yield Static(pretty(mask_secrets(i.arguments, self.secrets)), id="detail-args", markup=False)
+            yield Static(pretty(self.redactor.for_display(i.arguments)), id="detail-args", markup=False)
             yield Label("Result", classes="section-title")
             result = {"status": i.status, "message": i.message, "data": i.data}
-            yield Static(pretty(mask_secrets(result, self.secrets)), id="detail-result", markup=False)
+            yield Static(pretty(self.redactor.for_display(result)), id="detail-result", markup=False)
             yield Label("Esc closes", classes="muted")
 
 
