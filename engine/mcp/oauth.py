@@ -134,6 +134,8 @@ class EngineOAuth(OAuthClientProvider):
         self.pre_registered = pre_registered(cfg, redirect_uri)
         #: The authorization server answered ``invalid_client`` for the stored registration (now dropped).
         self.client_forgotten = False
+        #: This flow registered the client (a registration just made needs no check that the server knows it).
+        self.registered_now = False
         #: The scopes a 403 ``insufficient_scope`` of the last request asked for (step-up), else None.
         self._step_up: str | None = None
         super().__init__(
@@ -206,6 +208,7 @@ class EngineOAuth(OAuthClientProvider):
         ctx = self.context
         if (
             self.pre_registered is not None
+            or self.registered_now
             or ctx.client_info is None
             or ctx.client_info.client_id == ctx.client_metadata_url
         ):
@@ -246,6 +249,7 @@ class EngineOAuth(OAuthClientProvider):
             while True:
                 waiting_on = None if outgoing is request else outgoing
                 if self.interactive and self._registering(outgoing):  # register for every scope wanted
+                    self.registered_now = True
                     ctx = self.context
                     ctx.client_metadata.scope = union_scopes(ctx.client_metadata.scope, self.wanted_scope())
                     base = ctx.get_authorization_base_url(ctx.server_url)
