@@ -57,7 +57,13 @@ async def probe_server(server_id: str, cfg: McpServerConfig, services: HostServi
                 report["timings_ms"]["list_tools"] = round((time.perf_counter() - t) * 1000, 2)
             names = services.names.preview(server_id, cfg, [t.name for t in listed])
             report["tools"] = [
-                {"name": t.name, "exposed_name": names[t.name], "description": t.description or ""} for t in listed
+                {
+                    "name": t.name,
+                    "exposed_name": names[t.name],
+                    "description": t.description or "",
+                    "input_schema": t.input_schema,
+                }
+                for t in listed
             ]
             report["ok"] = True
     except TimeoutError:
