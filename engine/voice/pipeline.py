@@ -43,6 +43,7 @@ from engine.providers.pipeline import PipelineProvider, bind_pipelines, provider
 from engine.sessions.session import CallError, CallSession
 from engine.sessions.steering import is_steering
 from engine.turn_timing import find_book
+from engine.usage.report import UsageReport
 from engine.voice.announcer import Announcer
 from engine.voice.asking import CallerQuestions
 from engine.voice.audio import AudioFrame
@@ -153,6 +154,7 @@ class VoiceCall:
         synth = synthesizer or Synthesizer(opts.voice, opts.rate, opts.pitch, sample_rate=backend.sample_rate)
         self.pacer = Pacer(backend)
         self.speaker = Speaker(backend, synth, self.pacer)
+        self._cpu_counted = 0.0  # the synthesiser's CPU seconds already on the call's meter
         self.speaker.on_playing = self._on_playing
         self.segmenter: VadSegmenter | PushToTalkSegmenter = (
             PushToTalkSegmenter(backend.sample_rate)
@@ -397,6 +399,14 @@ class VoiceCall:
             self._turn_task = None
             self._phase = "idle"
             self._pending = None
+            self._count_cpu(session.call_id, session.turn, transcript.cpu_s)
+
+    def _count_cpu(self, call_id: str, turn: int, stt_s: float) -> None:
+        """The turn's CPU seconds (its recognition, and the synthesis since the last turn) on the call's meter."""
+        synth, meter = self.speaker.synthesizer, getattr(getattr(self.engine, "calls", None), "usage_meter", None)
+        spent, self._cpu_counted = stt_s + synth.cpu_s - self._cpu_counted, synth.cpu_s
+        if callable(meter) and (m := meter(call_id)) is not None:
+            m.add(UsageReport(cpu_s=spent), turn)
 
     def _thinking_turn(self) -> int | None:
         if self._phase != "thinking" or self.session is None:

@@ -24,8 +24,10 @@ any real microphone's own floor) is mixed in; ``None`` turns that off. pocketsph
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -51,6 +53,7 @@ class Transcript:
     source: Literal["grammar", "lm", "none"]
     grammar_text: str | None  # what the grammar search said, accepted or not (None without a grammar)
     duration: float  # seconds of audio decoded
+    cpu_s: float = 0.0  # CPU seconds the decoding took (``transcribe``; the offline pipeline's usage)
 
 
 class Recognizer:
@@ -170,8 +173,13 @@ class Recognizer:
         return Transcript(text, "lm" if text else "none", grammar_text, audio.duration)
 
     async def transcribe(self, audio: AudioFrame) -> Transcript:
-        """``decode`` in a worker thread, so the event loop never waits on pocketsphinx."""
-        return await asyncio.to_thread(self.decode, audio)
+        """``decode`` in a worker thread, so the event loop never waits on pocketsphinx; with its CPU seconds."""
+        return await asyncio.to_thread(self._timed_decode, audio)
+
+    def _timed_decode(self, audio: AudioFrame) -> Transcript:
+        start = time.thread_time()  # this worker thread's own CPU time: other calls' work is not counted
+        transcript = self.decode(audio)
+        return dataclasses.replace(transcript, cpu_s=time.thread_time() - start)
 
 
 def default_model_dir() -> str:

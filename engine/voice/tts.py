@@ -12,8 +12,10 @@ is bounded, so is the audio); ``aclose()`` (or breaking out of ``async for``) ab
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,7 +37,14 @@ _DONE = object()
 class SpeechStream:
     """Chunks of one synthesis, in order. Iterate with ``async for``; ``aclose()`` aborts the synthesis."""
 
-    def __init__(self, espeak: Espeak, text: str, settings: VoiceSettings, sample_rate: int):
+    def __init__(
+        self,
+        espeak: Espeak,
+        text: str,
+        settings: VoiceSettings,
+        sample_rate: int,
+        on_cpu: Callable[[float], None] | None = None,
+    ) -> None:
         self._espeak = espeak
         self._text = text
         self._settings = settings
@@ -46,6 +55,7 @@ class SpeechStream:
         self._finished = threading.Event()
         self._position = 0  # samples emitted at the output rate
         self._closed = False
+        self._on_cpu = on_cpu
         self._loop = asyncio.get_running_loop()
         self._worker = self._loop.run_in_executor(None, self._run)
 
@@ -64,6 +74,7 @@ class SpeechStream:
         return True
 
     def _run(self) -> None:
+        start = time.thread_time()
         try:
             s = self._settings
             self._espeak.synth(self._text, self._on_audio, voice=s.voice, rate=s.rate, pitch=s.pitch)
@@ -71,6 +82,10 @@ class SpeechStream:
             self._finished.set()
             self._put(exc)
             return
+        finally:
+            if self._on_cpu is not None:
+                with contextlib.suppress(RuntimeError):  # the loop closed under a synthesis it no longer waits for
+                    self._loop.call_soon_threadsafe(self._on_cpu, time.thread_time() - start)
         self._finished.set()
         self._put(_DONE)
 
@@ -119,6 +134,8 @@ class Synthesizer:
         self.settings = VoiceSettings(voice=voice, rate=rate, pitch=pitch)
         self.sample_rate = sample_rate
         self._espeak = espeak
+        #: CPU seconds this synthesiser's streams have spent (the offline pipeline's usage).
+        self.cpu_s = 0.0
         StreamResampler(22050, sample_rate)  # validates sample_rate early
 
     @property
@@ -131,7 +148,10 @@ class Synthesizer:
         """Start synthesising ``text`` in a worker thread; iterate the result for chunks as they come."""
         if not text.strip():
             raise ValueError("cannot synthesise empty text")
-        return SpeechStream(self.espeak, text, self.settings, self.sample_rate)
+        return SpeechStream(self.espeak, text, self.settings, self.sample_rate, self._spent)
+
+    def _spent(self, seconds: float) -> None:
+        self.cpu_s += seconds
 
     def synthesize_blocking(self, text: str) -> AudioFrame:
         """The whole utterance at ``sample_rate`` (blocks; call from a thread, or use ``synthesize``)."""
