@@ -20,6 +20,7 @@ from textual.actions import parse
 from textual.binding import Binding, BindingsMap
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from console._compat import app_keymap, merged_bindings, node_bindings
 from console.bindings import SCREENS
 from console.orders import toggle_tool
 from console.widgets.keybar import SHIFTED
@@ -47,7 +48,7 @@ SCREEN_CLASSES = {
 
 def _keyed(node: DOMNode, bindings: BindingsMap) -> Iterator[tuple[DOMNode, Binding]]:
     """The bindings with an id (ours; Textual's own cursor keys have none), after the user's ``console.keymap``."""
-    keymap = node.app._keymap
+    keymap = app_keymap(node.app)
     if keymap:
         bindings = bindings.copy()
         bindings.apply_keymap(keymap)
@@ -71,7 +72,7 @@ def screen_keys(screen: Screen[Any]) -> list[tuple[DOMNode, Binding]]:
     for node in nodes:
         if node is screen.app and screen.is_modal:
             break
-        for found in _keyed(node, node._bindings):
+        for found in _keyed(node, node_bindings(node)):
             out.setdefault(found[1].id or "", found)
     return list(out.values())
 
@@ -185,7 +186,7 @@ class ConsoleCommands(Provider):
             if isinstance(self.screen, _screen_class(module, name)):
                 continue
             switch, title = SCREENS[mode]
-            merged = _screen_class(module, name)._merged_bindings or BindingsMap()
+            merged = merged_bindings(_screen_class(module, name))
             for _node, binding in _keyed(app, merged):
                 if binding.id in here or binding.id == "key_help":
                     continue

@@ -29,6 +29,7 @@ from textual.message import Message
 from textual.message_pump import MessagePump
 from textual.worker import WorkerFailed
 
+from console._compat import handle_exception, pending_exception_unset, set_pending_exception
 from console.state import Changes, LogLine
 
 if TYPE_CHECKING:
@@ -44,8 +45,8 @@ def contain(app: AvaConsole, error: Exception) -> None:
     original = error.error if isinstance(error, WorkerFailed) and isinstance(error.error, Exception) else error
     where = culprit(original.__traceback__)
     log.error("contained an error in %s", where, exc_info=original)
-    if app.is_headless and getattr(app, "_exception", True) is None:
-        app._exception = original  # a Pilot re-raises it when the test ends: no test passes over a contained error
+    if app.is_headless and pending_exception_unset(app):
+        set_pending_exception(app, original)  # a Pilot re-raises it when the test ends: no test passes over it
     if id(app) in _showing:  # showing the error failed itself: the log has it
         return
     _showing.add(id(app))
@@ -76,7 +77,7 @@ async def dispatch_contained(app: App[Any], dispatch: Callable[[Message], Awaita
     except asyncio.CancelledError:
         raise
     except Exception as e:
-        app._handle_exception(e)
+        handle_exception(app, e)
 
 
 class ContainErrors(MessagePump):

@@ -29,9 +29,12 @@ from aiohttp import hdrs, web
 from aiohttp.typedefs import Handler, Middleware
 from textual_serve.server import Server
 
+from console._compat import check_serve_overrides
 from console.web_access import PUBLIC_PREFIX, WebAccess
 from engine import RedactingFilter, Redactor, browser_refusal
 from engine.config.models.engine import is_loopback_host
+
+check_serve_overrides()  # GuardedServer overrides textual-serve's private _make_app
 
 
 def refuse(status: int, text: str) -> web.Response:

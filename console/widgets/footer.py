@@ -14,7 +14,8 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey  # not re-exported by textual.widgets
+
+from console._compat import FooterKey, footer_bindings_ready
 
 
 class KeyFooter(Footer):
@@ -31,7 +32,7 @@ class KeyFooter(Footer):
         )
 
     def compose(self) -> ComposeResult:
-        self._shown = self._signature() if self._bindings_ready else None
+        self._shown = self._signature() if footer_bindings_ready(self) else None
         for widget in super().compose():
             if isinstance(widget, FooterKey) and not widget.has_class("-command-palette"):
                 # A key starts compact (its own default) and is then bound to the footer's ``compact``: two style
@@ -41,7 +42,7 @@ class KeyFooter(Footer):
             yield widget
 
     def bindings_changed(self, screen: Screen[Any]) -> None:
-        if self._bindings_ready and self._shown is not None and screen is self.screen:
+        if footer_bindings_ready(self) and self._shown is not None and screen is self.screen:
             if self._signature() == self._shown:
                 return
         super().bindings_changed(screen)

@@ -17,6 +17,8 @@ from textual.events import Resize
 from textual.scrollbar import ScrollTo, ScrollUp
 from textual.widgets import RichLog
 
+from console._compat import log_size_known
+
 
 class WrapLog(RichLog):
     """A wrapping RichLog without a minimum width; resizing re-wraps its lines. The scrollbar's gutter is kept
@@ -69,7 +71,7 @@ class WrapLog(RichLog):
         super().action_scroll_home()
 
     def write(self, content: RenderableType | object, *args: Any, **kwargs: Any) -> WrapLog:
-        if self._size_known and not self._replaying:  # before that RichLog defers it, and writes it again here
+        if log_size_known(self) and not self._replaying:  # before that RichLog defers it, and writes it again here
             self._kept.append(content)  # type: ignore[arg-type]
         if not args and "scroll_end" not in kwargs:
             kwargs["scroll_end"] = self.auto_scroll and self._follow
@@ -87,7 +89,7 @@ class WrapLog(RichLog):
         self._replaying = True
         try:
             width = self.scrollable_content_region.width
-            if self._size_known and width and width != self._wrapped_at and self._kept:
+            if log_size_known(self) and width and width != self._wrapped_at and self._kept:
                 kept = list(self._kept)
                 RichLog.clear(self)
                 for content in kept:
@@ -95,5 +97,5 @@ class WrapLog(RichLog):
             self._wrapped_at = width
         finally:
             self._replaying = False
-        if self._follow and self._size_known:  # a pane that shrank (a panel mounted above) still shows the newest
+        if self._follow and log_size_known(self):  # a pane that shrank (a panel mounted above) still shows the newest
             self.scroll_end(animate=False)
