@@ -284,6 +284,7 @@ class RealtimeVoiceCall:
         elif isinstance(ev, rt.UsageReport) and self.usage is not None:
             self.usage.add(ev, self.session.turn if self.session is not None else 0)
             if self.usage.reached and self.engine.calls.budget_wrap_up(self.call_id or ""):
+                self.end_reason = self.end_reason or "budget reached"
                 self._check_hangup()  # the farewell the provider was told to say ends the call
         elif isinstance(ev, rt.ProviderNotice):
             self._notice(ev)

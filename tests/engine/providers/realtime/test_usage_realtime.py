@@ -16,7 +16,7 @@ from realtime_openai_harness import TOOLS, provider_config
 
 from engine.app import Engine
 from engine.config.models import ContextConfig, EngineConfig, HttpConfig, Settings
-from engine.events import CallUsage, Event, UsageUpdated
+from engine.events import BudgetAlert, CallUsage, Event, TranscriptAdded, UsageUpdated
 from engine.voice.audio import AudioFrame
 from engine.voice.realtime_call import RealtimeVoiceCall
 from engine.voice.wav_backend import WavBackend, write_wav
@@ -66,3 +66,29 @@ async def test_realtime_responses_are_metered_and_priced(tmp_path: Path) -> None
     assert final.usage.output_audio_s > 0.5  # the seconds of audio received are counted beside the tokens
     audio = 'ai_agent_provider_tokens_total{kind="output_audio",model="gpt-realtime",provider="rt"} '
     assert f"{audio}{20.0 * len(updated)}" in metrics
+
+
+async def test_a_realtime_call_over_its_budget_says_the_farewell_and_ends(tmp_path: Path) -> None:
+    write_wav(tmp_path / "in.wav", AudioFrame(np.zeros(4 * RATE, np.int16), RATE))  # a caller who listens
+    fake = OpenAIRealtimeFake([])
+    async with fake:
+        ctx = ContextConfig(provider="rt", greeting="Hello.", tools=TOOLS, max_cost=0.0015, farewell="Bye for now.")
+        settings = Settings(
+            engine=EngineConfig(http=HttpConfig(enabled=False)),
+            providers={"rt": provider_config(fake.url)},
+            contexts={"desk": ctx},
+        )
+        async with Engine(settings, extra_tools=ToolBox().tools()) as engine:
+            sub = engine.bus.subscribe(maxsize=10_000, types={BudgetAlert.type, TranscriptAdded.type})
+            backend = WavBackend(tmp_path / "in.wav", tmp_path / "out.wav", timeline=True)
+            call = RealtimeVoiceCall(engine, backend, "desk", settle_s=0.3)
+            async with asyncio.timeout(30):
+                await call.run()
+            events: list[Event] = sub.drain()
+    assert fake.errors == []
+    alerts = [(e.level, e.action) for e in events if isinstance(e, BudgetAlert)]
+    assert alerts == [("reached", "wrap_up")]  # the greeting alone cost more than 0.0015 $
+    assert "Bye for now." in fake.of_type("response.create")[-1]["response"]["instructions"]
+    said = [e.text for e in events if isinstance(e, TranscriptAdded) and e.role == "assistant"]
+    assert said[-1] == "Bye for now."
+    assert call.end_reason == "budget reached"
