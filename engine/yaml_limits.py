@@ -8,21 +8,25 @@ built: the parsers compose recursively, so a few MB of ``[[[[…`` ran for secon
 without a line; ``too_deep`` reads the parser's event stream (no tree, no recursion) and stops at the first
 collection deeper than ``MAX_YAML_DEPTH``, and ``may_be_deep`` skips even that for the usual shallow document.
 The config loader turns a hit into a ``ConfigError`` at the file and line, and ``safe_load``/``load_file`` are
-PyYAML's ``safe_load`` with the same bounds for the other YAML files (dice tables, rule corpora, aerodrome lists:
-the built-in servers, which import nothing else of the engine, so this module stands alone).
+a safe load with the same bounds for the other YAML files (dice tables, rule corpora, aerodrome lists: the built-in
+servers, which import nothing else of the engine, so this module stands alone). One YAML library, ruamel.yaml, with
+its libyaml parser (``ruamel.yaml[oldlibyaml]``): the config is YAML 1.2 round-trip (``engine.config.loader``); the
+servers' files are read as YAML 1.1, as they always were (``yes``/``on`` are true, ``010`` is 8).
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-from yaml.error import Mark
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, StreamMark, YAMLError
+
+__all__ = ["YAMLError", "YamlLimitError", "load_file", "safe_load"]
 
 #: Largest YAML file read (bytes). A demanding config is a few hundred KB.
 MAX_YAML_BYTES = 8 * 1024 * 1024
@@ -56,7 +60,7 @@ def plain_children(node: Any) -> Iterable[tuple[Any, Any]] | None:
 
 
 def node_children(node: Any) -> Iterable[tuple[Any, Any]] | None:
-    """Children of a composed (PyYAML or ruamel) node graph; keys are scalar values or positions."""
+    """Children of a composed node graph; keys are scalar values or positions."""
     value = getattr(node, "value", None)
     if not isinstance(value, list):
         return None
@@ -134,7 +138,7 @@ def may_be_deep(text: str, limit: int = MAX_YAML_DEPTH) -> bool:
 
 
 def too_deep(events: Iterable[Any], limit: int = MAX_YAML_DEPTH) -> TooDeep | None:
-    """Where a parser's event stream (PyYAML's or ruamel's) first nests more than ``limit`` collections; ``None``
+    """Where a parser's event stream first nests more than ``limit`` collections; ``None``
     when it never does. Stops there, so a document of a million levels costs what its first ``limit`` do."""
     stack: list[list[Any]] = []  # per open collection: [is_mapping, nodes seen, last key]
     for event in events:
@@ -162,69 +166,58 @@ def depth_message(limit: int = MAX_YAML_DEPTH) -> str:
     return f"YAML collections are nested more than {limit} levels deep here; flatten this structure"
 
 
-def _events(text: str, loader_class: Any) -> Iterator[Any]:
-    loader = loader_class(text)
-    try:
-        while loader.check_event():
-            yield loader.get_event()
-    finally:
-        loader.dispose()
+def _safe_yaml(pure: bool = False) -> YAML:
+    """A safe loader reading YAML 1.1 (one per use: ruamel instances are not thread-safe); libyaml's parser unless
+    ``pure``."""
+    loader = YAML(typ="safe", pure=pure)
+    loader.version = (1, 1)
+    return loader
 
 
 def nesting(
     text: str, limit: int = MAX_YAML_DEPTH, fallback: Callable[[str], TooDeep | None] | None = None
 ) -> TooDeep | None:
-    """``too_deep`` of a document, read by libyaml's C parser: the pure-Python parsers take half a second to reach
+    """``too_deep`` of a document, read by libyaml's C parser: the pure-Python parser takes over a second to reach
     the 65th ``[`` of ``[[[[…``, looking up to 1,024 characters ahead for a simple key at each. Where libyaml finds a
     syntax error, ``fallback`` (a scan with the parser that will read the document) decides; without one, the
     real parse reports the error."""
     if not may_be_deep(text, limit):
         return None
     try:
-        return too_deep(_events(text, getattr(yaml, "CSafeLoader", yaml.SafeLoader)), limit)
-    except yaml.YAMLError:
+        return too_deep(_safe_yaml().parse(text), limit)
+    except YAMLError:
         return fallback(text) if fallback is not None else None
-
-
-def _pyyaml_nesting(text: str) -> TooDeep | None:
-    try:
-        return too_deep(_events(text, yaml.SafeLoader))
-    except yaml.YAMLError:
-        return None  # the real parse reports it, at its line
 
 
 def size_message(size: int, limit: int = MAX_YAML_BYTES) -> str:
     return f"is {size:,} bytes; YAML files are limited to {limit:,} bytes"
 
 
-class YamlLimitError(yaml.MarkedYAMLError):
-    """Too large, too deep or an alias bomb; a ``yaml.YAMLError``, so ``except yaml.YAMLError`` handlers report it."""
+class YamlLimitError(MarkedYAMLError):
+    """Too large, too deep or an alias bomb; a ``YAMLError``, so ``except YAMLError`` handlers report it."""
 
 
 def safe_load(text: str | bytes) -> Any:
-    """``yaml.safe_load`` that refuses more than ``MAX_YAML_BYTES``, nesting deeper than ``MAX_YAML_DEPTH`` and
+    """A safe load (YAML 1.1) that refuses more than ``MAX_YAML_BYTES``, nesting deeper than ``MAX_YAML_DEPTH`` and
     alias bombs (with the line)."""
     size = len(text)
     if isinstance(text, str) and size > MAX_YAML_BYTES // 4:
         size = len(text.encode("utf-8", "surrogatepass"))
     if size > MAX_YAML_BYTES:
         raise YamlLimitError(problem=f"the document {size_message(size)}")
-    deep = nesting(text if isinstance(text, str) else text.decode("utf-8", "replace"), fallback=_pyyaml_nesting)
-    if deep is not None:
-        where = Mark("<document>", 0, deep.line - 1, 0, None, 0)
+    deep = nesting(text if isinstance(text, str) else text.decode("utf-8", "replace"))
+    if deep is not None:  # (where libyaml finds a syntax error first, the load below reports it at its line)
+        where = StreamMark("<document>", 0, deep.line - 1, 0)
         raise YamlLimitError(problem=depth_message(), problem_mark=where)
-    loader = yaml.SafeLoader(text)
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        bomb = alias_bomb(node, node_children)
-        if bomb is not None:
-            mark: Mark | None = getattr(bomb.node, "start_mark", None)
-            raise YamlLimitError(problem=bomb_message(bomb), problem_mark=mark)
-        return loader.construct_document(node)
-    finally:
-        loader.dispose()
+    loader = _safe_yaml()
+    node = loader.compose(text)
+    if node is None:
+        return None
+    bomb = alias_bomb(node, node_children)
+    if bomb is not None:
+        mark: StreamMark | None = getattr(bomb.node, "start_mark", None)
+        raise YamlLimitError(problem=bomb_message(bomb), problem_mark=mark)
+    return loader.constructor.construct_document(node)
 
 
 def load_file(path: str | os.PathLike[str]) -> Any:

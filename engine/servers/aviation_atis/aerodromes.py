@@ -23,8 +23,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from engine.yaml_limits import YAMLError
 from engine.yaml_limits import load_file as load_yaml_file
 
 log = logging.getLogger(__name__)
@@ -83,7 +82,7 @@ class Aerodromes:
         except OSError as exc:
             reason = exc.strerror or exc
             raise AerodromeFileError(f"cannot read aerodromes file {self.path}: {reason}") from exc
-        except yaml.YAMLError as exc:
+        except YAMLError as exc:
             raise AerodromeFileError(f"aerodromes file {self.path} is not valid YAML: {exc}") from exc
         return _validate(self.path, raw)
 

@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from engine.yaml_limits import YAMLError
 from engine.yaml_limits import load_file as load_yaml_file
 
 
@@ -80,7 +79,7 @@ def load_tables(path: Path) -> dict[str, Table]:
         data = load_yaml_file(path)
     except OSError as exc:
         raise TableError(f"cannot read dice tables file {path}: {exc.strerror or exc}") from exc
-    except yaml.YAMLError as exc:
+    except YAMLError as exc:
         raise TableError(f"dice tables file {path} is not valid YAML: {exc}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("tables"), dict):
         raise TableError(f"dice tables file {path} must have a top-level 'tables' mapping")

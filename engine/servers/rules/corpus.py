@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from engine.yaml_limits import YAMLError
 from engine.yaml_limits import load_file as load_yaml_file
 
 _STOPWORDS = frozenset(
@@ -50,7 +49,7 @@ class Rule:
 def _load_file(path: Path) -> tuple[str, str, list[Rule]]:
     try:
         data = load_yaml_file(path)
-    except (OSError, yaml.YAMLError) as exc:
+    except (OSError, YAMLError) as exc:
         raise CorpusError(f"cannot read rules file {path}: {exc}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("system"), str) or not isinstance(data.get("rules"), list):
         raise CorpusError(f"{path}: expected keys 'system' (text) and 'rules' (a list)")
