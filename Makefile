@@ -23,6 +23,7 @@ test: $(STAMP) $(PEER_STAMP) $(SYS_STAMP)
 	@$(VENV)/bin/ruff format --check --quiet engine console tests bench || { echo "run: $(VENV)/bin/ruff format engine console tests bench"; exit 1; }
 	@$(VENV)/bin/lint-imports --no-cache --no-logo >$(VENV)/lint-imports.log || { cat $(VENV)/lint-imports.log; exit 1; }
 	@$(VENV)/bin/mypy --no-error-summary
+	@$(VENV)/bin/deptry engine console >$(VENV)/deptry.log 2>&1 || { cat $(VENV)/deptry.log; exit 1; }
 	@site=$$(mktemp -d) && NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir $$site; rc=$$?; rm -rf $$site; exit $$rc
 	@$(VENV)/bin/pytest -n 3 --dist worksteal -q --durations=25 $(PYTEST_ARGS)
 
@@ -31,6 +32,7 @@ lint: $(STAMP)
 	@$(VENV)/bin/ruff format --check engine console tests bench
 	@$(VENV)/bin/lint-imports --no-cache --no-logo
 	@$(VENV)/bin/mypy
+	@$(VENV)/bin/deptry engine console
 
 setup: $(STAMP) $(PEER_STAMP) $(SYS_STAMP)
 
