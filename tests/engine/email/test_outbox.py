@@ -17,6 +17,7 @@ from engine.config.models.tools import EmailConfig
 from engine.email.delivery import ResendTransport, SmtpTransport
 from engine.email.outbox import Email, Outbox, Row, new_message_id
 from tests.engine.email.smtp_fixture import SmtpServer, free_port
+from tests.waiting import forever, wait_until
 
 
 def _email(n: int = 1, bcc: tuple[str, ...] = ()) -> Email:
@@ -40,14 +41,6 @@ def _outbox(tmp_path: Path, changes: list[tuple[str, str]] | None = None, max_at
     return Outbox(tmp_path / "o.sqlite3", backoff=Backoff(0.02, 0.1), max_attempts=max_attempts, notify=note)
 
 
-async def _until(pred: Any, timeout_s: float = 15.0) -> None:
-    async with asyncio.timeout(timeout_s):
-        while True:
-            if pred():
-                return
-            await asyncio.sleep(0.02)
-
-
 async def test_temporary_failures_are_retried_until_the_server_takes_it(tmp_path: Path, smtp: SmtpServer) -> None:
     smtp.handler.reply = "451 4.3.0 mailbox busy, try later"
     changes: list[tuple[str, str]] = []
@@ -56,12 +49,12 @@ async def test_temporary_failures_are_retried_until_the_server_takes_it(tmp_path
     worker = asyncio.create_task(box.run(lambda: transport))
     try:
         row = box.enqueue(_email())
-        await _until(lambda: (r := box.get(row.email.message_id)) is not None and r.attempts >= 2)
+        await wait_until(lambda: (r := box.get(row.email.message_id)) is not None and r.attempts >= 2)
         got = box.get(row.email.message_id)
         assert got is not None and got.status in ("pending", "sending")
         assert got.last_error is not None and "451" in got.last_error
         smtp.handler.reply = None
-        await _until(lambda: box.counts()["sent"] == 1)
+        await wait_until(lambda: box.counts()["sent"] == 1)
     finally:
         worker.cancel()
         await asyncio.gather(worker, return_exceptions=True)
@@ -112,7 +105,7 @@ async def test_pending_rows_survive_reopening_and_an_interrupted_send_is_resent_
     assert resent is not None and resent.resent and resent.status == "pending"
     worker = asyncio.create_task(again.run(lambda: transport))
     try:
-        await _until(lambda: again.counts()["sent"] == 3)
+        await wait_until(lambda: again.counts()["sent"] == 3)
     finally:
         worker.cancel()
         await asyncio.gather(worker, return_exceptions=True)
@@ -240,10 +233,10 @@ async def test_a_message_stored_while_the_connection_closes_goes_out_at_once(tmp
     worker = asyncio.create_task(box.run(lambda: transport))
     try:
         box.enqueue(_email(1))
-        await _until(lambda: sent == ["subject 1"] and closing.is_set())  # the burst is over: the close begins
+        await wait_until(lambda: sent == ["subject 1"] and closing.is_set())  # the burst is over: the close begins
         box.enqueue(_email(2))  # stored while the connection is closing
         release.set()
-        await _until(lambda: sent == ["subject 1", "subject 2"], timeout_s=5.0)
+        await wait_until(lambda: sent == ["subject 1", "subject 2"], within=5.0)
     finally:
         worker.cancel()
         await asyncio.gather(worker, return_exceptions=True)
@@ -264,14 +257,14 @@ async def test_a_cancel_the_transport_swallows_still_stops_the_worker(tmp_path: 
         async def aclose(self) -> None:
             closing.set()
             try:
-                await asyncio.sleep(0.5)
+                await forever()
             except asyncio.CancelledError:  # what such a wait_for does: the cancel is lost, the close returns
                 pass
 
     transport = SwallowingClose()
     worker = asyncio.create_task(box.run(lambda: transport))
     box.enqueue(_email(1))
-    await _until(closing.is_set)  # the burst is over: the worker closes the connection
+    await wait_until(closing.is_set)  # the burst is over: the worker closes the connection
     worker.cancel()
     done, _ = await asyncio.wait({worker}, timeout=5.0)
     assert worker in done and worker.cancelled()
