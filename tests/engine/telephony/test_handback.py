@@ -27,9 +27,11 @@ from engine.voice.stt import SttUnavailable
 from engine.voice.tts import Synthesizer
 from tests.engine.telephony.phone import desk_engine, speech
 from tests.fixtures.audio_backends import FeedBackend
+from tests.waiting import wait_until
 
 CALLER_SAYS = "i will call you back tomorrow"
 OPERATOR_SAYS = "your refund is approved"
+NOTHING_UP: dict[str, list[str]] = {"channels": [], "bridges": []}
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -126,10 +128,7 @@ async def test_pipeline_call_handed_back_with_the_transcript(tmp_path: Path) -> 
             await until_silent(phone, before)  # the AI's greeting and "I'm back"
             await phone.speak(speech("good morning"))
             await phone.silence(1.0)
-            for _ in range(600):
-                if len(fake.requests) > 1:
-                    break
-                await asyncio.sleep(0.05)
+            await wait_until(lambda: len(fake.requests) > 1, within=30, what="the first request after the hand-back")
             request = fake.requests[1]
             said_by = [(m["role"], m["content"]) for m in request["messages"]]
             assert ("system", note) in said_by, "the provider's first request after the hand-back lacks the transcript"
@@ -137,8 +136,8 @@ async def test_pipeline_call_handed_back_with_the_transcript(tmp_path: Path) -> 
             assert said_by.index(("assistant", "Glad to help.")) < said_by.index(("system", note))
             await emu.caller_hangs_up(caller.id)
             await emu.wait_event("ChannelDestroyed", caller.id)
-            await asyncio.sleep(0.3)
-        assert emu.world.leftovers() == {"channels": [], "bridges": []}
+            await wait_until(lambda: engine.live_calls() == [] and emu.world.leftovers() == NOTHING_UP)
+        assert emu.world.leftovers() == NOTHING_UP
         assert emu.violations == [] and fake.errors == []
 
 
@@ -167,8 +166,8 @@ async def test_realtime_call_handed_back_with_the_transcript_as_context(tmp_path
             assert fake.received.index(item) >= fake.connection_starts[-1]
             await emu.caller_hangs_up(caller.id)
             await emu.wait_event("ChannelDestroyed", caller.id)
-            await asyncio.sleep(0.3)
-        assert emu.world.leftovers() == {"channels": [], "bridges": []}
+            await wait_until(lambda: engine.live_calls() == [] and emu.world.leftovers() == NOTHING_UP)
+        assert emu.world.leftovers() == NOTHING_UP
         assert emu.violations == [] and fake.errors == []
 
 
@@ -204,8 +203,8 @@ async def test_hand_back_without_a_recogniser_still_brings_the_ai_back(
             assert "nothing they said was recognised" in note
             await emu.caller_hangs_up(caller.id)
             await emu.wait_event("ChannelDestroyed", caller.id)
-            await asyncio.sleep(0.3)
-        assert emu.world.leftovers() == {"channels": [], "bridges": []}
+            await wait_until(lambda: engine.live_calls() == [] and emu.world.leftovers() == NOTHING_UP)
+        assert emu.world.leftovers() == NOTHING_UP
 
 
 def op_media_id(emu: AriEmulator) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +14,9 @@ from engine.voice.audio import AudioFrame
 from engine.voice.g711 import ulaw_encode
 from tests.engine.telephony.phone import desk_engine, until_quiet
 from tests.fixtures.audio_backends import FeedBackend
+from tests.waiting import wait_until
 
+NOTHING_UP: dict[str, list[str]] = {"channels": [], "bridges": []}
 TONE = ulaw_encode((6000 * np.sin(2 * np.pi * 440 * np.arange(4000) / 8000)).astype(np.int16))
 
 
@@ -39,11 +40,7 @@ async def test_listen_whisper_takeover_and_hand_back(tmp_path: Path) -> None:
             media = next(c for c in emu.world.channels.values() if c.id.startswith("ava-op-"))
             assert sorted(emu.world.bridges[media.bridge or ""].channels) == sorted([snoop.id, media.id])
             await emu.rtp[media.id].speak(TONE, pace=0)  # what Asterisk's snoop hears of the call
-            for _ in range(100):
-                if loud(operator.played) >= 10:
-                    break
-                await asyncio.sleep(0.02)
-            assert loud(operator.played) >= 10
+            await wait_until(lambda: loud(operator.played) >= 10, what="the call's audio at the listening operator")
 
             # whisper to the agent: the snoop injects into what the caller sends (the agent hears, the caller not)
             mic = FeedBackend(sample_rate=16000)
@@ -66,18 +63,16 @@ async def test_listen_whisper_takeover_and_hand_back(tmp_path: Path) -> None:
             op_media = next(c for c in bridge.channels if c.startswith("ava-op-"))
             assert sorted(bridge.channels) == sorted([caller.id, op_media])
             assert not any(c.kind == "snoop" for c in emu.world.channels.values())
-            for _ in range(200):
-                if engine.calls_info()[0].state == "operator":
-                    break
-                await asyncio.sleep(0.05)
+            await wait_until(
+                lambda: engine.calls_info()[0].state == "operator", what="the call in the operator's hands"
+            )
             assert [(c.call_id, c.state) for c in engine.calls_info()] == [(ai_call.call_id, "operator")]
 
             # hand back: the operator leaves, the AI's media rejoins and a new AI conversation goes on with the call
             await engine.monitor_call(caller.id, "off")
-            for _ in range(300):
-                if engine.calls_info()[0].state == "active":
-                    break
-                await asyncio.sleep(0.05)
+            await wait_until(
+                lambda: engine.calls_info()[0].state == "active", within=15, what="the AI back on the call"
+            )
             assert [(c.call_id, c.state) for c in engine.calls_info()] == [(ai_call.call_id, "active")], "no AI back"
             assert [c for c in bridge.channels if c.startswith("ava-em-")] and not [
                 c for c in bridge.channels if c.startswith("ava-op-")
@@ -91,6 +86,6 @@ async def test_listen_whisper_takeover_and_hand_back(tmp_path: Path) -> None:
                 await engine.monitor_call("nope", "listen", lambda: FeedBackend())
             await emu.caller_hangs_up(caller.id)
             await emu.wait_event("ChannelDestroyed", caller.id)
-            await asyncio.sleep(0.3)
-        assert emu.world.leftovers() == {"channels": [], "bridges": []}
+            await wait_until(lambda: engine.live_calls() == [] and emu.world.leftovers() == NOTHING_UP)
+        assert emu.world.leftovers() == NOTHING_UP
         assert emu.violations == []
