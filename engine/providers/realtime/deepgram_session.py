@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from websockets.exceptions import ConnectionClosed
 
-from engine.backoff import Backoff
+from engine.backoff import Backoff, Retry, reconnect
 from engine.events import ToolsOmitted
 from engine.providers.base import ProviderError
 from engine.providers.realtime import deepgram_settings as ds
@@ -216,26 +216,24 @@ class DeepgramAgentSession(RealtimeSession):
             self._events.put_nowait(None)
 
     async def _reconnect(self, reason: str) -> bool:
-        backoff = Backoff(self.opts.reconnect_first_s, self.opts.reconnect_max_s)
-        last: ProviderError | None = None
-        tried = 0
-        for attempt in range(self.opts.reconnect_attempts):
-            tried = attempt + 1
-            await asyncio.sleep(backoff.delay_s(attempt))
-            if self._closing:
-                return False
+        retry = Retry(Backoff(self.opts.reconnect_first_s, self.opts.reconnect_max_s), self.opts.reconnect_attempts)
+
+        async def attempt() -> bool:
             try:
                 await self._connect(greeting=None, resume=True)
             except ProviderError as e:
-                last = e
-                log.warning("%s: reconnect attempt %d failed: %s", self.name, tried, e)
-                if e.status in (401, 403):
-                    break
-                continue
-            self._emit(ProviderNotice(f"reconnected after {tried} attempt(s)", code="reconnected"))
+                log.warning("%s: reconnect attempt %d failed: %s", self.name, retry.failures + 1, e)
+                raise
             return True
-        why = f"; last error: {last}" if last else ""
-        msg = f"connection lost ({reason}) and not restored after {tried} attempt(s){why}"
+
+        refused = lambda e: isinstance(e, ProviderError) and e.status in (401, 403)  # noqa: E731
+        if await reconnect(attempt, retry, ProviderError, fatal=refused, stopped=lambda: self._closing):
+            self._emit(ProviderNotice(f"reconnected after {retry.failures + 1} attempt(s)", code="reconnected"))
+            return True
+        if retry.stopped:
+            return False
+        why = f"; last error: {retry.reason}" if retry.reason else ""
+        msg = f"connection lost ({reason}) and not restored after {retry.failures} attempt(s){why}"
         self._emit(ProviderNotice(msg, fatal=True, code="disconnected"))
         return False
 

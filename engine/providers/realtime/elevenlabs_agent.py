@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.backoff import Backoff
+from engine.backoff import Backoff, Retry, reconnect
 from engine.config.models import ProviderConfig
 from engine.providers.base import ProviderError
 from engine.providers.http import HttpSettings
@@ -364,20 +364,17 @@ class ElevenLabsAgentSession(ElevenLabsSteering, RealtimeSession):
         if lost.sock.close_code == 1000:  # a normal close: ElevenLabs ended the conversation (end_call, max duration)
             self._conn = None
             return [ProviderNotice(f"{self.p.name}: the agent ended the conversation ({reason})", fatal=True)]
-        error: ProviderError | None = None
-        for attempt in range(self.p.reconnects):
-            await asyncio.sleep(self.p.backoff.delay_s(attempt))
-            if self._closed:
-                return []
-            try:
-                self._conn = await self._connect(greet=False)
-                return [ProviderNotice(f"{self.p.name}: connection lost ({reason}); reconnected", code="reconnected")]
-            except ProviderError as e:
-                error = e
-                if e.status in (401, 403, 404):
-                    break
+        retry = Retry(self.p.backoff, tries=self.p.reconnects)
+        refused = lambda e: isinstance(e, ProviderError) and e.status in (401, 403, 404)  # noqa: E731
+        closed = lambda: self._closed  # noqa: E731
+        conn = await reconnect(lambda: self._connect(greet=False), retry, ProviderError, fatal=refused, stopped=closed)
+        if conn is not None:
+            self._conn = conn
+            return [ProviderNotice(f"{self.p.name}: connection lost ({reason}); reconnected", code="reconnected")]
+        if retry.stopped:
+            return []
         self._conn = None
-        why = f"; reconnecting failed: {error}" if error else ""
+        why = f"; reconnecting failed: {retry.reason}" if retry.reason else ""
         return [ProviderNotice(f"{self.p.name}: connection lost ({reason}){why}", fatal=True)]
 
     async def aclose(self) -> None:

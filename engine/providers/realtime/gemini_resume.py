@@ -13,14 +13,13 @@ that end one.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from engine.backoff import Backoff
+from engine.backoff import Backoff, Delays, Retry, reconnect
 from engine.providers.base import ProviderError
 from engine.providers.realtime.gemini_connect import SetupRefused
 from engine.providers.realtime.gemini_families import Family
@@ -109,7 +108,7 @@ FATAL_CLOSE = (1007, 1008)
 async def reopen(
     connect: Callable[[str | None], Awaitable[None]],
     handle: Callable[[bool], str | None],
-    delay_s: Callable[[int], float],
+    delays: Delays,
     attempts: int,
     *,
     at_once: bool,
@@ -118,31 +117,36 @@ async def reopen(
 ) -> tuple[str | None, str]:
     """Open a new connection after one ended: (the handle it resumed with, the last refusal). ``connect(handle)``
     raises on a refusal; ``handle(drop)`` gives the resumption handle to try (``drop``: the server refused it, so
-    the next attempt starts fresh, which does not count as an attempt). Waits ``delay_s(attempt)`` before each
+    the next attempt starts fresh, which does not count as an attempt). Waits ``delays.delay_s(attempt)`` before each
     attempt but a planned reconnect's first (``at_once``); stops at a refusal no retry can fix, after ``attempts``
     failures, or when ``closed()``. Whether it connected is the caller's to see."""
-    attempt, last, current = 0, "", None
-    while attempt <= attempts:
-        if not at_once or attempt > 0:
-            await asyncio.sleep(delay_s(attempt))
-        if closed():
-            break
+    current: str | None = None
+
+    async def attempt() -> bool:
+        nonlocal current
         current = handle(False)
         try:
             await connect(current)
-            break
         except SetupRefused as e:
-            last = str(e)
-            if current is not None:  # the handle expired or is unknown
+            if current is not None:  # the handle expired or is unknown: the next try starts fresh, not counted
                 log.info("%s: resumption refused (%s); reconnecting without the handle", name, e)
                 handle(True)
-                continue
-            if e.code in FATAL_CLOSE:
-                break
-            attempt += 1
-        except ProviderError as e:
-            last = str(e)
-            if e.status in FATAL_STATUS:
-                break
-            attempt += 1
-    return current, last
+                raise _HandleRefused(str(e)) from e
+            raise
+        return True
+
+    retry = Retry(delays, tries=attempts + 1)
+    free = lambda e: isinstance(e, _HandleRefused)  # noqa: E731
+    errors = (_HandleRefused, ProviderError)
+    await reconnect(attempt, retry, errors, fatal=_unfixable, free=free, stopped=closed, at_once=at_once)
+    return current, retry.reason
+
+
+class _HandleRefused(Exception):
+    """The server refused the resumption handle (a free retry: the next try goes without it)."""
+
+
+def _unfixable(e: BaseException) -> bool:
+    if isinstance(e, SetupRefused):
+        return e.code in FATAL_CLOSE
+    return isinstance(e, ProviderError) and e.status in FATAL_STATUS

@@ -193,7 +193,7 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
         handle, last = await reopen(
             lambda h: self._connect(view, h, replay=True),
             self._handle,
-            self.resumes.delay_s,
+            self.resumes,
             self.opts.reconnect_attempts,
             at_once=planned is not None,
             closed=lambda: self._closed,

@@ -17,7 +17,7 @@ from abc import abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from engine.backoff import Backoff
+from engine.backoff import Backoff, Retry, reconnect
 from engine.providers.base import ProviderError
 from engine.providers.realtime.reporting import EngineReports
 from engine.providers.realtime.session import ProviderNotice, RealtimeEvent, RealtimeSession
@@ -185,21 +185,23 @@ class RealtimeLink(RealtimeSession):
         self.disconnected()
         opts = self.provider.options
         self.emit(ProviderNotice(f"{self.name}: connection lost ({reason}); reconnecting", code="reconnecting"))
-        backoff = Backoff(opts.reconnect_first_ms / 1000.0, opts.reconnect_max_ms / 1000.0)
-        last = reason
-        for attempt in range(opts.reconnect_tries):
-            await asyncio.sleep(backoff.delay_s(attempt))
+        retry = Retry(Backoff(opts.reconnect_first_ms / 1000.0, opts.reconnect_max_ms / 1000.0), opts.reconnect_tries)
+
+        async def attempt() -> bool:
             try:
                 await self._connect(replay=True)
             except ProviderError as e:
-                last = str(e)
-                log.warning("%s: reconnect %d/%d failed: %s", self.name, attempt + 1, opts.reconnect_tries, e)
-                if e.status in (401, 403, 404):
-                    break  # a refused key or model does not come back by retrying
-                continue
+                log.warning("%s: reconnect %d/%d failed: %s", self.name, retry.failures + 1, opts.reconnect_tries, e)
+                raise
+            return True
+
+        # a refused key or model does not come back by retrying
+        refused = lambda e: isinstance(e, ProviderError) and e.status in (401, 403, 404)  # noqa: E731
+        if await reconnect(attempt, retry, ProviderError, fatal=refused):
             self.emit(ProviderNotice(f"{self.name}: reconnected", code="reconnected"))
             await self.reconnected()
             return True
+        last = retry.reason or reason
         tries = f"after {opts.reconnect_tries} tries" if opts.reconnect_tries else "(reconnecting is off)"
         self.emit(ProviderNotice(f"{self.name}: connection lost {tries}: {last}", fatal=True, code="connection_lost"))
         return False
