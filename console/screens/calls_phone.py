@@ -63,6 +63,9 @@ class PhoneControls(ConsoleScreen):
 
     def on_key(self, event: events.Key) -> None:
         """A phone key on a call that is not a phone call: its binding is hidden, so say why nothing happens."""
+        focused = self.app.focused
+        if focused is not None and focused.id != "calls":  # another widget's own keys come first
+            return
         if event.key in self._phone_binding_keys() and not self._phone_selected():
             event.stop()
             event.prevent_default()
