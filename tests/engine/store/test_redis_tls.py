@@ -9,7 +9,6 @@ import asyncio
 import shutil
 import ssl
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from engine.remote.redis_client import RedisEngines
 from engine.store.component import StoreComponent
 from tests.engine.email.smtp_fixture import self_signed
 from tests.engine.store.redis_peer import REDIS_SERVER, free_port
+from tests.waiting import wait_until_sync
 
 PASSWORD = "tls-canary-pw-7391"
 
@@ -36,8 +36,13 @@ def _tls_pong(port: int, ca: Path) -> bool:
             ctx.wrap_socket(raw, server_hostname="127.0.0.1") as s,
         ):
             s.sendall(f"AUTH {PASSWORD}\r\nPING\r\n".encode())
-            time.sleep(0.05)
-            return b"PONG" in s.recv(64)
+            answer = b""
+            while b"PONG" not in answer:  # "+OK" and "+PONG" may come in one read or two
+                got = s.recv(64)  # at most the socket's 0.5 s timeout (an OSError)
+                if not got:
+                    return False
+                answer += got
+            return True
     except OSError:
         return False
 
@@ -55,12 +60,17 @@ def tls_redis(tmp_path: Path) -> Iterator[tuple[str, Path]]:
          "--loglevel", "warning"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    deadline = time.monotonic() + 10
-    while not _tls_pong(port, cert):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail(f"redis-server did not serve TLS on port {port}")
-        time.sleep(0.05)
+
+    def serving() -> bool:
+        if proc.poll() is not None:
+            pytest.fail(f"redis-server exited before serving TLS on port {port}")
+        return _tls_pong(port, cert)
+
+    try:
+        wait_until_sync(serving, what=f"redis-server serving TLS on port {port}")
+    except BaseException:
+        proc.kill()
+        raise
     try:
         yield f"rediss://:{PASSWORD}@127.0.0.1:{port}/0", cert
     finally:

@@ -25,6 +25,7 @@ from engine.telephony.component import Telephony
 from engine.telephony.rtp import PortPool, RtpStream
 from tests.engine.telephony.phone import SCRIPT
 from tests.engine.voice.helpers import DEMO_CONFIG, demo_settings
+from tests.waiting import wait_until
 
 AUTH = {"Authorization": aiohttp.encode_basic_auth("ava", "ari-secret")}
 
@@ -167,14 +168,20 @@ def telephony_of(engine: Engine) -> Telephony:
 async def live_session(engine: Engine, channel_id: str) -> CallSession:
     app = telephony_of(engine).app
     assert app is not None
-    async with asyncio.timeout(20):
-        while True:
-            call = app.calls.get(channel_id)
-            if call is not None and call.voice is not None and call.voice.session is not None:
-                await call.voice.started.wait()
-                if app.lines.get(call.voice.session.call_id) is not None:
-                    return call.voice.session
-            await asyncio.sleep(0.01)
+    found: list[CallSession] = []
+
+    async def live() -> bool:
+        call = app.calls.get(channel_id)
+        if call is None or call.voice is None or call.voice.session is None:
+            return False
+        await call.voice.started.wait()
+        if app.lines.get(call.voice.session.call_id) is None:
+            return False
+        found.append(call.voice.session)
+        return True
+
+    await wait_until(live, within=20, what=f"channel {channel_id}'s call session on its line")
+    return found[0]
 
 
 async def test_the_engine_bridges_created_channels_on_their_stasis_start(tmp_path: Path) -> None:

@@ -8,7 +8,6 @@ Against the ARI emulator over loopback RTP and the OpenAI Realtime fake (``audio
 
 from __future__ import annotations
 
-import asyncio
 import base64
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from realtime_openai_harness import provider_config as realtime_provider
 
 from engine.voice.g711 import ulaw_encode
 from tests.engine.telephony.phone import desk_engine
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -50,21 +50,21 @@ async def test_phone_mulaw_goes_straight_through_both_ways(tmp_path: Path) -> No
             phone = emu.media_for(caller.id)
             await phone.wait_audio(400 // 20)  # the greeting (400 ms) played out
             await phone.speak(said)
-            heard = b""
-            async with asyncio.timeout(20):
-                while said not in heard:
-                    await asyncio.sleep(0.05)
-                    appended = [m for m in fake.received if isinstance(m, dict)]
-                    heard = b"".join(
-                        base64.b64decode(m["audio"]) for m in appended if m.get("type") == "input_audio_buffer.append"
-                    )
+
+            def heard() -> bytes:
+                appended = [m for m in fake.received if isinstance(m, dict)]
+                return b"".join(
+                    base64.b64decode(m["audio"]) for m in appended if m.get("type") == "input_audio_buffer.append"
+                )
+
+            await wait_until(lambda: said in heard(), within=20, what="the caller's bytes at the provider, unchanged")
             (live,) = engine.live_calls()
             await emu.caller_hangs_up(caller.id)
             await emu.wait_event("ChannelDestroyed", caller.id)
     assert fake.errors == [] and emu.violations == []
     session = next(m for m in fake.received if isinstance(m, dict) and m.get("type") == "session.update")
     assert session["session"]["audio"]["input"]["format"] == {"type": "audio/pcmu"}
-    assert said in heard  # the caller's 0x7F bytes arrived as 0x7F: not decoded and encoded again
+    assert said in heard()  # the caller's 0x7F bytes arrived as 0x7F: not decoded and encoded again
     greeting = marked_tone(100, 660) * 4  # the fake sends 100 ms deltas
     assert greeting in phone.audio()  # and the agent's came back to the phone byte for byte
     assert live.call_id
