@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from engine.backoff import Backoff
+from engine.backoff import Backoff, Retry
 from engine.events import Event
 from engine.json_bounds import loads_bounded
 from engine.remote.base import (
@@ -195,7 +195,7 @@ class HttpEngines:
         joined: str | None = None
         lost = False  # EngineLost said for ``joined`` and not yet undone by an EngineJoined
         last_heard = time.monotonic()
-        retry = 0
+        retry = Retry(RECONNECT)
         opened = False
         reason = "no answer"
         self._closed = False
@@ -207,7 +207,8 @@ class HttpEngines:
                 reason = f"cannot reach it: {self._scrub(e) or type(e).__name__}"
             if ws is not None:
                 self.reconnects += 1 if opened else 0
-                opened, retry = True, 0
+                opened = True
+                retry.succeeded()
                 self.streaming = True
                 try:
                     async for item in self._read(ws):
@@ -236,11 +237,10 @@ class HttpEngines:
             if joined is not None and not lost and silent > bound:
                 lost = True
                 yield EngineLost(joined, False, f"no heartbeat for {silent:.1f} s ({reason})")
-            wait = RECONNECT.delay_s(retry)
+            wait = retry.failed(reason)
             if joined is not None and not lost:  # wake up in time to say it is lost
                 wait = min(wait, max(0.05, bound - silent + 0.01))
-            retry += 1
-            await asyncio.sleep(wait)
+            await retry.sleep(wait)
 
     # ------------------------------------------------------------------------------------------- the stream
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from engine.backoff import Backoff
+from engine.backoff import Backoff, Retry
 from engine.config.models.scale_out import safe_store_url
 from engine.json_bounds import loads_bounded
 from engine.recorder.codec import event_from_dict
@@ -143,7 +143,7 @@ class RedisEngines:
         connected = False
         ever_connected = False
         reconnected_at = 0.0
-        retry = 0
+        retry = Retry(RECONNECT)
         next_poll = next_mark = 0.0
         while not self._closed:
             try:
@@ -154,7 +154,7 @@ class RedisEngines:
                         log.info("attach: %s is reachable again; resuming after the last entries seen",
                                  self.description)  # fmt: skip
                     connected = ever_connected = True
-                    retry = 0
+                    retry.succeeded()
                     next_poll = next_mark = 0.0
                 now = time.monotonic()
                 if self.approver and now >= next_mark:
@@ -207,8 +207,7 @@ class RedisEngines:
                 if connected:
                     log.warning("attach: %s; reconnecting", e)
                 connected = False
-                await asyncio.sleep(RECONNECT.delay_s(retry))
-                retry += 1
+                await retry.pause(str(e))
 
     async def _catch_up(self, engine_id: str, stopped: set[str]) -> AsyncIterator[RemoteEvent]:
         """The engine's stream after the last entry seen, to its end (``StoreUnavailable`` passes up)."""

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from engine.backoff import Backoff
+from engine.backoff import Backoff, Retry
 from engine.event_bus import SkippedEvents
 from engine.store.base import EventStore, StoredEvent, StoreUnavailable, open_store
 from engine.store.feed import CallStates, EventFeed
@@ -104,7 +104,7 @@ class StoreComponent:
         self.written = 0
         self.reconnects = 0
         self.last_error = ""
-        self._retry = 0
+        self._retry = Retry(RECONNECT)
         self._retry_at = 0.0
         self._sub: Subscription | None = None
         self._tasks: list[asyncio.Task[Any]] = []
@@ -242,15 +242,14 @@ class StoreComponent:
         self.feed.continue_after(await self.store.last_entry_id(self.engine_id))
         self._full_due = 0.0  # a restarted Redis lost the calls' hashes: the next heartbeat writes them whole
         self._set_connected(True)
-        self._retry = 0
+        self._retry.succeeded()
 
     def _lost(self, e: StoreUnavailable) -> None:
         if self.connected:
             log.warning("store: %s; calls go on, events are buffered (up to %d) until it is back", e, self.feed.bound)
         self._set_connected(False)
         self.last_error = str(e)
-        self._retry_at = time.monotonic() + RECONNECT.delay_s(self._retry)
-        self._retry += 1
+        self._retry_at = time.monotonic() + self._retry.failed(str(e))
 
     async def _ensure_connected(self) -> bool:
         if self.connected:

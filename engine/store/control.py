@@ -24,7 +24,6 @@ once Redis is back.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import logging
@@ -37,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 
-from engine.backoff import Backoff
+from engine.backoff import Backoff, Retry
 from engine.json_bounds import loads_bounded
 from engine.store.base import claim_key, control_stream, reply_key
 from engine.store.redis_store import raise_if_cancelled, redis_client
@@ -142,14 +141,15 @@ class ControlReader:
 
     async def run(self) -> None:
         """Read and answer until cancelled; Redis lost → reconnect with backoff (the group is recreated)."""
-        retry = 0
+        retry = Retry(RECONNECT)
         while True:
             try:
                 await self._ensure_group()
                 await self._write_unsent()
                 if not self.connected:
                     log.info("control: reading commands for engine %s from %s", self.engine_id, self._stream)
-                self.connected, retry = True, 0
+                self.connected = True
+                retry.succeeded()
                 await self._serve()
             except (RedisError, OSError) as e:
                 if isinstance(e, ResponseError) and "NOGROUP" in str(e):
@@ -158,8 +158,7 @@ class ControlReader:
                     log.warning("control: Redis lost (%s: %s); commands wait until it is back", type(e).__name__, e)
                 self.connected = False
                 self.last_error = f"{type(e).__name__}: {e}"
-                await asyncio.sleep(RECONNECT.delay_s(retry))
-                retry += 1
+                await retry.pause(self.last_error)
 
     async def _ensure_group(self) -> None:
         try:

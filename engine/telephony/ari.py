@@ -26,7 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 
-from engine.backoff import Backoff
+from engine.backoff import Backoff, Retry
 from engine.json_bounds import JsonBoundsError, loads_bounded
 
 log = logging.getLogger(__name__)
@@ -270,7 +270,7 @@ class AriClient:
     async def events(self) -> AsyncIterator[dict[str, Any]]:
         """Every event for the app until ``close()``; reconnects with backoff when the socket drops."""
         url = events_url(self.base_url, self.app)
-        attempt = 0
+        retry = Retry(self.backoff)
         first = True
         while not self._closed:
             try:
@@ -278,7 +278,8 @@ class AriClient:
                     url, protocols=("ari",), max_msg_size=MAX_EVENT_BYTES, heartbeat=20.0,
                     timeout=aiohttp.ClientWSTimeout(ws_close=self.timeout_s),
                 ) as ws:  # fmt: skip
-                    self.connected, self.last_error, attempt = True, None, 0
+                    self.connected, self.last_error = True, None
+                    retry.succeeded()
                     if not first:
                         self.reconnects += 1
                     yield {"type": CONNECTED if first else RECONNECTED}
@@ -304,10 +305,9 @@ class AriClient:
             self.connected = False
             if self._closed:
                 return
-            delay = self.backoff.delay_s(attempt)
-            attempt += 1
-            log.warning("ARI events: %s; reconnecting in %.1f s", self.last_error or "socket closed", delay)
-            await asyncio.sleep(delay)
+            delay = retry.failed(self.last_error or "socket closed")
+            log.warning("ARI events: %s; reconnecting in %.1f s", retry.reason, delay)
+            await retry.sleep(delay)
 
 
 def _param(value: Any) -> str:
