@@ -4,6 +4,10 @@ Why it exists: an engine among several must say "no" before it is overloaded, an
 one by one must be able to stop new calls on one while its live calls finish. Every call source asks the same
 ``Admission``: the engine's ``start_call`` (text, softphone, API) raises ``CallRefused`` (a ``CallError``), and
 telephony answers Asterisk with a busy instead of a hung call. The counts come from a getter, never the engine.
+A phone call is set up (answered, bridged, its media connected) before its session exists, and real Asterisk delivers
+two callers within milliseconds: ``reserve()`` holds the caller's place from the moment of the decision, counted with
+the live calls, until its session takes the place over (``check()`` in the reservation's tasks) or the call ends
+before that, however it ends. A drain refuses a reserved call whose session has not started yet.
 A call that already holds its place is not new when its AI starts again (a phone call back from a failed
 transfer or from the operator): ``continuing()`` around that start lets it through a drain and a full engine.
 A phone call the operator takes over stays one call: its ``CallLeg`` (``on_leg()`` around the AI's run) keeps the
@@ -22,6 +26,17 @@ from engine.sessions.store import SessionStore
 
 #: True in the task (and the tasks it starts) of a call whose AI starts again.
 _CONTINUING: ContextVar[bool] = ContextVar("ava_call_continuing", default=False)
+
+
+@dataclass(eq=False)
+class Reservation:
+    """A new call's place, held from the admission decision until its session takes it over (``claimed``)."""
+
+    claimed: bool = False
+
+
+#: The reservation of the call whose set-up runs in this task (and the tasks it starts).
+_RESERVED: ContextVar[Reservation | None] = ContextVar("ava_call_reserved", default=None)
 
 
 @contextmanager
@@ -98,6 +113,16 @@ class Admission:
         self.draining = False
         #: Calls refused so far, by reason ("draining" | "max_calls").
         self.refused: dict[str, int] = {"draining": 0, "max_calls": 0}
+        #: Places held by calls being set up whose session has not started yet.
+        self._reserved: set[Reservation] = set()
+
+    @property
+    def connecting(self) -> int:
+        """Calls admitted whose session has not started yet (each holds a place)."""
+        return sum(1 for r in self._reserved if not r.claimed)
+
+    def _places(self) -> int:
+        return self._live_calls() + self.connecting
 
     def refusal(self) -> str | None:
         """Why a new call may not start now (counted as refused), or None when it may."""
@@ -105,19 +130,48 @@ class Admission:
             self.refused["draining"] += 1
             return "the engine is draining (ava-engine drain): it takes no new calls while its live calls finish"
         limit = self._max_calls()
-        live = self._live_calls()
-        if limit is not None and live >= limit:
+        live, connecting = self._live_calls(), self.connecting
+        if limit is not None and live + connecting >= limit:
             self.refused["max_calls"] += 1
-            return f"the engine is at capacity: {live} live call(s), engine.max_calls is {limit}"
+            also = f" and {connecting} being connected" if connecting else ""
+            return f"the engine is at capacity: {live} live call(s){also}, engine.max_calls is {limit}"
         return None
 
     def check(self) -> None:
-        """Raise ``CallRefused`` when a new call may not start now (a ``continuing()`` one always may)."""
+        """Raise ``CallRefused`` when a new call may not start now (a ``continuing()`` one always may). In the tasks
+        of a ``reserve()`` the call's place is already held: only a drain refuses it, and its session, started
+        next, takes the place over."""
         if _CONTINUING.get():
+            return
+        held = _RESERVED.get()
+        if held is not None and not held.claimed:
+            if self.draining:
+                self.refused["draining"] += 1
+                raise CallRefused(
+                    "call refused: the engine started draining (ava-engine drain) while the call was being connected"
+                )
+            held.claimed = True
             return
         why = self.refusal()
         if why is not None:
             raise CallRefused(f"call refused: {why}")
+
+    @contextmanager
+    def reserve(self) -> Iterator[Reservation]:
+        """Admit a new call and hold its place while it is set up: ``CallRefused`` at once when it may not start,
+        else the place counts with the live calls until the call's session takes it over (``check()`` inside) or
+        the block ends, however it ends (an error, a cancellation, a caller who left first)."""
+        why = self.refusal()
+        if why is not None:
+            raise CallRefused(f"call refused: {why}")
+        held = Reservation()
+        self._reserved.add(held)
+        token = _RESERVED.set(held)
+        try:
+            yield held
+        finally:
+            _RESERVED.reset(token)
+            self._reserved.discard(held)
 
     def drain(self) -> CapacityStatus:
         self.draining = True
@@ -128,4 +182,5 @@ class Admission:
         return self.status()
 
     def status(self) -> CapacityStatus:
-        return CapacityStatus(self._live_calls(), self._max_calls(), self.draining)
+        """``live_calls`` counts every place taken: live calls and calls being connected."""
+        return CapacityStatus(self._places(), self._max_calls(), self.draining)

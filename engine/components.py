@@ -224,7 +224,7 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
     from engine.telephony.component import Telephony  # Asterisk calls (ARI), when asterisk.enabled
 
     components.append(
-        Telephony(lambda: engine.settings, engine, engine.spawn, engine.lines, admit=engine.admission.refusal)
+        Telephony(lambda: engine.settings, engine, engine.spawn, engine.lines, admit=engine.admission.reserve)
     )
     if email is not None:
         components.append(email)

@@ -46,10 +46,10 @@ class Telephony:
 
     def __init__(
         self, settings: Callable[[], Settings], host: RealtimeHost, spawn: Spawn, lines: PhoneLines | None = None,
-        admit: Callable[[], str | None] | None = None,
+        admit: Callable[[], contextlib.AbstractContextManager[object]] | None = None,
     ) -> None:  # fmt: skip
         self._settings = settings
-        #: Why a new call may not start now (engine.capacity), or None: a refused caller hears busy.
+        #: Holds a new caller's place while the call is set up (engine.capacity), or raises CallRefused: busy.
         self._admit = admit
         self._lines = lines
         self._host = host

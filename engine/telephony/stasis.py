@@ -60,12 +60,12 @@ class StasisApp:
         self, ari: AriClient, config: AsteriskConfig, host: RealtimeHost, spawn: Spawn,
         contexts: Callable[[], Sequence[str]], pool: PortPool | None = None,
         make_call: CallFactory | None = None, lines: PhoneLines | None = None,
-        admit: Callable[[], str | None] | None = None, ids: ResourceIds | None = None,
+        admit: Callable[[], contextlib.AbstractContextManager[object]] | None = None, ids: ResourceIds | None = None,
     ) -> None:  # fmt: skip
         self.ari = ari
         #: The ids this engine gives what it creates in Asterisk (``engine.telephony.owned``).
         self.ids = ids or ResourceIds.for_engine(None, config.app_name)
-        #: Why a new call may not start now (engine.max_calls, drain), or None (engine.capacity.Admission).
+        #: Holds a new caller's place while the call is set up, or raises CallRefused (engine.capacity.reserve).
         self.admit = admit
         self.config = config
         self.host = host
@@ -166,11 +166,10 @@ class StasisApp:
     # ---------------------------------------------------------------------------------------------- one call
 
     async def _take_call(self, call: PhoneCall, channel: dict[str, Any], args: list[str]) -> None:
+        place = contextlib.ExitStack()  # the caller's place from the decision on, before its session exists
         try:
-            refused = self.admit() if self.admit is not None else None
-            if refused is not None:  # a busy signal, not an answered call that hangs: Asterisk can route it on
-                await self._busy(call, refused)
-                return
+            if self.admit is not None:  # refused: a busy, not an answered call that hangs (Asterisk routes it on)
+                place.enter_context(self.admit())
             variables = dict(channel.get("channelvars") or {})
             if "AI_CONTEXT" not in variables:
                 value = await self.ari.variable(call.channel_id, "AI_CONTEXT")
@@ -215,16 +214,14 @@ class StasisApp:
                     break
                 assert call.bridge_id is not None and call.media_channel_id is not None
                 await self.ari.add_to_bridge(call.bridge_id, [call.media_channel_id])  # the AI comes back
-        except CallRefused as e:  # admitted while another call was connecting, which took the last place first
+        except CallRefused as e:  # full or draining; or a drain came while the call was being connected
             await self._busy(call, str(e))
         except (AriError, CallError) as e:  # CallError: the caller left before the AI's call had begun
             log.warning("telephony: call %s failed: %s", call.channel_id, e)
             call.end_reason = str(e)
         finally:
-            if self._budget is not None:
-                await self._end_on_stop(call, self._budget)
-            else:
-                await self._release(call)
+            with place:
+                await (self._end_on_stop(call, self._budget) if self._budget is not None else self._release(call))
 
     async def _busy(self, call: PhoneCall, why: str) -> None:
         log.warning("telephony: refusing call %s with busy: %s", call.channel_id, why)
