@@ -6,8 +6,11 @@ Goal (issue 13): at most 25 µs added at the median with events and metrics on.
 
 Then the cost of tracing (issue 36 item 5), in the same run: a tool call and its turn's ``turn.timings`` (with what
 the engine's tasks do after them before the next call) on an engine with tracing off, and on one tracing every call
-to a loopback OTLP/HTTP sink. Goal: off adds nothing (no subscription, the SDK not even imported), on at most 5 %.
-The tool here is an in-process echo (~1 µs): the spans' cost is measured against the engine's path alone.
+to a loopback OTLP/HTTP sink (a process of its own). Goal: off adds nothing (no subscription, the SDK not even
+imported), on at most 5 % of process CPU. Tracing defers its work (built and sent in batches on a thread), so the
+two are timed in interleaved rounds of whole blocks of calls, and an "on" round ends only when its spans have been
+built, encoded and posted (``Telemetry.flush``): every µs a span costs is inside the window. The tool here is an
+in-process echo (~1 µs): the spans' cost is measured against the engine's path alone.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -28,6 +30,7 @@ from engine.config.models import Settings
 from engine.events import CallStarted, TurnTimings
 from engine.sessions.session import CallSession
 from engine.stats import percentiles
+from engine.telemetry import Telemetry
 from engine.tools.base import (
     FunctionTool,
     ToolDefinition,
@@ -37,6 +40,8 @@ from engine.tools.base import (
 )
 
 N = int(os.environ.get("BENCH_N", "20000"))
+#: Tool calls per round of the tracing table (each way): on, a round ends when its spans are sent.
+ROUND = int(os.environ.get("BENCH_ROUND", "1000"))
 
 
 async def echo(args: dict[str, Any], ctx: ToolExecutionContext) -> ToolResult:
@@ -108,56 +113,79 @@ class _Sink(BaseHTTPRequestHandler):
         pass
 
 
+def sink() -> None:
+    """The collector, in a process of its own (``--sink``): its CPU is not the engine's. Prints its port."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Sink)
+    print(server.server_address[1], flush=True)
+    server.serve_forever()
+
+
 async def tracing(tool: FunctionTool, args: dict[str, Any]) -> None:
     for name in [k for k in os.environ if k.startswith("OTEL_")]:
         del os.environ[name]
-    sink = ThreadingHTTPServer(("127.0.0.1", 0), _Sink)
-    threading.Thread(target=sink.serve_forever, daemon=True).start()
-    endpoint = f"http://127.0.0.1:{sink.server_address[1]}"
+    proc = await asyncio.create_subprocess_exec(sys.executable, __file__, "--sink", stdout=asyncio.subprocess.PIPE)
+    assert proc.stdout is not None
+    endpoint = f"http://127.0.0.1:{(await proc.stdout.readline()).decode().strip()}"
     off = Engine(Settings(), extra_tools=[tool])
     on = Engine(Settings.model_validate({"engine": {"telemetry": {"endpoint": endpoint}}}), extra_tools=[tool])
     await off.start()
     off_subscribers = off.bus.subscriber_count
     sdk_after_off = "opentelemetry.sdk.trace" in sys.modules
     await on.start()
-    timed: dict[str, list[float]] = {"off": [], "on": []}
-    cpu_timed: dict[str, list[float]] = {"off": [], "on": []}
-    cpu = time.process_time
-
+    telemetry = next(c for c in on.components if isinstance(c, Telemetry))
     session = CallSession(call_id="bench", context="c", provider="p")
     session.shown_tools = frozenset({"echo"})
     for e in (off, on):  # the call the tool calls belong to (its span, when on)
         e.bus.publish(CallStarted(call_id="bench", context="c", provider="p"))
 
-    async def one(e: Engine, key: str | None) -> None:
-        c, t = cpu(), time.perf_counter()
-        await e.execute_tool(session, "echo", args)
-        # the turn it was part of ends (when on: a turn span and the tool's span under it)
-        e.bus.publish(TurnTimings(call_id="bench", turn=1, tier="standard", budget_ms=1000, latency_ms=1.0))
-        for _ in range(3):  # the engine's tasks (the span builder) run before the next call
-            await asyncio.sleep(0)
-        if key is not None:
-            timed[key].append(time.perf_counter() - t)
-            cpu_timed[key].append(cpu() - c)
+    async def round_(e: Engine, calls: int) -> tuple[float, float]:
+        """Wall and process CPU of ``calls`` tool calls, each with its turn's end; on, until their spans are sent."""
+        c, t = time.process_time(), time.perf_counter()
+        for _ in range(calls):
+            await e.execute_tool(session, "echo", args)
+            # the turn it was part of ends (when on: a turn span and the tool's span under it)
+            e.bus.publish(TurnTimings(call_id="bench", turn=1, tier="standard", budget_ms=1000, latency_ms=1.0))
+            for _ in range(3):  # the engine's tasks run before the next call
+                await asyncio.sleep(0)
+        if e is on:  # the spans' deferred work (building, encoding, the POST) inside the measured window
+            assert await telemetry.flush()
+        return time.perf_counter() - t, time.process_time() - c
 
-    for _ in range(2000):
-        await one(off, None)
-        await one(on, None)
-    for _ in range(N):
-        await one(off, "off")
-        await one(on, "on")
+    for _ in range(2):  # warm up both (rounds no larger than the measured ones: OTEL_BSP_MAX_QUEUE_SIZE drops none)
+        await round_(off, ROUND)
+        await round_(on, ROUND)
+    wall: dict[Engine, list[float]] = {off: [], on: []}
+    cpu: dict[Engine, list[float]] = {off: [], on: []}
+    rounds = max(1, N // ROUND)
+    for i in range(rounds):
+        for e in (off, on) if i % 2 == 0 else (on, off):  # interleaved, each first in turn
+            w, c = await round_(e, ROUND)
+            wall[e].append(w)
+            cpu[e].append(c)
     await off.stop()
     await on.stop()
-    sink.shutdown()
-    o50, n50 = (percentiles(timed[k], 0.5)[0] * 1e6 for k in ("off", "on"))
-    oc50, nc50 = (percentiles(cpu_timed[k], 0.5)[0] * 1e6 for k in ("off", "on"))
-    ratio = n50 / o50
+    proc.terminate()
+    await proc.wait()
+
+    def per_call(v: list[float]) -> float:
+        return sum(v) / (len(v) * ROUND) * 1e6
+
+    o, n, oc, nc = per_call(wall[off]), per_call(wall[on]), per_call(cpu[off]), per_call(cpu[on])
+    paired = sorted(b / a for a, b in zip(cpu[off], cpu[on], strict=True))
+    median = paired[len(paired) // 2]
     print(f"tracing off: SDK imported {sdk_after_off}, bus subscribers {off_subscribers} (none of them telemetry's)")
-    print(f"tool call, tracing off   p50 {o50:8.2f} µs   CPU p50 {oc50:6.2f} µs")
-    print(f"tool call, tracing on    p50 {n50:8.2f} µs   CPU p50 {nc50:6.2f} µs")
-    print(f"ratio on/off p50         {ratio:8.3f}   CPU {nc50 / oc50:6.3f}   (goal: ≤ 1.05)")
-    print("RESULT tracing:", "OK" if ratio <= 1.05 and not sdk_after_off else "OVER GOAL")
+    print(f"{rounds} rounds of {ROUND} calls each way, interleaved; on, each round ends when its spans are sent")
+    print(f"tool call, tracing off   mean {o:8.2f} µs   CPU mean {oc:6.2f} µs")
+    print(f"tool call, tracing on    mean {n:8.2f} µs   CPU mean {nc:6.2f} µs")
+    print(
+        f"ratio on/off             {n / o:8.3f}   CPU {nc / oc:6.3f}   (CPU median of rounds {median:.3f}; goal ≤ 1.05)"
+    )
+    ok = nc / oc <= 1.05 and not sdk_after_off
+    print("RESULT tracing:", "OK" if ok else "OVER GOAL")
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    if sys.argv[1:] == ["--sink"]:
+        sink()
+    else:
+        asyncio.run(main())

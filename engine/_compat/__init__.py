@@ -13,6 +13,7 @@ tests/engine/compat/ that fails when the dependency changes it.
 - ``stdlib``: asyncio's ``_current_tasks``, ``re._parser``, argparse's ``_actions`` and ``_SubParsersAction``.
 - ``portaudio``: sounddevice's ``_terminate`` / ``_initialize`` (re-scan the devices).
 - ``prometheus``: a histogram child's ``_sum`` and ``_buckets`` (tallies flushed without one observe() each).
+- ``otel``: the OTLP/HTTP span exporter's ``_client.export(bytes)`` (traces encoded by engine/telemetry/otlp.py).
 
 The console's (Textual's) are in console/_compat.py: the engine never imports Textual.
 """

@@ -1,36 +1,38 @@
-"""The tracing component: reads the bus, hands the events to the span builder, flushes the spans at stop.
+"""The tracing component: collects the bus's events and hands them to the exporter thread in batches.
 
 Why a component with only the bus: it starts and stops with the engine (stop ends the calls' spans still open
 and waits for the exporter, so ``ava-engine call`` exits with its trace sent) and follows a reload of
-``engine.telemetry``. Off, it subscribes to nothing — the publishers on the tool path build no event for it — and
-never imports OpenTelemetry.
+``engine.telemetry``. On the loop it does as little as it can: the bus appends each event to its subscription's
+queue, and a timer hands what gathered to the exporter thread every ``HANDOFF_S`` (no task wakes per event).
+Off, it subscribes to nothing — the publishers on the tool path build no event for it — and never imports
+OpenTelemetry.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from engine.events import Event
-from engine.telemetry.setup import CallTraceIds, TraceSetup, trace_setup, tracer_provider
+from engine.events import ToolCompleted
+from engine.telemetry.setup import CallTraceIds, TraceSetup, span_outputs, trace_setup
 
 if TYPE_CHECKING:
-    from opentelemetry.sdk.trace import TracerProvider
-
     from engine.config.models import Settings
     from engine.event_bus import EventBus, Subscription
     from engine.tasks import Spawn
-    from engine.telemetry.spans import SpanBuilder
+    from engine.telemetry.export import SpanExport
 
 log = logging.getLogger(__name__)
 
 #: How long stop waits for the exporter to send what is left.
 FLUSH_TIMEOUT_S = 10.0
+#: How often the gathered events go to the exporter thread.
+HANDOFF_S = 0.2
+#: Events the subscription holds between handoffs (a full queue drops its oldest; the drops are logged).
+QUEUE_SIZE = 1 << 16
 
 
 class Telemetry:
@@ -45,79 +47,95 @@ class Telemetry:
     ) -> None:
         self._settings = settings
         self.bus = bus
-        self._spawn = spawn
-        #: A tool's latency class (fast, standard, deep) by exposed name, for its span.
+        self._spawn = spawn  # the component's signature (default_components); it needs no task of its own
+        #: A tool's latency class (fast, standard, deep) by exposed name, for its span: asked on the loop at each
+        #: handoff, and the last one known kept (a tool may be gone by the time its span is built); replaced, never
+        #: changed, as the exporter thread reads it.
         self._tool_class = tool_class
+        self._classes: dict[str, str] = {}
         self.ids = CallTraceIds()
         self.setup: TraceSetup | None = None
-        self.provider: TracerProvider | None = None
-        self.builder: SpanBuilder | None = None
+        self.export: SpanExport | None = None
         self._sub: Subscription | None = None
-        self._task: asyncio.Task[Any] | None = None
-        #: The span builder runs on one thread of its own: the loop only hands it each batch of events.
-        self._thread: ThreadPoolExecutor | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._dropped = 0
 
     @property
     def active(self) -> bool:
-        return self.builder is not None
+        return self.export is not None
 
     def trace_id(self, call_id: str) -> str | None:
         """The call's trace id as 32 hex digits while tracing is on (the recording's header keeps it), else None.
         Safe from any thread."""
-        return self.ids.hex(call_id) if self.builder is not None else None
+        return self.ids.hex(call_id) if self.export is not None else None
 
     async def start(self) -> None:
         setup = trace_setup(self._settings().engine.telemetry)
         if setup is None:
             return
-        next_trace_id = [0]
-        provider = tracer_provider(setup, next_trace_id)
+        outputs, sampled = span_outputs(setup)
+        from engine.telemetry.export import Limits, SpanExport
         from engine.telemetry.spans import EVENT_TYPES, SpanBuilder
 
-        self.setup, self.provider = setup, provider
-        self.builder = SpanBuilder(provider.get_tracer("ava-engine"), self.ids.of, next_trace_id, self._tool_class)
-        self._thread = ThreadPoolExecutor(1, thread_name_prefix="telemetry")
-        self._sub = self.bus.subscribe(types=set(EVENT_TYPES))
-        self._task = self._spawn(self._pump(self._sub, self.builder, self._thread), name="telemetry:spans")
+        limits = Limits.from_env()
+        self.setup = setup
+        self.export = SpanExport(
+            outputs, limits, lambda emit: SpanBuilder(emit, self.ids.of, sampled, self._tool_class)
+        )
+        self._sub = self.bus.subscribe(maxsize=QUEUE_SIZE, types=set(EVENT_TYPES))
+        self._timer = asyncio.get_running_loop().call_later(HANDOFF_S, self._handoff)
 
-    async def _pump(self, sub: Subscription, builder: SpanBuilder, thread: ThreadPoolExecutor) -> None:
-        while True:
-            try:
-                first = await sub.get()
-            except StopAsyncIteration:
-                return
-            thread.submit(_handle, builder, [first, *sub.drain()])
+    def _handoff(self) -> None:
+        self._hand_over()
+        if self.export is not None:
+            self.export.tick()
+        self._timer = asyncio.get_running_loop().call_later(HANDOFF_S, self._handoff)
+
+    def _hand_over(self) -> None:
+        sub, export = self._sub, self.export
+        if sub is None or export is None:
+            return
+        if sub.dropped != self._dropped:
+            log.warning(
+                "telemetry: %d events lost (more than %d between handoffs)", sub.dropped - self._dropped, QUEUE_SIZE
+            )
+            self._dropped = sub.dropped
+        events = sub.drain()
+        if not events:
+            return
+        classes = self._classes
+        for name in {ev.exposed_name for ev in events if type(ev) is ToolCompleted}:
+            if (cls := self._tool_class(name)) is not None and classes.get(name) != cls:
+                classes = {**classes, name: cls}
+        self._classes = classes
+        export.take(events)
+
+    async def end_calls(self) -> None:
+        """The engine is stopping: what gathered is handed over while its tools are still registered (their class)."""
+        self._hand_over()
+
+    async def flush(self, timeout_s: float = FLUSH_TIMEOUT_S) -> bool:
+        """Hands over what gathered and waits until its spans are sent (False: not within the timeout)."""
+        self._hand_over()
+        export = self.export
+        return True if export is None else await asyncio.to_thread(export.flush().wait, timeout_s)
 
     async def stop(self) -> None:
-        task, sub, builder, provider, thread = self._task, self._sub, self.builder, self.provider, self._thread
-        self._task = self._sub = self.builder = self.provider = self._thread = None
+        self._hand_over()  # the calls ended while stopping
+        timer, sub, export = self._timer, self._sub, self.export
+        self._timer = self._sub = self.export = None
         self.setup = None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        if timer is not None:
+            timer.cancel()
         if sub is not None:
             sub.close()
-        if builder is not None and thread is not None:
-            thread.submit(_handle, builder, sub.drain() if sub is not None else [])  # the calls ended while stopping
-            thread.submit(builder.end_all, time.time())
-        if thread is not None:
-            await asyncio.to_thread(thread.shutdown, wait=True)
-        if provider is not None:  # the exporter posts from this thread: the loop stays free meanwhile
-            flushed = await asyncio.to_thread(provider.force_flush, int(FLUSH_TIMEOUT_S * 1000))
-            if not flushed:
-                log.warning("telemetry: the spans were not all exported within %.0f s", FLUSH_TIMEOUT_S)
-            await asyncio.to_thread(provider.shutdown)
+        if export is None:
+            return
+        export.end_all(time.time())  # then sent with the rest, from the thread: the loop stays free meanwhile
+        if not await asyncio.to_thread(export.stop, FLUSH_TIMEOUT_S):  # the loop stays free meanwhile
+            log.warning("telemetry: the spans were not all exported within %.0f s", FLUSH_TIMEOUT_S)
 
     async def reload(self, old: Settings, new: Settings) -> None:
         if old.engine.telemetry != new.engine.telemetry:
             await self.stop()
             await self.start()
-
-
-def _handle(builder: SpanBuilder, events: Sequence[Event]) -> None:
-    for ev in events:
-        try:
-            builder.handle(ev)
-        except Exception as e:  # one odd event never stops the traces of the others
-            log.warning("telemetry: no span for a %s event (%s: %s)", ev.type, type(e).__name__, e)

@@ -1,9 +1,10 @@
 """Whether traces are exported and how: ``engine.telemetry`` and the standard ``OTEL_*`` variables, and the SDK.
 
-Why apart from the span builder: this is the only module that imports the OpenTelemetry SDK, and only when tracing
-is switched on; the ``otel`` extra is optional, so a missing SDK is a clear config error naming the extra, not an
-ImportError. The SDK reads the rest of the standard variables itself (OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT,
-OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER, OTEL_BSP_* …).
+Why apart from the span builder: this (and the console exporter it loads) is where the OpenTelemetry SDK is
+imported, and only when tracing is switched on; the ``otel`` extra is optional, so a missing SDK is a clear config
+error naming the extra, not an ImportError. The SDK reads the rest of the standard variables itself
+(OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT, OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER); the batch limits (OTEL_BSP_*)
+are read by engine/telemetry/export.py as the SDK's batch processor reads them.
 """
 
 from __future__ import annotations
@@ -12,20 +13,24 @@ import hashlib
 import os
 import secrets
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from engine._compat.otel import post_otlp
 from engine.config.errors import ConfigError
 from engine.config.models.telemetry import TelemetryConfig
 
 if TYPE_CHECKING:
-    from opentelemetry.sdk.trace import TracerProvider
+    from engine.telemetry.export import Output
+    from engine.telemetry.otlp import Encoder, SpanData
 
 #: What to install when tracing is on but the SDK is missing.
 EXTRA_HINT = "pip install 'ava-console[otel]'"
 EXPORTERS = ("otlp", "console")
 PROTOCOL = "http/protobuf"
+#: The instrumentation scope of every span.
+SCOPE = "ava-engine"
 
 
 @dataclass(frozen=True)
@@ -82,38 +87,55 @@ class CallTraceIds:
         return format(self.of(call_id), "032x")
 
 
-def tracer_provider(setup: TraceSetup, next_trace_id: list[int]) -> TracerProvider:
-    """The SDK's provider with a batch processor per exporter; a root span takes ``next_trace_id[0]`` as its
-    trace id when it is set (the call's, see ``CallTraceIds``). ``ConfigError`` naming the extra when the SDK is
-    not installed."""
+def span_outputs(setup: TraceSetup) -> tuple[list[Output], Callable[[int, str], bool]]:
+    """An output per exporter, and the sampler's decision for a new trace (``OTEL_TRACES_SAMPLER``, as the SDK
+    reads it; a call's decision holds for its whole trace). ``ConfigError`` naming the extra when the SDK is not
+    installed."""
     try:
         from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
-        from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
+        from opentelemetry.sdk.trace.export import ConsoleSpanExporter
+        from opentelemetry.trace import SpanKind
     except ImportError as e:
         raise _error(
             f"traces are switched on (engine.telemetry or OTEL_* variables) but the OpenTelemetry SDK is not "
             f"installed ({e.name or e}): {EXTRA_HINT}, or switch tracing off (OTEL_SDK_DISABLED=true)"
         ) from None
 
-    class _Ids(RandomIdGenerator):
-        def generate_trace_id(self) -> int:
-            if next_trace_id and next_trace_id[0]:
-                trace_id, next_trace_id[0] = next_trace_id[0], 0
-                return trace_id
-            return super().generate_trace_id()
+    resource = Resource.create({"service.name": setup.service_name})  # with OTEL_RESOURCE_ATTRIBUTES
+    sampler = TracerProvider(resource=resource, shutdown_on_exit=False).sampler
 
-    provider = TracerProvider(resource=Resource.create({"service.name": setup.service_name}), id_generator=_Ids())
+    def sampled(trace_id: int, name: str) -> bool:
+        return sampler.should_sample(None, trace_id, name, SpanKind.SERVER).decision.is_sampled()
+
+    outputs: list[Output] = []
     for name in setup.exporters:
-        exporter: SpanExporter
         if name == "console":
-            exporter = ConsoleSpanExporter(out=sys.stderr)  # stdout is the CLI's (--json prints only JSON)
-        else:
-            try:
-                from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-            except ImportError as e:
-                raise _error(f"the OTLP/HTTP exporter is not installed ({e.name or e}): {EXTRA_HINT}") from None
-            exporter = OTLPSpanExporter(endpoint=setup.endpoint)
-        provider.add_span_processor(BatchSpanProcessor(exporter))
-    return provider
+            from engine.telemetry.console import ConsoleOutput
+
+            outputs.append(ConsoleOutput(ConsoleSpanExporter(out=sys.stderr), resource, SCOPE))  # stdout is the CLI's
+            continue
+        try:
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        except ImportError as e:
+            raise _error(f"the OTLP/HTTP exporter is not installed ({e.name or e}): {EXTRA_HINT}") from None
+        from engine.telemetry.otlp import Encoder
+
+        outputs.append(_Otlp(OTLPSpanExporter(endpoint=setup.endpoint), Encoder(resource.attributes, SCOPE)))
+    return outputs, sampled
+
+
+class _Otlp:
+    """OTLP/HTTP: the request written by ``Encoder``, sent with the SDK exporter's client (its OTEL_* settings)."""
+
+    def __init__(self, exporter: Any, encoder: Encoder) -> None:
+        self.exporter, self.encoder = exporter, encoder
+
+    def encode(self, spans: Sequence[SpanData]) -> bytes:
+        return self.encoder.request(spans)
+
+    def send(self, payload: bytes) -> bool:
+        return post_otlp(self.exporter, payload)
+
+    def shutdown(self) -> None:
+        self.exporter.shutdown()

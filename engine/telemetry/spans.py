@@ -1,20 +1,19 @@
 """Events to spans: the call, its turns, each turn's stages and tool calls, MCP requests and transfers.
 
 Why a builder that only reads events: every span is made after the fact with the start and end times the events
-carry (``start_span(start_time=…)``, ``end(end_time=…)``, nanoseconds since the epoch), so nothing on the call path
-waits for tracing. The attributes are counts, names, classes and timings; the caller's name, number and words, a
-tool's arguments and results, and a transfer's destination number are never read from the events.
+carry (nanoseconds since the epoch), so nothing on the call path waits for tracing. It makes plain ``SpanData``
+records, not SDK spans: no context, sampler or processor per span (the call's sampling decision holds for its whole
+trace), which is what keeps tracing within 5 % of the tool path (issue 36 item 5). The attributes are counts,
+names, classes and timings; the caller's name, number and words, a tool's arguments and results, and a transfer's
+destination number are never read from the events.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-from opentelemetry import trace
-from opentelemetry.context import Context
-from opentelemetry.trace import SpanKind, Status, StatusCode
+from random import getrandbits
+from typing import Any
 
 from engine.events import (
     CallEnded,
@@ -28,10 +27,8 @@ from engine.events import (
     TurnStage,
     TurnTimings,
 )
+from engine.telemetry.otlp import CLIENT, INTERNAL, SERVER, Shared, SpanData
 from engine.usage.events import CallUsage, UsageUpdated
-
-if TYPE_CHECKING:
-    from opentelemetry.trace import Span, Tracer
 
 #: What the component subscribes to (nothing else reaches it).
 EVENT_TYPES = frozenset(
@@ -52,10 +49,24 @@ EVENT_TYPES = frozenset(
 #: Stage names of ``turn.timings`` and the span each becomes (tools are made from ``tool.completed``).
 STAGE_SPANS = {"endpointing": "endpointing", "stt": "stt", "model": "model", "tts": "tts", "playout": "playout"}
 _TOOL_FAILED = frozenset({"error", "timeout", "rejected", "cancelled"})
+_SHARED_MAX = 4096
+_OUTCOMES: dict[type, str] = {
+    CallTransferAnswered: "answered",
+    CallTransferFailed: "failed",
+    CallTransferCancelled: "cancelled",
+}
 
 
 def ns(seconds: float) -> int:
     return int(seconds * 1e9)
+
+
+def span_id() -> bytes:
+    """A random non-zero span id (as the SDK's ``RandomIdGenerator`` makes them)."""
+    n = getrandbits(64)
+    while not n:
+        n = getrandbits(64)
+    return n.to_bytes(8, "big")
 
 
 def usage_attributes(usage: Any) -> dict[str, int | float]:
@@ -73,6 +84,15 @@ def usage_attributes(usage: Any) -> dict[str, int | float]:
 
 
 @dataclass
+class _Open:
+    """A span still open (the call, a transfer): ended, and only then handed on, when its end comes."""
+
+    span_id: bytes
+    start_ns: int
+    attributes: dict[str, Any]
+
+
+@dataclass
 class _Usage:
     provider: str
     model: str | None
@@ -81,30 +101,45 @@ class _Usage:
 
 @dataclass
 class _Call:
-    span: Span
+    trace_id: bytes
+    span: _Open
     provider: str
+    sampled: bool
     tools: list[ToolCompleted] = field(default_factory=list)  # this turn's, until its turn.timings
     usage: dict[int, _Usage] = field(default_factory=dict)  # by turn
     #: A turn whose timings came before its usage (a text call counts usage after the turn): made when it comes.
     pending: tuple[TurnTimings, list[ToolCompleted]] | None = None
-    transfer: Span | None = None
+    transfer: _Open | None = None
 
 
 class SpanBuilder:
-    """Feed it the bus's events in order (``handle``); ``end_all`` at stop ends what is still open."""
+    """Feed it the bus's events in order (``handle``); each finished span goes to ``emit``; ``end_all`` at stop
+    ends what is still open. ``sampled`` decides, once per trace (a call, or a tool call outside any), whether
+    its spans are kept."""
 
     def __init__(
         self,
-        tracer: Tracer,
+        emit: Callable[[SpanData], None],
         trace_id: Callable[[str], int],
-        next_trace_id: list[int],
+        sampled: Callable[[int, str], bool] = lambda trace_id, name: True,
         tool_class: Callable[[str], str | None] = lambda name: None,
     ) -> None:
-        self.tracer = tracer
+        self.emit = emit
         self.trace_id = trace_id
-        self._next_trace_id = next_trace_id
+        self.sampled = sampled
         self.tool_class = tool_class
         self.calls: dict[str, _Call] = {}
+        self._shared: dict[tuple[Any, ...], Shared] = {}
+        self._names: dict[str, str] = {}  # "execute_tool {name}" by name: one string (its hash kept) per tool
+
+    def shared(self, key: tuple[Any, ...], make: Callable[[], dict[str, Any]]) -> Shared:
+        """The one ``Shared`` for attributes that ``key`` determines (made by ``make`` the first time)."""
+        found = self._shared.get(key)
+        if found is None:
+            if len(self._shared) >= _SHARED_MAX:
+                self._shared.clear()
+            found = self._shared[key] = Shared(make())
+        return found
 
     def handle(self, ev: Event) -> None:
         if isinstance(ev, ToolCompleted):
@@ -117,9 +152,9 @@ class SpanBuilder:
             self._call_started(ev)
         elif isinstance(ev, CallUsage):
             if (c := self.calls.get(ev.call_id)) is not None:
-                c.span.set_attributes({**usage_attributes(ev.usage), "ava.cost_usd": ev.cost})
+                c.span.attributes.update({**usage_attributes(ev.usage), "ava.cost_usd": ev.cost})
                 if ev.model:
-                    c.span.set_attribute("gen_ai.request.model", ev.model)
+                    c.span.attributes["gen_ai.request.model"] = ev.model
         elif isinstance(ev, CallEnded):
             self._call_ended(ev.call_id, ev.ts, ev.reason)
         elif isinstance(ev, CallTransferStarted | CallTransferAnswered | CallTransferFailed | CallTransferCancelled):
@@ -130,22 +165,18 @@ class SpanBuilder:
     def _call_started(self, ev: CallStarted) -> None:
         if ev.call_id in self.calls:  # the same id again (a hand-back continues a call): one span per call id
             return
-        self._next_trace_id[0] = self.trace_id(ev.call_id)
-        span = self.tracer.start_span(
-            "call",
-            kind=SpanKind.SERVER,
-            start_time=ns(ev.ts),
-            context=Context(),
-            attributes={
-                "ava.call.id": ev.call_id,
-                "ava.context": ev.context,
-                "ava.provider": ev.provider,
-                "ava.call.direction": ev.direction,
-                "ava.tier": ev.tier,
-            },
+        tid = self.trace_id(ev.call_id)
+        attrs = {
+            "ava.call.id": ev.call_id,
+            "ava.context": ev.context,
+            "ava.provider": ev.provider,
+            "ava.call.direction": ev.direction,
+            "ava.tier": ev.tier,
+        }
+        call = _Call(
+            tid.to_bytes(16, "big"), _Open(span_id(), ns(ev.ts), attrs), ev.provider, self.sampled(tid, "call")
         )
-        self._next_trace_id[0] = 0
-        self.calls[ev.call_id] = _Call(span, ev.provider)
+        self.calls[ev.call_id] = call
 
     def _call_ended(self, call_id: str, at: float, reason: str) -> None:
         c = self.calls.pop(call_id, None)
@@ -153,11 +184,20 @@ class SpanBuilder:
             return
         self._flush_turn(c)
         for t in c.tools:  # tool calls of a turn that never completed
-            self._tool_span(t, c.span)
+            self._tool_span(t, c.trace_id, c.span.span_id, c.sampled)
+        end = ns(at)
         if c.transfer is not None:
-            c.transfer.end(end_time=ns(at))
-        c.span.set_attribute("ava.call.end_reason", reason)
-        c.span.end(end_time=ns(at))
+            self._end(c, c.transfer, "transfer", INTERNAL, end, None)
+        c.span.attributes["ava.call.end_reason"] = reason
+        if c.sampled:
+            s = c.span
+            self.emit(SpanData(c.trace_id, s.span_id, b"", "call", SERVER, s.start_ns, end, None, s.attributes, None))
+
+    def _end(self, c: _Call, s: _Open, name: str, kind: int, end: int, error: str | None) -> None:
+        if c.sampled:
+            self.emit(
+                SpanData(c.trace_id, s.span_id, c.span.span_id, name, kind, s.start_ns, end, None, s.attributes, error)
+            )
 
     def end_all(self, at: float, reason: str = "engine stopping") -> None:
         for call_id in list(self.calls):
@@ -188,20 +228,17 @@ class SpanBuilder:
         if c.pending is None:
             return
         (ev, tools), c.pending = c.pending, None
+        usage = c.usage.pop(ev.turn, None)
+        if not c.sampled:
+            return
         start = ev.started_at or ev.ts - max((s.start_ms + s.duration_ms for s in ev.stages), default=0.0) / 1000
         end = max([start + ev.latency_ms / 1000, *(start + (s.start_ms + s.duration_ms) / 1000 for s in ev.stages)])
-        attrs: dict[str, Any] = {
-            "ava.turn": ev.turn,
-            "ava.tier": ev.tier,
-            "ava.budget_ms": ev.budget_ms,
-            "ava.latency_ms": ev.latency_ms,
-            "ava.over_budget": ev.latency_ms > ev.budget_ms,
-        }
-        turn = self.tracer.start_span(
-            "turn", context=trace.set_span_in_context(c.span), start_time=ns(start), attributes=attrs
+        over = ev.latency_ms > ev.budget_ms
+        shared = self.shared(
+            ("turn", ev.tier, ev.budget_ms, over),
+            lambda: {"ava.tier": ev.tier, "ava.budget_ms": ev.budget_ms, "ava.over_budget": over},
         )
-        parent = trace.set_span_in_context(turn)
-        usage = c.usage.pop(ev.turn, None)
+        turn_id, tid, emit = span_id(), c.trace_id, self.emit
         for s in ev.stages:
             stage = s if isinstance(s, TurnStage) else TurnStage(**s)  # a replay rebuilds them as dicts
             name = STAGE_SPANS.get(stage.name)
@@ -218,17 +255,16 @@ class SpanBuilder:
                         extra["gen_ai.request.model"] = usage.model
             elif stage.status:
                 extra["ava.status"] = stage.status
-            span = self.tracer.start_span(
-                name,
-                context=parent,
-                start_time=ns(a),
-                attributes=extra,
-                kind=SpanKind.CLIENT if name == "model" else SpanKind.INTERNAL,
+            kind = CLIENT if name == "model" else INTERNAL
+            emit(
+                SpanData(
+                    tid, span_id(), turn_id, name, kind, ns(a), ns(a + stage.duration_ms / 1000), None, extra, None
+                )
             )
-            span.end(end_time=ns(a + stage.duration_ms / 1000))
         for t in tools:
-            self._tool_span(t, turn)
-        turn.end(end_time=ns(end))
+            self._tool_span(t, tid, turn_id, True)
+        attrs = {"ava.turn": ev.turn, "ava.latency_ms": ev.latency_ms}
+        emit(SpanData(tid, turn_id, c.span.span_id, "turn", INTERNAL, ns(start), ns(end), shared, attrs, None))
 
     # -------------------------------------------------------------------------------------------- tools
 
@@ -239,40 +275,32 @@ class SpanBuilder:
         if c is not None:
             c.tools.append(ev)  # parented by its turn, made when the turn's timings come
         elif not ev.call_id:  # outside any call (the engine's MCP endpoint, ``mcp call``): a trace of its own
-            self._tool_span(ev, None)
+            tid = getrandbits(128) or 1
+            self._tool_span(ev, tid.to_bytes(16, "big"), b"", self.sampled(tid, "execute_tool"))
 
-    def _tool_span(self, ev: ToolCompleted, parent: Span | None) -> None:
+    def _tool_span(self, ev: ToolCompleted, trace_id: bytes, parent: bytes, sampled: bool) -> None:
+        if not sampled:
+            return
         end = ns(ev.ts)
         start = end - ns(ev.latency_ms / 1000)
-        attrs: dict[str, Any] = {
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": ev.exposed_name,
-            "gen_ai.tool.call.id": ev.tool_call_id,
-            "ava.tool.server": ev.server,
-            "ava.tool.status": ev.status,
-            "ava.tool.cache_hit": ev.cache_hit,
-        }
-        if (cls := self.tool_class(ev.exposed_name)) is not None:
-            attrs["ava.tool.latency_class"] = cls
-        ctx = trace.set_span_in_context(parent) if parent is not None else Context()
-        span = self.tracer.start_span(
-            f"execute_tool {ev.exposed_name}", context=ctx, start_time=start, attributes=attrs
+        name, server, status, cache_hit = ev.exposed_name, ev.server, ev.status, ev.cache_hit
+        cls = self.tool_class(name)
+        shared = self.shared(("tool", name, server, status, cache_hit, cls), lambda: _tool_attributes(ev, cls))
+        error = status if status in _TOOL_FAILED else None
+        tool_id = span_id()
+        attrs = {"gen_ai.tool.call.id": ev.tool_call_id}
+        self.emit(
+            SpanData(trace_id, tool_id, parent, f"execute_tool {name}", INTERNAL, start, end, shared, attrs, error)
         )
-        if ev.status in _TOOL_FAILED:
-            span.set_status(Status(StatusCode.ERROR, ev.status))
-        if ev.server != "builtin" and not ev.cache_hit and ev.status != "rejected":
+        if server != "builtin" and not cache_hit and status != "rejected":
             # the MCP request the tool call made: the executor's clock is the one around it (see the docs)
-            mcp = self.tracer.start_span(
-                f"tools/call {ev.tool}",
-                context=trace.set_span_in_context(span),
-                kind=SpanKind.CLIENT,
-                start_time=start,
-                attributes={"mcp.method.name": "tools/call", "gen_ai.tool.name": ev.tool, "ava.mcp.server": ev.server},
+            mcp = self.shared(
+                ("mcp", ev.tool, server),
+                lambda: {"mcp.method.name": "tools/call", "gen_ai.tool.name": ev.tool, "ava.mcp.server": server},
             )
-            if ev.status in _TOOL_FAILED:
-                mcp.set_status(Status(StatusCode.ERROR, ev.status))
-            mcp.end(end_time=end)
-        span.end(end_time=end)
+            self.emit(
+                SpanData(trace_id, span_id(), tool_id, f"tools/call {ev.tool}", CLIENT, start, end, mcp, {}, error)
+            )
 
     # -------------------------------------------------------------------------------------------- transfers
 
@@ -283,25 +311,26 @@ class SpanBuilder:
         at = ns(ev.ts)
         if isinstance(ev, CallTransferStarted):
             if c.transfer is not None:
-                c.transfer.end(end_time=at)
-            c.transfer = self.tracer.start_span(
-                "transfer",
-                context=trace.set_span_in_context(c.span),
-                start_time=at,
-                attributes={"ava.transfer.target": ev.target, "ava.transfer.mode": ev.mode},
-            )
+                self._end(c, c.transfer, "transfer", INTERNAL, at, None)
+            c.transfer = _Open(span_id(), at, {"ava.transfer.target": ev.target, "ava.transfer.mode": ev.mode})
             return
         span, c.transfer = c.transfer, None
         if span is None:
             return
-        outcome: Mapping[type, str] = {
-            CallTransferAnswered: "answered",
-            CallTransferFailed: "failed",
-            CallTransferCancelled: "cancelled",
-        }
-        span.set_attribute("ava.transfer.outcome", outcome[type(ev)])
+        span.attributes["ava.transfer.outcome"] = _OUTCOMES[type(ev)]
         if isinstance(ev, CallTransferAnswered):
-            span.set_attribute("ava.transfer.handoff_ms", ev.handoff_ms)
-        elif isinstance(ev, CallTransferFailed):
-            span.set_status(Status(StatusCode.ERROR, "transfer failed"))
-        span.end(end_time=at)
+            span.attributes["ava.transfer.handoff_ms"] = ev.handoff_ms
+        self._end(c, span, "transfer", INTERNAL, at, "transfer failed" if isinstance(ev, CallTransferFailed) else None)
+
+
+def _tool_attributes(ev: ToolCompleted, cls: str | None) -> dict[str, Any]:
+    attrs: dict[str, Any] = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": ev.exposed_name,
+        "ava.tool.server": ev.server,
+        "ava.tool.status": ev.status,
+        "ava.tool.cache_hit": ev.cache_hit,
+    }
+    if cls is not None:
+        attrs["ava.tool.latency_class"] = cls
+    return attrs

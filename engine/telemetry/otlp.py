@@ -1,0 +1,151 @@
+"""Spans as OTLP protobuf bytes (an ``ExportTraceServiceRequest``), written field by field.
+
+Why by hand: the SDK's path (a ``Span`` per span, then ``encode_spans`` building one generated message per span,
+attribute and value) costs tens of µs a span, which is more than the tool path it traces (issue 36 item 5). The wire
+format of the few messages a span needs is small and fixed (opentelemetry-proto's trace.proto, common.proto and
+resource.proto); the tests decode what is written here with the generated classes, as a collector does. The
+attributes that repeat (names, statuses, tiers, flags) are encoded once and reused.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
+
+#: ``Span.SpanKind`` values.
+INTERNAL, SERVER, CLIENT = 1, 2, 3
+#: ``Status.StatusCode.STATUS_CODE_ERROR``.
+_ERROR = 2
+#: Attributes whose values rarely repeat: encoded each time instead of filling the cache.
+_UNIQUE = frozenset({"gen_ai.tool.call.id", "ava.call.id"})
+_CACHE_MAX = 4096
+_times = struct.Struct("<BQBQ").pack  # start_time_unix_nano (7, fixed64), end_time_unix_nano (8, fixed64)
+_double = struct.Struct("<d").pack
+
+
+class Shared:
+    """Attributes many spans carry alike (a tool's name, server and status; a turn's tier and budget): the builder
+    keeps one per distinct set, and each is encoded once."""
+
+    __slots__ = ("attributes", "encoded")
+
+    def __init__(self, attributes: Mapping[str, Any]) -> None:
+        self.attributes = attributes
+        self.encoded: bytes | None = None
+
+
+class SpanData(NamedTuple):
+    """One finished span, as the builder hands it to the exporters (ids as big-endian bytes, times in ns)."""
+
+    trace_id: bytes
+    span_id: bytes
+    parent_id: bytes  # b"" for a root span
+    name: str
+    kind: int
+    start_ns: int
+    end_ns: int
+    shared: Shared | None
+    attributes: Mapping[str, Any]  # the span's own, after the shared ones
+    error: str | None  # the status message of a failed span; None: status unset
+
+
+def varint(n: int) -> bytes:
+    if n < _SMALL:
+        return _VARINTS[n]
+    return _slow_varint(n)
+
+
+def _slow_varint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+_SMALL = 1 << 14  # every length of a span or an attribute, in practice: a list index instead of a loop
+_VARINTS = [_slow_varint(n) for n in range(_SMALL)]
+
+
+def field(tag: int, payload: bytes) -> bytes:
+    """A length-delimited field (``tag`` is the field number shifted with wire type 2, all below 128 here)."""
+    return bytes((tag,)) + varint(len(payload)) + payload
+
+
+def any_value(v: Any) -> bytes:
+    """An ``AnyValue``: string, bool, int or double (what span attributes hold here); anything else as its text."""
+    if isinstance(v, bool):
+        return b"\x10\x01" if v else b"\x10\x00"
+    if isinstance(v, int):
+        return b"\x18" + varint(v & 0xFFFFFFFFFFFFFFFF)  # int64, two's complement
+    if isinstance(v, float):
+        return b"\x21" + _double(v)
+    return field(0x0A, str(v).encode())
+
+
+def key_value(tag: int, key: str, v: Any) -> bytes:
+    return field(tag, field(0x0A, key.encode()) + field(0x12, any_value(v)))
+
+
+class Encoder:
+    """Writes export requests for one resource and instrumentation scope; not thread-safe (one exporter thread)."""
+
+    def __init__(self, resource: Mapping[str, Any], scope: str, scope_version: str = "") -> None:
+        self._resource = field(0x0A, b"".join(key_value(0x0A, k, v) for k, v in resource.items()))
+        scope_msg = field(0x0A, scope.encode()) + (field(0x12, scope_version.encode()) if scope_version else b"")
+        self._scope = field(0x0A, scope_msg)
+        self._attrs: dict[tuple[str, Any, type], bytes] = {}
+        self._names: dict[tuple[str, int], bytes] = {}
+        self._keys: dict[str, bytes] = {}  # a KeyValue's key field, by key
+
+    def request(self, spans: Iterable[SpanData]) -> bytes:
+        parts: list[bytes] = []
+        for s in spans:
+            b = self.span(s)
+            parts += (b"\x12", varint(len(b)), b)
+        body = b"".join(parts)
+        return field(0x0A, self._resource + field(0x12, self._scope + body))
+
+    def span(self, s: SpanData) -> bytes:
+        head = self._names.get((s.name, s.kind))
+        if head is None:
+            if len(self._names) >= _CACHE_MAX:
+                self._names.clear()
+            head = self._names[(s.name, s.kind)] = field(0x2A, s.name.encode()) + bytes((0x30, s.kind))
+        parts = [b"\x0a\x10", s.trace_id, b"\x12\x08", s.span_id]
+        if s.parent_id:
+            parts += (b"\x22\x08", s.parent_id)
+        parts += (head, _times(0x39, s.start_ns, 0x41, s.end_ns))
+        if (shared := s.shared) is not None:
+            enc = shared.encoded
+            if enc is None:
+                enc = shared.encoded = b"".join([key_value(0x4A, k, v) for k, v in shared.attributes.items()])
+            parts.append(enc)
+        cache = self._attrs
+        for k, v in s.attributes.items():
+            if k in _UNIQUE or isinstance(v, float):
+                kf = self._keys.get(k)
+                if kf is None:
+                    kf = self._keys[k] = field(0x0A, k.encode())
+                av = any_value(v)
+                parts += (
+                    b"\x4a",
+                    varint(len(kf) + 1 + len(av) + len(varint(len(av)))),
+                    kf,
+                    b"\x12",
+                    varint(len(av)),
+                    av,
+                )
+                continue
+            key = (k, v, type(v))
+            kv = cache.get(key)
+            if kv is None:
+                if len(cache) >= _CACHE_MAX:
+                    cache.clear()
+                kv = cache[key] = key_value(0x4A, k, v)
+            parts.append(kv)
+        if s.error is not None:
+            parts.append(field(0x7A, field(0x12, s.error.encode()) + bytes((0x18, _ERROR))))
+        return b"".join(parts)
