@@ -70,10 +70,19 @@ class _Calls(Protocol):
     def realtime_record(self, call_id: str, role: Literal["user", "assistant"], text: str) -> None: ...
 
     def _open_call(
-        self, context: str, provider: str | None, caller_name: str | None, caller_number: str | None,
-        direction: str, channel_id: str | None, deliver: Deliver | None, call_id: str | None,
-        extra: dict[str, Any], *, realtime: bool = ...,
-    ) -> tuple[CallSession, CallRuntime]: ...  # fmt: skip
+        self,
+        context: str,
+        provider: str | None,
+        caller_name: str | None,
+        caller_number: str | None,
+        direction: str,
+        channel_id: str | None,
+        deliver: Deliver | None,
+        call_id: str | None,
+        extra: dict[str, Any],
+        *,
+        realtime: bool = ...,
+    ) -> tuple[CallSession, CallRuntime]: ...
 
 
 class RealtimeCalls:
@@ -100,9 +109,17 @@ class RealtimeCalls:
         from engine.calls import EngineGateway
 
         session, rt = self._open_call(
-            context, provider, caller_name, caller_number, direction, channel_id, deliver, call_id, extra,
+            context,
+            provider,
+            caller_name,
+            caller_number,
+            direction,
+            channel_id,
+            deliver,
+            call_id,
+            extra,
             realtime=True,
-        )  # fmt: skip
+        )
         live = rt.provider_session
         if not isinstance(live, RealtimeSession):  # a RealtimeProvider whose open_session broke its contract
             await self.end_call(session.call_id, f"{rt.provider_name}: open_session did not return a realtime session")

@@ -75,12 +75,18 @@ def live_call_events(engine: Engine) -> list[Event]:
     return [
         engine.redactor.event(
             CallStarted(
-                ts=s.started_at, call_id=s.call_id, context=s.context, provider=s.provider, caller_name=s.caller_name,
-                caller_number=s.caller_number, direction=s.direction, tier=s.tier,
+                ts=s.started_at,
+                call_id=s.call_id,
+                context=s.context,
+                provider=s.provider,
+                caller_name=s.caller_name,
+                caller_number=s.caller_number,
+                direction=s.direction,
+                tier=s.tier,
             )
         )
         for s in engine.sessions.all()
-    ]  # fmt: skip
+    ]
 
 
 def store(engine: Engine) -> StoreComponent:
@@ -135,19 +141,31 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
 
         components.append(
             HttpRemote(
-                lambda: engine.settings, engine.bus, engine.spawn, lambda: heartbeat_facts(engine),
-                engine.redactor.value, lambda: engine_id(engine), command_dispatcher(engine).run,
-                snapshot=lambda: live_call_events(engine), attach_approver=engine.executor.approvals.attach,
+                lambda: engine.settings,
+                engine.bus,
+                engine.spawn,
+                lambda: heartbeat_facts(engine),
+                engine.redactor.value,
+                lambda: engine_id(engine),
+                command_dispatcher(engine).run,
+                snapshot=lambda: live_call_events(engine),
+                attach_approver=engine.executor.approvals.attach,
                 count_skipped=engine.metrics.count_skipped,
             )
-        )  # fmt: skip
+        )
     components.append(store(engine))  # before the parts whose events it shares (MCP servers' states …)
     # operator commands over Redis (engine.store: redis://…)
     from engine.store.control_component import ControlComponent
 
-    components.append(ControlComponent(lambda: engine.settings, engine.spawn, lambda: engine_id(engine),
-                                       command_dispatcher(engine).run,
-                                       attach_approver=engine.executor.approvals.attach))  # fmt: skip
+    components.append(
+        ControlComponent(
+            lambda: engine.settings,
+            engine.spawn,
+            lambda: engine_id(engine),
+            command_dispatcher(engine).run,
+            attach_approver=engine.executor.approvals.attach,
+        )
+    )
     components.append(budget)
     engine.calls.end_hooks.append(budget.call_ended)  # a call that ends mid-turn leaves no turn state behind
     from engine.store.shared_book import SharedBook  # the environment's measured latencies, before MCP servers

@@ -35,9 +35,12 @@ class OperatorDesk(SteeringDesk, ApprovalCommands, ElicitationCommands):
     lines: PhoneLines
 
     async def monitor_call(
-        self, channel_id: str, mode: str, backend_factory: Callable[[], AudioBackend] | None = None,
+        self,
+        channel_id: str,
+        mode: str,
+        backend_factory: Callable[[], AudioBackend] | None = None,
         devices: tuple[str | int | None, str | int | None] | None = None,
-    ) -> str:  # fmt: skip
+    ) -> str:
         """Put the operator on a live phone call: ``listen``, ``whisper_agent``, ``whisper_caller``, ``takeover``,
         or ``off`` (leaving a take-over hands the caller back to the AI). The operator's audio uses ``devices``
         (input, output; default the softphone's config) unless ``backend_factory`` gives another backend.

@@ -59,9 +59,14 @@ class TurnTimingBook:
     # ------------------------------------------------------------------------------------------ voice stamps
 
     def heard(
-        self, call_id: str, speech_end: float, endpointed: float | None = None, transcribed: float | None = None,
-        *, realtime: bool = False,
-    ) -> None:  # fmt: skip
+        self,
+        call_id: str,
+        speech_end: float,
+        endpointed: float | None = None,
+        transcribed: float | None = None,
+        *,
+        realtime: bool = False,
+    ) -> None:
         """The caller's utterance ended at ``speech_end``: a new turn starts there (the open one is over). Its
         answer is spoken, so the turn is published once the audio has played."""
         if call_id in self._open:
@@ -133,10 +138,14 @@ class TurnTimingBook:
                 end = ev.ts + offset
                 t.tools.append(
                     TurnStage(
-                        name="tool", start_ms=_ms(end - ev.latency_ms / 1000 - t.start), duration_ms=ev.latency_ms,
-                        label=ev.exposed_name, server=ev.server, status=ev.status,
+                        name="tool",
+                        start_ms=_ms(end - ev.latency_ms / 1000 - t.start),
+                        duration_ms=ev.latency_ms,
+                        label=ev.exposed_name,
+                        server=ev.server,
+                        status=ev.status,
                     )
-                )  # fmt: skip
+                )
             elif isinstance(ev, CallEnded):
                 if ev.call_id in self._open:
                     self._publish(ev.call_id)
@@ -158,10 +167,15 @@ class TurnTimingBook:
         end = t.first_audio or t.reply or now
         self.bus.publish(
             TurnTimings(
-                call_id=call_id, turn=t.turn, tier=t.tier, budget_ms=t.budget_ms, latency_ms=_ms(end - t.start),
-                stages=stages_of(t), started_at=time.time() - (now - t.start),
+                call_id=call_id,
+                turn=t.turn,
+                tier=t.tier,
+                budget_ms=t.budget_ms,
+                latency_ms=_ms(end - t.start),
+                stages=stages_of(t),
+                started_at=time.time() - (now - t.start),
             )
-        )  # fmt: skip
+        )
 
 
 def stages_of(t: _Turn) -> tuple[TurnStage, ...]:

@@ -48,8 +48,10 @@ async def _request(session: Any, method: str, url: str, token: str | None) -> di
         async with session.request(method, url, headers=headers) as r:
             body = await r.json(content_type=None)
             if r.status == 401:
-                raise CommandFailed(f"{url} wants the engine's bearer token: engine.http.auth_token of this config "
-                                    "is missing or not the running engine's")  # fmt: skip
+                raise CommandFailed(
+                    f"{url} wants the engine's bearer token: engine.http.auth_token of this config "
+                    "is missing or not the running engine's"
+                )
             if r.status >= 400:
                 msg = body.get("error", body) if isinstance(body, dict) else body
                 raise CommandFailed(f"{method} {url} answered {r.status}: {msg}")

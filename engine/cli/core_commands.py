@@ -244,9 +244,13 @@ async def _voice_call(args: argparse.Namespace, settings: Any) -> int:
         printer = asyncio.create_task(_print_events(sub, args.json))
         try:
             call = voice_call(
-                engine, backend, args.context, provider=args.provider,
-                caller_name=args.caller_name, caller_number=args.caller_number,
-            )  # fmt: skip
+                engine,
+                backend,
+                args.context,
+                provider=args.provider,
+                caller_name=args.caller_name,
+                caller_number=args.caller_number,
+            )
             await call.run()
         finally:
             await backend.close()

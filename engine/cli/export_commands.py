@@ -90,9 +90,14 @@ def cmd_recordings(args: argparse.Namespace) -> int:
     directory = recordings_directory(args)
     recs = list_recordings(directory)[: args.limit]
     if args.json:
-        print_json({"dir": str(directory), "recordings": [
-            {"call_id": r.call_id, "path": str(r.path), "started": r.started, "bytes": r.size} for r in recs
-        ]})  # fmt: skip
+        print_json(
+            {
+                "dir": str(directory),
+                "recordings": [
+                    {"call_id": r.call_id, "path": str(r.path), "started": r.started, "bytes": r.size} for r in recs
+                ],
+            }
+        )
         return 0
     if not recs:
         print(f"no recordings in {directory}")

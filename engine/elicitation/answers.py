@@ -21,14 +21,44 @@ from engine.elicitation.schema import FormField, SchemaError, check_value
 from engine.text.spoken_numbers import TENS, read_number
 
 _ZERO_WORDS = {"none": "zero", "nil": "zero"}  # numbers are read by engine.text.spoken_numbers
-_FILLER = {"and", "about", "is", "it", "its", "it's", "i", "think", "say", "make", "that", "please", "um", "uh", "er",
-           "we", "are", "there", "will", "be", "of", "us", "people", "guests", "the", "number"}  # fmt: skip
+_FILLER = {
+    "and",
+    "about",
+    "is",
+    "it",
+    "its",
+    "it's",
+    "i",
+    "think",
+    "say",
+    "make",
+    "that",
+    "please",
+    "um",
+    "uh",
+    "er",
+    "we",
+    "are",
+    "there",
+    "will",
+    "be",
+    "of",
+    "us",
+    "people",
+    "guests",
+    "the",
+    "number",
+}
 YES = ("yes", "yeah", "yep", "correct", "right", "sure", "confirm", "affirmative", "ok", "okay", "true", "indeed")
 NO = ("no", "nope", "not", "don't", "dont", "wrong", "negative", "false", "cancel", "never", "nah")
 _ORDINALS = {num2words(i, to="ordinal"): i for i in range(1, 32)}
 _ORDINALS.update({f"{i}{s}": i for i in range(1, 32) for s in ("st", "nd", "rd", "th")})
-_MONTHS = {m: i + 1 for i, m in enumerate(
-    "january february march april may june july august september october november december".split())}  # fmt: skip
+_MONTHS = {
+    m: i + 1
+    for i, m in enumerate(
+        "january february march april may june july august september october november december".split()
+    )
+}
 WEEKDAYS = {d: i for i, d in enumerate("monday tuesday wednesday thursday friday saturday sunday".split())}
 #: Integer ranges up to this size are listed whole in the recogniser's grammar; wider ones get 0..this.
 GRAMMAR_NUMBERS = 60

@@ -205,13 +205,21 @@ class ElicitationDesk:
         now = time.time()
         self.bus.publish(
             ElicitationRequested(
-                elicitation_id=eid, call_id=call_id, tool_call_id=ctx.tool_call_id if ctx else "",
-                exposed_name=exposed, server=server, tool=tool, ask=ask, mode=mode,
-                message=self._redact(params.message), schema=self._redact.value(schema),
+                elicitation_id=eid,
+                call_id=call_id,
+                tool_call_id=ctx.tool_call_id if ctx else "",
+                exposed_name=exposed,
+                server=server,
+                tool=tool,
+                ask=ask,
+                mode=mode,
+                message=self._redact(params.message),
+                schema=self._redact.value(schema),
                 url=None if url is None else self._redact(url) if ask == "operator" else masked_url(url),
-                timeout_s=timeout, deadline=now + timeout,
+                timeout_s=timeout,
+                deadline=now + timeout,
             )
-        )  # fmt: skip
+        )
         who = f"server {server!r}, tool {tool!r}"
         action, by, reason = "decline", "policy", ""
         content: dict[str, Any] = {}
@@ -234,10 +242,20 @@ class ElicitationDesk:
                 try:
                     async with asyncio.timeout(timeout):
                         if ask == "operator":
-                            pending = PendingElicitation(eid, call_id, ctx.tool_call_id if ctx else "", server, tool,
-                                                         exposed, self._redact(params.message), mode,
-                                                         self._redact.value(schema), url, now + timeout,
-                                                         tuple(fields))  # fmt: skip
+                            pending = PendingElicitation(
+                                eid,
+                                call_id,
+                                ctx.tool_call_id if ctx else "",
+                                server,
+                                tool,
+                                exposed,
+                                self._redact(params.message),
+                                mode,
+                                self._redact.value(schema),
+                                url,
+                                now + timeout,
+                                tuple(fields),
+                            )
                             action, content, reason = await self._operator(pending)
                             by = "operator"
                         else:
@@ -263,26 +281,45 @@ class ElicitationDesk:
         return types.ElicitResult(action=action, content=content if action == "accept" and mode == "form" else None)  # type: ignore[arg-type]
 
     def _resolved(
-        self, eid: str, call_id: str, ctx: Any, exposed: str, ask: str, action: str, by: str, reason: str,
+        self,
+        eid: str,
+        call_id: str,
+        ctx: Any,
+        exposed: str,
+        ask: str,
+        action: str,
+        by: str,
+        reason: str,
         content: dict[str, Any],
-    ) -> None:  # fmt: skip
+    ) -> None:
         self._outcomes.labels(ask, action).inc()
         self.bus.publish(
             ElicitationResolved(
-                elicitation_id=eid, call_id=call_id, tool_call_id=ctx.tool_call_id if ctx else "",
-                exposed_name=exposed, action=action, by=by, reason=self._redact(reason),
+                elicitation_id=eid,
+                call_id=call_id,
+                tool_call_id=ctx.tool_call_id if ctx else "",
+                exposed_name=exposed,
+                action=action,
+                by=by,
+                reason=self._redact(reason),
                 content=self._redact.value(content),
             )
-        )  # fmt: skip
+        )
 
     async def _operator(self, pending: PendingElicitation) -> tuple[str, dict[str, Any], str]:
         if not self._operators:
             raise _Declined("engine", "no operator is attached to answer it")
         a = _Ask(pending)
         self._waiting[pending.elicitation_id] = a
-        self.bus.publish(ElicitationWaiting(elicitation_id=pending.elicitation_id, call_id=pending.call_id,
-                                            tool_call_id=pending.tool_call_id, who="operator",
-                                            prompt=pending.message))  # fmt: skip
+        self.bus.publish(
+            ElicitationWaiting(
+                elicitation_id=pending.elicitation_id,
+                call_id=pending.call_id,
+                tool_call_id=pending.tool_call_id,
+                who="operator",
+                prompt=pending.message,
+            )
+        )
         try:
             return await asyncio.shield(a.future)
         finally:
@@ -371,8 +408,16 @@ class ElicitationDesk:
             raise _Declined("engine", "this call has no voice to ask with (a realtime call without a voice driver)")
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._listening[call_id] = future
-        self.bus.publish(ElicitationWaiting(elicitation_id=eid, call_id=call_id, tool_call_id=tool_call_id,
-                                            who="caller", prompt=prompt, expect=expect))  # fmt: skip
+        self.bus.publish(
+            ElicitationWaiting(
+                elicitation_id=eid,
+                call_id=call_id,
+                tool_call_id=tool_call_id,
+                who="caller",
+                prompt=prompt,
+                expect=expect,
+            )
+        )
         try:
             return await future
         finally:

@@ -27,13 +27,23 @@ MAX_FIELDS = 32
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _URI = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:\S+$")
 _KEYS = {
-    "string": {"type", "title", "description", "minLength", "maxLength", "format", "default", "enum", "enumNames",
-               "oneOf"},
+    "string": {
+        "type",
+        "title",
+        "description",
+        "minLength",
+        "maxLength",
+        "format",
+        "default",
+        "enum",
+        "enumNames",
+        "oneOf",
+    },
     "number": {"type", "title", "description", "minimum", "maximum", "default"},
     "integer": {"type", "title", "description", "minimum", "maximum", "default"},
     "boolean": {"type", "title", "description", "default"},
     "array": {"type", "title", "description", "minItems", "maxItems", "items", "default"},
-}  # fmt: skip
+}
 
 
 class SchemaError(ValueError):
@@ -119,8 +129,15 @@ def _field(name: str, spec: Any, required: bool) -> FormField:
     if kind == "array":
         options, titles = _options(name, spec["items"])
         lo, hi = _num(name, spec, "minItems"), _num(name, spec, "maxItems")
-        return FormField(kind="multi", options=options, option_titles=titles, min_length=int(lo) if lo else None,
-                         max_length=int(hi) if hi else None, default=default, **base)  # fmt: skip
+        return FormField(
+            kind="multi",
+            options=options,
+            option_titles=titles,
+            min_length=int(lo) if lo else None,
+            max_length=int(hi) if hi else None,
+            default=default,
+            **base,
+        )
     if kind == "boolean":
         if default is not None and not isinstance(default, bool):
             raise SchemaError(f"property {name!r}: default {default!r} is not a boolean")

@@ -37,23 +37,78 @@ SYMBOL_KEYS = tuple(sorted(SYMBOL_PHRASES, key=len, reverse=True))
 AT_PHRASES = phrases("at", "at the rate", "at the rate of", "at sign", "at symbol", "@")
 FILLER_WORDS = frozenset("um umm uh uhh uhm er erm ah hmm mm".split())
 NOISE_PHRASES = phrases(
-    "all one word", "no spaces", "no space", "all lowercase", "all lower case", "all small letters", "all small",
-    "all caps", "all in lowercase", "in lowercase", "in small letters",
-)  # fmt: skip
+    "all one word",
+    "no spaces",
+    "no space",
+    "all lowercase",
+    "all lower case",
+    "all small letters",
+    "all small",
+    "all caps",
+    "all in lowercase",
+    "in lowercase",
+    "in small letters",
+)
 CASE_WORDS = phrases(
     "capital", "uppercase", "upper case", "small", "lowercase", "lower case", "big", "the letter", "letter", "number"
-)  # fmt: skip
+)
 PREFIXES = phrases(
-    "so", "okay", "ok", "well", "actually", "yes", "yeah", "yep", "sure", "right", "alright", "oh", "please", "i said",
-    "it's", "its", "it is", "that's", "thats", "that is", "this is", "it would be", "it'll be", "it will be",
-    "my email is", "my email address is", "my email's", "the email is", "the email address is", "email is",
-    "email address is", "my address is", "the address is", "address is", "my email", "email address",
-    "you can send it to", "send it to", "please send it to", "send to", "it goes to", "you can reach me at",
-)  # fmt: skip
+    "so",
+    "okay",
+    "ok",
+    "well",
+    "actually",
+    "yes",
+    "yeah",
+    "yep",
+    "sure",
+    "right",
+    "alright",
+    "oh",
+    "please",
+    "i said",
+    "it's",
+    "its",
+    "it is",
+    "that's",
+    "thats",
+    "that is",
+    "this is",
+    "it would be",
+    "it'll be",
+    "it will be",
+    "my email is",
+    "my email address is",
+    "my email's",
+    "the email is",
+    "the email address is",
+    "email is",
+    "email address is",
+    "my address is",
+    "the address is",
+    "address is",
+    "my email",
+    "email address",
+    "you can send it to",
+    "send it to",
+    "please send it to",
+    "send to",
+    "it goes to",
+    "you can reach me at",
+)
 SUFFIXES = phrases(
-    "please", "thanks", "thank you", "thank you very much", "that's it", "thats it", "that's all", "ok", "okay",
-    "right", "yeah",
-)  # fmt: skip
+    "please",
+    "thanks",
+    "thank you",
+    "thank you very much",
+    "that's it",
+    "thats it",
+    "that's all",
+    "ok",
+    "okay",
+    "right",
+    "yeah",
+)
 CORRECTIONS = phrases("sorry", "i mean", "no wait", "wait", "scratch that", "actually", "correction", "not")
 AS_IN = phrases("as in", "for", "like")
 #: Endings a caller may run into the domain without "dot" ("gmail com"); only used when the domain had no dot at all.

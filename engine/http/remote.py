@@ -254,8 +254,11 @@ class HttpRemote:
             self.ring.add([first, *sub.drain()])
             if sub.dropped > seen_drops:  # a burst larger than the subscription's bound before we took it
                 self.ring.lost += sub.dropped - seen_drops
-                log.warning("event stream: %d event(s) lost in a burst (bound %d)", sub.dropped - seen_drops,
-                            self.ring.feed.bound)  # fmt: skip
+                log.warning(
+                    "event stream: %d event(s) lost in a burst (bound %d)",
+                    sub.dropped - seen_drops,
+                    self.ring.feed.bound,
+                )
                 seen_drops = sub.dropped
 
     # ------------------------------------------------------------------------------------------- routes
@@ -291,12 +294,15 @@ class HttpRemote:
             try:
                 entry_key(after)
             except ValueError:
-                return error(400, f"?after= must be an entry id like 1764300000000-0 (from a message's entry_id), "
-                                  f"not {after[:40]!r}")  # fmt: skip
+                return error(
+                    400,
+                    f"?after= must be an entry id like 1764300000000-0 (from a message's entry_id), not {after[:40]!r}",
+                )
         approver_name = request.query.get("approver", "").strip()
         if approver_name and not APPROVER_NAME.fullmatch(approver_name):
-            return error(400, "?approver= names the console answering approvals: 1-80 letters, digits, '.', '_', "
-                              "'-', '@' or ':'")  # fmt: skip
+            return error(
+                400, "?approver= names the console answering approvals: 1-80 letters, digits, '.', '_', '-', '@' or ':'"
+            )
         if self.stopping:
             return error(503, "the engine is stopping")
         ws = web.WebSocketResponse(compress=False, max_msg_size=64 * 1024, timeout=CLOSE_WAIT_S, heartbeat=self.ping_s)

@@ -199,9 +199,14 @@ class Supervisor(ToolRegistration):
         """The state as an event, with what a recording needs to show the server again (transport, protocol)."""
         conn = self.conn
         version = conn.protocol_version if conn is not None and state == "up" else None
-        return ServerStateChanged(server=self.server_id, state=state, restarts=self.restarts,
-                                  last_error=self.last_error, transport=self.cfg.transport,
-                                  protocol_version=version or "")  # fmt: skip
+        return ServerStateChanged(
+            server=self.server_id,
+            state=state,
+            restarts=self.restarts,
+            last_error=self.last_error,
+            transport=self.cfg.transport,
+            protocol_version=version or "",
+        )
 
     def _on_list_changed(self) -> None:
         self._changed.set()

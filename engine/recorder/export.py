@@ -31,25 +31,43 @@ def summarize(rec: Recording) -> dict[str, Any]:
     for d in rec.lines:
         t = d.get("type")
         if t == "call.started":
-            call.update(context=d.get("context"), provider=d.get("provider"), started=d.get("ts"),
-                        caller=d.get("caller_name") or d.get("caller_number"), direction=d.get("direction"),
-                        tier=d.get("tier"))  # fmt: skip
+            call.update(
+                context=d.get("context"),
+                provider=d.get("provider"),
+                started=d.get("ts"),
+                caller=d.get("caller_name") or d.get("caller_number"),
+                direction=d.get("direction"),
+                tier=d.get("tier"),
+            )
         elif t == "call.ended":
             call.update(ended=d.get("ts"), end_reason=d.get("reason"), duration_s=d.get("duration_s"))
         elif t == "transcript.added":
             transcript.append({"ts": d.get("ts"), "role": d.get("role"), "text": d.get("text")})
         elif t == "tool.requested":
-            row = {"ts": d.get("ts"), "tool_call_id": d.get("tool_call_id"), "exposed_name": d.get("exposed_name"),
-                   "server": d.get("server"), "tool": d.get("tool"), "arguments": d.get("arguments"),
-                   "status": "running", "latency_ms": None, "message": ""}  # fmt: skip
+            row = {
+                "ts": d.get("ts"),
+                "tool_call_id": d.get("tool_call_id"),
+                "exposed_name": d.get("exposed_name"),
+                "server": d.get("server"),
+                "tool": d.get("tool"),
+                "arguments": d.get("arguments"),
+                "status": "running",
+                "latency_ms": None,
+                "message": "",
+            }
             tools.append(row)
             open_tools[str(d.get("tool_call_id"))] = row
         elif t in ("tool.completed", "tool.rejected", "tool.cancelled"):
             row = open_tools.pop(str(d.get("tool_call_id")), None)
             if row is None:
-                row = {"ts": d.get("ts"), "tool_call_id": d.get("tool_call_id"),
-                       "exposed_name": d.get("exposed_name"), "server": d.get("server"), "tool": d.get("tool"),
-                       "arguments": None}  # fmt: skip
+                row = {
+                    "ts": d.get("ts"),
+                    "tool_call_id": d.get("tool_call_id"),
+                    "exposed_name": d.get("exposed_name"),
+                    "server": d.get("server"),
+                    "tool": d.get("tool"),
+                    "arguments": None,
+                }
                 tools.append(row)
             if t == "tool.completed":
                 row.update(status=d.get("status"), latency_ms=d.get("latency_ms"), message=d.get("message"))
@@ -83,13 +101,15 @@ def _cell(v: Any) -> str:
 def to_markdown(s: dict[str, Any]) -> str:
     out = [f"# Call {s['call_id']}", ""]
     facts = [
-        ("Context", s.get("context")), ("Provider", s.get("provider")), ("Caller", s.get("caller")),
+        ("Context", s.get("context")),
+        ("Provider", s.get("provider")),
+        ("Caller", s.get("caller")),
         ("Started", _utc(s.get("started"))),
         ("Ended", f"{_utc(s['ended'])} ({s.get('end_reason')})" if s.get("ended") else "not recorded (incomplete)"),
         ("Duration", f"{s['duration_s']:.1f} s" if isinstance(s.get("duration_s"), int | float) else None),
         ("Recording", s.get("recording")),
         ("Trace", s.get("trace_id")),
-    ]  # fmt: skip
+    ]
     out += [f"- **{k}:** {v}" for k, v in facts if v is not None]
     out += ["", "## Transcript", ""]
     out += [f"- `{_hms(t['ts'])}` **{t['role']}:** {t['text']}" for t in s["transcript"]] or ["(nothing was said)"]
@@ -98,8 +118,15 @@ def to_markdown(s: dict[str, Any]) -> str:
         out += ["| Time | Tool | Server | Status | Latency | Arguments | Result |", "|---|---|---|---|---|---|---|"]
         for t in s["tools"]:
             lat = f"{t['latency_ms']:.0f} ms" if isinstance(t.get("latency_ms"), int | float) else ""
-            cells = [_hms(t["ts"]), _cell(t["exposed_name"]), _cell(t.get("server")), _cell(t.get("status")), lat,
-                     _cell(t.get("arguments")), _cell(t.get("message"))]  # fmt: skip
+            cells = [
+                _hms(t["ts"]),
+                _cell(t["exposed_name"]),
+                _cell(t.get("server")),
+                _cell(t.get("status")),
+                lat,
+                _cell(t.get("arguments")),
+                _cell(t.get("message")),
+            ]
             out.append("| " + " | ".join(cells) + " |")
     else:
         out.append("(no tool was called)")

@@ -123,9 +123,13 @@ def find_recording(directory: Path, call_id: str) -> Path | None:
 
 
 def enforce_retention(
-    directory: Path, max_age_days: float, max_total_mb: float, *, keep: frozenset[Path] = frozenset(),
+    directory: Path,
+    max_age_days: float,
+    max_total_mb: float,
+    *,
+    keep: frozenset[Path] = frozenset(),
     now: float | None = None,
-) -> list[Path]:  # fmt: skip
+) -> list[Path]:
     """Delete recordings older than ``max_age_days``, then the oldest until all take at most ``max_total_mb``.
 
     ``keep`` (the recordings of live calls) is never deleted. Returns the events files whose recordings went.

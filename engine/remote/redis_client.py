@@ -151,8 +151,9 @@ class RedisEngines:
                     await self._store.connect()
                     if ever_connected:
                         reconnected_at = time.monotonic()
-                        log.info("attach: %s is reachable again; resuming after the last entries seen",
-                                 self.description)  # fmt: skip
+                        log.info(
+                            "attach: %s is reachable again; resuming after the last entries seen", self.description
+                        )
                     connected = ever_connected = True
                     retry.succeeded()
                     next_poll = next_mark = 0.0
@@ -230,8 +231,13 @@ class RedisEngines:
             return
         if seq > last + 1:
             self.missed[engine_id] = self.missed.get(engine_id, 0) + seq - last - 1
-            log.warning("attach: engine %s: %d event(s) missing before entry seq %d (trimmed from its stream, or "
-                        "dropped while Redis was away)", engine_id, seq - last - 1, seq)  # fmt: skip
+            log.warning(
+                "attach: engine %s: %d event(s) missing before entry seq %d (trimmed from its stream, or "
+                "dropped while Redis was away)",
+                engine_id,
+                seq - last - 1,
+                seq,
+            )
 
     def _events(self, engine_id: str, entries: list[Entry], stopped: set[str]) -> list[RemoteEvent]:
         out: list[RemoteEvent] = []

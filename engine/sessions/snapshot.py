@@ -35,11 +35,22 @@ class CallInfo:
     @classmethod
     def of(cls, s: CallSession) -> CallInfo:
         return cls(
-            call_id=s.call_id, context=s.context, provider=s.provider, caller_name=s.caller_name,
-            caller_number=s.caller_number, direction=s.direction, state=s.state, tier=s.tier,
-            tier_reason=s.tier_reason, tier_override=s.tier_override, turn=s.turn, started_at=s.started_at,
-            channel_id=s.channel_id, media=s.media, transfer=s.transfer,
-        )  # fmt: skip
+            call_id=s.call_id,
+            context=s.context,
+            provider=s.provider,
+            caller_name=s.caller_name,
+            caller_number=s.caller_number,
+            direction=s.direction,
+            state=s.state,
+            tier=s.tier,
+            tier_reason=s.tier_reason,
+            tier_override=s.tier_override,
+            turn=s.turn,
+            started_at=s.started_at,
+            channel_id=s.channel_id,
+            media=s.media,
+            transfer=s.transfer,
+        )
 
 
 @dataclass(frozen=True, slots=True)

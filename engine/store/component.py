@@ -198,8 +198,11 @@ class StoreComponent:
             except StoreUnavailable as e:
                 log.warning("store: stopping: %s", e)
         if self.feed.pending:
-            log.warning("store: %d event(s) were not written to %s (it was not reachable at stop)",
-                        len(self.feed.pending), store.description)  # fmt: skip
+            log.warning(
+                "store: %d event(s) were not written to %s (it was not reachable at stop)",
+                len(self.feed.pending),
+                store.description,
+            )
         await store.close()
         self.store = None
         self._set_connected(False)
@@ -265,8 +268,9 @@ class StoreComponent:
                 self._lost(e)
                 return False
         self.reconnects += 1
-        log.info("store: %s is reachable again; writing %d buffered event(s)", self.store.description,
-                 len(self.feed.pending))  # fmt: skip
+        log.info(
+            "store: %s is reachable again; writing %d buffered event(s)", self.store.description, len(self.feed.pending)
+        )
         await self._beat()  # a restarted Redis lost the registration: it is back at once
         return self.connected
 
@@ -283,8 +287,11 @@ class StoreComponent:
         if dropped:
             self.metrics.store_events_dropped.inc(dropped)
             if self.feed.dropped == dropped or self.feed.dropped % 1000 < dropped:
-                log.warning("store: buffer full (engine.store_buffer %d): %d event(s) dropped so far",
-                            self.feed.bound, self.feed.dropped)  # fmt: skip
+                log.warning(
+                    "store: buffer full (engine.store_buffer %d): %d event(s) dropped so far",
+                    self.feed.bound,
+                    self.feed.dropped,
+                )
         self.metrics.store_events_buffered.set(len(self.feed.pending))
 
     async def _pump(self, sub: Subscription) -> None:

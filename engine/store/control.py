@@ -191,8 +191,9 @@ class ControlReader:
             await self._forget(entry_id)
             return
         reply_ttl = _float(fields.get("reply_ttl_s"), REPLY_GRACE_S)
-        claimed = await self._client.set(claim_key(command_id), f"running:{self.instance}", nx=True,
-                                         px=CLAIM_TTL_S * 1000)  # fmt: skip
+        claimed = await self._client.set(
+            claim_key(command_id), f"running:{self.instance}", nx=True, px=CLAIM_TTL_S * 1000
+        )
         state = "" if claimed else str(await self._client.get(claim_key(command_id)) or "")
         owner = state.removeprefix("running:") if state.startswith("running:") else ""
         if claimed or owner == self.instance or not state:

@@ -30,9 +30,13 @@ class ControlComponent:
     name = "control"
 
     def __init__(
-        self, settings: Callable[[], Settings], spawn: Spawn, engine_id: Callable[[], str], execute: Execute,
+        self,
+        settings: Callable[[], Settings],
+        spawn: Spawn,
+        engine_id: Callable[[], str],
+        execute: Execute,
         attach_approver: Callable[[str], Callable[[], None]] | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self._settings = settings
         self._spawn = spawn
         self._engine_id = engine_id

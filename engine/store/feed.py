@@ -78,8 +78,9 @@ class EventFeed:
         """An entry that is not an event (``engine.stopped``), numbered like one (the stream's ``seq`` stays
         without gaps)."""
         self.seq += 1
-        return StoredEvent(id=self._next_id(ts), seq=self.seq, type=type_, call_id=None,
-                           event=json.dumps({"type": type_, "ts": ts}))  # fmt: skip
+        return StoredEvent(
+            id=self._next_id(ts), seq=self.seq, type=type_, call_id=None, event=json.dumps({"type": type_, "ts": ts})
+        )
 
     def batch(self, size: int, after_seq: int = 0) -> list[StoredEvent]:
         """The oldest ``size`` pending events whose ``seq`` is above ``after_seq`` (the newest one sent and not

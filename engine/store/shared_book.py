@@ -216,8 +216,13 @@ class SharedBook:
         self.samples_loaded = self._budget.load_shared(samples, reports)
         self.loaded = True
         if self.samples_loaded or reports:
-            log.info("shared latency book (%s): %d sample(s) of %d tool(s) and %d calibration report(s) loaded",
-                     env, self.samples_loaded, len(samples), len(reports))  # fmt: skip
+            log.info(
+                "shared latency book (%s): %d sample(s) of %d tool(s) and %d calibration report(s) loaded",
+                env,
+                self.samples_loaded,
+                len(samples),
+                len(reports),
+            )
 
     async def _flush(self) -> None:
         assert self._client is not None
@@ -228,8 +233,9 @@ class SharedBook:
         env, window = self._environment, self._settings().budget.window
         by_key: dict[BookKey, list[str]] = {}
         for key, wall, s in taken:
-            by_key.setdefault(key, []).append(json.dumps([round(wall, 3), round(s.duration_ms, 3), s.status,
-                                                          int(s.is_probe)]))  # fmt: skip
+            by_key.setdefault(key, []).append(
+                json.dumps([round(wall, 3), round(s.duration_ms, 3), s.status, int(s.is_probe)])
+            )
         try:
             async with self._client.pipeline(transaction=False) as pipe:
                 for key, rows in by_key.items():

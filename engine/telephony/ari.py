@@ -126,9 +126,15 @@ def events_url(base_url: str, app: str) -> str:
 
 class AriClient:
     def __init__(
-        self, base_url: str, username: str, password: str, app: str, *, timeout_s: float = 5.0,
+        self,
+        base_url: str,
+        username: str,
+        password: str,
+        app: str,
+        *,
+        timeout_s: float = 5.0,
         backoff: Backoff = Backoff(0.2, 10.0),
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.app = app
         self.timeout_s = timeout_s
@@ -230,31 +236,59 @@ class AriClient:
         await self.request("POST", f"/bridges/{bridge_id}/removeChannel", {"channel": list(channel_ids)})
 
     async def external_media(
-        self, external_host: str, *, channel_id: str | None = None, fmt: str = "ulaw",
-        encapsulation: str = "rtp", transport: str = "udp", connection_type: str | None = None,
-    ) -> dict[str, Any]:  # fmt: skip
+        self,
+        external_host: str,
+        *,
+        channel_id: str | None = None,
+        fmt: str = "ulaw",
+        encapsulation: str = "rtp",
+        transport: str = "udp",
+        connection_type: str | None = None,
+    ) -> dict[str, Any]:
         params = {
-            "app": self.app, "external_host": external_host or None, "format": fmt, "channelId": channel_id,
-            "encapsulation": encapsulation, "transport": transport, "connection_type": connection_type,
-        }  # fmt: skip
+            "app": self.app,
+            "external_host": external_host or None,
+            "format": fmt,
+            "channelId": channel_id,
+            "encapsulation": encapsulation,
+            "transport": transport,
+            "connection_type": connection_type,
+        }
         return dict(await self.request("POST", "/channels/externalMedia", params))
 
     async def originate(
-        self, endpoint: str, *, app_args: Sequence[str] = (), caller_id: str | None = None, timeout_s: int = 30,
-        channel_id: str | None = None, variables: Mapping[str, str] | None = None, originator: str | None = None,
-    ) -> dict[str, Any]:  # fmt: skip
+        self,
+        endpoint: str,
+        *,
+        app_args: Sequence[str] = (),
+        caller_id: str | None = None,
+        timeout_s: int = 30,
+        channel_id: str | None = None,
+        variables: Mapping[str, str] | None = None,
+        originator: str | None = None,
+    ) -> dict[str, Any]:
         """``originator``: the channel this one is made for (Asterisk links their CDRs and ``linkedid``)."""
         params = {
-            "endpoint": endpoint, "app": self.app, "appArgs": ",".join(app_args) or None, "callerId": caller_id,
-            "timeout": timeout_s, "channelId": channel_id, "originator": originator,
-        }  # fmt: skip
+            "endpoint": endpoint,
+            "app": self.app,
+            "appArgs": ",".join(app_args) or None,
+            "callerId": caller_id,
+            "timeout": timeout_s,
+            "channelId": channel_id,
+            "originator": originator,
+        }
         body = {"variables": dict(variables)} if variables else None
         return dict(await self.request("POST", "/channels", params, body))
 
     async def snoop(
-        self, channel_id: str, *, spy: str = "none", whisper: str = "none", app_args: Sequence[str] = (),
+        self,
+        channel_id: str,
+        *,
+        spy: str = "none",
+        whisper: str = "none",
+        app_args: Sequence[str] = (),
         snoop_id: str | None = None,
-    ) -> dict[str, Any]:  # fmt: skip
+    ) -> dict[str, Any]:
         params = {"app": self.app, "spy": spy, "whisper": whisper, "appArgs": ",".join(app_args) or None}
         path = f"/channels/{channel_id}/snoop/{snoop_id}" if snoop_id else f"/channels/{channel_id}/snoop"
         return dict(await self.request("POST", path, params))
@@ -275,9 +309,12 @@ class AriClient:
         while not self._closed:
             try:
                 async with self._session().ws_connect(
-                    url, protocols=("ari",), max_msg_size=MAX_EVENT_BYTES, heartbeat=20.0,
+                    url,
+                    protocols=("ari",),
+                    max_msg_size=MAX_EVENT_BYTES,
+                    heartbeat=20.0,
                     timeout=aiohttp.ClientWSTimeout(ws_close=self.timeout_s),
-                ) as ws:  # fmt: skip
+                ) as ws:
                     self.connected, self.last_error = True, None
                     retry.succeeded()
                     if not first:

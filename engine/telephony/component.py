@@ -45,9 +45,13 @@ class Telephony:
     name = "telephony"
 
     def __init__(
-        self, settings: Callable[[], Settings], host: RealtimeHost, spawn: Spawn, lines: PhoneLines | None = None,
+        self,
+        settings: Callable[[], Settings],
+        host: RealtimeHost,
+        spawn: Spawn,
+        lines: PhoneLines | None = None,
         admit: Callable[[], contextlib.AbstractContextManager[object]] | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self._settings = settings
         #: Holds a new caller's place while the call is set up (engine.capacity), or raises CallRefused: busy.
         self._admit = admit
@@ -67,9 +71,15 @@ class Telephony:
 
         self.ari = ari_client(cfg)
         self.app = StasisApp(
-            self.ari, cfg, self._host, self._spawn, lambda: list(self._settings().contexts), lines=self._lines,
-            admit=self._admit, ids=ResourceIds.for_engine(self._settings().engine.id, cfg.app_name),
-        )  # fmt: skip
+            self.ari,
+            cfg,
+            self._host,
+            self._spawn,
+            lambda: list(self._settings().contexts),
+            lines=self._lines,
+            admit=self._admit,
+            ids=ResourceIds.for_engine(self._settings().engine.id, cfg.app_name),
+        )
         self.app.pool.on_foreign = self._host.metrics.rtp_foreign_packets.inc
         self._task = self._spawn(self.app.run(), name="telephony:events")
         log.info("telephony: Stasis app %r on %s", cfg.app_name, cfg.ari_url)

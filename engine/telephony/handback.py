@@ -103,8 +103,11 @@ class TakeoverTranscript:
             async with asyncio.timeout(within_s):
                 await asyncio.shield(self._worker)
         except TimeoutError:
-            log.warning("telephony: hand-back of %s: transcription not done in %g s; the AI gets what was ready",
-                        self.call_id, within_s)  # fmt: skip
+            log.warning(
+                "telephony: hand-back of %s: transcription not done in %g s; the AI gets what was ready",
+                self.call_id,
+                within_s,
+            )
         await self.aclose()
         return sorted(self.lines, key=lambda line: line.at)
 

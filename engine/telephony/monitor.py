@@ -64,9 +64,14 @@ class OperatorLine:
 
 class CallMonitor:
     def __init__(
-        self, ari: AriClient, config: AsteriskConfig, pool: PortPool, own: set[str],
-        spawn: Callable[[Any, str], asyncio.Task[Any]], ids: ResourceIds | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        ari: AriClient,
+        config: AsteriskConfig,
+        pool: PortPool,
+        own: set[str],
+        spawn: Callable[[Any, str], asyncio.Task[Any]],
+        ids: ResourceIds | None = None,
+    ) -> None:
         self.ari = ari
         self.ids = ids or ResourceIds.for_engine(None, config.app_name)
         self.config = config
@@ -80,9 +85,13 @@ class CallMonitor:
         return line.mode if line is not None else "off"
 
     async def open(
-        self, channel_id: str, call_bridge: str | None, mode: str, backend: AudioBackend,
+        self,
+        channel_id: str,
+        call_bridge: str | None,
+        mode: str,
+        backend: AudioBackend,
         transcript: TakeoverTranscript | None = None,
-    ) -> OperatorLine:  # fmt: skip
+    ) -> OperatorLine:
         """The operator's line for ``mode`` on the caller ``channel_id`` (the previous one must be closed);
         ``transcript`` hears both sides of a take-over."""
         if mode not in MODES or mode == "off":

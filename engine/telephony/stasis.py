@@ -57,11 +57,18 @@ class CallFactory(Protocol):
 
 class StasisApp:
     def __init__(
-        self, ari: AriClient, config: AsteriskConfig, host: RealtimeHost, spawn: Spawn,
-        contexts: Callable[[], Sequence[str]], pool: PortPool | None = None,
-        make_call: CallFactory | None = None, lines: PhoneLines | None = None,
-        admit: Callable[[], contextlib.AbstractContextManager[object]] | None = None, ids: ResourceIds | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        ari: AriClient,
+        config: AsteriskConfig,
+        host: RealtimeHost,
+        spawn: Spawn,
+        contexts: Callable[[], Sequence[str]],
+        pool: PortPool | None = None,
+        make_call: CallFactory | None = None,
+        lines: PhoneLines | None = None,
+        admit: Callable[[], contextlib.AbstractContextManager[object]] | None = None,
+        ids: ResourceIds | None = None,
+    ) -> None:
         self.ari = ari
         #: The ids this engine gives what it creates in Asterisk (``engine.telephony.owned``).
         self.ids = ids or ResourceIds.for_engine(None, config.app_name)
@@ -107,8 +114,12 @@ class StasisApp:
         if kind == "StasisStart" and cid and (cid in self.own_channels or parse(cid) is not None):
             self._stray(cid)  # an awaited one went to its waiter (AriClient.entering): nobody waits for this one
         elif kind == "StasisStart" and cid and cid not in self.calls:
-            call = PhoneCall(cid, str(channel.get("caller", {}).get("name", "")),
-                             str(channel.get("caller", {}).get("number", "")), bus=self.host.bus)  # fmt: skip
+            call = PhoneCall(
+                cid,
+                str(channel.get("caller", {}).get("name", "")),
+                str(channel.get("caller", {}).get("number", "")),
+                bus=self.host.bus,
+            )
             self.calls[cid] = call
             self.spawn(self._take_call(call, channel, args), name=f"phone:{cid}")
         elif kind in CALLER_GONE and cid in self.calls:
@@ -181,8 +192,14 @@ class StasisApp:
                 call.end_reason = f"no context ({source})"
                 return
             call.context = context
-            log.info("telephony: call %s from %s <%s> → context %s (%s)", call.channel_id, call.caller_name,
-                     call.caller_number, context, source)  # fmt: skip
+            log.info(
+                "telephony: call %s from %s <%s> → context %s (%s)",
+                call.channel_id,
+                call.caller_name,
+                call.caller_number,
+                context,
+                source,
+            )
             await connect_media(self.ari, self.config, self.pool, self.ids, self.own_channels, call)
             if call.caller_gone or self._stopping:
                 return
@@ -239,9 +256,12 @@ class StasisApp:
         again = call.voice is not None  # back from a transfer or the operator: not a new call (a drain lets it in)
         call.backend = backend_for(call.stream)
         call.voice = self._make_call(
-            call.backend, context, caller_name=call.caller_name or None,
-            caller_number=call.caller_number or None, close_backend=False,
-        )  # fmt: skip
+            call.backend,
+            context,
+            caller_name=call.caller_name or None,
+            caller_number=call.caller_number or None,
+            close_backend=False,
+        )
         voice = call.voice
         registered: str | None = None
 

@@ -86,9 +86,14 @@ class PhoneTransfers:
     """The ``TransferControl`` of one phone call (registered in ``PhoneLines`` under its engine call id)."""
 
     def __init__(
-        self, ari: AriClient, config: AsteriskConfig, line: Line, own: set[str],
-        spawn: Callable[[Coroutine[Any, Any, None], str], object], ids: ResourceIds | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        ari: AriClient,
+        config: AsteriskConfig,
+        line: Line,
+        own: set[str],
+        spawn: Callable[[Coroutine[Any, Any, None], str], object],
+        ids: ResourceIds | None = None,
+    ) -> None:
         self.ari = ari
         self.ids = ids or ResourceIds.for_engine(None, config.app_name)
         self.config = config
@@ -117,9 +122,13 @@ class PhoneTransfers:
         xfer.entering.future.add_done_callback(lambda f: _answered(xfer, f))
         try:
             await self.ari.originate(
-                target.destination, app_args=["transfer", self.line.channel_id], caller_id=self.config.caller_id,
-                timeout_s=target.timeout_s, channel_id=xfer.channel_id, originator=self.line.channel_id,
-            )  # fmt: skip
+                target.destination,
+                app_args=["transfer", self.line.channel_id],
+                caller_id=self.config.caller_id,
+                timeout_s=target.timeout_s,
+                channel_id=xfer.channel_id,
+                originator=self.line.channel_id,
+            )
         except AriError as e:
             xfer.entering.cancel()
             self.own.discard(xfer.channel_id)
@@ -254,8 +263,9 @@ class PhoneTransfers:
             xfer.state = "failed"
             self.own.discard(xfer.channel_id)
             self.line.publish("call.transfer_failed", target=xfer.name, reason="hung_up")
-            await self.line.resume_ai(f"I'm sorry, {xfer.name} hung up before I could connect you. "
-                                      "Is there anything else I can do for you?")  # fmt: skip
+            await self.line.resume_ai(
+                f"I'm sorry, {xfer.name} hung up before I could connect you. Is there anything else I can do for you?"
+            )
             return
         xfer.handoff_ms = (time.perf_counter() - t0) * 1000
         self.transferred = True  # 4

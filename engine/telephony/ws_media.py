@@ -118,9 +118,12 @@ class WsMedia:
     """One chan_websocket connection: ``frames()`` in, ``queue``/``room``/``flush``/``drained`` out."""
 
     def __init__(
-        self, ws: MediaSocket, *, owner: aiohttp.ClientSession | None = None,
+        self,
+        ws: MediaSocket,
+        *,
+        owner: aiohttp.ClientSession | None = None,
         on_dtmf: Callable[[str], None] | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.ws = ws
         self.counters = WsCounters()
         self.connection_id = ""
@@ -156,9 +159,12 @@ class WsMedia:
         session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout_s), trust_env=False)
         try:
             ws = await session.ws_connect(
-                url, protocols=(SUBPROTOCOL,), max_msg_size=1 << 20, heartbeat=20.0,
+                url,
+                protocols=(SUBPROTOCOL,),
+                max_msg_size=1 << 20,
+                heartbeat=20.0,
                 timeout=aiohttp.ClientWSTimeout(ws_close=timeout_s),
-            )  # fmt: skip
+            )
         except (aiohttp.ClientError, OSError, TimeoutError) as e:
             await session.close()
             raise WsMediaError(f"cannot open the media WebSocket {url}: {e or type(e).__name__}") from None
@@ -169,8 +175,10 @@ class WsMedia:
     async def start(self, timeout_s: float = 5.0) -> None:
         """Run the reader and writer; returns once ``MEDIA_START`` arrived (``WsMediaError`` if it does not)."""
         loop = asyncio.get_running_loop()
-        self._tasks = [loop.create_task(self._read_loop(), name="ws-media:in"),
-                       loop.create_task(self._write_loop(), name="ws-media:out")]  # fmt: skip
+        self._tasks = [
+            loop.create_task(self._read_loop(), name="ws-media:in"),
+            loop.create_task(self._write_loop(), name="ws-media:out"),
+        ]
         try:
             async with asyncio.timeout(timeout_s):
                 await self._started.wait()
@@ -194,8 +202,12 @@ class WsMedia:
                     self._on_audio(bytes(msg.data))
                 elif msg.type == aiohttp.WSMsgType.TEXT:
                     self._on_text(str(msg.data))
-                elif msg.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSING, aiohttp.WSMsgType.CLOSED,
-                                  aiohttp.WSMsgType.ERROR):  # fmt: skip
+                elif msg.type in (
+                    aiohttp.WSMsgType.CLOSE,
+                    aiohttp.WSMsgType.CLOSING,
+                    aiohttp.WSMsgType.CLOSED,
+                    aiohttp.WSMsgType.ERROR,
+                ):
                     break
         except (aiohttp.ClientError, OSError, RuntimeError) as e:
             log.info("media WebSocket %s: %s", self.connection_id or "?", e)

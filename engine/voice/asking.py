@@ -36,9 +36,13 @@ log = logging.getLogger(__name__)
 
 class CallerQuestions:
     def __init__(
-        self, engine: Any, recognizer: Recognizer | Callable[[], Recognizer], pacer: Pacer,
-        call_id: Callable[[], str | None], phrases: list[str] | None,
-    ) -> None:  # fmt: skip
+        self,
+        engine: Any,
+        recognizer: Recognizer | Callable[[], Recognizer],
+        pacer: Pacer,
+        call_id: Callable[[], str | None],
+        phrases: list[str] | None,
+    ) -> None:
         self.engine, self.pacer, self._call_id = engine, pacer, call_id
         self._recognizer = recognizer
         self._building = threading.Lock()

@@ -104,11 +104,14 @@ def list_devices(rescan: bool = False) -> list[DeviceInfo]:
     for i, d in enumerate(sd.query_devices()):
         out.append(
             DeviceInfo(
-                index=i, name=str(d["name"]), hostapi=str(apis[d["hostapi"]]["name"]),
-                max_input_channels=int(d["max_input_channels"]), max_output_channels=int(d["max_output_channels"]),
+                index=i,
+                name=str(d["name"]),
+                hostapi=str(apis[d["hostapi"]]["name"]),
+                max_input_channels=int(d["max_input_channels"]),
+                max_output_channels=int(d["max_output_channels"]),
                 default_samplerate=float(d["default_samplerate"]),
             )
-        )  # fmt: skip
+        )
     return out
 
 
@@ -169,10 +172,18 @@ class DeviceBackend(AudioBackend):
     """Microphone and speaker on PortAudio devices; either side can be turned off."""
 
     def __init__(
-        self, input_device: DeviceSpec = None, output_device: DeviceSpec = None, *, sample_rate: int = 16000,
-        frame_ms: int = 20, use_input: bool = True, use_output: bool = True, max_queued_ms: int = 2000,
-        output_buffer_ms: int = 100, on_level: Callable[[float], None] | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        input_device: DeviceSpec = None,
+        output_device: DeviceSpec = None,
+        *,
+        sample_rate: int = 16000,
+        frame_ms: int = 20,
+        use_input: bool = True,
+        use_output: bool = True,
+        max_queued_ms: int = 2000,
+        output_buffer_ms: int = 100,
+        on_level: Callable[[float], None] | None = None,
+    ) -> None:
         super().__init__(sample_rate, frame_ms)
         if not (use_input or use_output):
             raise ValueError("DeviceBackend needs input, output or both")
@@ -225,9 +236,13 @@ class DeviceBackend(AudioBackend):
         self._in_queue = asyncio.Queue()
         try:
             self._in_stream = self._sd.RawInputStream(
-                samplerate=self.input_rate, blocksize=self.input_rate * self.frame_ms // 1000,
-                device=self.input_info.index, channels=1, dtype="int16", callback=self._on_input,
-            )  # fmt: skip
+                samplerate=self.input_rate,
+                blocksize=self.input_rate * self.frame_ms // 1000,
+                device=self.input_info.index,
+                channels=1,
+                dtype="int16",
+                callback=self._on_input,
+            )
             self._in_stream.start()
         except Exception as exc:
             raise AudioUnavailable(f"cannot open audio input {self.input_info.name!r}: {exc}") from exc
@@ -270,9 +285,13 @@ class DeviceBackend(AudioBackend):
         self._loop = asyncio.get_running_loop()
         try:
             self._out_stream = self._sd.RawOutputStream(
-                samplerate=self.output_rate, blocksize=self.output_rate * self.frame_ms // 1000,
-                device=self.output_info.index, channels=1, dtype="int16", callback=self._on_output,
-            )  # fmt: skip
+                samplerate=self.output_rate,
+                blocksize=self.output_rate * self.frame_ms // 1000,
+                device=self.output_info.index,
+                channels=1,
+                dtype="int16",
+                callback=self._on_output,
+            )
             self._out_stream.start()
         except Exception as exc:
             raise AudioUnavailable(f"cannot open audio output {self.output_info.name!r}: {exc}") from exc

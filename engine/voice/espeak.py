@@ -76,9 +76,15 @@ def _load() -> tuple[ctypes.CDLL, str]:
     lib.espeak_SetParameter.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int]
     lib.espeak_Synth.restype = ctypes.c_int
     lib.espeak_Synth.argtypes = [
-        ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint, ctypes.c_int, ctypes.c_uint, ctypes.c_uint,
-        ctypes.c_void_p, ctypes.c_void_p,
-    ]  # fmt: skip
+        ctypes.c_char_p,
+        ctypes.c_size_t,
+        ctypes.c_uint,
+        ctypes.c_int,
+        ctypes.c_uint,
+        ctypes.c_uint,
+        ctypes.c_void_p,
+        ctypes.c_void_p,
+    ]
     lib.espeak_TextToPhonemes.restype = ctypes.c_char_p
     lib.espeak_TextToPhonemes.argtypes = [ctypes.POINTER(ctypes.c_char_p), ctypes.c_int, ctypes.c_int]
     lib.espeak_ListVoices.restype = ctypes.POINTER(ctypes.POINTER(_Voice))
@@ -154,9 +160,13 @@ class Espeak:
         self._lib.espeak_SetParameter(_ESPEAK_VOLUME, 100, 0)
 
     def synth(
-        self, text: str, on_audio: Callable[[Int16Array], bool], voice: str = "en-us", rate: int = 175,
+        self,
+        text: str,
+        on_audio: Callable[[Int16Array], bool],
+        voice: str = "en-us",
+        rate: int = 175,
         pitch: int = 50,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """Synthesise ``text``, calling ``on_audio(samples)`` for each chunk (espeak's native rate).
 
         ``on_audio`` returns False to abort. Blocks until synthesis ends; holds the library lock throughout.

@@ -53,9 +53,14 @@ class VoiceOptions:
     @classmethod
     def from_softphone(cls, cfg: SoftphoneConfig) -> VoiceOptions:
         return cls(
-            voice=cfg.voice, rate=cfg.rate, pitch=cfg.pitch, sample_rate=cfg.sample_rate,
-            vad_silence_ms=cfg.vad_silence_ms, push_to_talk=cfg.push_to_talk, dictionary=cfg.dictionary,
-        )  # fmt: skip
+            voice=cfg.voice,
+            rate=cfg.rate,
+            pitch=cfg.pitch,
+            sample_rate=cfg.sample_rate,
+            vad_silence_ms=cfg.vad_silence_ms,
+            push_to_talk=cfg.push_to_talk,
+            dictionary=cfg.dictionary,
+        )
 
     def with_overrides(self, voice: str | None, options: Mapping[str, Any], where: str) -> VoiceOptions:
         """These options with a provider's ``voice`` and ``options`` applied; unknown keys are errors."""

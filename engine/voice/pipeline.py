@@ -76,9 +76,14 @@ class VoiceHost(Protocol):
     def bus(self) -> EventBus: ...
 
     async def start_call(
-        self, context: str, *, provider: str | None = ..., caller_name: str | None = ...,
-        caller_number: str | None = ..., deliver: Deliver | None = ...,
-    ) -> CallSession: ...  # fmt: skip
+        self,
+        context: str,
+        *,
+        provider: str | None = ...,
+        caller_name: str | None = ...,
+        caller_number: str | None = ...,
+        deliver: Deliver | None = ...,
+    ) -> CallSession: ...
 
     async def user_said(self, call_id: str, text: str) -> TurnReply: ...
 
@@ -135,11 +140,21 @@ def resolve_voice(
 
 class VoiceCall:
     def __init__(
-        self, engine: VoiceHost, backend: AudioBackend, context: str, *, options: VoiceOptions | None = None,
-        recognizer: Recognizer | None = None, synthesizer: Synthesizer | None = None, provider: str | None = None,
-        caller_name: str | None = None, caller_number: str | None = None, close_backend: bool = True,
-        on_state: Callable[[CallState], None] | None = None, on_level: Callable[[float], None] | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        engine: VoiceHost,
+        backend: AudioBackend,
+        context: str,
+        *,
+        options: VoiceOptions | None = None,
+        recognizer: Recognizer | None = None,
+        synthesizer: Synthesizer | None = None,
+        provider: str | None = None,
+        caller_name: str | None = None,
+        caller_number: str | None = None,
+        close_backend: bool = True,
+        on_state: Callable[[CallState], None] | None = None,
+        on_level: Callable[[float], None] | None = None,
+    ) -> None:
         resolved, phrases = resolve_voice(engine, context, provider)
         self.options = opts = options or resolved
         self.engine, self.backend, self.context, self.provider = engine, backend, context, provider

@@ -59,10 +59,15 @@ def _words(text: str) -> str:
 
 class RealtimeQuestions:
     def __init__(
-        self, engine: Any, pacer: Pacer, options: VoiceOptions, sample_rate: int,
-        call_id: Callable[[], str | None], live: Callable[[], RealtimeSession | None],
+        self,
+        engine: Any,
+        pacer: Pacer,
+        options: VoiceOptions,
+        sample_rate: int,
+        call_id: Callable[[], str | None],
+        live: Callable[[], RealtimeSession | None],
         playout: Callable[[], Playout | None],
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.options, self._live, self._playout, self.sample_rate = options, live, playout, sample_rate
         self._segmenter: VadSegmenter | None = None
         self._resampler: StreamResampler | None = None

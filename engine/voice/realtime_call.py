@@ -58,12 +58,22 @@ SETTLE_S = 1.0
 
 class RealtimeVoiceCall:
     def __init__(
-        self, engine: RealtimeHost, backend: AudioBackend, context: str, *, provider: str | None = None,
-        caller_name: str | None = None, caller_number: str | None = None, close_backend: bool = True,
-        on_state: Callable[[CallState], None] | None = None, on_level: Callable[[float], None] | None = None,
-        options: VoiceOptions | None = None, farewell_timeout_s: float = FAREWELL_TIMEOUT_S,
-        response_timeout_s: float = RESPONSE_TIMEOUT_S, settle_s: float = SETTLE_S,
-    ) -> None:  # fmt: skip
+        self,
+        engine: RealtimeHost,
+        backend: AudioBackend,
+        context: str,
+        *,
+        provider: str | None = None,
+        caller_name: str | None = None,
+        caller_number: str | None = None,
+        close_backend: bool = True,
+        on_state: Callable[[CallState], None] | None = None,
+        on_level: Callable[[float], None] | None = None,
+        options: VoiceOptions | None = None,
+        farewell_timeout_s: float = FAREWELL_TIMEOUT_S,
+        response_timeout_s: float = RESPONSE_TIMEOUT_S,
+        settle_s: float = SETTLE_S,
+    ) -> None:
         if not is_realtime(engine, context, provider):
             raise CallError(f"context {context!r} does not run on a realtime provider (use VoiceCall)")
         opts = options or VoiceOptions.from_softphone(engine.settings.softphone)
@@ -98,9 +108,14 @@ class RealtimeVoiceCall:
         self._in: CallerInput | None = None
         #: A tool's questions to the caller: said by the provider, answered to the engine (engine.elicitation).
         self.questions = RealtimeQuestions(
-            engine, self.pacer, self.options, backend.sample_rate, lambda: self.call_id, lambda: self.live,
+            engine,
+            self.pacer,
+            self.options,
+            backend.sample_rate,
+            lambda: self.call_id,
+            lambda: self.live,
             lambda: self.playout,
-        )  # fmt: skip
+        )
 
     # ------------------------------------------------------------------------------------------------ public
 

@@ -26,10 +26,16 @@ class RealtimeCallControl(Protocol):
     """The CallManager methods a realtime call is driven through (engine/calls_realtime.py)."""
 
     async def start_realtime_call(
-        self, context: str, *, provider: str | None = ..., caller_name: str | None = ...,
-        caller_number: str | None = ..., audio: AudioSpec, channel_id: str | None = ...,
+        self,
+        context: str,
+        *,
+        provider: str | None = ...,
+        caller_name: str | None = ...,
+        caller_number: str | None = ...,
+        audio: AudioSpec,
+        channel_id: str | None = ...,
         deliver: Deliver | None = ...,
-    ) -> tuple[CallSession, RealtimeSession]: ...  # fmt: skip
+    ) -> tuple[CallSession, RealtimeSession]: ...
 
     def realtime_record(self, call_id: str, role: Literal["user", "assistant"], text: str) -> None: ...
 

@@ -47,10 +47,16 @@ def device_backend(
 
 class Softphone:
     def __init__(
-        self, host: RealtimeHost, *, spawn: Spawn | None = None, backend_factory: BackendFactory = device_backend,
-        recognizer: Recognizer | None = None, level_interval_s: float = 0.1,
-        on_state: Callable[[str], None] | None = None, on_level: Callable[[float], None] | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        host: RealtimeHost,
+        *,
+        spawn: Spawn | None = None,
+        backend_factory: BackendFactory = device_backend,
+        recognizer: Recognizer | None = None,
+        level_interval_s: float = 0.1,
+        on_state: Callable[[str], None] | None = None,
+        on_level: Callable[[float], None] | None = None,
+    ) -> None:
         self.host = host
         self._spawn = spawn
         self.backend_factory = backend_factory
@@ -85,9 +91,14 @@ class Softphone:
         return self.call is not None and self.call.options.push_to_talk
 
     async def start(
-        self, context: str, input_device: DeviceSpec = None, output_device: DeviceSpec = None, *,
-        caller_name: str | None = "Operator", provider: str | None = None,
-    ) -> str:  # fmt: skip
+        self,
+        context: str,
+        input_device: DeviceSpec = None,
+        output_device: DeviceSpec = None,
+        *,
+        caller_name: str | None = "Operator",
+        provider: str | None = None,
+    ) -> str:
         """Open the devices and start a voice call of ``context``; returns the call id once the call exists."""
         if self.active:
             raise RuntimeError(f"the softphone already has a call ({self.call_id}); end it first")
@@ -98,16 +109,28 @@ class Softphone:
             call: VoiceCall | RealtimeVoiceCall
             if is_realtime(self.host, context, provider):  # the provider hears and speaks itself
                 call = RealtimeVoiceCall(
-                    self.host, backend, context, provider=provider, caller_name=caller_name, options=options,
-                    on_state=self._call_state, on_level=self._level,
-                )  # fmt: skip
+                    self.host,
+                    backend,
+                    context,
+                    provider=provider,
+                    caller_name=caller_name,
+                    options=options,
+                    on_state=self._call_state,
+                    on_level=self._level,
+                )
             else:
                 if self._recognizer is None:
                     self._recognizer = await asyncio.to_thread(Recognizer, user_dictionary=options.dictionary)
                 call = VoiceCall(
-                    self.host, backend, context, provider=provider, caller_name=caller_name,
-                    recognizer=self._recognizer, on_state=self._call_state, on_level=self._level,
-                )  # fmt: skip
+                    self.host,
+                    backend,
+                    context,
+                    provider=provider,
+                    caller_name=caller_name,
+                    recognizer=self._recognizer,
+                    on_state=self._call_state,
+                    on_level=self._level,
+                )
         except BaseException:
             await backend.close()  # the devices were opened: release them
             raise
@@ -171,10 +194,15 @@ class Softphone:
                 SoftphoneLevel(level_dbfs=self.input_level_dbfs, agent_dbfs=agent, call_id=self.call_id)
             )
             return
-        self.host.bus.publish(SoftphoneStateChanged(
-            state=self.state, muted=self._muted, push_to_talk=self.push_to_talk, call_id=self.call_id,
-            level_dbfs=self.input_level_dbfs,
-        ))  # fmt: skip
+        self.host.bus.publish(
+            SoftphoneStateChanged(
+                state=self.state,
+                muted=self._muted,
+                push_to_talk=self.push_to_talk,
+                call_id=self.call_id,
+                level_dbfs=self.input_level_dbfs,
+            )
+        )
 
     def _set_state(self, state: str) -> None:
         if state == self.state:

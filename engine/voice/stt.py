@@ -60,9 +60,14 @@ class Recognizer:
     """One pocketsphinx decoder; calls are serialised by a lock, so one instance may serve several tasks."""
 
     def __init__(
-        self, *, user_dictionary: str | Path | None = None, use_espeak_g2p: bool = True, fallback: bool = True,
-        model_dir: str | Path | None = None, noise_floor_dbfs: float | None = -60.0,
-    ) -> None:  # fmt: skip
+        self,
+        *,
+        user_dictionary: str | Path | None = None,
+        use_espeak_g2p: bool = True,
+        fallback: bool = True,
+        model_dir: str | Path | None = None,
+        noise_floor_dbfs: float | None = -60.0,
+    ) -> None:
         try:
             import pocketsphinx
         except ImportError as exc:

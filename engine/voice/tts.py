@@ -128,9 +128,13 @@ class Synthesizer:
     """espeak-ng TTS with fixed voice settings and output sample rate."""
 
     def __init__(
-        self, voice: str = "en-us", rate: int = 175, pitch: int = 50, sample_rate: int = 16000,
+        self,
+        voice: str = "en-us",
+        rate: int = 175,
+        pitch: int = 50,
+        sample_rate: int = 16000,
         espeak: Espeak | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.settings = VoiceSettings(voice=voice, rate=rate, pitch=pitch)
         self.sample_rate = sample_rate
         self._espeak = espeak

@@ -42,9 +42,17 @@ class VadSegmenter:
     """Voice-activity endpointing (see module docstring). Feed any frame sizes at ``sample_rate``."""
 
     def __init__(
-        self, sample_rate: int = 16000, *, silence_ms: int = 600, start_ms: int = 90, start_window_ms: int = 150,
-        padding_ms: int = 200, max_utterance_ms: int = 30000, frame_ms: int = 30, mode: str = "medium_loose",
-    ) -> None:  # fmt: skip
+        self,
+        sample_rate: int = 16000,
+        *,
+        silence_ms: int = 600,
+        start_ms: int = 90,
+        start_window_ms: int = 150,
+        padding_ms: int = 200,
+        max_utterance_ms: int = 30000,
+        frame_ms: int = 30,
+        mode: str = "medium_loose",
+    ) -> None:
         from pocketsphinx import Vad
 
         if sample_rate not in VAD_RATES:

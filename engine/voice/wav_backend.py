@@ -54,9 +54,15 @@ class WavBackend(AudioBackend):
     """Microphone from ``input_path`` and/or speaker into ``output_path`` (either may be None)."""
 
     def __init__(
-        self, input_path: str | Path | None = None, output_path: str | Path | None = None, *,
-        sample_rate: int = 16000, frame_ms: int = 20, realtime: bool = False, timeline: bool = False,
-    ) -> None:  # fmt: skip
+        self,
+        input_path: str | Path | None = None,
+        output_path: str | Path | None = None,
+        *,
+        sample_rate: int = 16000,
+        frame_ms: int = 20,
+        realtime: bool = False,
+        timeline: bool = False,
+    ) -> None:
         super().__init__(sample_rate, frame_ms)
         self.realtime = realtime
         self.timeline = timeline

@@ -92,8 +92,9 @@ class AsteriskConfig(Strict):
     @model_validator(mode="after")
     def _port_range(self) -> AsteriskConfig:
         if self.rtp_port_end < self.rtp_port_start:
-            raise FieldError("rtp_port_end", f"rtp_port_end {self.rtp_port_end} is below rtp_port_start "
-                             f"{self.rtp_port_start}")  # fmt: skip
+            raise FieldError(
+                "rtp_port_end", f"rtp_port_end {self.rtp_port_end} is below rtp_port_start {self.rtp_port_start}"
+            )
         return self
 
 

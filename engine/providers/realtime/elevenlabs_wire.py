@@ -33,10 +33,21 @@ FORMATS: dict[str, AudioSpec] = {"ulaw_8000": PCMU_8K} | {
 DEFAULT_FORMAT = "pcm_16000"
 #: Server messages read and deliberately not used (voice activity, the agent's internals, metadata).
 QUIET = frozenset(
-    {"vad_score", "agent_response_metadata", "context_usage", "asr_initiation_metadata",
-     "tentative_user_transcript", "agent_chat_response_part", "mcp_connection_status", "agent_tool_response",
-     "agent_tool_request", "agent_tool_response_full_payload", "guardrail_triggered", "agent_response_correction"}
-)  # fmt: skip
+    {
+        "vad_score",
+        "agent_response_metadata",
+        "context_usage",
+        "asr_initiation_metadata",
+        "tentative_user_transcript",
+        "agent_chat_response_part",
+        "mcp_connection_status",
+        "agent_tool_response",
+        "agent_tool_request",
+        "agent_tool_response_full_payload",
+        "guardrail_triggered",
+        "agent_response_correction",
+    }
+)
 #: Messages of the conversation so far carried into a reconnected conversation.
 HISTORY_CONTEXT = 20
 
