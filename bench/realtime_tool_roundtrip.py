@@ -169,9 +169,14 @@ def gemini_target() -> Target:
         await fake.tool_call((cid, "echo", ARGS))
 
     cfg = ProviderConfig(
-        type="gemini_live", model="gemini-live-test", base_url="", api_key=SecretStr(GEMINI_KEY), voice="Kore",
-        timeout_ms=5000, options={"reconnect_backoff_ms": 1, "handle_wait_ms": 300},
-    )  # fmt: skip
+        type="gemini_live",
+        model="gemini-live-test",
+        base_url="",
+        api_key=SecretStr(GEMINI_KEY),
+        voice="Kore",
+        timeout_ms=5000,
+        options={"reconnect_backoff_ms": 1, "handle_wait_ms": 300},
+    )
     return Target("gemini_live", fake, cfg, ask)
 
 
@@ -299,9 +304,14 @@ async def peers() -> None:
 
 def providers(urls: dict[str, str]) -> dict[str, ProviderConfig]:
     gemini = ProviderConfig(
-        type="gemini_live", model="gemini-live-test", base_url=urls["gemini_live"], api_key=SecretStr(GEMINI_KEY),
-        voice="Kore", timeout_ms=5000, options={"reconnect_backoff_ms": 1, "handle_wait_ms": 300},
-    )  # fmt: skip
+        type="gemini_live",
+        model="gemini-live-test",
+        base_url=urls["gemini_live"],
+        api_key=SecretStr(GEMINI_KEY),
+        voice="Kore",
+        timeout_ms=5000,
+        options={"reconnect_backoff_ms": 1, "handle_wait_ms": 300},
+    )
     return {
         "openai_realtime": openai_config(urls["openai_realtime"]),
         "gemini_live": gemini,

@@ -34,16 +34,22 @@ ROUNDS = 4
 
 def settings(tmp: Path, recording: bool) -> Settings:
     script = tmp / "script.yaml"
-    intent = {"name": "roll", "patterns": [r"roll (?P<n>\d+)"], "tools": [{"name": "roll", "args": {"n": "{n}"}}],
-              "reply": "You rolled {result}."}  # fmt: skip
+    intent = {
+        "name": "roll",
+        "patterns": [r"roll (?P<n>\d+)"],
+        "tools": [{"name": "roll", "args": {"n": "{n}"}}],
+        "reply": "You rolled {result}.",
+    }
     script.write_text(yaml.safe_dump({"greeting": "Hello.", "intents": [intent], "fallback": "Pardon?"}))
-    return Settings.model_validate({
-        "engine": {"http": {"enabled": False}},
-        "providers": {"s": {"type": "scripted", "script": str(script)}},
-        "mcp": {"enabled": False},
-        "contexts": {"c": {"provider": "s", "tools": ["roll"]}},
-        "recording": {"enabled": recording, "dir": str(tmp / "recordings")},
-    })  # fmt: skip
+    return Settings.model_validate(
+        {
+            "engine": {"http": {"enabled": False}},
+            "providers": {"s": {"type": "scripted", "script": str(script)}},
+            "mcp": {"enabled": False},
+            "contexts": {"c": {"provider": "s", "tools": ["roll"]}},
+            "recording": {"enabled": recording, "dir": str(tmp / "recordings")},
+        }
+    )
 
 
 def roll_tool() -> FunctionTool:
@@ -83,8 +89,10 @@ async def drive(engine: Engine, calls: list[str], seconds: float) -> tuple[float
 
 async def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="ava-bench-rec-"))
-    engines = {"off": Engine(settings(tmp, False), extra_tools=[roll_tool()]),
-               "on": Engine(settings(tmp, True), extra_tools=[roll_tool()])}  # fmt: skip
+    engines = {
+        "off": Engine(settings(tmp, False), extra_tools=[roll_tool()]),
+        "on": Engine(settings(tmp, True), extra_tools=[roll_tool()]),
+    }
     calls: dict[str, list[str]] = {}
     pumps = []
     for name, engine in engines.items():
@@ -106,16 +114,20 @@ async def main() -> None:
         p.cancel()
     size = sum(p.stat().st_size for p in (tmp / "recordings").glob("*"))
     off, on = statistics.median(per_s["off"]), statistics.median(per_s["on"])
-    print(f"flight recorder cost: {CALLS} live calls, {RATE:.0f} tool invocations/s, a console-like subscriber, "
-          f"{ROUNDS} rounds of {WINDOW_S:.0f} s")  # fmt: skip
+    print(
+        f"flight recorder cost: {CALLS} live calls, {RATE:.0f} tool invocations/s, a console-like subscriber, "
+        f"{ROUNDS} rounds of {WINDOW_S:.0f} s"
+    )
     for name, value in (("off", off), ("on", on)):
         rounds = ", ".join(f"{v * 100:.2f}" for v in per_s[name])
         print(f"recording {name:<3}  CPU {value * 100:6.2f} % of a core   (rounds: {rounds})")
     print(f"recorded {lines} lines ({size / 1024:.0f} KiB), dropped {dropped}")
     ratio = on / off if off else float("inf")
     added = (on - off) * 100
-    print(f"ratio on/off: {ratio:.3f}; recording adds {added:+.2f} % of a core   "
-          f"goal ≤ +2 % CPU -> {'met' if added <= 2.0 else 'NOT met'}")  # fmt: skip
+    print(
+        f"ratio on/off: {ratio:.3f}; recording adds {added:+.2f} % of a core   "
+        f"goal ≤ +2 % CPU -> {'met' if added <= 2.0 else 'NOT met'}"
+    )
 
 
 if __name__ == "__main__":

@@ -92,8 +92,13 @@ async def engine_main(engine_id: str, url: str) -> None:
 class HopsEngine(so.EngineProc):
     def __init__(self, engine_id: str, url: str) -> None:
         self.id = engine_id
-        self.proc = subprocess.Popen([sys.executable, __file__, "--engine", engine_id, url], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, cwd=so.ROOT)  # fmt: skip
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--engine", engine_id, url],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=so.ROOT,
+        )
 
 
 def instrument_client(reads: dict[tuple[str, str], list[float]]) -> None:
@@ -171,8 +176,12 @@ async def parent(count: int) -> None:
     report(count, engine_recs, reads, received)
 
 
-def report(count: int, engine_recs: list[tuple[str, dict[str, list[float]]]],
-           reads: dict[tuple[str, str], list[float]], received: dict[tuple[str, str], float]) -> None:  # fmt: skip
+def report(
+    count: int,
+    engine_recs: list[tuple[str, dict[str, list[float]]]],
+    reads: dict[tuple[str, str], list[float]],
+    received: dict[tuple[str, str], float],
+) -> None:
     names = ("created → taken", "taken → sent", "sent → answered", "answered → read", "read → decoded", "total")
     hops: dict[str, list[float]] = {n: [] for n in names}
     sizes: list[float] = []
@@ -183,8 +192,11 @@ def report(count: int, engine_recs: list[tuple[str, dict[str, list[float]]]],
             if len(v) < 5 or r is None or len(r) < 3 or got is None:
                 continue
             created, taken, sent, answered, size = v
-            for name, ms in zip(names, (taken - created, sent - taken, answered - sent, r[1] - answered,
-                                        r[2] - r[1], got - created), strict=True):  # fmt: skip
+            for name, ms in zip(
+                names,
+                (taken - created, sent - taken, answered - sent, r[1] - answered, r[2] - r[1], got - created),
+                strict=True,
+            ):
                 hops[name].append(ms * 1000)
             sizes.append(size)
             late += r[0] > answered
@@ -194,8 +206,10 @@ def report(count: int, engine_recs: list[tuple[str, dict[str, list[float]]]],
     for name, values in hops.items():
         print(f"{name:<18} {so.pct(values, 50):>8.3f} {so.pct(values, 90):>8.3f} {so.pct(values, 99):>8.3f}")
     if n:
-        print(f"events per batch: mean {sum(sizes) / n:.1f}; the follower's read was issued after the batch was "
-              f"answered for {late / n:.0%} of events")  # fmt: skip
+        print(
+            f"events per batch: mean {sum(sizes) / n:.1f}; the follower's read was issued after the batch was "
+            f"answered for {late / n:.0%} of events"
+        )
 
 
 def main() -> None:

@@ -53,15 +53,21 @@ def engine_settings(tmp: Path, engine_id: str, store: str) -> Any:
     from engine.config.models import Settings
 
     script = tmp / "script.yaml"
-    intent = {"name": "roll", "patterns": [r"roll (?P<n>\d+)"], "tools": [{"name": "roll", "args": {"n": "{n}"}}],
-              "reply": "You rolled {result}."}  # fmt: skip
+    intent = {
+        "name": "roll",
+        "patterns": [r"roll (?P<n>\d+)"],
+        "tools": [{"name": "roll", "args": {"n": "{n}"}}],
+        "reply": "You rolled {result}.",
+    }
     script.write_text(yaml.safe_dump({"greeting": "Hello.", "intents": [intent], "fallback": "Pardon?"}))
-    return Settings.model_validate({
-        "engine": {"http": {"enabled": False}, "store": store, "id": engine_id, "heartbeat_s": 1.0},
-        "providers": {"s": {"type": "scripted", "script": str(script)}},
-        "mcp": {"enabled": False},
-        "contexts": {"c": {"provider": "s", "tools": ["roll"]}},
-    })  # fmt: skip
+    return Settings.model_validate(
+        {
+            "engine": {"http": {"enabled": False}, "store": store, "id": engine_id, "heartbeat_s": 1.0},
+            "providers": {"s": {"type": "scripted", "script": str(script)}},
+            "mcp": {"enabled": False},
+            "contexts": {"c": {"provider": "s", "tools": ["roll"]}},
+        }
+    )
 
 
 def roll_tool() -> Any:
@@ -109,8 +115,9 @@ async def engine_main(engine_id: str, stores: list[str]) -> None:
     local: list[list[float]] = []
     consoles = []
     for i, store in enumerate(stores):
-        engine = Engine(engine_settings(tmp, f"{engine_id}{'-mem' if store == 'memory' else ''}", store),
-                        extra_tools=[roll_tool()])  # fmt: skip
+        engine = Engine(
+            engine_settings(tmp, f"{engine_id}{'-mem' if store == 'memory' else ''}", store), extra_tools=[roll_tool()]
+        )
         await engine.start()
         engines.append(engine)
         local.append([])
@@ -149,8 +156,24 @@ def start_redis(tmp: Path) -> tuple[subprocess.Popen[bytes], str]:
     if exe is None:
         sys.exit("redis-server is not installed (make setup installs it when run as root)")
     port = free_port()
-    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                             "--dir", str(tmp), "--loglevel", "warning"], stdout=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(
+        [
+            exe,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(tmp),
+            "--loglevel",
+            "warning",
+        ],
+        stdout=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 10
     while True:
         try:
@@ -171,8 +194,11 @@ class EngineProc:
         self.id = engine_id
         self.proc = subprocess.Popen(
             [sys.executable, __file__, "--engine", engine_id, "--stores", json.dumps(stores)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,
-        )  # fmt: skip
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
 
     def read(self) -> dict[str, Any]:
         assert self.proc.stdout is not None
@@ -251,26 +277,31 @@ async def parent() -> None:
     finally:
         redis.kill()
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"scale-out on Redis: {CALLS} live calls per engine, {RATE:.0f} tool turns/s per engine, {ROUNDS} rounds "
-          f"of {WINDOW_S:.0f} s alternating memory/redis; latency = console receipt − event timestamp")  # fmt: skip
+    print(
+        f"scale-out on Redis: {CALLS} live calls per engine, {RATE:.0f} tool turns/s per engine, {ROUNDS} rounds "
+        f"of {WINDOW_S:.0f} s alternating memory/redis; latency = console receipt − event timestamp"
+    )
     print(f"{'engines':>7} {'store':<7} {'CPU %/engine':>13} {'latency p50 ms':>15} {'p99 ms':>8} {'events':>8}")
     for count, row in rows.items():
         mem, red = statistics.median(row["cpu"]["memory"]), statistics.median(row["cpu"]["redis"])
         for name, value, lat in (("memory", mem, row["local_ms"]), ("redis", red, row["remote_ms"])):
-            print(f"{count:>7} {name:<7} {value * 100:>13.2f} {pct(lat, 50):>15.2f} {pct(lat, 99):>8.2f} "
-                  f"{len(lat):>8}")  # fmt: skip
+            print(f"{count:>7} {name:<7} {value * 100:>13.2f} {pct(lat, 50):>15.2f} {pct(lat, 99):>8.2f} {len(lat):>8}")
         points = (red - mem) * 100
         ratio = red / mem if mem else float("inf")
         p50 = pct(row["remote_ms"], 50)
-        print(f"{count:>7} engine(s): publishing adds {points:+.2f} % of a core per engine (goal ≤ 5 % -> "
-              f"{'met' if points <= 5 else 'NOT met'} as percentage points; {ratio:.2f}× the bare engine's CPU); "
-              f"attached p50 {p50:.2f} ms vs in-process {pct(row['local_ms'], 50):.2f} ms (goal ≤ 5 ms -> "
-              f"{'met' if p50 <= 5 else 'NOT met'})")  # fmt: skip
+        print(
+            f"{count:>7} engine(s): publishing adds {points:+.2f} % of a core per engine (goal ≤ 5 % -> "
+            f"{'met' if points <= 5 else 'NOT met'} as percentage points; {ratio:.2f}× the bare engine's CPU); "
+            f"attached p50 {p50:.2f} ms vs in-process {pct(row['local_ms'], 50):.2f} ms (goal ≤ 5 ms -> "
+            f"{'met' if p50 <= 5 else 'NOT met'})"
+        )
     if len(rows) > 1:
         first, last = rows[ENGINE_COUNTS[0]], rows[ENGINE_COUNTS[-1]]
         grow = pct(last["remote_ms"], 50) / pct(first["remote_ms"], 50)
-        print(f"from {ENGINE_COUNTS[0]} to {ENGINE_COUNTS[-1]} engines: attached p50 × {grow:.2f}, p99 × "
-              f"{pct(last['remote_ms'], 99) / pct(first['remote_ms'], 99):.2f}")  # fmt: skip
+        print(
+            f"from {ENGINE_COUNTS[0]} to {ENGINE_COUNTS[-1]} engines: attached p50 × {grow:.2f}, p99 × "
+            f"{pct(last['remote_ms'], 99) / pct(first['remote_ms'], 99):.2f}"
+        )
 
 
 def main() -> None:

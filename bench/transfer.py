@@ -88,9 +88,10 @@ async def engine_handoffs(n: int, data_dir: Path) -> tuple[list[float], list[flo
                 agent = answered["channel"]["id"]
                 await emu.wait_event("ChannelEnteredBridge", agent)
                 last = max(
-                    i for i, (m, p, q) in enumerate(emu.world.requests)
+                    i
+                    for i, (m, p, q) in enumerate(emu.world.requests)
                     if i >= start and p.endswith("/addChannel") and agent in q.get("channel", [])
-                )  # fmt: skip
+                )
                 out.append((emu.world.request_times[last] - entered) * 1000)
                 whole.append((emu.world.request_times[last] - t0) * 1000)
                 await emu.caller_hangs_up(agent)
@@ -126,7 +127,7 @@ async def raw_handoffs(n: int) -> list[float]:
                 emu.url + "/channels/externalMedia",
                 params={"app": "ava", "external_host": "127.0.0.1:9", "format": "ulaw", "channelId": f"em-{i}"},
             ) as r:
-                media = (await r.json())["id"]  # fmt: skip
+                media = (await r.json())["id"]
             await stasis_start(ws, media)
             async with http.post(f"{emu.url}/bridges/{bridge}/addChannel", params={"channel": f"{caller.id},{media}"}):
                 pass
@@ -134,7 +135,7 @@ async def raw_handoffs(n: int) -> list[float]:
                 emu.url + "/channels",
                 params={"endpoint": "PJSIP/6000", "app": "ava", "appArgs": "transfer", "channelId": f"x-{i}"},
             ):
-                pass  # fmt: skip
+                pass
             await stasis_start(ws, f"x-{i}")
             entered = entered_at(emu, f"x-{i}")
             async with http.post(f"{emu.url}/bridges/{bridge}/removeChannel", params={"channel": media}):
@@ -153,9 +154,10 @@ async def raw_handoffs(n: int) -> list[float]:
 def entered_at(emu: AriEmulator, channel_id: str) -> float:
     """When the emulator sent the StasisStart of ``channel_id``."""
     return next(
-        t for e, t in zip(emu.events, emu.event_times, strict=True)
+        t
+        for e, t in zip(emu.events, emu.event_times, strict=True)
         if e["type"] == "StasisStart" and e["channel"]["id"] == channel_id
-    )  # fmt: skip
+    )
 
 
 async def stasis_start(ws: aiohttp.ClientWebSocketResponse, channel_id: str) -> None:
