@@ -134,3 +134,17 @@ async def test_the_console_exporter_prints_the_same_spans(
     assert set(by_name) == {"call", "turn", "execute_tool echo"}
     assert by_name["turn"]["parent_id"] == by_name["call"]["context"]["span_id"]
     assert by_name["execute_tool echo"]["status"]["status_code"] == "ERROR"
+
+
+async def test_a_batch_leaves_on_its_schedule_without_a_flush(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
+    async with otlp_receiver() as rx:
+        bus = EventBus()
+        tel = _telemetry(rx.url, bus)
+        await tel.start()
+        try:
+            _calls(bus, 1)  # 3 spans: far below a batch, so only the schedule sends them
+            await asyncio.wait_for(rx.received.wait(), 5)
+            assert {s.name for s in rx.spans} == {"call", "turn", "execute_tool echo"}
+        finally:
+            await tel.stop()
