@@ -19,7 +19,7 @@ OVER_LIMIT_ALLOWED = {
     "console/state.py",
 }
 # Today's count in the whole tree; the goal is 20, each with a comment saying why the formatter's layout is worse.
-MAX_FMT_SKIPS = 187
+MAX_FMT_SKIPS = 68
 SKIPPED_DIRS = {"node_modules", "__pycache__"}  # and every hidden folder: .venv, .venv-bench, .peers, caches
 FMT_SKIP = "# fmt" + ": skip"  # split so this file does not count itself
 
