@@ -13,7 +13,7 @@ LOCK := requirements/test.lock
 CONFIG ?= config/default.yaml
 PYTEST_ARGS ?=
 
-.PHONY: run test lint setup peers system clean bench lock lock-upgrade
+.PHONY: run test lint setup peers system clean bench lock lock-upgrade conformance
 
 run: $(STAMP) $(SYS_STAMP)
 	@$(VENV)/bin/ava-console --config $(CONFIG)
@@ -26,6 +26,10 @@ test: $(STAMP) $(PEER_STAMP) $(SYS_STAMP)
 	@$(VENV)/bin/deptry engine console >$(VENV)/deptry.log 2>&1 || { cat $(VENV)/deptry.log; exit 1; }
 	@site=$$(mktemp -d) && NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir $$site; rc=$$?; rm -rf $$site; exit $$rc
 	@$(VENV)/bin/pytest -n 3 --dist worksteal -q --durations=25 $(PYTEST_ARGS)
+
+# Every client scenario of the MCP conformance suite (make test runs one of each family: tests/conformance/).
+conformance: $(STAMP) $(PEER_STAMP)
+	@AVA_CONFORMANCE_CLIENT=all $(VENV)/bin/pytest -q -s tests/conformance
 
 lint: $(STAMP)
 	@$(VENV)/bin/ruff check engine console tests bench
