@@ -22,24 +22,18 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
-from enum import StrEnum
-from typing import Any, Protocol
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from engine.config.models import Settings
 from engine.events import (
     AnnouncementRequested,
     CallEnded,
     ElicitationRequested,
     ElicitationResolved,
     ElicitationWaiting,
-    EventBus,
 )
-from engine.providers.base import Provider, TurnReply
-from engine.providers.pipeline import PipelineProvider, bind_pipelines, provider_phrases
 from engine.sessions.session import CallError, CallSession
 from engine.sessions.steering import is_steering
 from engine.turn_timing import find_book
@@ -49,6 +43,7 @@ from engine.voice.asking import CallerQuestions
 from engine.voice.audio import AudioFrame
 from engine.voice.backend import AudioBackend
 from engine.voice.bargein import SpeechOnset
+from engine.voice.call_host import CallState, Deliver, TurnStats, VoiceHost, resolve_voice
 from engine.voice.options import VoiceOptions
 from engine.voice.pacing import Pacer
 from engine.voice.speaker import Playback, Speaker
@@ -59,83 +54,7 @@ from engine.voice.vad import PushToTalkSegmenter, Utterance, VadSegmenter
 
 log = logging.getLogger(__name__)
 
-#: How the engine hands a call's assistant utterances to the voice side (``start_call(deliver=…)``).
-Deliver = Callable[[CallSession, str], Awaitable[None]]
-
-
-class VoiceHost(Protocol):
-    """What a voice call needs from the engine: its settings, providers and bus, and the call commands."""
-
-    @property
-    def settings(self) -> Settings: ...
-
-    @property
-    def providers(self) -> Mapping[str, Provider]: ...
-
-    @property
-    def bus(self) -> EventBus: ...
-
-    async def start_call(
-        self,
-        context: str,
-        *,
-        provider: str | None = ...,
-        caller_name: str | None = ...,
-        caller_number: str | None = ...,
-        deliver: Deliver | None = ...,
-    ) -> CallSession: ...
-
-    async def user_said(self, call_id: str, text: str) -> TurnReply: ...
-
-    async def end_call(self, call_id: str, reason: str = ...) -> None: ...
-
-
-class CallState(StrEnum):
-    STARTING = "starting"
-    LISTENING = "listening"
-    HEARING = "hearing"  # the caller is talking
-    THINKING = "thinking"  # transcribing or answering
-    SPEAKING = "speaking"
-    ENDED = "ended"
-
-
-@dataclass
-class TurnStats:
-    """One utterance: what was heard, how long STT took, and when the answer's first sample went out."""
-
-    text: str
-    source: str  # "grammar" | "lm" | "none"
-    audio_s: float
-    stt_s: float
-    utterance_end: float  # time.perf_counter() when the endpointer closed the utterance
-    first_audio: float | None = None
-
-    @property
-    def latency_ms(self) -> float | None:
-        return None if self.first_audio is None else 1000.0 * (self.first_audio - self.utterance_end)
-
-    @property
-    def stt_rtf(self) -> float:
-        return self.stt_s / self.audio_s if self.audio_s else 0.0
-
-
-def resolve_voice(
-    engine: VoiceHost, context: str, provider: str | None = None
-) -> tuple[VoiceOptions, list[str] | None]:
-    """Voice settings and expected phrases for a call of ``context`` (CallError for an unknown name)."""
-    bind_pipelines(engine.providers)
-    ctx = engine.settings.contexts.get(context)
-    if ctx is None:
-        raise CallError(f"unknown context {context!r} (known: {', '.join(sorted(engine.settings.contexts))})")
-    prov = engine.providers.get(provider or ctx.provider)
-    if prov is None:
-        raise CallError(f"unknown provider {provider or ctx.provider!r}")
-    softphone = engine.settings.softphone
-    if isinstance(prov, PipelineProvider):
-        opts = prov.voice_options(softphone)
-    else:
-        opts = VoiceOptions.from_softphone(softphone)
-    return opts, provider_phrases(prov)
+__all__ = ["CallState", "Deliver", "TurnStats", "VoiceCall", "VoiceHost", "resolve_voice"]
 
 
 class VoiceCall:
