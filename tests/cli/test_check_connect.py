@@ -73,9 +73,17 @@ async def check(cfg: Path, *extra: str, ari_password: str = ARI_PASSWORD) -> tup
     """Run the installed ``ava-engine check --connect`` without blocking the loop the fakes answer on."""
     env = {**os.environ, "CC_KEY": KEY, "CC_EL_KEY": EL_KEY, "CC_ARI": ari_password}
     proc = await asyncio.create_subprocess_exec(
-        str(ENTRY), "check", "--connect", "--config", str(cfg), *extra,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=ROOT, env=env,
-    )  # fmt: skip
+        str(ENTRY),
+        "check",
+        "--connect",
+        "--config",
+        str(cfg),
+        *extra,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=ROOT,
+        env=env,
+    )
     out, err = await asyncio.wait_for(proc.communicate(), 90)
     assert proc.returncode is not None
     return proc.returncode, out.decode(), err.decode()

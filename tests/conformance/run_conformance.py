@@ -98,11 +98,26 @@ async def run_suite(url: str, spec_version: str, out_dir: Path) -> SuiteRun:
     env = {**os.environ, "PATH": f"{node_dir}{os.pathsep}{os.environ.get('PATH', '')}", "NO_COLOR": "1"}
     await asyncio.to_thread(out_dir.mkdir, parents=True, exist_ok=True)
     proc = await asyncio.create_subprocess_exec(
-        str(CONFORMANCE_BIN), "server", "--url", url, "--suite", "all", "--spec-version", spec_version,
-        "--expected-failures", str(BASELINE), "-o", str(out_dir), "--timeout", "20000",
-        cwd=str(out_dir), env=env, stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
+        str(CONFORMANCE_BIN),
+        "server",
+        "--url",
+        url,
+        "--suite",
+        "all",
+        "--spec-version",
+        spec_version,
+        "--expected-failures",
+        str(BASELINE),
+        "-o",
+        str(out_dir),
+        "--timeout",
+        "20000",
+        cwd=str(out_dir),
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
     try:
         raw, _ = await asyncio.wait_for(proc.communicate(), RUN_TIMEOUT_S)
     except TimeoutError:
