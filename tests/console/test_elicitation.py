@@ -36,9 +36,14 @@ def tables_config(config_path: Path) -> Path:
     script = yaml.safe_load(script_path.read_text())
     for era in ("old", "new"):
         script["intents"].insert(
-            0, {"name": f"book_{era}", "patterns": [f"book {era}"], "tools": [{"name": f"mcp_{era}_book_table"}],
-                "reply": "{result}"},
-        )  # fmt: skip
+            0,
+            {
+                "name": f"book_{era}",
+                "patterns": [f"book {era}"],
+                "tools": [{"name": f"mcp_{era}_book_table"}],
+                "reply": "{result}",
+            },
+        )
     script_path.write_text(yaml.safe_dump(script))
     return config_path
 

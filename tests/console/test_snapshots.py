@@ -256,19 +256,39 @@ def test_calls_screen_attached_to_three_engines(snap_compare, size) -> None:
     remote = InProcessRemote("redis://10.0.0.5:6379/0", answer=answer)
     for i, (engine_id, caller) in enumerate((("east-1", "Ann"), ("west-2", "Bob"), ("lab-3", "Cy"))):
         remote.join(engine_id, host=f"host{i}", version="0.1.0", contexts=("demo",))
-        remote.emit(engine_id, CallStarted(ts=905 + i * 10, call_id="call-1", context="demo", provider="script",
-                                           caller_name=caller, tier="standard"))  # fmt: skip
-    remote.emit("west-2", CallStarted(ts=970, call_id="call-2", context="demo", provider="script",
-                                      caller_name="Dee", tier="fast"))  # fmt: skip
-    remote.emit("east-1", TranscriptAdded(ts=910, call_id="call-1", role="assistant", text="Hello, how can I help?"),
-                TranscriptAdded(ts=920, call_id="call-1", role="caller", text="Roll a die for me"))  # fmt: skip
+        remote.emit(
+            engine_id,
+            CallStarted(
+                ts=905 + i * 10,
+                call_id="call-1",
+                context="demo",
+                provider="script",
+                caller_name=caller,
+                tier="standard",
+            ),
+        )
+    remote.emit(
+        "west-2",
+        CallStarted(ts=970, call_id="call-2", context="demo", provider="script", caller_name="Dee", tier="fast"),
+    )
+    remote.emit(
+        "east-1",
+        TranscriptAdded(ts=910, call_id="call-1", role="assistant", text="Hello, how can I help?"),
+        TranscriptAdded(ts=920, call_id="call-1", role="caller", text="Roll a die for me"),
+    )
 
     async def run_before(pilot) -> None:
         app: AvaConsole = pilot.app
         await _settle(pilot, lambda: len(app.state.calls) == 4 and app.screen.detail_ready)  # type: ignore[attr-defined]
         remote.lose("lab-3", "heartbeat expired")
-        await _settle(pilot, lambda: "lab-3/call-1" in app.state.ended and app.link is not None
-                      and all(e in app.link.tools for e in ("east-1", "west-2")))  # fmt: skip
+        await _settle(
+            pilot,
+            lambda: (
+                "lab-3/call-1" in app.state.ended
+                and app.link is not None
+                and all(e in app.link.tools for e in ("east-1", "west-2"))
+            ),
+        )
         app.screen._select("east-1/call-1")  # type: ignore[attr-defined]
         app.screen.refresh_all()  # type: ignore[attr-defined]
         app.clear_notifications()
