@@ -54,8 +54,13 @@ async def test_call_commands_reach_the_engine_and_answer_json(tmp_path: Path) ->
         assert (await d.run("set_tier", {"call_id": None, "tier": "fast"}))["call"] is None
         assert engine.default_tier == "fast"
         got = await d.run("set_tool_enabled", {"call_id": cid, "exposed_name": "echo", "enabled": False})
-        assert got == {"call_id": cid, "exposed_name": "echo", "enabled": False, "apply": "next_turn",
-                       "restarted": False}  # fmt: skip
+        assert got == {
+            "call_id": cid,
+            "exposed_name": "echo",
+            "enabled": False,
+            "apply": "next_turn",
+            "restarted": False,
+        }
         assert call.tool_overrides == {"echo": False}
         changed = await next_of(sub, ToolsChanged)
         assert changed.removed == ("echo",) and changed.call_id == cid
@@ -91,15 +96,22 @@ async def test_bad_arguments_name_the_command_and_the_argument(tmp_path: Path) -
             ("set_tier", {"call_id": cid, "tier": "turbo"}, r"set_tier on engine e7: argument 'tier': Input should be"),
             ("set_tier", {"tier": "fast"}, r"argument 'call_id' is missing \(set_tier takes call_id, tier\)"),
             ("set_tool_enabled", {"call_id": cid, "exposed_name": "echo", "enabled": "yes"}, r"argument 'enabled'"),
-            ("set_tool_enabled", {"call_id": cid, "exposed_name": "echo", "enabled": True, "apply": "later"},
-             r"argument 'apply'"),
-            ("end_call", {"call_id": cid, "force": True}, r"argument 'force' is not known \(end_call takes call_id, "
-             r"reason\)"),
+            (
+                "set_tool_enabled",
+                {"call_id": cid, "exposed_name": "echo", "enabled": True, "apply": "later"},
+                r"argument 'apply'",
+            ),
+            (
+                "end_call",
+                {"call_id": cid, "force": True},
+                r"argument 'force' is not known \(end_call takes call_id, "
+                r"reason\)",
+            ),
             ("drain", {"now": 1}, r"drain on engine e7: argument 'now' is not known \(drain takes no arguments\)"),
             ("say_now", {"call_id": 7, "text": "x"}, r"argument 'call_id': Input should be a valid string"),
             ("say_now", [cid, "x"], r"say_now on engine e7: the arguments must be a JSON object, not list"),
             ("whisper", {"call_id": "", "text": "x"}, r"argument 'call_id': String should have at least 1"),
-        ]  # fmt: skip
+        ]
         for name, args, words in cases:
             with pytest.raises(CommandError, match=words) as err:
                 await d.run(name, args)
@@ -186,8 +198,14 @@ async def test_transfer_call_maps_its_arguments_and_a_text_call_is_refused(tmp_p
         target = _Transfers(engine)
         d = CommandDispatcher(target, lambda: "e7")
         got = await d.run("transfer_call", {"call_id": cid, "destination": "sales", "mode": "warm"})
-        assert got == {"call_id": cid, "destination": "sales", "ok": True, "message": "Transferring you now.",
-                       "target": "sales", "mode": "warm"}  # fmt: skip
+        assert got == {
+            "call_id": cid,
+            "destination": "sales",
+            "ok": True,
+            "message": "Transferring you now.",
+            "target": "sales",
+            "mode": "warm",
+        }
         await d.run("transfer_call", {"call_id": cid, "destination": "sales"})
         assert target.asked == [(cid, "sales", "warm"), (cid, "sales", "blind")]
         with pytest.raises(CommandError, match=r"argument 'mode': Input should be 'blind' or 'warm'") as err:
@@ -200,10 +218,15 @@ async def test_transfer_call_maps_its_arguments_and_a_text_call_is_refused(tmp_p
 async def test_errors_never_carry_a_secret(tmp_path: Path) -> None:
     canary = "sk-canary-control-99"
     settings = settings_with(
-        tmp_path, [ECHO], ["echo"], engine={"id": "e7"},
-        providers={"s": {"type": "scripted", "script": str(tmp_path / "script.yaml")},
-                   "o": {"type": "openai_chat", "model": "m", "api_key": canary}},
-    )  # fmt: skip
+        tmp_path,
+        [ECHO],
+        ["echo"],
+        engine={"id": "e7"},
+        providers={
+            "s": {"type": "scripted", "script": str(tmp_path / "script.yaml")},
+            "o": {"type": "openai_chat", "model": "m", "api_key": canary},
+        },
+    )
     engine = Engine(settings, extra_tools=[echo_tool()])
     d = command_dispatcher(engine)
     async with engine:
