@@ -80,8 +80,15 @@ async def test_the_operator_answers_everythings_form(engine: Engine) -> None:
     engine.answer_elicitation(waiting.elicitation_id, "accept", answer)
     r = await running
     assert r.status == "success"
-    for line in ("- Name: Ada Lovelace", "- Agreed to terms: true", "- Email: ada@example.test",
-                 "- Birthdate: 1815-12-10", "- Favorite Integer: 7", '"Piano"', '"hero-3"'):  # fmt: skip
+    for line in (
+        "- Name: Ada Lovelace",
+        "- Agreed to terms: true",
+        "- Email: ada@example.test",
+        "- Birthdate: 1815-12-10",
+        "- Favorite Integer: 7",
+        '"Piano"',
+        '"hero-3"',
+    ):
         assert line in r.message or line in str(r.data), line
 
 

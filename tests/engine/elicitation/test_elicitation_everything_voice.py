@@ -33,13 +33,22 @@ def run_call(tmp_path: Path, plan: list[tuple[str, float]]) -> list[dict[str, An
     script = {
         "greeting": "Form line.",
         "intents": [
-            {"name": "form", "patterns": [r"\bform\b"], "examples": ["the form"], "reply": "Done.",
-             "tools": [{"name": TOOL}]},
-            {"name": "bye", "patterns": [r"\bgoodbye\b"], "examples": ["goodbye"],
-             "tools": [{"name": "hangup_call", "args": {"farewell_message": "Bye now."}}]},
+            {
+                "name": "form",
+                "patterns": [r"\bform\b"],
+                "examples": ["the form"],
+                "reply": "Done.",
+                "tools": [{"name": TOOL}],
+            },
+            {
+                "name": "bye",
+                "patterns": [r"\bgoodbye\b"],
+                "examples": ["goodbye"],
+                "tools": [{"name": "hangup_call", "args": {"farewell_message": "Bye now."}}],
+            },
         ],
         "fallback": "Say the form.",
-    }  # fmt: skip
+    }
     (tmp_path / "script.yaml").write_text(yaml.safe_dump(script))
     config = {
         "engine": {"http": {"enabled": False}, "tool_timeout_ms": 5000},

@@ -76,8 +76,11 @@ async def test_the_operator_answers_a_number_and_a_confirmation(engine: Engine, 
     assert asked[0].message == "How many guests should I book the table for?"
     assert asked[0].schema["properties"]["guests"]["maximum"] == 12
     done = [(ev.action, ev.by, ev.content) for ev in events if isinstance(ev, ElicitationResolved)]
-    assert done == [("accept", "operator", {"guests": 4}), ("accept", "operator", {"confirm": True}),
-                    ("decline", "operator", {})]  # fmt: skip
+    assert done == [
+        ("accept", "operator", {"guests": 4}),
+        ("accept", "operator", {"confirm": True}),
+        ("decline", "operator", {}),
+    ]
 
 
 @pytest.mark.parametrize("era", list(ERAS))
@@ -115,10 +118,13 @@ async def test_declined_by_policy_by_timeout_without_operator_and_for_a_nested_f
         ("policy", "the context 'quiet' declines questions"),
         ("engine", "no operator is attached to answer it"),
         ("timeout", "no answer within 0.3 seconds"),
-        ("engine", f"server '{era}', tool 'bad_schema' asked with a form that cannot be shown: property 'address' "
-                   "is a nested object; only flat primitive properties (string, number, integer, boolean, enum) "
-                   "can be asked"),
-    ]  # fmt: skip
+        (
+            "engine",
+            f"server '{era}', tool 'bad_schema' asked with a form that cannot be shown: property 'address' "
+            "is a nested object; only flat primitive properties (string, number, integer, boolean, enum) "
+            "can be asked",
+        ),
+    ]
 
 
 @pytest.mark.parametrize("era", list(ERAS))

@@ -96,9 +96,12 @@ async def _call(tmp_path: Path, cfg: Path) -> list[dict[str, Any]]:
     cmd = [str(EXE), "--config", str(cfg), "call", "--context", "tables", "--json"]
     cmd += ["--audio-in", str(tmp_path / "in.wav"), "--audio-out", str(tmp_path / "out.wav")]
     proc = await asyncio.create_subprocess_exec(
-        *cmd, cwd=ROOT, env={**os.environ, "RT_TEST_KEY": KEY},
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+        *cmd,
+        cwd=ROOT,
+        env={**os.environ, "RT_TEST_KEY": KEY},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     out, err = await asyncio.wait_for(proc.communicate(), 120)
     assert proc.returncode == 0, err.decode()[-3000:]
     assert KEY not in out.decode() + err.decode()
@@ -110,8 +113,9 @@ def _said(events: list[dict[str, Any]], role: str) -> list[str]:
 
 
 def _check_answered(events: list[dict[str, Any]], era: str) -> None:
-    done = [(e["exposed_name"], e["action"], e["by"], e["content"]) for e in events
-            if e["type"] == "elicitation.resolved"]  # fmt: skip
+    done = [
+        (e["exposed_name"], e["action"], e["by"], e["content"]) for e in events if e["type"] == "elicitation.resolved"
+    ]
     assert done == [(f"mcp_{era}_book_table", "accept", "caller", {"guests": 4})]
     results = [(e["exposed_name"], e["status"], e["message"]) for e in events if e["type"] == "tool.completed"]
     assert results == [(f"mcp_{era}_book_table", "success", 'accept {"guests":4}')]
@@ -132,8 +136,13 @@ async def test_openai_realtime_caller_answers_a_tools_question(tmp_path: Path, e
     fake = AskedOpenAI([Calls([(f"mcp_{era}_book_table", {}, "call_book_1")]), Say("Booked for four.")])
     fake.caller_texts.append("book a table")
     async with fake:
-        provider = {"type": "openai_realtime", "model": "gpt-realtime", "voice": "marin", "base_url": fake.url,
-                    "api_key": "${RT_TEST_KEY}"}  # fmt: skip
+        provider = {
+            "type": "openai_realtime",
+            "model": "gpt-realtime",
+            "voice": "marin",
+            "base_url": fake.url,
+            "api_key": "${RT_TEST_KEY}",
+        }
         events = await _call(tmp_path, _config(tmp_path, era, provider))
     assert fake.errors == []  # every client event SDK-valid; the question's response.create is allowed meanwhile
     _check_answered(events, era)
@@ -156,8 +165,13 @@ async def test_deepgram_agent_caller_answers_a_tools_question(tmp_path: Path, er
     # the agent hears "book a table" once 2.3 s of caller audio arrived (the WAV's phrase ends before that)
     fake = AskedDeepgram(300, [(2.3, "book a table", (f"mcp_{era}_book_table", "{}"), "Booked for four.")], 400)
     async with fake:
-        provider = {"type": "deepgram_agent", "model": "gpt-4o-mini", "voice": "aura-2-thalia-en",
-                    "base_url": fake.url, "api_key": "${RT_TEST_KEY}"}  # fmt: skip
+        provider = {
+            "type": "deepgram_agent",
+            "model": "gpt-4o-mini",
+            "voice": "aura-2-thalia-en",
+            "base_url": fake.url,
+            "api_key": "${RT_TEST_KEY}",
+        }
         events = await _call(tmp_path, _config(tmp_path, era, provider))
     assert fake.errors == []
     _check_answered(events, era)

@@ -27,15 +27,29 @@ GUESTS = "How many guests should I book the table for? Number of guests? A whole
 SCRIPT = {
     "greeting": "Table line.",
     "intents": [
-        {"name": "book", "patterns": [r"\bbook\b"], "examples": ["book a table"],
-         "tools": [{"name": "mcp_{era}_book_table"}], "reply": "{result}"},
-        {"name": "cancel", "patterns": [r"\bcancel\b"], "examples": ["cancel my order"],
-         "tools": [{"name": "mcp_{era}_cancel_order", "args": {"order": "A1"}}], "reply": "{result}"},
-        {"name": "bye", "patterns": [r"\bgoodbye\b"], "examples": ["goodbye"],
-         "tools": [{"name": "hangup_call", "args": {"farewell_message": "Bye now."}}]},
+        {
+            "name": "book",
+            "patterns": [r"\bbook\b"],
+            "examples": ["book a table"],
+            "tools": [{"name": "mcp_{era}_book_table"}],
+            "reply": "{result}",
+        },
+        {
+            "name": "cancel",
+            "patterns": [r"\bcancel\b"],
+            "examples": ["cancel my order"],
+            "tools": [{"name": "mcp_{era}_cancel_order", "args": {"order": "A1"}}],
+            "reply": "{result}",
+        },
+        {
+            "name": "bye",
+            "patterns": [r"\bgoodbye\b"],
+            "examples": ["goodbye"],
+            "tools": [{"name": "hangup_call", "args": {"farewell_message": "Bye now."}}],
+        },
     ],
     "fallback": "Say book a table.",
-}  # fmt: skip
+}
 
 
 def run_call(tmp_path: Path, era: str, plan: list[tuple[str, float]]) -> list[dict[str, Any]]:
@@ -74,15 +88,22 @@ def said(events: list[dict[str, Any]], role: str) -> list[str]:
 @pytest.mark.parametrize("era", list(ERAS))
 def test_the_caller_answers_a_number_and_a_confirmation_by_voice(tmp_path: Path, era: str) -> None:
     # the gaps leave room for the agent's question and read-back, which play while the caller is silent
-    plan = [("book a table", 7.0), ("four", 5.0), ("yes", 7.0), ("cancel my order", 7.0), ("yes", 7.0),
-            ("goodbye", 3.0)]  # fmt: skip
+    plan = [
+        ("book a table", 7.0),
+        ("four", 5.0),
+        ("yes", 7.0),
+        ("cancel my order", 7.0),
+        ("yes", 7.0),
+        ("goodbye", 3.0),
+    ]
     events = run_call(tmp_path, era, plan)
     agent = said(events, "assistant")
     assert GUESTS in agent
     assert "I heard 4. Is that right?" in agent
     assert "Do you really want to cancel order A1? Confirm: cancel the order? Please say yes or no." in agent
-    done = [(e["exposed_name"], e["action"], e["by"], e["content"]) for e in events
-            if e["type"] == "elicitation.resolved"]  # fmt: skip
+    done = [
+        (e["exposed_name"], e["action"], e["by"], e["content"]) for e in events if e["type"] == "elicitation.resolved"
+    ]
     assert done == [
         (f"mcp_{era}_book_table", "accept", "caller", {"guests": 4}),
         (f"mcp_{era}_cancel_order", "accept", "caller", {"confirm": True}),

@@ -30,9 +30,12 @@ def test_flat_primitive_forms_are_read_in_order() -> None:
         )
     )
     assert [(f.name, f.kind, f.required) for f in fields] == [
-        ("guests", "integer", True), ("ok", "boolean", False), ("meal", "enum", False), ("size", "enum", False),
+        ("guests", "integer", True),
+        ("ok", "boolean", False),
+        ("meal", "enum", False),
+        ("size", "enum", False),
         ("day", "string", False),
-    ]  # fmt: skip
+    ]
     assert fields[0].maximum == 12 and fields[2].option_titles == ("lunch", "dinner")
     assert fields[3].options == ("s", "b") and fields[4].label == "the day"
 
@@ -78,28 +81,53 @@ def test_an_answer_is_checked_against_the_form() -> None:
 
 @pytest.mark.parametrize(
     ("text", "value"),
-    [("four", 4), ("4", 4), ("make it twenty one please", 21), ("one hundred and five", 105), ("two point five", 2.5),
-     ("minus three", -3), ("a dozen", None), ("two or three", None), ("", None), ("a thousand", 1000)],
-)  # fmt: skip
+    [
+        ("four", 4),
+        ("4", 4),
+        ("make it twenty one please", 21),
+        ("one hundred and five", 105),
+        ("two point five", 2.5),
+        ("minus three", -3),
+        ("a dozen", None),
+        ("two or three", None),
+        ("", None),
+        ("a thousand", 1000),
+    ],
+)
 def test_spoken_numbers(text: str, value: float | None) -> None:
     assert answers.spoken_number(text) == value
 
 
 @pytest.mark.parametrize(
     ("text", "value"),
-    [("yes", True), ("yes please", True), ("that's right", True), ("no", False), ("no thanks", False),
-     ("that's wrong", False), ("maybe", None), ("yes no", None)],
-)  # fmt: skip
+    [
+        ("yes", True),
+        ("yes please", True),
+        ("that's right", True),
+        ("no", False),
+        ("no thanks", False),
+        ("that's wrong", False),
+        ("maybe", None),
+        ("yes no", None),
+    ],
+)
 def test_yes_and_no(text: str, value: bool | None) -> None:
     assert answers.yes_no(text) is value
 
 
 @pytest.mark.parametrize(
     ("text", "value"),
-    [("today", "2026-11-28"), ("tomorrow", "2026-11-29"), ("on friday", "2026-12-04"),
-     ("next week monday", "2026-12-07"), ("march fifth", "2027-03-05"), ("the twenty first of december", "2026-12-21"),
-     ("2026-12-24", "2026-12-24"), ("soon", None)],
-)  # fmt: skip
+    [
+        ("today", "2026-11-28"),
+        ("tomorrow", "2026-11-29"),
+        ("on friday", "2026-12-04"),
+        ("next week monday", "2026-12-07"),
+        ("march fifth", "2027-03-05"),
+        ("the twenty first of december", "2026-12-21"),
+        ("2026-12-24", "2026-12-24"),
+        ("soon", None),
+    ],
+)
 def test_simple_dates(text: str, value: str | None) -> None:
     found = answers.spoken_date(text, TODAY)
     assert (found.isoformat() if found else None) == value
@@ -131,10 +159,22 @@ def test_expected_answers_make_a_grammar() -> None:
 
 
 def test_a_multi_select_takes_several_choices() -> None:
-    (pick,) = form_fields(form(pick={"type": "array", "minItems": 1, "maxItems": 2,
-                                     "items": {"anyOf": [{"const": "g", "title": "Guitar"},
-                                                         {"const": "p", "title": "Piano"},
-                                                         {"const": "d", "title": "Drums"}]}}))  # fmt: skip
+    (pick,) = form_fields(
+        form(
+            pick={
+                "type": "array",
+                "minItems": 1,
+                "maxItems": 2,
+                "items": {
+                    "anyOf": [
+                        {"const": "g", "title": "Guitar"},
+                        {"const": "p", "title": "Piano"},
+                        {"const": "d", "title": "Drums"},
+                    ]
+                },
+            }
+        )
+    )
     assert (pick.kind, pick.options, pick.max_length) == ("multi", ("g", "p", "d"), 2)
     assert check_content([pick], {"pick": ["p", "g"]}) == {"pick": ["p", "g"]}
     for bad, message in [(["x"], "'x' is not one of"), ([], "at least 1"), (["g", "p", "d"], "at most 2")]:
@@ -187,10 +227,18 @@ def test_answers_are_typed_and_read_back_together() -> None:
 
 @pytest.mark.parametrize(
     ("text", "kind", "refused"),
-    [("never mind", "string", "cancel"), ("cancel", "integer", "cancel"), ("um forget it", "string", "cancel"),
-     ("no thanks", "string", "decline"), ("decline", "boolean", "decline"), ("I'd rather not", "enum", "decline"),
-     ("no thanks", "boolean", None), ("john smith", "string", None), ("cancel the order", "string", None)],
-)  # fmt: skip
+    [
+        ("never mind", "string", "cancel"),
+        ("cancel", "integer", "cancel"),
+        ("um forget it", "string", "cancel"),
+        ("no thanks", "string", "decline"),
+        ("decline", "boolean", "decline"),
+        ("I'd rather not", "enum", "decline"),
+        ("no thanks", "boolean", None),
+        ("john smith", "string", None),
+        ("cancel the order", "string", None),
+    ],
+)
 def test_a_caller_can_cancel_or_decline_by_voice(text: str, kind: Any, refused: str | None) -> None:
     assert dialogue.refusal(FormField("x", kind, "X"), text) == refused
 

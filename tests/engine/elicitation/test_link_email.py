@@ -47,8 +47,13 @@ def smtp(tmp_path: Path) -> Iterator[SmtpServer]:
 
 
 def intent(name: str, tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"name": name, "patterns": [rf"\b{name}\b"], "examples": [name], "reply": "{result}",
-            "tools": [{"name": tool, "args": args or {}}]}  # fmt: skip
+    return {
+        "name": name,
+        "patterns": [rf"\b{name}\b"],
+        "examples": [name],
+        "reply": "{result}",
+        "tools": [{"name": tool, "args": args or {}}],
+    }
 
 
 def write_config(tmp_path: Path, smtp: SmtpServer, era: str, link: str = LINK) -> Path:
