@@ -177,10 +177,17 @@ async def test_the_client_skips_what_it_cannot_read_and_what_it_saw_already() ->
     async def events(request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse()
         await ws.prepare(request)
-        for message in (heartbeat, "not json", [1, 2], {"entry_id": "bad", "event": {}},
-                        {"entry_id": "4-0", "seq": 1, "event": {"type": "from.the.future", "ts": 1.0}},
-                        {"gap": {"after": "1-0", "retained_from": "4-0", "reason": "restarted"}}, known, known,
-                        {"entry_id": "6-0", "seq": 3, "event": ConfigReloaded(changed=("b",)).to_dict()}):  # fmt: skip
+        for message in (
+            heartbeat,
+            "not json",
+            [1, 2],
+            {"entry_id": "bad", "event": {}},
+            {"entry_id": "4-0", "seq": 1, "event": {"type": "from.the.future", "ts": 1.0}},
+            {"gap": {"after": "1-0", "retained_from": "4-0", "reason": "restarted"}},
+            known,
+            known,
+            {"entry_id": "6-0", "seq": 3, "event": ConfigReloaded(changed=("b",)).to_dict()},
+        ):
             await ws.send_str(message if isinstance(message, str) else json.dumps(message))
         await ws.receive()
         return ws

@@ -89,9 +89,17 @@ def test_server_json_arguments_variables_and_oci(tmp_path: Path) -> None:
     p = plan_add(src, args={"dir": "/srv/files"}, which=on_path("docker"))
     assert not p.needed and p.suggested_id == "files"
     assert p.entry["command"] == [
-        "docker", "run", "-i", "--rm", "--mount", "type=bind,src=/srv/files,dst=/data",
-        "-e", "LOG_LEVEL", "ghcr.io/acme/files:1.2.0", "/data",
-    ]  # fmt: skip
+        "docker",
+        "run",
+        "-i",
+        "--rm",
+        "--mount",
+        "type=bind,src=/srv/files,dst=/data",
+        "-e",
+        "LOG_LEVEL",
+        "ghcr.io/acme/files:1.2.0",
+        "/data",
+    ]
     assert p.entry["env"] == {"LOG_LEVEL": "info"}
     with pytest.raises(McpAddError, match="needs docker on PATH"):
         plan_add(src, args={"dir": "/x"}, which=on_path())
@@ -184,8 +192,15 @@ def test_secret_arguments_become_keyring_references(tmp_path: Path) -> None:
     assert "t-1" not in json.dumps(p.entry) and "k-2" not in json.dumps(p.entry)  # held behind markers
     entry, secrets = finalise("api", p.entry, p, p.secret_keys)
     assert entry["command"] == [
-        "npx", "-y", "api@1", "--token", "${keyring:API_TOKEN}", "--auth", "Bearer ${keyring:API_KEY}", "serve",
-    ]  # fmt: skip
+        "npx",
+        "-y",
+        "api@1",
+        "--token",
+        "${keyring:API_TOKEN}",
+        "--auth",
+        "Bearer ${keyring:API_KEY}",
+        "serve",
+    ]
     assert entry["env"] == {"API_KEY": "${keyring:API_API_KEY}", "MODE": "x"}
     assert secrets == {"API_TOKEN": "t-1", "API_KEY": "k-2", "API_API_KEY": "e-3"}
     kept, only_args = finalise("api", p.entry, p, p.secret_keys, move=False)  # the console's form keeps env rows

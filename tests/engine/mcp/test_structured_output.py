@@ -61,8 +61,12 @@ async def test_links_and_documents_kept_whole_and_summarised(make_engine: Any) -
     assert r.message == "Two links and the menu. 2 links: Opening hours and map; 1 attached document."
     hours, where, menu = r.data["attachments"]
     assert hours == {
-        "type": "resource_link", "uri": "demo://hours", "name": "hours", "mime_type": None, "title": "Opening hours",
-    }  # fmt: skip
+        "type": "resource_link",
+        "uri": "demo://hours",
+        "name": "hours",
+        "mime_type": None,
+        "title": "Opening hours",
+    }
     assert where["description"] == "Where we are"
     assert menu["text"] == "Soup 4, bread 2" and menu["uri"] == "demo://menu"
 
@@ -93,8 +97,11 @@ def test_tools_json_shows_output_schema_title_and_annotations(tmp_path: Path) ->
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     p = subprocess.run(
         [str(ROOT / ".venv" / "bin" / "ava-engine"), "--config", str(config), "tools", "--json"],
-        capture_output=True, text=True, timeout=90, env=env,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=90,
+        env=env,
+    )
     assert p.returncode == 0, p.stderr
     info = json.loads(p.stdout)["tool_info"]
     assert info["mcp_st_liar"]["output_schema"]["properties"]["temperature"] == {"type": "number"}

@@ -32,8 +32,11 @@ async def test_handshake_and_list_publishes_exact_schemas_of_exposed_tools_only(
     assert book["required"] == ["name", "party"]  # optional parameters stay optional
     assert book["properties"]["party"]["type"] == "integer"  # integers stay integers
     assert book["properties"]["seating"] == {
-        "type": "string", "description": "where", "default": "inside", "enum": ["inside", "terrace"]
-    }  # fmt: skip
+        "type": "string",
+        "description": "where",
+        "default": "inside",
+        "enum": ["inside", "terrace"],
+    }
     assert book["properties"]["vip"]["default"] is False  # a false default is kept
 
 
@@ -74,10 +77,21 @@ async def test_valid_call_runs_through_the_engine_and_maps_the_result(serve: Any
         ),
     ],
     ids=[
-        "missing-required", "type", "integer-not-float", "maximum", "min-length", "enum", "pattern-anchored",
-        "email-anchored", "url-anchored", "phone-anchored", "boolean", "unknown-argument", "several-at-once",
+        "missing-required",
+        "type",
+        "integer-not-float",
+        "maximum",
+        "min-length",
+        "enum",
+        "pattern-anchored",
+        "email-anchored",
+        "url-anchored",
+        "phone-anchored",
+        "boolean",
+        "unknown-argument",
+        "several-at-once",
     ],
-)  # fmt: skip
+)
 async def test_every_invalid_argument_is_an_iserror_result_naming_it(
     serve: Any, args: dict[str, Any], named: list[str]
 ) -> None:
