@@ -80,12 +80,16 @@ async def test_no_secret_reaches_redis(tmp_path: Path) -> None:
     try:
         script = tmp_path / "script.yaml"
         script.write_text(json.dumps({"greeting": "hi", "intents": [ECHO], "fallback": "what?"}))
-        settings = Settings.model_validate({
-            "engine": {"store": server.url, "id": "e1", "heartbeat_s": 0.2},
-            "providers": {"s": {"type": "scripted", "script": str(script)},
-                          "o": {"type": "openai_chat", "model": "m", "api_key": canary}},
-            "contexts": {"c": {"provider": "s", "tools": ["echo"]}},
-        })  # fmt: skip
+        settings = Settings.model_validate(
+            {
+                "engine": {"store": server.url, "id": "e1", "heartbeat_s": 0.2},
+                "providers": {
+                    "s": {"type": "scripted", "script": str(script)},
+                    "o": {"type": "openai_chat", "model": "m", "api_key": canary},
+                },
+                "contexts": {"c": {"provider": "s", "tools": ["echo"]}},
+            }
+        )
         from engine.app import Engine
         from tests.engine.core.helpers import echo_tool
 
@@ -113,8 +117,13 @@ async def test_no_secret_reaches_redis(tmp_path: Path) -> None:
 
 
 def _serve(cfg: Path) -> tuple[subprocess.Popen[str], dict[str, Any]]:
-    proc = subprocess.Popen([ENGINE_BIN, "--config", str(cfg), "--json", "serve", "--no-watch"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cfg.parent)  # fmt: skip
+    proc = subprocess.Popen(
+        [ENGINE_BIN, "--config", str(cfg), "--json", "serve", "--no-watch"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cfg.parent,
+    )
     assert proc.stdout is not None
     ready, _, _ = select.select([proc.stdout], [], [], 60)
     assert ready, "serve printed nothing"
@@ -130,8 +139,13 @@ def _get(url: str, token: str | None = None) -> dict[str, Any]:
 
 
 def _drain(cfg: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([ENGINE_BIN, "--config", str(cfg), "--json", "drain", *args],
-                          capture_output=True, text=True, timeout=60, cwd=cfg.parent)  # fmt: skip
+    return subprocess.run(
+        [ENGINE_BIN, "--config", str(cfg), "--json", "drain", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cfg.parent,
+    )
 
 
 async def test_serve_registers_drains_with_its_token_and_vanishes_after_kill_9(
@@ -184,8 +198,13 @@ def test_serve_refuses_to_start_when_the_required_store_is_away(tmp_path: Path) 
         f"engine:\n  store: redis://:pw-canary-123@127.0.0.1:{free_port()}/0\n  store_required: true\n"
         "  http:\n    port: 0\n"
     )
-    proc = subprocess.run([ENGINE_BIN, "--config", str(cfg), "serve", "--no-watch"], capture_output=True, text=True,
-                          timeout=60, cwd=tmp_path)  # fmt: skip
+    proc = subprocess.run(
+        [ENGINE_BIN, "--config", str(cfg), "serve", "--no-watch"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr and "pw-canary-123" not in proc.stderr + proc.stdout
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]

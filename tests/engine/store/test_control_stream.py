@@ -208,12 +208,16 @@ async def test_no_secret_stays_in_redis_or_comes_back(tmp_path: Path, redis_serv
     canary = "sk-canary-ctl-5e2b9a"
     script = tmp_path / "script.yaml"
     script.write_text(json.dumps({"greeting": "hi", "intents": [], "fallback": "what?"}))
-    settings = Settings.model_validate({
-        "engine": {"store": redis_server.url, "id": "e1", "heartbeat_s": 0.2},
-        "providers": {"s": {"type": "scripted", "script": str(script)},
-                      "o": {"type": "openai_chat", "model": "m", "api_key": canary}},
-        "contexts": {"c": {"provider": "s", "tools": []}},
-    })  # fmt: skip
+    settings = Settings.model_validate(
+        {
+            "engine": {"store": redis_server.url, "id": "e1", "heartbeat_s": 0.2},
+            "providers": {
+                "s": {"type": "scripted", "script": str(script)},
+                "o": {"type": "openai_chat", "model": "m", "api_key": canary},
+            },
+            "contexts": {"c": {"provider": "s", "tools": []}},
+        }
+    )
     engine = Engine(settings)
     remote = RedisEngines(redis_server.url)
     async with engine:

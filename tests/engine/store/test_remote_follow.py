@@ -78,8 +78,13 @@ def _config(tmp_path: Path, url: str, engine_id: str) -> Path:
 
 
 def _start(cfg: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen([ENGINE_BIN, "--config", str(cfg), "--json", "serve", "--no-watch"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cfg.parent)  # fmt: skip
+    return subprocess.Popen(
+        [ENGINE_BIN, "--config", str(cfg), "--json", "serve", "--no-watch"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cfg.parent,
+    )
 
 
 def _first_line(proc: subprocess.Popen[str]) -> dict[str, Any]:
@@ -113,15 +118,19 @@ async def test_follow_two_serve_processes_route_commands_and_see_one_killed(
             got = await f.client.send("ea", "set_tier", {"call_id": None, "tier": "deep"})
             assert got == {"call_id": None, "tier": "deep", "call": None}
             await f.client.send("eb", "set_tier", {"call_id": None, "tier": "fast"})
-            await eventually(lambda: _tiers(f, "ea") == ["deep"] and _tiers(f, "eb") == ["fast"],
-                             what="each engine's tier.changed, from that engine only")  # fmt: skip
+            await eventually(
+                lambda: _tiers(f, "ea") == ["deep"] and _tiers(f, "eb") == ["fast"],
+                what="each engine's tier.changed, from that engine only",
+            )
             drained = await f.client.send("eb", "drain", {})
             assert drained["draining"] is True and _get(urls[1] + "/health")["capacity"]["draining"] is True
             assert _get(urls[0] + "/health")["control"]["executed"] == 1  # each command ran on its engine only
             # a console attached later gets each engine's retained history first
             async with following(redis_server.url) as late:
-                await eventually(lambda: _tiers(late, "ea") == ["deep"] and _tiers(late, "eb") == ["fast"],
-                                 what="the late follower's catch-up")  # fmt: skip
+                await eventually(
+                    lambda: _tiers(late, "ea") == ["deep"] and _tiers(late, "eb") == ["fast"],
+                    what="the late follower's catch-up",
+                )
                 firsts = [g for g in late.got if not isinstance(g, RemoteEvent)]
                 assert {g.info.id for g in firsts if isinstance(g, EngineJoined)} == {"ea", "eb"}
                 ids = [e.entry_id for e in late.events("ea")]
@@ -214,11 +223,15 @@ async def test_a_gap_in_an_engines_counter_is_counted_and_unknown_entries_skippe
     store = RedisStore(redis_server.url)
     await store.register("ex", {"id": "ex", "heartbeat_s": 1.0}, ttl_s=30, keep_s=30)
     r = aioredis.from_url(redis_server.url, decode_responses=True, socket_timeout=5)
-    rows = [(1, Tier(call_id=None, old="auto", new="fast", reason="t").to_json()), (2, '{"type": "from.the.future"}'),
-            (5, Tier(call_id=None, old="fast", new="deep", reason="t").to_json())]  # fmt: skip
+    rows = [
+        (1, Tier(call_id=None, old="auto", new="fast", reason="t").to_json()),
+        (2, '{"type": "from.the.future"}'),
+        (5, Tier(call_id=None, old="fast", new="deep", reason="t").to_json()),
+    ]
     for seq, event in rows:
-        await r.xadd(engine_stream("ex"), {"seq": str(seq), "type": json.loads(event)["type"], "call_id": "",
-                                           "event": event})  # fmt: skip
+        await r.xadd(
+            engine_stream("ex"), {"seq": str(seq), "type": json.loads(event)["type"], "call_id": "", "event": event}
+        )
     async with following(redis_server.url) as f:
         await eventually(lambda: _tiers(f, "ex") == ["fast", "deep"], what="the readable events")
         assert len(f.events("ex")) == 2 and f.client.missed == {"ex": 2}

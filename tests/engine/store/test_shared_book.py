@@ -28,8 +28,9 @@ def lookup_tool() -> FunctionTool:
     async def run(args: dict[str, Any], ctx: ToolExecutionContext) -> ToolResult:
         return ToolResult.success("found")
 
-    d = ToolDefinition(name="lookup", description="Look a thing up.",
-                       latency=LatencyMeta(max_duration_ms=3000, idempotent=True))  # fmt: skip
+    d = ToolDefinition(
+        name="lookup", description="Look a thing up.", latency=LatencyMeta(max_duration_ms=3000, idempotent=True)
+    )
     return FunctionTool(d, run)
 
 
@@ -75,8 +76,13 @@ async def test_shared_keys_and_bad_rows(tmp_path: Path, redis_server: RedisServe
     r = aioredis.from_url(redis_server.url, decode_responses=True, socket_timeout=5)
     name = tool_key("lab", ("local", "builtin", "lookup"))
     now = time.time()
-    await r.lpush(name, json.dumps([now - 1, 12.5, "success", 0]), "garbage", json.dumps([now, -5, "success", 0]),
-                  json.dumps([now - 2, 20.0, "error", 1]))  # fmt: skip
+    await r.lpush(
+        name,
+        json.dumps([now - 1, 12.5, "success", 0]),
+        "garbage",
+        json.dumps([now, -5, "success", 0]),
+        json.dumps([now - 2, 20.0, "error", 1]),
+    )
     await r.hset(calibration_key("lab"), mapping={"builtin": "{not json", "srv": json.dumps({"server": "srv"})})
     engine = engine_in(tmp_path, redis_server.url, "b", "lab")
     async with engine:
