@@ -25,8 +25,12 @@ ENGINE = ROOT / ".venv" / "bin" / "ava-engine"
 def _cli(*args: str) -> list[dict[str, Any]]:
     p = subprocess.run(
         [str(ENGINE), "--config", str(ROOT / "config" / "default.yaml"), *args],
-        cwd=ROOT, capture_output=True, text=True, timeout=90, env=dict(os.environ),
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        env=dict(os.environ),
+    )
     assert p.returncode == 0, p.stderr
     return [json.loads(line) for line in p.stdout.splitlines()]
 
@@ -51,8 +55,16 @@ def test_text_call_publishes_one_timings_event_per_turn_with_model_and_tool_stag
 
 def test_voice_call_times_endpointing_stt_model_tts_and_playout(tmp_path: Path) -> None:
     caller_wav(tmp_path / "in.wav", 10.0, [("roll two d six", "en-us", 175, 6.0), ("goodbye", "en-us", 175, 4)])
-    events = _cli("call", "--context", "demo", "--audio-in", str(tmp_path / "in.wav"), "--audio-out",
-                  str(tmp_path / "out.wav"), "--json")  # fmt: skip
+    events = _cli(
+        "call",
+        "--context",
+        "demo",
+        "--audio-in",
+        str(tmp_path / "in.wav"),
+        "--audio-out",
+        str(tmp_path / "out.wav"),
+        "--json",
+    )
     timings = [e for e in events if e["type"] == "turn.timings"]
     assert [t["turn"] for t in timings] == [1, 2]
     stages = {s["name"]: s for s in timings[0]["stages"]}
@@ -121,8 +133,19 @@ def test_realtime_turn_model_runs_from_the_callers_stop_to_first_audio_and_tools
     clock.now = 100.9
     book.before_turn(_session(tier="standard"), "roll")
     wall = time.time()
-    bus.publish(ToolCompleted(call_id="c1", tool_call_id="t", exposed_name="mcp_dice_roll", server="dice",
-                              tool="roll", status="success", latency_ms=250.0, message="5", ts=wall))  # fmt: skip
+    bus.publish(
+        ToolCompleted(
+            call_id="c1",
+            tool_call_id="t",
+            exposed_name="mcp_dice_roll",
+            server="dice",
+            tool="roll",
+            status="success",
+            latency_ms=250.0,
+            message="5",
+            ts=wall,
+        )
+    )
     clock.now = 101.0
     book.after_turn(_session(tier="standard"))
     book.played("c1", 103.0)

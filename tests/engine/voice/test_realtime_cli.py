@@ -56,9 +56,15 @@ contexts:
 
 async def _run_cli(cfg: Path, *args: str) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(
-        str(ENTRY), "--config", str(cfg), *args, cwd=ROOT, env={**os.environ, "RT_TEST_KEY": KEY},
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+        str(ENTRY),
+        "--config",
+        str(cfg),
+        *args,
+        cwd=ROOT,
+        env={**os.environ, "RT_TEST_KEY": KEY},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     out, err = await asyncio.wait_for(proc.communicate(), 120)
     assert proc.returncode is not None
     return proc.returncode, out.decode(), err.decode()
@@ -85,9 +91,16 @@ async def test_audio_call_on_openai_realtime_end_to_end(tmp_path: Path) -> None:
         cfg = tmp_path / "cfg.yaml"
         cfg.write_text(CONFIG.format(url=fake.url), encoding="utf-8")
         code, out, err = await _run_cli(
-            cfg, "call", "--context", "desk", "--audio-in", str(tmp_path / "in.wav"),
-            "--audio-out", str(tmp_path / "out.wav"), "--json",
-        )  # fmt: skip
+            cfg,
+            "call",
+            "--context",
+            "desk",
+            "--audio-in",
+            str(tmp_path / "in.wav"),
+            "--audio-out",
+            str(tmp_path / "out.wav"),
+            "--json",
+        )
     assert code == 0, err
     assert KEY not in out + err
     assert fake.errors == []  # every client event valid for the openai SDK and the lifecycle rules
@@ -139,9 +152,16 @@ async def test_barge_in_truncates_to_what_the_caller_heard(tmp_path: Path) -> No
         cfg = tmp_path / "cfg.yaml"
         cfg.write_text(CONFIG.format(url=fake.url), encoding="utf-8")
         code, out, err = await _run_cli(
-            cfg, "call", "--context", "desk", "--audio-in", str(tmp_path / "in.wav"),
-            "--audio-out", str(tmp_path / "out.wav"), "--json",
-        )  # fmt: skip
+            cfg,
+            "call",
+            "--context",
+            "desk",
+            "--audio-in",
+            str(tmp_path / "in.wav"),
+            "--audio-out",
+            str(tmp_path / "out.wav"),
+            "--json",
+        )
     assert code == 0, err
     assert fake.errors == []
     events = [json.loads(line) for line in out.splitlines()]

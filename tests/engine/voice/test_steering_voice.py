@@ -79,8 +79,10 @@ async def test_say_now_is_spoken_by_tts_while_the_turn_thinks(tmp_path: Path) ->
         sub.close()
     assert via == "tts"
     assert [(p.kind, p.text) for p in call.playbacks] == [
-        ("greeting", "Vault line."), ("steer", LINE), ("reply", ANSWER),
-    ]  # fmt: skip
+        ("greeting", "Vault line."),
+        ("steer", LINE),
+        ("reply", ANSWER),
+    ]
     _, line, answer = call.playbacks
     assert line.completed and answer.completed
     assert line.start_sample is not None and line.end_sample is not None and answer.start_sample is not None

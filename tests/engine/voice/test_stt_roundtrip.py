@@ -21,16 +21,40 @@ from engine.voice.vad import VadSegmenter, segment_stream
 from engine.voice.wav_backend import WavBackend, write_wav
 
 PHRASES = [
-    "roll (two | 2) dice with six sides", "roll a d twenty", "roll three dice with eight sides", "roll one die",
-    "what's the weather at LSZH", "what is the weather at KJFK", "what is the weather at EGLL", "what time is it",
-    "remember that my name is Bob", "remember that my favourite colour is blue", "what is my name",
-    "what do you remember", "forget everything", "hello", "hi there", "good morning", "goodbye", "bye bye",
-    "thank you", "transfer me to sales", "hang up", "yes", "no", "repeat that please",
-]  # fmt: skip
+    "roll (two | 2) dice with six sides",
+    "roll a d twenty",
+    "roll three dice with eight sides",
+    "roll one die",
+    "what's the weather at LSZH",
+    "what is the weather at KJFK",
+    "what is the weather at EGLL",
+    "what time is it",
+    "remember that my name is Bob",
+    "remember that my favourite colour is blue",
+    "what is my name",
+    "what do you remember",
+    "forget everything",
+    "hello",
+    "hi there",
+    "good morning",
+    "goodbye",
+    "bye bye",
+    "thank you",
+    "transfer me to sales",
+    "hang up",
+    "yes",
+    "no",
+    "repeat that please",
+]
 VOICES = [
-    ("en-us", 175), ("en-us", 140), ("en-us", 220), ("en-us+f1", 160), ("en-us+m1", 175), ("en-us+m5", 175),
+    ("en-us", 175),
+    ("en-us", 140),
+    ("en-us", 220),
+    ("en-us+f1", 160),
+    ("en-us+m1", 175),
+    ("en-us+m5", 175),
     ("en-us+m5", 150),
-]  # fmt: skip
+]
 
 
 @pytest.fixture(scope="module")

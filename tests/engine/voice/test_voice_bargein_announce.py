@@ -62,11 +62,13 @@ def _engine(tmp_path: Path, delay_s: float) -> Engine:
 
     tool = FunctionTool(
         ToolDefinition(
-            name="slow_lookup", description="Look in the vault (slow).", slow_response_threshold_ms=100,
+            name="slow_lookup",
+            description="Look in the vault (slow).",
+            slow_response_threshold_ms=100,
             slow_response_message=ANNOUNCEMENT,
         ),
         lookup,
-    )  # fmt: skip
+    )
     return Engine(settings, config_path=DEMO_CONFIG, extra_tools=[tool])
 
 
@@ -94,9 +96,11 @@ async def test_slow_tool_announced_once_then_answer(tmp_path: Path, recognizer: 
     assert call.options.rate == 190  # the pipeline provider's voice options
     kinds = [(p.kind, p.text) for p in call.playbacks]
     assert kinds == [
-        ("greeting", "Vault line."), ("announcement", ANNOUNCEMENT), ("reply", ANSWER),
+        ("greeting", "Vault line."),
+        ("announcement", ANNOUNCEMENT),
+        ("reply", ANSWER),
         ("farewell", "Bye now, see you soon."),
-    ]  # fmt: skip
+    ]
     played = [e for e in events if e.type == "announcement.played"]
     assert [(e.text, e.call_id) for e in played] == [(ANNOUNCEMENT, call.call_id)]  # type: ignore[attr-defined]
     requested = [e for e in events if e.type == "announcement.requested"]
@@ -202,7 +206,8 @@ async def test_announcer_skips_once_the_answer_is_ready_and_never_repeats(tmp_pa
     assert announcer.played == ["Still checking."]
     assert announcer.skipped == ["Again?", "One moment.", "Late."]
     assert [(p.kind, p.text, p.completed) for p in speaker.log] == [
-        ("greeting", "Welcome to the line.", True), ("reply", "Here is the answer.", True),
+        ("greeting", "Welcome to the line.", True),
+        ("reply", "Here is the answer.", True),
         ("announcement", "Still checking.", True),
-    ]  # fmt: skip
+    ]
     assert [(e.type, e.text) for e in sub.drain()] == [("announcement.played", "Still checking.")]  # type: ignore[attr-defined]

@@ -15,16 +15,28 @@ from tests.engine.voice.helpers import ROOT, caller_wav, has_speech, silent
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "engine.cli", "--config", str(ROOT / "config" / "default.yaml"), *args],
-        cwd=ROOT, capture_output=True, text=True, timeout=60, env=dict(os.environ),
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ),
+    )
 
 
 def test_audio_call_prints_events_and_writes_the_answer_on_the_input_timeline(tmp_path: Path) -> None:
     spoken = caller_wav(
         tmp_path / "in.wav", 10.0, [("roll two d six", "en-us", 175, 6.0), ("goodbye", "en-us", 175, 4)]
     )
-    p = _cli("call", "--context", "demo", "--audio-in", str(tmp_path / "in.wav"), "--audio-out",
-             str(tmp_path / "out.wav"), "--json")  # fmt: skip
+    p = _cli(
+        "call",
+        "--context",
+        "demo",
+        "--audio-in",
+        str(tmp_path / "in.wav"),
+        "--audio-out",
+        str(tmp_path / "out.wav"),
+        "--json",
+    )
     assert p.returncode == 0, p.stderr
     events = [json.loads(line) for line in p.stdout.splitlines()]
     assert events[0]["type"] == "call.started" and events[-1]["type"] == "call.ended"
