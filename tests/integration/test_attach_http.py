@@ -69,8 +69,13 @@ def write_config(tmp_path: Path, ari_url: str, rtp: int) -> Path:
 
 @contextlib.contextmanager
 def serve(cfg: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    proc = subprocess.Popen([ENGINE_BIN, "--config", str(cfg), "--json", "serve", "--no-watch"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cfg.parent)  # fmt: skip
+    proc = subprocess.Popen(
+        [ENGINE_BIN, "--config", str(cfg), "--json", "serve", "--no-watch"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cfg.parent,
+    )
     try:
         assert proc.stdout is not None
         ready, _, _ = select.select([proc.stdout], [], [], 60)
@@ -234,8 +239,9 @@ async def test_follow_resume_commands_refusals_canary_and_kill(tmp_path: Path, e
             # the follower's connection drops; meanwhile the call changes; it resumes where it was
             proxy.cut()
             await asyncio.sleep(0.05)
-            await direct.send("remote-a", "set_tool_enabled",
-                              {"call_id": call_id, "exposed_name": "transfer", "enabled": False})  # fmt: skip
+            await direct.send(
+                "remote-a", "set_tool_enabled", {"call_id": call_id, "exposed_name": "transfer", "enabled": False}
+            )
             await direct.send("remote-a", "whisper", {"call_id": call_id, "text": f"the key is {CANARY}"})
             proxy.restore()
             await follower.wait_for("tools.changed", of_type("tools.changed", call_id=call_id))
