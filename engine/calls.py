@@ -14,10 +14,10 @@ import asyncio
 import itertools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
+from engine.call_runtime import CallRuntime, Deliver, EngineGateway, StartTier, TurnHooks
 from engine.calls_realtime import RealtimeCalls
 from engine.calls_usage import UsageCalls
 from engine.capacity import Admission, holding, resume_held
@@ -25,89 +25,19 @@ from engine.config.models import Settings
 from engine.events import CallEnded, CallStarted, EngineError, EventBus, ToolsChanged, TranscriptAdded
 from engine.execution import ToolExecutor
 from engine.metrics import Metrics
-from engine.providers.base import Provider, ProviderError, ProviderSession, ToolCallRequest, Turn, TurnReply
+from engine.providers.base import Provider, ProviderError, Turn, TurnReply
 from engine.providers.realtime.session import RealtimeProvider, RealtimeSession
-from engine.sessions.history import History, ToolCallItem, ToolResultItem
+from engine.sessions.history import History
 from engine.sessions.session import CallError, CallSession
 from engine.sessions.steering import operator_lines, whispers_block
 from engine.sessions.store import SessionStore
 from engine.tasks import Spawn
 from engine.templates import prompt_values, render
-from engine.tools.validation import ArgumentError, parse_arguments
 from engine.tools.view import ToolView, ToolViewBuilder
-from engine.usage.meter import UsageMeter
 
 log = logging.getLogger(__name__)
 
 __all__ = ["CallError", "CallManager", "CallRuntime", "Deliver", "EngineGateway", "TurnHooks"]
-
-Deliver = Callable[[CallSession, str], Awaitable[None]]
-
-
-class TurnHooks(Protocol):
-    """Called around every turn (the budget layer's tier selector and turn accounting)."""
-
-    def before_turn(self, session: CallSession, text: str) -> None: ...
-
-    def after_turn(self, session: CallSession) -> None: ...
-
-
-@runtime_checkable
-class StartTier(Protocol):
-    """A turn hook that also sets a new call's tier before its first turn (the operator's global default)."""
-
-    def start_tier(self, session: CallSession) -> tuple[str, str]: ...
-
-
-@dataclass
-class CallRuntime:
-    """Engine-side state of a live call that is not part of the session record."""
-
-    provider_session: ProviderSession
-    provider_name: str
-    deliver: Deliver | None = None
-    turn_task: asyncio.Task[TurnReply] | None = None
-    restart_requested: bool = False
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    view: ToolView | None = None
-    #: Realtime calls: a caller turn is open (its hooks ran; the agent's answer closes it).
-    turn_open: bool = False
-    #: Realtime calls: apply-now pushes still running (kept referenced until done).
-    pushes: set[asyncio.Task[None]] = field(default_factory=set)
-    usage: UsageMeter | None = None
-    #: Set by the meter when the call's budget is used up: ``wrap_up`` or ``ask_operator`` (engine.calls_usage).
-    budget_action: str | None = None
-
-
-class EngineGateway:
-    """The ToolGateway a provider gets for one turn: records calls in history and runs them via the executor."""
-
-    def __init__(self, executor: ToolExecutor, session: CallSession) -> None:
-        self.executor = executor
-        self.session = session
-
-    async def call_tools(self, calls: Sequence[ToolCallRequest]) -> list[ToolResultItem]:
-        history = self.session.history
-        group = history.new_group()
-        items: list[ToolCallItem] = []
-        for c in calls:
-            try:
-                args = parse_arguments(c.arguments, self.executor.argument_limits())
-            except ArgumentError:  # kept as the model wrote it; an object beyond the bounds cannot be kept safely
-                args = {"_raw": c.arguments if isinstance(c.arguments, str) else ""}
-            ids = (("provider", c.provider_id),) if c.provider_id else ()
-            item = ToolCallItem(history.new_call_id(), c.name, args, group, provider_ids=ids)
-            history.add(item)
-            items.append(item)
-        results = await self.executor.execute_many(
-            self.session, [(c.name, c.arguments, item.id) for c, item in zip(calls, items, strict=True)]
-        )
-        out: list[ToolResultItem] = []
-        for item, r in zip(items, results, strict=True):
-            res = ToolResultItem(item.id, item.name, r.status, r.speech, r.data)  # the caller never hears raw text
-            history.add(res)
-            out.append(res)
-        return out
 
 
 class CallManager(RealtimeCalls, UsageCalls):
