@@ -39,12 +39,22 @@ def ava_engine(*args: str) -> subprocess.CompletedProcess[str]:
 def test_confirm_flow_in_ava_engine_call(tmp_path: Path, smtp: SmtpServer) -> None:
     config = _config(tmp_path, smtp.email_config(outbox="outbox.sqlite3", summary=True))
     p = ava_engine(
-        "call", "--config", str(config), "--context", "desk", "--caller-name", "Dana",
-        "--say", f"email me the transcript at {SAID}",
-        "--say", f"yes, send it to {SAID}",
-        "--say", f"yes, send it to {SAID}",
-        "--say", "goodbye",
-    )  # fmt: skip
+        "call",
+        "--config",
+        str(config),
+        "--context",
+        "desk",
+        "--caller-name",
+        "Dana",
+        "--say",
+        f"email me the transcript at {SAID}",
+        "--say",
+        f"yes, send it to {SAID}",
+        "--say",
+        f"yes, send it to {SAID}",
+        "--say",
+        "goodbye",
+    )
     assert p.returncode == 0, p.stderr
     out = p.stdout
     readback = out.index("j-o-h-n dot smith at example dot com. Is that right?")

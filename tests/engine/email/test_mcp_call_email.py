@@ -27,8 +27,11 @@ def test_request_transcript_and_summary_through_mcp_call(tmp_path: Path) -> None
     def call(name: str, args: dict[str, object]) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [str(AVA), "--config", str(config), "mcp", "call", name, "--args", json.dumps(args), "--context", "desk"],
-            capture_output=True, text=True, timeout=60, check=False,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
 
     read_back = call("request_transcript", {"email_address": "john dot smith at gmail dot com"})
     assert read_back.returncode == 0, read_back.stderr
