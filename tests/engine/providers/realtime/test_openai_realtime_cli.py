@@ -34,8 +34,12 @@ def _check(tmp_path: Path, options: str) -> subprocess.CompletedProcess[str]:
     cfg.write_text(CONFIG.format(options=options), encoding="utf-8")
     return subprocess.run(
         [str(ENTRY), "--config", str(cfg), "check", "--json"],
-        capture_output=True, text=True, timeout=60, cwd=ROOT, env={**os.environ, "RT_CLI_KEY": KEY},
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env={**os.environ, "RT_CLI_KEY": KEY},
+    )
 
 
 def test_check_accepts_the_config_contract(tmp_path: Path) -> None:
