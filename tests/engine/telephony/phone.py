@@ -36,9 +36,14 @@ def loud_seconds(ulaw: bytes) -> float:
 
 @asynccontextmanager
 async def desk_engine(
-    emu: AriEmulator, tmp_path: Path, ports: int, extra_tools: list[Tool] | None = None, password: str = "ari-secret",
-    media: Literal["rtp", "websocket"] = "rtp", provider: ProviderConfig | None = None,
-) -> AsyncIterator[Engine]:  # fmt: skip
+    emu: AriEmulator,
+    tmp_path: Path,
+    ports: int,
+    extra_tools: list[Tool] | None = None,
+    password: str = "ari-secret",
+    media: Literal["rtp", "websocket"] = "rtp",
+    provider: ProviderConfig | None = None,
+) -> AsyncIterator[Engine]:
     """The engine on ``emu`` with the help desk context: the scripted desk, or ``provider`` (a loopback fake)
     with a fixed greeting."""
     settings = demo_settings(tmp_path)
@@ -50,14 +55,20 @@ async def desk_engine(
         tools=["transfer", "blind_transfer", "cancel_transfer", "hangup_call"],
     )
     settings.tools.extensions = {
-        "support": TransferTarget(description="the support team", destination="PJSIP/6000", aliases=["agent"],
-                                  timeout_s=60),  # rings on while a loaded machine hears "cancel the transfer"
+        "support": TransferTarget(
+            description="the support team", destination="PJSIP/6000", aliases=["agent"], timeout_s=60
+        ),  # rings on while a loaded machine hears "cancel the transfer"
         "sales": TransferTarget(destination="PJSIP/6001", timeout_s=3),
-    }  # fmt: skip
+    }
     settings.asterisk = AsteriskConfig(
-        enabled=True, ari_url=emu.url, password=SecretStr(password), default_context="desk",
-        rtp_port_start=ports, rtp_port_end=ports + 99, media=media,
-    )  # fmt: skip
+        enabled=True,
+        ari_url=emu.url,
+        password=SecretStr(password),
+        default_context="desk",
+        rtp_port_start=ports,
+        rtp_port_end=ports + 99,
+        media=media,
+    )
     if extra_tools:
         settings.contexts["desk"].tools.extend(t.name for t in extra_tools)
     async with Engine(settings, config_path=DEMO_CONFIG, extra_tools=extra_tools) as engine:

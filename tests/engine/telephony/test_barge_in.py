@@ -40,9 +40,14 @@ async def test_caller_talking_over_the_greeting_cuts_it_within_100_ms(tmp_path: 
     async with AriEmulator() as emu:
         settings = demo_settings(tmp_path)
         settings.asterisk = AsteriskConfig(
-            enabled=True, ari_url=emu.url, password=SecretStr("ari-secret"), default_context="demo",
-            media=media, rtp_port_start=41300, rtp_port_end=41399,  # type: ignore[arg-type]
-        )  # fmt: skip
+            enabled=True,
+            ari_url=emu.url,
+            password=SecretStr("ari-secret"),
+            default_context="demo",
+            media=media,  # type: ignore[arg-type]
+            rtp_port_start=41300,
+            rtp_port_end=41399,
+        )
         async with Engine(settings, config_path=DEMO_CONFIG):
             await emu.wait_subscribers()
             caller = await emu.incoming_call("ava", "Robin", "1001")

@@ -35,8 +35,12 @@ async def test_blind_transfer_by_the_operator_leaves_exactly_caller_and_agent(tm
             await until_quiet(emu, caller.id)
             call_id = phone_call_id(engine, caller.id)
             done = await engine.transfer_call(call_id, "Agent")  # an alias, any case
-            assert done == {"ok": True, "message": "Transferring you to support now.", "target": "support",
-                            "mode": "blind"}  # fmt: skip
+            assert done == {
+                "ok": True,
+                "message": "Transferring you to support now.",
+                "target": "support",
+                "mode": "blind",
+            }
             answered = await emu.wait_event("StasisStart", within_s=20, name_prefix="PJSIP/6000")
             agent = answered["channel"]["id"]
             await emu.wait_event("ChannelEnteredBridge", agent)

@@ -34,9 +34,13 @@ async def test_greeting_goodbye_farewell_and_nothing_left(tmp_path: Path) -> Non
     async with AriEmulator() as emu:
         settings = demo_settings(tmp_path)
         settings.asterisk = AsteriskConfig(
-            enabled=True, ari_url=emu.url, password=SecretStr("ari-secret"), default_context="demo",
-            rtp_port_start=41000, rtp_port_end=41099,
-        )  # fmt: skip
+            enabled=True,
+            ari_url=emu.url,
+            password=SecretStr("ari-secret"),
+            default_context="demo",
+            rtp_port_start=41000,
+            rtp_port_end=41099,
+        )
         async with Engine(settings, config_path=DEMO_CONFIG) as engine:
             sub = engine.bus.subscribe(maxsize=10_000)
             await emu.wait_subscribers()

@@ -103,8 +103,10 @@ async def test_what_asterisk_should_not_send_is_counted_and_ignored() -> None:
         await ws.send_bytes(b"\x01" * 160)  # audio before MEDIA_START
         await ws.send_str("{not json")
         await ws.send_str("X" * 5000)
-        await ws.send_str("MEDIA_START connection_id:c1 channel:WebSocket/INCOMING/0x2 channel_id:ch-2 "
-                          "format:ulaw optimal_frame_size:160 ptime:20")  # fmt: skip
+        await ws.send_str(
+            "MEDIA_START connection_id:c1 channel:WebSocket/INCOMING/0x2 channel_id:ch-2 "
+            "format:ulaw optimal_frame_size:160 ptime:20"
+        )
         await ws.send_str("SOMETHING_NEW a:b")
         await ws.send_str("DTMF_END digit:5 channel_id:ch-2")
         await ws.send_str("ERROR channel_id:ch-2 error_text:nope")
@@ -146,6 +148,8 @@ def test_media_url_sits_beside_ari_and_events_parse_in_both_formats() -> None:
     assert parse_message("MEDIA_MARK_PROCESSED 7") == {"event": "MEDIA_MARK_PROCESSED", "correlation_id": "7"}
     assert parse_message('{"event":"MEDIA_XOFF","channel_id":"c"}') == {"event": "MEDIA_XOFF", "channel_id": "c"}
     assert parse_message("MEDIA_START format:ulaw ptime:20") == {
-        "event": "MEDIA_START", "format": "ulaw", "ptime": "20"
-    }  # fmt: skip
+        "event": "MEDIA_START",
+        "format": "ulaw",
+        "ptime": "20",
+    }
     assert parse_message("") is None and parse_message("[1]") is None and parse_message("no-good! x") is None

@@ -25,9 +25,12 @@ async def test_websocket_call_greeting_goodbye_farewell_and_nothing_left(tmp_pat
         emu.ws_json = json_format
         settings = demo_settings(tmp_path)
         settings.asterisk = AsteriskConfig(
-            enabled=True, ari_url=emu.url, password=SecretStr("ari-secret"), default_context="demo",
+            enabled=True,
+            ari_url=emu.url,
+            password=SecretStr("ari-secret"),
+            default_context="demo",
             media="websocket",
-        )  # fmt: skip
+        )
         async with Engine(settings, config_path=DEMO_CONFIG) as engine:
             sub = engine.bus.subscribe(maxsize=10_000)
             await emu.wait_subscribers()
