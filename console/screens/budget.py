@@ -36,6 +36,9 @@ class BudgetScreen(ConsoleScreen):
     def __init__(self) -> None:
         super().__init__()
         self.context: str | None = None
+        #: The leaderboard's rows by row key, for the line that shows the highlighted one whole.
+        self.board_rows: dict[str, dict[str, Any]] = {}
+        self.compact = False
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -47,11 +50,12 @@ class BudgetScreen(ConsoleScreen):
             with Vertical(id="tier-tools-pane"):
                 yield Label("Tools each tier shows", id="tier-tools-title", classes="section-title")
                 # the reasons take the room the tiers' marks leave; the highlighted tool's whole reason is below
-                yield ConsoleTable(id="tier-tools", cursor_type="row", flex="why")
+                yield ConsoleTable(id="tier-tools", cursor_type="row", flex="why", short={"why": "Why"})
                 yield Static("", id="tier-tools-why", classes="muted")
         yield Label("Leaderboard", classes="section-title")
         yield Static("", id="leaderboard-note", classes="missing")
         yield ConsoleTable(id="leaderboard", cursor_type="row", zebra_stripes=True, flex="compatibility")
+        yield Static("", id="leaderboard-row", classes="muted")  # the highlighted row whole (columns may be cut)
         yield KeyBar(classes="keybar")
         yield KeyFooter()
 
@@ -70,6 +74,20 @@ class BudgetScreen(ConsoleScreen):
     @on(DataTable.RowHighlighted, "#tier-tools")
     def _tool_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_why(event.row_key.value)
+
+    @on(DataTable.RowHighlighted, "#leaderboard")
+    def _board_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_board_row(event.row_key.value)
+
+    def _show_board_row(self, key: str | None) -> None:
+        row = self.board_rows.get(key or "")
+        self.query_one("#leaderboard-row", Static).update(Text(board_row_text(row)) if row else "")
+
+    def on_resize(self) -> None:
+        """Across 100 columns the leaderboard changes its columns (compact below)."""
+        engine = self.capp.engine
+        if engine is not None and self.is_mounted and (self.size.width < COMPACT_BELOW) != self.compact:
+            self._leaderboard(engine)
 
     def _show_why(self, name: str | None) -> None:
         """The highlighted tool's whole reason for being hidden (its cell may end in "…")."""
@@ -147,14 +165,20 @@ class BudgetScreen(ConsoleScreen):
 
     def _leaderboard(self, engine: Engine) -> None:
         note = self.query_one("#leaderboard-note", Static)
-        board = self.query_one("#leaderboard", DataTable)
+        board = self.query_one("#leaderboard", ConsoleTable)
         board.clear(columns=True)
         rows = leaderboard_rows(engine)
         note.display = not rows
         note.update("" if rows else "no tools registered yet")
+        # below 100 columns the leaderboard has fewer columns; the line under it shows the highlighted row whole
+        self.compact = self.size.width < COMPACT_BELOW
+        shown = COMPACT_KEYS if self.compact else LEADER_KEYS
+        board.flex = "name" if self.compact else "compatibility"
         for col, label in LEADER_COLUMNS:
-            board.add_column(label, key=col)
-        for row in rows:
+            if col in shown:
+                board.add_column(label, key=col)
+        self.board_rows = {str(i): row for i, row in enumerate(rows)}
+        for row_key, row in self.board_rows.items():
             cells: list[str | Text] = [_cell(row.get(c)) for c, _ in LEADER_COLUMNS]
             for key in ("p50_ms", "p99_ms"):  # before budget.min_samples runs: what was seen, marked "~"
                 seen = row.get(f"observed_{key}")
@@ -164,7 +188,8 @@ class BudgetScreen(ConsoleScreen):
             cells[LEADER_KEYS.index("badge")] = Text(badge, style=BADGE_STYLE.get(badge, ""))
             fits = LEADER_KEYS.index("compatibility")  # the column says "Fits": "STANDARD", not "STANDARD compatible"
             cells[fits] = str(cells[fits]).removesuffix(" compatible")
-            board.add_row(*cells)
+            board.add_row(*[c for c, k in zip(cells, LEADER_KEYS, strict=True) if k in shown], key=row_key)
+        self._show_board_row(cursor_key(board))
 
 
 LEADER_COLUMNS = (
@@ -181,7 +206,28 @@ LEADER_COLUMNS = (
     ("compatibility", "Fits"),
 )
 LEADER_KEYS = [c for c, _ in LEADER_COLUMNS]
+#: Below this many columns the leaderboard shows only these (the tool's name the flex column): 80 columns fit.
+COMPACT_BELOW = 100
+COMPACT_KEYS = ("category", "rank", "name", "tier", "p50_ms", "p99_ms", "badge")
 BADGE_STYLE = {"Lightning": "bold cyan", "Fast": "green", "Standard": "yellow", "Slow": "red", "Unmeasured": "grey50"}
+
+
+def board_row_text(row: dict[str, Any]) -> str:
+    """A leaderboard row whole, in words: "send_email_summary (builtin) · business #2 · tier standard · …"."""
+
+    def ms(key: str) -> str:
+        seen = row.get(f"observed_{key}")
+        if row.get(key) is not None:
+            return f"{_cell(row.get(key))} ms"
+        return f"~{seen:.0f} ms (too few samples)" if seen is not None else "-"
+
+    fits = str(row.get("compatibility") or "-").removesuffix(" compatible")
+    return (
+        f"{_cell(row.get('name'))} ({_cell(row.get('server'))}) · {_cell(row.get('category'))} "
+        f"#{_cell(row.get('rank'))} · tier {_cell(row.get('tier'))} · p50 {ms('p50_ms')} · p99 {ms('p99_ms')} · "
+        f"{_cell(row.get('samples')) or 0} samples · {_cell(row.get('badge')) or '-'} · "
+        f"health {_cell(row.get('health')) or '-'} · fits {fits}"
+    )
 
 
 def _mark(value: str) -> Text:

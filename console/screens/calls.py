@@ -51,6 +51,8 @@ STARTING_NOTE = "engine starting… calls show here once it runs"
 CALL_COLUMNS = ("Call", "Caller", "Context", "Provider", "Tier", "Why", "Duration", "Cost", "State", "Line")
 #: An attached console's (``--attach``): whose call it is first; the Call column then shows the engine's own id.
 ATTACHED_COLUMNS = ("Engine", *CALL_COLUMNS)
+#: The headings wider than their values, shortened while the table would not fit otherwise (80 columns).
+SHORT_HEADINGS = {"context": "Ctx", "provider": "Prov", "duration": "Dur"}
 
 
 class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, SteerControls):
@@ -99,8 +101,9 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(id="calls-main"):
-            # Why is free text: it takes the room the other columns leave, so State and Line always show
-            yield ConsoleTable(id="calls", cursor_type="row", zebra_stripes=True, flex="why")
+            # Why is free text: it takes the room the other columns leave, so State and Line always show; at 80
+            # columns the headings wider than their values are shortened, so no column scrolls off sideways
+            yield ConsoleTable(id="calls", cursor_type="row", zebra_stripes=True, flex="why", short=SHORT_HEADINGS)
         yield KeyBar(classes="keybar")
         yield KeyFooter()
 

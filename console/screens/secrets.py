@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Header, Label, Static
@@ -81,6 +81,7 @@ class SecretsScreen(ConsoleScreen):
         yield Label("Secrets in the OS keyring (service ava-console) — values are never shown", classes="section-title")
         yield Static("", id="keyring-status")
         yield ConsoleTable(id="secrets", cursor_type="row", zebra_stripes=True, flex="refs")
+        yield Static("", id="secret-refs", classes="muted")  # the highlighted secret's references, whole
         yield KeyBar(classes="keybar")
         yield KeyFooter()
 
@@ -121,6 +122,17 @@ class SecretsScreen(ConsoleScreen):
                 stored = Text("? no keyring", style="yellow")
             refs = ", ".join(snap.refs.get(name, [])) or "(not referenced)"
             table.add_row(name, stored, refs, key=name)
+        self._show_refs(self._selected() or None)
+
+    @on(DataTable.RowHighlighted, "#secrets")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_refs(event.row_key.value)
+
+    def _show_refs(self, name: str | None) -> None:
+        """Where the config references the highlighted secret, whole (its "Referenced at" cell may end in "…")."""
+        where = self.refs.get(name or "")
+        text = f"{name} is referenced at: {', '.join(where)}" if where else f"{name} is not referenced in the config"
+        self.query_one("#secret-refs", Static).update(Text(text) if name else "")
 
     def _selected(self) -> str:
         table = self.query_one("#secrets", DataTable)

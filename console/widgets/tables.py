@@ -14,6 +14,8 @@ Cells are plain text, never markup: a caller named ``[red]x`` or a tool argument
 A table may name one free-text column its ``flex`` column (a reason, a list of places): the other columns keep their
 values' width, and the flex column gets the room that is left, its cells ending in "…" when cut (the screen shows the
 whole value of the selected row elsewhere). Without one, a long reason pushed the columns after it off the table.
+A table may also name ``short`` headings (Duration as "Dur"): they replace the columns' own while the table would
+otherwise be wider than its room (80 columns), since a heading wider than its values costs cells on every row.
 """
 
 from __future__ import annotations
@@ -110,11 +112,20 @@ class ConsoleTable(DataTable[Any]):
     ]
 
     def __init__(
-        self, *args: Any, follow: bool = False, filterable: bool = True, flex: str | None = None, **kwargs: Any
+        self,
+        *args: Any,
+        follow: bool = False,
+        filterable: bool = True,
+        flex: str | None = None,
+        short: dict[str, str] | None = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         #: The key of the free-text column that takes the room the others leave (cut with "…"), or None.
         self.flex = flex
+        #: Shorter headings by column key, shown while the columns with their own would not fit the table.
+        self.short = dict(short or {})
+        self._own_labels: dict[str, Text] = {}
         #: Move the cursor to a new last row when it was on the last row (a log), else stay put.
         self.follow = follow
         #: False where the screen has its own search box for this table (the Tool log): ``/`` is the screen's then.
@@ -215,9 +226,13 @@ class ConsoleTable(DataTable[Any]):
         """Give the flex column the width the other columns leave (its values' width at most)."""
         col = self.columns.get(ColumnKey(self.flex)) if self.flex is not None else None
         room = self.scrollable_content_region.width
-        if col is None or room <= 0:
+        if room <= 0:
             return
         pad = 2 * self.cell_padding
+        if self.short:
+            self._fit_headings(room, col.key if col is not None else None)
+        if col is None:
+            return
         others = sum(c.get_render_width(self) for k, c in self.columns.items() if k != col.key)
         natural = max(col.content_width, col.label.cell_len)
         width = min(natural, max(room - others - pad, col.label.cell_len))  # never narrower than its heading
@@ -228,6 +243,29 @@ class ConsoleTable(DataTable[Any]):
             self._clear_caches()
             self.refresh()
             self.check_idle()
+
+    def _fit_headings(self, room: int, flex: ColumnKey | None) -> None:
+        """The short headings while the columns with their own (the flex one at its heading's width) pass ``room``."""
+        wide = 0
+        for column_key, column in self.columns.items():
+            own_width = self._own_labels.get(str(column_key.value), column.label).cell_len
+            values = column.content_width if column.auto_width else column.width
+            wide += (own_width if column_key == flex else max(own_width, values)) + 2 * self.cell_padding
+        shorten = wide > room
+        for key, heading in self.short.items():
+            col = self.columns.get(ColumnKey(key))
+            if col is None:
+                continue
+            own = self._own_labels.setdefault(key, col.label)
+            label = Text(heading) if shorten else own
+            if col.label.plain == label.plain:
+                continue
+            col.label = label
+            cells = [Text(cell_text(self.get_cell(r, col.key))).cell_len for r in self.rows]
+            col.content_width = max([label.cell_len, *cells])  # DataTable measured it with the other heading
+            self._require_update_dimensions = True
+            self._clear_caches()
+            self.refresh()
 
     # ---------------------------------------------------------------------------------------- filter
 

@@ -3,7 +3,8 @@
 Why: the waterfall says how long each stage took; the timeline shows the conversation's rhythm — who talked when,
 where the caller cut the agent off (✂ barge-in marks), which tool ran while the caller waited, and when a "one
 moment" announcement filled the silence. It shows the call's last ``window_s`` seconds (the whole call when it is
-shorter), ending at the call's latest event: event time only, so a replay draws the same lanes.
+shorter), ending at the call's latest event: event time only, so a replay draws the same lanes. An announcement's
+text in the notes lane ends in "…" when cut; the line under the axis says the latest one whole.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ class Timeline(Widget):
     """Renders the selected call's spans; ``show(timings)`` redraws."""
 
     DEFAULT_CSS = """
-    Timeline { height: 6; width: 1fr; }
+    Timeline { height: 6; width: 1fr; }  /* three lanes, the notes, the axis, the latest note whole */
     """
 
     def __init__(self, *, window_s: float = 60.0, id: str | None = None) -> None:
@@ -60,6 +61,10 @@ class Timeline(Widget):
         out.append("\n")
         out.append(" " * LANE_W)
         out.append(_axis(start - c.started, per_col, cols), style="dim")
+        notes = [s for s in spans if s.lane == "note" and s.start >= start]
+        if notes:  # the latest announcement whole: the lane cuts it where the next note or the edge is
+            out.append("\n")
+            out.append(f"♪ {notes[-1].start - c.started:.0f}s".ljust(LANE_W) + notes[-1].text, style="yellow")
         return out
 
 
@@ -100,7 +105,9 @@ def _notes(spans: list[Span], start: float, per_col: float, cols: int) -> Text:
         a = _col(s.start, start, per_col)
         if 0 <= a < cols:
             cells[a] = "♪"
-            for k, ch in enumerate(s.text[: max(0, min(24, cols - a - 2))]):
+            room = max(0, min(24, cols - a - 2))
+            text = s.text if len(s.text) <= room else s.text[: room - 1] + "…"
+            for k, ch in enumerate(text[:room]):
                 if cells[a + 1 + k] == " ":
                     cells[a + 1 + k] = ch
     return Text("".join(cells), style="yellow")
