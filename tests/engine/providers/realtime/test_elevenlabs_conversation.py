@@ -9,6 +9,7 @@ import logging
 import pytest
 from realtime_elevenlabs_fake import API_KEY
 from realtime_elevenlabs_world import world
+from realtime_markers import flushed
 
 from engine.providers.realtime.session import (
     AssistantAudio,
@@ -21,6 +22,7 @@ from engine.providers.realtime.session import (
     UsageReport,
 )
 from engine.sessions.history import ToolCallItem
+from tests.waiting import wait_until
 
 
 async def test_tool_call_result_and_error_results_with_ids_echoed_exactly() -> None:
@@ -121,7 +123,8 @@ async def test_slow_tool_announcement_is_elevenlabs_own_pre_tool_speech() -> Non
         slow = next(c for c in w.rest.tools.values() if c["name"] == "slow_lookup")
         assert slow["pre_tool_speech"] == "force" and slow["response_timeout_secs"] == 7
         tcid = await w.ws.tool_call("slow_lookup", {"q": "x"})
-        await asyncio.sleep(0.05)
+        await asyncio.wait_for(w.slow_started.wait(), 10)
+        await flushed(w.ws, live, "elevenlabs")
         assert w.ws.results == []
         w.release.set()
         assert (await w.ws.wait_result(tcid))["result"].count("found it") == 1
@@ -147,7 +150,7 @@ async def test_dropped_socket_reconnects_carrying_the_conversation_and_never_ans
         session.history.add_message("user", "What's the weather?")
         session.history.add_message("assistant", "Which city?")
         stale = await w.ws.tool_call("slow_lookup", {"q": "before the drop"})
-        await asyncio.sleep(0.05)
+        await asyncio.wait_for(w.slow_started.wait(), 10)  # the tool runs when the socket drops
         await w.ws.drop(1011, "internal error")
         notice = await w.until(lambda e: isinstance(e, ProviderNotice) and e.code == "reconnected")
         assert isinstance(notice, ProviderNotice) and not notice.fatal and "1011: internal error" in notice.message
@@ -204,6 +207,6 @@ async def test_a_call_ended_mid_tool_never_answers() -> None:
         await live.aclose()  # the call ends while the tool runs: its task is cancelled, nothing is sent
         await w.ended()
         w.release.set()
-        await asyncio.sleep(0.05)
-        assert tcid not in json.dumps(w.ws.received)
+        await wait_until(lambda: not w.ws.connected, what="the fake to see the socket closed")
+        assert tcid not in json.dumps(w.ws.received)  # complete: nothing arrives on a closed socket
     assert w.ws.errors == []

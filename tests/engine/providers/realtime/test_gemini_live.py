@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from harness import ToolBox
 from realtime_gemini_fake import API_KEY, GeminiLiveFake, GeminiRig
+from realtime_markers import flushed, silence
 
 from engine.providers.realtime.session import (
     PCM16_8K,
@@ -178,10 +179,13 @@ async def test_caller_frames_are_joined_up_to_input_batch_ms(batch_ms: int | Non
             for f in frames:
                 await r.session.send_audio(f)
             await r.wait_until(lambda: sum(map(len, fake.audio_pieces())) >= sum(messages))
-            await asyncio.sleep(0.05)  # nothing more comes
+            marker = silence(r.session)
+            await flushed(fake, r.session, "gemini")  # nothing else came before it
     assert fake.errors == []
-    assert [len(p) for p in fake.audio_pieces()] == messages
-    assert b"".join(fake.audio_pieces()) == b"".join(frames)[: sum(messages)]
+    *pieces, last = fake.audio_pieces()
+    assert [len(p) for p in pieces] == messages
+    assert b"".join(pieces) == b"".join(frames)[: sum(messages)]
+    assert last == b"".join(frames)[sum(messages) :] + marker  # the frame held back went with the next one
 
 
 async def test_tool_call_answered_with_same_id_and_name() -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from harness import ToolBox
 from realtime_gemini_fake import API_KEY, GeminiLiveFake, GeminiRig
+from realtime_markers import flushed
 
 from engine.providers.base import ProviderError
 from engine.providers.realtime.gemini_live import GeminiLiveProvider
@@ -63,7 +64,7 @@ async def test_next_turn_change_waits_for_the_model_to_finish() -> None:
             await r.wait_until(lambda: r.session.events_in.responding)
             r.engine.set_tool_enabled(r.call.call_id, "broken_tool", False)
             await r.engine.calls.realtime_caller_said(r.call.call_id, "and now?")  # the next-turn push
-            await asyncio.sleep(0.05)
+            await flushed(fake, r.session, "gemini")
             assert len(fake.setups) == 1 and "broken_tool" in r.call.shown_tools  # still talking
             await fake.turn_complete()
             await fake.resumption("handle-2")
@@ -116,7 +117,9 @@ async def test_go_away_waits_for_open_calls_then_resumes() -> None:
             await fake.resumption("handle-g")
             await fake.tool_call(("fc-1", "book", {"n": 1}))
             await fake.go_away("5s")
-            await asyncio.sleep(0.05)
+            await fake.resumption("handle-g2")  # read after the goAway: once the session has it, it has both
+            await r.wait_until(lambda: r.session.handle == "handle-g2")
+            await flushed(fake, r.session, "gemini")  # a reconnect started by then would carry this audio
             assert fake.connections == 1  # the open call is answered on this connection first
             box_release.set()
             await r.wait_until(lambda: len(fake.setups) == 2)
@@ -124,7 +127,7 @@ async def test_go_away_waits_for_open_calls_then_resumes() -> None:
             await fake.wait_for(lambda m: isinstance(m, dict) and "realtimeInput" in m)
     assert fake.errors == []
     assert [fr["id"] for fr in fake.responses()] == ["fc-1"]
-    assert fake.setups[1]["sessionResumption"] == {"handle": "handle-g"}
+    assert fake.setups[1]["sessionResumption"] == {"handle": "handle-g2"}
     assert fake.connections == 2
 
 

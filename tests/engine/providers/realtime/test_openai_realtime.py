@@ -8,6 +8,7 @@ import json
 from collections.abc import Callable
 
 from harness import API_KEY
+from realtime_markers import flushed
 from realtime_openai_fake import Calls, OpenAIRealtimeFake, Say
 from realtime_openai_harness import realtime_call
 
@@ -125,7 +126,7 @@ async def test_cancelled_response_calls_never_run_and_get_no_output() -> None:
         await fake.caller_turn("Weather in Rome?")
         await call.events.until(done("cancelled"))
         await call.events.until(lambda e: isinstance(e, CallerSpeechStarted), count=2)
-        await asyncio.sleep(0.2)  # room for a wrong late answer to arrive
+        await flushed(fake, call.live, "openai")  # a wrong late answer would have come before it
     assert fake.errors == []
     assert call.box.calls == []
     assert fake.outputs == []
@@ -159,7 +160,7 @@ async def test_barge_in_truncates_to_the_audio_played() -> None:
         truncate = await fake.wait_for(lambda m: isinstance(m, dict) and m["type"] == "conversation.item.truncate")
         await call.live.played("item_never_sent", 100)
         await call.live.played(first, 400)  # the greeting was heard to its end: nothing to cut
-        await asyncio.sleep(0.05)
+        await flushed(fake, call.live, "openai")
     assert fake.errors == []
     assert truncate == {
         "type": "conversation.item.truncate",

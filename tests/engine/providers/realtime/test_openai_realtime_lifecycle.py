@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from harness import API_KEY
+from realtime_markers import flushed
 from realtime_openai_fake import Calls, Fail, OpenAIRealtimeFake, Say
 from realtime_openai_harness import provider_config, realtime_call
 
@@ -104,7 +105,7 @@ async def test_announcement_waits_for_the_response_in_flight() -> None:
         await call.events.until(lambda e: isinstance(e, AssistantAudio), count=5)
         assert await call.live.announce("Still there?")
         assert await call.live.announce("One moment please.")  # only the latest is worth saying
-        await asyncio.sleep(0.1)
+        await flushed(fake, call.live, "openai")
         assert len(creates(fake)) == 1  # never over the model: still only the greeting's
         fake.release()
         await call.events.until(said("One moment please."))

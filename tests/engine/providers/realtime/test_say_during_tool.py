@@ -21,6 +21,7 @@ import pytest
 import yaml
 from realtime_elevenlabs_world import world
 from realtime_gemini_fake import API_KEY, GeminiLiveFake, GeminiRig, ScriptedGemini
+from realtime_markers import flushed
 
 from engine.app import Engine
 from engine.config import load_settings
@@ -131,7 +132,7 @@ async def test_gemini_operator_steering_waits_for_a_blocking_call_and_its_answer
             assert await r.engine.say_now(r.call.call_id, "One moment please.") == (
                 "clientContent (after the answer in progress)"
             )
-            await asyncio.sleep(0.1)
+            await flushed(fake, r.session, "gemini")
             assert len(fake.of_kind("clientContent")) == sent  # nothing while the call runs
             slow.release.set()
             await r.wait_until(lambda: len(fake.responses()) == 1)

@@ -4,7 +4,6 @@ really sent, and what the agent then says."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
@@ -13,6 +12,7 @@ from realtime_deepgram_fake import DeepgramFake
 from realtime_deepgram_harness import live_call
 from realtime_elevenlabs_world import world
 from realtime_gemini_fake import GeminiLiveFake, GeminiRig
+from realtime_markers import flushed
 from realtime_openai_fake import OpenAIRealtimeFake, Say
 from realtime_openai_harness import realtime_call
 
@@ -43,7 +43,7 @@ async def test_openai_say_now_is_a_response_with_the_line_after_the_one_in_fligh
         await fake.caller_turn("Tell me a story")
         await call.events.until(lambda e: isinstance(e, AssistantAudio), count=5)  # the answer is being said
         assert await call.engine.say_now(call.session.call_id, LINE) == "response.create"
-        await asyncio.sleep(0.1)
+        await flushed(fake, call.live, "openai")
         assert len(fake.of_type("response.create")) == 1  # never over the model: still only the greeting's
         fake.release()
         await call.events.until(said(LINE))
@@ -119,7 +119,8 @@ async def test_deepgram_whisper_is_update_prompt_taken_back_after_the_next_answe
         update = await fake.wait_for(lambda m: isinstance(m, dict) and m.get("type") == "UpdatePrompt")
         assert isinstance(update, dict) and WHISPER in update["prompt"]
         await fake.agent_says("Something unrelated.", b"\xff" * 160)  # not the caller's turn: still whispered
-        await asyncio.sleep(0.1)
+        await live.wait_event(said("Something unrelated."))  # the session has read it
+        await live.flushed()
         assert not [m for m in fake.json_messages() if m.get("type") == "UpdateThink"]
         await fake.user_says("Who are you?")
         await fake.agent_says("I-I am the innkeeper.", b"\xff" * 160)
@@ -159,7 +160,7 @@ async def test_gemini_say_now_waits_for_the_models_turn_to_end() -> None:
             await fake.audio(b"\x01\x02" * 2400)  # the model is talking (the greeting)
             await r.wait_until(lambda: r.session.events_in.responding)
             via = await r.engine.say_now(r.call.call_id, LINE)
-            await asyncio.sleep(0.1)
+            await flushed(fake, r.session, "gemini")
             assert not [m for m in fake.json_messages() if "clientContent" in m and LINE in str(m)]
             await fake.turn_complete()
             await fake.wait_for(lambda m: isinstance(m, dict) and "clientContent" in m and LINE in str(m))
