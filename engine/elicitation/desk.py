@@ -34,9 +34,8 @@ import logging
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass, field
 from datetime import date
-from typing import Any, Protocol
+from typing import Any
 
 import mcp.types as types
 from prometheus_client import Counter
@@ -46,6 +45,7 @@ from engine.elicitation import answers, dialogue
 from engine.elicitation.events import ElicitationRequested, ElicitationResolved, ElicitationWaiting
 from engine.elicitation.links import ADDRESS_FIELD, LinkMail, LinkSender, masked_url
 from engine.elicitation.links import Declined as _Declined
+from engine.elicitation.pending import Ask, CallerVoice, ElicitationError, PendingElicitation, settle
 from engine.elicitation.route import Asker
 from engine.elicitation.schema import FormField, SchemaError, check_content, form_fields
 from engine.events import EventBus, TranscriptAdded
@@ -54,48 +54,13 @@ from engine.redact import Redactor
 
 log = logging.getLogger(__name__)
 
+
 #: String formats a caller cannot reliably spell out by voice: a required one declines the question for the caller.
 VOICELESS = ("uri", "date-time")
 #: What the caller hears when the question is given up.
 GIVE_UP = "I'm sorry, I couldn't get that, so I'll carry on without it."
 #: What the caller hears after cancelling or declining a question by voice.
 REFUSED = "All right, I'll carry on without it."
-
-
-class ElicitationError(ValueError):
-    """An operator's answer that cannot be given: no such question, or content that does not fit the form."""
-
-
-class CallerVoice(Protocol):
-    async def say(self, call_id: str, text: str) -> bool:
-        """Speak ``text`` to the caller (and show it on the transcript); False when the call cannot be spoken to."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class PendingElicitation:
-    """A question waiting for the operator (the console's form is built from ``fields``)."""
-
-    elicitation_id: str
-    call_id: str
-    tool_call_id: str
-    server: str
-    tool: str
-    exposed_name: str
-    message: str
-    mode: str
-    schema: dict[str, Any]
-    url: str | None
-    deadline: float
-    fields: tuple[FormField, ...] = ()
-
-
-@dataclass(slots=True)
-class _Ask:
-    pending: PendingElicitation
-    future: asyncio.Future[tuple[str, dict[str, Any], str]] = field(
-        default_factory=lambda: asyncio.get_running_loop().create_future()
-    )
 
 
 class ElicitationDesk:
@@ -115,7 +80,7 @@ class ElicitationDesk:
         self._ids = itertools.count(1)
         self._operators: dict[int, str] = {}
         self._keys = itertools.count(1)
-        self._waiting: dict[str, _Ask] = {}
+        self._waiting: dict[str, Ask] = {}
         self._listening: dict[str, asyncio.Future[str]] = {}
         self._outcomes = Counter(
             "ai_agent_elicitations",
@@ -134,7 +99,7 @@ class ElicitationDesk:
         def detach() -> None:
             if self._operators.pop(key, None) is not None and not self._operators:
                 for a in list(self._waiting.values()):
-                    _settle(a.future, ("decline", {}, f"the operator ({name}) left"))
+                    settle(a.future, ("decline", {}, f"the operator ({name}) left"))
 
         return detach
 
@@ -154,7 +119,7 @@ class ElicitationDesk:
                 checked = check_content(list(a.pending.fields), content or {})
             except SchemaError as e:
                 raise ElicitationError(str(e)) from None
-        _settle(a.future, (action, checked, ""))
+        settle(a.future, (action, checked, ""))
 
     def call_ended(self, session: Any) -> None:
         """The call-end hook: what waits on that call ends with it (a 2025-era question runs on the SDK's own
@@ -165,7 +130,7 @@ class ElicitationDesk:
             f.set_exception(_Declined("engine", "the call ended"))
         for a in list(self._waiting.values()):
             if a.pending.call_id == session.call_id:
-                _settle(a.future, ("cancel", {}, "the call ended"))
+                settle(a.future, ("cancel", {}, "the call ended"))
 
     # ---------------------------------------------------------------------------------------- caller side
 
@@ -309,7 +274,7 @@ class ElicitationDesk:
     async def _operator(self, pending: PendingElicitation) -> tuple[str, dict[str, Any], str]:
         if not self._operators:
             raise _Declined("engine", "no operator is attached to answer it")
-        a = _Ask(pending)
+        a = Ask(pending)
         self._waiting[pending.elicitation_id] = a
         self.bus.publish(
             ElicitationWaiting(
@@ -323,7 +288,7 @@ class ElicitationDesk:
         try:
             return await asyncio.shield(a.future)
         finally:
-            _settle(a.future, ("cancel", {}, "no longer waited for"))
+            settle(a.future, ("cancel", {}, "no longer waited for"))
             self._waiting.pop(pending.elicitation_id, None)
 
     async def _caller(
@@ -423,8 +388,3 @@ class ElicitationDesk:
         finally:
             if self._listening.get(call_id) is future:
                 del self._listening[call_id]
-
-
-def _settle(future: asyncio.Future[Any], value: Any) -> None:
-    if not future.done():
-        future.set_result(value)
