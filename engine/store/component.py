@@ -24,13 +24,12 @@ import socket
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engine.backoff import Backoff, Retry
 from engine.event_bus import SkippedEvents
 from engine.store.base import EventStore, StoredEvent, StoreUnavailable, open_store
-from engine.store.feed import CallStates, EventFeed
+from engine.store.feed import CallStates, EventFeed, LiveCall
 
 if TYPE_CHECKING:
     from engine.config.models import Settings
@@ -39,6 +38,8 @@ if TYPE_CHECKING:
     from engine.tasks import Spawn
 
 log = logging.getLogger(__name__)
+
+__all__ = ["LiveCall", "StoreComponent", "StoreStartError", "default_engine_id"]
 
 #: How long the pump rests after sending a batch (what arrives meanwhile goes in the next one: an attached console
 #: sees an event within about this much plus a round trip), and the most events in one batch.
@@ -61,16 +62,6 @@ FINAL_FLUSH_S = 3.0
 
 class StoreStartError(RuntimeError):
     """The store is required (``engine.store_required``) and cannot be reached at start; ``str()`` says why."""
-
-
-@dataclass(frozen=True, slots=True)
-class LiveCall:
-    """What only a live session knows, for its state hash."""
-
-    call_id: str
-    provider: str
-    tools_shown: frozenset[str]
-    turn: int
 
 
 def default_engine_id() -> str:

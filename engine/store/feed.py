@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections import deque
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from engine.event_bus import SkippedEvents, event_line
@@ -98,6 +99,16 @@ class EventFeed:
         for ev in batch:
             if self.pending and self.pending[0] is ev:
                 self.pending.popleft()
+
+
+@dataclass(frozen=True, slots=True)
+class LiveCall:
+    """What only a live session knows, for its state hash."""
+
+    call_id: str
+    provider: str
+    tools_shown: frozenset[str]
+    turn: int
 
 
 class CallStates:
