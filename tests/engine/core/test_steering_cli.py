@@ -22,9 +22,19 @@ def ava_engine(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_whisper_and_say_now_in_order_with_the_callers_turns() -> None:
     p = ava_engine(
-        "call", "--context", "demo", "--whisper", "You adore cheese.", "--say", "hello",
-        "--say-now", "A raven lands on the sill.", "--say", "goodbye", "--json",
-    )  # fmt: skip
+        "call",
+        "--context",
+        "demo",
+        "--whisper",
+        "You adore cheese.",
+        "--say",
+        "hello",
+        "--say-now",
+        "A raven lands on the sill.",
+        "--say",
+        "goodbye",
+        "--json",
+    )
     assert p.returncode == 0, p.stderr
     events = [json.loads(line) for line in p.stdout.splitlines()]
     flow = [
