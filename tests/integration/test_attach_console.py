@@ -44,13 +44,28 @@ def _config(tmp: Path, engine_id: str, store: str, ari_url: str, rtp: int, token
     cfg = {
         "engine": {"id": engine_id, "store": store, "heartbeat_s": HEARTBEAT_S, "http": http},
         "providers": {"desk": {"type": "scripted", "script": str(SCRIPT)}},
-        "mcp": {"enabled": True, "servers": {"dice": {"transport": "inprocess",
-                                                      "target": "engine.servers.dice.server:create"}}},
-        "contexts": {"desk": {"provider": "desk", "prompt": "A help desk.", "tools": ["hangup_call", "mcp_dice_*"],
-                              "tier": {"default": "standard", "mode": "auto"}}},
-        "asterisk": {"enabled": True, "ari_url": ari_url, "username": "ava", "password": "ari-secret",
-                     "default_context": "desk", "rtp_port_start": rtp, "rtp_port_end": rtp + 49},
-    }  # fmt: skip
+        "mcp": {
+            "enabled": True,
+            "servers": {"dice": {"transport": "inprocess", "target": "engine.servers.dice.server:create"}},
+        },
+        "contexts": {
+            "desk": {
+                "provider": "desk",
+                "prompt": "A help desk.",
+                "tools": ["hangup_call", "mcp_dice_*"],
+                "tier": {"default": "standard", "mode": "auto"},
+            }
+        },
+        "asterisk": {
+            "enabled": True,
+            "ari_url": ari_url,
+            "username": "ava",
+            "password": "ari-secret",
+            "default_context": "desk",
+            "rtp_port_start": rtp,
+            "rtp_port_end": rtp + 49,
+        },
+    }
     path = folder / "config.yaml"
     path.write_text(json.dumps(cfg))  # JSON is YAML
     return path
@@ -60,9 +75,16 @@ def _config(tmp: Path, engine_id: str, store: str, ari_url: str, rtp: int, token
 async def _serve(cfg: Path) -> AsyncIterator[tuple[asyncio.subprocess.Process, dict[str, Any]]]:
     """``ava-engine --config CFG serve`` until its first JSON line (it runs); stopped (or found killed) after."""
     proc = await asyncio.create_subprocess_exec(
-        ENGINE_BIN, "--config", str(cfg), "--json", "serve", "--no-watch",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=cfg.parent,
-    )  # fmt: skip
+        ENGINE_BIN,
+        "--config",
+        str(cfg),
+        "--json",
+        "serve",
+        "--no-watch",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=cfg.parent,
+    )
     assert proc.stdout is not None and proc.stderr is not None
     try:
         line = await asyncio.wait_for(proc.stdout.readline(), 90)
@@ -117,8 +139,11 @@ async def test_one_console_over_three_serves_on_redis(tmp_path: Path, redis_serv
             await wait_for(pilot, lambda: app.selected_call == target)
             await pilot.press("f7")
             await wait_for(pilot, lambda: app.state.calls[target].tier == "deep", within=15)
-            deep = [line for line in app.state.log if line.type == "tier.changed" and line.call_id == target
-                    and "to DEEP" in line.text]  # fmt: skip
+            deep = [
+                line
+                for line in app.state.log
+                if line.type == "tier.changed" and line.call_id == target and "to DEEP" in line.text
+            ]
             assert len(deep) == 1, deep
             assert all(app.state.calls[refs[e]].tier != "deep" for e in ("east-1", "lab-3"))
             assert any("on engine west-2: tier DEEP" in s for s in seen)
