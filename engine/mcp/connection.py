@@ -35,12 +35,15 @@ from engine.backoff import Backoff
 from engine.config.models import McpServerConfig
 from engine.elicitation.route import Asker, InFlight
 from engine.mcp.cancel_watch import Watched, uncancel
+from engine.mcp.connection_errors import ServerGone, describe
 from engine.mcp.passthrough import asked_call
 from engine.mcp.result_check import ResultChecks
 from engine.mcp.stderr import StderrCapture
 from engine.mcp.transports import ProcessWatch, build_client, kill_process_group, report_spawn, signal_group
 
 log = logging.getLogger(__name__)
+
+__all__ = ["MAX_PAGES", "Connection", "Elicit", "ServerGone", "describe"]
 
 T = TypeVar("T")
 
@@ -57,22 +60,6 @@ RELISTEN = Backoff(0.2, 5.0)
 TERM_AFTER_S = 0.3
 #: … and this long (from the stop) before SIGKILL.
 KILL_AFTER_S = 1.0
-
-
-def describe(exc: BaseException) -> str:
-    """A short, safe description of why a connection attempt failed."""
-    if isinstance(exc, TimeoutError):
-        return "timed out"
-    if isinstance(exc, BaseExceptionGroup):
-        inner = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]
-        if inner:
-            return describe(inner[0])
-    if isinstance(exc, MCPError):
-        return f"protocol error {exc.code}: {exc.message}"[:300]
-    if isinstance(exc, FileNotFoundError):
-        return f"command not found: {exc.filename or exc}"
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}{': ' + text[:250] if text else ''}"
 
 
 #: Answers one elicitation: (server id, the asking call or None, calls in flight, the request) → the result.
@@ -94,10 +81,6 @@ LIST_EVENTS: tuple[subs.ServerEvent, ...] = (
     subs.PromptsListChanged(),
     subs.ResourcesListChanged(),
 )
-
-
-class ServerGone(Exception):
-    """The server died or the connection closed while a request was in flight."""
 
 
 class Connection:
