@@ -13,11 +13,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label, Static
+from textual.widgets import Input, Label
 
 from console.crash_guard import ContainErrors
 from console.screens.leave_form import FormGuard
 from console.server_model import KV, FormValues, from_config
+from console.widgets.keyring_where import KeyringWhere
 from engine.config import looks_like_secret
 from engine.config.mcp_add import finalise
 
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 HINT = (
     "A registry server.json file · npm:@scope/pkg[@1.2.3] · pypi:pkg[==1.2.3] · a package name · https://…/mcp\n"
     "Enter opens the server form filled from it: review, fill what it needs, Test, Save (diff first).\n"
-    "Secret env and header values go to the OS keyring."
+    "Secret env and header values go to {where}."
 )
 
 
@@ -46,7 +47,7 @@ class AddSourceScreen(ContainErrors, ModalScreen[str | None]):
         with Vertical(classes="dialog"):
             yield Label("Add an MCP server from the registry or a package", classes="section-title")
             yield Input(placeholder="server.json path, npm:PKG, pypi:PKG, a name or a URL", id="add-source")
-            yield Static(HINT, classes="muted")
+            yield KeyringWhere(HINT, classes="muted")
 
     def on_mount(self) -> None:
         self.query_one("#add-source", Input).focus()

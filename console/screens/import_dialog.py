@@ -1,9 +1,9 @@
 """Ask for the path of a Claude Desktop / VS Code MCP JSON file to import, and where its credentials go; then for
 the values of the file's VS Code ``inputs`` (``InputsScreen``) that are not in the keyring yet.
 
-Credentials go to the OS keyring unless the operator ticks "plain text" (the explicit choice ``ava-engine
-import-mcp-json --plaintext-secrets`` makes on the command line): both run the one importer, and both ask for the
-same inputs (the CLI on its terminal).
+Credentials go to the keyring (the hint names a plain-file one UNENCRYPTED) unless the operator ticks "plain text"
+(the explicit choice ``ava-engine import-mcp-json --plaintext-secrets`` makes on the command line): both run the one
+importer, and both ask for the same inputs (the CLI on its terminal).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from textual.widgets import Checkbox, Input, Label, Static
 
 from console.crash_guard import ContainErrors
 from console.screens.leave_form import FormGuard
+from console.widgets.keyring_where import KeyringWhere
 from console.widgets.tick_box import TickBox
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 
 HINT = (
     "Claude Desktop: claude_desktop_config.json ('mcpServers'); VS Code: .vscode/mcp.json ('servers').\n"
-    "Credentials (env/header values, in arguments and URLs) go to the OS keyring as ${keyring:…}.\n"
+    "Credentials (env/header values, in arguments and URLs) go to {where} as ${keyring:…}.\n"
     "You will see the diff before anything is written."
 )
 
@@ -46,7 +47,7 @@ class ImportScreen(ContainErrors, ModalScreen[tuple[str, bool] | None]):
             yield Label("Import MCP servers from JSON", classes="section-title")
             yield Input(placeholder="path to the JSON file", id="import-path")
             yield TickBox("keep credentials in the YAML (plain text)", id="import-plain")
-            yield Static(HINT, classes="muted")
+            yield KeyringWhere(HINT, classes="muted")
 
     def on_mount(self) -> None:
         self.query_one("#import-path", Input).focus()
@@ -74,7 +75,7 @@ class InputsScreen(ContainErrors, ModalScreen[list[str] | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label("Values the file asks for (stored in the OS keyring)", classes="section-title")
+            yield KeyringWhere("Values the file asks for (stored in {where})", classes="section-title")
             for i, ask in enumerate(self.asks):
                 p = ask.prompt
                 yield Label(f"{p.description or p.id} (mcp.servers.{', '.join(ask.servers)} → {', '.join(ask.names)})")

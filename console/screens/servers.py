@@ -20,6 +20,7 @@ from console.format import latency, server_state_text, sparkline
 from console.host import server_badges
 from console.screens.base import ConsoleScreen
 from console.screens.import_dialog import ImportScreen
+from console.server_import import import_servers
 from console.server_remove import remove_server
 from console.state import Changes
 from console.widgets.footer import KeyFooter
@@ -368,65 +369,7 @@ class ServersScreen(ConsoleScreen):
 
     @work(thread=True, group="config", name="server-import")
     def prepare_import(self, path: str, plaintext: bool = False) -> None:
-        from engine.config import ConfigDocument, ConfigError, McpImportError, import_mcp_json
-
-        try:
-            doc = ConfigDocument.load(self.capp.config_path)
-            # the same importer as `ava-engine import-mcp-json` (plaintext: its --plaintext-secrets)
-            result = import_mcp_json(doc, path, plaintext_secrets=plaintext)
-        except (McpImportError, ConfigError, KeyError) as e:
-            self.app.call_from_thread(self.notify, f"import failed: {e}", title="servers", severity="error")
-            return
-        if result.warnings():
-            self.app.call_from_thread(
-                self.notify, "\n".join(result.warnings()), title="import", severity="warning", timeout=15
-            )
-        if not result.added:
-            self.app.call_from_thread(self.notify, "\n".join(result.summary()), title="import")
-            return
-        if result.asks:  # VS Code inputs not in the keyring yet: the operator types them in a form first
-            self.app.call_from_thread(self._ask_inputs, doc, result, path, plaintext)
-        else:
-            self.app.call_from_thread(self._save_import, doc, result, path, plaintext)
-
-    def _ask_inputs(self, doc: Any, result: Any, path: str, plaintext: bool) -> None:
-        from console.screens.import_dialog import InputsScreen
-
-        def answered(values: list[str] | None) -> None:
-            if values is None:
-                self.notify("import cancelled: nothing written", title="import")
-                return
-            for ask, value in zip(list(result.asks), values, strict=True):
-                result.answer(ask, value)
-            self._save_import(doc, result, path, plaintext)
-
-        self.app.push_screen(InputsScreen(list(result.asks)), answered)
-
-    def _save_import(self, doc: Any, result: Any, path: str, plaintext: bool) -> None:
-        from engine.config.mcp_import import check_import, store_secrets
-
-        def before_write() -> None:  # check's validation first: a refusal writes nothing, keyring included
-            check_import(doc, result)
-            store_secrets(result)
-
-        title = f"Import {len(result.added)} server(s) from {path}: {', '.join(result.added)}"
-        if result.secrets:
-            title += f" (to the keyring: {', '.join(sorted(result.secrets))})"
-        hide = [*(_literal_values(result.added) if plaintext else ()), *result.secrets.values()]
-        save_document(self.capp, doc, title, hide=hide, before_write=before_write)
-
-
-def _literal_values(servers: dict[str, dict[str, Any]]) -> list[str]:
-    """The credential-looking values kept in plain text (by choice): masked in the diff all the same."""
-    from engine.config import looks_like_secret
-
-    return [
-        str(v)
-        for cfg in servers.values()
-        for kind in ("env", "headers")
-        for k, v in (cfg.get(kind) or {}).items()
-        if looks_like_secret(str(k), str(v))
-    ]
+        import_servers(self.capp, path, plaintext)  # then its inputs form and the diff
 
 
 #: How much of a server's last error the table shows; the detail under it shows all of it, wrapped.

@@ -3,7 +3,8 @@
 Why it exists: a remote server whose token is missing or expired waits in ``needs sign-in``; the operator signs in
 from here. The engine (``Engine.sign_in_server``) discovers the authorization server, listens for the redirect on
 127.0.0.1 and hands over the URL, which this dialog shows (selectable, and opened in a browser when one can be
-shown); once the browser comes back the tokens are in the OS keyring and the server restarts, ``up``. Closing the
+shown); once the browser comes back the tokens are in the keyring and the server restarts, ``up``. The dialog says
+which keyring, in the engine's words (a plain-file one is named UNENCRYPTED, as ``mcp login`` warns). Closing the
 dialog cancels a sign-in still waiting. No token ever reaches the console: the engine returns only a report.
 """
 
@@ -21,6 +22,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
 from console.crash_guard import ContainErrors
+from console.widgets.keyring_where import KeyringWhere
 
 if TYPE_CHECKING:
     from console.app import AvaConsole
@@ -50,6 +52,7 @@ class SignInScreen(ContainErrors, ModalScreen[bool]):
             yield Label(f"Sign in to {self.server_id}", classes="section-title")
             yield Static("Finding the server's authorization server…", id="signin-status")
             yield Static("", id="signin-url", markup=False)
+            yield KeyringWhere("The tokens go to {where}.", id="signin-where")
             with Horizontal(classes="buttons"):
                 yield Button("Close (Esc)", id="signin-close")
 
