@@ -1,13 +1,16 @@
-"""Removing an MCP server from the config, and the keyring secrets only it used (issue 34 item 10).
+"""Removing an MCP server from the config, and what only it left in the keyring (issue 34 item 10).
 
-Why it exists: a server's env and header values live in the keyring as ``${keyring:NAME}``; removing the server left
-them there, unused and forgotten. After the removal is saved, the operator is asked whether to delete the secrets no
-other part of the config references (stored ones only; a secret another entry still uses is never offered). Kept
-apart from the Servers screen, which owns the table, not this flow.
+Why it exists: a server's env and header values live in the keyring as ``${keyring:NAME}``, and a remote server's
+OAuth tokens and client registration under its id; removing the server left them there, unused and forgotten. After
+the removal is saved, the operator is asked whether to delete the secrets no other part of the config references
+(stored ones only; a secret another entry still uses is never offered) and the sign-in stored under the server's id
+(asked, not done: another config on this machine may name a server the same). Kept apart from the Servers screen,
+which owns the table, not this flow.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from console.config_flow import save_document
@@ -31,9 +34,11 @@ def remove_server(app: AvaConsole, sid: str) -> None:
 
 
 def _prepare(app: AvaConsole, sid: str) -> None:
-    """Blocking (a thread): the config without ``sid``, and the stored secrets only its entry references."""
+    """Blocking (a thread): the config without ``sid``, the stored secrets only its entry references, and whether
+    the keyring holds an OAuth sign-in under its id."""
+    from engine import oauth_sign_in_stored
     from engine.config import ConfigDocument, ConfigError
-    from engine.config.secrets import SecretsError, list_secrets, owned_secrets
+    from engine.config.secrets import SecretsError, keyring_state, list_secrets, owned_secrets
 
     try:
         doc = ConfigDocument.load(app.config_path)
@@ -44,44 +49,75 @@ def _prepare(app: AvaConsole, sid: str) -> None:
         return
     try:
         stored = set(list_secrets()) if owned else set()
+        signed_in = oauth_sign_in_stored(sid)  # any server id may have one: a server whose auth was taken out too
     except SecretsError:  # no usable keyring: nothing in it to offer
-        stored = set()
-    names = [n for n in owned if n in stored]
+        stored, signed_in = set(), False
+    leftovers = Leftovers(sid, [n for n in owned if n in stored], signed_in, keyring_state().where)
 
     def saved(_settings: Any) -> None:
-        if names:
-            _offer(app, sid, names)
+        if leftovers:
+            _offer(app, leftovers)
 
     app.call_from_thread(save_document, app, doc, f"Remove server {sid}", saved)
 
 
-def _offer(app: AvaConsole, sid: str, names: list[str]) -> None:
-    listed = ", ".join(names)
-    them = "it" if len(names) == 1 else "them"
+@dataclass(frozen=True)
+class Leftovers:
+    """What removing server ``sid`` left in the keyring."""
 
+    sid: str
+    #: Named secrets no other part of the config references.
+    names: list[str]
+    #: An OAuth sign-in (tokens, client registration) under the server's id.
+    sign_in: bool
+    #: ``keyring_state().where``: "the OS keyring" or "the UNENCRYPTED file keyring (PATH)".
+    where: str
+
+    def __bool__(self) -> bool:
+        return bool(self.names) or self.sign_in
+
+    @property
+    def listed(self) -> str:
+        return ", ".join([*self.names, *([f"{self.sid}'s OAuth sign-in"] * self.sign_in)])
+
+    @property
+    def them(self) -> str:
+        return "it" if len(self.names) + self.sign_in == 1 else "them"
+
+
+def _offer(app: AvaConsole, left: Leftovers) -> None:
     def answered(yes: bool | None) -> None:
         if yes:
-            app.run_worker(lambda: _delete(app, names), thread=True, group="secrets", name="server-secrets-delete")
+            app.run_worker(lambda: _delete(app, left), thread=True, group="secrets", name="server-secrets-delete")
         else:
-            app.notify(f"kept in the keyring: {listed} (the Secrets screen deletes {them})", title="secrets")
+            how = " (the Secrets screen deletes named secrets)" if left.names else ""
+            app.notify(f"kept in {left.where}: {left.listed}{how}", title="secrets")
 
+    why = [f"{'It is' if left.them == 'it' else 'They are'} in {left.where}."]
+    if left.names:
+        them = "it" if len(left.names) == 1 else "them"
+        why.append(f"Server {left.sid} was the only part of the config that used {them}.")
+    if left.sign_in:
+        why.append(
+            f"The sign-in (tokens, client registration) would serve a server added as {left.sid} again, "
+            f"or another config's {left.sid}."
+        )
     app.push_screen(
-        ConfirmScreen(
-            f"Also delete {listed} from the keyring?",
-            f"Server {sid} was the only part of the config that used {them}. y: delete · n: keep",
-        ),
+        ConfirmScreen(f"Also delete {left.listed}?", " ".join([*why, "y: delete · n: keep"])),
         answered,
     )
 
 
-def _delete(app: AvaConsole, names: list[str]) -> None:
-    from engine.config.secrets import SecretsError, delete_secret, keyring_state
+def _delete(app: AvaConsole, left: Leftovers) -> None:
+    from engine import forget_oauth_sign_in
+    from engine.config.secrets import SecretsError, delete_secret
 
     try:
-        for name in names:
+        for name in left.names:
             delete_secret(name)
+        if left.sign_in:
+            forget_oauth_sign_in(left.sid)
     except SecretsError as e:
         app.call_from_thread(app.notify, str(e), title="secrets", severity="error")
         return
-    where = keyring_state().where
-    app.call_from_thread(app.notify, f"deleted from {where}: {', '.join(names)}", title="secrets")
+    app.call_from_thread(app.notify, f"deleted from {left.where}: {left.listed}", title="secrets")

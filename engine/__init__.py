@@ -12,7 +12,9 @@ the engine's internals and may change.
   operator    ``set_tier(call_id | None, tier)``, ``set_tool_enabled(call_id, name, enabled, apply)``
   MCP         ``restart_server(id)``, ``test_server(id | config)``, ``set_server_enabled(id, on)``,
               ``calibrate(id)``, ``sign_in_server(id, show_url)`` / ``sign_out_server(id)`` (OAuth for a remote
-              server; ``SignInError`` when sign-in did not complete; ``open_in_browser(url)`` for the URL)
+              server; ``SignInError`` when sign-in did not complete; ``open_in_browser(url)`` for the URL);
+              no engine needed: ``oauth_sign_in_stored(id)`` / ``forget_oauth_sign_in(id)`` (whether the keyring
+              holds a server id's tokens and client registration, whatever URL; delete them: a removed server's)
   phone       ``monitor_call(channel_id, mode, devices=…)``: the operator on a live phone call (listen,
               whisper_agent, whisper_caller, takeover, off); ``transfer_call(call_id, destination, mode)``
               (blind or warm, to a ``tools.extensions`` destination, as the transfer tools do it)
@@ -70,6 +72,7 @@ if TYPE_CHECKING:
     from engine.http.guard import browser_refusal
     from engine.logs import configure_logging
     from engine.mcp.signin import SignInError, open_in_browser
+    from engine.mcp.token_store import forget_oauth_sign_in, oauth_sign_in_stored
     from engine.recorder.codec import RecordingError, read_recording
     from engine.recorder.export import export_recording
     from engine.recorder.files import default_dir as default_recordings_dir
@@ -122,6 +125,8 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "default_recordings_dir": ("engine.recorder.files", "default_dir"),
     "SignInError": ("engine.mcp.signin", "SignInError"),
     "open_in_browser": ("engine.mcp.signin", "open_in_browser"),
+    "oauth_sign_in_stored": ("engine.mcp.token_store", "oauth_sign_in_stored"),
+    "forget_oauth_sign_in": ("engine.mcp.token_store", "forget_oauth_sign_in"),
     "open_remote": ("engine.remote", "open_remote"),
     "REMOTE_COMMANDS": ("engine.remote.base", "COMMANDS"),
     "RemoteEngines": ("engine.remote.base", "RemoteEngines"),
@@ -170,9 +175,11 @@ __all__ = [
     "configure_logging",
     "default_recordings_dir",
     "export_recording",
+    "forget_oauth_sign_in",
     "freeze_startup_heap",
     "list_audio_devices",
     "list_recordings",
+    "oauth_sign_in_stored",
     "open_in_browser",
     "open_remote",
     "percentile",

@@ -49,9 +49,7 @@ class KeyringTokenStorage:
     # ------------------------------------------------------------------------------------------- the record
 
     def _require_backend(self) -> None:
-        problem = backend_problem()
-        if problem:
-            raise SecretsError(f"server {self.server_id}: cannot keep its OAuth tokens: {problem}")
+        _require(self.server_id)
 
     def _read(self) -> dict[str, Any]:
         self._require_backend()
@@ -172,13 +170,33 @@ class KeyringTokenStorage:
 
     def delete(self) -> bool:
         """Forget the tokens and the client registration; True when something was stored."""
-        self._require_backend()
-        try:
-            keyring.delete_password(SERVICE, self.server_id)
-        except PasswordDeleteError:
-            return False
-        except KeyringError as e:
-            raise _failure("delete the OAuth tokens", self.server_id, e) from None
-        finally:
-            self.last_status = None
-        return True
+        self.last_status = None
+        return forget_oauth_sign_in(self.server_id)
+
+
+def _require(server_id: str) -> None:
+    problem = backend_problem()
+    if problem:
+        raise SecretsError(f"server {server_id}: cannot keep its OAuth tokens: {problem}")
+
+
+def oauth_sign_in_stored(server_id: str) -> bool:
+    """Whether the keyring holds a sign-in record (tokens, a client registration) for ``server_id``, whatever URL it
+    was issued for: what removing the server from the config would leave behind. Never reads a value out."""
+    _require(server_id)
+    try:
+        return keyring.get_password(SERVICE, server_id) is not None
+    except KeyringError as e:
+        raise _failure("read the OAuth tokens", server_id, e) from None
+
+
+def forget_oauth_sign_in(server_id: str) -> bool:
+    """Delete ``server_id``'s tokens and client registration from the keyring; True when something was stored."""
+    _require(server_id)
+    try:
+        keyring.delete_password(SERVICE, server_id)
+    except PasswordDeleteError:
+        return False
+    except KeyringError as e:
+        raise _failure("delete the OAuth tokens", server_id, e) from None
+    return True
