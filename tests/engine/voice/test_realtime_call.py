@@ -29,6 +29,7 @@ from engine.providers.realtime.session import (
     PCMU_8K,
     AssistantAudio,
     AssistantInterrupted,
+    AssistantText,
     CallerSpeechStarted,
     CallerSpeechStopped,
     CallerText,
@@ -49,6 +50,7 @@ from tests.fixtures.realtime_scripted import (
     tone,
     use_scripted_realtime,
 )
+from tests.waiting import wait_until
 
 RATE = 16000
 
@@ -81,10 +83,8 @@ def make_engine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Callable[...
 
 
 async def _until(pred: Callable[[], bool]) -> None:
-    """Poll a condition the code under test has no event for (bounded: 10 s)."""
-    async with asyncio.timeout(10.0):
-        while not pred():  # noqa: ASYNC110
-            await asyncio.sleep(0.005)
+    """A condition the code under test has no event for (bounded: 10 s)."""
+    await wait_until(pred)
 
 
 async def _begin(engine: Engine, backend: Any, **kw: Any) -> tuple[RealtimeVoiceCall, asyncio.Task[str], Any]:
@@ -247,8 +247,15 @@ async def test_hangup_ends_the_call_after_the_farewell_has_played(make_engine: C
         await live.call_tool("hangup_call", '{"farewell_message": "Goodbye!"}')
         played_at_hangup = _ms(backend)
         live.emit(ResponseDone())  # the function-call response: no audio, the call stays up
-        await asyncio.sleep(0.1)
-        assert not task.done()
+        live.emit(AssistantText("One moment.", True, "item_note"))  # the later marker: read after the ResponseDone
+        said: list[str] = []
+
+        def marker_recorded() -> bool:
+            said.extend(e.text for e in _of(sub.drain(), TranscriptAdded))
+            return "One moment." in said
+
+        await _until(marker_recorded)
+        assert not task.done() and call.end_reason is None
         live.say("Goodbye, and thanks for calling!", ms=1500)
         async with asyncio.timeout(10):
             await task

@@ -15,6 +15,7 @@ from engine.sessions.session import CallError
 from engine.voice.realtime_call import RealtimeVoiceCall
 from tests.fixtures.audio_backends import FeedBackend
 from tests.fixtures.realtime_scripted import provider_of, use_scripted_realtime
+from tests.waiting import wait_until
 
 
 def _settings() -> Settings:
@@ -32,9 +33,7 @@ async def test_hanging_up_while_the_provider_connects_ends_the_call_at_once(monk
         provider = provider_of(engine)
         call = RealtimeVoiceCall(engine, FeedBackend(16000, 20), "desk")
         run = asyncio.create_task(call.run())
-        async with asyncio.timeout(10):
-            while not provider.connecting:  # noqa: ASYNC110 - the session is connecting
-                await asyncio.sleep(0.01)
+        await wait_until(lambda: provider.connecting, what="the session connecting")
         call.stop("caller hung up")
         with pytest.raises(CallError, match="caller hung up"):
             async with asyncio.timeout(10):  # the provider never answers: only giving up ends the run
