@@ -5,7 +5,6 @@ next line. Under a Pilot the first contained error still fails the test that cau
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from pathlib import Path
 from typing import Any, ClassVar
@@ -19,6 +18,7 @@ from textual.widgets import Static
 
 from console.app import AvaConsole
 from tests.console.helpers import record_notifications
+from tests.waiting import wait_until
 
 
 class Boom(Exception):
@@ -107,11 +107,7 @@ async def test_an_exception_in_a_widget_never_ends_the_engine_or_its_calls(confi
             poked.post_message(Exploding.Poke())
             # Textual ends the message loop of a widget whose own handler raised: it handles nothing more, so the
             # Pilot (which waits for every widget of the screen to be idle, even to pause) would wait on it for ever
-            for _ in range(200):  # up to 10 s on a loaded machine
-                if _said(notes, "raised in an event handler"):
-                    break
-                await asyncio.sleep(0.05)
-            assert _said(notes, "raised in an event handler")
+            await wait_until(lambda: _said(notes, "raised in an event handler"), what="the handler's notification")
             await poked.remove()
             assert any(line.type == "console.error" and "raised in a timer" in line.text for line in app.state.log)
             await _talk(app, pilot, wait, call_id, "hello")  # the call goes on, the console still takes keys

@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -40,17 +39,20 @@ def _start(*args: str, **env: str) -> tuple[subprocess.Popen[str], int, list[str
     return proc, int(first[1]), first[2:]
 
 
+def _dead(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
+
+
 def _gone(pid: int, limit_s: float = 10) -> bool:
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                if f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
-                    return True
-        except OSError:
-            return True
-        time.sleep(0.02)
-    return False
+    try:
+        wait_until_sync(lambda: _dead(pid), within=limit_s)
+    except AssertionError:
+        return False
+    return True
 
 
 def test_runs_forked_on_the_launchers_pipes_args_cwd_and_env(tmp_path: Path) -> None:

@@ -6,7 +6,6 @@ point) with one server that runs and one that crashes at start."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ from textual.widgets import DataTable
 from console.app import AvaConsole
 from tests.console.conftest import FIXTURE_SERVER, wait_for
 from tests.integration.test_attach_console import SCRIPT, _serve
+from tests.waiting import wait_until
 
 TOKEN = "tok-servers-0123456789"
 
@@ -47,13 +47,15 @@ def _config(tmp: Path) -> Path:
 async def _settled(url: str) -> dict[str, str]:
     """The engine's own answer (``/mcp/status``) once both servers settled: id → state."""
     async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {TOKEN}"}) as http:
-        for _ in range(600):
+        states: dict[str, str] = {}
+
+        async def settled() -> bool:
             async with http.get(f"{url}/mcp/status") as r:
-                states = {s["id"]: s["state"] for s in (await r.json())["servers"]}
-            if states.get("dice") == "up" and states.get("crashy") == "failed":
-                return states
-            await asyncio.sleep(0.05)
-    raise AssertionError(f"the servers did not settle: {states}")
+                states.update({s["id"]: s["state"] for s in (await r.json())["servers"]})
+            return states.get("dice") == "up" and states.get("crashy") == "failed"
+
+        await wait_until(settled, within=30, what="dice up and crashy failed")
+        return states
 
 
 def _rows(app: AvaConsole) -> dict[str, list[str]]:

@@ -33,6 +33,7 @@ import keyring
 import pytest
 
 from tests.fixtures.memory_keyring import MemoryKeyring
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -270,16 +271,15 @@ async def test_serve_status_test_and_metrics_over_http(canary: Canary) -> None:
         first = await asyncio.wait_for(proc.stdout.readline(), TIMEOUT)
         url = json.loads(first)["http"]
         async with aiohttp.ClientSession() as http:
-            status: dict[str, Any] = {}
-            for _ in range(400):
+
+            async def echo_up_with_its_stderr() -> bool:
                 async with http.get(f"{url}/mcp/status") as r:
                     assert r.status == 200
                     responses["/mcp/status"] = await r.text()
                 status = next(s for s in json.loads(responses["/mcp/status"])["servers"] if s["id"] == "echo")
-                if status["state"] == "up" and any("KR_CANARY" in line for line in status["stderr_tail"]):
-                    break
-                await asyncio.sleep(0.05)
-            assert status["state"] == "up" and any("KR_CANARY" in line for line in status["stderr_tail"])
+                return status["state"] == "up" and any("KR_CANARY" in line for line in status["stderr_tail"])
+
+            await wait_until(echo_up_with_its_stderr, within=20, what="echo up, its stderr tail with the canary line")
             async with http.post(f"{url}/mcp/test/echo", json={}) as r:
                 responses["/mcp/test/echo"] = await r.text()
                 assert r.status == 200, responses["/mcp/test/echo"]

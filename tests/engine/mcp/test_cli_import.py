@@ -8,7 +8,6 @@ import select
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from engine.cli import main
 from engine.config.mcp_import import parse_mcp_json
 from engine.config.models import Settings
 from tests.engine.mcp.helpers import FIXTURE_SERVER, ROOT
+from tests.waiting import wait_until_sync
 
 CONFIG = f"""# my config
 mcp:
@@ -153,14 +153,12 @@ def test_serve_reloads_on_sighup(config: Path) -> None:
 
         config.write_text(cfg.replace("    fx:   # the fixture", "    fx2:   # renamed"))
         proc.send_signal(signal.SIGHUP)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
+
+        def ids() -> list[str]:
             with urllib.request.urlopen(first["http"] + "/mcp/status", timeout=5) as r:
-                ids = [s["id"] for s in json.loads(r.read())["servers"]]
-            if ids == ["fx2"]:
-                break
-            time.sleep(0.1)
-        assert ids == ["fx2"]
+                return [s["id"] for s in json.loads(r.read())["servers"]]
+
+        wait_until_sync(lambda: ids() == ["fx2"], within=20, what="the renamed server after SIGHUP")
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(20)

@@ -14,6 +14,7 @@ import pytest
 
 from engine.events import ToolProgressed
 from tests.engine.mcp.helpers import EVERYTHING_BIN, settings
+from tests.waiting import wait_until_sync
 
 needs_everything = pytest.mark.skipif(
     not EVERYTHING_BIN.exists(),
@@ -43,16 +44,17 @@ def everything_http() -> Iterator[str]:
         start_new_session=True,
     )
     try:
-        for _ in range(200):
+
+        def up() -> bool:
+            if proc.poll() is not None:
+                pytest.fail("server-everything (streamableHttp) exited at start")
             try:
                 with socket.create_connection(("127.0.0.1", port), timeout=0.1):
-                    break
+                    return True
             except OSError:
-                if proc.poll() is not None:
-                    pytest.fail("server-everything (streamableHttp) exited at start")
-                import time
+                return False
 
-                time.sleep(0.05)
+        wait_until_sync(up, within=10, what="server-everything (streamableHttp) listening")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         os.killpg(proc.pid, 9)

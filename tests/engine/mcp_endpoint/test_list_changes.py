@@ -27,6 +27,7 @@ from upstream_2026 import server_config as modern_server
 from engine.app import Engine
 from engine.config.models import Settings
 from engine.http.server import HttpServer
+from tests.waiting import wait_until
 
 #: The server behind the endpoint announces its list changes; the 2025 era's resources/subscribe is deprecated.
 pytestmark = pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
@@ -142,12 +143,13 @@ async def test_a_listen_stream_gets_updates_of_the_resources_it_names_while_it_l
             assert "1 watching" in str(touched.content[0])  # subscribed at the server behind
             event = await next_change(sub)
             assert isinstance(event, ResourceUpdated) and event.uri == WATCHED
-        for _ in range(100):  # the stream's end reaches the endpoint when the HTTP response is closed
+
+        async def unwatched() -> bool:  # the stream's end reaches the endpoint when the HTTP response is closed
             touched = await c.call_tool("test_touch_watched", {})
-            if "0 watching" in str(touched.content[0]):
-                break
-            await asyncio.sleep(0.05)
-        assert "0 watching" in str(touched.content[0])  # unsubscribed at the server behind once the stream ended
+            return "0 watching" in str(touched.content[0])
+
+        # unsubscribed at the server behind once the stream ended
+        await wait_until(unwatched, what="the server behind to be unsubscribed")
 
 
 async def test_the_engines_own_tool_set_changing_is_announced(engine: Engine) -> None:

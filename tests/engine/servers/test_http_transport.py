@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import sys
@@ -10,6 +11,8 @@ from pathlib import Path
 
 from mcp import Client
 from mcp.types import TextContent
+
+from tests.waiting import wait_until
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -53,10 +56,12 @@ async def _start_dice() -> tuple[int, asyncio.subprocess.Process]:
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL,
         )
-        for _ in range(400):  # 20 s at most
-            if process.returncode is not None or _listens(process.pid, port):
-                break
-            await asyncio.sleep(0.05)
+
+        def ready(p: asyncio.subprocess.Process = process, n: int = port) -> bool:
+            return p.returncode is not None or _listens(p.pid, n)
+
+        with contextlib.suppress(AssertionError):  # not listening after 20 s: another try on another port
+            await wait_until(ready, within=20)
         if process.returncode is None and _listens(process.pid, port):
             return port, process
         process.kill()
