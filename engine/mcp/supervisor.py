@@ -16,10 +16,7 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable
 from contextlib import AsyncExitStack, suppress
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 import mcp.types as types
@@ -29,10 +26,10 @@ from mcp.shared.exceptions import MCPError
 from engine.backoff import Backoff
 from engine.config.models import McpServerConfig
 from engine.elicitation.route import Asker
-from engine.events import EventBus, ServerStateChanged
+from engine.events import ServerStateChanged
 from engine.mcp.call_failures import CALL_FAILURES, call_failure, not_running
-from engine.mcp.connection import Connection, Elicit, ServerGone, describe
-from engine.mcp.naming import NameBook
+from engine.mcp.connection import Connection, ServerGone, describe
+from engine.mcp.host_services import HostServices
 from engine.mcp.oauth import (
     NEEDS_SIGN_IN,
     EngineOAuth,
@@ -43,14 +40,15 @@ from engine.mcp.oauth_watch import auth_status, tend, wait_for_sign_in
 from engine.mcp.passthrough import offer
 from engine.mcp.registration import ToolRegistration
 from engine.mcp.results import to_tool_result
+from engine.mcp.server_snapshot import server_snapshot
 from engine.mcp.stderr import StderrCapture
 from engine.mcp.token_store import KeyringTokenStorage
 from engine.mcp.tool import MCPTool
-from engine.metrics import Metrics
 from engine.tools.base import ToolExecutionContext, ToolResult
-from engine.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
+
+__all__ = ["HostServices", "State", "Supervisor"]
 
 State = Literal["starting", "up", "restarting", "failed", "stopped", "needs sign-in"]
 
@@ -58,31 +56,6 @@ State = Literal["starting", "up", "restarting", "failed", "stopped", "needs sign
 STOP_WAIT_S = 2.0
 #: The shortest listing lifetime honoured: a ``ttlMs`` of 1 must not turn into a thousand re-lists a second.
 MIN_TTL_S = 1.0
-
-
-@dataclass(slots=True)
-class HostServices:
-    """What a supervisor needs from the engine (kept narrow so tests can build one without an Engine)."""
-
-    registry: ToolRegistry
-    bus: EventBus
-    metrics: Metrics
-    base_dir: Path
-    redact: Callable[[str], str] | None = None
-    #: Adds secrets met at run time (a remote server's OAuth tokens) to what ``redact`` masks.
-    remember_secrets: Callable[[Iterable[str]], None] | None = None
-    #: How long a burst of list_changed notifications is collected before one re-list.
-    debounce_s: float = 0.2
-    #: Called once a server is up with its tools registered (the budget layer's calibration hook).
-    on_up: Callable[[str], object] | None = None
-    #: Starts the supervision loop as a named task of the engine's task group (``engine.tasks.Spawn``).
-    spawn: Callable[..., asyncio.Task[Any]] | None = None
-    #: Every server's exposed-name claims; settles collisions across servers whatever order they come up in.
-    names: NameBook = field(default_factory=NameBook)
-    #: Answers servers' mid-call questions (engine.elicitation.desk); None: the client offers no elicitation.
-    elicit: Elicit | None = None
-    #: Gets every server's log messages and resource updates (server id, notification): the MCP endpoint's relay.
-    on_notification: Callable[[str, types.ServerNotification], Awaitable[None]] | None = None
 
 
 class Supervisor(ToolRegistration):
@@ -408,46 +381,5 @@ class Supervisor(ToolRegistration):
     # ------------------------------------------------------------------------------------------- status
 
     def snapshot(self) -> dict[str, Any]:
-        conn = self.conn
-        info = conn.server_info if conn is not None else None
-        return {
-            "id": self.server_id,
-            "state": self.state,
-            "transport": self.cfg.transport,
-            "enabled": self.cfg.enabled,
-            "start": self.cfg.start,
-            "protocol_version": conn.protocol_version if conn is not None else None,
-            "server_name": info.name if info is not None else None,
-            "server_version": info.version if info is not None else None,
-            "pid": conn.pid if conn is not None else None,
-            "uptime_s": round(time.monotonic() - self.up_since, 3) if self.up_since is not None else None,
-            "restarts": self.restarts,
-            "restarts_total": self.restarts_total,
-            "last_error": self.last_error,
-            "errors": [{"at": at, "error": e} for at, e in self.errors],
-            "command": list(self.cfg.command),
-            "args": list(self.cfg.args or []),
-            "url": self.cfg.url,
-            "target": self.cfg.target,
-            "env_keys": sorted(self.cfg.env),  # never the values
-            "header_keys": sorted(self.cfg.headers),
-            "auth": auth_status(self._tokens) if self.cfg.auth is not None else None,
-            "warnings": list(self.warnings),
-            "tool_count": len(self.tools),
-            "tools": [
-                {
-                    "name": t.definition.origin_name,
-                    "exposed_name": t.definition.name,
-                    "description": t.definition.description,
-                    "timeout_ms": t.definition.timeout_ms,
-                    "estimated_duration_ms": t.definition.latency.estimated_duration_ms,
-                    "max_duration_ms": t.definition.latency.max_duration_ms,
-                    **t.info(),
-                }
-                for t in self.tools
-            ],
-            "stderr_tail": self.stderr.tail(20),
-            "stderr_lines": self.stderr.total_lines,
-            "stderr_suppressed": self.stderr.suppressed_total,
-            "malformed_messages": conn.malformed_messages if conn is not None else 0,
-        }
+        auth = auth_status(self._tokens) if self.cfg.auth is not None else None
+        return server_snapshot(self, auth)
