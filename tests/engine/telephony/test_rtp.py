@@ -9,6 +9,7 @@ import pytest
 from rtp_peer import RtpPeer
 
 from engine.telephony.rtp import FRAME_BYTES, ULAW_SILENCE, PortPool, RtpStream, parse_rtp
+from tests.waiting import wait_until
 
 
 def packet(seq: int, payload: bytes, pt: int = 0, ssrc: int = 7) -> bytes:
@@ -66,8 +67,11 @@ async def test_paced_output_is_continuous_and_flush_stops_it() -> None:
     await phone.wait_audio(before + 2)
     stream.flush()
     await stream.drained()
-    await asyncio.sleep(0.1)
-    assert len(phone.capture) <= before + 4  # nothing after the packet in flight
+    stream.queue(b"\x03" * FRAME_BYTES)  # the later marker: once it is in, whatever came before it is too
+    marker = b"\x03" * FRAME_BYTES
+    await wait_until(lambda: any(p.payload == marker for p in phone.capture), what="the marker packet")
+    sent = [p.payload for p in phone.capture[before:]]
+    assert len(sent[: sent.index(marker)]) <= 4  # nothing after the packet in flight
     stream.close()
     phone.close()
 
