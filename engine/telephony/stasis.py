@@ -27,18 +27,18 @@ from typing import Any, Protocol
 
 from engine.capacity import CallRefused, continuing, on_leg
 from engine.config.models import AsteriskConfig
-from engine.events import CallMonitorChanged
 from engine.sessions.session import CallError
 from engine.tasks import Spawn
 from engine.telephony.ari import CONNECTED, RECONNECTED, AriClient, AriError
 from engine.telephony.connect import connect_media
 from engine.telephony.farewell import AI_STOP_WAIT_S, StopBudget, bounded, hush, say_farewell
-from engine.telephony.handback import TakeoverTranscript, brief_ai, handback_note
+from engine.telephony.handback import brief_ai
 from engine.telephony.media import backend_for
-from engine.telephony.monitor import CallMonitor, MonitorError
+from engine.telephony.monitor import CallMonitor
 from engine.telephony.owned import ResourceIds, parse, release_leftovers
 from engine.telephony.phone_call import PhoneCall, media_label, pick_context
 from engine.telephony.rtp import PortPool
+from engine.telephony.takeover import switch_monitor
 from engine.telephony.transfer import PhoneTransfers
 from engine.tools.builtin.transfer import PhoneLines
 from engine.voice.backend import AudioBackend
@@ -332,33 +332,7 @@ class StasisApp:
     async def set_monitor(self, channel_id: str, mode: str, backend: Callable[[], AudioBackend]) -> str:
         """Put the operator on a phone call in ``mode`` (off, listen, whisper_agent, whisper_caller, takeover);
         leaving ``takeover`` hands the caller back to the AI. ``backend`` opens the operator's sound devices."""
-        call = self.calls.get(channel_id)
-        if call is None:
-            raise MonitorError(f"no live phone call on channel {channel_id!r}")
-        current = self.monitor.mode(channel_id)
-        if mode == current:
-            return mode
-        line = self.monitor.lines.get(channel_id)
-        heard = line.transcript if line is not None else None
-        if line is not None:
-            line.transcript = None  # kept past the line's teardown, for the AI coming back
-        await self.monitor.close_for(channel_id)
-        if current == "takeover" and call.taken_over is not None:
-            call.handback_note = handback_note(await heard.finish() if heard is not None else [])
-            call.taken_over.set()  # hand back: the call's loop brings the AI back
-        transcript: TakeoverTranscript | None = None
-        if mode == "takeover":
-            if call.bridge_id is None or call.media_channel_id is None or call.context is None:
-                raise MonitorError("this call has no bridge to take over")
-            transcript = TakeoverTranscript.start(self.host, call.context, self.host.bus, call.call_id)
-            call.taken_over = asyncio.Event()
-            call.leg.call_id, call.leg.hold = call.call_id, True  # the call stays live while the operator has it
-            await self.ari.remove_from_bridge(call.bridge_id, [call.media_channel_id])
-            call.stop_ai("operator took over")
-        if mode != "off":
-            await self.monitor.open(channel_id, call.bridge_id, mode, backend(), transcript)
-        self.host.bus.publish(CallMonitorChanged(call_id=call.call_id or channel_id, mode=mode))
-        return mode
+        return await switch_monitor(self, channel_id, mode, backend)
 
     async def _unless_stopping(self, wait: Awaitable[Any]) -> None:
         """Wait for ``wait``, or until the engine stops."""
