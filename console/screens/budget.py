@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from engine import Engine
 
 TIERS = ("fast", "standard", "deep")
+#: The tools-per-tier table's headings while its own would not fit (its tiers in the Tiers table's order beside it).
+NARROW_TIER_TOOLS = {"fast": "F", "standard": "S", "deep": "D", "why": "Why"}
 
 
 class BudgetScreen(ConsoleScreen):
@@ -49,8 +51,9 @@ class BudgetScreen(ConsoleScreen):
                 yield ConsoleTable(id="tiers", cursor_type="row")
             with Vertical(id="tier-tools-pane"):
                 yield Label("Tools each tier shows", id="tier-tools-title", classes="section-title")
-                # the reasons take the room the tiers' marks leave; the highlighted tool's whole reason is below
-                yield ConsoleTable(id="tier-tools", cursor_type="row", flex="why", short={"why": "Why"})
+                # the reasons take the room the tiers' marks leave; the highlighted tool's whole reason is below.
+                # Narrow (80 columns, a scrollbar), the headings give way to F S D and Why: the marks are one cell
+                yield ConsoleTable(id="tier-tools", cursor_type="row", flex="why", short=NARROW_TIER_TOOLS)
                 yield Static("", id="tier-tools-why", classes="muted")
         yield Label("Leaderboard", classes="section-title")
         yield Static("", id="leaderboard-note", classes="missing")

@@ -14,7 +14,9 @@ from console.app import AvaConsole
 from console.widgets.tables import cell_text
 from console.widgets.timeline import Timeline
 from engine.config import set_secret
+from tests.console.conftest import servers_up
 from tests.console.test_layout_fit import drawn, on_screen
+from tests.console.test_widths import _with_fixture_server
 from tests.fixtures.memory_keyring import MemoryKeyring
 
 
@@ -85,6 +87,22 @@ def _referenced_from(config_path: Path, contexts: tuple[str, ...]) -> None:
         for c in contexts
     )
     config_path.write_text(config_path.read_text().replace("contexts:\n", "contexts:\n" + extra))
+
+
+async def test_80x24_budget_tools_per_tier_fit_beside_the_tiers(config_path: Path, wait: Any) -> None:
+    """The fixture server's tools: more rows than the table's height (a scrollbar) and longer names."""
+    _with_fixture_server(config_path)
+    app = AvaConsole(config_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait(pilot, lambda: servers_up(app, "fx"), within=60)
+        await pilot.press("f4")
+        await wait(pilot, lambda: type(app.screen).__name__ == "BudgetScreen")
+        await pilot.pause(0.3)
+        tt = app.screen.query_one("#tier-tools", DataTable)
+        assert tt.row_count > 3
+        _fits(tt)
+        rows = drawn(tt)[1:]
+        assert any("–" in r and "✔" in r and "…" in r for r in rows), rows  # the marks, then the reason cut
 
 
 async def test_80x24_secrets_whole_references_of_the_highlighted_secret(
