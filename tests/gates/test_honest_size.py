@@ -17,6 +17,10 @@ SIZED_PACKAGES = ("engine", "console")
 OVER_LIMIT_ALLOWED = {
     "console/app.py",
     "console/state.py",
+    # single large classes left to split into collaborators (no mixins): the Engine facade and both voice drivers
+    "engine/app.py",
+    "engine/voice/pipeline.py",
+    "engine/voice/realtime_call.py",
 }
 # Today's count in the whole tree; the goal is 20, each with a comment saying why the formatter's layout is worse.
 MAX_FMT_SKIPS = 68
