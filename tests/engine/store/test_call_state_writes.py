@@ -3,7 +3,6 @@ sends only the fields that changed (a turn changes one or two of a dozen), and a
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import redis.asyncio as aioredis
@@ -43,13 +42,18 @@ async def test_turns_write_only_their_fields_and_a_full_write_heals_the_hash(
             got = await r.hget(key, field)
             return got is not None and (value is None or got == value)
 
+        async def ttl_above(ms: int) -> bool:
+            return bool(await r.pttl(key) > ms)
+
         await eventually(lambda: has("context", "c"), what="the call's first, whole write")
         await r.hdel(key, "context")  # lost behind the engine's back
         await engine.user_said(call.call_id, "echo apples")
         await eventually(lambda: has("turn", "1"), what="the turn's write")
         await engine.user_said(call.call_id, "echo pears")
         await eventually(lambda: has("turn", "2"), what="the next turn's write")
-        await asyncio.sleep(0.5)  # heartbeats (0.2 s) came and went
+        for _ in range(2):  # two heartbeats came and went: each writes the call's changed fields, then its TTL
+            last = await r.pttl(key)
+            await eventually(lambda last=last: ttl_above(last), what="a heartbeat refreshing the hash's TTL")
         assert not await has("context")  # only changed fields went out: the lost one stays lost
         assert 0 < await r.pttl(key)  # but the hash is kept alive
         store._full_due = 0.0  # what a reconnect does, and what FULL_STATE_S does
