@@ -32,7 +32,7 @@ from textual.message_pump import MessagePump
 from textual.widget import Widget
 from textual.widgets import DataTable, Footer, RichLog
 
-from engine._compat._check import private
+from engine import dependency_private as private
 
 __all__ = [
     "OVERRIDES",

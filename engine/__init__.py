@@ -65,6 +65,8 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from engine._compat._check import CompatError
+    from engine._compat._check import private as dependency_private
     from engine.app import Engine
     from engine.approvals import ApprovalError, PendingApproval
     from engine.calls import CallError
@@ -138,6 +140,8 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "call_ref": ("engine.remote.base", "call_ref"),
     "browser_refusal": ("engine.http.guard", "browser_refusal"),
     "Redactor": ("engine.redact", "Redactor"),
+    "dependency_private": ("engine._compat._check", "private"),
+    "CompatError": ("engine._compat._check", "CompatError"),
     "RedactingFilter": ("engine.redact", "RedactingFilter"),
     "split_call_ref": ("engine.remote.base", "split_call_ref"),
 }
@@ -150,6 +154,7 @@ __all__ = [
     "BackendFactory",
     "CallError",
     "CallInfo",
+    "CompatError",
     "DeviceInfo",
     "DeviceSpec",
     "Engine",
@@ -174,6 +179,7 @@ __all__ = [
     "call_tool",
     "configure_logging",
     "default_recordings_dir",
+    "dependency_private",
     "export_recording",
     "forget_oauth_sign_in",
     "freeze_startup_heap",
