@@ -13,7 +13,8 @@ Cells are plain text, never markup: a caller named ``[red]x`` or a tool argument
 
 A table may name one free-text column its ``flex`` column (a reason, a list of places): the other columns keep their
 values' width, and the flex column gets the room that is left, its cells ending in "…" when cut (the screen shows the
-whole value of the selected row elsewhere). Without one, a long reason pushed the columns after it off the table.
+whole value of the selected row elsewhere), even narrower than its heading when the other columns leave less.
+Without one, a long reason pushed the columns after it off the table.
 A table may also name ``short`` headings (Duration as "Dur"): they replace the columns' own while the table would
 otherwise be wider than its room (80 columns), since a heading wider than its values costs cells on every row.
 """
@@ -235,7 +236,9 @@ class ConsoleTable(DataTable[Any]):
             return
         others = sum(c.get_render_width(self) for k, c in self.columns.items() if k != col.key)
         natural = max(col.content_width, col.label.cell_len)
-        width = min(natural, max(room - others - pad, col.label.cell_len))  # never narrower than its heading
+        # its heading's width at least, unless that would scroll the table sideways (a row lost to the scrollbar): then
+        # what is left, none at all if need be (the screen shows the whole value of the selected row elsewhere)
+        width = min(natural, max(room - others - pad, 0))
         if col.auto_width or col.width != width:
             col.auto_width = False
             col.width = width

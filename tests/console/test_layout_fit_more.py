@@ -105,6 +105,21 @@ async def test_80x24_budget_tools_per_tier_fit_beside_the_tiers(config_path: Pat
         assert any("–" in r and "✔" in r and "…" in r for r in rows), rows  # the marks, then the reason cut
 
 
+async def test_80x24_a_calls_tools_fit_the_tools_pane(config_path: Path, wait: Any) -> None:
+    """The fixture server's tools (long names, a scrollbar) in the Calls screen's tools pane at 80 columns."""
+    _with_fixture_server(config_path)
+    app = AvaConsole(config_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait(pilot, lambda: servers_up(app, "fx"), within=60)
+        await pilot.press("ctrl+n")
+        await wait(pilot, lambda: app.selected_call in app.state.calls and app.screen.detail_ready)  # type: ignore[attr-defined]
+        tools = app.screen.query_one("#call-tools", DataTable)
+        await wait(pilot, lambda: tools.row_count > 3)
+        await pilot.pause(0.3)
+        _fits(tools)
+        assert any("builtin" in line for line in drawn(tools)), drawn(tools)  # Server, before the cut column
+
+
 async def test_80x24_secrets_whole_references_of_the_highlighted_secret(
     config_path: Path, memory_keyring: MemoryKeyring, wait: Any
 ) -> None:
