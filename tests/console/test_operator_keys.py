@@ -7,6 +7,7 @@ receive), and the null sink (the operator's speaker), not only the engine's stat
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from textual.widgets import DataTable
 from console.app import AvaConsole
 from engine.voice.device_backend import import_sounddevice
 from engine.voice.g711 import ulaw_decode, ulaw_encode
+from tests.waiting import wait_until
 
 ARI = Path(__file__).resolve().parents[1] / "fixtures" / "ari"
 if str(ARI) not in sys.path:
@@ -64,11 +66,11 @@ async def operator_says(sd: Any, emu: AriEmulator) -> int:
     reach Asterisk on the operator's line."""
     peer = emu.rtp[op_media(emu)]
     since = len(peer.capture)
-    for _ in range(5):
+    for _ in range(5):  # the tone again while its packets have not come through (a capture starting late)
         sd.play(TONE_16K, RATE, device="pulse")
         await asyncio.to_thread(sd.wait)
-        await asyncio.sleep(0.3)
-        if loud_packets(peer, since) >= 10:
+        with contextlib.suppress(AssertionError):
+            await wait_until(lambda: loud_packets(peer, since) >= 10, within=2.0)
             break
     return loud_packets(peer, since)
 
