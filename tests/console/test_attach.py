@@ -72,15 +72,17 @@ def _rows(table: Any) -> list[list[str]]:
 
 
 def test_rename_rewrites_every_per_engine_id_and_keeps_empty_ones() -> None:
-    ev = ToolApprovalRequested(approval_id="a1", call_id="call-2", tool_call_id="t1", exposed_name="x", server="s",
-                               tool="x")  # fmt: skip
+    ev = ToolApprovalRequested(
+        approval_id="a1", call_id="call-2", tool_call_id="t1", exposed_name="x", server="s", tool="x"
+    )
     out = rename(ev, "e7")
     assert isinstance(out, ToolApprovalRequested)
     assert (out.approval_id, out.call_id, out.tool_call_id) == ("e7/a1", "e7/call-2", "t1")
     default = rename(TierChanged(call_id=None, old="fast", new="deep", reason="r"), "e7")
     assert isinstance(default, TierChanged) and default.call_id is None
-    no_call = ToolApprovalRequested(approval_id="a2", call_id="", tool_call_id="t", exposed_name="x", server="s",
-                                    tool="x")  # fmt: skip
+    no_call = ToolApprovalRequested(
+        approval_id="a2", call_id="", tool_call_id="t", exposed_name="x", server="s", tool="x"
+    )
     kept = rename(no_call, "e7")
     assert isinstance(kept, ToolApprovalRequested) and kept.call_id == ""  # an MCP client's: no call to name
     server = rename(ServerStateChanged(server="dice", state="up"), "e7")  # the Servers screen: one row per engine
@@ -121,16 +123,23 @@ async def test_link_posts_events_before_the_engine_change_that_follows_them_and_
             await wait_until(pred, what=f"a message the console posts (posted: {posted})")
 
         await until(lambda: any(isinstance(p, EnginesChanged) and p.lost for p in posted))
-        kinds = [("events" if isinstance(p, EventBatch) else "lost" if p.lost else "joined" if p.joined else "link")
-                 for p in posted]  # fmt: skip
+        kinds = [
+            ("events" if isinstance(p, EventBatch) else "lost" if p.lost else "joined" if p.joined else "link")
+            for p in posted
+        ]
         assert kinds.index("events") < kinds.index("lost")
         batch = next(p for p in posted if isinstance(p, EventBatch))
         first = batch.events[0]
         assert isinstance(first, CallStarted) and first.call_id == "e1/call-1"
         remote.break_link()
         await until(lambda: link.reconnects == 1 and remote.connects == 1)  # follow again, no new connect needed
-        await until(lambda: any(isinstance(p, EnginesChanged) and p.link == (False, f"{remote.description}: "
-                                "Connection closed by server") for p in posted))  # fmt: skip
+        await until(
+            lambda: any(
+                isinstance(p, EnginesChanged)
+                and p.link == (False, f"{remote.description}: Connection closed by server")
+                for p in posted
+            )
+        )
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
@@ -206,9 +215,17 @@ async def test_keys_route_commands_to_the_owning_engine_once_and_name_it(wait) -
 async def test_end_call_steer_and_approvals_go_to_the_call_engine(wait, monkeypatch) -> None:
     remote = InProcessRemote(answer=_answer)
     _three(remote)
-    waiting = ToolApprovalRequested(approval_id="ap-1", call_id="call-1", tool_call_id="t1", exposed_name="hangup_call",
-                                    server="builtin", tool="hangup_call", reason="needs approval", timeout_s=60,
-                                    deadline=time.time() + 60)  # fmt: skip
+    waiting = ToolApprovalRequested(
+        approval_id="ap-1",
+        call_id="call-1",
+        tool_call_id="t1",
+        exposed_name="hangup_call",
+        server="builtin",
+        tool="hangup_call",
+        reason="needs approval",
+        timeout_s=60,
+        deadline=time.time() + 60,
+    )
     remote.emit("e3", waiting)
     app = AvaConsole(Path("."), remote=remote)
     async with app.run_test(size=(160, 40)) as pilot:
@@ -242,8 +259,10 @@ async def test_end_call_steer_and_approvals_go_to_the_call_engine(wait, monkeypa
 async def test_engine_lost_marks_its_calls_lost_and_the_engine_gone(wait) -> None:
     remote = InProcessRemote(answer=_answer)
     _three(remote)
-    remote.emit("e1", ToolRequested(call_id="call-1", tool_call_id="t1", exposed_name="mcp_dice_roll", server="dice",
-                                    tool="roll"))  # fmt: skip
+    remote.emit(
+        "e1",
+        ToolRequested(call_id="call-1", tool_call_id="t1", exposed_name="mcp_dice_roll", server="dice", tool="roll"),
+    )
     app = AvaConsole(Path("."), remote=remote)
     async with app.run_test(size=(160, 40)) as pilot:
         seen = record_notifications(app)
@@ -296,11 +315,19 @@ async def test_link_lost_and_back_is_shown_and_local_only_keys_say_so(wait) -> N
         await wait(pilot, lambda: _calls(app).detail_ready)
         calls = app.screen.query_one("#calls", DataTable)
         calls.focus()
-        for key, what in (("v", "a voice call on the softphone"), ("ctrl+n", "a test call"), ("s", "talking as the "
-                          "caller"), ("ctrl+e", "export")):  # fmt: skip
+        for key, what in (
+            ("v", "a voice call on the softphone"),
+            ("ctrl+n", "a test call"),
+            ("s", "talking as the caller"),
+            ("ctrl+e", "export"),
+        ):
             await pilot.press(key)
-            await wait(pilot, lambda w=what: any(s.startswith(w) and "not available when attached to redis://127.0.0.1"
-                                                 ":6390/0" in s for s in seen))  # fmt: skip
+            await wait(
+                pilot,
+                lambda w=what: any(
+                    s.startswith(w) and "not available when attached to redis://127.0.0.1:6390/0" in s for s in seen
+                ),
+            )
         assert not app.screen.query_one("#softphone").display  # the softphone is this console's engine's
         await pilot.press("f3")  # the servers are each engine's: the screen says where this console is attached
         await wait(pilot, lambda: "no engine of its own" in str(app.screen.query_one("#mcp-note").render()))
@@ -340,12 +367,25 @@ async def test_the_tools_table_shows_the_engines_own_view_of_the_call(wait) -> N
     def answer(engine_id: str, command: str, args: dict[str, Any]) -> dict[str, Any]:
         if command == "tool_states":
             off = any(c == "set_tool_enabled" for _, c, _ in remote.sent)
-            return {"call_id": args["call_id"], "tools": [
-                {"name": "hangup_call", "server": "builtin", "shown": not off, "enabled": not off,
-                 "reason": "switched off by the operator" if off else ""},
-                {"name": "mcp_dice_roll", "server": "dice", "shown": False, "enabled": True,
-                 "reason": f"over the {engine_id} call's tier budget"},
-            ]}  # fmt: skip
+            return {
+                "call_id": args["call_id"],
+                "tools": [
+                    {
+                        "name": "hangup_call",
+                        "server": "builtin",
+                        "shown": not off,
+                        "enabled": not off,
+                        "reason": "switched off by the operator" if off else "",
+                    },
+                    {
+                        "name": "mcp_dice_roll",
+                        "server": "dice",
+                        "shown": False,
+                        "enabled": True,
+                        "reason": f"over the {engine_id} call's tier budget",
+                    },
+                ],
+            }
         return _answer(engine_id, command, args)
 
     remote = InProcessRemote(answer=answer)
@@ -372,8 +412,10 @@ async def test_transfer_lists_the_call_engines_destinations(wait) -> None:
     from textual.widgets import OptionList
 
     remote = InProcessRemote(answer=_answer)
-    listed = [{"name": "support", "destination": "PJSIP/6000", "description": "the support desk"},
-              {"name": "sales", "destination": "PJSIP/6001", "description": ""}]  # fmt: skip
+    listed = [
+        {"name": "support", "destination": "PJSIP/6000", "description": "the support desk"},
+        {"name": "sales", "destination": "PJSIP/6001", "description": ""},
+    ]
     remote.join("e1", host="box", version="0.1.0", contexts=("demo",), raw={"transfer_destinations": listed})
     remote.emit("e1", _started())
     app = AvaConsole(Path("."), remote=remote)
