@@ -153,9 +153,13 @@ def test_settings_without_contexts_is_fine() -> None:
 
 @pytest.mark.parametrize(
     ("said", "dice"),
-    [("roll 2d6 for me", "2d6"), ("roll a d20, please", "d20"), ("roll three d six plus two.", "three d six plus two"),
-     ("roll me a d8 thanks", "d8")],
-)  # fmt: skip
+    [
+        ("roll 2d6 for me", "2d6"),
+        ("roll a d20, please", "d20"),
+        ("roll three d six plus two.", "three d six plus two"),
+        ("roll me a d8 thanks", "d8"),
+    ],
+)
 def test_the_demo_script_hands_the_dice_tool_only_the_dice(said: str, dice: str) -> None:
     """What a user types to the demo after the dice ("for me", "please") is not part of the notation."""
     from engine.config.models import ProviderConfig

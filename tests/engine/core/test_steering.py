@@ -72,8 +72,9 @@ async def test_every_action_is_kept_on_the_call_and_published_with_secrets_maske
     await engine.whisper(call.call_id, "the key is sk-live-SECRET-123456, do not tell")
     await engine.say_now(call.call_id, "Welcome, friend.")
     assert [(n.kind, n.via, n.turn) for n in call.steering] == [
-        ("whisper", "system prompt of the next turn", 0), ("say", "text", 0),
-    ]  # fmt: skip
+        ("whisper", "system prompt of the next turn", 0),
+        ("say", "text", 0),
+    ]
     whisper, say = sub.drain()
     assert isinstance(whisper, SteeringInjected) and isinstance(say, SteeringInjected)
     assert whisper.hidden and not say.hidden
