@@ -96,8 +96,10 @@ async def test_a_bad_approver_name_is_refused(tmp_path: Path, engine_box: list[E
     await engine.start()
     engine_box.append(engine)
     url = http_of(engine).url or ""
-    for make in (lambda: HttpEngines(url, token=TOKEN, approver="op box/<1>"),
-                 lambda: RedisEngines("redis://127.0.0.1:1/0", approver="")):  # fmt: skip
+    for make in (
+        lambda: HttpEngines(url, token=TOKEN, approver="op box/<1>"),
+        lambda: RedisEngines("redis://127.0.0.1:1/0", approver=""),
+    ):
         with pytest.raises(ValueError, match="approver name"):
             make()
     refused = await send("GET", f"{url}/events?approver=op%20box", headers=AUTH)  # a client that skips the check

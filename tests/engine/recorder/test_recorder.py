@@ -112,8 +112,9 @@ KILLED = textwrap.dedent("""
 
 def test_a_killed_engine_leaves_a_readable_recording(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    p = subprocess.run([sys.executable, "-c", KILLED, str(tmp_path)], cwd=ROOT, env=env, timeout=60,
-                       capture_output=True, text=True)  # fmt: skip
+    p = subprocess.run(
+        [sys.executable, "-c", KILLED, str(tmp_path)], cwd=ROOT, env=env, timeout=60, capture_output=True, text=True
+    )
     assert p.returncode == -9, p.stderr
     (path,) = (tmp_path / "rec").glob("*.jsonl")
     rec = read_recording(path)
