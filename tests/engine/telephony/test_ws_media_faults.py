@@ -84,9 +84,12 @@ async def test_media_socket_lost_mid_call_ends_the_call_and_releases_everything(
     async with AriEmulator() as emu:
         settings = demo_settings(tmp_path)
         settings.asterisk = AsteriskConfig(
-            enabled=True, ari_url=emu.url, password=SecretStr("ari-secret"), default_context="demo",
+            enabled=True,
+            ari_url=emu.url,
+            password=SecretStr("ari-secret"),
+            default_context="demo",
             media="websocket",
-        )  # fmt: skip
+        )
         async with Engine(settings, config_path=DEMO_CONFIG) as engine:
             sub = engine.bus.subscribe(maxsize=10_000)
             await emu.wait_subscribers()
