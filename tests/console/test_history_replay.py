@@ -165,11 +165,21 @@ async def test_ctrl_o_replays_a_recording_beside_live_calls_and_ctrl_r_switches_
 
 def test_replay_of_a_missing_or_bad_file_says_so() -> None:
     console = Path(sys.executable).parent / "ava-console"
-    p = subprocess.run([str(console), "--replay", "/nonexistent/x.jsonl"], capture_output=True, text=True, timeout=60,
-                       env=dict(os.environ))  # fmt: skip
+    p = subprocess.run(
+        [str(console), "--replay", "/nonexistent/x.jsonl"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ),
+    )
     assert p.returncode == 2 and "cannot read the recording /nonexistent/x.jsonl" in p.stderr
-    p = subprocess.run([str(console), "--replay", __file__, "--speed", "9x9"], capture_output=True, text=True,
-                       timeout=60, env=dict(os.environ))  # fmt: skip
+    p = subprocess.run(
+        [str(console), "--replay", __file__, "--speed", "9x9"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ),
+    )
     assert p.returncode == 2 and "replay speed '9x9': use 1, 4 or instant" in p.stderr
 
 
@@ -178,8 +188,12 @@ def test_the_history_keeps_the_newest_ended_calls_and_says_which_it_forgot() -> 
     from engine.events import CallEnded, CallStarted, TierChanged
 
     st = ConsoleState()
-    st.apply([CallStarted(call_id="c0", context="x", provider="p"),
-              TierChanged(call_id="c0", old="standard", new="deep", reason="operator override")])  # fmt: skip
+    st.apply(
+        [
+            CallStarted(call_id="c0", context="x", provider="p"),
+            TierChanged(call_id="c0", old="standard", new="deep", reason="operator override"),
+        ]
+    )
     assert st.tier_history["c0"][0][1:] == ("standard", "deep", "operator override")
     forgotten: list[str] = []
     for n in range(MAX_ENDED_KEPT + 2):

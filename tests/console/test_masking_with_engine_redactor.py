@@ -27,10 +27,16 @@ class _Host(App[None]):
 
 async def test_invocation_detail_hides_a_secret_inside_json_text(wait: Any) -> None:
     inv = Invocation(
-        seq=1, ts=0.0, call_id="c1", tool_call_id="t1", exposed_name="mcp_x_send", server="x", tool="send",
+        seq=1,
+        ts=0.0,
+        call_id="c1",
+        tool_call_id="t1",
+        exposed_name="mcp_x_send",
+        server="x",
+        tool="send",
         arguments={"body": json.dumps({"note": SECRET}), "api_key": "never-known-9876", "to": "a@b.c"},
         message=f"upstream said {json.dumps({'echo': SECRET})}",
-    )  # fmt: skip
+    )
     app = _Host(InvocationDetail(inv, {SECRET}))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait(pilot, lambda: isinstance(app.screen, InvocationDetail))
