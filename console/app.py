@@ -468,8 +468,12 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
         """This console's running engine, or None after saying why not (starting, failed, replay, attached)."""
         if self.link is not None or self.attached:
             desc = self.link.description if self.link is not None else self.attach_url
-            self.notify(f"{what + ': ' if what else ''}not available when attached to {desc} (it needs this console's "
-                        "own engine)", title="attached", severity="warning")  # fmt: skip
+            self.notify(
+                f"{what + ': ' if what else ''}not available when attached to {desc} (it needs this console's "
+                "own engine)",
+                title="attached",
+                severity="warning",
+            )
             return None
         if self.engine is None or not self.engine_running:
             why = self.engine_error or "the engine is still starting"
@@ -487,8 +491,9 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
             self.notify("select a call first (F1 Calls)", title="tier", severity="warning")
             return
         label = tier.upper() if tier != "auto" else "auto"
-        self.orders.run("set_tier", call_id, {"tier": tier}, title="tier",
-                        done=lambda _a: f"{call_label(call_id)}: tier {label}")  # fmt: skip
+        self.orders.run(
+            "set_tier", call_id, {"tier": tier}, title="tier", done=lambda _a: f"{call_label(call_id)}: tier {label}"
+        )
 
     def action_default_tier(self, tier: str) -> None:
         label = tier.upper() if tier != "auto" else "auto"

@@ -69,14 +69,22 @@ class AttachControls:
             app.approvals.forget_engine(engine_id)
             app._tell_screens("show_approvals")
             app._dispatch(changes)
-            app.notify(f"engine {engine_id} {link.engines[engine_id].reason}; its live calls are lost",
-                        title="attach", severity="warning", timeout=10)  # fmt: skip
+            app.notify(
+                f"engine {engine_id} {link.engines[engine_id].reason}; its live calls are lost",
+                title="attach",
+                severity="warning",
+                timeout=10,
+            )
         if message.link is not None and was is not None and was != link.connected:
             if link.connected:
                 app.notify(f"connection to {link.description} is back", title="attach")
             else:
-                app.notify(f"connection to {link.description} lost: {link.problem}", title="attach",
-                            severity="error", timeout=10)  # fmt: skip
+                app.notify(
+                    f"connection to {link.description} lost: {link.problem}",
+                    title="attach",
+                    severity="error",
+                    timeout=10,
+                )
         app.show_engine_status()
         app._tell_screens("show_engines")
 

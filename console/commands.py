@@ -166,8 +166,11 @@ class ConsoleCommands(Provider):
         for ref, row in list(app.state.calls.items()):
             where = call_label(ref)
             for tier, label in TIER_LABEL.items():
-                yield (f"tier: {label} for {where}", partial(app.set_call_tier, ref, tier),
-                       f"{row.context} · caller {row.caller}")  # fmt: skip
+                yield (
+                    f"tier: {label} for {where}",
+                    partial(app.set_call_tier, ref, tier),
+                    f"{row.context} · caller {row.caller}",
+                )
             yield (f"call: end {where}", partial(_end_call, app, ref), "")
             engine_id = ref.partition("/")[0]
             names = set(link.tools.get(engine_id, {}) if link is not None else ())
@@ -176,8 +179,11 @@ class ConsoleCommands(Provider):
             for name in sorted(names | set(switches)):
                 on = switches.get(name, True)
                 for apply in ("next_turn", "now"):
-                    yield (f"tool: {'off' if on else 'on'} {name} for {where} ({apply.replace('_', ' ')})",
-                           partial(toggle_tool, app, ref, name, not on, apply), "")  # fmt: skip
+                    yield (
+                        f"tool: {'off' if on else 'on'} {name} for {where} ({apply.replace('_', ' ')})",
+                        partial(toggle_tool, app, ref, name, not on, apply),
+                        "",
+                    )
 
     def _other_screens(self, here: set[str]) -> Iterator[tuple[str, Callable[[], object], str]]:
         """The keyed actions of the screens not shown: the command switches to the screen, then acts there."""
@@ -227,8 +233,13 @@ def _on_screen(app: AvaConsole, mode: str, action: str) -> None:
 def _end_call(app: AvaConsole, call_id: str) -> None:
     from console.orders import call_label
 
-    app.orders.run("end_call", call_id, {"reason": "ended by operator"}, title="call",
-                   done=lambda _a: f"{call_label(call_id)}: ended by operator")  # fmt: skip
+    app.orders.run(
+        "end_call",
+        call_id,
+        {"reason": "ended by operator"},
+        title="call",
+        done=lambda _a: f"{call_label(call_id)}: ended by operator",
+    )
 
 
 def _start_call(app: AvaConsole, context: str) -> None:

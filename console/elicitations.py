@@ -54,9 +54,17 @@ class ElicitationPrompts:
         self._detach = engine.attach_elicitation_operator("console")
         for p in engine.pending_elicitations():
             self.rows[p.elicitation_id] = QuestionRow(
-                p.elicitation_id, p.call_id, p.server, p.tool, p.exposed_name, p.message, p.mode, p.url, p.deadline,
+                p.elicitation_id,
+                p.call_id,
+                p.server,
+                p.tool,
+                p.exposed_name,
+                p.message,
+                p.mode,
+                p.url,
+                p.deadline,
                 dict(p.schema),
-            )  # fmt: skip
+            )
 
     def detach(self) -> None:
         if self._detach is not None:
@@ -73,9 +81,17 @@ class ElicitationPrompts:
         for ev in events:
             if isinstance(ev, ElicitationRequested):
                 self.rows[ev.elicitation_id] = QuestionRow(
-                    ev.elicitation_id, ev.call_id, ev.server, ev.tool, ev.exposed_name, ev.message, ev.mode, ev.url,
-                    ev.deadline, dict(ev.schema),
-                )  # fmt: skip
+                    ev.elicitation_id,
+                    ev.call_id,
+                    ev.server,
+                    ev.tool,
+                    ev.exposed_name,
+                    ev.message,
+                    ev.mode,
+                    ev.url,
+                    ev.deadline,
+                    dict(ev.schema),
+                )
             elif isinstance(ev, ElicitationWaiting) and ev.who == "operator":
                 row = self.rows.get(ev.elicitation_id)
                 if row is not None and ev.elicitation_id not in self.open:

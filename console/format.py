@@ -141,9 +141,15 @@ def level_meter(dbfs: float, width: int = 6) -> Text:
 
 
 def voice_slot_text(
-    state: str, level_dbfs: float = -120.0, *, muted: bool = False, push_to_talk: bool = False,
-    talking: bool = False, problem: str | None = None, agent_dbfs: float = -120.0,
-) -> Text:  # fmt: skip
+    state: str,
+    level_dbfs: float = -120.0,
+    *,
+    muted: bool = False,
+    push_to_talk: bool = False,
+    talking: bool = False,
+    problem: str | None = None,
+    agent_dbfs: float = -120.0,
+) -> Text:
     """The softphone's voice status in two short lines: state, mute and push-to-talk; then the levels of what
     you (the caller) say into the mic and of what the agent says."""
     if state in ("idle", "ended"):

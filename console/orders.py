@@ -195,5 +195,6 @@ def toggle_tool(
             then()
         return f"{name} {state} for {call_label(call_id)}, {how}"
 
-    app.orders.run("set_tool_enabled", call_id, {"exposed_name": name, "enabled": enabled, "apply": mode},
-                   title="tools", done=done)  # fmt: skip
+    app.orders.run(
+        "set_tool_enabled", call_id, {"exposed_name": name, "enabled": enabled, "apply": mode}, title="tools", done=done
+    )

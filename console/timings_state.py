@@ -130,9 +130,13 @@ def _stage(x: Any) -> Stage:
     """A stage from the event (a ``TurnStage``) or from its JSON form (a dict, as a replayed recording has it)."""
     get = x.get if isinstance(x, Mapping) else lambda k, d=None: getattr(x, k, d)
     return Stage(
-        str(get("name", "")), float(get("start_ms", 0.0)), float(get("duration_ms", 0.0)),
-        str(get("label", "") or ""), str(get("server", "") or ""), str(get("status", "") or ""),
-    )  # fmt: skip
+        str(get("name", "")),
+        float(get("start_ms", 0.0)),
+        float(get("duration_ms", 0.0)),
+        str(get("label", "") or ""),
+        str(get("server", "") or ""),
+        str(get("status", "") or ""),
+    )
 
 
 class TimingsState:

@@ -337,8 +337,13 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
 
     def end_call(self, call_id: str) -> None:
         """Hang up a call, on whichever engine owns it (``console.orders``)."""
-        self.capp.orders.run("end_call", call_id, {"reason": "ended by operator"}, title="call",
-                             done=lambda _a: f"{call_label(call_id)}: ended by operator")  # fmt: skip
+        self.capp.orders.run(
+            "end_call",
+            call_id,
+            {"reason": "ended by operator"},
+            title="call",
+            done=lambda _a: f"{call_label(call_id)}: ended by operator",
+        )
 
     # ----------------------------------------------------------------------------------------- actions
 

@@ -71,8 +71,13 @@ class ApprovalControls(ConsoleScreen):
         command = "approve_tool" if approve else "deny_tool"
         args = {"by": "console"} if approve else {"reason": reason, "by": "console"}
         # answered or timed out meanwhile (ApprovalError), the engine gone: the toast says so
-        self.capp.orders.run(command, row.approval_id, args, title="approval",
-                             done=lambda _a: f"{row.exposed_name} on {row.where()} {verb}")  # fmt: skip
+        self.capp.orders.run(
+            command,
+            row.approval_id,
+            args,
+            title="approval",
+            done=lambda _a: f"{row.exposed_name} on {row.where()} {verb}",
+        )
 
     def _target(self) -> PendingRow | None:
         return self.capp.approvals.target(self.capp.selected_call)

@@ -148,8 +148,9 @@ class PhoneControls(ConsoleScreen):
             return
         info = engine.call_info(call_id) if call_id is not None else None
         if call_id is None or info is None or not info.channel_id:
-            self.notify("select a live phone call first (the Line column says phone)", title="transfer",
-                        severity="warning")  # fmt: skip
+            self.notify(
+                "select a live phone call first (the Line column says phone)", title="transfer", severity="warning"
+            )
             return
 
         def done(choice: tuple[str, str] | None) -> None:
@@ -174,8 +175,9 @@ class PhoneControls(ConsoleScreen):
         out: dict[str, TransferTarget] = {}
         for d in listed:
             try:
-                out[str(d["name"])] = TransferTarget(destination=str(d["destination"]),
-                                                     description=str(d.get("description") or ""))  # fmt: skip
+                out[str(d["name"])] = TransferTarget(
+                    destination=str(d["destination"]), description=str(d.get("description") or "")
+                )
             except (KeyError, TypeError, ValueError):  # a malformed entry: skipped, the engine checks the name anyway
                 continue
         return out or None
@@ -185,6 +187,10 @@ class PhoneControls(ConsoleScreen):
         destination) is a notification."""
         from console.orders import call_label
 
-        self.capp.orders.run("transfer_call", call_id, {"destination": destination, "mode": mode}, title="transfer",
-                             done=lambda a: f"{mode} transfer of {call_label(call_id)} to "
-                             f"{a.get('target', destination)} started")  # fmt: skip
+        self.capp.orders.run(
+            "transfer_call",
+            call_id,
+            {"destination": destination, "mode": mode},
+            title="transfer",
+            done=lambda a: f"{mode} transfer of {call_label(call_id)} to {a.get('target', destination)} started",
+        )

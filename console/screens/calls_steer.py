@@ -53,5 +53,10 @@ class SteerControls(ConsoleScreen):
     def steer(self, call_id: str, kind: str, text: str) -> None:
         """Say-now or whisper on the call's engine (``console.orders``); the engine's refusal is a toast."""
         what = "said next" if kind == "say" else "whispered (hidden from the caller)"
-        self.capp.orders.run("say_now" if kind == "say" else "whisper", call_id, {"text": text}, title="steer",
-                             done=lambda a: f"{what} on {call_label(call_id)} · via {a.get('via', '?')}")  # fmt: skip
+        self.capp.orders.run(
+            "say_now" if kind == "say" else "whisper",
+            call_id,
+            {"text": text},
+            title="steer",
+            done=lambda a: f"{what} on {call_label(call_id)} · via {a.get('via', '?')}",
+        )

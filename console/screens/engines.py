@@ -68,8 +68,13 @@ class EnginesScreen(ConsoleScreen):
             if self.capp.attached:
                 note.update(Text(f"attaching to {self.capp.attach_url}…", style="dim"))
             else:
-                note.update(Text("this console runs its own engine; ava-console --attach URL follows engines "
-                                 "elsewhere (redis://… or http://host:port)", style="dim"))  # fmt: skip
+                note.update(
+                    Text(
+                        "this console runs its own engine; ava-console --attach URL follows engines "
+                        "elsewhere (redis://… or http://host:port)",
+                        style="dim",
+                    )
+                )
             return
         gone = sum(1 for r in link.engines.values() if r.status == "gone")
         note.update(Text(f"{link.header()}" + (f" · {gone} gone" if gone else "")))

@@ -53,8 +53,9 @@ class TransferModal(ContainErrors, ModalScreen[tuple[str, str] | None]):
         with Vertical(id="transfer-dialog"):
             yield Label(f"Transfer · {self.call_id}", id="transfer-title")
             if self.typed:
-                yield Static("The destinations are that engine's tools.extensions: type one of its names.",
-                             id="transfer-help")  # fmt: skip
+                yield Static(
+                    "The destinations are that engine's tools.extensions: type one of its names.", id="transfer-help"
+                )
                 yield Input(placeholder="destination (e.g. support)", id="transfer-typed")
             elif not self.extensions:
                 yield Static("No destinations: add them under tools.extensions in the config.", id="transfer-help")

@@ -60,9 +60,16 @@ class Softphone(Horizontal):
         self.post_message(self.StartCall(context, caller, voice))
 
     def show_voice(
-        self, state: str, level_dbfs: float = -120.0, *, muted: bool = False, push_to_talk: bool = False,
-        talking: bool = False, problem: str | None = None, agent_dbfs: float = -120.0,
-    ) -> None:  # fmt: skip
+        self,
+        state: str,
+        level_dbfs: float = -120.0,
+        *,
+        muted: bool = False,
+        push_to_talk: bool = False,
+        talking: bool = False,
+        problem: str | None = None,
+        agent_dbfs: float = -120.0,
+    ) -> None:
         """Redraw the voice slot: ``state`` is the softphone's (idle, starting, listening, hearing, …); the levels
         are the mic's (the caller's) and the agent's."""
         slot = self.query_one("#voice-slot", Static)

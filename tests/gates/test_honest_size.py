@@ -1,6 +1,6 @@
-"""Honest size (issue 35 item 6): no module in engine/ or console/ over 400 lines, and few ``# fmt: skip``.
+"""Honest size (issue 35 item 6): no module in engine/ or console/ over 400 lines, and few formatter skips.
 
-A ``# fmt: skip`` that only packs code onto fewer lines hides a module's real length from the first rule, so the two
+A formatter skip that only packs code onto fewer lines hides a module's real length from the first rule, so the two
 are checked together. Both lists below are ratchets: they may only shrink. An allowlisted module that has come under
 the limit fails too, so its entry is removed and cannot quietly grow back.
 """
@@ -22,8 +22,8 @@ OVER_LIMIT_ALLOWED = {
     "engine/voice/pipeline.py",
     "engine/voice/realtime_call.py",
 }
-# Today's count in the whole tree; the goal is 20, each with a comment saying why the formatter's layout is worse.
-MAX_FMT_SKIPS = 68
+# Today's count in the whole tree (none); the issue allows 20, each with a comment saying why the formatter is worse.
+MAX_FMT_SKIPS = 0
 SKIPPED_DIRS = {"node_modules", "__pycache__"}  # and every hidden folder: .venv, .venv-bench, .peers, caches
 FMT_SKIP = "# fmt" + ": skip"  # split so this file does not count itself
 

@@ -54,12 +54,36 @@ def tls_redis(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     cert, key = self_signed(tmp_path)
     port = free_port()
     proc = subprocess.Popen(
-        [REDIS_SERVER, "--port", "0", "--tls-port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--dir", str(tmp_path), "--tls-cert-file", str(cert), "--tls-key-file", str(key),
-         "--tls-ca-cert-file", str(cert), "--tls-auth-clients", "no", "--requirepass", PASSWORD,
-         "--loglevel", "warning"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            REDIS_SERVER,
+            "--port",
+            "0",
+            "--tls-port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(tmp_path),
+            "--tls-cert-file",
+            str(cert),
+            "--tls-key-file",
+            str(key),
+            "--tls-ca-cert-file",
+            str(cert),
+            "--tls-auth-clients",
+            "no",
+            "--requirepass",
+            PASSWORD,
+            "--loglevel",
+            "warning",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
     def serving() -> bool:
         if proc.poll() is not None:

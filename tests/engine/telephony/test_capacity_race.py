@@ -22,8 +22,10 @@ def answered(emu: AriEmulator, channel_id: str) -> bool:
 
 def asked_for_media(emu: AriEmulator, channel_id: str) -> bool:
     """Whether the engine asked for the media channel of ``channel_id``'s call (its call is connecting)."""
-    return any(m == "POST" and p == "/channels/externalMedia" and channel_id in str(params.get("channelId"))
-               for m, p, params in emu.world.requests)  # fmt: skip
+    return any(
+        m == "POST" and p == "/channels/externalMedia" and channel_id in str(params.get("channelId"))
+        for m, p, params in emu.world.requests
+    )
 
 
 async def test_a_second_caller_while_the_first_connects_gets_busy_and_the_first_goes_on(tmp_path: Path) -> None:

@@ -65,11 +65,21 @@ class Slow:
             return ToolResult.success("done")
 
         return [
-            FunctionTool(ToolDefinition("slow_lookup", "Look something up (slow).",
-                                        latency=LatencyMeta(estimated_duration_ms=2000, max_duration_ms=3000)), run),
-            FunctionTool(ToolDefinition("book_table", "Book a table.",
-                                        latency=LatencyMeta(estimated_duration_ms=20, max_duration_ms=400)), run),
-        ]  # fmt: skip
+            FunctionTool(
+                ToolDefinition(
+                    "slow_lookup",
+                    "Look something up (slow).",
+                    latency=LatencyMeta(estimated_duration_ms=2000, max_duration_ms=3000),
+                ),
+                run,
+            ),
+            FunctionTool(
+                ToolDefinition(
+                    "book_table", "Book a table.", latency=LatencyMeta(estimated_duration_ms=20, max_duration_ms=400)
+                ),
+                run,
+            ),
+        ]
 
 
 def rig(fake: GeminiLiveFake, slow: Slow) -> GeminiRig:
@@ -163,8 +173,9 @@ async def test_elevenlabs_says_it_as_a_user_message_and_the_tool_result_still_la
 
 def test_the_providers_transcript_of_a_question_line_is_matched_once() -> None:
     async def run() -> None:
-        q = RealtimeQuestions(None, Pacer(NullBackend()), VoiceOptions(), 16000, lambda: "c1", lambda: None,
-                              lambda: None)  # fmt: skip
+        q = RealtimeQuestions(
+            None, Pacer(NullBackend()), VoiceOptions(), 16000, lambda: "c1", lambda: None, lambda: None
+        )
         q._echoes.extend(["how many guests should i book the table for", "i heard 4 is that right"])
         assert q.echo("How many guests should I book the table for?")  # punctuation and case aside
         assert not q.echo("How many guests should I book the table for?")  # each line once
@@ -194,15 +205,25 @@ def test_the_caller_is_heard_locally_at_a_rate_the_vad_cannot_take() -> None:
     async def run() -> None:
         rate = 22050
         answers = Answers()
-        q = RealtimeQuestions(answers, Pacer(NullBackend()), VoiceOptions(), rate, lambda: "c1", lambda: None,
-                              lambda: None)  # fmt: skip
+        q = RealtimeQuestions(
+            answers, Pacer(NullBackend()), VoiceOptions(), rate, lambda: "c1", lambda: None, lambda: None
+        )
         speech = Synthesizer(rate=160, sample_rate=rate).synthesize_blocking("four").samples
         audio = np.concatenate([np.zeros(rate // 2, np.int16), speech, np.zeros(rate, np.int16)])
         frames = [AudioFrame(audio[i : i + rate // 50], rate, i / rate) for i in range(0, audio.size, rate // 50)]
         assert not q.hear(frames[0])  # no question open: the provider hears the caller
         ids: dict[str, Any] = {"elicitation_id": "el-1", "call_id": "c1", "tool_call_id": "t1"}
-        q.on_event(ElicitationRequested(**ids, exposed_name="book", server="s", tool="book", ask="caller",
-                                        mode="form", message="How many guests?"))  # fmt: skip
+        q.on_event(
+            ElicitationRequested(
+                **ids,
+                exposed_name="book",
+                server="s",
+                tool="book",
+                ask="caller",
+                mode="form",
+                message="How many guests?",
+            )
+        )
         q.on_event(ElicitationWaiting(**ids, who="caller", expect=["one", "two", "three", "four", "five"]))
         assert all(q.hear(f) for f in frames)  # kept here: the provider gets silence instead
         async with asyncio.timeout(30):
@@ -236,21 +257,49 @@ async def test_a_blocking_gemini_call_gets_the_question_in_the_engines_voice(
     """A whole call (the realtime driver, a WAV caller read as fast as the Pacer allows): Gemini asks for
     ``book_table`` BLOCKING; the engine says the question and the read-back itself, hears "four" and "yes", and
     the tool gets 4; Gemini hears silence meanwhile and gets no content while its call is open."""
-    spoken = caller_wav(tmp_path / "in.wav", 1.0, [("book a table", "en-us", 160, 2.6), ("four", "en-us", 160, 2.8),
-                                                   ("yes", "en-us", 160, 1.0)])  # fmt: skip
+    spoken = caller_wav(
+        tmp_path / "in.wav",
+        1.0,
+        [("book a table", "en-us", 160, 2.6), ("four", "en-us", 160, 2.8), ("yes", "en-us", 160, 1.0)],
+    )
     fake = HeardGemini([(2.3, "book a table", (f"mcp_{era}_book_table", {}), "Booked for four.")])
     monkeypatch.setenv("GEM_TEST_KEY", API_KEY)
     async with fake:
         cfg = tmp_path / "config.yaml"
-        cfg.write_text(yaml.safe_dump({
-            "engine": {"http": {"enabled": False}, "tool_timeout_ms": 3000},
-            "providers": {"gem": {"type": "gemini_live", "model": "gemini-live-test", "base_url": fake.url,
-                                  "api_key": "${GEM_TEST_KEY}", "voice": "Kore"}},
-            "mcp": {"servers": {era: {"command": [sys.executable, str(SERVER)], "mode": "auto",
-                                      "connect_timeout_ms": 60_000}}},
-            "contexts": {"tables": {"provider": "gem", "prompt": "You book tables.", "greeting": "Table line.",
-                                    "tools": [f"mcp_{era}_*"], "elicitation": {"ask": "caller"}}},
-        }))  # fmt: skip
+        cfg.write_text(
+            yaml.safe_dump(
+                {
+                    "engine": {"http": {"enabled": False}, "tool_timeout_ms": 3000},
+                    "providers": {
+                        "gem": {
+                            "type": "gemini_live",
+                            "model": "gemini-live-test",
+                            "base_url": fake.url,
+                            "api_key": "${GEM_TEST_KEY}",
+                            "voice": "Kore",
+                        }
+                    },
+                    "mcp": {
+                        "servers": {
+                            era: {
+                                "command": [sys.executable, str(SERVER)],
+                                "mode": "auto",
+                                "connect_timeout_ms": 60_000,
+                            }
+                        }
+                    },
+                    "contexts": {
+                        "tables": {
+                            "provider": "gem",
+                            "prompt": "You book tables.",
+                            "greeting": "Table line.",
+                            "tools": [f"mcp_{era}_*"],
+                            "elicitation": {"ask": "caller"},
+                        }
+                    },
+                }
+            )
+        )
         async with Engine(load_settings(cfg)) as engine:
             sub = engine.bus.subscribe(maxsize=10_000)
             backend = WavBackend(tmp_path / "in.wav", tmp_path / "out.wav", timeline=True)
@@ -268,9 +317,14 @@ async def test_a_blocking_gemini_call_gets_the_question_in_the_engines_voice(
     assert call.questions.said_locally == [ASKED, READ_BACK]
     said = [(e.role, e.text) for e in events if isinstance(e, TranscriptAdded)]
     assert said == [
-        ("assistant", "Table line."), ("user", "book a table"), ("assistant", ASKED),
-        ("user", "four"), ("assistant", READ_BACK), ("user", "yes"), ("assistant", "Booked for four."),
-    ]  # fmt: skip
+        ("assistant", "Table line."),
+        ("user", "book a table"),
+        ("assistant", ASKED),
+        ("user", "four"),
+        ("assistant", READ_BACK),
+        ("user", "yes"),
+        ("assistant", "Booked for four."),
+    ]
     assert len(fake.of_kind("clientContent")) == 1  # the greeting: nothing else while the BLOCKING call was open
     assert len(fake.while_open) > 20 and max(fake.while_open) < 50  # "four" and "yes" never reached Gemini
     # the question plays in out.wav after "book a table", before the caller's "four"
