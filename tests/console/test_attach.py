@@ -18,7 +18,7 @@ from console.app import AvaConsole, main
 from console.attach import AttachLink, EnginesChanged, rename
 from console.launch import attach_target
 from console.messages import EventBatch
-from console.screens.calls import CallsScreen
+from console.screens.calls import ATTACHED_COLUMNS, CallsScreen
 from engine import RemoteError
 from engine.events import (
     CallStarted,
@@ -272,7 +272,7 @@ async def test_engine_lost_marks_its_calls_lost_and_the_engine_gone(wait) -> Non
         await wait(pilot, lambda: "e1/call-1" in app.state.ended)
         assert app.state.ended["e1/call-1"].state == "lost"
         row = [str(c) for c in calls.get_row("e1/call-1")]
-        assert row[0] == "e1" and "lost" in row[8]
+        assert row[0] == "e1" and "lost" in row[ATTACHED_COLUMNS.index("State")]
         assert app.state.invocations[-1].status == "lost"
         assert "2 engines" in app.sub_title
         assert any("engine e1 lost: heartbeat expired" in s for s in seen)
