@@ -143,7 +143,7 @@ async def test_a_plain_text_credential_needs_an_explicit_yes(
         await wait(pilot, lambda: type(app.screen).__name__ == "ConfirmScreen")
         await pilot.press("y")
         await wait(pilot, lambda: type(app.screen).__name__ == "DiffScreen")
-        assert SECRET not in app.screen.diff and "hidden" in app.screen.diff  # type: ignore[attr-defined]
+        assert SECRET not in app.screen.diff and "••••••" in app.screen.diff  # type: ignore[attr-defined]
         await pilot.press("y")
         await wait(pilot, lambda: "env" in _servers(config_path)["dice"], within=20)
         assert _servers(config_path)["dice"]["env"] == {"API_TOKEN": SECRET}  # the operator's explicit choice
@@ -221,7 +221,7 @@ async def test_console_import_keeps_plain_text_only_when_ticked(
         await paste(pilot, str(src))
         await pilot.press("enter")
         await wait(pilot, lambda: type(app.screen).__name__ == "DiffScreen")
-        assert SECRET not in app.screen.diff and "hidden" in app.screen.diff  # type: ignore[attr-defined]
+        assert SECRET not in app.screen.diff and "••••••" in app.screen.diff  # type: ignore[attr-defined]
         await pilot.press("y")
         await wait(pilot, lambda: "weather" in _servers(config_path), within=20)
     assert _servers(config_path)["weather"]["env"] == {"API_KEY": SECRET}  # the explicit choice

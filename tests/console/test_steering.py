@@ -53,7 +53,9 @@ async def test_whisper_and_say_now_from_the_keyboard(config_path: Path, wait) ->
 
         await pilot.press("S")  # Esc leaves the dialog: nothing is sent
         await wait(pilot, lambda: type(app.screen).__name__ == "SteerModal")
-        await pilot.press(*"never mind", "escape")
+        await pilot.press(*"never mind", "escape")  # an edited line: Esc asks first; d discards it
+        await wait(pilot, lambda: type(app.screen).__name__ == "LeaveFormScreen")
+        await pilot.press("d")
         await wait(pilot, lambda: type(app.screen).__name__ == "CallsScreen")
         assert len(session.steering) == 2
 
