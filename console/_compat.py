@@ -30,7 +30,7 @@ from textual.binding import BindingsMap
 from textual.dom import DOMNode
 from textual.message_pump import MessagePump
 from textual.widget import Widget
-from textual.widgets import DataTable, Footer, RichLog
+from textual.widgets import DataTable, Footer
 
 from engine import dependency_private as private
 
@@ -50,6 +50,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from textual.widgets import RichLog  # its module loads rich.pretty: not before the first frame
     from textual.widgets._footer import FooterKey
 else:
     FooterKey = private(textual_footer, "FooterKey", "textual")
