@@ -5,12 +5,10 @@ in it. The console's screens contain their own handlers' errors the way the app 
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import inspect
 import pkgutil
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +21,7 @@ from console.crash_guard import ContainErrors
 from console.screens.modals import ConfirmScreen
 from tests.console.helpers import record_notifications
 from tests.console.test_crash_containment import _said, _talk
+from tests.waiting import wait_until
 
 
 class Boom(Exception):
@@ -36,15 +35,6 @@ class BrokenConfirm(ConfirmScreen):
 
     def key_b(self) -> None:  # a key handler runs in the dialog's own message loop (a binding's action in the app's)
         raise Boom("raised in the dialog's key handler")
-
-
-async def _until(predicate: Callable[[], bool], within: float = 10.0) -> None:
-    """Poll without a Pilot: a Pilot waits for every widget of the screen to be idle, a stuck dialog included."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + within
-    while not predicate():
-        assert loop.time() < end, f"condition not met within {within}s: {predicate.__doc__ or predicate}"
-        await asyncio.sleep(0.05)
 
 
 async def test_a_dialog_whose_key_handler_raised_still_closes_on_escape(config_path: Path, wait: Any) -> None:
@@ -63,10 +53,10 @@ async def test_a_dialog_whose_key_handler_raised_still_closes_on_escape(config_p
             app.push_screen(dialog, answers.append)
             await wait(pilot, lambda: app.screen is dialog)
             app.simulate_key("b")
-            await _until(lambda: _said(notes, "raised in the dialog's key handler"))
+            await wait_until(lambda: _said(notes, "raised in the dialog's key handler"), what="the notification")
             assert any("BrokenConfirm" in n for n in notes)  # the notification names the dialog
             app.simulate_key("escape")  # before: the key stopped in the dialog's ended message loop
-            await _until(lambda: answers == [False])
+            await wait_until(lambda: answers == [False], what="the dialog closed by Esc")
             await wait(pilot, lambda: app.screen is not dialog)
             await _talk(app, pilot, wait, call_id, "hello")  # the call goes on, the console still takes keys
             assert app.engine is not None and [c.call_id for c in app.engine.calls_info()] == [call_id]
