@@ -95,6 +95,13 @@ async def _show(pilot: Any, step: str) -> None:
         await _settle(pilot, lambda: len(boxes) == 2 and all("UNENCRYPTED" in b.label.plain for b in boxes))
         boxes[1].value = False
         app.set_focus(None)
+        # Each added row's focus scrolls the form, animated and centred on a layout that may not have settled yet:
+        # where it stops depends on timing. Scroll to the end, unanimated, so the shot does not.
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause(0.2)
+        form = app.screen.query_one("#form")
+        form.scroll_end(animate=False, immediate=True)
+        await _settle(pilot, lambda: form.scroll_y == form.max_scroll_y)
     else:
         await pilot.press({"log": "f1", "budget": "f4", "secrets": "f9"}[step])
     await pilot.pause(0.8)
