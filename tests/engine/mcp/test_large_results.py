@@ -61,11 +61,12 @@ async def test_ten_megabytes_over_stdio_arrive_shaped(make_engine: Any) -> None:
 
 
 async def test_ten_megabytes_past_the_tool_timeout_end_as_timeout_and_the_server_stays_up(make_engine: Any) -> None:
-    # 100 ms cannot carry 10 MB through a child's pipe and the SDK's reader; a slower machine only makes it surer.
+    # The server starts writing its 10 MB only after the 100 ms are up (a quiet machine can carry 10 MB through the
+    # pipe in less than 100 ms, so without the delay the outcome would depend on the machine's speed).
     tools = [{"name": "big", "timeout_ms": 100}, *generous("echo")]
     engine = await make_engine(settings({"fx": stdio(tools=tools)}))
     sub = engine.bus.subscribe()
-    r = await call(engine, "mcp_fx_big", {"size": TEN_MB})
+    r = await call(engine, "mcp_fx_big", {"size": TEN_MB, "delay": 0.3})
     limit = "the limit set by the tool's timeout (timeout_ms: 100)"
     assert (r.status, r.message) == ("timeout", f"mcp_fx_big did not answer within 0.1 seconds, {limit}.")
     # the late answer is still read off the pipe (and dropped) before the next one
