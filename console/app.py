@@ -45,9 +45,10 @@ from console.replay import ReplayClock
 from console.replay_controls import ReplayControls
 from console.screens.base import ConsoleScreen
 from console.screens.calls import CallsScreen
-from console.state import Changes, ConsoleState, VoiceStatus
+from console.state import Changes, ConsoleState
 from console.terminal_watch import CHECK_EVERY_S, is_terminal, terminal_gone
 from console.timings_state import VIEW_ONLY, TimingsState
+from console.voice_status import VoiceStatus
 from console.web_access import access_from_args, add_web_arguments
 from console.widgets.header import Glance, api_url, glance_line
 from engine import freeze_startup_heap, list_audio_devices

@@ -133,35 +133,6 @@ class Changes:
         )
 
 
-@dataclass
-class VoiceStatus:
-    """What the softphone panel shows: the voice call's state, mic level, mute, push-to-talk, or the problem."""
-
-    state: str = "idle"
-    level_dbfs: float = -120.0
-    #: The agent's voice as played (``softphone.level``'s ``agent_dbfs``).
-    agent_dbfs: float = -120.0
-    muted: bool = False
-    talking: bool = False
-    problem: str | None = None
-
-    def apply(self, events: Iterable[Event]) -> bool:
-        """Fold in the softphone's ``softphone.state`` / ``softphone.level`` events; True if the call's state
-        changed (not just the level)."""
-        from engine.events import SoftphoneLevel, SoftphoneStateChanged
-
-        state_changed = False
-        for event in events:
-            if isinstance(event, SoftphoneStateChanged):
-                self.state, self.muted, self.level_dbfs = event.state, event.muted, event.level_dbfs
-                if event.state in ("idle", "ended"):
-                    self.talking = False
-                state_changed = True
-            elif isinstance(event, SoftphoneLevel):
-                self.level_dbfs, self.agent_dbfs = event.level_dbfs, event.agent_dbfs
-        return state_changed
-
-
 class ConsoleState:
     def __init__(self) -> None:
         self.calls: dict[str, CallRow] = {}
