@@ -23,8 +23,11 @@ the engine needs beyond it lives here, and only that:
 - **Scope step-up.** A 403 ``insufficient_scope`` needs a person to consent to more: the server goes to
   ``needs sign-in`` with the new scopes named, the scopes wanted are kept in the keyring record, and the next sign-in
   asks for all of them (the configured ``scopes``, the ones granted before and the new ones: SEP-2350's union).
-- **Clear faults.** The SDK's errors are turned into one line naming the server and what went wrong: a 401 without
-  any discovery metadata, an unreachable token endpoint, an error answer from the authorization server.
+- **Clear faults** (``engine.mcp.oauth_faults``): the SDK's errors are turned into one line naming the server and
+  what went wrong: a 401 without any discovery metadata, an unreachable token endpoint, an error answer from the
+  authorization server.
+- **Grants without a person** (``auth.oauth.grant``: client credentials, workload identity, enterprise ID-JAG) are
+  ``engine.mcp.oauth_machine``: subclasses of this provider on the SDK's own grant extensions.
 """
 
 from __future__ import annotations
@@ -37,17 +40,19 @@ from typing import Final
 
 import httpx2
 from mcp.client.auth import OAuthClientProvider
-from mcp.client.auth.exceptions import OAuthFlowError, OAuthRegistrationError, OAuthTokenError
 from mcp.client.auth.utils import (
     create_client_registration_request,
     extract_field_from_www_auth,
     extract_scope_from_www_auth,
     union_scopes,
 )
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata
 
 from engine.config.models import McpServerConfig
 from engine.mcp.oauth_client import ClientForgotten, client_known, invalid_client, pre_registered
+from engine.mcp.oauth_faults import AuthorizationDenied, SignInRequired, explain
+
+__all__ = ["AuthorizationDenied", "EngineOAuth", "SignInRequired", "engine_auth", "sign_in_hint"]
 from engine.mcp.token_store import KeyringTokenStorage
 
 log = logging.getLogger(__name__)
@@ -59,31 +64,6 @@ REFRESH_MARGIN_S = 60.0
 REFRESH_MARGIN_SHARE = 0.2
 #: Where an engine-side provider says it would redirect to, before any sign-in registered a real one.
 PLACEHOLDER_REDIRECT = "http://127.0.0.1/callback"
-
-
-class SignInRequired(Exception):
-    """The server needs an interactive sign-in (no token, or it expired and cannot be refreshed)."""
-
-
-class AuthorizationDenied(OAuthFlowError):
-    """The authorization server redirected back with an ``error`` instead of a code."""
-
-
-class _QuietFlowErrors(logging.Filter):
-    """The SDK logs every flow error at ERROR with its traceback; here each one becomes a message naming the server
-    (the sign-in's error, the server's ``last_error``), so the SDK's record is kept as one DEBUG line."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info and record.msg == "OAuth flow error":
-            exc = record.exc_info[1]
-            record.msg = "OAuth flow error: %s: %s"
-            record.args = (type(exc).__name__, _short(exc) if exc is not None else "")
-            record.exc_info, record.exc_text = None, None
-            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
-        return True
-
-
-logging.getLogger("mcp.client.auth.oauth2").addFilter(_QuietFlowErrors())
 
 
 def sign_in_hint(server_id: str) -> str:
@@ -112,6 +92,9 @@ class EngineOAuth(OAuthClientProvider):
     providers load the stored token and end in ``SignInRequired`` where a person would be needed.
     """
 
+    #: The client the config names (``client_id``), used as given; None for a registered or CIMD client.
+    pre_registered: OAuthClientInformationFull | None
+
     def __init__(
         self,
         server_id: str,
@@ -123,22 +106,11 @@ class EngineOAuth(OAuthClientProvider):
         callback_handler: Callable[[], Awaitable[AuthorizationCodeResult]] | None = None,
         on_needs_sign_in: Callable[[str], None] | None = None,
     ) -> None:
-        self.server_id = server_id
-        self.storage = storage
-        self.interactive = redirect_handler is not None
-        self._on_needs_sign_in = on_needs_sign_in
-        #: The last fault of the flow, worded for the operator (None while all is well).
-        self.fault: str | None = None
-        oauth = cfg.auth.oauth if cfg.auth is not None else None
-        self.cfg_scope = " ".join(oauth.scopes) if oauth and oauth.scopes else None
+        self._engine_setup(server_id, cfg, storage, redirect_handler is not None, on_needs_sign_in)
         self.pre_registered = pre_registered(cfg, redirect_uri)
-        #: The authorization server answered ``invalid_client`` for the stored registration (now dropped).
-        self.client_forgotten = False
-        #: This flow registered the client (a registration just made needs no check that the server knows it).
-        self.registered_now = False
-        #: The scopes a 403 ``insufficient_scope`` of the last request asked for (step-up), else None.
-        self._step_up: str | None = None
-        super().__init__(
+        oauth = cfg.auth.oauth if cfg.auth is not None else None
+        OAuthClientProvider.__init__(
+            self,
             server_url=str(cfg.url),
             client_metadata=client_metadata(cfg, redirect_uri),
             storage=storage,
@@ -146,6 +118,36 @@ class EngineOAuth(OAuthClientProvider):
             callback_handler=callback_handler if self.interactive else self._no_callback,
             client_metadata_url=oauth.client_metadata_url if oauth else None,
         )
+
+    def _engine_setup(
+        self,
+        server_id: str,
+        cfg: McpServerConfig,
+        storage: KeyringTokenStorage,
+        interactive: bool,
+        on_needs_sign_in: Callable[[str], None] | None,
+    ) -> None:
+        """The engine's own fields, set before the SDK provider's ``__init__`` (subclasses call another one)."""
+        self.server_id = server_id
+        self.storage = storage
+        #: A sign-in (``mcp login``, the console): starts from no token and raises what goes wrong.
+        self.interactive = interactive
+        self._on_needs_sign_in = on_needs_sign_in
+        #: The last fault of the flow, worded for the operator (None while all is well).
+        self.fault: str | None = None
+        oauth = cfg.auth.oauth if cfg.auth is not None else None
+        self.cfg_scope = " ".join(oauth.scopes) if oauth and oauth.scopes else None
+        self.pre_registered = None
+        #: The authorization server answered ``invalid_client`` for the stored registration (now dropped).
+        self.client_forgotten = False
+        #: This flow registered the client (a registration just made needs no check that the server knows it).
+        self.registered_now = False
+        #: The scopes a 403 ``insufficient_scope`` of the last request asked for (step-up), else None.
+        self._step_up: str | None = None
+        #: The config keys beside ``client_id`` that prove who the client is (named when it is refused).
+        self.credential_keys = "client_secret"
+        #: A grant without a person (``engine.mcp.oauth_machine``): it gets its own token, a sign-out changes nothing.
+        self.machine = False
 
     # ------------------------------------------------------------------------------------------- expiry
 
@@ -326,46 +328,7 @@ class EngineOAuth(OAuthClientProvider):
 
     def explain(self, exc: BaseException) -> str:
         """One line for the operator, naming the server; never a token (the SDK's messages carry none)."""
-        sid = self.server_id
-        ctx = self.context
-        if isinstance(exc, SignInRequired) and self.client_forgotten:
-            return (
-                f"{exc} (the authorization server no longer knows this client: its registration was dropped and the "
-                "sign-in registers it again)"
-            )
-        if isinstance(exc, SignInRequired):
-            return str(exc)
-        if isinstance(exc, ClientForgotten) and self.pre_registered is not None:
-            return (
-                f"server {sid}: the authorization server does not accept client_id {self.pre_registered.client_id!r} "
-                f"(mcp.servers.{sid}.auth.oauth.client_id / client_secret): check both with its administrator"
-            )
-        if isinstance(exc, ClientForgotten):
-            return (
-                f"server {sid}: the authorization server no longer knows this client (invalid_client); its "
-                f"registration was dropped: run `ava-engine mcp login {sid}` again to register anew"
-            )
-        if isinstance(exc, AuthorizationDenied):
-            return f"server {sid}: {exc}"
-        if (
-            isinstance(exc, OAuthRegistrationError)
-            and ctx.protected_resource_metadata is None
-            and (ctx.oauth_metadata is None)
-        ):
-            return (
-                f"server {sid} answered 401 but publishes no OAuth discovery metadata (no protected-resource "
-                f"metadata, no authorization-server metadata at {ctx.get_authorization_base_url(ctx.server_url)}): "
-                "it cannot be signed in to; check the URL, or give its token in 'headers' instead"
-            )
-        if isinstance(exc, OAuthRegistrationError):
-            return f"server {sid}: the authorization server refused to register this client: {_short(exc)}"
-        if isinstance(exc, OAuthTokenError):
-            return f"server {sid}: the authorization server refused the token request: {_short(exc)}"
-        if isinstance(exc, OAuthFlowError):
-            return f"server {sid}: OAuth sign-in failed: {_short(exc)}"
-        if isinstance(exc, httpx2.TransportError):
-            return f"server {sid}: the authorization server did not answer: {type(exc).__name__}"
-        return f"server {sid}: OAuth sign-in failed: {type(exc).__name__}: {_short(exc)}"
+        return explain(self, exc)
 
 
 def _step_up_scope(response: httpx2.Response) -> str | None:
@@ -373,11 +336,6 @@ def _step_up_scope(response: httpx2.Response) -> str | None:
     if response.status_code != 403 or extract_field_from_www_auth(response, "error") != "insufficient_scope":
         return None
     return extract_scope_from_www_auth(response) or ""
-
-
-def _short(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text[:300] or type(exc).__name__
 
 
 def _margin(lifetime_s: float) -> float:
@@ -391,8 +349,13 @@ def engine_auth(
     *,
     on_needs_sign_in: Callable[[str], None],
 ) -> EngineOAuth:
-    """The provider a supervised connection uses; ``SignInRequired`` at once when no token is stored (the engine
-    never registers a client or opens a browser on its own)."""
+    """The provider a supervised connection uses; ``SignInRequired`` at once when a person's sign-in is needed and
+    no token is stored (the engine never registers a client or opens a browser on its own). A grant without a
+    person (``auth.oauth.grant``) gets its token itself, on connect and again on expiry or a 401."""
+    if cfg.auth is not None and cfg.auth.oauth.machine:
+        from engine.mcp.oauth_machine import machine_auth
+
+        return machine_auth(server_id, cfg, storage, on_needs_sign_in=on_needs_sign_in)
     if storage.tokens() is None:
         raise SignInRequired(sign_in_hint(server_id))
     client = storage.client_info()

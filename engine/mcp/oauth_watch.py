@@ -94,7 +94,11 @@ async def tend(
     touch: Callable[[], Awaitable[Any]],
     on_signed_out: Callable[[str], None],
 ) -> None:
-    """While a server with ``auth.oauth`` is up: its token kept fresh, and a sign-out elsewhere noticed."""
+    """While a server with ``auth.oauth`` is up: its token kept fresh, and a sign-out elsewhere noticed (a grant
+    without a person fetches a new token itself: a sign-out only drops the stored one)."""
+    if auth.machine:
+        await keep_fresh(auth, touch)
+        return
     await asyncio.gather(keep_fresh(auth, touch), watch_sign_out(storage, on_signed_out))
 
 

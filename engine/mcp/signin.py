@@ -9,7 +9,9 @@ browser's redirect (bounded by ``timeout_s``; a request to the listener without 
 and store the tokens in the keyring, then lists the server's tools: a sign-in that returns has been tested. A
 registration made for another redirect URI (the port changed) is dropped first so the server registers the client
 again; so is one the authorization server no longer knows (checked before the operator is sent to its page, and
-registered again once). A step-up's wider scopes are asked for (``EngineOAuth.wanted_scope``).
+registered again once). A step-up's wider scopes are asked for (``EngineOAuth.wanted_scope``). A grant without a
+person (``auth.oauth.grant``, ``engine.mcp.oauth_machine``) skips the listener and the browser: ``run`` fetches a
+new token, stores it and lists the tools the same way.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import httpx2
 from aiohttp import web
 from mcp.shared.auth import AuthorizationCodeResult
 
@@ -144,6 +147,8 @@ class SignIn:
     async def run(self, show_url: Callable[[str], Awaitable[None] | None]) -> dict[str, Any]:
         started = time.monotonic()
         assert self.cfg.auth is not None
+        if self.cfg.auth.oauth.machine:
+            return await self._fetch(started)
         async with LoopbackListener(self.cfg.auth.oauth.redirect_port) as listener:
             client_info = self.storage.client_info()
             registered = [str(u) for u in (client_info.redirect_uris or [])] if client_info is not None else []
@@ -184,6 +189,32 @@ class SignIn:
             "elapsed_ms": round((time.monotonic() - started) * 1000),
         }
 
+    async def _fetch(self, started: float) -> dict[str, Any]:
+        """A grant without a person: a new token from the authorization server, stored and tested; no browser."""
+        from engine.mcp.oauth_machine import machine_auth
+
+        auth = machine_auth(self.server_id, self.cfg, self.storage, interactive=True)
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                tools = await self._connect(auth)
+        except TimeoutError:
+            raise SignInError(auth.fault or f"server {self.server_id}: no token within {self.timeout_s:g} s") from None
+        except Exception as e:
+            raise SignInError(auth.fault or f"server {self.server_id}: getting a token failed: {describe(e)}") from e
+        status = self.storage.status()
+        grant = self.cfg.auth.oauth.grant if self.cfg.auth is not None else "?"
+        return {
+            "server": self.server_id,
+            "signed_in": bool(status["signed_in"]),
+            "grant": grant,
+            "expires_at": status["expires_at"],
+            "can_refresh": status["can_refresh"],
+            "scope": status["scope"],
+            "tools": tools,
+            "elapsed_ms": round((time.monotonic() - started) * 1000),
+            **({} if status["signed_in"] else {"note": "the server answered without asking for a token: none needed"}),
+        }
+
     def _auth(self, listener: LoopbackListener, show_url: Callable[[str], Awaitable[None] | None]) -> EngineOAuth:
         async def redirect(url: str) -> None:
             await auth.check_client()  # never send the operator to a page that says "Client ID not found"
@@ -203,7 +234,7 @@ class SignIn:
         )
         return auth
 
-    async def _connect(self, auth: EngineOAuth) -> list[str]:
+    async def _connect(self, auth: httpx2.Auth) -> list[str]:
         client = build_client(
             self.cfg,
             base_dir=self.base_dir,

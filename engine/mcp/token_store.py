@@ -90,6 +90,11 @@ class KeyringTokenStorage:
         values = [tokens.get("access_token"), tokens.get("refresh_token"), client.get("client_secret")]
         self._on_secret([v for v in values if isinstance(v, str)])
 
+    def mask(self, values: Iterable[str]) -> None:
+        """Credentials met outside the record (an assertion, an ID-JAG) join the caller's redactor too."""
+        if self._on_secret is not None:
+            self._on_secret([v for v in values if v])
+
     # ------------------------------------------------------------------------------------------- TokenStorage
 
     async def get_tokens(self) -> OAuthToken | None:

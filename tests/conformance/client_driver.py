@@ -14,8 +14,10 @@ import json
 import os
 import sys
 import tempfile
+import urllib.request
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -25,6 +27,44 @@ from tests.engine.mcp.oauth_helpers import Cli
 SERVER_ID = "conf"
 #: One command's bound: a loaded 2-core machine takes seconds just to import the engine.
 CLI_TIMEOUT_S = 120.0
+
+
+def issuer_of(url: str) -> str:
+    """The authorization server a protected MCP server names in its resource metadata (RFC 9728), as an
+    administrator would look it up for a grant without a person (``auth.oauth.issuer``)."""
+    parts = urlsplit(url)
+    for path in (f"/.well-known/oauth-protected-resource{parts.path}", "/.well-known/oauth-protected-resource"):
+        try:
+            with urllib.request.urlopen(f"{parts.scheme}://{parts.netloc}{path}", timeout=10) as answer:
+                return str(json.loads(answer.read())["authorization_servers"][0])
+        except (OSError, ValueError, KeyError, IndexError):
+            continue
+    raise SystemExit(f"no protected-resource metadata for {url}")
+
+
+def grant_lines(work: Path, url: str, scenario: str, context: dict[str, Any]) -> list[str]:
+    """``auth.oauth`` keys of the scenarios that get a token without a person (``auth.oauth.grant``)."""
+    if scenario == "auth/client-credentials-jwt":  # the key from a file, the way a mounted secret arrives
+        key = work / "client-key.pem"
+        key.write_text(context["private_key_pem"])
+        return [
+            "grant: client_credentials",
+            f"private_key_file: {json.dumps(str(key))}",
+            f"signing_algorithm: {context['signing_algorithm']}",
+        ]
+    if scenario == "auth/wif-jwt-bearer":  # the platform writes the workload's JWT to a file
+        token = work / "workload.jwt"
+        token.write_text(context["valid_jwt"])
+        return ["grant: jwt_bearer", f"assertion_file: {json.dumps(str(token))}"]
+    if scenario == "auth/enterprise-managed-authorization":
+        return [
+            "grant: enterprise",
+            "idp:",
+            f"  token_endpoint: {json.dumps(context['idp_token_endpoint'])}",
+            f"  client_id: {json.dumps(context['idp_client_id'])}",
+            '  id_token: "${keyring:conformance_id_token}"',
+        ]
+    return ["grant: client_credentials"] if scenario == "auth/client-credentials-basic" else []
 
 
 def write_config(work: Path, url: str, scenario: str, context: dict[str, Any]) -> Path:
@@ -43,6 +83,9 @@ def write_config(work: Path, url: str, scenario: str, context: dict[str, Any]) -
             server.append('    client_secret: "${keyring:conformance_client_secret}"')
         if scenario == "auth/basic-cimd":  # the URL the scenario's authorization server expects as client id
             server.append(f"    client_metadata_url: {CIMD_URL}")
+        grant = grant_lines(work, url, scenario, context)
+        if grant:
+            server += [f"    {line}" for line in [*grant, f"issuer: {json.dumps(issuer_of(url))}"]]
     body = "".join(f"      {line}\n" for line in server)
     config = work / "config.yaml"
     config.write_text(f"engine:\n  http: {{enabled: false}}\nmcp:\n  servers:\n    {SERVER_ID}:\n{body}")
@@ -141,6 +184,8 @@ def main() -> int:
     driver = Driver(Cli(config, work / "keyring.json"))
     if context.get("client_secret"):
         driver.json_run("secret", "secrets", "set", "conformance_client_secret", "--value", context["client_secret"])
+    if context.get("idp_id_token"):
+        driver.json_run("id token", "secrets", "set", "conformance_id_token", "--value", context["idp_id_token"])
     driver.run(scenario, context)
     (work / "steps.json").write_text(json.dumps(driver.steps, indent=1))
     print(json.dumps(driver.steps))

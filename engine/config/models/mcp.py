@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, SecretStr, field_validator, model_validator
 
 from engine.config.models.common import FieldError, Strict
+from engine.config.models.oauth import OAuthConfig
 
 EXPOSED_NAME_RE = re.compile(r"^[a-z0-9_]{1,64}$")
 SERVER_ID_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
@@ -77,66 +78,10 @@ class McpToolConfig(Strict):
         return v
 
 
-_CIMD_URL_RE = re.compile(r"^https://[^\s/?#]+/[^\s?#]*[^\s/?#][^\s?#]*$")
-
-
-class OAuthConfig(Strict):
-    """OAuth 2.1 sign-in to a remote (Streamable HTTP) server; tokens live in the OS keyring, never here."""
-
-    client_name: str = Field(default="ava-console", min_length=1, description="The client name shown on consent.")
-    scopes: list[str] = Field(
-        default_factory=list,
-        description="Scopes to ask for; empty = what the server's metadata or 401 challenge names.",
-    )
-    client_metadata_url: str | None = Field(
-        default=None,
-        description="A Client ID Metadata Document URL (https, with a path), used as client_id when the "
-        "authorization server supports CIMD; otherwise dynamic client registration is used.",
-    )
-    redirect_port: int = Field(
-        default=0, ge=0, le=65535, description="Loopback port of the sign-in redirect listener (0 = any free port)."
-    )
-    client_id: str | None = Field(
-        default=None,
-        min_length=1,
-        description="A client registered with the authorization server beforehand (no dynamic registration); "
-        "its redirect URI is http://127.0.0.1:PORT/callback (set redirect_port when the server does not accept "
-        "any loopback port, as RFC 8252 asks).",
-    )
-    client_secret: SecretStr | None = Field(
-        default=None,
-        description="The pre-registered client's secret, as ${keyring:NAME} (sent with HTTP Basic "
-        "authentication); none for a public client.",
-    )
-
-    @field_validator("scopes")
-    @classmethod
-    def _valid_scopes(cls, v: list[str]) -> list[str]:
-        for scope in v:
-            if not scope or any(c.isspace() for c in scope):
-                raise ValueError(f"scope {scope!r} must be one word (no spaces)")
-        return v
-
-    @field_validator("client_metadata_url")
-    @classmethod
-    def _valid_cimd(cls, v: str | None) -> str | None:
-        if v is not None and not _CIMD_URL_RE.match(v):
-            raise ValueError(f"{v!r} must be an https URL with a path (e.g. https://example.com/ava/client.json)")
-        return v
-
-    @model_validator(mode="after")
-    def _client(self) -> OAuthConfig:
-        if self.client_secret is not None and self.client_id is None:
-            raise FieldError("client_secret", "a client_secret needs the client_id it belongs to")
-        if self.client_id is not None and self.client_metadata_url is not None:
-            raise FieldError(
-                "client_metadata_url", "give either client_id (pre-registered) or client_metadata_url (CIMD)"
-            )
-        return self
-
-
 class ServerAuthConfig(Strict):
-    oauth: OAuthConfig = Field(description="OAuth 2.1 authorization code flow with PKCE (`ava-engine mcp login`).")
+    oauth: OAuthConfig = Field(
+        description="OAuth 2.1: a person's sign-in (`ava-engine mcp login`) or a grant without one (oauth.grant)."
+    )
 
 
 class McpServerConfig(Strict):
