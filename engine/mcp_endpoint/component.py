@@ -28,7 +28,9 @@ from engine.config.models import McpEndpointConfig, Settings
 from engine.config.models.engine import split_host
 from engine.events import EventBus
 from engine.mcp_endpoint.proxy import Upstream
+from engine.mcp_endpoint.resume import SessionOwners, header
 from engine.mcp_endpoint.server import EndpointTools, ToolRunner, build_server, calls_counter
+from engine.mcp_endpoint.stream_events import StreamEvents
 from engine.metrics import Metrics
 from engine.tasks import Spawn
 from engine.tools.registry import ToolRegistry
@@ -42,6 +44,9 @@ log = logging.getLogger(__name__)
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 MAX_SESSIONS = 1000
+#: The SDK ends a session with no request in flight for this long (its default, passed on explicitly because the
+#: session owners of resumable streams are forgotten a little after it).
+SESSION_IDLE_S = 30 * 60
 STOP_TIMEOUT_S = 5.0
 
 
@@ -102,6 +107,9 @@ class McpEndpoint:
         self._stop: asyncio.Event | None = None
         self._inflight: set[asyncio.Task[Any]] = set()
         self._route_path: str | None = None
+        self.events: StreamEvents
+        self._owners: SessionOwners
+        self._forget_streams()
 
     @property
     def config(self) -> McpEndpointConfig:
@@ -148,14 +156,22 @@ class McpEndpoint:
             await refused(scope, receive, send)
             return
         token = self.config.auth_token
-        if token is not None and not bearer_ok(_header(scope, b"authorization"), token.get_secret_value()):
+        if token is not None and not bearer_ok(header(scope, b"authorization"), token.get_secret_value()):
             await JSONResponse(
                 {"error": "missing or wrong bearer token (Authorization: Bearer <engine.mcp_server.auth_token>)"},
                 401,
                 headers={"WWW-Authenticate": 'Bearer realm="ava-engine-mcp"'},
             )(scope, receive, send)
             return
-        await manager.handle_request(scope, receive, send)
+        await self._owners.serve(scope, receive, send, manager.handle_request)
+
+    def _event_store(self) -> StreamEvents | None:
+        return self.events if self.config.resume.enabled else None
+
+    def _forget_streams(self) -> None:
+        """Events kept for resumable streams (engine.mcp_server.resume; given to the SDK only while enabled)."""
+        self.events = StreamEvents(lambda: self.config.resume)
+        self._owners = SessionOwners(self._event_store, SESSION_IDLE_S + 60, 2 * MAX_SESSIONS)
 
     # ------------------------------------------------------------------------------------------ lifecycle
 
@@ -164,8 +180,14 @@ class McpEndpoint:
             await self._start_manager()
 
     async def _start_manager(self) -> None:
+        resume = self.config.resume
         manager = StreamableHTTPSessionManager(
-            app=build_server(self.handlers), security_settings=self.security, max_sessions=MAX_SESSIONS
+            app=build_server(self.handlers),
+            event_store=self._event_store(),
+            security_settings=self.security,
+            retry_interval=resume.retry_ms if resume.enabled else None,
+            session_idle_timeout=SESSION_IDLE_S,
+            max_sessions=MAX_SESSIONS,
         )
         stop = asyncio.Event()
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -212,6 +234,7 @@ class McpEndpoint:
         for t in list(self._inflight):  # requests whose transport did not end with the manager
             t.cancel()
         self._inflight.clear()
+        self._forget_streams()  # their sessions ended with the manager
 
     async def reload(self, old: Settings, new: Settings) -> None:
         o, n = old.engine.mcp_server, new.engine.mcp_server
@@ -219,6 +242,10 @@ class McpEndpoint:
         fresh = security_settings(n, http.host, http.allowed_hosts, http.allowed_origins)
         self.security.allowed_hosts = fresh.allowed_hosts  # shared with live transports: applies at once
         self.security.allowed_origins = fresh.allowed_origins
+        manager = self._manager
+        if manager is not None:  # the manager hands these to each session it opens: sessions opened from now on
+            manager.event_store = self._event_store()
+            manager.retry_interval = n.resume.retry_ms if n.resume.enabled else None
         if n.path != o.path and self._route_path != n.path:
             await self._rebuild_http_routes()
         if n.enabled and not self.running:
@@ -231,13 +258,6 @@ class McpEndpoint:
         if self._restart_http is not None:
             log.info("engine.mcp_server.path changed: restarting the HTTP server to move the endpoint")
             await self._restart_http()
-
-
-def _header(scope: MutableMapping[str, Any], name: bytes) -> str | None:
-    for k, v in scope.get("headers", ()):
-        if k == name:
-            return bytes(v).decode("latin-1")
-    return None
 
 
 __all__ = ["McpEndpoint", "security_settings"]

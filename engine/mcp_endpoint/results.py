@@ -6,8 +6,9 @@ every status but ``success`` (so a rejected argument or a timeout is a result th
 protocol error). A tool that really produces media may put MCP content blocks under ``data["mcp_content"]``
 (a list of content-block objects as the MCP spec writes them); they follow the message in ``content`` and are left
 out of ``structuredContent``; so do the media of an MCP server's tool, as that server sent them (its ``data`` has
-them summarised). ``report_progress`` lets any tool tell an MCP caller how far it is; it does nothing when the tool
-runs for anything else (a phone call, the CLI).
+them summarised). ``report_progress`` lets any tool tell an MCP caller how far it is, and ``close_stream`` lets a
+long one end the call's SSE stream so the client polls (SEP-1699: it reconnects after the retry interval and gets
+what it missed); both do nothing when the tool runs for anything else (a phone call, the CLI).
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from engine.tools.base import ToolResult
 MCP_CONTENT_KEY = "mcp_content"
 
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
+CloseFn = Callable[[], Awaitable[None]]
 _progress: contextvars.ContextVar[ProgressFn | None] = contextvars.ContextVar("mcp_endpoint_progress", default=None)
+_close: contextvars.ContextVar[CloseFn | None] = contextvars.ContextVar("mcp_endpoint_close_stream", default=None)
 _CONTENT = pydantic.TypeAdapter(list[ContentBlock])
 
 
@@ -37,13 +40,30 @@ async def report_progress(progress: float, total: float | None = None, message: 
         await fn(progress, total, message)
 
 
-def bind_progress(fn: ProgressFn | None) -> contextvars.Token[ProgressFn | None]:
-    """Make ``report_progress`` reach ``fn`` in this task (the endpoint binds it around one call)."""
-    return _progress.set(fn)
+async def close_stream() -> bool:
+    """End the SSE stream of the MCP tools/call running this tool; the client resumes it with Last-Event-ID.
+
+    False (and nothing happens) when there is none to end: not an MCP call, a 2026 or pre-2025-11-25 client, or
+    ``engine.mcp_server.resume.enabled`` off (the SDK offers it only with an event store).
+    """
+    fn = _close.get()
+    if fn is None:
+        return False
+    await fn()
+    return True
 
 
-def unbind_progress(token: contextvars.Token[ProgressFn | None]) -> None:
-    _progress.reset(token)
+Bound = tuple[contextvars.Token[ProgressFn | None], contextvars.Token[CloseFn | None]]
+
+
+def bind_progress(fn: ProgressFn | None, close: CloseFn | None = None) -> Bound:
+    """Make ``report_progress`` reach ``fn`` and ``close_stream`` ``close`` in this task (around one call)."""
+    return _progress.set(fn), _close.set(close)
+
+
+def unbind_progress(token: Bound) -> None:
+    _progress.reset(token[0])
+    _close.reset(token[1])
 
 
 def _split_content(data: Any) -> tuple[Any, list[ContentBlock], str | None]:

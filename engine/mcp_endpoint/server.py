@@ -193,7 +193,7 @@ class EndpointTools:
         cfg = self.config
         timeout_ms = cfg.tool_timeouts_ms.get(name) or cfg.timeout_ms
         tool_call_id = f"mcp-endpoint:{ctx.request_id}"
-        token = bind_progress(ctx.session.report_progress)
+        token = bind_progress(ctx.session.report_progress, ctx.close_sse_stream)
         limit = None
         if timeout_ms:
             key = f"tool_timeouts_ms.{name}" if name in cfg.tool_timeouts_ms else "timeout_ms"

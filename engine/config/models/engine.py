@@ -132,6 +132,46 @@ class LoggingConfig(Strict):
     )
 
 
+class McpResumeConfig(Strict):
+    """Resumable SSE streams of the endpoint (SEP-1699): what a session's events may cost while kept for replay.
+
+    A handshake-era client whose stream drops reconnects with ``Last-Event-ID`` and gets what it missed; the
+    events wait here, bounded per stream, in all, and in time (engine.mcp_endpoint.stream_events)."""
+
+    enabled: bool = Field(
+        default=True, description="Give streams event ids and keep their events for replay (off: no resuming)."
+    )
+    retry_ms: int = Field(
+        default=1000, ge=100, le=600_000, description="SSE retry: how long a client waits before it reconnects."
+    )
+    max_events_per_stream: int = Field(
+        default=256, ge=1, description="Events kept per stream (one call's, or the session's GET stream); oldest go."
+    )
+    max_bytes_per_stream: int = Field(
+        default=1_048_576, ge=1024, description="JSON bytes kept per stream; oldest events go first."
+    )
+    max_events: int = Field(
+        default=20_000, ge=1, description="Events kept across all sessions; the least recently written streams go."
+    )
+    max_bytes: int = Field(
+        default=33_554_432, ge=1024, description="JSON bytes kept across all sessions (least recently written go)."
+    )
+    ttl_s: float = Field(
+        default=300.0, gt=0, le=86_400, description="A stream not written for this long is forgotten, in seconds."
+    )
+
+    @model_validator(mode="after")
+    def _totals_hold_a_stream(self) -> McpResumeConfig:
+        for per, total in (("max_events_per_stream", "max_events"), ("max_bytes_per_stream", "max_bytes")):
+            if getattr(self, per) > getattr(self, total):
+                raise FieldError(
+                    per,
+                    f"{getattr(self, per)} is more than {total} ({getattr(self, total)}), the bound across all "
+                    f"streams: raise {total} or lower {per}",
+                )
+        return self
+
+
 class McpEndpointConfig(Strict):
     """The engine's own MCP endpoint (serves selected tools to other agents)."""
 
@@ -165,6 +205,9 @@ class McpEndpointConfig(Strict):
     )
     tool_timeouts_ms: dict[str, Annotated[int, Field(gt=0)]] = Field(
         default_factory=dict, description="Per-tool timeout overrides, by exposed name."
+    )
+    resume: McpResumeConfig = Field(
+        default_factory=McpResumeConfig, description="Resumable SSE streams (Last-Event-ID) and their bounds."
     )
 
     @field_validator("path")
