@@ -23,7 +23,7 @@ from typing import Any
 
 from engine.app import Engine
 from engine.config.models import Settings
-from engine.mcp_endpoint import MCP_CONTENT_KEY, report_progress
+from engine.mcp_endpoint import MCP_CONTENT_KEY, close_stream, report_progress
 from engine.tools.base import FunctionTool, ToolDefinition, ToolExecutionContext, ToolResult
 
 JSON_SCHEMA_2020_12: dict[str, Any] = {
@@ -130,6 +130,11 @@ def conformance_tools() -> list[FunctionTool]:
     async def schema_2020(args: dict[str, Any], ctx: ToolExecutionContext) -> ToolResult:
         return ToolResult.success("Arguments accepted.", {"args": args})
 
+    async def reconnection(args: dict[str, Any], ctx: ToolExecutionContext) -> ToolResult:
+        # SEP-1699 polling: the call's stream ends here; the client resumes it (Last-Event-ID) for the result
+        closed = await close_stream()
+        return ToolResult.success("Reconnection test completed." if closed else "The stream could not be closed.")
+
     return [
         _tool("test_simple_text", "Returns a simple text response.", simple_text),
         _tool("test_image_content", "Returns a 1x1 red PNG.", image),
@@ -139,6 +144,7 @@ def conformance_tools() -> list[FunctionTool]:
         _tool("test_error_handling", "Always fails.", error),
         _tool("test_tool_with_progress", "Reports progress three times.", progress),
         _tool("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features", schema_2020, JSON_SCHEMA_2020_12),
+        _tool("test_reconnection", "Closes its SSE stream mid-call, then returns.", reconnection),
     ]
 
 

@@ -25,6 +25,7 @@ MUST_PASS = {
         "tools-call-with-progress",
         "json-schema-2020-12",
         "server-sse-multiple-streams",
+        "server-sse-polling",
         "dns-rebinding-protection",
         "logging-set-level",
         "completion-complete",
