@@ -18,6 +18,8 @@ follows that call's context: ``contexts.<name>.elicitation``:
   with ``url: email`` the link is e-mailed to the caller (``engine.elicitation.links``) and the server told
   accept.
 
+An accepted form gets the schema's ``default`` for each field it leaves out (``engine.elicitation.defaults``,
+SEP-1034); with ``accept_defaults`` set (``ava-engine mcp call --accept-defaults``) every form is answered so.
 Every question is checked first (``engine.elicitation.schema``: flat primitive forms only; anything else is
 declined with a message naming the server and tool), the tool's own timeout stops while the question waits, and
 the whole question is bounded by ``timeout_ms`` (then declined). Each one publishes ``elicitation.requested``,
@@ -41,16 +43,17 @@ import mcp.types as types
 from prometheus_client import Counter
 
 from engine.config.models import Settings
+from engine.core.metrics import Metrics
 from engine.elicitation import answers, dialogue
-from engine.elicitation.events import ElicitationRequested, ElicitationResolved, ElicitationWaiting
+from engine.elicitation.defaults import accepted, answer_by_defaults
 from engine.elicitation.links import ADDRESS_FIELD, LinkMail, LinkSender, masked_url
 from engine.elicitation.links import Declined as _Declined
 from engine.elicitation.pending import Ask, CallerVoice, ElicitationError, PendingElicitation, settle
 from engine.elicitation.route import Asker
-from engine.elicitation.schema import FormField, SchemaError, check_content, form_fields
+from engine.elicitation.schema import FormField, SchemaError, form_fields
 from engine.events import EventBus, TranscriptAdded
-from engine.metrics import Metrics
-from engine.redact import Redactor
+from engine.events.elicitation import ElicitationRequested, ElicitationResolved, ElicitationWaiting
+from engine.redaction.redactor import Redactor
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +80,8 @@ class ElicitationDesk:
         self.bus, self._settings, self._redact, self.voice, self._today = bus, settings, redact, voice, today
         #: URL-mode questions e-mailed to the caller (``elicitation.url: email``), through ``mail``.
         self.links = LinkSender(mail)
+        #: Every question is answered by the operator with its form's defaults, whatever the context says.
+        self.accept_defaults = False
         self._ids = itertools.count(1)
         self._operators: dict[int, str] = {}
         self._keys = itertools.count(1)
@@ -116,7 +121,8 @@ class ElicitationDesk:
         checked: dict[str, Any] = {}
         if action == "accept" and a.pending.mode == "form":
             try:
-                checked = check_content(list(a.pending.fields), content or {})
+                who = f"server {a.pending.server!r}, tool {a.pending.tool!r}"
+                checked = accepted(a.pending.fields, content or {}, who)
             except SchemaError as e:
                 raise ElicitationError(str(e)) from None
         settle(a.future, (action, checked, ""))
@@ -162,7 +168,7 @@ class ElicitationDesk:
         ctx = asker.ctx if asker is not None else None
         session = ctx.session if ctx is not None else None
         cfg = self._settings().contexts.get(session.context) if session is not None else None
-        ask = cfg.elicitation.ask if cfg is not None else "decline"
+        ask = "operator" if self.accept_defaults else cfg.elicitation.ask if cfg is not None else "decline"
         timeout = (cfg.elicitation.timeout_ms if cfg is not None else 30_000) / 1000
         call_id = session.call_id if session is not None else ""
         exposed = asker.exposed_name if asker is not None else ""
@@ -200,39 +206,43 @@ class ElicitationDesk:
                     fields = form_fields(schema)
                 except SchemaError as e:
                     raise _Declined("engine", f"{who} asked with a form that cannot be shown: {e}") from None
-            if ask == "decline":
+            if self.accept_defaults:
+                action, by, content = "accept", "operator", answer_by_defaults(who, url, fields)
+                reason = "answered with the form's defaults"
+            elif ask == "decline":
                 raise _Declined("policy", f"the context {session.context if session else '?'!r} declines questions")
-            hold = ctx.extras.get("hold") if ctx is not None else None
-            with hold() if callable(hold) else nullcontext():
-                try:
-                    async with asyncio.timeout(timeout):
-                        if ask == "operator":
-                            pending = PendingElicitation(
-                                eid,
-                                call_id,
-                                ctx.tool_call_id if ctx else "",
-                                server,
-                                tool,
-                                exposed,
-                                self._redact(params.message),
-                                mode,
-                                self._redact.value(schema),
-                                url,
-                                now + timeout,
-                                tuple(fields),
-                            )
-                            action, content, reason = await self._operator(pending)
-                            by = "operator"
-                        else:
-                            by = "caller"
-                            try:
-                                action, content = await self._caller(eid, params.message, fields, url, ctx)
-                            except dialogue.Refused as r:
-                                action, reason = r.action, str(r)
-                                if self.voice is not None:
-                                    await self.voice.say(call_id, REFUSED)
-                except TimeoutError:
-                    raise _Declined("timeout", f"no answer within {timeout:g} seconds") from None
+            else:
+                hold = ctx.extras.get("hold") if ctx is not None else None
+                with hold() if callable(hold) else nullcontext():
+                    try:
+                        async with asyncio.timeout(timeout):
+                            if ask == "operator":
+                                pending = PendingElicitation(
+                                    eid,
+                                    call_id,
+                                    ctx.tool_call_id if ctx else "",
+                                    server,
+                                    tool,
+                                    exposed,
+                                    self._redact(params.message),
+                                    mode,
+                                    self._redact.value(schema),
+                                    url,
+                                    now + timeout,
+                                    tuple(fields),
+                                )
+                                action, content, reason = await self._operator(pending)
+                                by = "operator"
+                            else:
+                                by = "caller"
+                                try:
+                                    action, content = await self._caller(eid, params.message, fields, url, ctx, who)
+                                except dialogue.Refused as r:
+                                    action, reason = r.action, str(r)
+                                    if self.voice is not None:
+                                        await self.voice.say(call_id, REFUSED)
+                    except TimeoutError:
+                        raise _Declined("timeout", f"no answer within {timeout:g} seconds") from None
         except _Declined as d:
             action, content, by, reason = "decline", {}, d.by, d.reason
             if d.by in ("engine", "timeout"):
@@ -292,7 +302,7 @@ class ElicitationDesk:
             self._waiting.pop(pending.elicitation_id, None)
 
     async def _caller(
-        self, eid: str, message: str, fields: list[FormField], url: str | None, ctx: Any
+        self, eid: str, message: str, fields: list[FormField], url: str | None, ctx: Any, who: str
     ) -> tuple[str, dict[str, Any]]:
         voice = self.voice
         call_id = ctx.session.call_id if ctx is not None and ctx.session is not None else ""
@@ -314,14 +324,14 @@ class ElicitationDesk:
         if url is not None:
             await voice.say(call_id, f"{message} I can't open a web page on this call, so I'll skip that.")
             raise _Declined("policy", "a link cannot be opened on a voice call")
-        asked = [f for f in fields if f.required] or fields  # optional fields keep the server's defaults
+        asked = [f for f in fields if f.required] or fields  # the optional ones get their defaults
         unsayable = next((f for f in asked if f.format in VOICELESS), None)
         if unsayable is not None:
             await voice.say(call_id, f"{message} I can't take that on the phone, so I'll skip it.")
             raise _Declined("policy", f"{unsayable.label!r} ({unsayable.format}) cannot be answered by voice")
         content = await self._form(eid, (call_id, ctx.tool_call_id), message, asked, cfg.attempts)
         try:
-            return "accept", check_content(fields, content)
+            return "accept", accepted(fields, content, who)
         except SchemaError as e:  # the parser keeps to each field, so this is the engine's own mistake
             raise _Declined("engine", f"the caller's answers do not fit the form: {e}") from None
 

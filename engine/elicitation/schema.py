@@ -138,9 +138,7 @@ def _field(name: str, spec: Any, required: bool) -> FormField:
             default=default,
             **base,
         )
-    if kind == "boolean":
-        if default is not None and not isinstance(default, bool):
-            raise SchemaError(f"property {name!r}: default {default!r} is not a boolean")
+    if kind == "boolean":  # a default that does not fit is left out when answering (engine.elicitation.defaults)
         return FormField(kind="boolean", default=default, **base)
     if kind in ("number", "integer"):
         lo, hi = _num(name, spec, "minimum"), _num(name, spec, "maximum")

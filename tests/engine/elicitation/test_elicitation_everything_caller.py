@@ -3,8 +3,8 @@ stdio) put to a caller: text calls through the real engine, the caller's words h
 as a voice driver does. The form's one required field is ``name`` (title "String", description "Your full, legal
 name"): the caller is asked for it by that title and description, not only with the server's generic message; the
 engine listens with open dictation (no yes/no grammar that would turn "john smith" into "yes please"), reads the
-answer back and the server receives ``{"name": "john smith"}``. "No thanks" declines the question and "never mind"
-cancels it, and the server says so."""
+answer back and the server receives ``{"name": "john smith"}`` with the defaults of the optional fields it did not
+ask (SEP-1034). "No thanks" declines the question and "never mind" cancels it, and the server says so."""
 
 from __future__ import annotations
 
@@ -23,6 +23,17 @@ from tests.engine.mcp.test_real_peers import needs_everything
 
 TOOL = "mcp_ev_trigger_elicitation_request"
 MESSAGE = "Please provide inputs for the following fields:"
+#: The defaults of the form's optional fields (SEP-1034), which an accepted answer carries.
+EVERYTHING_DEFAULTS = {
+    "firstLine": "It was a dark and stormy night.",
+    "integer": 42,
+    "number": 3.14,
+    "untitledSingleSelectEnum": "Monica",
+    "untitledMultipleSelectEnum": ["Guitar"],
+    "titledSingleSelectEnum": "hero-1",
+    "titledMultipleSelectEnum": ["fish-1"],
+    "legacyTitledEnum": "pet-1",
+}
 
 
 @pytest.fixture
@@ -106,8 +117,10 @@ async def test_the_caller_is_asked_for_the_name_and_the_server_gets_it(engine: E
     assert not {"yes", "yes please", "no"} & set(asked.expect)
     assert asked.prompt == f"{MESSAGE} String: Your full, legal name?"
     assert check.prompt == "I heard john smith. Is that right?"
-    assert (done.action, done.by, done.content) == ("accept", "caller", {"name": "john smith"})
-    assert "- Name: john smith" in reply and "Agreed to terms" not in reply  # optional fields keep defaults
+    # the optional fields are not asked: each one with a default carries it (SEP-1034); "check" has none
+    assert (done.action, done.by, done.content) == ("accept", "caller", {"name": "john smith", **EVERYTHING_DEFAULTS})
+    assert "- Name: john smith" in reply and "Agreed to terms" not in reply
+    assert "- Favorite Integer: 42" in reply and "- Pet Type" not in reply  # it reports no legacyTitledEnum
 
 
 @needs_everything
