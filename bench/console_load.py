@@ -29,8 +29,8 @@ from textual.widgets import Static  # noqa: E402
 
 from console.app import AvaConsole  # noqa: E402
 from console.screens.call_view import CallViewScreen  # noqa: E402
+from engine.core.stats import percentiles  # noqa: E402
 from engine.events import SpeakingChanged, ToolCompleted, ToolRequested, TurnStage, TurnTimings  # noqa: E402
-from engine.stats import percentiles  # noqa: E402
 
 PRESSES = 30
 CALLS = 50

@@ -36,8 +36,8 @@ sys.path.insert(0, str(ROOT))
 
 from engine.app import Engine  # noqa: E402
 from engine.config.models import Settings  # noqa: E402
+from engine.core.stats import percentiles  # noqa: E402
 from engine.mcp import transports  # noqa: E402
-from engine.stats import percentiles  # noqa: E402
 
 LIGHT = str(ROOT / "bench" / "fixtures" / "light_server.py")
 SDK_SERVER = str(ROOT / "tests" / "fixtures" / "mcp_servers" / "fixture_server.py")

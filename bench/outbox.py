@@ -35,12 +35,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from engine.app import Engine  # noqa: E402
-from engine.backoff import Backoff  # noqa: E402
 from engine.config.models import Settings  # noqa: E402
 from engine.config.models.tools import EmailConfig  # noqa: E402
+from engine.core.backoff import Backoff  # noqa: E402
+from engine.core.stats import percentiles  # noqa: E402
 from engine.email.delivery import SmtpTransport  # noqa: E402
 from engine.email.outbox import Email, Outbox, new_message_id  # noqa: E402
-from engine.stats import percentiles  # noqa: E402
 from tests.engine.email.conftest import mail_settings  # noqa: E402
 from tests.engine.email.smtp_fixture import SmtpServer, free_port  # noqa: E402
 

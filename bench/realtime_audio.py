@@ -36,16 +36,16 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.json_bounds import loads_bounded
-from engine.providers.realtime.audio import AudioConverter
-from engine.providers.realtime.gemini_wire import GeminiOptions, audio_in_message, audio_in_mime
-from engine.providers.realtime.session import PCM16_8K, PCM16_24K, PCMU_8K, AudioSpec
-from engine.providers.realtime.socket import MAX_DEPTH
-from engine.stats import percentiles
+from engine.bounds.json_text import loads_bounded
+from engine.core.stats import percentiles
+from engine.realtime.audio import AudioConverter
+from engine.realtime.gemini_wire import GeminiOptions, audio_in_message, audio_in_mime
+from engine.realtime.input import CallerInput
+from engine.realtime.session import PCM16_8K, PCM16_24K, PCMU_8K, AudioSpec
+from engine.realtime.socket import MAX_DEPTH
 from engine.telephony.media import phone_payload
 from engine.voice.audio import AudioFrame, Chunker
 from engine.voice.g711 import ulaw_encode
-from engine.voice.realtime_input import CallerInput
 
 FRAMES = 3000  # one minute of audio per path and round
 ROUNDS = 7

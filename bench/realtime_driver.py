@@ -38,8 +38,9 @@ from engine.app import Engine
 from engine.config.models import ContextConfig, EngineConfig, HttpConfig, ProviderConfig, Settings
 from engine.providers import factory
 from engine.providers.base import ProviderError
-from engine.providers.realtime.audio import AudioConverter, negotiate
-from engine.providers.realtime.session import (
+from engine.realtime.audio import AudioConverter, negotiate
+from engine.realtime.call import RealtimeVoiceCall
+from engine.realtime.session import (
     PCM16_8K,
     PCM16_24K,
     PCMU_8K,
@@ -57,7 +58,6 @@ from engine.tools.view import ToolView
 from engine.voice.audio import AudioFrame
 from engine.voice.backend import AudioBackend
 from engine.voice.g711 import ulaw_encode
-from engine.voice.realtime_call import RealtimeVoiceCall
 
 FRAMES = 3000  # one minute of caller audio per call
 ROUNDS = 5

@@ -48,9 +48,9 @@ from realtime_ws import RealtimeFake
 from engine.app import Engine
 from engine.config.models import ContextConfig, EngineConfig, HttpConfig, ProviderConfig, Settings
 from engine.config.models.recording import RecordingConfig
-from engine.providers.realtime.session import PCMU_8K, RealtimeSession
-from engine.providers.realtime.socket import RealtimeSocket
-from engine.stats import percentiles
+from engine.core.stats import percentiles
+from engine.realtime.session import PCMU_8K, RealtimeSession
+from engine.realtime.socket import RealtimeSocket
 from engine.tools.base import FunctionTool, ToolDefinition, ToolExecutionContext, ToolParameter, ToolResult
 
 ROUNDS = 10

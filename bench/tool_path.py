@@ -27,9 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.app import Engine
 from engine.config.models import Settings
+from engine.core.stats import percentiles
 from engine.events import CallStarted, TurnTimings
 from engine.sessions.session import CallSession
-from engine.stats import percentiles
 from engine.telemetry import Telemetry
 from engine.tools.base import (
     FunctionTool,

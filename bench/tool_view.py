@@ -18,8 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.app import Engine
 from engine.config.models import Settings
+from engine.core.stats import percentiles
 from engine.sessions.session import CallSession
-from engine.stats import percentiles
 from engine.tools.base import FunctionTool, LatencyMeta, Tool, ToolDefinition, ToolExecutionContext, ToolResult
 
 

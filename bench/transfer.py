@@ -38,7 +38,7 @@ from engine.app import Engine  # noqa: E402
 from engine.config import load_settings  # noqa: E402
 from engine.config.models import AsteriskConfig, ContextConfig, ProviderConfig  # noqa: E402
 from engine.config.models.tools import TransferTarget  # noqa: E402
-from engine.stats import percentiles  # noqa: E402
+from engine.core.stats import percentiles  # noqa: E402
 from engine.telephony.component import Telephony  # noqa: E402
 from engine.voice.g711 import ulaw_encode  # noqa: E402
 from engine.voice.tts import Synthesizer  # noqa: E402

@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT))
 
 from engine.app import Engine  # noqa: E402
 from engine.config import load_settings  # noqa: E402
+from engine.core.stats import percentiles  # noqa: E402
 from engine.providers.script import load_script  # noqa: E402
-from engine.stats import percentiles  # noqa: E402
 from engine.voice.audio import AudioFrame  # noqa: E402
 from engine.voice.phrases import PhraseSet  # noqa: E402
 from engine.voice.pipeline import VoiceCall  # noqa: E402

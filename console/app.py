@@ -336,7 +336,7 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
         self.engine_running = True
         self.show_engine_status()
         self.post_message(EngineReady())
-        freeze_startup_heap()  # full GC passes then skip the ~120k start-up objects (engine/heap.py)
+        freeze_startup_heap()  # full GC passes then skip the ~120k start-up objects (engine/core/heap.py)
 
     @work(group="pump", name="event-pump", exclusive=True, exit_on_error=False)
     async def pump_events(self, sub: Subscription) -> None:

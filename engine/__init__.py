@@ -62,24 +62,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from engine.core.version import __version__
 
 if TYPE_CHECKING:
     from engine._compat._check import CompatError
     from engine._compat._check import private as dependency_private
     from engine.app import Engine
-    from engine.approvals import ApprovalError, PendingApproval
-    from engine.calls import CallError
-    from engine.heap import freeze_startup_heap
+    from engine.calls.manager import CallError
+    from engine.core.heap import freeze_startup_heap
+    from engine.core.logs import configure_logging
+    from engine.core.stats import percentile
     from engine.http.guard import browser_refusal
-    from engine.logs import configure_logging
     from engine.mcp.signin import SignInError, open_in_browser
     from engine.mcp.token_store import forget_oauth_sign_in, oauth_sign_in_stored
+    from engine.operator.tool_bench import UnknownTool, call_tool, tool_catalog
     from engine.recorder.codec import RecordingError, read_recording
     from engine.recorder.export import export_recording
     from engine.recorder.files import default_dir as default_recordings_dir
     from engine.recorder.files import list_recordings
-    from engine.redact import RedactingFilter, Redactor
+    from engine.redaction.redactor import RedactingFilter, Redactor
     from engine.remote import open_remote
     from engine.remote.base import COMMANDS as REMOTE_COMMANDS
     from engine.remote.base import (
@@ -93,8 +94,7 @@ if TYPE_CHECKING:
         split_call_ref,
     )
     from engine.sessions.snapshot import CallInfo, OutboxMessage, ToolState
-    from engine.stats import percentile
-    from engine.tool_desk import UnknownTool, call_tool, tool_catalog
+    from engine.tools.approvals import ApprovalError, PendingApproval
     from engine.voice.backend import AudioBackend, AudioUnavailable
     from engine.voice.device_backend import DeviceInfo, DeviceSpec
     from engine.voice.softphone import BackendFactory, Softphone
@@ -102,18 +102,18 @@ if TYPE_CHECKING:
 #: name -> (module, attribute) of every public name.
 _PUBLIC: dict[str, tuple[str, str]] = {
     "Engine": ("engine.app", "Engine"),
-    "CallError": ("engine.calls", "CallError"),
+    "CallError": ("engine.calls.manager", "CallError"),
     "CallInfo": ("engine.sessions.snapshot", "CallInfo"),
     "ToolState": ("engine.sessions.snapshot", "ToolState"),
     "OutboxMessage": ("engine.sessions.snapshot", "OutboxMessage"),
-    "ApprovalError": ("engine.approvals", "ApprovalError"),
-    "PendingApproval": ("engine.approvals", "PendingApproval"),
-    "configure_logging": ("engine.logs", "configure_logging"),
-    "freeze_startup_heap": ("engine.heap", "freeze_startup_heap"),
-    "percentile": ("engine.stats", "percentile"),
-    "tool_catalog": ("engine.tool_desk", "tool_catalog"),
-    "call_tool": ("engine.tool_desk", "call_tool"),
-    "UnknownTool": ("engine.tool_desk", "UnknownTool"),
+    "ApprovalError": ("engine.tools.approvals", "ApprovalError"),
+    "PendingApproval": ("engine.tools.approvals", "PendingApproval"),
+    "configure_logging": ("engine.core.logs", "configure_logging"),
+    "freeze_startup_heap": ("engine.core.heap", "freeze_startup_heap"),
+    "percentile": ("engine.core.stats", "percentile"),
+    "tool_catalog": ("engine.operator.tool_bench", "tool_catalog"),
+    "call_tool": ("engine.operator.tool_bench", "call_tool"),
+    "UnknownTool": ("engine.operator.tool_bench", "UnknownTool"),
     "Softphone": ("engine.voice.softphone", "Softphone"),
     "BackendFactory": ("engine.voice.softphone", "BackendFactory"),
     "AudioBackend": ("engine.voice.backend", "AudioBackend"),
@@ -139,10 +139,10 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "EngineLost": ("engine.remote.base", "EngineLost"),
     "call_ref": ("engine.remote.base", "call_ref"),
     "browser_refusal": ("engine.http.guard", "browser_refusal"),
-    "Redactor": ("engine.redact", "Redactor"),
+    "Redactor": ("engine.redaction.redactor", "Redactor"),
     "dependency_private": ("engine._compat._check", "private"),
     "CompatError": ("engine._compat._check", "CompatError"),
-    "RedactingFilter": ("engine.redact", "RedactingFilter"),
+    "RedactingFilter": ("engine.redaction.redactor", "RedactingFilter"),
     "split_call_ref": ("engine.remote.base", "split_call_ref"),
 }
 

@@ -14,27 +14,27 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO
 
-from engine.call_tiers import TIERS, TierControl
-from engine.calls import CallError, CallManager, TurnHooks
-from engine.capacity import Admission
+from engine.bounds.json_text import valid_text
+from engine.budget.tier_control import TIERS, TierControl
+from engine.calls.capacity import Admission
+from engine.calls.manager import CallError, CallManager, TurnHooks
 from engine.config.models import Settings
+from engine.core.metrics import Metrics
+from engine.core.tasks import EngineTasks, Spawn
 from engine.events import ConfigReloaded, EngineError, EventBus, ToolsChanged
-from engine.execution import ToolExecutor
-from engine.json_bounds import valid_text
-from engine.metrics import Metrics
-from engine.operator_desk import OperatorDesk
+from engine.operator.desk import OperatorDesk
 from engine.providers.base import Provider, TurnReply
 from engine.providers.factory import create_provider
 from engine.providers.pipeline import bind_pipelines
-from engine.recording_desk import RecordingDesk
-from engine.redact import Redactor, secret_values
+from engine.recorder.desk import RecordingDesk
+from engine.redaction.redactor import Redactor, secret_values
 from engine.sessions.session import CallSession
 from engine.sessions.snapshot import CallInfo, ToolState
 from engine.sessions.store import InMemorySessionStore, SessionStore
-from engine.tasks import EngineTasks, Spawn
 from engine.tools.base import Tool, ToolResult
 from engine.tools.builtin import builtin_tools
 from engine.tools.builtin.transfer import PhoneLines
+from engine.tools.execution import ToolExecutor
 from engine.tools.registry import ToolRegistry
 from engine.tools.view import ToolView, ToolViewBuilder
 
@@ -271,7 +271,7 @@ class Engine(OperatorDesk, RecordingDesk):
         *,
         tool_call_id: str = "",
     ) -> ToolResult:
-        """The one execution path (see engine.execution)."""
+        """The one execution path (see engine.tools.execution)."""
         return await self.executor.execute(session, exposed_name, args, tool_call_id=tool_call_id)
 
     # ------------------------------------------------------------------------------------------------ operator
@@ -334,7 +334,7 @@ class Engine(OperatorDesk, RecordingDesk):
     def configure_logging(self, stream: TextIO | None = None) -> None:
         """Install the handlers the running config's ``engine.logging`` asks for (file paths relative to the
         config's folder), every one masking known secrets; ``stream`` adds a console handler (None: none)."""
-        from engine.logs import configure_logging
+        from engine.core.logs import configure_logging
 
         configure_logging(self.settings.engine.logging, self.redactor, stream=stream, base_dir=self.base_dir)
 
@@ -367,13 +367,13 @@ class Engine(OperatorDesk, RecordingDesk):
     def tools_report(self, context: str | None, tier: str | None, provider_type: str | None = None) -> dict[str, Any]:
         """Shown tools (tier, p50, p99, badge, health) and hidden ones with the reason, for a context and tier;
         ``tools`` is the declarations array as ``provider_type`` receives it (``ava-engine tools``)."""
-        from engine.budget.report import tools_report
+        from engine.operator.tools_report import tools_report
 
         return tools_report(self.settings, self.views, self._budget.board, context, tier, provider_type)
 
     def leaderboard(self) -> dict[str, list[dict[str, Any]]]:
         """Per tool category, the tools ranked fastest first (rows as in ``tools_report``, plus ``rank``)."""
-        from engine.budget.report import leaderboard
+        from engine.operator.tools_report import leaderboard
 
         return leaderboard(self.registry, self._budget.board)
 

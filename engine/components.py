@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from engine.app import Engine, EngineComponent
     from engine.budget.layer import BudgetLayer
-    from engine.control import CommandDispatcher
     from engine.email.component import EmailService
     from engine.events import Event
     from engine.http.server import HttpServer
+    from engine.operator.control import CommandDispatcher
     from engine.store.component import StoreComponent
 
 
@@ -52,7 +52,7 @@ def budget_layer(engine: Engine) -> BudgetLayer:
 def heartbeat_facts(engine: Engine) -> dict[str, object]:
     """What an engine's heartbeat tells about it (in Redis, and on the HTTP event stream): version, contexts,
     capacity (live calls, max_calls, draining), the live calls' ids and its transfer destinations."""
-    from engine import __version__
+    from engine.core.version import __version__
 
     return {
         "version": __version__,
@@ -110,9 +110,9 @@ def engine_id(engine: Engine) -> str:
 
 
 def command_dispatcher(engine: Engine) -> CommandDispatcher:
-    """The one dispatcher of remote operator commands (``engine.control``), for every transport (the Redis
+    """The one dispatcher of remote operator commands (``engine.operator.control``), for every transport (the Redis
     control stream, the HTTP API): the engine's public methods, its id, its redactor for error messages."""
-    from engine.control import CommandDispatcher
+    from engine.operator.control import CommandDispatcher
 
     return CommandDispatcher(engine, lambda: engine_id(engine), engine.redactor)
 
@@ -192,11 +192,11 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
             trace_id=telemetry.trace_id,  # the call's trace id in its recording's header
         )
     )
-    from engine.turn_timing import TurnTimingBook  # one turn.timings event per turn, for the latency waterfall
+    from engine.calls.turn_timing import TurnTimingBook  # one turn.timings event per turn, for the latency waterfall
 
     engine.turn_hooks.append(TurnTimingBook(engine.bus, budget.tier_budget_ms))
     from engine.elicitation.desk import ElicitationDesk  # tools' mid-call questions (contexts.*.elicitation)
-    from engine.elicitation_commands import CallVoice
+    from engine.operator.elicitation import CallVoice
 
     desk = engine.elicitations = ElicitationDesk(
         engine.bus,

@@ -41,8 +41,8 @@ def _isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
 
 @pytest.fixture(autouse=True)
 def _thawed_heap() -> Iterator[None]:
-    """A console or ``serve`` in a test freezes the heap as the real ones do (engine/heap.py); undo it afterwards, or
-    every test's app would stay in memory for the rest of the worker's run."""
+    """A console or ``serve`` in a test freezes the heap as the real ones do (engine/core/heap.py); undo it
+    afterwards, or every test's app would stay in memory for the rest of the worker's run."""
     threshold = gc.get_threshold()
     yield
     gc.unfreeze()

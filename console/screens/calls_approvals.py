@@ -1,4 +1,4 @@
-"""The Calls screen's approval keys: answer the tool calls waiting for the operator (engine.approvals).
+"""The Calls screen's approval keys: answer the tool calls waiting for the operator (engine.tools.approvals).
 
 A mixin of ``CallsScreen`` (like ``VoiceControls``): the keys ``approval_approve``, ``approval_deny`` and
 ``approval_deny_reason`` answer the approval the panel marks ``▶`` (the selected call's oldest, else the oldest;

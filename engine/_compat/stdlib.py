@@ -1,6 +1,6 @@
 """The Python standard library's private API the engine relies on (``requires-python`` in pyproject.toml).
 
-- ``asyncio.tasks._current_tasks`` (loop → the task it is stepping), on 3.11 only: engine/running_task.py reads it
+- ``asyncio.tasks._current_tasks`` (loop → the task it is stepping), on 3.11 only: engine/core/running_task.py reads it
   instead of ``asyncio.current_task()``, whose pid check is a system call on every tool call.
 - ``re._parser.parse``: engine/budget/probe_args.py builds candidate strings from a pattern's parsed form.
 - ``argparse.ArgumentParser._actions`` and ``argparse._SubParsersAction``: the CLI walks its own subcommands (global

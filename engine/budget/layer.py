@@ -28,14 +28,14 @@ from engine.budget.calibration import PROBE_MODE, calibrate_server
 from engine.budget.plans import CallPlan, call_plan, limit_named
 from engine.budget.selector import Decision, TurnFacts, decide, default_decision
 from engine.budget.stats import BookKey, LatencyBook, Sample
+from engine.budget.tier_control import CallTiers
 from engine.budget.tiers import HEALTHY, TIER_ORDER, UNHEALTHY, TierBoard, ToolStatus
 from engine.budget.turns import TurnTracker
-from engine.call_tiers import CallTiers
 from engine.config.models import BudgetConfig, ContextTierConfig, Settings
+from engine.core.metrics import Metrics
+from engine.core.tasks import Spawn
 from engine.events import EventBus
-from engine.metrics import Metrics
 from engine.sessions.session import CallSession
-from engine.tasks import Spawn
 from engine.tools.base import ToolDefinition, ToolResult
 from engine.tools.registry import RegisteredTool, ToolRegistry
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from engine.budget.cache import cacheable
 from engine.budget.stats import BookKey
 from engine.config.models import Settings
-from engine.execution import default_limit_for, own_limit
 from engine.tools.base import ToolDefinition
+from engine.tools.execution import default_limit_for, own_limit
 from engine.tools.view import matches_allowlist
 
 

@@ -6,7 +6,7 @@ invocations (duration and outcome); older ones fall out, so errors age out with 
 looks only at samples younger than a horizon (see ``recent``), so a tool that is hidden and gets no traffic still
 recovers.
 
-Percentiles are ``engine.stats.percentile`` (numpy's default linear interpolation), the one definition every
+Percentiles are ``engine.core.stats.percentile`` (numpy's default linear interpolation), the one definition every
 screen, endpoint and benchmark uses.
 """
 
@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from itertools import islice
 from typing import NamedTuple
 
-from engine.stats import percentile
+from engine.core.stats import percentile
 
 BookKey = tuple[str, str, str]
 """(environment, server, tool)."""
@@ -179,7 +179,7 @@ class LatencyWindow:
         if n < bands[0] or not n:
             return False
         last = n - 1
-        # A linear-interpolated percentile lies between the samples at floor(h) and floor(h) + 1 (engine.stats).
+        # A linear-interpolated percentile lies between the samples at floor(h) and floor(h) + 1 (engine.core.stats).
         i = int(last * 0.99)
         below, above = ordered[i], ordered[i + 1 if i < last else i]
         if not (bands[1] < below and above * _SLACK <= bands[2]):

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from engine.core.metrics import Metrics
 from engine.events import EventBus, TierChanged
-from engine.metrics import Metrics
 from engine.sessions.session import CallSession
 
 TIERS = ("fast", "standard", "deep")

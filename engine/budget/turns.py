@@ -22,8 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from engine.core.running_task import current_task
 from engine.events import AnnouncementRequested, EventBus, TurnOverBudget
-from engine.running_task import current_task
 from engine.sessions.session import CallSession
 from engine.tools.base import ToolDefinition
 from engine.tools.progress import with_progress

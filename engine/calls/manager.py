@@ -17,22 +17,22 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from engine.call_runtime import CallRuntime, Deliver, EngineGateway, StartTier, TurnHooks
-from engine.calls_realtime import RealtimeCalls
-from engine.calls_usage import UsageCalls
-from engine.capacity import Admission, holding, resume_held
+from engine.calls.capacity import Admission, holding, resume_held
+from engine.calls.runtime import CallRuntime, Deliver, EngineGateway, StartTier, TurnHooks
+from engine.calls.usage import UsageCalls
 from engine.config.models import Settings
+from engine.core.metrics import Metrics
+from engine.core.tasks import Spawn
+from engine.core.templates import prompt_values, render
 from engine.events import CallEnded, CallStarted, EngineError, EventBus, ToolsChanged, TranscriptAdded
-from engine.execution import ToolExecutor
-from engine.metrics import Metrics
 from engine.providers.base import Provider, ProviderError, Turn, TurnReply
-from engine.providers.realtime.session import RealtimeProvider, RealtimeSession
+from engine.realtime.calls import RealtimeCalls
+from engine.realtime.session import RealtimeProvider, RealtimeSession
 from engine.sessions.history import History
 from engine.sessions.session import CallError, CallSession
 from engine.sessions.steering import operator_lines, whispers_block
 from engine.sessions.store import SessionStore
-from engine.tasks import Spawn
-from engine.templates import prompt_values, render
+from engine.tools.execution import ToolExecutor
 from engine.tools.view import ToolView, ToolViewBuilder
 
 log = logging.getLogger(__name__)

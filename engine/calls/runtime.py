@@ -1,6 +1,6 @@
 """A live call's engine-side parts: the runtime record, the turn hooks' shape and the per-turn tool gateway.
 
-Apart from ``engine.calls`` (which re-exports them) so the realtime and usage halves of the call manager can
+Apart from ``engine.calls.manager`` (which re-exports them) so the realtime and usage halves of the call manager can
 import these without the manager itself, and so calls.py stays one job: the call lifecycle and its turns.
 """
 
@@ -11,10 +11,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from engine.execution import ToolExecutor
 from engine.providers.base import ProviderSession, ToolCallRequest, TurnReply
 from engine.sessions.history import ToolCallItem, ToolResultItem
 from engine.sessions.session import CallSession
+from engine.tools.execution import ToolExecutor
 from engine.tools.validation import ArgumentError, parse_arguments
 from engine.tools.view import ToolView
 from engine.usage.meter import UsageMeter
@@ -53,7 +53,7 @@ class CallRuntime:
     #: Realtime calls: apply-now pushes still running (kept referenced until done).
     pushes: set[asyncio.Task[None]] = field(default_factory=set)
     usage: UsageMeter | None = None
-    #: Set by the meter when the call's budget is used up: ``wrap_up`` or ``ask_operator`` (engine.calls_usage).
+    #: Set by the meter when the call's budget is used up: ``wrap_up`` or ``ask_operator`` (engine.calls.usage).
     budget_action: str | None = None
 
 

@@ -1,9 +1,9 @@
 """The call manager's side of usage and cost: a meter per call, each turn's usage counted, the budget's wrap-up.
 
-Why apart from engine/calls.py: the lifecycle there stays about turns; this mixin (as ``calls_realtime`` is) holds
-what a call's consumption changes — the meter opened with the call (engine.usage.meter), the turn's report
-added after it, the farewell and hang-up when ``on_budget: wrap_up`` and the budget is used up, and the
-``call.usage`` total when the call ends.
+Why apart from engine/calls/manager.py: the lifecycle there stays about turns; this mixin (as
+``engine.realtime.calls`` is) holds what a call's consumption changes — the meter opened with the call
+(engine.usage.meter), the turn's report added after it, the farewell and hang-up when ``on_budget: wrap_up`` and
+the budget is used up, and the ``call.usage`` total when the call ends.
 """
 
 from __future__ import annotations
@@ -14,17 +14,17 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
 
 from engine.config.models import Settings
+from engine.core.metrics import Metrics
+from engine.core.tasks import Spawn
 from engine.events import EventBus
-from engine.metrics import Metrics
 from engine.providers.base import ProviderError, TurnReply
-from engine.providers.realtime.session import RealtimeSession
+from engine.realtime.session import RealtimeSession
 from engine.sessions.session import CallSession
 from engine.sessions.store import SessionStore
-from engine.tasks import Spawn
-from engine.usage.meter import UsageMeter, meter_for
+from engine.usage.meter import UsageMeter, meter_for, priced_as
 
 if TYPE_CHECKING:
-    from engine.calls import CallRuntime
+    from engine.calls.manager import CallRuntime
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,8 @@ class UsageCalls:
 
     def _count_turn(self: _Calls, session: CallSession, rt: CallRuntime, reply: TurnReply) -> None:
         if rt.usage is not None:
+            if rt.usage.provider != rt.provider_name:  # switched since the last turn: this one is the new provider's
+                rt.usage.switch(rt.provider_name, *priced_as(self._settings(), rt.provider_name))
             rt.usage.add(reply.usage, session.turn)
 
     async def _wrap_up(self: _Calls, session: CallSession, rt: CallRuntime) -> None:

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
 from typing import Any, NoReturn
 
-from engine.redact import RedactingWriter, Redactor
+from engine.redaction.redactor import RedactingWriter, Redactor
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ def load(args: argparse.Namespace, *, default_level: str = "warning") -> Any:
     either, stderr gets ``default_level``: warnings for one-shot commands, ``serve`` asks for info).
     """
     from engine.config import load_settings, resolve_config_path
-    from engine.logs import configure_logging
+    from engine.core.logs import configure_logging
 
     path = resolve_config_path(args.config)
     args.config_path = path
@@ -83,7 +83,7 @@ def load(args: argparse.Namespace, *, default_level: str = "warning") -> Any:
 
 def remember_secrets(settings: Any) -> None:
     """Mask this config's secrets in all further output (``load`` does it; ``serve`` on reload too)."""
-    from engine.redact import secret_values
+    from engine.redaction.redactor import secret_values
 
     REDACTOR.update(secret_values(settings))
 
@@ -134,7 +134,7 @@ Handler = Callable[[argparse.Namespace], Awaitable[int] | int]
 
 
 def run(args: argparse.Namespace) -> int:
-    from engine.logs import configure_logging
+    from engine.core.logs import configure_logging
 
     with redacted_output():
         configure_logging(None, REDACTOR, cli_level=args.log_level, stream=sys.stderr)
@@ -144,13 +144,13 @@ def run(args: argparse.Namespace) -> int:
 def _failures() -> tuple[type[Exception], ...]:
     """What means "the operation failed" (exit 1), evaluated when a command raised.
 
-    ``CallError`` counts only once ``engine.calls`` was imported: a command that never loaded the call machinery
+    ``CallError`` counts only once ``engine.calls.manager`` was imported: a command that never loaded the call machinery
     cannot raise it, so ``check``, ``schema`` … don't import it (and the tool path, metrics …) just to name it.
     """
     from engine.config import SecretsError
     from engine.providers.base import ProviderError
 
-    calls = sys.modules.get("engine.calls")
+    calls = sys.modules.get("engine.calls.manager")
     call_error: tuple[type[Exception], ...] = (calls.CallError,) if calls is not None else ()
     return (CommandFailed, ProviderError, SecretsError, *call_error)
 

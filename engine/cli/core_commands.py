@@ -7,8 +7,8 @@ import asyncio
 import json
 from typing import Any
 
+from engine.bounds.json_text import valid_text
 from engine.cli.common import UsageError, load, print_json, running_engine
-from engine.json_bounds import valid_text
 from engine.sessions.steering import clean_steer_text
 
 
@@ -228,8 +228,8 @@ async def _voice_call(args: argparse.Namespace, settings: Any) -> int:
         raise UsageError("--say and --audio-in are alternatives: the caller either types or speaks")
     from pathlib import Path
 
-    from engine.voice.realtime_call import voice_call
-    from engine.voice.realtime_host import is_realtime
+    from engine.realtime.call import voice_call
+    from engine.realtime.host import is_realtime
     from engine.voice.wav_backend import WavBackend
 
     if not await asyncio.to_thread(Path(args.audio_in).is_file):
@@ -287,8 +287,8 @@ _CALL_EVENTS = {
 
 
 async def _print_events(sub: Any, as_json: bool) -> None:
-    from engine.event_bus import SkippedEvents, event_line
-    from engine.json_bounds import require_valid
+    from engine.bounds.json_text import require_valid
+    from engine.events.bus import SkippedEvents, event_line
 
     skipped = SkippedEvents("cli")
     async for ev in sub:

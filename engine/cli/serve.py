@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.cli.common import EXIT_FAILED, emit_error, load, print_json, remember_secrets
-from engine.heap import freeze_startup_heap
+from engine.core.heap import freeze_startup_heap
 
 log = logging.getLogger(__name__)
 

@@ -24,13 +24,7 @@ from ruamel.yaml.constructor import DuplicateKeyError
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from engine.config.errors import ConfigError, ConfigIssue, KeyPath, format_path
-from engine.config.expand import ExpansionError, expand, expand_python
-from engine.config.models import Settings
-from engine.config.secrets import lookup_secret as keyring_lookup
-from engine.config.validation import issues_from_validation, line_for
-from engine.redact import Redactor
-from engine.yaml_limits import (
+from engine.bounds.yaml_loader import (
     MAX_YAML_BYTES,
     MAX_YAML_DEPTH,
     TooDeep,
@@ -41,6 +35,12 @@ from engine.yaml_limits import (
     size_message,
     too_deep,
 )
+from engine.config.errors import ConfigError, ConfigIssue, KeyPath, format_path
+from engine.config.expand import ExpansionError, expand, expand_python
+from engine.config.models import Settings
+from engine.config.secrets import lookup_secret as keyring_lookup
+from engine.config.validation import issues_from_validation, line_for
+from engine.redaction.redactor import Redactor
 
 log = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ from typing import Any
 
 import json5
 
+from engine.bounds.json_text import nesting_exceeds
 from engine.config.secrets import secret_name_for
-from engine.json_bounds import nesting_exceeds
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "InputPrompt", "JsoncError", "Variables", "load_jsonc", "read_inputs"]
 

@@ -3,7 +3,7 @@
 Why it exists: ``ava-engine mcp add server.json`` and the console's "add from registry" read files published for
 the official MCP registry (https://github.com/modelcontextprotocol/registry, docs/reference/server-json). A file
 from outside may be huge, deeply nested or wrong in shape: it is refused before parsing when over
-``MAX_SERVER_JSON_BYTES``, nesting is bounded (``engine.json_bounds``), and every shape error names the file and
+``MAX_SERVER_JSON_BYTES``, nesting is bounded (``engine.bounds.json_text``), and every shape error names the file and
 the JSON path (``packages[0].transport.type``). Unknown keys (``_meta``, ``$schema``, ``repository`` …) are
 ignored, so newer revisions of the format still read.
 """
@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from engine.bounds.json_text import JsonBoundsError, loads_bounded
 from engine.config.errors import format_path
-from engine.json_bounds import JsonBoundsError, loads_bounded
 
 __all__ = [
     "MAX_SERVER_JSON_BYTES",

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TextIO
 
 from engine.config.models import LoggingConfig
-from engine.redact import RedactingFilter, Redactor
+from engine.redaction.redactor import RedactingFilter, Redactor
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 #: Marks the handlers this module installed (so a second call replaces exactly those).

@@ -237,7 +237,7 @@ class Metrics:
         child.inc()  # type: ignore[attr-defined]
 
     def count_skipped(self, consumer: str, reason: str) -> None:
-        """One event ``consumer`` could not write and skipped (``engine.event_bus.SkippedEvents``)."""
+        """One event ``consumer`` could not write and skipped (``engine.events.bus.SkippedEvents``)."""
         self.events_skipped.labels(consumer, reason).inc()
 
     def count_ignored(self, provider: str, kind: str) -> None:

@@ -18,7 +18,7 @@ import traceback
 from collections.abc import Callable, Coroutine
 from typing import Any, Protocol, TypeVar
 
-from engine.json_bounds import valid_text
+from engine.bounds.json_text import valid_text
 
 log = logging.getLogger(__name__)
 

@@ -23,17 +23,17 @@ from pathlib import Path
 
 import platformdirs
 
-from engine.backoff import Backoff
+from engine.bounds.json_text import valid_text
 from engine.config.models import Settings
 from engine.config.models.tools import EmailConfig
+from engine.core.backoff import Backoff
+from engine.core.metrics import Metrics
+from engine.core.tasks import Spawn
 from engine.email.messages import CallRecord, Kind, Templates, record_from_json, record_to_json, render_message
 from engine.email.outbox import Email, Outbox, Row, Transport, mask_addresses, new_message_id
 from engine.email.recipients import public
 from engine.events import EmailFailed, EmailQueued, EmailRecipient, EmailSent, EventBus
-from engine.json_bounds import valid_text
-from engine.metrics import Metrics
 from engine.sessions.session import CallSession
-from engine.tasks import Spawn
 
 log = logging.getLogger(__name__)
 

@@ -23,9 +23,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
+from engine.core.templates import render
 from engine.sessions.history import HistoryItem, Message, ToolCallItem, ToolResultItem
 from engine.sessions.session import CallSession
-from engine.templates import render
 
 Kind = Literal["summary", "transcript", "link", "test"]
 KINDS: tuple[Kind, ...] = ("summary", "transcript", "link", "test")

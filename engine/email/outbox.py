@@ -5,7 +5,7 @@ Why: e-mail is where a voice agent most easily loses data (an SMTP server that i
 process being killed, SIGKILL included; only an OS crash or power loss may take the last commits) and returns at
 once. One worker (``run``, spawned by the e-mail component in the engine's task group) sends due rows one at a time
 through a ``Transport``; a temporary failure (SMTP 4xx, a timeout, a refused connection, HTTP 429/5xx) is retried
-with exponential backoff (``engine.backoff.Backoff``, 1 min doubling to 30 min by default) until the message is
+with exponential backoff (``engine.core.backoff.Backoff``, 1 min doubling to 30 min by default) until the message is
 ``max_age_s`` old (48 h by default; ``max_attempts`` only when set); a permanent one (SMTP 5xx, HTTP 4xx) ends the
 row ``failed`` with the server's reason kept. Outcomes are per recipient (``engine.email.recipients``).
 
@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from engine.backoff import Backoff
+from engine.core.backoff import Backoff
 from engine.email.mail import (
     STATUSES,
     Delivery,

@@ -15,9 +15,9 @@ import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
+from engine.core.processes import pid_alive
 from engine.email.mail import Email, Row
 from engine.email.recipients import from_json
-from engine.processes import pid_alive
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.backoff import Backoff
+from engine.core.backoff import Backoff
 from engine.email.mail import Delivery, Row, Status
 from engine.email.recipients import given_up, verdict
 

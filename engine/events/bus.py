@@ -13,10 +13,10 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from engine.json_bounds import InvalidText, require_valid
+from engine.bounds.json_text import InvalidText, require_valid
 
 if TYPE_CHECKING:
-    from engine.events import Event
+    from engine.events.catalog import Event
 
 _E = TypeVar("_E")
 
@@ -24,8 +24,8 @@ log = logging.getLogger(__name__)
 
 
 class EventRedactor(Protocol):
-    """Masks known secrets in an event (``engine.redact.Redactor``); ``active`` is False while there is none, so the
-    bus passes events on without a call."""
+    """Masks known secrets in an event (``engine.redaction.redactor.Redactor``); ``active`` is False while there is
+    none, so the bus passes events on without a call."""
 
     active: bool
 

@@ -1,4 +1,4 @@
-"""The event bus and the events the engine tells the world about.
+"""The events the engine tells the world about (calls, tools, tiers, servers, the softphone …).
 
 Events are frozen dataclasses named in the past tense; as JSON lines their ``type`` is dotted (``tool.completed``).
 ``EventBus.publish`` never blocks the engine: every subscriber has its own bounded queue that drops its oldest
@@ -23,7 +23,7 @@ class Event:
 
         @classmethod
         def build(cls, **fields: Any) -> Self:
-            """A new event, as calling the class makes it, for hot paths (``engine.dataclass_init``): calling a class
+            """A new event, as calling the class makes it, for hot paths (``engine.events.fast_init``): calling a class
             with keywords packs them into a dict first. The class's own signature applies (checked at run time)."""
             ...
 
@@ -126,7 +126,7 @@ class ToolRejected(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolApprovalRequested(Event):
-    """A tool call waits for the operator (engine.approvals): ``reason`` says why, ``deadline`` (epoch seconds)
+    """A tool call waits for the operator (engine.tools.approvals): ``reason`` says why, ``deadline`` (epoch seconds)
     until when; ``arguments`` are masked like every event's."""
 
     type: ClassVar[str] = "tool.approval_requested"
@@ -345,39 +345,3 @@ class SoftphoneLevel(Event):
     level_dbfs: float
     agent_dbfs: float = -120.0
     call_id: str | None = None
-
-
-from engine.dataclass_init import fast_frozen_init  # noqa: E402 - after the classes it rewrites
-from engine.elicitation.events import (  # noqa: E402 - re-exported: tool questions (engine.elicitation)
-    ElicitationRequested,
-    ElicitationResolved,
-    ElicitationWaiting,
-)
-from engine.email.events import EmailFailed, EmailQueued, EmailRecipient, EmailSent  # noqa: E402 - re-exported
-from engine.event_bus import EventBus, Subscription  # noqa: E402 - re-exported: the public API names them here
-from engine.event_text import describe_event  # noqa: E402 - each event as a sentence (the console's log, the CLI)
-from engine.turn_events import SpeakingChanged, TurnStage, TurnTimings  # noqa: E402 - the waterfall's, re-exported
-from engine.usage.events import BudgetAlert, CallUsage, UsageUpdated  # noqa: E402 - re-exported: engine.usage
-
-__all__ = [
-    "BudgetAlert",
-    "CallUsage",
-    "ElicitationRequested",
-    "ElicitationResolved",
-    "ElicitationWaiting",
-    "EmailFailed",
-    "EmailQueued",
-    "EmailRecipient",
-    "EmailSent",
-    "EventBus",
-    "SpeakingChanged",
-    "Subscription",
-    "TurnStage",
-    "TurnTimings",
-    "UsageUpdated",
-    "describe_event",
-]
-
-# The module's own event classes (``__subclasses__`` would also hold the classes ``dataclass(slots=True)`` replaced).
-for _cls in [c for c in list(globals().values()) if isinstance(c, type) and issubclass(c, Event)]:
-    fast_frozen_init(_cls)

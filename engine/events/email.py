@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from engine.events import Event
+from engine.events.catalog import Event
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -9,11 +9,9 @@ never as ``key=value`` pairs.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from engine.elicitation.events import ElicitationRequested, ElicitationResolved, ElicitationWaiting
-from engine.email.events import EmailFailed, EmailQueued, EmailSent
-from engine.events import (
+from engine.events.catalog import (
     AnnouncementPlayed,
     AnnouncementRequested,
     CallEnded,
@@ -43,10 +41,10 @@ from engine.events import (
     TranscriptAdded,
     TurnOverBudget,
 )
-from engine.turn_events import SpeakingChanged, TurnTimings
-
-if TYPE_CHECKING:  # engine.usage.events imports engine.events, which imports this module: keyed by type below
-    from engine.usage.events import BudgetAlert, CallUsage, UsageUpdated
+from engine.events.elicitation import ElicitationRequested, ElicitationResolved, ElicitationWaiting
+from engine.events.email import EmailFailed, EmailQueued, EmailSent
+from engine.events.turns import SpeakingChanged, TurnTimings
+from engine.events.usage import BudgetAlert, CallUsage, UsageUpdated
 
 
 def describe_event(ev: Event, *, with_call: bool = True) -> str:

@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from engine.events import Event
+from engine.events.catalog import Event
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -28,7 +28,7 @@ class TurnStage:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnTimings(Event):
-    """Where one turn's time went (engine.turn_timing): one per turn, published once its audio has played.
+    """Where one turn's time went (engine.calls.turn_timing): one per turn, published once its audio has played.
     ``latency_ms``: from the turn's start to the answer's first audio (to the reply's text on a text call)."""
 
     type: ClassVar[str] = "turn.timings"

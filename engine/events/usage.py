@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from engine.events import Event
+from engine.events.catalog import Event
 from engine.usage.report import UsageReport
 
 

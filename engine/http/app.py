@@ -49,7 +49,7 @@ async def health(request: web.Request) -> web.Response:
     that died must not leave /health saying all is well)."""
     backend = request.app[BACKEND_KEY]
     body: dict[str, object] = {"status": "ok", "started": backend.started}
-    tasks: TaskHealth | None = getattr(backend, "tasks", None)  # the engine's task group (engine.tasks)
+    tasks: TaskHealth | None = getattr(backend, "tasks", None)  # the engine's task group (engine.core.tasks)
     if tasks is not None:
         body.update(tasks.health())
     for component in backend.components:

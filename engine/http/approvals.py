@@ -21,11 +21,11 @@ from typing import Any
 
 from aiohttp import web
 
-from engine.approvals import ApprovalDesk, ApprovalError, answer_text
 from engine.config.models import Settings
 from engine.http.backend import AUTHENTICATED
 from engine.http.body import BodyError, read_json
 from engine.http.responses import error, json_response
+from engine.tools.approvals import ApprovalDesk, ApprovalError, answer_text
 
 ANSWER_NEEDS_TOKEN = (
     "answering an approval lets a tool run (or not), so it needs an authenticated request: set "

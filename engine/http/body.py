@@ -12,8 +12,8 @@ from typing import Any
 
 from aiohttp import web
 
+from engine.bounds.json_text import JsonBoundsError, loads_bounded, nesting_exceeds
 from engine.http.guard import too_large
-from engine.json_bounds import JsonBoundsError, loads_bounded, nesting_exceeds
 
 __all__ = ["MAX_JSON_DEPTH", "BodyError", "nesting_exceeds", "parse_json", "read_body", "read_json"]
 

@@ -18,7 +18,7 @@ from engine.http.responses import json_response
 
 
 class CapacityDesk(Protocol):
-    """The engine's capacity commands (``Engine`` has them, from ``engine.operator_desk``)."""
+    """The engine's capacity commands (``Engine`` has them, from ``engine.operator.desk``)."""
 
     def drain(self) -> dict[str, object]: ...
 

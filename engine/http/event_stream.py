@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from engine.event_bus import SkippedEvents
+from engine.events.bus import SkippedEvents
 from engine.store.base import StoredEvent
 from engine.store.feed import EventFeed, entry_key
 

@@ -17,7 +17,7 @@ Why it exists: ``ava-console --attach http://host:port`` follows one remote engi
   console in the engine's own process; it answers with ``POST /control/approve_tool`` / ``deny_tool``.
 * ``GET /engine`` — the heartbeat as JSON.
 * ``POST /control/{command}`` — the JSON body is the command's arguments (``engine.remote.base.COMMANDS``); the
-  answer is the dispatcher's (``engine.control``) JSON object; a refusal is ``{"error": ...}`` with 400 (bad
+  answer is the dispatcher's (``engine.operator.control``) JSON object; a refusal is ``{"error": ...}`` with 400 (bad
   arguments or body), 404 (no such command, call or approval), 409 (the engine could not do it) or 501 (a command
   this engine lacks).
 
@@ -42,26 +42,26 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from aiohttp import WSCloseCode, web
 
-from engine.control import CommandError
-from engine.event_bus import SkippedEvents
+from engine.events.bus import SkippedEvents
 from engine.http.backend import AUTHENTICATED
 from engine.http.body import BodyError, read_json
 from engine.http.event_stream import GOING_AWAY, POLICY_VIOLATION, EventRing, Listener, message
 from engine.http.responses import error, json_response
+from engine.operator.control import CommandError
 from engine.remote.base import APPROVER_NAME
 from engine.store.feed import entry_key
 
 if TYPE_CHECKING:
     from engine.config.models import Settings
-    from engine.event_bus import EventBus, Subscription
+    from engine.core.tasks import Spawn
     from engine.events import Event
-    from engine.tasks import Spawn
+    from engine.events.bus import EventBus, Subscription
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 #: A console that answers approvals stays their approver this many heartbeats after its stream closed (a reconnect).
 APPROVER_GRACE_HEARTBEATS = 3
-#: Runs one operator command by name with its JSON arguments (``engine.control.CommandDispatcher.run``).
+#: Runs one operator command by name with its JSON arguments (``engine.operator.control.CommandDispatcher.run``).
 Dispatch = Callable[[str, Any], Awaitable[dict[str, Any]]]
 #: A refused command's HTTP status, by the dispatcher's kind of error.
 STATUS = {"bad_request": 400, "not_found": 404, "failed": 409, "unsupported": 501}

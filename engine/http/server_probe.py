@@ -25,7 +25,7 @@ from engine.config.secrets import lookup_secret
 from engine.http.backend import AUTHENTICATED, BACKEND_KEY
 from engine.http.body import BodyError, read_json
 from engine.http.responses import error, json_response
-from engine.redact import Redactor
+from engine.redaction.redactor import Redactor
 
 MAX_CONCURRENT_TESTS = 2
 UNSAVED_NEEDS_TOKEN = (

@@ -31,8 +31,8 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from engine.backoff import Backoff
 from engine.config.models import McpServerConfig
+from engine.core.backoff import Backoff
 from engine.elicitation.route import Asker, InFlight
 from engine.mcp.cancel_watch import Watched, uncancel
 from engine.mcp.connection_errors import ServerGone, describe

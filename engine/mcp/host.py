@@ -18,10 +18,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from engine.config.models import McpServerConfig, Settings
+from engine.core.tasks import Spawn
 from engine.mcp.naming import check_config
 from engine.mcp.probe import probe_server
 from engine.mcp.supervisor import HostServices, Supervisor
-from engine.tasks import Spawn
 
 log = logging.getLogger(__name__)
 

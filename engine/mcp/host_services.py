@@ -14,10 +14,10 @@ from typing import Any
 
 import mcp.types as types
 
+from engine.core.metrics import Metrics
 from engine.events import EventBus
 from engine.mcp.connection import Elicit
 from engine.mcp.naming import NameBook
-from engine.metrics import Metrics
 from engine.tools.registry import ToolRegistry
 
 
@@ -36,7 +36,7 @@ class HostServices:
     debounce_s: float = 0.2
     #: Called once a server is up with its tools registered (the budget layer's calibration hook).
     on_up: Callable[[str], object] | None = None
-    #: Starts the supervision loop as a named task of the engine's task group (``engine.tasks.Spawn``).
+    #: Starts the supervision loop as a named task of the engine's task group (``engine.core.tasks.Spawn``).
     spawn: Callable[..., asyncio.Task[Any]] | None = None
     #: Every server's exposed-name claims; settles collisions across servers whatever order they come up in.
     names: NameBook = field(default_factory=NameBook)

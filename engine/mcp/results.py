@@ -19,10 +19,10 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
+from engine.core.templates import _PLACEHOLDER, lookup, render
 from engine.mcp.media import is_data_uri, strip_media
 from engine.mcp.resources import attachments as _attachments
 from engine.mcp.resources import speech_summary
-from engine.templates import _PLACEHOLDER, lookup, render
 from engine.tools import speech as spoken
 from engine.tools.base import ToolDefinition, ToolResult
 

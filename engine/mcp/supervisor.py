@@ -23,8 +23,8 @@ import mcp.types as types
 import pydantic
 from mcp.shared.exceptions import MCPError
 
-from engine.backoff import Backoff
 from engine.config.models import McpServerConfig
+from engine.core.backoff import Backoff
 from engine.elicitation.route import Asker
 from engine.events import ServerStateChanged
 from engine.mcp.call_failures import CALL_FAILURES, call_failure, not_running
@@ -364,7 +364,7 @@ class Supervisor(ToolRegistration):
         started = time.perf_counter()
         try:
             with conn.in_flight.calling(Asker(self.server_id, d.name, d.origin_name or d.name, ctx)):
-                # No SDK read timeout: the executor's deadline (engine.execution) is this tool's limit or shorter,
+                # No SDK read timeout: the executor's deadline (engine.tools.execution) is this tool's limit or shorter,
                 # stops while a person answers the tool's question, and ends the call first; its cancellation
                 # sends the SDK's courtesy cancel as the SDK's timeout would. A second clock cost a loop timer
                 # (``call_at``) per call.

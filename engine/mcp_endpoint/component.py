@@ -26,13 +26,13 @@ from starlette.responses import JSONResponse
 
 from engine.config.models import McpEndpointConfig, Settings
 from engine.config.models.engine import split_host
+from engine.core.metrics import Metrics
+from engine.core.tasks import Spawn
 from engine.events import EventBus
 from engine.mcp_endpoint.proxy import Upstream
 from engine.mcp_endpoint.resume import SessionOwners, header
 from engine.mcp_endpoint.server import EndpointTools, ToolRunner, build_server, calls_counter
 from engine.mcp_endpoint.stream_events import StreamEvents
-from engine.metrics import Metrics
-from engine.tasks import Spawn
 from engine.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:  # aiohttp (0.2 s to import) only when the engine serves HTTP: not for a CLI command or a console

@@ -52,9 +52,10 @@ from mcp.types import (
 )
 from prometheus_client import Counter
 
-import engine
-from engine.event_bus import Subscription
+from engine.core.metrics import Metrics
+from engine.core.version import __version__
 from engine.events import EventBus, ToolProgressed
+from engine.events.bus import Subscription
 from engine.mcp.passthrough import answering, collecting
 from engine.mcp_endpoint.changes import Listen, ToolWatch
 from engine.mcp_endpoint.limits import CallLimits
@@ -63,7 +64,6 @@ from engine.mcp_endpoint.mrtr import client_answers, for_client, seal_request_st
 from engine.mcp_endpoint.proxy import Catalog, Upstream
 from engine.mcp_endpoint.relay import Relay, quiet
 from engine.mcp_endpoint.results import bind_progress, to_call_tool_result, unbind_progress
-from engine.metrics import Metrics
 from engine.tools.base import ToolResult
 from engine.tools.registry import ToolRegistry
 
@@ -312,7 +312,7 @@ def build_server(handlers: EndpointTools) -> Server[Any]:
         warnings.simplefilter("ignore", MCPDeprecationWarning)
         server: Server[Any] = _EndpointServer(
             SERVER_NAME,
-            version=engine.__version__,
+            version=__version__,
             title="AVA engine tools",
             instructions="Tools of an AVA voice-agent engine. Results carry {status, message, data}.",
             cache_hints={

@@ -1,6 +1,6 @@
 """The operator's answers to the tool approval queue, as part of the engine's public API.
 
-Why apart: the queue itself (``engine.approvals.ApprovalDesk``) sits in the execution path below the app; these
+Why apart: the queue itself (``engine.tools.approvals.ApprovalDesk``) sits in the execution path below the app; these
 are the thin doors the console, the CLI or an embedding program use on it. ``Engine`` inherits them through
 ``OperatorDesk``; they use only the executor's desk.
 """
@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from engine.approvals import PendingApproval
+from engine.tools.approvals import PendingApproval
 
 if TYPE_CHECKING:
-    from engine.execution import ToolExecutor
+    from engine.tools.execution import ToolExecutor
 
 
 class ApprovalCommands:

@@ -20,9 +20,9 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from engine.approvals import ApprovalError, answer_text
 from engine.remote.base import COMMANDS
 from engine.sessions.snapshot import CallInfo, ToolState
+from engine.tools.approvals import ApprovalError, answer_text
 
 log = logging.getLogger(__name__)
 

@@ -3,9 +3,9 @@
 Why apart from ``engine.app``: they are thin doors onto two components (telephony's monitor, the e-mail outbox),
 kept out of the engine's core so ``app.py`` stays about lifecycle, calls and the parts' wiring. ``Engine``
 inherits them; they use only the engine's ``components``, ``settings`` and ``email``. The live-steering commands
-(``say_now``, ``whisper``: engine/steering.py) and the answers to the tool approval queue (``approve_tool``,
-``deny_tool``: engine/approvals_commands.py) and to tools' questions (``answer_elicitation``:
-engine/elicitation_commands.py) come with them, as ``OperatorDesk``'s bases.
+(``say_now``, ``whisper``: engine/operator/steering.py) and the answers to the tool approval queue (``approve_tool``,
+``deny_tool``: engine/operator/approvals.py) and to tools' questions (``answer_elicitation``:
+engine/operator/elicitation.py) come with them, as ``OperatorDesk``'s bases.
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from engine.approvals_commands import ApprovalCommands
-from engine.capacity import Admission
+from engine.calls.capacity import Admission
 from engine.config.models import Settings
-from engine.elicitation_commands import ElicitationCommands
+from engine.operator.approvals import ApprovalCommands
+from engine.operator.elicitation import ElicitationCommands
+from engine.operator.steering import SteeringDesk
 from engine.sessions.session import CallError
 from engine.sessions.snapshot import OutboxMessage
-from engine.steering import SteeringDesk
 from engine.tools.builtin.transfer import PhoneLines, TransferMode, resolve_destination
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ class OperatorDesk(SteeringDesk, ApprovalCommands, ElicitationCommands):
 
     def capacity(self, status: object = None) -> dict[str, object]:
         """Live calls, ``engine.max_calls``, whether draining, calls refused so far, and the store's state."""
-        from engine.capacity import CapacityStatus
+        from engine.calls.capacity import CapacityStatus
         from engine.store.component import StoreComponent
 
         now = status if isinstance(status, CapacityStatus) else self.admission.status()

@@ -14,11 +14,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from engine.events import TranscriptAdded
-from engine.providers.realtime.session import RealtimeSession
+from engine.realtime.session import RealtimeSession
 from engine.sessions.steering import steering_delivery
 
 if TYPE_CHECKING:
-    from engine.calls import CallManager
+    from engine.calls.manager import CallManager
     from engine.elicitation.desk import ElicitationDesk, PendingElicitation
     from engine.events import EventBus
 

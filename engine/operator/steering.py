@@ -22,14 +22,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engine.events import SteeringInjected, TranscriptAdded
-from engine.providers.realtime.session import RealtimeSession
+from engine.realtime.session import RealtimeSession
 from engine.sessions.session import CallError
 from engine.sessions.steering import MAX_STEER_CHARS, SteerKind, SteerNote, clean_steer_text, steering_delivery
 
 if TYPE_CHECKING:
-    from engine.calls import CallManager, CallRuntime
+    from engine.calls.manager import CallManager, CallRuntime
+    from engine.core.metrics import Metrics
     from engine.events import EventBus
-    from engine.metrics import Metrics
     from engine.sessions.session import CallSession
 
 

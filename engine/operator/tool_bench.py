@@ -19,9 +19,9 @@ from engine.tools.base import ToolResult
 from engine.tools.limits import clip_repr
 
 if TYPE_CHECKING:
-    from engine.execution import ToolExecutor
     from engine.mcp.host import McpHost
-    from engine.redact import Redactor
+    from engine.redaction.redactor import Redactor
+    from engine.tools.execution import ToolExecutor
     from engine.tools.registry import ToolRegistry
     from engine.tools.view import ToolView
 

@@ -17,10 +17,10 @@ PROVIDER_CLASSES: dict[str, str] = {
     "anthropic": "engine.providers.anthropic:AnthropicProvider",
     "gemini": "engine.providers.gemini:GeminiProvider",
     "ollama": "engine.providers.ollama:OllamaProvider",
-    "openai_realtime": "engine.providers.realtime.openai_realtime:OpenAIRealtimeProvider",
-    "gemini_live": "engine.providers.realtime.gemini_live:GeminiLiveProvider",
-    "deepgram_agent": "engine.providers.realtime.deepgram_agent:DeepgramAgentProvider",
-    "elevenlabs_agent": "engine.providers.realtime.elevenlabs_agent:ElevenLabsAgentProvider",
+    "openai_realtime": "engine.realtime.openai_realtime:OpenAIRealtimeProvider",
+    "gemini_live": "engine.realtime.gemini_live:GeminiLiveProvider",
+    "deepgram_agent": "engine.realtime.deepgram_agent:DeepgramAgentProvider",
+    "elevenlabs_agent": "engine.realtime.elevenlabs_agent:ElevenLabsAgentProvider",
 }
 
 

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import aiohttp
 
-from engine.backoff import Backoff
+from engine.core.backoff import Backoff
 from engine.providers.base import ProviderError
 
 log = logging.getLogger(__name__)

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from engine.config.models import ProviderConfig
+from engine.core.templates import prompt_values, render
 from engine.providers.base import Provider, ProviderSession, ToolCallRequest, Turn, TurnReply
 from engine.providers.script import Intent, Script, load_script, resolve_asset_path
 from engine.sessions.history import Message
 from engine.sessions.session import CallSession
-from engine.templates import prompt_values, render
 from engine.text.spoken_numbers import digits_in_text
 
 

@@ -20,9 +20,9 @@ from typing import Any, Literal, Protocol
 
 import aiohttp
 
+from engine.bounds.json_text import valid_json, valid_text
 from engine.config.models import ProviderConfig
 from engine.events import Event, ToolsOmitted
-from engine.json_bounds import valid_json, valid_text
 from engine.providers.base import Provider, ProviderError, ProviderSession, ToolCallRequest, Turn, TurnReply
 from engine.providers.http import HttpClient, HttpSettings
 from engine.providers.rendering import RenderedTools, ToolRenderer
@@ -214,7 +214,7 @@ class TextProvider(Provider):
 
 
 def valid_output(out: ModelOutput) -> None:
-    """The model's words and tool calls made valid text (``engine.json_bounds``), in place: every text adapter's
+    """The model's words and tool calls made valid text (``engine.bounds.json_text``), in place: every text adapter's
     reply passes here, so a lone surrogate a provider sent never reaches the history, an event or a tool."""
     out.text = valid_text(out.text)
     for c in out.calls:

@@ -32,14 +32,14 @@ from typing import Any
 
 from engine.events import ElicitationRequested, ElicitationResolved, ElicitationWaiting
 from engine.providers.base import ProviderError
-from engine.providers.realtime.audio import AudioConverter
-from engine.providers.realtime.session import AudioSpec, RealtimeSession
+from engine.realtime.audio import AudioConverter
+from engine.realtime.playout import Playout
+from engine.realtime.session import AudioSpec, RealtimeSession
 from engine.sessions.session import CallSession
 from engine.voice.asking import CallerQuestions
 from engine.voice.audio import AudioFrame, StreamResampler
 from engine.voice.options import VoiceOptions
 from engine.voice.pacing import Pacer
-from engine.voice.realtime_playout import Playout
 from engine.voice.stt import Recognizer
 from engine.voice.tts import Synthesizer
 from engine.voice.vad import VAD_RATES, VadSegmenter

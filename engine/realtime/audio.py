@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from engine.providers.realtime.session import AudioSpec
+from engine.realtime.session import AudioSpec
 from engine.voice.audio import Int16Array, StreamResampler
 from engine.voice.g711 import alaw_decode, alaw_encode, ulaw_decode, ulaw_encode, ulaw_to_pcm16
 

@@ -26,22 +26,22 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from engine.elicitation.events import ElicitationRequested, ElicitationResolved, ElicitationWaiting
+from engine.calls.turn_timing import find_book
 from engine.events import AnnouncementPlayed, AnnouncementRequested, CallEnded, EngineError
+from engine.events.elicitation import ElicitationRequested, ElicitationResolved, ElicitationWaiting
 from engine.providers.base import ProviderError
-from engine.providers.realtime import session as rt
+from engine.realtime import session as rt
+from engine.realtime.asking import RealtimeQuestions
+from engine.realtime.host import RealtimeHost, is_realtime, voice_call
+from engine.realtime.input import CallerInput
+from engine.realtime.playout import PlayedItem, Playout
+from engine.realtime.relay import Farewell, TranscriptRelay
 from engine.sessions.session import CallError, CallSession
-from engine.turn_timing import find_book
 from engine.usage.meter import UsageMeter
 from engine.voice.backend import AudioBackend
 from engine.voice.options import VoiceOptions
 from engine.voice.pacing import Pacer
 from engine.voice.pipeline import CallState, TurnStats
-from engine.voice.realtime_asking import RealtimeQuestions
-from engine.voice.realtime_host import RealtimeHost, is_realtime, voice_call
-from engine.voice.realtime_input import CallerInput
-from engine.voice.realtime_playout import PlayedItem, Playout
-from engine.voice.realtime_relay import Farewell, TranscriptRelay
 from engine.voice.speaking import SpeakingTap
 
 __all__ = ["RealtimeVoiceCall", "voice_call"]

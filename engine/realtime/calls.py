@@ -4,8 +4,8 @@ Why it exists: a realtime provider (OpenAI Realtime, Gemini Live, Deepgram Voice
 turns itself — it hears the caller, decides when a turn ends, answers with audio and calls tools through the
 gateway it was given. The engine still owns everything around those turns: the call record and its events, the
 tool view (allowlist ∩ tier ∩ operator switches) and when it changes, the history and transcript, the tier
-selector's hooks. ``CallManager`` gets these methods from ``RealtimeCalls`` so the text path in engine/calls.py
-stays readable; the voice driver (engine/voice/realtime_call.py) calls them as the session's events arrive:
+selector's hooks. ``CallManager`` gets these methods from ``RealtimeCalls`` so the text path in engine/calls/manager.py
+stays readable; the voice driver (engine/realtime/call.py) calls them as the session's events arrive:
 
 - ``start_realtime_call`` creates the call, shows it its view, and awaits ``session.start(setup)``;
 - ``realtime_caller_said`` / ``realtime_agent_said`` record final transcripts, run the turn hooks and push a
@@ -21,19 +21,19 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from engine.core.templates import prompt_values, render
 from engine.events import EngineError, TranscriptAdded
 from engine.providers.base import ProviderError
-from engine.providers.realtime.session import AudioSpec, RealtimeSession, RealtimeSetup
+from engine.realtime.session import AudioSpec, RealtimeSession, RealtimeSetup
 from engine.sessions.session import CallError, CallSession
-from engine.templates import prompt_values, render
 
 if TYPE_CHECKING:
-    from engine.calls import CallRuntime, Deliver, TurnHooks
+    from engine.calls.manager import CallRuntime, Deliver, TurnHooks
     from engine.config.models import Settings
+    from engine.core.tasks import Spawn
     from engine.events import EventBus
-    from engine.execution import ToolExecutor
     from engine.sessions.store import SessionStore
-    from engine.tasks import Spawn
+    from engine.tools.execution import ToolExecutor
     from engine.tools.view import ToolView
 
 log = logging.getLogger(__name__)
@@ -106,7 +106,7 @@ class RealtimeCalls:
         native format. ``deliver``: how the engine itself says a line on the call (a tool's question to the caller;
         the provider speaks everything else). ``CallError`` for an unknown context or a provider that is not
         realtime; a session that cannot start ends the call with the provider's reason and raises ``ProviderError``."""
-        from engine.calls import EngineGateway
+        from engine.calls.manager import EngineGateway
 
         session, rt = self._open_call(
             context,

@@ -5,7 +5,7 @@ think LLM, ``voice`` the speak model, ``options`` the rest: ``deepgram_settings.
 ``Authorization: Token <key>`` to ``base_url`` or Deepgram's endpoint, takes caller audio as μ-law/A-law at
 8 kHz (passed straight through from the phone) or linear16 at 16/24 kHz, and renders the call's tool view as
 ``Settings.agent.think.functions`` (the project's renderer, plus ``defer_until_eot`` for tools that are not
-idempotent). Each call gets a ``DeepgramAgentSession`` (engine/providers/realtime/deepgram_session.py), which
+idempotent). Each call gets a ``DeepgramAgentSession`` (engine/realtime/deepgram_session.py), which
 holds the socket and speaks the protocol of reference/wire-formats.md §7.
 """
 
@@ -20,11 +20,11 @@ from websockets.exceptions import ConnectionClosed
 
 from engine.config.models import ProviderConfig
 from engine.providers.base import ProviderError
-from engine.providers.realtime import deepgram_settings as ds
-from engine.providers.realtime.deepgram_session import DeepgramAgentSession
-from engine.providers.realtime.session import PCMU_8K, AudioSpec, RealtimeProvider, RealtimeSession
-from engine.providers.realtime.socket import BadFrame, RealtimeSocket, safe_url
 from engine.providers.rendering import RenderedTools, ToolRenderer
+from engine.realtime import deepgram_settings as ds
+from engine.realtime.deepgram_session import DeepgramAgentSession
+from engine.realtime.session import PCMU_8K, AudioSpec, RealtimeProvider, RealtimeSession
+from engine.realtime.socket import BadFrame, RealtimeSocket, safe_url
 from engine.sessions.session import CallSession
 from engine.tools.view import ToolView
 

@@ -29,14 +29,14 @@ from typing import TYPE_CHECKING, Any
 
 from websockets.exceptions import ConnectionClosed
 
-from engine.backoff import Backoff, Retry, reconnect
+from engine.core.backoff import Backoff, Retry, reconnect
 from engine.events import ToolsOmitted
 from engine.providers.base import ProviderError
-from engine.providers.realtime import deepgram_settings as ds
-from engine.providers.realtime.audio import negotiate
-from engine.providers.realtime.deepgram_calls import FunctionCalls
-from engine.providers.realtime.reporting import EngineReports
-from engine.providers.realtime.session import (
+from engine.realtime import deepgram_settings as ds
+from engine.realtime.audio import negotiate
+from engine.realtime.deepgram_calls import FunctionCalls
+from engine.realtime.reporting import EngineReports
+from engine.realtime.session import (
     AssistantAudio,
     AssistantText,
     CallerSpeechStarted,
@@ -49,13 +49,13 @@ from engine.providers.realtime.session import (
     ResponseDone,
     UsageReport,
 )
-from engine.providers.realtime.socket import BadFrame, RealtimeSocket
+from engine.realtime.socket import BadFrame, RealtimeSocket
 from engine.sessions.session import CallSession
 from engine.sessions.steering import SteerKind, whisper_note
 from engine.tools.view import ToolView
 
 if TYPE_CHECKING:
-    from engine.providers.realtime.deepgram_agent import DeepgramAgentProvider
+    from engine.realtime.deepgram_agent import DeepgramAgentProvider
 
 log = logging.getLogger(__name__)
 

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.config.models import ProviderConfig
-from engine.providers.realtime.session import PCM16_16K, PCM16_24K, PCMA_8K, PCMU_8K, AudioSpec
 from engine.providers.rendering import RenderedTools
 from engine.providers.textloop import call_arguments_json, result_text
+from engine.realtime.session import PCM16_16K, PCM16_24K, PCMA_8K, PCMU_8K, AudioSpec
 from engine.sessions.history import HistoryItem, Message, ToolCallItem, ToolResultItem
 
 DEFAULT_URL = "wss://agent.deepgram.com/v1/agent/converse"

@@ -21,15 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.backoff import Backoff, Retry, reconnect
 from engine.config.models import ProviderConfig
+from engine.core.backoff import Backoff, Retry, reconnect
 from engine.providers.base import ProviderError
 from engine.providers.http import HttpSettings
-from engine.providers.realtime import elevenlabs_wire as wire
-from engine.providers.realtime.elevenlabs_steer import ElevenLabsSteering
-from engine.providers.realtime.elevenlabs_tools import DEFAULT_BASE_URL, ElevenLabsRest, client_tools, provider_options
-from engine.providers.realtime.reporting import EngineReports
-from engine.providers.realtime.session import (
+from engine.providers.rendering.names import NameMap
+from engine.realtime import elevenlabs_wire as wire
+from engine.realtime.elevenlabs_steer import ElevenLabsSteering
+from engine.realtime.elevenlabs_tools import DEFAULT_BASE_URL, ElevenLabsRest, client_tools, provider_options
+from engine.realtime.reporting import EngineReports
+from engine.realtime.session import (
     PCM16_16K,
     AssistantAudio,
     AssistantInterrupted,
@@ -45,8 +46,7 @@ from engine.providers.realtime.session import (
     ResponseDone,
     UsageReport,
 )
-from engine.providers.realtime.socket import BadFrame, RealtimeSocket
-from engine.providers.rendering.names import NameMap
+from engine.realtime.socket import BadFrame, RealtimeSocket
 from engine.sessions.session import CallSession
 from engine.tools.view import ToolView
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from engine.providers.base import ProviderError
-from engine.providers.realtime.socket import RealtimeSocket
+from engine.realtime.socket import RealtimeSocket
 from engine.sessions.steering import SteerKind, say_instruction, whisper_note
 
 

@@ -17,10 +17,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from engine.providers.base import ToolCallRequest, ToolGateway
-from engine.providers.realtime.elevenlabs_tools import allowed_overrides, override_allowed
-from engine.providers.realtime.session import PCMU_8K, AudioSpec, ProviderNotice
 from engine.providers.rendering.names import NameMap
 from engine.providers.textloop import result_text
+from engine.realtime.elevenlabs_tools import allowed_overrides, override_allowed
+from engine.realtime.session import PCMU_8K, AudioSpec, ProviderNotice
 from engine.sessions.history import HistoryItem, Message
 from engine.sessions.session import CallSession
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Awaitable, Callable
 
-from engine.providers.realtime.gemini_wire import audio_in_message, audio_in_mime
-from engine.providers.realtime.session import AudioSpec
+from engine.realtime.gemini_wire import audio_in_message, audio_in_mime
+from engine.realtime.session import AudioSpec
 
 #: Caller audio kept while a connection is being replaced, sent once the new one is up.
 HOLD_MS = 2000

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.providers.base import ToolCallRequest, ToolGateway
-from engine.providers.realtime.gemini_wire import GeminiOptions, function_response, interim_response
+from engine.realtime.gemini_wire import GeminiOptions, function_response, interim_response
 from engine.sessions.history import History, ToolResultItem
 
 log = logging.getLogger(__name__)

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 from websockets.exceptions import ConnectionClosed
 
 from engine.providers.base import ProviderError
-from engine.providers.realtime.socket import BadFrame, RealtimeSocket
+from engine.realtime.socket import BadFrame, RealtimeSocket
 
 if TYPE_CHECKING:
-    from engine.providers.realtime.gemini_live import GeminiLiveProvider
+    from engine.realtime.gemini_live import GeminiLiveProvider
 
 
 class SetupRefused(ProviderError):

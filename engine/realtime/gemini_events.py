@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from engine.providers.realtime.session import (
+from engine.realtime.session import (
     PCM16_24K,
     AssistantAudio,
     AssistantInterrupted,
@@ -36,7 +36,7 @@ from engine.providers.realtime.session import (
     RealtimeEvent,
     ResponseDone,
 )
-from engine.providers.realtime.socket import BadFrame
+from engine.realtime.socket import BadFrame
 from engine.usage.report import gemini as gemini_usage
 
 log = logging.getLogger(__name__)

@@ -19,13 +19,13 @@ from typing import Any
 from urllib.parse import quote
 
 from engine.config.models import ProviderConfig
-from engine.providers.realtime.gemini_connect import open_live
-from engine.providers.realtime.gemini_families import family_for
-from engine.providers.realtime.gemini_session import GeminiLiveSession
-from engine.providers.realtime.gemini_wire import DEFAULT_URL, GeminiOptions, declarations, setup_message
-from engine.providers.realtime.session import PCM16_8K, PCM16_16K, AudioSpec, RealtimeProvider
-from engine.providers.realtime.socket import safe_url
 from engine.providers.rendering import RenderedTools, ToolRenderer
+from engine.realtime.gemini_connect import open_live
+from engine.realtime.gemini_families import family_for
+from engine.realtime.gemini_session import GeminiLiveSession
+from engine.realtime.gemini_wire import DEFAULT_URL, GeminiOptions, declarations, setup_message
+from engine.realtime.session import PCM16_8K, PCM16_16K, AudioSpec, RealtimeProvider
+from engine.realtime.socket import safe_url
 from engine.sessions.session import CallSession
 from engine.tools.view import ToolView
 

@@ -19,11 +19,11 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from engine.backoff import Backoff, Delays, Retry, reconnect
+from engine.core.backoff import Backoff, Delays, Retry, reconnect
 from engine.providers.base import ProviderError
-from engine.providers.realtime.gemini_connect import SetupRefused
-from engine.providers.realtime.gemini_families import Family
-from engine.providers.realtime.session import ProviderNotice
+from engine.realtime.gemini_connect import SetupRefused
+from engine.realtime.gemini_families import Family
+from engine.realtime.session import ProviderNotice
 
 log = logging.getLogger(__name__)
 

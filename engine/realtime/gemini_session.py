@@ -26,23 +26,24 @@ from typing import TYPE_CHECKING, Any
 
 from websockets.exceptions import ConnectionClosed
 
-from engine.backoff import Backoff
-from engine.providers.realtime.audio import negotiate
-from engine.providers.realtime.gemini_audio_in import CallerAudio
-from engine.providers.realtime.gemini_calls import GeminiCalls
-from engine.providers.realtime.gemini_connect import Messages, open_live, scrub
-from engine.providers.realtime.gemini_events import EventReader
-from engine.providers.realtime.gemini_resume import (
+from engine.core.backoff import Backoff
+from engine.providers.rendering import RenderedTools
+from engine.realtime.audio import negotiate
+from engine.realtime.gemini_audio_in import CallerAudio
+from engine.realtime.gemini_calls import GeminiCalls
+from engine.realtime.gemini_connect import Messages, open_live, scrub
+from engine.realtime.gemini_events import EventReader
+from engine.realtime.gemini_resume import (
     INVALID_PAYLOAD,
     ResumeBudget,
     invalid_payload,
     reconnected,
     reopen,
 )
-from engine.providers.realtime.gemini_steer import GeminiSteering
-from engine.providers.realtime.gemini_wire import setup_message, transcript_replay
-from engine.providers.realtime.reporting import EngineReports
-from engine.providers.realtime.session import (
+from engine.realtime.gemini_steer import GeminiSteering
+from engine.realtime.gemini_wire import setup_message, transcript_replay
+from engine.realtime.reporting import EngineReports
+from engine.realtime.session import (
     PCM16_16K,
     PCM16_24K,
     ProviderNotice,
@@ -50,13 +51,12 @@ from engine.providers.realtime.session import (
     RealtimeSession,
     RealtimeSetup,
 )
-from engine.providers.realtime.socket import BadFrame, RealtimeSocket
-from engine.providers.rendering import RenderedTools
+from engine.realtime.socket import BadFrame, RealtimeSocket
 from engine.sessions.session import CallSession
 from engine.tools.view import ToolView
 
 if TYPE_CHECKING:
-    from engine.providers.realtime.gemini_live import GeminiLiveProvider
+    from engine.realtime.gemini_live import GeminiLiveProvider
 
 log = logging.getLogger(__name__)
 #: Spoken turns replayed as context after a reconnect without a resumption handle.

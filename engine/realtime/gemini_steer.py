@@ -19,10 +19,10 @@ from collections import deque
 from typing import Protocol
 
 from engine.providers.base import ProviderError
-from engine.providers.realtime.gemini_calls import GeminiCalls
-from engine.providers.realtime.gemini_events import EventReader
-from engine.providers.realtime.gemini_families import Family
-from engine.providers.realtime.socket import RealtimeSocket
+from engine.realtime.gemini_calls import GeminiCalls
+from engine.realtime.gemini_events import EventReader
+from engine.realtime.gemini_families import Family
+from engine.realtime.socket import RealtimeSocket
 from engine.sessions.steering import SteerKind, say_instruction, whisper_note
 
 

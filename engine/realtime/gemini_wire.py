@@ -29,8 +29,8 @@ from typing import Any, Literal
 from engine.budget.stats import WindowStats
 from engine.budget.tiers import classify
 from engine.config.models import BudgetConfig
-from engine.providers.realtime.gemini_families import FAMILY_IDS, Family
 from engine.providers.rendering import RenderedTools
+from engine.realtime.gemini_families import FAMILY_IDS, Family
 from engine.sessions.history import HistoryItem, Message, ToolResultItem
 from engine.tools.base import ToolCategory, ToolDefinition
 from engine.tools.view import ToolView

@@ -1,7 +1,7 @@
 """What a realtime voice call needs from the engine.
 
 Why it exists: the realtime driver must not receive the whole Engine (layers: voice sits below the app), so it
-declares the narrow part it uses — the call control of engine/calls_realtime.py, the bus, the metrics — as
+declares the narrow part it uses — the call control of engine/realtime/calls.py, the bus, the metrics — as
 Protocols the Engine satisfies; ``voice_call`` picks the driver (pipeline or realtime) from the context.
 Usage: realtime providers report tokens and audio seconds as they go; the driver hands each report to the call's
 usage meter (``calls.usage_meter``, engine.usage.meter), as text turns do.
@@ -11,19 +11,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from engine.metrics import Metrics
-from engine.providers.realtime.session import AudioSpec, RealtimeProvider, RealtimeSession
+from engine.core.metrics import Metrics
+from engine.realtime.session import AudioSpec, RealtimeProvider, RealtimeSession
 from engine.sessions.session import CallError, CallSession
 from engine.usage.meter import UsageMeter
 from engine.voice.backend import AudioBackend
 from engine.voice.pipeline import Deliver, VoiceCall, VoiceHost
 
 if TYPE_CHECKING:
-    from engine.voice.realtime_call import RealtimeVoiceCall
+    from engine.realtime.call import RealtimeVoiceCall
 
 
 class RealtimeCallControl(Protocol):
-    """The CallManager methods a realtime call is driven through (engine/calls_realtime.py)."""
+    """The CallManager methods a realtime call is driven through (engine/realtime/calls.py)."""
 
     async def start_realtime_call(
         self,
@@ -67,13 +67,13 @@ def is_realtime(engine: VoiceHost, context: str, provider: str | None = None) ->
 def voice_call(engine: RealtimeHost, backend: AudioBackend, context: str, **kw: Any) -> VoiceCall | RealtimeVoiceCall:
     """The voice driver for a call of ``context``: speech-to-speech when its provider is a realtime one, else the
     cascaded pipeline (``kw`` as either takes: provider, caller_name, caller_number, on_state, on_level …)."""
-    record = getattr(engine, "record_audio", None)  # the flight recorder's tap (engine.recording_desk), if any
+    record = getattr(engine, "record_audio", None)  # the flight recorder's tap (engine.recorder.desk), if any
     made: list[VoiceCall | RealtimeVoiceCall] = []
     if record is not None:
         backend = record(backend, lambda: made[0].call_id if made else None)
     call: VoiceCall | RealtimeVoiceCall
     if is_realtime(engine, context, kw.get("provider")):
-        from engine.voice.realtime_call import RealtimeVoiceCall  # it imports this module
+        from engine.realtime.call import RealtimeVoiceCall  # it imports this module
 
         kw.pop("recognizer", None)  # the provider hears the caller itself
         kw.pop("synthesizer", None)

@@ -20,8 +20,8 @@ from collections.abc import Callable
 import numpy as np
 
 from engine.providers.base import ProviderError
-from engine.providers.realtime.audio import AudioConverter
-from engine.providers.realtime.session import PCMU_8K, AudioSpec, RealtimeSession
+from engine.realtime.audio import AudioConverter
+from engine.realtime.session import PCMU_8K, AudioSpec, RealtimeSession
 from engine.voice.audio import AudioFrame
 from engine.voice.backend import AudioBackend
 from engine.voice.pacing import Pacer

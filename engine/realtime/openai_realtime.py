@@ -17,12 +17,12 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from engine.config.models import ProviderConfig
-from engine.providers.realtime import openai_realtime_wire as wire
-from engine.providers.realtime.openai_realtime_link import await_session_updated
-from engine.providers.realtime.openai_realtime_session import OpenAIRealtimeSession
-from engine.providers.realtime.session import AudioSpec, RealtimeProvider
-from engine.providers.realtime.socket import RealtimeSocket, safe_url
 from engine.providers.rendering import ToolRenderer
+from engine.realtime import openai_realtime_wire as wire
+from engine.realtime.openai_realtime_link import await_session_updated
+from engine.realtime.openai_realtime_session import OpenAIRealtimeSession
+from engine.realtime.session import AudioSpec, RealtimeProvider
+from engine.realtime.socket import RealtimeSocket, safe_url
 from engine.sessions.session import CallSession
 from engine.tools.view import ToolView
 

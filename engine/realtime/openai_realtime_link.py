@@ -17,14 +17,14 @@ from abc import abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from engine.backoff import Backoff, Retry, reconnect
+from engine.core.backoff import Backoff, Retry, reconnect
 from engine.providers.base import ProviderError
-from engine.providers.realtime.reporting import EngineReports
-from engine.providers.realtime.session import ProviderNotice, RealtimeEvent, RealtimeSession
-from engine.providers.realtime.socket import BadFrame, RealtimeSocket
+from engine.realtime.reporting import EngineReports
+from engine.realtime.session import ProviderNotice, RealtimeEvent, RealtimeSession
+from engine.realtime.socket import BadFrame, RealtimeSocket
 
 if TYPE_CHECKING:
-    from engine.providers.realtime.openai_realtime import OpenAIRealtimeProvider
+    from engine.realtime.openai_realtime import OpenAIRealtimeProvider
 
 log = logging.getLogger(__name__)
 

@@ -37,11 +37,12 @@ from typing import TYPE_CHECKING, Any
 
 from engine.events import ToolsOmitted
 from engine.providers.base import ProviderError, ToolCallRequest
-from engine.providers.realtime import openai_realtime_wire as wire
-from engine.providers.realtime.audio import negotiate
-from engine.providers.realtime.openai_realtime_link import RealtimeLink
-from engine.providers.realtime.openai_realtime_state import AudioLedger, PendingCall, RequestKind, ResponseLedger
-from engine.providers.realtime.session import (
+from engine.providers.rendering.names import NameMap
+from engine.realtime import openai_realtime_wire as wire
+from engine.realtime.audio import negotiate
+from engine.realtime.openai_realtime_link import RealtimeLink
+from engine.realtime.openai_realtime_state import AudioLedger, PendingCall, RequestKind, ResponseLedger
+from engine.realtime.session import (
     AssistantAudio,
     AssistantInterrupted,
     AssistantText,
@@ -52,13 +53,12 @@ from engine.providers.realtime.session import (
     RealtimeSetup,
     ResponseDone,
 )
-from engine.providers.rendering.names import NameMap
 from engine.sessions.session import CallSession
 from engine.sessions.steering import SteerKind, whisper_note
 from engine.tools.view import ToolView
 
 if TYPE_CHECKING:
-    from engine.providers.realtime.openai_realtime import OpenAIRealtimeProvider
+    from engine.realtime.openai_realtime import OpenAIRealtimeProvider
 
 log = logging.getLogger(__name__)
 

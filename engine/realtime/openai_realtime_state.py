@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from engine.providers.realtime.session import AudioSpec
+from engine.realtime.session import AudioSpec
 
 #: What a queued ``response.create`` is for: a redo after apply-now or a reconnect, the answer to tool results,
 #: the greeting, a slow-tool announcement, the operator's say-now line. Redos and tool answers go to the front of

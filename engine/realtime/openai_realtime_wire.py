@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.providers.ids import provider_call_id
-from engine.providers.realtime.session import PCM16_24K, PCMA_8K, PCMU_8K, AudioSpec, ProviderNotice, UsageReport
 from engine.providers.rendering.names import NameMap
 from engine.providers.textloop import call_arguments_json, result_text
+from engine.realtime.session import PCM16_24K, PCMA_8K, PCMU_8K, AudioSpec, ProviderNotice, UsageReport
 from engine.sessions.history import HistoryItem, Message, ToolCallItem, ToolResultItem
 from engine.usage.report import openai_realtime as openai_realtime_usage
 

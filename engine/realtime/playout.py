@@ -19,8 +19,8 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
-from engine.providers.realtime.audio import AudioConverter
-from engine.providers.realtime.session import PCMU_8K, AudioSpec
+from engine.realtime.audio import AudioConverter
+from engine.realtime.session import PCMU_8K, AudioSpec
 from engine.voice.audio import AudioFrame
 from engine.voice.backend import AudioBackend
 from engine.voice.pacing import Pacer

@@ -15,9 +15,9 @@ import logging
 from collections.abc import Callable
 from typing import Literal
 
+from engine.realtime.host import RealtimeCallControl
+from engine.realtime.playout import Playout
 from engine.sessions.session import CallError, CallSession
-from engine.voice.realtime_host import RealtimeCallControl
-from engine.voice.realtime_playout import Playout
 
 log = logging.getLogger(__name__)
 

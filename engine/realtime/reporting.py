@@ -16,8 +16,8 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from engine.core.metrics import Metrics
 from engine.events import Event, ProviderRateLimits, RateLimit
-from engine.metrics import Metrics
 
 #: How many distinct ignored types one session logs (the rest are still counted).
 _LOGGED_MAX = 64

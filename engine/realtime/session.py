@@ -160,7 +160,7 @@ class RealtimeSession(ProviderSession):
     """One call's live socket to a speech-to-speech provider.
 
     ``input_spec``/``output_spec`` are the formats ``send_audio`` takes and ``AssistantAudio`` carries, fixed by
-    ``start`` (the driver converts between them and its own format with ``engine.providers.realtime.audio``).
+    ``start`` (the driver converts between them and its own format with ``engine.realtime.audio``).
     """
 
     input_spec: AudioSpec

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit, urlunsplit
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 
-from engine.json_bounds import JsonBoundsError, loads_bounded
+from engine.bounds.json_text import JsonBoundsError, loads_bounded
 from engine.providers.base import ProviderError
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.config.models.recording import RecordingConfig
-from engine.event_bus import SkippedEvents
+from engine.events.bus import SkippedEvents
 from engine.recorder.codec import Recording, read_recording
 from engine.recorder.export import render
 from engine.recorder.files import enforce_retention, find_recording, recordings_dir
@@ -23,9 +23,9 @@ from engine.recorder.writer import SKIPPED_TYPES, RecordingWriter
 
 if TYPE_CHECKING:
     from engine.config.models import Settings
-    from engine.event_bus import EventBus, Subscription
-    from engine.redact import Redactor
-    from engine.tasks import Spawn
+    from engine.core.tasks import Spawn
+    from engine.events.bus import EventBus, Subscription
+    from engine.redaction.redactor import Redactor
 
 log = logging.getLogger(__name__)
 

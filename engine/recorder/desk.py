@@ -52,7 +52,7 @@ class RecordingDesk:
 
     def record_audio(self, backend: AudioBackend, call_id: Callable[[], str | None]) -> AudioBackend:
         """``backend`` with the call's audio recorded (phone calls, ``ava-engine call --audio-in``); the voice
-        driver factory (``engine.voice.realtime_host.voice_call``) asks for it."""
+        driver factory (``engine.realtime.host.voice_call``) asks for it."""
         from engine.recorder.audio import recorded
 
         return recorded(backend, call_id, self.recorder.audio_sink())

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from engine.event_bus import SkippedEvents
+from engine.bounds.json_text import require_valid
 from engine.events import Event
-from engine.json_bounds import require_valid
+from engine.events.bus import SkippedEvents
 from engine.recorder.codec import header_line
 from engine.recorder.files import audio_path, new_events_path
 

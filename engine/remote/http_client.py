@@ -24,9 +24,9 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from engine.backoff import Backoff, Retry
+from engine.bounds.json_text import loads_bounded
+from engine.core.backoff import Backoff, Retry
 from engine.events import Event
-from engine.json_bounds import loads_bounded
 from engine.remote.base import (
     COMMANDS,
     EngineInfo,

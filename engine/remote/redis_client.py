@@ -25,9 +25,9 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from engine.backoff import Backoff, Retry
+from engine.bounds.json_text import loads_bounded
 from engine.config.models.scale_out import safe_store_url
-from engine.json_bounds import loads_bounded
+from engine.core.backoff import Backoff, Retry
 from engine.recorder.codec import event_from_dict
 from engine.remote.base import (
     COMMANDS,

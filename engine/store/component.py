@@ -26,16 +26,16 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from engine.backoff import Backoff, Retry
-from engine.event_bus import SkippedEvents
+from engine.core.backoff import Backoff, Retry
+from engine.events.bus import SkippedEvents
 from engine.store.base import EventStore, StoredEvent, StoreUnavailable, open_store
 from engine.store.feed import CallStates, EventFeed, LiveCall
 
 if TYPE_CHECKING:
     from engine.config.models import Settings
-    from engine.event_bus import EventBus, Subscription
-    from engine.metrics import Metrics
-    from engine.tasks import Spawn
+    from engine.core.metrics import Metrics
+    from engine.core.tasks import Spawn
+    from engine.events.bus import EventBus, Subscription
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ blocks on (``ava:reply:{command}``, with a TTL). The protocol:
 1. the sender ``XADD``s ``id`` (a fresh command id), ``name``, ``args`` (JSON), ``sender`` and ``deadline`` (epoch
    seconds) and waits on ``BLPOP ava:reply:{id}`` until the deadline;
 2. the engine reads it (``XREADGROUP``), claims it (``SET ava:claim:{id} running:… NX``), runs it through the one
-   dispatcher (``engine.control``, handed in as ``execute``) and, in one transaction, pushes the answer, marks the
-   claim ``done``, acknowledges the entry and deletes it (an operator's text does not stay in Redis);
+   dispatcher (``engine.operator.control``, handed in as ``execute``) and, in one transaction, pushes the answer,
+   marks the claim ``done``, acknowledges the entry and deletes it (an operator's text does not stay in Redis);
 3. a command already past its deadline is answered ``expired`` and not run; an entry re-read after a restart whose
    claim says ``running`` (the engine died while running it) is answered "outcome unknown", never run again; one
    whose claim says ``done`` is only acknowledged; one claimed by another live consumer is left to it.
@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 
-from engine.backoff import Backoff, Retry
-from engine.json_bounds import loads_bounded
+from engine.bounds.json_text import loads_bounded
+from engine.core.backoff import Backoff, Retry
 from engine.store.base import claim_key, control_stream, reply_key
 from engine.store.redis_store import raise_if_cancelled, redis_client
 

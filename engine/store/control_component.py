@@ -15,8 +15,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from engine.config.models import Settings
+from engine.core.tasks import Spawn
 from engine.store.base import APPROVER_EVERY_S, APPROVER_TTL_S, StoreUnavailable
-from engine.tasks import Spawn
 
 if TYPE_CHECKING:
     from engine.store.control import ControlReader, Execute

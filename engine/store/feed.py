@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from engine.event_bus import SkippedEvents, event_line
+from engine.events.bus import SkippedEvents, event_line
 from engine.store.base import StoredEvent
 
 if TYPE_CHECKING:

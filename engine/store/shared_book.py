@@ -26,15 +26,15 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote, unquote
 
-from engine.backoff import Backoff
 from engine.budget.stats import BookKey, Sample
+from engine.core.backoff import Backoff
 from engine.store.base import calibration_key, latency_prefix
 
 if TYPE_CHECKING:
     import redis.asyncio as aioredis
 
     from engine.config.models import Settings
-    from engine.tasks import Spawn
+    from engine.core.tasks import Spawn
 
 log = logging.getLogger(__name__)
 

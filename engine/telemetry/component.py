@@ -21,8 +21,8 @@ from engine.telemetry.setup import CallTraceIds, TraceSetup, span_outputs, trace
 
 if TYPE_CHECKING:
     from engine.config.models import Settings
-    from engine.event_bus import EventBus, Subscription
-    from engine.tasks import Spawn
+    from engine.core.tasks import Spawn
+    from engine.events.bus import EventBus, Subscription
     from engine.telemetry.export import SpanExport
 
 log = logging.getLogger(__name__)

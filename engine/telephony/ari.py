@@ -26,8 +26,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 
-from engine.backoff import Backoff, Retry
-from engine.json_bounds import JsonBoundsError, loads_bounded
+from engine.bounds.json_text import JsonBoundsError, loads_bounded
+from engine.core.backoff import Backoff, Retry
 
 log = logging.getLogger(__name__)
 

@@ -18,14 +18,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from engine.config.models import AsteriskConfig, Settings
-from engine.tasks import Spawn
+from engine.core.tasks import Spawn
 
 if TYPE_CHECKING:  # the voice stack (numpy, soxr) loads only when telephony is enabled
+    from engine.realtime.host import RealtimeHost
     from engine.telephony.ari import AriClient
     from engine.telephony.stasis import StasisApp
     from engine.tools.builtin.transfer import PhoneLines
     from engine.voice.backend import AudioBackend
-    from engine.voice.realtime_host import RealtimeHost
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ class Telephony:
         admit: Callable[[], contextlib.AbstractContextManager[object]] | None = None,
     ) -> None:
         self._settings = settings
-        #: Holds a new caller's place while the call is set up (engine.capacity), or raises CallRefused: busy.
+        #: Holds a new caller's place while the call is set up (engine.calls.capacity), or raises CallRefused: busy.
         self._admit = admit
         self._lines = lines
         self._host = host

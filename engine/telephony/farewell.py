@@ -18,11 +18,11 @@ from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from engine.config.models import Settings
+from engine.realtime.call import RealtimeVoiceCall
+from engine.realtime.host import RealtimeHost
 from engine.telephony.ari import AriError
 from engine.voice.backend import AudioBackend
 from engine.voice.pipeline import VoiceCall, resolve_voice
-from engine.voice.realtime_call import RealtimeVoiceCall
-from engine.voice.realtime_host import RealtimeHost
 from engine.voice.tts import Synthesizer
 
 log = logging.getLogger(__name__)

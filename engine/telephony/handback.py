@@ -24,11 +24,11 @@ from dataclasses import dataclass
 
 from engine.events import EventBus, TranscriptAdded
 from engine.providers.base import ProviderError
+from engine.realtime.call import RealtimeVoiceCall
 from engine.sessions.history import HistoryItem, Message
 from engine.voice.audio import AudioFrame
 from engine.voice.g2p import PronunciationError
 from engine.voice.pipeline import VoiceCall, VoiceHost, resolve_voice
-from engine.voice.realtime_call import RealtimeVoiceCall
 from engine.voice.stt import Recognizer, SttUnavailable
 from engine.voice.vad import Utterance, VadSegmenter
 

@@ -26,7 +26,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any
 
-from engine.processes import pid_alive
+from engine.core.processes import pid_alive
 from engine.telephony.ari import AriClient, AriError
 
 log = logging.getLogger(__name__)

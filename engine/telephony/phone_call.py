@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.capacity import CallLeg
+from engine.calls.capacity import CallLeg
 from engine.events import (
     CallTransferAnswered,
     CallTransferCancelled,
@@ -25,12 +25,12 @@ from engine.events import (
     EventBus,
     TranscriptAdded,
 )
+from engine.realtime.call import RealtimeVoiceCall
 from engine.telephony.farewell import hush
 from engine.telephony.media import MediaStream
 from engine.telephony.rtp import RtpStream
 from engine.voice.backend import AudioBackend
 from engine.voice.pipeline import VoiceCall
-from engine.voice.realtime_call import RealtimeVoiceCall
 
 log = logging.getLogger(__name__)
 

@@ -25,10 +25,12 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
-from engine.capacity import CallRefused, continuing, on_leg
+from engine.calls.capacity import CallRefused, continuing, on_leg
 from engine.config.models import AsteriskConfig
+from engine.core.tasks import Spawn
+from engine.realtime.call import RealtimeVoiceCall, voice_call
+from engine.realtime.host import RealtimeHost
 from engine.sessions.session import CallError
-from engine.tasks import Spawn
 from engine.telephony.ari import CONNECTED, RECONNECTED, AriClient, AriError
 from engine.telephony.connect import connect_media
 from engine.telephony.farewell import AI_STOP_WAIT_S, StopBudget, bounded, hush, say_farewell
@@ -43,8 +45,6 @@ from engine.telephony.transfer import PhoneTransfers
 from engine.tools.builtin.transfer import PhoneLines
 from engine.voice.backend import AudioBackend
 from engine.voice.pipeline import VoiceCall
-from engine.voice.realtime_call import RealtimeVoiceCall, voice_call
-from engine.voice.realtime_host import RealtimeHost
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ class StasisApp:
         self.ari = ari
         #: The ids this engine gives what it creates in Asterisk (``engine.telephony.owned``).
         self.ids = ids or ResourceIds.for_engine(None, config.app_name)
-        #: Holds a new caller's place while the call is set up, or raises CallRefused (engine.capacity.reserve).
+        #: Holds a new caller's place while the call is set up, or raises CallRefused (engine.calls.capacity.reserve).
         self.admit = admit
         self.config = config
         self.host = host

@@ -8,10 +8,10 @@ saying "this changes the world". A tool call waits for the operator when
   hint means something only for a tool that is not read-only). Annotations only ever ADD caution: a server that
   says ``destructiveHint: false`` or ``readOnlyHint: true`` never removes an approval the config asks for.
 
-The execution path (engine.execution) asks ``ApprovalDesk.admit`` after a call's name and arguments were
+The execution path (engine.tools.execution) asks ``ApprovalDesk.admit`` after a call's name and arguments were
 checked and before anything of the tool runs. Waiting publishes ``tool.approval_requested`` (with the arguments,
 masked), asks the voice layer for a short "one moment" (``announcement.requested``, reason ``approval``) and
-ends in exactly one ``tool.approval_resolved``: ``approved``, ``denied``, ``timed_out`` (``engine.approvals.
+ends in exactly one ``tool.approval_resolved``: ``approved``, ``denied``, ``timed_out`` (``engine.tools.approvals.
 timeout_ms``) or ``cancelled`` (the call ended, or its turn was cancelled). Only ``approved`` lets the tool run;
 every other outcome is a ``rejected`` result whose message tells the model the operator did not approve it.
 
@@ -34,11 +34,11 @@ from typing import Any
 
 from prometheus_client import Counter
 
+from engine.bounds.json_text import valid_text
 from engine.config.models import Settings
+from engine.core.metrics import Metrics
 from engine.events import AnnouncementRequested, EventBus, ToolApprovalRequested, ToolApprovalResolved
-from engine.json_bounds import valid_text
-from engine.metrics import Metrics
-from engine.redact import Redactor
+from engine.redaction.redactor import Redactor
 from engine.sessions.session import CallSession
 from engine.tools.base import ToolDefinition
 from engine.tools.view import matches_allowlist

@@ -148,7 +148,7 @@ class ToolDefinition:
     slow_response_threshold_ms: int | None = None
     timeout_ms: int | None = None
     #: The MCP tool annotations exactly as the server declared them (``readOnlyHint``, ``destructiveHint`` …):
-    #: hints that may only add caution (engine.approvals), never remove a check the config asks for.
+    #: hints that may only add caution (engine.tools.approvals), never remove a check the config asks for.
     annotations: Mapping[str, Any] | None = None
 
     def schema(self) -> dict[str, Any]:

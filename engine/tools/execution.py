@@ -19,14 +19,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from engine.approvals import ApprovalDesk, approval_reason
 from engine.config.models import Settings
+from engine.core.metrics import UNKNOWN_TOOL, Metrics
+from engine.core.running_task import current_task
 from engine.events import EventBus, ToolCompleted, ToolRejected, ToolRequested
-from engine.metrics import UNKNOWN_TOOL, Metrics
-from engine.redact import Redactor
-from engine.running_task import current_task
+from engine.redaction.redactor import Redactor
 from engine.sessions.session import CallSession
 from engine.tools import speech
+from engine.tools.approvals import ApprovalDesk, approval_reason
 from engine.tools.base import ToolDefinition, ToolExecutionContext, ToolResult
 from engine.tools.limits import Limits, clip, clip_repr
 from engine.tools.registry import RegisteredTool, ToolRegistry

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from engine.json_bounds import too_deep_at
+from engine.bounds.json_text import too_deep_at
 
 #: Longest excerpt of user input echoed in a message (names, values, keys, parser excerpts).
 ECHO_LIMIT = 80

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
-from engine.running_task import current_task
+from engine.core.running_task import current_task
 
 #: How early the loop may run a timer (asyncio runs a handle once its time is within the clock's resolution).
 RESOLUTION = time.get_clock_info("monotonic").resolution

@@ -26,7 +26,7 @@ from typing import Any
 
 from jsonschema.exceptions import SchemaError
 
-from engine.json_bounds import needs_repair, valid_json
+from engine.bounds.json_text import needs_repair, valid_json
 from engine.tools.fast_schema import Check, _compile, _kind, _run, _uses_only_fast
 from engine.tools.limits import DEFAULT_LIMITS, LimitExceeded, Limits, check_text, check_value, clip, text_needs_walk
 from engine.tools.quick_schema import Accept, quick_accept
@@ -58,7 +58,7 @@ _DECODER = json.JSONDecoder(parse_constant=_no_constant)
 def parse_arguments(raw: str | Mapping[str, Any] | None, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
     """Arguments arrive as a JSON string (OpenAI, Deepgram) or an object. Bounded first (``limits``), then
     parsed; anything out of bounds, malformed or not an object raises ``ArgumentError``. A string's lone
-    surrogates (``"\\ud800"``) come back as U+FFFD (``engine.json_bounds.valid_json``); an object was made valid
+    surrogates (``"\\ud800"``) come back as U+FFFD (``engine.bounds.json_text.valid_json``); an object was made valid
     where it was parsed (the provider's socket, the HTTP body, the text loop)."""
     # A dict, the common case, is never compared with "" nor ABC-checked (a Python-level call).
     if type(raw) is not dict and (raw is None or raw == ""):

@@ -12,7 +12,7 @@ When the caller's audio ends (a file ran out) every question hears silence, an a
 question is declined after its attempts instead of waiting for its timeout. On file runs the ``Pacer`` stops the
 input while the agent thinks; while the engine listens for the answer the input runs on (``Pacer.listening``),
 and stops again while the answer is understood. Slow-tool announcements are held back while a question is open
-on the call ("one moment" would talk over the question). A realtime call (engine.voice.realtime_asking) gives a
+on the call ("one moment" would talk over the question). A realtime call (engine.realtime.asking) gives a
 factory instead of a recognizer: pocketsphinx is built (in a worker thread) only once a question opens on it.
 """
 

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.calls.turn_timing import find_book
 from engine.events import (
     AnnouncementRequested,
     CallEnded,
@@ -36,7 +37,6 @@ from engine.events import (
 )
 from engine.sessions.session import CallError, CallSession
 from engine.sessions.steering import is_steering
-from engine.turn_timing import find_book
 from engine.usage.report import UsageReport
 from engine.voice.announcer import Announcer
 from engine.voice.asking import CallerQuestions

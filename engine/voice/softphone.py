@@ -23,13 +23,13 @@ import contextlib
 import time
 from collections.abc import Callable
 
+from engine.core.tasks import Spawn
 from engine.events import SoftphoneLevel, SoftphoneStateChanged
-from engine.tasks import Spawn
+from engine.realtime.call import RealtimeVoiceCall
+from engine.realtime.host import RealtimeHost, is_realtime
 from engine.voice.backend import AudioBackend, AudioUnavailable
 from engine.voice.device_backend import DeviceSpec
 from engine.voice.pipeline import CallState, VoiceCall, resolve_voice
-from engine.voice.realtime_call import RealtimeVoiceCall
-from engine.voice.realtime_host import RealtimeHost, is_realtime
 from engine.voice.stt import Recognizer
 
 BackendFactory = Callable[[DeviceSpec, DeviceSpec, int, int], AudioBackend]

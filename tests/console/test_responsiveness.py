@@ -5,7 +5,7 @@
   and one that was switched away from is;
 - table cells are literal text: markup in a caller's name or a tool's arguments shows as typed and cannot break the
   table, and writing the value a cell already holds does not redraw the table;
-- once the engine runs, start-up objects are frozen out of the GC's full passes (engine/heap.py).
+- once the engine runs, start-up objects are frozen out of the GC's full passes (engine/core/heap.py).
 """
 
 from __future__ import annotations

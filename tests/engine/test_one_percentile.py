@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from console.state import LATENCY_WINDOW, ConsoleState
 from engine.budget.stats import LatencyBook
+from engine.core.stats import percentile, percentiles
 from engine.events import ToolCompleted
-from engine.stats import percentile, percentiles
 
 
 def servers_path(samples: list[float]) -> tuple[float | None, float | None]:

@@ -15,7 +15,7 @@ from engine.app import Engine
 from engine.config.loader import load_settings_text
 from engine.config.models import Settings
 from engine.events import EventBus, ToolCompleted, TranscriptAdded
-from engine.redact import MASK, MIN_SECRET_LENGTH, RedactingFilter, RedactingWriter, Redactor, secret_values
+from engine.redaction.redactor import MASK, MIN_SECRET_LENGTH, RedactingFilter, RedactingWriter, Redactor, secret_values
 from engine.sessions.session import CallSession
 from engine.tools.base import FunctionTool, ToolDefinition, ToolExecutionContext, ToolResult
 

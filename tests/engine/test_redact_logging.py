@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from engine.config.models import LoggingConfig
-from engine.logs import configure_logging
-from engine.redact import MASK, Redactor
+from engine.core.logs import configure_logging
+from engine.redaction.redactor import MASK, Redactor
 
 AVA_ENGINE = Path(sys.executable).parent / "ava-engine"
 

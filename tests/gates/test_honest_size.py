@@ -19,7 +19,7 @@ OVER_LIMIT_ALLOWED = {
     # single large classes left to split into collaborators (no mixins): the Engine facade and both voice drivers
     "engine/app.py",
     "engine/voice/pipeline.py",
-    "engine/voice/realtime_call.py",
+    "engine/realtime/call.py",
 }
 # Today's count in the whole tree (none); the issue allows 20, each with a comment saying why the formatter is worse.
 MAX_FMT_SKIPS = 0

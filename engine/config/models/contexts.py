@@ -94,7 +94,7 @@ class ContextConfig(Strict):
     #: for this context (None: the global setting).
     email_summary: bool | None = None
     #: Tools (exposed names or patterns, as in ``tools``) that wait for the operator's approval before they run,
-    #: on top of those whose server declares them destructive (engine.approvals).
+    #: on top of those whose server declares them destructive (engine.tools.approvals).
     approve: list[str] = Field(default_factory=list)
     #: Who answers a tool's mid-call questions (MCP elicitation): caller, operator or decline (the default).
     elicitation: ElicitationConfig = Field(default_factory=ElicitationConfig)

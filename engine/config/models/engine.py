@@ -118,7 +118,7 @@ LogLevel = Literal["debug", "info", "warning", "error"]
 
 
 class LoggingConfig(Strict):
-    """How the engine logs (applied by ``engine.logs.configure_logging``; secrets are always masked)."""
+    """How the engine logs (applied by ``engine.core.logs.configure_logging``; secrets are always masked)."""
 
     level: LogLevel = Field(
         default="info", description="Level for the log file, and for stderr when set here (else warnings)."
@@ -238,7 +238,7 @@ class ToolArgumentsConfig(Strict):
 
 
 class ApprovalsConfig(Strict):
-    """The tool approval queue (engine.approvals): how long a call waits for the operator, and what the caller
+    """The tool approval queue (engine.tools.approvals): how long a call waits for the operator, and what the caller
     hears meanwhile. Which tools wait is the servers' ``destructiveHint`` and each context's ``approve:``."""
 
     timeout_ms: int = Field(

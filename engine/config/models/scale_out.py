@@ -2,7 +2,7 @@
 
 Why apart from ``engine.py``: these keys belong together (the store URL, the engine's id, the switch for a store
 that is away at start, the buffer that covers an outage, the call limit) and are read by ``engine.store`` and
-``engine.capacity`` only. ``EngineConfig`` inherits them, so in YAML they sit directly under ``engine:``.
+``engine.calls.capacity`` only. ``EngineConfig`` inherits them, so in YAML they sit directly under ``engine:``.
 """
 
 from __future__ import annotations
@@ -147,5 +147,6 @@ class ScaleOutConfig(Strict):
         return v
 
     def secret_parts(self) -> set[str]:
-        """Secrets inside plain-text fields (the store URL's password), for ``engine.redact.secret_values``."""
+        """Secrets inside plain-text fields (the store URL's password), for
+        ``engine.redaction.redactor.secret_values``."""
         return store_url_secrets(self.store)

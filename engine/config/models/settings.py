@@ -31,7 +31,7 @@ class Settings(Strict):
     console: ConsoleConfig = Field(default_factory=ConsoleConfig)
     recording: RecordingConfig = Field(default_factory=RecordingConfig)
     #: Values the loader substituted from the keyring, or from the environment into a credential place (an
-    #: ``env:``/``headers:`` map, a command line): ``engine.redact`` masks them like ``SecretStr`` values.
+    #: ``env:``/``headers:`` map, a command line): ``engine.redaction.redactor`` masks them like ``SecretStr`` values.
     _expanded_secrets: frozenset[str] = PrivateAttr(default_factory=frozenset)
 
     @model_validator(mode="after")

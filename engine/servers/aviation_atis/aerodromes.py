@@ -23,8 +23,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from engine.yaml_limits import YAMLError
-from engine.yaml_limits import load_file as load_yaml_file
+from engine.bounds.yaml_loader import YAMLError
+from engine.bounds.yaml_loader import load_file as load_yaml_file
 
 log = logging.getLogger(__name__)
 _KEYS = {"name", "runway_in_use", "frequency", "advisories", "explicit_not_available"}

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.yaml_limits import YAMLError
-from engine.yaml_limits import load_file as load_yaml_file
+from engine.bounds.yaml_loader import YAMLError
+from engine.bounds.yaml_loader import load_file as load_yaml_file
 
 
 class TableError(ValueError):

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.yaml_limits import YAMLError
-from engine.yaml_limits import load_file as load_yaml_file
+from engine.bounds.yaml_loader import YAMLError
+from engine.bounds.yaml_loader import load_file as load_yaml_file
 
 _STOPWORDS = frozenset(
     "a an and are as at be by can do does for from how i if in is it of on or the to what when where "

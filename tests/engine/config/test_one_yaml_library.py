@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from ruamel.yaml.error import YAMLError
 
+from engine.bounds.yaml_loader import MAX_YAML_DEPTH, YamlLimitError, safe_load
 from engine.config import parse_yaml_fragment
-from engine.yaml_limits import MAX_YAML_DEPTH, YamlLimitError, safe_load
 
 ROOT = Path(__file__).resolve().parents[3]
 TEXT = "a: yes\nb: on\nc: off\nd: 010\ne: 1:30\nf: 2024-01-02\n"
@@ -39,8 +39,8 @@ def test_a_bound_is_a_yaml_error_of_the_one_library() -> None:
 
 def test_the_engine_imports_no_pyyaml_and_does_not_declare_it() -> None:
     code = (
-        "import sys, engine.yaml_limits, engine.config, engine.servers.dice.tables, engine.servers.rules.corpus, "
-        "engine.servers.aviation_atis.aerodromes; print('yaml' in sys.modules)"
+        "import sys, engine.bounds.yaml_loader, engine.config, engine.servers.dice.tables, "
+        "engine.servers.rules.corpus, engine.servers.aviation_atis.aerodromes; print('yaml' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "False"

@@ -9,10 +9,7 @@ from typing import Any
 
 import pytest
 
-from engine.config import ConfigError, load_settings, load_settings_text
-from engine.config.fragment import parse_yaml_fragment
-from engine.servers.dice.tables import TableError, load_tables
-from engine.yaml_limits import (
+from engine.bounds.yaml_loader import (
     MAX_ALIAS_VALUES,
     TooDeep,
     YAMLError,
@@ -23,6 +20,9 @@ from engine.yaml_limits import (
     nesting,
     safe_load,
 )
+from engine.config import ConfigError, load_settings, load_settings_text
+from engine.config.fragment import parse_yaml_fragment
+from engine.servers.dice.tables import TableError, load_tables
 
 ROOT = Path(__file__).resolve().parents[3]
 ENTRY = ROOT / ".venv" / "bin" / "ava-engine"

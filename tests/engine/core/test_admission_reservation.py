@@ -8,7 +8,7 @@ import contextvars
 
 import pytest
 
-from engine.capacity import Admission, CallRefused, continuing
+from engine.calls.capacity import Admission, CallRefused, continuing
 
 
 class Engine:

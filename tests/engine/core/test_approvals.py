@@ -1,4 +1,4 @@
-"""The tool approval queue (engine.approvals) through the one execution path: a tool that needs approval runs
+"""The tool approval queue (engine.tools.approvals) through the one execution path: a tool that needs approval runs
 once when approved and never otherwise (denied, timed out, call ended, nobody attached), and a server's
 annotations only ever add caution."""
 
@@ -15,8 +15,8 @@ from engine import ApprovalError
 from engine.app import Engine
 from engine.config import ConfigError, load_settings_text
 from engine.config.models import Settings
-from engine.event_bus import Subscription
 from engine.events import AnnouncementRequested, Event, ToolApprovalRequested, ToolApprovalResolved
+from engine.events.bus import Subscription
 from engine.sessions.session import CallSession
 from engine.tools.base import FunctionTool, ToolDefinition, ToolExecutionContext, ToolParameter, ToolResult
 from tests.engine.core.helpers import settings_with

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from engine.backoff import Backoff
 from engine.config.models import McpServerConfig
+from engine.core.backoff import Backoff
 from engine.mcp.supervisor import Supervisor
 from engine.providers.http import HttpClient, HttpSettings
 

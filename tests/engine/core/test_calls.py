@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from engine.app import Engine
-from engine.calls import CallError
+from engine.calls.manager import CallError
 from engine.config.models import Settings
 from engine.events import ToolsChanged
 from engine.providers.script import ScriptError, load_script

@@ -1,6 +1,6 @@
-"""The one command dispatcher (engine.control) on a real Engine: each remote command reaches the engine's method
-with validated arguments and answers JSON; bad input, an unknown command, call or approval are clear errors
-naming the engine, the command and the argument; secrets never appear in an error."""
+"""The one command dispatcher (engine.operator.control) on a real Engine: each remote command reaches the
+engine's method with validated arguments and answers JSON; bad input, an unknown command, call or approval are clear
+errors naming the engine, the command and the argument; secrets never appear in an error."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import pytest
 
 from engine.app import Engine
 from engine.components import command_dispatcher
-from engine.control import ARGS, CommandDispatcher, CommandError
 from engine.events import ToolApprovalRequested, ToolsChanged
-from engine.redact import MASK
+from engine.operator.control import ARGS, CommandDispatcher, CommandError
+from engine.redaction.redactor import MASK
 from engine.remote.base import COMMANDS
 from tests.engine.core.helpers import echo_tool, settings_with
 from tests.engine.core.test_approvals import DELETE_INTENT, Counting, next_of

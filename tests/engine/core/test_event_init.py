@@ -1,4 +1,4 @@
-"""Every event class's generated ``__init__`` and ``build`` (engine.dataclass_init): the same event as the dataclass
+"""Every event class's generated ``__init__`` and ``build`` (engine.events.fast_init): the same event as the dataclass
 would make, of the class itself, still frozen, and still a dataclass to ``replace``, pickle and JSON."""
 
 from __future__ import annotations

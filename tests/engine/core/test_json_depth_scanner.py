@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from engine.json_bounds import JsonBoundsError, loads_bounded, too_deep_at
+from engine.bounds.json_text import JsonBoundsError, loads_bounded, too_deep_at
 from engine.tools.limits import ArgumentLimits, LimitExceeded, check_text
 
 LIMIT = 8

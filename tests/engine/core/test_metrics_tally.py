@@ -7,7 +7,7 @@ import re
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 
-from engine.metrics import LATENCY_BUCKETS, Metrics
+from engine.core.metrics import LATENCY_BUCKETS, Metrics
 
 # Every bucket edge, values just either side of one, zero, and beyond the last bucket (+Inf).
 VALUES = [0.0, 0.0005, 0.001, 0.0010001, 0.0025, 0.003, 0.05, 0.7, 1.0, 14.9, 15.0, 30.0, 31.0, 1e6]

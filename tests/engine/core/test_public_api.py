@@ -11,7 +11,7 @@ import pytest
 
 import engine
 from engine.app import Engine
-from engine.calls import CallError
+from engine.calls.manager import CallError
 from engine.sessions.snapshot import CallInfo, ToolState
 from tests.engine.core.helpers import echo_tool, engine_with, settings_with
 

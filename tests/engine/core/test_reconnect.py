@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.backoff import Backoff, Retry, reconnect
+from engine.core.backoff import Backoff, Retry, reconnect
 
 STEPS = Backoff(1.0, 4.0, jitter=0)  # no jitter: every wait is its step
 

@@ -1,4 +1,4 @@
-"""``engine.running_task.current_task``: the caller's task, as ``asyncio.current_task`` says, also while another
+"""``engine.core.running_task.current_task``: the caller's task, as ``asyncio.current_task`` says, also while another
 thread's loop is idle or in the middle of stepping a task of its own."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from engine.running_task import current_task
+from engine.core.running_task import current_task
 
 
 async def test_inside_tasks_it_is_the_callers_task() -> None:

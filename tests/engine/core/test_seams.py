@@ -15,14 +15,14 @@ import pytest
 
 from engine.app import Engine
 from engine.budget.layer import BudgetLayer
-from engine.calls import CallManager
+from engine.calls.manager import CallManager
 from engine.config.models import Settings
+from engine.core.metrics import Metrics
+from engine.core.tasks import EngineTasks, TaskGroupClosed
 from engine.events import ConfigReloaded, EngineError, EventBus
 from engine.mcp.host import McpHost
 from engine.mcp_endpoint import McpEndpoint
-from engine.metrics import Metrics
 from engine.sessions.session import CallSession
-from engine.tasks import EngineTasks, TaskGroupClosed
 from engine.tools.base import ToolResult
 from engine.tools.registry import ToolRegistry
 from tests.engine.budget.helpers import settings_for

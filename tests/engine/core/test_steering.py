@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from engine.app import Engine
-from engine.calls import CallError
+from engine.calls.manager import CallError
 from engine.events import SteeringInjected
 from engine.sessions.history import Message, ToolCallItem
 from engine.sessions.session import CallSession

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from engine.core.templates import prompt_values, render
 from engine.sessions.session import CallSession
-from engine.templates import prompt_values, render
 
 
 def test_defaults() -> None:

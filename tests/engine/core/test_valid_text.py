@@ -1,4 +1,4 @@
-"""Outside text made valid at the boundary (engine.json_bounds): lone surrogates and invalid bytes become U+FFFD,
+"""Outside text made valid at the boundary (engine.bounds.json_text): lone surrogates and invalid bytes become U+FFFD,
 valid text (pairs included) is left as it is, and the parsers that take JSON from outside give back valid text."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.json_bounds import (
+from engine.bounds.json_text import (
     InvalidText,
     JsonBoundsError,
     loads_bounded,

@@ -12,8 +12,8 @@ from typing import Any
 
 from aiohttp import web
 
-from engine.backoff import Backoff
 from engine.config.models.tools import EmailConfig
+from engine.core.backoff import Backoff
 from engine.email.delivery import ResendTransport, SmtpTransport
 from engine.email.outbox import Email, Outbox, Row, new_message_id
 from tests.engine.email.smtp_fixture import SmtpServer, free_port

@@ -18,9 +18,9 @@ import pytest
 import yaml
 
 from engine.app import Engine
-from engine.backoff import Backoff
 from engine.config import load_settings
 from engine.config.models.tools import EmailConfig
+from engine.core.backoff import Backoff
 from engine.email.delivery import SmtpTransport
 from engine.email.outbox import Email, Outbox, Row, new_message_id
 from engine.events import EmailSent

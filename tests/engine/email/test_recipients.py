@@ -17,9 +17,9 @@ from pathlib import Path
 import yaml
 
 from engine.app import Engine
-from engine.backoff import Backoff
 from engine.config import load_settings
 from engine.config.models.tools import EmailConfig
+from engine.core.backoff import Backoff
 from engine.email.delivery import SmtpTransport
 from engine.email.outbox import Email, Outbox, new_message_id
 from engine.email.spoken import AddressRefusal, parse_spoken_address

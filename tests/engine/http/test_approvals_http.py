@@ -14,8 +14,8 @@ import pytest
 from engine.app import Engine
 from engine.config import ConfigError, load_settings_text
 from engine.config.models import Settings
-from engine.event_bus import Subscription
 from engine.events import ToolApprovalRequested
+from engine.events.bus import Subscription
 from engine.sessions.session import CallSession
 from engine.tools.base import FunctionTool, ToolDefinition, ToolExecutionContext, ToolParameter, ToolResult
 from tests.engine.http.helpers import AUTH, JSON, TOKEN, http_of, send

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.redact import MASK
+from engine.redaction.redactor import MASK
 from tests.engine.http.conftest import ApiFactory
 from tests.engine.http.helpers import AUTH, FIXTURE_SERVER, JSON, TOKEN, fixture_server, send
 from tests.fixtures.memory_keyring import MemoryKeyring

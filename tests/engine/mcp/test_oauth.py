@@ -16,7 +16,7 @@ import pytest
 
 from engine.config import load_settings
 from engine.events import ServerStateChanged
-from engine.tool_desk import call_tool
+from engine.operator.tool_bench import call_tool
 from tests.engine.mcp.helpers import FIXTURE_SERVER, wait_for
 from tests.engine.mcp.oauth_helpers import Cli, OAuthPeer, config_text, follow, stored_secrets
 

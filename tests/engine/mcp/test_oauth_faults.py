@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import pytest
 
 from engine.config import ConfigError, load_settings
-from engine.tool_desk import call_tool
+from engine.operator.tool_bench import call_tool
 from tests.engine.mcp.helpers import wait_for
 from tests.engine.mcp.oauth_helpers import Cli, OAuthPeer, config_text, follow, stored_secrets
 

@@ -16,7 +16,7 @@ import aiohttp
 import pytest
 
 from engine.config import load_settings
-from engine.tool_desk import UnknownTool, call_tool
+from engine.operator.tool_bench import UnknownTool, call_tool
 from tests.engine.http.helpers import http_of
 from tests.engine.mcp.helpers import wait_for
 from tests.engine.mcp.oauth_helpers import Cli, OAuthPeer, config_text, stored_secrets

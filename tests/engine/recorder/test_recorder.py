@@ -24,7 +24,7 @@ from engine.recorder.codec import RecordingError, read_recording
 from engine.recorder.export import render, summarize
 from engine.recorder.files import enforce_retention, find_recording, list_recordings, stem_for
 from engine.recorder.writer import RecordingWriter
-from engine.redact import Redactor
+from engine.redaction.redactor import Redactor
 from tests.engine.core.helpers import echo_tool, settings_with
 from tests.waiting import wait_until
 
@@ -225,7 +225,7 @@ async def test_a_voice_call_keeps_caller_and_agent_audio_as_wav(tmp_path: Path) 
 
 async def test_calls_made_by_the_voice_driver_factory_record_audio_too(tmp_path: Path) -> None:
     """Phone calls (telephony) and ``ava-engine call --audio-in`` get their voice driver from ``voice_call``."""
-    from engine.voice.realtime_host import voice_call
+    from engine.realtime.host import voice_call
     from engine.voice.wav_backend import WavBackend
     from tests.fixtures.audio_backends import FeedBackend
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.event_bus import SkippedEvents
+from engine.core.metrics import Metrics
 from engine.events import CallEnded, CallStarted, TranscriptAdded
-from engine.metrics import Metrics
+from engine.events.bus import SkippedEvents
 from engine.recorder.codec import read_recording
 from engine.recorder.files import find_recording
 from engine.recorder.writer import RecordingWriter
-from engine.redact import Redactor
+from engine.redaction.redactor import Redactor
 
 
 def test_a_bad_event_is_skipped_and_counted_and_the_rest_of_its_batch_is_recorded(tmp_path: Path) -> None:

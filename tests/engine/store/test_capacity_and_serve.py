@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
-from engine.capacity import CallRefused
+from engine.calls.capacity import CallRefused
 from engine.config.models import Settings
-from engine.redact import secret_values
+from engine.redaction.redactor import secret_values
 from engine.store.base import engine_key
 from tests.engine.store.redis_peer import RedisServer, eventually, free_port
 from tests.engine.store.test_redis_store import ECHO, engine_on, store_of

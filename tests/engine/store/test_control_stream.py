@@ -17,7 +17,7 @@ import redis.asyncio as aioredis
 
 from engine.app import Engine
 from engine.config.models import Settings
-from engine.redact import MASK
+from engine.redaction.redactor import MASK
 from engine.remote.base import RemoteError
 from engine.remote.redis_client import RedisEngines
 from engine.store.base import claim_key, control_stream, reply_key

@@ -16,8 +16,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from engine.config import ConfigError
 from engine.config.models import Settings
-from engine.event_bus import EventBus
 from engine.events import CallEnded, CallStarted, ToolCompleted, TurnTimings
+from engine.events.bus import EventBus
 from engine.telemetry import Telemetry
 from tests.engine.telemetry.otlp_receiver import otlp_receiver
 from tests.engine.telemetry.test_traces import _no_otel_env  # noqa: F401  (autouse: the runner's OTEL_* are not ours)

@@ -15,7 +15,6 @@ import pytest
 
 from engine.app import Engine
 from engine.config.models import Settings
-from engine.event_bus import EventBus
 from engine.events import (
     CallEnded,
     CallStarted,
@@ -28,6 +27,7 @@ from engine.events import (
     TurnTimings,
     UsageUpdated,
 )
+from engine.events.bus import EventBus
 from engine.recorder.codec import read_recording
 from engine.recorder.export import render
 from engine.recorder.files import find_recording

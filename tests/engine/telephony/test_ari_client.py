@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from emulator import AriEmulator
 
-from engine.backoff import Backoff
+from engine.core.backoff import Backoff
 from engine.telephony.ari import RECONNECTED, AriClient, AriError, events_url
 
 

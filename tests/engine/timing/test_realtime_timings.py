@@ -14,9 +14,9 @@ import pytest
 from engine.app import Engine
 from engine.config.models import ContextConfig, EngineConfig, HttpConfig, ProviderConfig, Settings
 from engine.events import SpeakingChanged, TurnTimings
-from engine.providers.realtime.session import CallerSpeechStarted, CallerSpeechStopped, CallerText
+from engine.realtime.call import RealtimeVoiceCall
+from engine.realtime.session import CallerSpeechStarted, CallerSpeechStopped, CallerText
 from engine.voice.pipeline import CallState
-from engine.voice.realtime_call import RealtimeVoiceCall
 from tests.fixtures.audio_backends import FeedBackend
 from tests.fixtures.realtime_scripted import provider_of, scripted_tools, use_scripted_realtime
 from tests.waiting import wait_until

@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from engine.calls.turn_timing import TurnTimingBook
 from engine.events import EventBus, SpeakingChanged, ToolCompleted, TurnTimings
 from engine.sessions.session import CallSession
-from engine.turn_timing import TurnTimingBook
 from engine.voice.speaking import SpeakingTap
 from tests.engine.voice.helpers import ROOT, caller_wav
 

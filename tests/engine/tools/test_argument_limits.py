@@ -163,7 +163,7 @@ async def test_rejected_names_share_one_metric_series() -> None:
 
 async def test_a_model_call_with_out_of_bounds_arguments_is_kept_in_history_safely() -> None:
     """The call is recorded before it runs; an object beyond the bounds must not poison the next request."""
-    from engine.calls import EngineGateway
+    from engine.calls.manager import EngineGateway
     from engine.providers.base import ToolCallRequest
     from engine.providers.textloop import call_arguments_json
     from engine.sessions.history import ToolCallItem

@@ -24,7 +24,8 @@ from engine.events import (
     Event,
     TranscriptAdded,
 )
-from engine.providers.realtime.session import (
+from engine.realtime.call import RealtimeVoiceCall, voice_call
+from engine.realtime.session import (
     PCM16_24K,
     PCMU_8K,
     AssistantAudio,
@@ -40,7 +41,6 @@ from engine.providers.realtime.session import (
 from engine.voice.audio import AudioFrame
 from engine.voice.g711 import ulaw_decode, ulaw_encode
 from engine.voice.pipeline import CallState, VoiceCall
-from engine.voice.realtime_call import RealtimeVoiceCall, voice_call
 from engine.voice.wav_backend import WavBackend, read_wav, write_wav
 from tests.fixtures.audio_backends import FeedBackend
 from tests.fixtures.realtime_scripted import (

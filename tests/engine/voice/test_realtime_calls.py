@@ -13,7 +13,7 @@ from engine.app import Engine
 from engine.config.models import ContextConfig, EngineConfig, HttpConfig, ProviderConfig, Settings
 from engine.events import CallEnded, CallStarted, EngineError, Event, TierChanged, ToolsChanged, TranscriptAdded
 from engine.providers.base import ProviderError
-from engine.providers.realtime.session import PCM16_16K, PCM16_24K, PCMU_8K
+from engine.realtime.session import PCM16_16K, PCM16_24K, PCMU_8K
 from engine.sessions.history import ToolCallItem
 from engine.sessions.session import CallError, CallSession
 from engine.tools.base import FunctionTool, LatencyMeta, ToolDefinition, ToolExecutionContext, ToolResult

@@ -11,8 +11,8 @@ import pytest
 from engine.app import Engine
 from engine.config.models import ContextConfig, EngineConfig, HttpConfig, ProviderConfig, Settings
 from engine.events import CallEnded
+from engine.realtime.call import RealtimeVoiceCall
 from engine.sessions.session import CallError
-from engine.voice.realtime_call import RealtimeVoiceCall
 from tests.fixtures.audio_backends import FeedBackend
 from tests.fixtures.realtime_scripted import provider_of, use_scripted_realtime
 from tests.waiting import wait_until

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.providers.realtime.audio import AudioConverter
-from engine.providers.realtime.session import PCM16_24K, PCMU_8K, AudioSpec
+from engine.realtime.audio import AudioConverter
+from engine.realtime.playout import Playout
+from engine.realtime.session import PCM16_24K, PCMU_8K, AudioSpec
 from engine.voice.audio import AudioFrame
 from engine.voice.pacing import Pacer
-from engine.voice.realtime_playout import Playout
 from engine.voice.wav_backend import WavBackend, read_wav
 
 PIECE = 960  # bytes: 20 ms at 24 kHz

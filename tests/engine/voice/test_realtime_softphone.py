@@ -13,10 +13,10 @@ import pytest
 from engine.app import Engine
 from engine.config.models import ContextConfig, EngineConfig, HttpConfig, ProviderConfig, Settings
 from engine.events import CallEnded, Event, SoftphoneLevel, SoftphoneStateChanged
-from engine.providers.realtime.session import CallerSpeechStarted, CallerSpeechStopped, CallerText
+from engine.realtime.call import RealtimeVoiceCall
+from engine.realtime.session import CallerSpeechStarted, CallerSpeechStopped, CallerText
 from engine.voice.backend import AudioBackend
 from engine.voice.device_backend import DeviceSpec
-from engine.voice.realtime_call import RealtimeVoiceCall
 from engine.voice.softphone import Softphone
 from tests.fixtures.audio_backends import FeedBackend
 from tests.fixtures.realtime_scripted import provider_of, scripted_tools, use_scripted_realtime

@@ -14,8 +14,8 @@ from realtime_deepgram_harness import ULAW_FRAME, live_call, provider_config
 
 from engine.providers.base import ProviderError
 from engine.providers.factory import create_provider
-from engine.providers.realtime.deepgram_agent import DeepgramAgentProvider
-from engine.providers.realtime.session import (
+from engine.realtime.deepgram_agent import DeepgramAgentProvider
+from engine.realtime.session import (
     PCM16_16K,
     AssistantAudio,
     AssistantText,

@@ -14,7 +14,7 @@ from realtime_deepgram_harness import live_call, provider_config
 from engine.app import Engine
 from engine.config.models import ContextConfig, EngineConfig, HttpConfig, Settings
 from engine.events import ToolsOmitted
-from engine.providers.realtime.session import PCMU_8K, ProviderNotice
+from engine.realtime.session import PCMU_8K, ProviderNotice
 from engine.tools.base import FunctionTool, Tool, ToolDefinition, ToolExecutionContext, ToolParameter, ToolResult
 
 

@@ -11,10 +11,10 @@ from realtime_deepgram_fake import DeepgramFake, validate_client_message
 from engine.budget.metadata import resolve_latency
 from engine.config.models import ProviderConfig
 from engine.providers.factory import create_provider
-from engine.providers.realtime import deepgram_settings as ds
-from engine.providers.realtime.deepgram_agent import DeepgramAgentProvider
-from engine.providers.realtime.session import PCM16_8K, PCM16_16K, PCM16_24K, PCMA_8K, PCMU_8K
 from engine.providers.rendering import render_declarations
+from engine.realtime import deepgram_settings as ds
+from engine.realtime.deepgram_agent import DeepgramAgentProvider
+from engine.realtime.session import PCM16_8K, PCM16_16K, PCM16_24K, PCMA_8K, PCMU_8K
 from engine.sessions.history import History, ToolCallItem, ToolResultItem
 from engine.tools.base import FunctionTool, ToolDefinition, ToolExecutionContext, ToolParameter, ToolResult
 from engine.tools.registry import ToolRegistry
@@ -109,7 +109,7 @@ def test_bad_options_are_clear_errors(options: dict[str, Any], words: str) -> No
 
 
 def test_audio_negotiation() -> None:
-    from engine.providers.realtime.audio import negotiate
+    from engine.realtime.audio import negotiate
 
     fmts = provider().supported_formats()
     assert negotiate(PCMU_8K, fmts) == PCMU_8K and negotiate(PCMA_8K, fmts) == PCMA_8K

@@ -15,9 +15,9 @@ from realtime_deepgram_fake import ScriptedDeepgram
 from realtime_deepgram_harness import SlowBox, make_engine
 
 from engine.events import AnnouncementRequested, CallEnded, Event, ToolCompleted
+from engine.realtime.call import RealtimeVoiceCall
 from engine.sessions.history import Message
 from engine.voice.audio import AudioFrame
-from engine.voice.realtime_call import RealtimeVoiceCall
 from engine.voice.wav_backend import WavBackend, read_wav, write_wav
 
 RATE = 16000

@@ -11,7 +11,7 @@ from realtime_elevenlabs_fake import API_KEY
 from realtime_elevenlabs_world import world
 from realtime_markers import flushed
 
-from engine.providers.realtime.session import (
+from engine.realtime.session import (
     AssistantAudio,
     AssistantInterrupted,
     AssistantText,

@@ -18,9 +18,9 @@ from realtime_elevenlabs_fake import AGENT_ID, API_KEY, ElevenLabsRestFake
 from realtime_elevenlabs_world import ScriptedElevenLabs, world
 
 from engine.events import CallEnded, Event, ToolCompleted
+from engine.realtime.call import RealtimeVoiceCall
 from engine.sessions.history import Message
 from engine.voice.audio import AudioFrame
-from engine.voice.realtime_call import RealtimeVoiceCall
 from engine.voice.wav_backend import WavBackend, read_wav, write_wav
 
 RATE = 8000

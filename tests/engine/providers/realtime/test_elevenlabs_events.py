@@ -9,7 +9,7 @@ import logging
 import pytest
 from realtime_elevenlabs_world import world
 
-from engine.providers.realtime.session import AssistantText, ProviderNotice
+from engine.realtime.session import AssistantText, ProviderNotice
 
 
 def series(scrape: str, name: str, **labels: str) -> float | None:

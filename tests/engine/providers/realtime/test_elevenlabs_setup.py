@@ -12,9 +12,9 @@ from realtime_elevenlabs_world import TOOLS, world
 from engine.config.models import ProviderConfig
 from engine.providers.base import ProviderError
 from engine.providers.factory import create_provider
-from engine.providers.realtime.elevenlabs_agent import ElevenLabsAgentProvider
-from engine.providers.realtime.elevenlabs_tools import covers, response_timeout_s
-from engine.providers.realtime.session import PCM16_16K, PCMU_8K, AssistantAudio, AssistantText, ProviderNotice
+from engine.realtime.elevenlabs_agent import ElevenLabsAgentProvider
+from engine.realtime.elevenlabs_tools import covers, response_timeout_s
+from engine.realtime.session import PCM16_16K, PCMU_8K, AssistantAudio, AssistantText, ProviderNotice
 
 
 def test_agent_id_is_required_for_elevenlabs_and_refused_elsewhere() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from realtime_elevenlabs_world import TOOLS, world
 
-from engine.providers.realtime.session import ProviderNotice
+from engine.realtime.session import ProviderNotice
 
 
 async def test_apply_now_pushes_the_tools_and_reconnects_with_the_conversation_so_far() -> None:

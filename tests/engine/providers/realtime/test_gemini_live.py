@@ -16,7 +16,7 @@ from harness import ToolBox
 from realtime_gemini_fake import API_KEY, GeminiLiveFake, GeminiRig
 from realtime_markers import flushed, silence
 
-from engine.providers.realtime.session import (
+from engine.realtime.session import (
     PCM16_8K,
     PCMU_8K,
     AssistantAudio,

@@ -20,10 +20,10 @@ from harness import ToolBox
 from realtime_gemini_fake import API_KEY, GeminiRig, ScriptedGemini
 
 from engine.events import CallEnded, Event, ToolCompleted
+from engine.realtime.call import RealtimeVoiceCall
 from engine.sessions.history import Message
 from engine.tools.base import FunctionTool, LatencyMeta, ToolDefinition, ToolExecutionContext, ToolParameter, ToolResult
 from engine.voice.audio import AudioFrame
-from engine.voice.realtime_call import RealtimeVoiceCall
 from engine.voice.wav_backend import WavBackend, read_wav, write_wav
 
 RATE = 16000

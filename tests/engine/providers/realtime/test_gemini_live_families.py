@@ -12,9 +12,9 @@ from harness import ToolBox
 from realtime_gemini_fake import GeminiLiveFake, GeminiRig
 from websockets.asyncio.client import ClientConnection, connect
 
-from engine.providers.realtime.gemini_families import family_for
-from engine.providers.realtime.gemini_wire import GeminiOptions
-from engine.providers.realtime.session import ProviderNotice
+from engine.realtime.gemini_families import family_for
+from engine.realtime.gemini_wire import GeminiOptions
+from engine.realtime.session import ProviderNotice
 
 M31 = "gemini-3.1-flash-live-preview"
 M25 = "gemini-2.5-flash-native-audio-preview-12-2025"

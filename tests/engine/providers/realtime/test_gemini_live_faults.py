@@ -13,8 +13,8 @@ from realtime_gemini_fake import API_KEY, GeminiLiveFake, GeminiRig
 from realtime_markers import flushed
 
 from engine.providers.base import ProviderError
-from engine.providers.realtime.gemini_live import GeminiLiveProvider
-from engine.providers.realtime.session import ProviderNotice, ResponseDone
+from engine.realtime.gemini_live import GeminiLiveProvider
+from engine.realtime.session import ProviderNotice, ResponseDone
 from engine.tools.base import FunctionTool, ToolDefinition, ToolExecutionContext, ToolParameter, ToolResult
 
 BASE = ["get_weather", "get_time", "broken_tool"]
@@ -266,7 +266,7 @@ async def test_malformed_and_unknown_messages_are_logged_and_ignored(caplog: pyt
             await fake.turn_complete()
             await r.wait_event(lambda e: isinstance(e, ResponseDone))
     assert fake.errors == [] and fake.responses() == []
-    text = "\n".join(r.getMessage() for r in caplog.records if r.name.startswith("engine.providers.realtime"))
+    text = "\n".join(r.getMessage() for r in caplog.records if r.name.startswith("engine.realtime"))
     assert "gem: ignored" in text and "somethingNew" in text and "not JSON" in text
     assert "toolCall is a str" in text and "not base64" in text and "without id" in text
     assert "not UTF-8 JSON" in text

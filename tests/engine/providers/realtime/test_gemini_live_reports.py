@@ -8,7 +8,7 @@ from typing import Any
 
 from realtime_gemini_fake import GeminiLiveFake, GeminiRig
 
-from engine.providers.realtime.session import ResponseDone
+from engine.realtime.session import ResponseDone
 from engine.tools.base import FunctionTool, ToolDefinition, ToolExecutionContext, ToolResult
 
 SCHEMA = {

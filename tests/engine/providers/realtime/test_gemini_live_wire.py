@@ -12,9 +12,9 @@ from realtime_gemini_fake import validate_live_client_message
 
 from engine.config.models import ProviderConfig
 from engine.providers.factory import create_provider
-from engine.providers.realtime.gemini_families import family_for
-from engine.providers.realtime.gemini_live import GeminiLiveProvider
-from engine.providers.realtime.gemini_wire import (
+from engine.realtime.gemini_families import family_for
+from engine.realtime.gemini_live import GeminiLiveProvider
+from engine.realtime.gemini_wire import (
     GeminiOptions,
     bounded_payload,
     function_response,

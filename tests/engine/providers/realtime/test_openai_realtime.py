@@ -12,7 +12,7 @@ from realtime_markers import flushed
 from realtime_openai_fake import Calls, OpenAIRealtimeFake, Say
 from realtime_openai_harness import realtime_call
 
-from engine.providers.realtime.session import (
+from engine.realtime.session import (
     PCM16_16K,
     PCM16_24K,
     PCMU_8K,
@@ -188,7 +188,7 @@ async def test_malformed_and_unknown_events_are_logged_and_ignored(caplog) -> No
 
 
 async def test_every_handled_event_type_survives_malformed_fields() -> None:
-    from engine.providers.realtime.openai_realtime_session import OpenAIRealtimeSession
+    from engine.realtime.openai_realtime_session import OpenAIRealtimeSession
 
     shapes: list[dict[str, object]] = [
         {},

@@ -18,8 +18,8 @@ from realtime_openai_harness import TOOLS, provider_config
 from engine.app import Engine
 from engine.config.models import ContextConfig, EngineConfig, HttpConfig, Settings
 from engine.events import Event
+from engine.realtime.call import RealtimeVoiceCall
 from engine.voice.audio import AudioFrame
-from engine.voice.realtime_call import RealtimeVoiceCall
 from engine.voice.wav_backend import WavBackend, read_wav, write_wav
 
 RATE = 16000

@@ -18,8 +18,8 @@ from engine.config.models import ContextConfig, EngineConfig, HttpConfig, Settin
 from engine.events import ToolsOmitted
 from engine.providers.base import ProviderError, ToolCallRequest
 from engine.providers.factory import create_provider
-from engine.providers.realtime.openai_realtime import OpenAIRealtimeProvider
-from engine.providers.realtime.session import (
+from engine.realtime.openai_realtime import OpenAIRealtimeProvider
+from engine.realtime.session import (
     PCMU_8K,
     AssistantAudio,
     AssistantInterrupted,

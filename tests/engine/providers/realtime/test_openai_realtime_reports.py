@@ -11,7 +11,7 @@ from realtime_openai_fake import OpenAIRealtimeFake
 from realtime_openai_harness import realtime_call
 
 from engine.events import ProviderRateLimits, RateLimit
-from engine.providers.realtime.session import AssistantText, ProviderNotice, ResponseDone
+from engine.realtime.session import AssistantText, ProviderNotice, ResponseDone
 
 
 def said(text: str) -> Callable[[object], bool]:

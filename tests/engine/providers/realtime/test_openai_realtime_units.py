@@ -12,12 +12,12 @@ from realtime_openai_harness import provider_config
 from engine.config.models import ProviderConfig
 from engine.providers.base import ProviderError
 from engine.providers.factory import create_provider
-from engine.providers.realtime import openai_realtime_wire as wire
-from engine.providers.realtime.audio import negotiate
-from engine.providers.realtime.openai_realtime_state import AudioLedger, ResponseLedger
-from engine.providers.realtime.session import PCM16_8K, PCM16_16K, PCM16_24K, PCMA_8K, PCMU_8K
-from engine.providers.realtime.socket import RealtimeSocket
 from engine.providers.rendering.names import OPENAI_RULE, NameMap
+from engine.realtime import openai_realtime_wire as wire
+from engine.realtime.audio import negotiate
+from engine.realtime.openai_realtime_state import AudioLedger, ResponseLedger
+from engine.realtime.session import PCM16_8K, PCM16_16K, PCM16_24K, PCMA_8K, PCMU_8K
+from engine.realtime.socket import RealtimeSocket
 from engine.sessions.history import HistoryItem, Message, ToolCallItem, ToolResultItem
 
 # ---------------------------------------------------------------------------------------------------- config

@@ -6,10 +6,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from engine.event_bus import EventBus
+from engine.core.metrics import IGNORED_TYPES_KEPT, OTHER_TYPE, Metrics
 from engine.events import ProviderRateLimits, RateLimit
-from engine.metrics import IGNORED_TYPES_KEPT, OTHER_TYPE, Metrics
-from engine.providers.realtime.reporting import EngineReports
+from engine.events.bus import EventBus
+from engine.realtime.reporting import EngineReports
 
 
 @dataclass

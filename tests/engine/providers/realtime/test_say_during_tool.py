@@ -33,12 +33,12 @@ from engine.events import (
     ToolCompleted,
     TranscriptAdded,
 )
+from engine.realtime.asking import RealtimeQuestions
+from engine.realtime.call import RealtimeVoiceCall
 from engine.tools.base import FunctionTool, LatencyMeta, ToolDefinition, ToolExecutionContext, ToolResult
 from engine.voice.audio import AudioFrame
 from engine.voice.options import VoiceOptions
 from engine.voice.pacing import Pacer
-from engine.voice.realtime_asking import RealtimeQuestions
-from engine.voice.realtime_call import RealtimeVoiceCall
 from engine.voice.tts import Synthesizer
 from engine.voice.wav_backend import NullBackend, WavBackend, read_wav
 from tests.engine.elicitation.helpers import SERVER

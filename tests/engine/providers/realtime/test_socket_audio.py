@@ -10,12 +10,12 @@ import pytest
 from realtime_ws import RealtimeFake, Received
 
 from engine.providers.base import ProviderError
-from engine.providers.realtime.audio import AudioConverter, negotiate
-from engine.providers.realtime.session import PCM16_8K, PCM16_16K, PCM16_24K, PCMA_8K, PCMU_8K, AudioSpec
-from engine.providers.realtime.socket import BadFrame, RealtimeSocket, safe_url
+from engine.realtime.audio import AudioConverter, negotiate
+from engine.realtime.input import CallerInput
+from engine.realtime.session import PCM16_8K, PCM16_16K, PCM16_24K, PCMA_8K, PCMU_8K, AudioSpec
+from engine.realtime.socket import BadFrame, RealtimeSocket, safe_url
 from engine.voice.audio import AudioFrame
 from engine.voice.g711 import ulaw_decode, ulaw_encode, ulaw_to_pcm16
-from engine.voice.realtime_input import CallerInput
 
 
 class EchoFake(RealtimeFake):

@@ -18,7 +18,7 @@ from realtime_openai_harness import realtime_call
 
 from engine.events import SteeringInjected
 from engine.providers.base import ProviderError
-from engine.providers.realtime.session import AssistantAudio, AssistantText, ResponseDone
+from engine.realtime.session import AssistantAudio, AssistantText, ResponseDone
 
 LINE = "The innkeeper slams a tankard on the bar."
 WHISPER = "You are secretly afraid of the caller; stammer a little."
