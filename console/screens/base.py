@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from textual.binding import Binding, BindingType
@@ -59,6 +60,10 @@ class ConsoleScreen(ContainErrors, Screen[Any]):
         if self.KEYS_HOME is not None and typing:
             for home in self.query(self.KEYS_HOME):
                 home.focus()
+
+    def open_dialog(self, screen: Screen[Any], callback: Callable[[Any], None] | None = None) -> None:
+        """Show a dialog over this screen; its answer goes to ``callback`` (the parts' ``Dialogs``)."""
+        self.app.push_screen(screen, callback)
 
     def action_key_help(self) -> None:
         from console.screens.key_help import KeyHelpScreen

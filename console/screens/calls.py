@@ -22,8 +22,8 @@ from console.format import cost_text, duration, tier_text
 from console.orders import call_label, toggle_tool
 from console.screens.calls_approvals import ApprovalControls
 from console.screens.calls_history import CallHistory
-from console.screens.calls_phone import PhoneControls, state_text
-from console.screens.calls_steer import SteerControls
+from console.screens.calls_phone import PhoneControls, line_text, state_text
+from console.screens.calls_steer import Steering
 from console.screens.calls_voice import VoiceControls
 from console.screens.calls_why import why_text, why_title
 from console.state import Changes
@@ -33,17 +33,6 @@ from console.widgets.tables import ConsoleTable, cell_text, cursor_key
 
 if TYPE_CHECKING:  # the softphone panel's and the logs' modules load with the call detail, after the first frame
     from console.widgets.softphone import Softphone
-    from engine import CallInfo
-
-
-def line_text(info: CallInfo | None) -> str:
-    """Where the call comes from: a phone channel with its media and transfer state, else the console."""
-    if info is None or not info.channel_id:
-        return "console"
-    parts = ["phone", (info.media or "").split(" ")[0] or "?"]
-    if info.transfer:
-        parts.append(info.transfer)
-    return " · ".join(parts)
 
 
 #: Under the calls table while the engine is being built and its servers start.
@@ -55,7 +44,7 @@ ATTACHED_COLUMNS = ("Engine", *CALL_COLUMNS)
 SHORT_HEADINGS = {"context": "Ctx", "provider": "Prov", "duration": "Dur"}
 
 
-class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, SteerControls):
+class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls):
     #: Styles: ``calls.tcss`` beside this file, loaded with the app's (``AvaConsole.CSS_PATH``): the first screen.
     #: Below 30 lines (80×24) the screen is ``-short``: calls.tcss gives the call's tool invocations the event log's
     #: room (the log is on the Tool log screen's and in ``ava-console``'s log file too).
@@ -97,6 +86,12 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
         "monitor": "the operator on the line",
         "export_call": "export (the engine's flight recorder)",
     }
+
+    KEYS_HOME = "#calls"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.steering = Steering(self.capp, self)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -380,7 +375,9 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
             self.app.install_screen(CallViewScreen(call_id), name)
         self.app.push_screen(name)
 
+    @on(Input.Submitted, "#talk")
     def action_focus_calls(self) -> None:
+        """Esc, or Enter in the talk box (the line is sent): the calls table, where the single keys act again."""
         self.query_one("#calls", DataTable).focus()
 
     def action_toggle_tool(self, apply: str) -> None:
@@ -398,3 +395,6 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls, S
             return
         enabled = not self._tool_enabled(call_id, name)
         toggle_tool(self.capp, call_id, name, enabled, apply, then=lambda: self._show_tools(call_id))
+
+    def action_steer(self, kind: str) -> None:
+        self.steering.open(kind)

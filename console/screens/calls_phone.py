@@ -18,6 +18,7 @@ from textual.binding import Binding
 from console.screens.base import ConsoleScreen
 
 if TYPE_CHECKING:
+    from engine import CallInfo
     from engine.config.models.tools import TransferTarget
 
 MODE_TITLES = {
@@ -45,6 +46,16 @@ def state_text(state: str, transfer: str | None, operator: str) -> str:
     taken over is in state ``operator``: the badge says it)."""
     parts = [] if state == "operator" and operator else [state]
     parts += [p for p in (transfer, OPERATOR_BADGES.get(operator, operator)) if p]
+    return " · ".join(parts)
+
+
+def line_text(info: CallInfo | None) -> str:
+    """Where the call comes from: a phone channel with its media and transfer state, else the console."""
+    if info is None or not info.channel_id:
+        return "console"
+    parts = ["phone", (info.media or "").split(" ")[0] or "?"]
+    if info.transfer:
+        parts.append(info.transfer)
     return " · ".join(parts)
 
 

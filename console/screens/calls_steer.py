@@ -1,4 +1,4 @@
-"""The Calls screen's live-steering keys: ``S`` say now, ``i`` whisper, on the selected live call.
+"""The Calls screen's live-steering part: ``S`` say now, ``i`` whisper, on the selected live call.
 
 Why apart from the dialog (``steer_modal``): the Calls screen is the first screen, and its module is imported
 before the first frame; the dialog's widgets (buttons) load only when the operator first steers. The engine's
@@ -9,35 +9,32 @@ refusal — the call ended, the provider could not, a bad text — is a notifica
 
 from __future__ import annotations
 
-from textual import on
-from textual.widgets import DataTable, Input
+from typing import Protocol
 
 from console.orders import call_label
-from console.screens.base import ConsoleScreen
+from console.screens.calls_model import Dialogs, EngineAccess, Selection
 
 #: The steering dialog's limit for an attached engine's call (the engine refuses longer, naming its own limit).
 REMOTE_STEER_MAX_CHARS = 500
 
 
-class SteerControls(ConsoleScreen):
-    """The Calls screen's steering keys (a mixin): open the dialog for the selected live call, then steer it; the
-    talk box gives the focus back to the calls table once a line is sent, or a dialog closed over it."""
+class SteerModel(Selection, EngineAccess, Protocol):
+    """What steering needs: the selected call, and the engine that owns it."""
 
-    KEYS_HOME = "#calls"
 
-    @on(Input.Submitted, "#talk")
-    def _talk_sent(self) -> None:
-        """Enter in the talk box sends the line (the softphone) and gives the focus back to the calls table, where
-        the single keys act again (``s`` talks once more); typing on would turn the next key into text."""
-        self.query_one("#calls", DataTable).focus()
+class Steering:
+    """Opens the steering dialog for the selected live call, then steers it on the call's engine."""
 
-    def action_steer(self, kind: str) -> None:
-        call_id = self.capp.selected_call
-        engine = self.capp.engine
-        if not self.capp.attached and self.capp.require_engine() is None:
+    def __init__(self, model: SteerModel, ui: Dialogs) -> None:
+        self.model, self.ui = model, ui
+
+    def open(self, kind: str) -> None:
+        model = self.model
+        call_id, engine = model.selected_call, model.engine
+        if not model.attached and model.require_engine() is None:
             return
-        if call_id is None or call_id not in self.capp.state.calls:
-            self.notify("select a live call first (Ctrl+N starts a test call)", title="steer", severity="warning")
+        if call_id is None or call_id not in model.state.calls:
+            self.ui.notify("select a live call first (Ctrl+N starts a test call)", title="steer", severity="warning")
             return
 
         def done(text: str | None) -> None:
@@ -48,12 +45,12 @@ class SteerControls(ConsoleScreen):
 
         # an attached engine checks the length itself (its own steer_max_chars): the dialog takes what the wire does
         limit = engine.steer_max_chars if engine is not None else REMOTE_STEER_MAX_CHARS
-        self.app.push_screen(SteerModal(kind, call_id, limit), done)
+        self.ui.open_dialog(SteerModal(kind, call_id, limit), done)
 
     def steer(self, call_id: str, kind: str, text: str) -> None:
         """Say-now or whisper on the call's engine (``console.orders``); the engine's refusal is a toast."""
         what = "said next" if kind == "say" else "whispered (hidden from the caller)"
-        self.capp.orders.run(
+        self.model.orders.run(
             "say_now" if kind == "say" else "whisper",
             call_id,
             {"text": text},

@@ -237,7 +237,7 @@ async def test_end_call_steer_and_approvals_go_to_the_call_engine(wait, monkeypa
         assert [s for s in remote.sent if s[1] == "approve_tool"] == [
             ("e3", "approve_tool", {"approval_id": "ap-1", "by": "console"})
         ]
-        _calls(app).steer("e1/call-1", "whisper", "be brief")
+        _calls(app).steering.steer("e1/call-1", "whisper", "be brief")
         await wait(pilot, lambda: any("whispered" in s and "call-1 on engine e1" in s for s in seen))
         assert ("e1", "whisper", {"call_id": "call-1", "text": "be brief"}) in remote.sent
         app.selected_call = "e1/call-1"

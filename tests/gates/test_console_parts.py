@@ -85,6 +85,8 @@ def project_bases(modules: dict[str, ast.Module]) -> dict[str, list[str]]:
             names.update(imported_names(node))
         local = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
         for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+            if any(ast.unparse(b) == "Protocol" for b in cls.bases):  # joins interfaces, no behaviour: not a mixin
+                continue
             ours = []
             for base in cls.bases:
                 root = base.value if isinstance(base, ast.Subscript) else base
