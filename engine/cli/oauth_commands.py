@@ -12,7 +12,9 @@ process's redactor, whose boundary every line of output passes.
 With ``--json``: ``login`` prints one line ``{"server", "authorize_url", "redirect_uri", "scopes"}`` as soon as the
 URL is known, then the result ``{"server", "signed_in", "expires_at", "can_refresh", "scope", "tools", "elapsed_ms"}``;
 ``logout`` prints ``{"server", "signed_out", "had_tokens"}``. Exit 1 when sign-in failed, 2 for an unknown server or
-one without ``auth.oauth``.
+one without ``auth.oauth``. A grant without a person (``auth.oauth.grant``) opens no browser and prints no URL:
+``login`` fetches a token, stores it and prints the result with its ``grant`` (and a ``note`` when the server asked
+for no token at all).
 """
 
 from __future__ import annotations
@@ -92,7 +94,9 @@ async def cmd_login(args: argparse.Namespace) -> int:
         print_json(report)
     else:
         n = len(report["tools"])
-        print(f"{args.server}: signed in; {n} tool{'' if n == 1 else 's'}: {', '.join(report['tools'][:20]) or '-'}")
+        how = "signed in" if "grant" not in report else f"token stored ({report['grant']})"
+        done = report.get("note") or how
+        print(f"{args.server}: {done}; {n} tool{'' if n == 1 else 's'}: {', '.join(report['tools'][:20]) or '-'}")
     return 0
 
 

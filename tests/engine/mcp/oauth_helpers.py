@@ -25,9 +25,9 @@ ENTRY_POINT = Path(sys.executable).parent / "ava-engine"
 
 
 class OAuthPeer:
-    def __init__(self, *flags: str) -> None:
+    def __init__(self, *flags: str, script: str = OAUTH_SERVER) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, OAUTH_SERVER, *flags],
+            [sys.executable, script, *flags],
             stdout=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -38,7 +38,7 @@ class OAuthPeer:
         line = self.proc.stdout.readline().decode() if ready else ""
         if not line.startswith("PORTS "):
             self.kill()
-            raise AssertionError("oauth_server.py did not start")
+            raise AssertionError(f"{Path(script).name} did not start")
         _, as_port, rs_port = line.split()
         self.as_url = f"http://127.0.0.1:{as_port}"
         self.rs_base = f"http://127.0.0.1:{rs_port}"
