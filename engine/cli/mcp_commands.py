@@ -56,6 +56,12 @@ def register(sub: Any) -> None:
         default=None,
         help="clamp the call to this tier's budget (default: the tool's own timeout_ms; with --context, its tier)",
     )
+    p.add_argument(
+        "--accept-defaults",
+        action="store_true",
+        help="answer a question the tool asks mid-call (MCP elicitation) with its form's defaults; declined when a "
+        "required field has none (default: every question is declined)",
+    )
     p.set_defaults(func=cmd_call)
     p = sub.add_parser("import-mcp-json", help="add the servers of a Claude Desktop / Cursor / VS Code MCP JSON")
     p.add_argument("file", metavar="FILE", help="the JSON file (mcpServers or servers)")
@@ -143,7 +149,7 @@ async def cmd_test(args: argparse.Namespace) -> int:
 
 
 async def cmd_call(args: argparse.Namespace) -> int:
-    from engine.tool_desk import UnknownTool, call_tool
+    from engine.operator.tool_bench import UnknownTool, call_tool
     from engine.tools.validation import ArgumentError, parse_arguments
 
     settings = _one_shot(args)
@@ -154,9 +160,12 @@ async def cmd_call(args: argparse.Namespace) -> int:
     if args.context is not None and args.context not in settings.contexts:
         known = ", ".join(sorted(settings.contexts)) or "none"
         raise UsageError(f"--context: unknown context {args.context!r} (known: {known})")
+    from engine.cli.mcp_questions import CallQuestions
+
     async with running_engine(args, settings) as engine:
+        questions = CallQuestions(engine, args.accept_defaults)
         try:  # the console's tool inspector calls through the same call_tool
-            # the operator typed this very call: that is its approval (engine.approvals)
+            # the operator typed this very call: that is its approval (engine.tools.approvals)
             result = await call_tool(
                 engine,
                 args.exposed_name,
@@ -167,8 +176,11 @@ async def cmd_call(args: argparse.Namespace) -> int:
             )
         except UnknownTool as e:
             raise UsageError(f"EXPOSED_NAME: {e}") from e
+        asked = questions.asked()
+    for note in questions.notes(asked):
+        print(note, file=sys.stderr)
     if args.json:
-        print_json(result.to_dict())
+        print_json({**result.to_dict(), "elicitations": asked} if asked else result.to_dict())
     else:
         print(f"{result.status}: {result.message}")
         if result.status == "timeout" and (args.context or args.tier):

@@ -110,6 +110,8 @@ PLANS: dict[str, list[tuple[str, dict[str, Any]]] | str] = {
         ("test_mrtr_no_result_type", {}),
     ],
 }
+#: Scenarios whose tool asks a question mid-call (elicitation) that the operator answers with the form's defaults.
+ACCEPT_DEFAULTS = frozenset({"elicitation-sep1034-client-defaults"})
 #: The client id metadata document the suite's authorization servers accept (SEP-991).
 CIMD_URL = "https://conformance-test.local/client-metadata.json"
 #: Every OAuth scenario's server offers this tool once signed in.
@@ -137,9 +139,9 @@ class Driver:
         self.steps.append({"step": step, "code": code, "lines": lines, "err": err[-4000:]})
         return code == 0
 
-    def call(self, step: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    def call(self, step: str, tool: str, args: dict[str, Any], *flags: str) -> dict[str, Any]:
         name = default_exposed_name(SERVER_ID, tool)
-        return self.json_run(step, "mcp", "call", name, "--args", json.dumps(args))
+        return self.json_run(step, "mcp", "call", name, "--args", json.dumps(args), *flags)
 
     def schema_echo(self) -> None:
         """json-schema-2020-12-preservation: send back the focal tool's input schema as the engine holds it."""
@@ -165,8 +167,9 @@ class Driver:
         if context.get("toolCalls"):
             plan = [(c["name"], c.get("arguments") or {}) for c in context["toolCalls"]]
         if isinstance(plan, list):
+            flags = ("--accept-defaults",) if scenario in ACCEPT_DEFAULTS else ()
             for i, (tool, args) in enumerate(plan):
-                self.call(f"call {i + 1} {tool}", tool, args)
+                self.call(f"call {i + 1} {tool}", tool, args, *flags)
             return
         listed = self.json_run("test", "mcp", "test", SERVER_ID)
         tools = listed.get("tools") or []

@@ -8,7 +8,7 @@ baseline cannot go stale. Scenarios run a few at a time: each is its own servers
 
 Each scenario costs one to four CLI runs (~2.5 s of CPU each, mostly importing the SDK), so all 48 take minutes of
 CPU: `make test` runs one scenario of each family (``EVERY_FAMILY``, ~1/4 of the cost); ``make conformance``
-(``AVA_CONFORMANCE_CLIENT=all``) runs every one.
+(``AVA_CONFORMANCE_CLIENT=all``) runs every one; ``AVA_CONFORMANCE_CLIENT=NAME,NAME`` runs those scenarios.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ EVERY_FAMILY = (
     "request-metadata",
     "sep-2322-client-request-state",
     "json-schema-2020-12-preservation",
+    "elicitation-sep1034-client-defaults",
     "auth/metadata-default",
     "auth/basic-cimd",
     "auth/pre-registration",
@@ -123,7 +124,9 @@ async def test_every_client_scenario_passes_but_the_listed_extensions(tmp_path: 
     expected = baseline_client()
     assert set(expected) <= set(every), f"baseline names unknown scenarios: {set(expected) - set(every)}"
     assert set(EVERY_FAMILY) <= set(every), f"unknown scenarios in EVERY_FAMILY: {set(EVERY_FAMILY) - set(every)}"
-    scenarios = every if os.environ.get("AVA_CONFORMANCE_CLIENT") == "all" else list(EVERY_FAMILY)
+    chosen = os.environ.get("AVA_CONFORMANCE_CLIENT", "")
+    scenarios = every if chosen == "all" else [s for s in chosen.split(",") if s] or list(EVERY_FAMILY)
+    assert set(scenarios) <= set(every), f"AVA_CONFORMANCE_CLIENT: unknown scenarios {set(scenarios) - set(every)}"
     gate = asyncio.Semaphore(PARALLEL)
     dirs = {s: tmp_path / s.replace("/", "_") for s in scenarios}
     runs = await asyncio.gather(*(run_client_scenario(s, dirs[s], gate) for s in scenarios))
