@@ -65,6 +65,10 @@ class ConsoleScreen(ContainErrors, Screen[Any]):
         """Show a dialog over this screen; its answer goes to ``callback`` (the parts' ``Dialogs``)."""
         self.app.push_screen(screen, callback)
 
+    def bound_keys(self) -> dict[str, str]:
+        """Binding id -> its key as bound now (``console.keymap`` may remap them)."""
+        return {b.id: b.key for _n, b, _e, _t in self.active_bindings.values() if b.id}
+
     def action_key_help(self) -> None:
         from console.screens.key_help import KeyHelpScreen
 

@@ -18,20 +18,23 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import DataTable, Header, Input
 
-from console.format import cost_text, duration, tier_text
+from console.format import duration
 from console.orders import call_label, toggle_tool
-from console.screens.calls_approvals import ApprovalControls
+from console.screens.calls_approvals import ACTIONS as APPROVAL_ACTIONS
+from console.screens.calls_approvals import Approvals
 from console.screens.calls_history import CallHistory
-from console.screens.calls_phone import PhoneControls, line_text, state_text
+from console.screens.calls_phone import PhoneControls, line_text
 from console.screens.calls_steer import Steering
 from console.screens.calls_voice import VoiceControls
-from console.screens.calls_why import why_text, why_title
+from console.screens.calls_why import why_text
 from console.state import Changes
 from console.widgets.footer import KeyFooter
 from console.widgets.keybar import KeyBar
 from console.widgets.tables import ConsoleTable, cell_text, cursor_key
 
 if TYPE_CHECKING:  # the softphone panel's and the logs' modules load with the call detail, after the first frame
+    from textual.widget import Widget
+
     from console.widgets.softphone import Softphone
 
 
@@ -44,7 +47,7 @@ ATTACHED_COLUMNS = ("Engine", *CALL_COLUMNS)
 SHORT_HEADINGS = {"context": "Ctx", "provider": "Prov", "duration": "Dur"}
 
 
-class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls):
+class CallsScreen(CallHistory, VoiceControls, PhoneControls):
     #: Styles: ``calls.tcss`` beside this file, loaded with the app's (``AvaConsole.CSS_PATH``): the first screen.
     #: Below 30 lines (80×24) the screen is ``-short``: calls.tcss gives the call's tool invocations the event log's
     #: room (the log is on the Tool log screen's and in ``ava-console``'s log file too).
@@ -92,6 +95,7 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls):
     def __init__(self) -> None:
         super().__init__()
         self.steering = Steering(self.capp, self)
+        self.approvals = Approvals(self.capp, self)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -112,34 +116,6 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls):
         calls.focus()
 
     # ------------------------------------------------------------------------------------------ helpers
-
-    def _row_cells(self, call_id: str) -> list[str | Text]:
-        if call_id not in self.capp.state.calls:
-            return self._ended_cells(self.capp.state.ended[call_id])
-        row = self.capp.state.calls[call_id]
-        session = self._session(call_id)
-        state = session.state if session is not None else row.state
-        why = why_text(row, self.capp.state.default_tier)
-        return [
-            *self._whose(row.call_id),
-            row.caller,
-            row.context,
-            row.provider,
-            tier_text(row.tier),
-            why,
-            duration(self.capp.clock.now() - row.started_at),
-            cost_text(row.cost),
-            state_text(state, session.transfer if session is not None else None, row.operator),
-            "-" if self.capp.attached else line_text(session),
-        ]
-
-    def _show_why(self) -> None:
-        """The selected live call's whole Why in the table's top border (its cell may end in "…")."""
-        call_id = self.capp.selected_call or ""
-        row = self.capp.state.calls.get(call_id)
-        why = why_text(row, self.capp.state.default_tier) if row is not None else ""
-        title = Text(why_title(call_id, row, why), style="bold") if row is not None else None
-        self.query_one("#calls", DataTable).border_title = title
 
     def _tick(self) -> None:
         calls = self.query_one("#calls", DataTable)
@@ -181,12 +157,6 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls):
         self._show_why()
         if self.detail_ready:
             self._show_call(selected)
-
-    def _log_text(self, ts: float, etype: str, text: str) -> Text:
-        t = Text(self.capp.clock.hms(ts) + " ", style="dim")
-        t.append(f"{etype:<17} ", style="cyan")
-        t.append(text)
-        return t
 
     def apply_changes(self, changes: Changes) -> None:
         self.follow_phone_keys()
@@ -263,7 +233,7 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls):
             self._show_call(call_id)
         self.follow_phone_keys()
         self.update_keybar()
-        if self.capp.approvals.rows:  # the ▶ follows the selected call's oldest waiting tool
+        if self.approvals.waiting():  # the ▶ follows the selected call's oldest waiting tool
             self.show_approvals()
 
     # ---------------------------------------------------------------------------------------- messages
@@ -398,3 +368,32 @@ class CallsScreen(ApprovalControls, CallHistory, VoiceControls, PhoneControls):
 
     def action_steer(self, kind: str) -> None:
         self.steering.open(kind)
+
+    # ------------------------------------------------------------------------------------------ approvals
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in APPROVAL_ACTIONS:
+            return self.approvals.waiting()
+        return super().check_action(action, parameters)
+
+    def held_key(self, key: str) -> str | None:
+        return self.approvals.held_key(key)
+
+    def show_approvals(self) -> None:
+        if self.is_mounted:
+            self.approvals.show()
+
+    def show_panel(self, panel: Widget) -> None:
+        self.mount(panel, before="#calls-main")
+
+    def action_approve_tool(self) -> None:
+        self.approvals.answer(True)
+
+    def action_deny_tool(self) -> None:
+        self.approvals.answer(False)
+
+    def action_deny_tool_reason(self) -> None:
+        self.approvals.deny_with_reason()
+
+    def action_next_approval(self) -> None:
+        self.approvals.next()

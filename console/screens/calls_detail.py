@@ -103,6 +103,12 @@ class CallDetail(ConsoleScreen):
 
         return self.query_one(widget_id, RichLog)
 
+    def _log_text(self, ts: float, etype: str, text: str) -> Text:
+        t = Text(self.capp.clock.hms(ts) + " ", style="dim")
+        t.append(f"{etype:<17} ", style="cyan")
+        t.append(text)
+        return t
+
     def _session(self, call_id: str | None) -> CallInfo | None:
         engine = self.capp.engine
         if engine is None or call_id is None:

@@ -17,8 +17,10 @@ from textual import work
 from textual.widgets import DataTable
 
 from console.attach import engine_of, local_id
-from console.format import cost_text, duration
+from console.format import cost_text, duration, tier_text
 from console.screens.calls_detail import CallDetail
+from console.screens.calls_phone import line_text, state_text
+from console.screens.calls_why import why_text, why_title
 from console.state import REPLAYING, CallRow
 
 ENDED_STYLE = "dim"
@@ -38,6 +40,34 @@ class CallHistory(CallDetail):
         if not self.capp.attached:
             return [call_id]
         return [engine_of(call_id) or "-", local_id(call_id)]
+
+    def _row_cells(self, call_id: str) -> list[str | Text]:
+        if call_id not in self.capp.state.calls:
+            return self._ended_cells(self.capp.state.ended[call_id])
+        row = self.capp.state.calls[call_id]
+        session = self._session(call_id)
+        state = session.state if session is not None else row.state
+        why = why_text(row, self.capp.state.default_tier)
+        return [
+            *self._whose(row.call_id),
+            row.caller,
+            row.context,
+            row.provider,
+            tier_text(row.tier),
+            why,
+            duration(self.capp.clock.now() - row.started_at),
+            cost_text(row.cost),
+            state_text(state, session.transfer if session is not None else None, row.operator),
+            "-" if self.capp.attached else line_text(session),
+        ]
+
+    def _show_why(self) -> None:
+        """The selected live call's whole Why in the table's top border (its cell may end in "…")."""
+        call_id = self.capp.selected_call or ""
+        row = self.capp.state.calls.get(call_id)
+        why = why_text(row, self.capp.state.default_tier) if row is not None else ""
+        title = Text(why_title(call_id, row, why), style="bold") if row is not None else None
+        self.query_one("#calls", DataTable).border_title = title
 
     def _ended_cells(self, row: CallRow) -> list[str | Text]:
         """An ended call's row: every cell dimmed, its duration as it ended, its state with the reason. A call lost

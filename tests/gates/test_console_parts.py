@@ -34,7 +34,6 @@ CYCLE_ALLOWED = {
     "console.screens.audio_devices",
     "console.screens.base",
     "console.screens.calls",
-    "console.screens.calls_approvals",
     "console.screens.calls_detail",
     "console.screens.calls_history",
     "console.screens.calls_phone",
