@@ -50,6 +50,7 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull,
 
 from engine.config.models import McpServerConfig
 from engine.mcp.oauth_client import ClientForgotten, client_known, invalid_client, pre_registered
+from engine.mcp.oauth_dpop import DPoP
 from engine.mcp.oauth_faults import AuthorizationDenied, SignInRequired, explain
 
 __all__ = ["AuthorizationDenied", "EngineOAuth", "SignInRequired", "engine_auth", "sign_in_hint"]
@@ -148,6 +149,7 @@ class EngineOAuth(OAuthClientProvider):
         self.credential_keys = "client_secret"
         #: A grant without a person (``engine.mcp.oauth_machine``): it gets its own token, a sign-out changes nothing.
         self.machine = False
+        self.dpop = DPoP(storage, oauth.dpop if oauth is not None else False)
 
     # ------------------------------------------------------------------------------------------- expiry
 
@@ -243,6 +245,27 @@ class EngineOAuth(OAuthClientProvider):
     # ------------------------------------------------------------------------------------------- the flow
 
     async def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        """The engine's flow (``_flow``) with DPoP (``engine.mcp.oauth_dpop``) on every request it sends."""
+        flow = self._flow(request)
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                token_request = outgoing.method == "POST" and str(outgoing.url) == self._get_token_endpoint()
+                self.dpop.sign(outgoing, token_request=token_request)
+                response = yield outgoing
+                if await self.dpop.wants_nonce(outgoing, response):  # a nonce to put in the proof: once more with it
+                    self.dpop.sign(outgoing, token_request=token_request)
+                    response = yield outgoing
+                await self.dpop.observe(outgoing, response)
+                if token_request:
+                    response = await self.dpop.token_answer(outgoing, response)
+                outgoing = await flow.asend(response)
+        except StopAsyncIteration:
+            return
+        finally:
+            await flow.aclose()
+
+    async def _flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         inner = super()._auth_flow(request)
         waiting_on: httpx2.Request | None = None  # an OAuth request (metadata, token …) sent and not yet answered
         self._step_up = None
@@ -275,7 +298,7 @@ class EngineOAuth(OAuthClientProvider):
                 sent = request.headers.get("Authorization")
                 async with self.context.lock:
                     tokens = self.context.current_tokens
-                    if tokens is not None and sent != f"Bearer {tokens.access_token}":
+                    if tokens is not None and (sent or "").partition(" ")[2] != tokens.access_token:
                         refreshed = True  # a concurrent request refreshed it already: retry with that one
                     else:
                         refresh = await self._refresh_token()

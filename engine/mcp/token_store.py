@@ -87,7 +87,8 @@ class KeyringTokenStorage:
         }
         if self._on_secret is None:
             return
-        values = [tokens.get("access_token"), tokens.get("refresh_token"), client.get("client_secret")]
+        dpop_key = (record.get("dpop") or {}).get("key")
+        values = [tokens.get("access_token"), tokens.get("refresh_token"), client.get("client_secret"), dpop_key]
         self._on_secret([v for v in values if isinstance(v, str)])
 
     def mask(self, values: Iterable[str]) -> None:
@@ -161,6 +162,26 @@ class KeyringTokenStorage:
     def wanted_scope(self) -> str | None:
         value = self._read().get("wanted_scope")
         return value if isinstance(value, str) and value else None
+
+    def dpop_key(self) -> str | None:
+        """The server's DPoP private key (PEM), None before its first DPoP token request."""
+        key = (self._read().get("dpop") or {}).get("key")
+        return key if isinstance(key, str) else None
+
+    def set_dpop_key(self, pem: str) -> None:
+        record = self._read()
+        record["dpop"] = {"key": pem, "bound": False}
+        self._write(record)
+
+    def dpop_bound(self) -> bool:
+        """Whether the stored access token is bound to the DPoP key (presented as ``DPoP``, not ``Bearer``)."""
+        return bool((self._read().get("dpop") or {}).get("bound"))
+
+    def set_dpop_bound(self, bound: bool) -> None:
+        record = self._read()
+        if bound or record.get("dpop"):
+            record["dpop"] = {**(record.get("dpop") or {}), "bound": bound}
+            self._write(record)
 
     def expires_at(self) -> float | None:
         """When the stored access token expires (unix time), None when it did not say or none is stored."""

@@ -6,7 +6,9 @@ a file, as an RFC 7523 jwt-bearer grant) and ``auth/enterprise-managed-authoriza
 the keyring exchanged at the scenario's identity provider for an ID-JAG, traded for the token at the configured
 issuer). ``client_driver.py`` writes each ``auth.oauth.grant`` config (the issuer looked up from the server's
 resource metadata, as an administrator would), runs ``mcp login`` (a token, no browser) and ``mcp call``; the suite
-judges the wire. ``make test`` runs these four beside test_client_conformance.py's one-of-each-family set.
+judges the wire. ``auth/dpop`` and ``auth/dpop-nonce`` (SEP-1932, RFC 9449): a person's sign-in whose token
+requests and MCP requests carry proofs of the server's key, retried once with the nonce a server asks for.
+``make test`` runs these six beside test_client_conformance.py's one-of-each-family set.
 """
 
 from __future__ import annotations
@@ -25,12 +27,15 @@ GRANTS = (
     "auth/wif-jwt-bearer",
     "auth/enterprise-managed-authorization",
 )
+DPOP = ("auth/dpop", "auth/dpop-nonce")
 #: The check each scenario must pass for its grant (the suite adds FAILURE for it when no such request came).
 PROOF = {
     "auth/client-credentials-basic": "client-credentials-basic-auth",
     "auth/client-credentials-jwt": "client-credentials-jwt-verified",
     "auth/wif-jwt-bearer": "wif-assertion-verified",
     "auth/enterprise-managed-authorization": "complete-flow-jwt-bearer",
+    "auth/dpop": "sep-1932-client-dpop-auth-scheme",
+    "auth/dpop-nonce": "sep-1932-client-rs-nonce",
 }
 
 pytestmark = [
@@ -39,17 +44,19 @@ pytestmark = [
 ]
 
 
-async def test_every_grant_without_a_person_passes_its_scenario(tmp_path: Path) -> None:
+async def test_every_grant_without_a_person_and_dpop_pass_their_scenarios(tmp_path: Path) -> None:
     gate = asyncio.Semaphore(2)
-    dirs = {s: tmp_path / s.replace("/", "_") for s in GRANTS}
-    runs = await asyncio.gather(*(run_client_scenario(s, dirs[s], gate) for s in GRANTS))
+    dirs = {s: tmp_path / s.replace("/", "_") for s in (*GRANTS, *DPOP)}
+    runs = await asyncio.gather(*(run_client_scenario(s, d, gate) for s, d in dirs.items()))
     for run in runs:
         assert run.returncode == 0 and run.failed == [], f"{run.scenario}: {run.failed}\n{run.output[-3000:]}"
         checks = [c for f in (dirs[run.scenario] / "results").rglob("checks.json") for c in json.loads(f.read_text())]
         assert any(c["id"] == PROOF[run.scenario] and c["status"] == "SUCCESS" for c in checks), run.scenario
         steps = json.loads(next(dirs[run.scenario].glob("*/steps.json")).read_text())
+        call = next(s for s in steps if s["step"] == "call")
+        assert call["result"]["status"] == "success", call
+        if run.scenario in DPOP:
+            continue
         login = next(s for s in steps if s["step"] == "login")
         assert login["code"] == 0 and "authorize_url" not in login["lines"][0], login  # no browser, no URL
         assert login["lines"][-1]["signed_in"] is True and login["lines"][-1]["grant"]
-        call = next(s for s in steps if s["step"] == "call")
-        assert call["result"]["status"] == "success", call

@@ -176,6 +176,11 @@ class OAuthConfig(Strict):
     idp: IdentityProviderConfig | None = Field(
         default=None, description="enterprise: the identity provider that issues the ID-JAG."
     )
+    dpop: bool | Literal["auto"] = Field(
+        default="auto",
+        description="Bind tokens to a key of this engine's (DPoP, RFC 9449): auto = when the authorization server "
+        "offers it (ES256), true = always ask, false = never.",
+    )
 
     @field_validator("scopes")
     @classmethod
@@ -220,6 +225,8 @@ class OAuthConfig(Strict):
         self._only_for("client_credentials", "private_key", "private_key_file")
         self._only_for("jwt_bearer", "assertion", "assertion_file")
         self._only_for("enterprise", "idp")
+        if self.grant == "enterprise" and self.dpop is True:
+            raise FieldError("dpop", "grant enterprise gets bearer tokens only (its SDK grant has no DPoP)")
         if self.grant == "authorization_code":
             if self.issuer is not None:
                 raise FieldError("issuer", "only client_credentials, jwt_bearer and enterprise take 'issuer'")

@@ -100,6 +100,13 @@ def test_a_private_key_is_checked_against_its_algorithm(tmp_path: Path) -> None:
             "auth.oauth.idp.id_token",
             "exactly one of id_token and id_token_file",
         ),
+        ("dpop: sometimes", "auth.oauth.dpop", "auto"),
+        (
+            f"grant: enterprise\nclient_id: c\nclient_secret: s\n{ISSUER}\ndpop: true\n"
+            "idp: {token_endpoint: 'https://i/t', id_token_file: /t}",
+            "auth.oauth.dpop",
+            "bearer tokens only",
+        ),
         (
             f"grant: client_credentials\nclient_id: c\nclient_secret: s\n{ISSUER}\n"
             "client_metadata_url: https://e.example/c.json",
