@@ -248,7 +248,7 @@ def _start_call(app: AvaConsole, context: str) -> None:
     app.switch_mode("calls")
     screen = app.screen
     if isinstance(screen, CallsScreen):
-        screen.start_call(context, "Operator")
+        screen.voice.start_requested(context, "Operator", voice=False)
 
 
 def _server_op(app: AvaConsole, op: str, sid: str) -> None:

@@ -12,20 +12,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import DataTable, Header, Input
 
 from console.format import duration
-from console.orders import call_label, toggle_tool
+from console.orders import toggle_tool
 from console.screens.calls_approvals import ACTIONS as APPROVAL_ACTIONS
 from console.screens.calls_approvals import Approvals
 from console.screens.calls_history import CallHistory
-from console.screens.calls_phone import PhoneControls, line_text
+from console.screens.calls_phone import Phone, line_text
 from console.screens.calls_steer import Steering
-from console.screens.calls_voice import VoiceControls
+from console.screens.calls_voice import Voice
 from console.screens.calls_why import why_text
 from console.state import Changes
 from console.widgets.footer import KeyFooter
@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # the softphone panel's and the logs' modules load with the c
     from textual.widget import Widget
 
     from console.widgets.softphone import Softphone
+    from engine.config import ConfigDocument
 
 
 #: Under the calls table while the engine is being built and its servers start.
@@ -47,7 +48,7 @@ ATTACHED_COLUMNS = ("Engine", *CALL_COLUMNS)
 SHORT_HEADINGS = {"context": "Ctx", "provider": "Prov", "duration": "Dur"}
 
 
-class CallsScreen(CallHistory, VoiceControls, PhoneControls):
+class CallsScreen(CallHistory):
     #: Styles: ``calls.tcss`` beside this file, loaded with the app's (``AvaConsole.CSS_PATH``): the first screen.
     #: Below 30 lines (80×24) the screen is ``-short``: calls.tcss gives the call's tool invocations the event log's
     #: room (the log is on the Tool log screen's and in ``ava-console``'s log file too).
@@ -96,6 +97,8 @@ class CallsScreen(CallHistory, VoiceControls, PhoneControls):
         super().__init__()
         self.steering = Steering(self.capp, self)
         self.approvals = Approvals(self.capp, self)
+        self.phone = Phone(self.capp, self, self.BINDINGS)
+        self.voice = Voice(self.capp, self)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -125,7 +128,7 @@ class CallsScreen(CallHistory, VoiceControls, PhoneControls):
                 calls.update_cell(call_id, "duration", duration(now - row.started_at))
                 if not self.capp.attached:
                     calls.update_cell(call_id, "line", line_text(self._session(call_id)))
-        self.follow_phone_keys()
+        self.phone.follow_keys()
 
     # ------------------------------------------------------------------------------------------ refresh
 
@@ -138,12 +141,12 @@ class CallsScreen(CallHistory, VoiceControls, PhoneControls):
             calls.add_row(*self._row_cells(call_id), key=call_id)
         starting = not self.capp.engine_running and not self.capp.engine_error and not self.capp.replay_only
         calls.border_subtitle = STARTING_NOTE if starting else None
-        settings, panel = self.capp.settings, self._panel()
+        settings, panel = self.capp.settings, self.softphone()
         if panel is not None and self.capp.attached:  # the softphone is this console's engine's: none here
             panel.display = False
         if settings is not None and panel is not None:
             panel.set_contexts(sorted(settings.contexts))
-        self.show_voice()
+        self.voice.show()
         if self.detail_ready:
             log = self._log("#event-log")
             log.clear()
@@ -159,7 +162,7 @@ class CallsScreen(CallHistory, VoiceControls, PhoneControls):
             self._show_call(selected)
 
     def apply_changes(self, changes: Changes) -> None:
-        self.follow_phone_keys()
+        self.phone.follow_keys()
         calls = self.query_one("#calls", ConsoleTable)
         for call_id in changes.calls_added:
             if call_id in self.capp.state.calls and not calls.has_row(call_id):
@@ -220,7 +223,7 @@ class CallsScreen(CallHistory, VoiceControls, PhoneControls):
         if self.detail_ready:
             self._show_tools(self.capp.selected_call)
 
-    def voice_call_started(self, call_id: str) -> None:
+    def call_started(self, call_id: str) -> None:
         self._select(call_id)
         self.query_one("#calls", DataTable).focus()  # so m and space reach the softphone, not the talk box
 
@@ -231,7 +234,7 @@ class CallsScreen(CallHistory, VoiceControls, PhoneControls):
         self._show_why()
         if self.detail_ready:
             self._show_call(call_id)
-        self.follow_phone_keys()
+        self.phone.follow_keys()
         self.update_keybar()
         if self.approvals.waiting():  # the ▶ follows the selected call's oldest waiting tool
             self.show_approvals()
@@ -254,82 +257,24 @@ class CallsScreen(CallHistory, VoiceControls, PhoneControls):
 
     # The softphone's messages by handler name: its module is imported with the detail, after the first frame.
     def on_softphone_start_call(self, message: Softphone.StartCall) -> None:
-        if self.capp.require_engine() is None:  # still starting (no contexts yet), or failed: it says which
-            return
-        if not message.context:
-            self.notify("choose a context first", title="softphone", severity="warning")
-            return
-        if message.voice:
-            self.start_voice_call(message.context, message.caller_name)
-        else:
-            self.start_call(message.context, message.caller_name)
+        self.voice.start_requested(message.context, message.caller_name, message.voice)
 
     def on_softphone_end_call(self) -> None:
-        self.action_end_call()
+        self.voice.end_selected()
 
     def on_softphone_say(self, message: Softphone.Say) -> None:
-        call_id = self.capp.selected_call
-        if call_id is None or call_id not in self.capp.state.calls:
-            self.notify("no live call selected: Ctrl+N starts one", title="softphone", severity="warning")
-            return
-        self.say(call_id, message.text)
-
-    # ----------------------------------------------------------------------------------------- workers
-
-    @work(group="calls", name="start-call", exit_on_error=False)
-    async def start_call(self, context: str, caller: str) -> None:
-        engine = self.capp.require_engine()
-        if engine is None:
-            return
-        try:
-            session = await engine.start_call(context, caller_name=caller)
-        except Exception as e:  # unknown context, provider failure
-            self.notify(str(e), title="call", severity="error")
-            return
-        self._select(session.call_id)
-        # the calls table, where the keys the footer shows act (s: talk); typing there would eat them
-        self.query_one("#calls", DataTable).focus()
-
-    @work(group="turns", name="say", exit_on_error=False)
-    async def say(self, call_id: str, text: str) -> None:
-        engine = self.capp.require_engine()
-        if engine is None:
-            return
-        try:
-            await engine.user_said(call_id, text)
-        except Exception as e:  # call ended meanwhile, provider error
-            self.notify(str(e), title="turn", severity="error")
-
-    def end_call(self, call_id: str) -> None:
-        """Hang up a call, on whichever engine owns it (``console.orders``)."""
-        self.capp.orders.run(
-            "end_call",
-            call_id,
-            {"reason": "ended by operator"},
-            title="call",
-            done=lambda _a: f"{call_label(call_id)}: ended by operator",
-        )
+        self.voice.say(message.text)
 
     # ----------------------------------------------------------------------------------------- actions
 
     def action_new_call(self) -> None:
-        panel = self._panel()
-        if self._need_detail() and panel is not None:
-            panel.request_start()
+        self.voice.new_call()
 
     def action_end_call(self) -> None:
-        call_id = self.capp.selected_call
-        if call_id is None or call_id not in self.capp.state.calls:
-            self.notify("no live call selected", title="call", severity="warning")
-            return
-        phone = self.capp.phone
-        if phone is not None and phone.active and phone.call_id == call_id:
-            self.end_voice_call()  # hangs up and closes the sound devices
-        else:
-            self.end_call(call_id)
+        self.voice.end_selected()
 
     def action_talk(self) -> None:
-        if self._need_detail():
+        if self.need_detail():
             self.query_one("#talk", Input).focus()
 
     def action_call_view(self) -> None:
@@ -354,7 +299,7 @@ class CallsScreen(CallHistory, VoiceControls, PhoneControls):
         call_id = self.capp.selected_call
         if not self.capp.attached and self.capp.require_engine() is None:
             return
-        if not self._need_detail():
+        if not self.need_detail():
             return
         table = self.query_one("#call-tools", DataTable)
         if call_id is None or call_id not in self.capp.state.calls or table.row_count == 0:
@@ -374,7 +319,10 @@ class CallsScreen(CallHistory, VoiceControls, PhoneControls):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in APPROVAL_ACTIONS:
             return self.approvals.waiting()
-        return super().check_action(action, parameters)
+        if self.voice.greyed(action):
+            return None
+        phone = self.phone.allows(action)
+        return phone if phone is not None else super().check_action(action, parameters)
 
     def held_key(self, key: str) -> str | None:
         return self.approvals.held_key(key)
@@ -397,3 +345,47 @@ class CallsScreen(CallHistory, VoiceControls, PhoneControls):
 
     def action_next_approval(self) -> None:
         self.approvals.next()
+
+    # ---------------------------------------------------------------------------------------------- phone
+
+    def on_key(self, event: events.Key) -> None:
+        self.phone.on_key(event)
+
+    def other_focus(self) -> bool:
+        focused = self.app.focused
+        return focused is not None and focused.id != "calls"
+
+    def action_monitor(self, mode: str) -> None:
+        self.phone.monitor(mode)
+
+    def action_transfer(self) -> None:
+        self.phone.open_transfer()
+
+    # ---------------------------------------------------------------------------------------------- voice
+
+    def show_voice(self) -> None:
+        self.voice.show()
+
+    def softphone(self) -> Softphone | None:
+        if not self.is_mounted or not self.query("#softphone"):
+            return None
+        from console.widgets.softphone import Softphone
+
+        return self.query_one("#softphone", Softphone)
+
+    def save_config(self, doc: ConfigDocument, title: str) -> None:
+        from console.config_flow import save_document
+
+        save_document(self.capp, doc, title)
+
+    def action_voice_call(self) -> None:
+        self.voice.voice_call()
+
+    def action_mute(self) -> None:
+        self.voice.mute()
+
+    def action_push_to_talk(self) -> None:
+        self.voice.push_to_talk()
+
+    def action_audio_devices(self) -> None:
+        self.voice.choose_devices()

@@ -91,7 +91,7 @@ class CallDetail(ConsoleScreen):
         if self.detail_ready:
             self.query_one("#softphone").set_class(self.size.width < NARROW_WIDTH, "narrow")
 
-    def _need_detail(self) -> bool:
+    def need_detail(self) -> bool:
         """Whether the softphone and call detail are there yet (a key pressed in the first instant: not yet)."""
         if not self.detail_ready:
             self.notify("the engine is still starting", title="engine", severity="warning")

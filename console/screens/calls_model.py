@@ -7,12 +7,13 @@ them structurally, so nothing here imports it (no import circle), and a test can
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from textual.notifications import SeverityLevel
     from textual.screen import Screen
+    from textual.worker import Worker
 
     from console.state import ConsoleState
     from engine import Engine
@@ -68,3 +69,19 @@ class Dialogs(Protocol):
     ) -> None: ...
 
     def open_dialog(self, screen: Screen[Any], callback: Callable[[Any], None] | None = None) -> None: ...
+
+
+class Workers(Protocol):
+    """Where a part's commands run: workers of the screen (a slow turn never blocks it; ``group`` names them)."""
+
+    def run_worker(
+        self,
+        work: Coroutine[Any, Any, None],
+        name: str | None = "",
+        group: str = "default",
+        description: str = "",
+        exit_on_error: bool = True,
+        start: bool = True,
+        exclusive: bool = False,
+        thread: bool = False,
+    ) -> Worker[None]: ...

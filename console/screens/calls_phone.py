@@ -4,21 +4,24 @@ Phone calls come from Asterisk; the engine's ``monitor_call`` puts the operator'
 in the audio dialog) on the selected call's channel. A taken-over call stays one live row (state ``operator``);
 the channel being monitored is remembered here, so ``b`` hands that call back even when another row is selected.
 The phone keys are offered only while a phone call is selected; pressed on any other call they say why.
-Commands run in workers (group "phone"); a refusal (not a phone call, no sound device, Asterisk said no) is a
-notification with the reason.
+Commands run in workers (group "phone", on the screen); a refusal (not a phone call, no sound device, Asterisk said
+no) is a notification with the reason.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
 
-from textual import events, work
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
-from console.screens.base import ConsoleScreen
+from console.screens.calls_model import Dialogs, EngineAccess, Selection, Workers
 
 if TYPE_CHECKING:
-    from engine import CallInfo
+    from textual import events
+
+    from console.attach import AttachLink
+    from engine import CallInfo, DeviceSpec
     from engine.config.models.tools import TransferTarget
 
 MODE_TITLES = {
@@ -59,91 +62,114 @@ def line_text(info: CallInfo | None) -> str:
     return " · ".join(parts)
 
 
-class PhoneControls(ConsoleScreen):
+class PhoneModel(Selection, EngineAccess, Protocol):
+    """What the phone part needs: the selection, the engine (or the attached engines' link), the operator's devices
+    and keymap."""
+
+    audio_devices: tuple[DeviceSpec, DeviceSpec]
+    applied_keymap: dict[str, str]
+    link: AttachLink | None
+
+
+class PhoneHost(Dialogs, Workers, Protocol):
+    """The screen the phone keys are bound on: its bindings, and the workers the commands run in."""
+
+    def other_focus(self) -> bool:
+        """Whether a widget other than the calls table has the focus (its own keys come first)."""
+
+    def refresh_bindings(self) -> None: ...
+
+    def update_keybar(self) -> None: ...
+
+
+class Phone:
     """Operator actions for the selected phone call."""
 
-    #: The caller's channel the operator is on (None: not on any call).
-    operator_channel: str | None = None
-    #: Whether the phone keys were offered when the bindings were last refreshed.
-    _phone_keys: bool = False
+    def __init__(self, model: PhoneModel, host: PhoneHost, bindings: Sequence[BindingType]) -> None:
+        self.model, self.host, self.bindings = model, host, bindings
+        #: The caller's channel the operator is on (None: not on any call).
+        self.operator_channel: str | None = None
+        #: Whether the phone keys were offered when the bindings were last refreshed.
+        self._phone_keys = False
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in PHONE_ACTIONS:
-            return self._phone_selected()
-        return super().check_action(action, parameters)
+    def allows(self, action: str) -> bool | None:
+        """The screen's ``check_action`` for the phone actions (None: not one of them)."""
+        return self._phone_selected() if action in PHONE_ACTIONS else None
 
     def on_key(self, event: events.Key) -> None:
         """A phone key on a call that is not a phone call: its binding is hidden, so say why nothing happens."""
-        focused = self.app.focused
-        if focused is not None and focused.id != "calls":  # another widget's own keys come first
+        if self.host.other_focus():
             return
         if event.key in self._phone_binding_keys() and not self._phone_selected():
             event.stop()
             event.prevent_default()
             why = "select a live phone call first (the Line column says phone)"
-            self.notify(why, title="operator", severity="warning")
+            self.host.notify(why, title="operator", severity="warning")
 
     def _phone_binding_keys(self) -> set[str]:
-        keymap = self.capp.applied_keymap
+        keymap = self.model.applied_keymap
         keys: set[str] = set()
-        for b in self.BINDINGS:
+        for b in self.bindings:
             if isinstance(b, Binding) and b.id and b.action.split("(")[0] in PHONE_ACTIONS:
                 keys.update(k.strip() for k in keymap.get(b.id, b.key).split(","))
         return keys
 
     def _phone_selected(self) -> bool:
         """A phone call is selected (the operator's keys act on it), or the operator is on one."""
-        call_id = self.capp.selected_call
-        if self.capp.attached:  # the remote engine transfers its phone calls; its lines are its own
-            return call_id is not None and call_id in self.capp.state.calls
+        call_id = self.model.selected_call
+        if self.model.attached:  # the remote engine transfers its phone calls; its lines are its own
+            return call_id is not None and call_id in self.model.state.calls
         return self.operator_channel is not None or self._phone_channel() is not None
 
-    def follow_phone_keys(self) -> None:
+    def follow_keys(self) -> None:
         """The selection or its line changed: the footer and the palette offer the phone keys if they apply."""
-        if self.is_mounted and self._phone_selected() != self._phone_keys:
+        if self._phone_selected() != self._phone_keys:
             self._phone_keys = not self._phone_keys
-            self.refresh_bindings()
+            self.host.refresh_bindings()
 
     def _phone_channel(self) -> str | None:
         """The selected call's Asterisk channel, or the one the operator is on (after a take-over)."""
-        engine = self.capp.engine
-        call_id = self.capp.selected_call
+        engine = self.model.engine
+        call_id = self.model.selected_call
         if engine is not None and call_id is not None:
             info = engine.call_info(call_id)
             if info is not None and info.channel_id:
                 return info.channel_id
         return self.operator_channel
 
-    def action_monitor(self, mode: str) -> None:
+    def monitor(self, mode: str) -> None:
         channel = self._phone_channel()
         if channel is None:
-            self.notify("select a phone call first (the Line column says phone)", title="operator", severity="warning")
+            self.host.notify(
+                "select a phone call first (the Line column says phone)", title="operator", severity="warning"
+            )
             return
         if mode == "off" and self.operator_channel is None:
-            self.notify("you are not on a call", title="operator", severity="warning")
+            self.host.notify("you are not on a call", title="operator", severity="warning")
             return
-        self.monitor(channel, mode)
+        self.host.run_worker(
+            self._monitor(channel, mode), group="phone", name="monitor", exclusive=True, exit_on_error=False
+        )
 
-    @work(group="phone", name="monitor", exclusive=True, exit_on_error=False)
-    async def monitor(self, channel: str, mode: str) -> None:
-        engine = self.capp.require_engine()
+    async def _monitor(self, channel: str, mode: str) -> None:
+        engine = self.model.require_engine()
         if engine is None:
             return
         try:
-            await engine.monitor_call(channel, mode, devices=self.capp.audio_devices)
+            await engine.monitor_call(channel, mode, devices=self.model.audio_devices)
         except Exception as e:  # not a phone call any more, no sound device, Asterisk refused
-            self.notify(str(e), title="operator", severity="error")
+            self.host.notify(str(e), title="operator", severity="error")
             return
         self.operator_channel = None if mode == "off" else channel
-        self.notify(f"{MODE_TITLES.get(mode, mode)} · {channel}", title="operator")
-        self.update_keybar()
+        self.host.notify(f"{MODE_TITLES.get(mode, mode)} · {channel}", title="operator")
+        self.host.update_keybar()
 
-    def action_transfer(self) -> None:
+    def open_transfer(self) -> None:
         """``T``: transfer the selected phone call to a destination of ``tools.extensions`` (blind or warm)."""
-        call_id = self.capp.selected_call
-        if self.capp.attached:  # the call's engine knows its destinations (and whether it is a phone call)
-            if call_id is None or call_id not in self.capp.state.calls:
-                self.notify("select a live call first", title="transfer", severity="warning")
+        call_id = self.model.selected_call
+        if self.model.attached:  # the call's engine knows its destinations (and whether it is a phone call)
+            if call_id is None or call_id not in self.model.state.calls:
+                self.host.notify("select a live call first", title="transfer", severity="warning")
                 return
             from console.orders import call_label
             from console.screens.transfer_modal import TransferModal
@@ -152,14 +178,14 @@ class PhoneControls(ConsoleScreen):
                 if choice is not None:
                     self.transfer(call_id, *choice)
 
-            self.app.push_screen(TransferModal(call_label(call_id), self._remote_destinations(call_id)), chosen)
+            self.host.open_dialog(TransferModal(call_label(call_id), self._remote_destinations(call_id)), chosen)
             return
-        engine = self.capp.require_engine()
+        engine = self.model.require_engine()
         if engine is None:
             return
         info = engine.call_info(call_id) if call_id is not None else None
         if call_id is None or info is None or not info.channel_id:
-            self.notify(
+            self.host.notify(
                 "select a live phone call first (the Line column says phone)", title="transfer", severity="warning"
             )
             return
@@ -170,7 +196,7 @@ class PhoneControls(ConsoleScreen):
 
         from console.screens.transfer_modal import TransferModal
 
-        self.app.push_screen(TransferModal(call_id, engine.settings.tools.extensions), done)
+        self.host.open_dialog(TransferModal(call_id, engine.settings.tools.extensions), done)
 
     def _remote_destinations(self, call_id: str) -> dict[str, TransferTarget] | None:
         """The call's engine's transfer destinations as its heartbeat lists them (None: an engine that does not
@@ -178,7 +204,7 @@ class PhoneControls(ConsoleScreen):
         from console.attach import engine_of
         from engine.config.models.tools import TransferTarget
 
-        link = self.capp.link
+        link = self.model.link
         row = link.engines.get(engine_of(call_id)) if link is not None else None
         listed = row.info.raw.get("transfer_destinations") if row is not None and row.info is not None else None
         if not isinstance(listed, list) or not listed:
@@ -198,7 +224,7 @@ class PhoneControls(ConsoleScreen):
         destination) is a notification."""
         from console.orders import call_label
 
-        self.capp.orders.run(
+        self.model.orders.run(
             "transfer_call",
             call_id,
             {"destination": destination, "mode": mode},
