@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from engine.config.models import ContextConfig, Settings
 from engine.config.models.prices import Prices
+from engine.core.metrics import Metrics
 from engine.events import EventBus
-from engine.metrics import Metrics
-from engine.usage.events import BudgetAlert, CallUsage, UsageUpdated
+from engine.events.usage import BudgetAlert, CallUsage, UsageUpdated
 from engine.usage.prices import cost_of, prices_for
 from engine.usage.report import UsageReport
 
@@ -66,6 +66,11 @@ class UsageMeter:
         self._started = clock()
         self.total = UsageReport()
         self.cost = 0.0
+        #: Since the last switch of provider: its reports and when it began; what the call cost before it.
+        self._segment = UsageReport()
+        self._segment_started = self._started
+        self._cost_before = 0.0
+        self._priced_ever = prices is not None
         self.reports = 0
         self.warned = self.reached = False
 
@@ -79,7 +84,21 @@ class UsageMeter:
         return max(0.0, self._clock() - self._started)
 
     def _cost_now(self) -> float:
-        return cost_of(self.total, self.prices, self.session_s) if self.prices is not None else 0.0
+        if self.prices is None:
+            return self._cost_before
+        segment_s = max(0.0, self._clock() - self._segment_started)
+        return self._cost_before + cost_of(self._segment, self.prices, segment_s)
+
+    def switch(self, provider: str, model: str | None, prices: Prices | None) -> None:
+        """The call goes on with another provider: what it used so far stays priced at the old prices (and in the
+        old provider's cost counter), what comes next is priced at ``prices``."""
+        before, self.cost = self.cost, self._cost_now()
+        if self.cost > before:
+            self.metrics.provider_cost.labels(self.provider, self.model or "").inc(self.cost - before)
+        self._cost_before = self.cost
+        self._segment, self._segment_started = UsageReport(), self._clock()
+        self.provider, self.model, self.prices = provider, model, prices
+        self._priced_ever = self._priced_ever or prices is not None
 
     def add(self, r: UsageReport | None, turn: int = 0) -> None:
         """Count one report (a turn's, or a realtime response's): totals, metrics, ``usage.updated``, the guard."""
@@ -87,6 +106,7 @@ class UsageMeter:
             return
         self.reports += 1
         self.total = self.total + r
+        self._segment = self._segment + r
         before, self.cost = self.cost, self._cost_now()
         self._count(r, self.cost - before)
         self.bus.publish(
@@ -187,7 +207,7 @@ class UsageMeter:
             usage=t,
             cost=round(self.cost, 9),
             session_s=round(self.session_s, 3),
-            priced=self.prices is not None,
+            priced=self._priced_ever,
         )
 
 
@@ -201,18 +221,25 @@ def meter_for(
     bus: EventBus,
     on_reached: Callable[[str], None] | None = None,
 ) -> UsageMeter:
-    """The meter of a new call on ``provider`` (a pipeline without prices of its own is priced as its brain)."""
-    pc = settings.providers.get(provider)
-    if pc is not None and pc.type == "pipeline" and pc.prices is None and pc.brain:
-        pc = settings.providers.get(pc.brain, pc)
+    """The meter of a new call on ``provider``."""
+    model, prices = priced_as(settings, provider)
     return UsageMeter(
         call_id=call_id,
         provider=provider,
-        model=pc.model if pc else None,
-        prices=prices_for(pc) if pc else None,
+        model=model,
+        prices=prices,
         metrics=metrics,
         bus=bus,
         context=context,
         budget=Budget.of(settings.contexts.get(context)),
         on_reached=on_reached,
     )
+
+
+def priced_as(settings: Settings, provider: str) -> tuple[str | None, Prices | None]:
+    """The model and prices a call on ``provider`` is costed at (a pipeline without prices of its own is priced as
+    its brain)."""
+    pc = settings.providers.get(provider)
+    if pc is not None and pc.type == "pipeline" and pc.prices is None and pc.brain:
+        pc = settings.providers.get(pc.brain, pc)
+    return (pc.model, prices_for(pc)) if pc is not None else (None, None)

@@ -24,6 +24,13 @@ class Prices(Strict):
     cached_input_per_mtok: float | None = Field(
         default=None, ge=0, allow_inf_nan=False, description=f"{PER_MTOK} read from the prompt cache (else input)"
     )
+    cache_write_per_mtok: float | None = Field(
+        default=None,
+        ge=0,
+        allow_inf_nan=False,
+        description=f"{PER_MTOK} written to the prompt cache (else the provider's documented rule: Anthropic "
+        "1.25x input for 5-minute writes; else input)",
+    )
     audio_input_per_mtok: float | None = Field(
         default=None, ge=0, allow_inf_nan=False, description=f"{PER_MTOK} of uncached audio input (else input)"
     )

@@ -48,6 +48,8 @@ async def test_turn_usage_and_cost_from_the_providers_own_fields(ptype: str, str
     if ptype == "anthropic":  # its cache writes are counted apart from the uncached input
         assert u.usage.cache_write_tokens == 20
     want = ((240 - 2 * cached) * 1.0 + 2 * cached * 0.5 + 60 * 2.0) / 1e6
+    if ptype == "anthropic":  # its cache writes at Anthropic's documented 1.25x the input price
+        want += 20 * (1.25 - 1.0) / 1e6
     assert u.cost == pytest.approx(want) and u.total_cost == pytest.approx(want)
     assert u.total == u.usage
     final = [e for e in events if isinstance(e, CallUsage)]

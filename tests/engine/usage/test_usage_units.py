@@ -9,10 +9,10 @@ from pydantic import ValidationError
 
 from engine.config.models import ProviderConfig
 from engine.config.models.prices import Prices
-from engine.event_bus import EventBus
-from engine.metrics import Metrics
+from engine.core.metrics import Metrics
+from engine.events.bus import EventBus
+from engine.events.usage import BudgetAlert, UsageUpdated
 from engine.usage import report as usage
-from engine.usage.events import BudgetAlert, UsageUpdated
 from engine.usage.meter import Budget, UsageMeter
 from engine.usage.prices import cost_of, default_prices, prices_for
 from engine.usage.report import UsageReport
@@ -102,18 +102,21 @@ def test_cost_uses_each_price_and_falls_back_to_the_text_price() -> None:
 
 
 def test_shipped_prices_are_dated_and_match_snapshots_only() -> None:
-    assert default_prices("openai_chat", "gpt-4o-mini-2024-07-18") == default_prices("openai_chat", "gpt-4o-mini")
-    mini = default_prices("openai_chat", "gpt-4o-mini")
-    assert mini is not None and mini.input_per_mtok == 0.15
-    assert default_prices("openai_chat", "gpt-4o-mini") != default_prices("openai_chat", "gpt-4o")
-    assert default_prices("openai_realtime", "gpt-4o-realtime-preview") is None  # not gpt-4o's prices
-    assert default_prices("anthropic", "claude-sonnet-4-5-20250929") is not None
-    assert default_prices("gemini", "models/gemini-2.5-flash") is not None
-    live = default_prices("gemini_live", "gemini-2.5-flash-native-audio-preview-12-2025")
-    assert live is not None and live.audio_output_per_mtok == 12.0
+    mini = default_prices("openai_chat", "gpt-5-mini")
+    assert mini is not None and (mini.input_per_mtok, mini.cached_input_per_mtok) == (0.25, 0.025)
+    assert default_prices("openai_chat", "gpt-5-mini-2025-08-07") == mini
+    assert default_prices("openai_chat", "gpt-5-mini-fast") is None  # another model, not a snapshot
+    rt = default_prices("openai_realtime", "gpt-realtime-2")
+    assert rt is not None and (rt.output_per_mtok, rt.audio_output_per_mtok) == (24.0, 64.0)
+    assert default_prices("openai_realtime", "gpt-realtime-2.1") is None  # not gpt-realtime-2's prices
+    claude = default_prices("anthropic", "claude-sonnet-4-5-20250929")
+    assert claude is not None and claude.cached_input_per_mtok == 0.30
     dg = default_prices("deepgram_agent", "nova-3")
     assert dg is not None and dg.per_minute > 0 and default_prices("ollama", "qwen3") is None
-    for p in (mini, live, dg):
+    # not read on the vendor's own page: left to the operator's ``prices``
+    assert default_prices("openai_chat", "gpt-4o-mini") is None and default_prices("gemini", "gemini-2.5-flash") is None
+    assert default_prices("elevenlabs_agent", None) is None
+    for p in (mini, rt, claude, dg):
         assert p.source is not None and isinstance(p.prices_as_of, datetime.date)
 
 
@@ -160,3 +163,47 @@ def test_per_minute_cost_grows_with_the_session_and_the_guard_fires_once_per_lev
     assert reached == ["ask_operator"]
     now[0] += 60
     assert meter.final().cost == pytest.approx(2.2)
+
+
+def test_cache_writes_cost_their_own_price_and_anthropics_documented_rule_fills_it_in() -> None:
+    # 1.25 M input tokens: 1 M read from the cache, 200 k written to it, 50 k neither
+    u = UsageReport(input_tokens=1_250_000, cached_input_tokens=1_000_000, cache_write_tokens=200_000)
+    p = Prices(input_per_mtok=3.0, cached_input_per_mtok=0.3, cache_write_per_mtok=3.75)
+    assert cost_of(u, p) == pytest.approx(0.05 * 3.0 + 1.0 * 0.3 + 0.2 * 3.75)
+    assert cost_of(u, Prices(input_per_mtok=3.0)) == pytest.approx(1.25 * 3.0)  # no rule: writes and reads as input
+    anthropic = prices_for(
+        ProviderConfig.model_validate({"type": "anthropic", "model": "claude-x", "prices": {"input_per_mtok": 3.0}})
+    )
+    assert anthropic is not None
+    assert (anthropic.cache_write_per_mtok, anthropic.cached_input_per_mtok) == pytest.approx((3.75, 0.3))
+    chat = prices_for(
+        ProviderConfig.model_validate({"type": "openai_responses", "model": "m", "prices": {"input_per_mtok": 3.0}})
+    )
+    assert chat is not None and chat.cache_write_per_mtok is None  # OpenAI documents no rule: its input price
+    shipped = default_prices("anthropic", "claude-sonnet-4-5-20250929")
+    assert shipped is not None and shipped.cache_write_per_mtok == 3.75
+
+
+def test_a_switched_call_costs_each_report_at_the_prices_of_the_provider_that_served_it() -> None:
+    bus = EventBus()
+    sub = bus.subscribe(types={UsageUpdated.type})
+    metrics = Metrics()
+    meter = UsageMeter(
+        call_id="c", provider="cheap", model="a", prices=Prices(input_per_mtok=1.0), metrics=metrics, bus=bus
+    )
+    meter.add(UsageReport(input_tokens=1_000_000), turn=1)
+    meter.switch("dear", "b", Prices(input_per_mtok=10.0))
+    meter.add(UsageReport(input_tokens=1_000_000), turn=2)
+    meter.switch("free", None, None)
+    meter.add(UsageReport(input_tokens=1_000_000), turn=3)
+    events = [e for e in sub.drain() if isinstance(e, UsageUpdated)]
+    assert [(e.provider, e.model, e.cost, e.total_cost, e.priced) for e in events] == [
+        ("cheap", "a", 1.0, 1.0, True),
+        ("dear", "b", 10.0, 11.0, True),
+        ("free", None, 0.0, 11.0, False),
+    ]
+    final = meter.final()
+    assert final.cost == 11.0 and final.usage.input_tokens == 3_000_000 and final.priced
+    text = metrics.render().decode()
+    assert 'ai_agent_provider_cost_usd_total{model="a",provider="cheap"} 1.0' in text
+    assert 'ai_agent_provider_cost_usd_total{model="b",provider="dear"} 10.0' in text

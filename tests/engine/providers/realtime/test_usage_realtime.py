@@ -1,6 +1,6 @@
 """Usage and cost of a realtime call: OpenAI Realtime's ``response.done`` usage (text and audio tokens both ways,
 cached input with its audio part; the shape checked against the SDK's ``RealtimeResponseUsage`` by the fake) is
-published per response as ``usage.updated``, priced at the shipped ``gpt-realtime`` prices, summed in
+published per response as ``usage.updated``, priced at the shipped ``gpt-realtime-1.5`` prices, summed in
 ``call.usage``; per-minute providers cost their session's minutes."""
 
 from __future__ import annotations
@@ -15,16 +15,22 @@ from realtime_openai_fake import Calls, OpenAIRealtimeFake, Say
 from realtime_openai_harness import TOOLS, provider_config
 
 from engine.app import Engine
-from engine.config.models import ContextConfig, EngineConfig, HttpConfig, Settings
+from engine.config.models import ContextConfig, EngineConfig, HttpConfig, ProviderConfig, Settings
 from engine.events import BudgetAlert, CallUsage, Event, TranscriptAdded, UsageUpdated
+from engine.realtime.call import RealtimeVoiceCall
 from engine.voice.audio import AudioFrame
-from engine.voice.realtime_call import RealtimeVoiceCall
 from engine.voice.wav_backend import WavBackend, write_wav
 
 RATE = 16000
-#: What one of the fake's responses costs at gpt-realtime's shipped prices: 40 input tokens (16 cached, of which
+#: What one of the fake's responses costs at gpt-realtime-1.5's shipped prices: 40 input tokens (16 cached, of which
 #: 10 audio; 30 audio in all, so 20 uncached audio, 4 uncached text), 25 output (20 audio, 5 text).
 ONE_RESPONSE = (4 * 4.00 + 16 * 0.40 + 20 * 32.00 + 5 * 16.00 + 20 * 64.00) / 1e6
+#: A model with a shipped price (read on OpenAI's model page).
+MODEL = "gpt-realtime-1.5"
+
+
+def _priced(url: str) -> ProviderConfig:
+    return provider_config(url).model_copy(update={"model": MODEL})
 
 
 def _caller() -> np.ndarray:
@@ -40,7 +46,7 @@ async def test_realtime_responses_are_metered_and_priced(tmp_path: Path) -> None
     async with fake:
         settings = Settings(
             engine=EngineConfig(http=HttpConfig(enabled=False)),
-            providers={"rt": provider_config(fake.url)},
+            providers={"rt": _priced(fake.url)},
             contexts={"desk": ContextConfig(provider="rt", greeting="Hello.", tools=TOOLS)},
         )
         async with Engine(settings, extra_tools=ToolBox().tools()) as engine:
@@ -57,14 +63,14 @@ async def test_realtime_responses_are_metered_and_priced(tmp_path: Path) -> None
     first = updated[0].usage
     assert (first.input_tokens, first.cached_input_tokens, first.input_audio_tokens) == (40, 16, 20)
     assert (first.output_tokens, first.output_audio_tokens) == (25, 20)
-    assert all(e.priced and e.model == "gpt-realtime" for e in updated)
+    assert all(e.priced and e.model == MODEL for e in updated)
     assert updated[0].cost == pytest.approx(ONE_RESPONSE)
     assert updated[-1].total.input_tokens == 40 * len(updated)
     assert updated[-1].total_cost == pytest.approx(ONE_RESPONSE * len(updated))
     (final,) = [e for e in events if isinstance(e, CallUsage)]
     assert final.usage == updated[-1].total and final.cost == pytest.approx(ONE_RESPONSE * len(updated))
     assert final.usage.output_audio_s > 0.5  # the seconds of audio received are counted beside the tokens
-    audio = 'ai_agent_provider_tokens_total{kind="output_audio",model="gpt-realtime",provider="rt"} '
+    audio = 'ai_agent_provider_tokens_total{kind="output_audio",model="gpt-realtime-1.5",provider="rt"} '
     assert f"{audio}{20.0 * len(updated)}" in metrics
 
 
@@ -75,7 +81,7 @@ async def test_a_realtime_call_over_its_budget_says_the_farewell_and_ends(tmp_pa
         ctx = ContextConfig(provider="rt", greeting="Hello.", tools=TOOLS, max_cost=0.0015, farewell="Bye for now.")
         settings = Settings(
             engine=EngineConfig(http=HttpConfig(enabled=False)),
-            providers={"rt": provider_config(fake.url)},
+            providers={"rt": _priced(fake.url)},
             contexts={"desk": ctx},
         )
         async with Engine(settings, extra_tools=ToolBox().tools()) as engine:
