@@ -3,8 +3,12 @@
 Commands come in as method calls (start_call, user_said, set_tier, set_tool_enabled, reload …); queries return
 plain data or snapshots (calls_info, tool_states, server_status, leaderboard …); everything that happens goes
 out as events on ``engine.bus``. The public surface is listed in ``engine/__init__.py``; attributes not listed
-there (registry, executor, views, sessions, calls, components …) are the engine's internals. Components (the MCP
-host, the HTTP server, the budget layer …) plug in through ``EngineComponent`` so this module stays wiring only.
+there (registry, executor, views, sessions, calls, components …) are the engine's internals.
+
+This is the composition root: it builds each part and hands it what it uses (``engine.components`` wires the
+components: the MCP host, the HTTP server, the budget layer …). ``Engine`` is one object for its callers, a facade:
+the commands of the operator's desk, steering, approvals, tools' questions and recordings are its parts' methods,
+forwarded (``Forward``), and no part is handed the engine to reach the others.
 """
 
 from __future__ import annotations
@@ -12,17 +16,22 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from engine.bounds.json_text import valid_text
 from engine.budget.tier_control import TIERS, TierControl
 from engine.calls.capacity import Admission
 from engine.calls.manager import CallError, CallManager, TurnHooks
+from engine.components import EngineComponent, budget_layer, default_components, email_service
 from engine.config.models import Settings
+from engine.core.forward import Forward
 from engine.core.metrics import Metrics
 from engine.core.tasks import EngineTasks, Spawn
 from engine.events import ConfigReloaded, EngineError, EventBus, ToolsChanged
+from engine.operator.approvals import ApprovalCommands
 from engine.operator.desk import OperatorDesk
+from engine.operator.elicitation import ElicitationCommands
+from engine.operator.steering import Steering
 from engine.providers.base import Provider, TurnReply
 from engine.providers.factory import create_provider
 from engine.providers.pipeline import bind_pipelines
@@ -40,26 +49,44 @@ from engine.tools.view import ToolView, ToolViewBuilder
 
 if TYPE_CHECKING:  # budget, MCP, voice (numpy and the speech engines load on first use)
     from engine.budget.layer import BudgetLayer
+    from engine.elicitation.desk import ElicitationDesk
     from engine.mcp.host import McpHost
+    from engine.recorder.component import Recorder
     from engine.voice.softphone import BackendFactory, Softphone
 
 log = logging.getLogger(__name__)
 __all__ = ["TIERS", "CallError", "Engine", "EngineComponent", "TurnHooks"]
 
 
-class EngineComponent(Protocol):
-    """A part of the engine with its own lifecycle (MCP host, HTTP server, budget …)."""
+class Engine:
+    """The engine: its commands, queries and events (see the module and ``engine/__init__.py``)."""
 
-    name: str
+    # ---- the parts' commands, forwarded (each keeps its part's signature and docstring)
+    say_now = Forward("steering", Steering.say_now)
+    whisper = Forward("steering", Steering.whisper)
+    approve_tool = Forward("approvals", ApprovalCommands.approve_tool)
+    deny_tool = Forward("approvals", ApprovalCommands.deny_tool)
+    pending_approvals = Forward("approvals", ApprovalCommands.pending_approvals)
+    attach_approver = Forward("approvals", ApprovalCommands.attach_approver)
+    pending_elicitations = Forward("questions", ElicitationCommands.pending_elicitations)
+    answer_elicitation = Forward("questions", ElicitationCommands.answer_elicitation)
+    attach_elicitation_operator = Forward("questions", ElicitationCommands.attach_elicitation_operator)
+    caller_answered = Forward("questions", ElicitationCommands.caller_answered)
+    monitor_call = Forward("operator", OperatorDesk.monitor_call)
+    transfer_call = Forward("operator", OperatorDesk.transfer_call)
+    outbox_messages = Forward("operator", OperatorDesk.outbox_messages)
+    retry_email = Forward("operator", OperatorDesk.retry_email)
+    drop_email = Forward("operator", OperatorDesk.drop_email)
+    drain = Forward("operator", OperatorDesk.drain)
+    resume = Forward("operator", OperatorDesk.resume)
+    capacity = Forward("operator", OperatorDesk.capacity)
+    export_call = Forward("recording", RecordingDesk.export_call)
+    recordings = Forward("recording", RecordingDesk.recordings)
+    record_audio = Forward("recording", RecordingDesk.record_audio)
 
-    async def start(self) -> None: ...
+    #: The longest say-now line or whisper (characters); UIs size their input by it.
+    steer_max_chars = Steering.max_chars
 
-    async def stop(self) -> None: ...
-
-    async def reload(self, old: Settings, new: Settings) -> None: ...
-
-
-class Engine(OperatorDesk, RecordingDesk):
     def __init__(
         self,
         settings: Settings,
@@ -86,8 +113,6 @@ class Engine(OperatorDesk, RecordingDesk):
         self.sessions: SessionStore = store or InMemorySessionStore()
         self.providers: dict[str, Provider] = {}
         self._softphone: Softphone | None = None
-        from engine.components import budget_layer, default_components, email_service
-
         # the budget layer plugs into the three declared seams as they are built
         self._budget = budget_layer(self)
         self.views = ToolViewBuilder(self.registry, tier_filter=self._budget.board)
@@ -128,7 +153,27 @@ class Engine(OperatorDesk, RecordingDesk):
         for t in extra_tools or []:
             self.registry.register(t)
         self._build_providers(settings)
-        self.components: list[EngineComponent] = default_components(self, self._budget, self.email)
+        parts = default_components(self, self._budget, self.email)
+        self.components: list[EngineComponent] = parts.components
+        #: The named parts: the MCP host (supervisors, status, restart/test/enable), the flight recorder, the
+        #: elicitation desk, and the doors the facade forwards to.
+        self.mcp: McpHost = parts.mcp
+        self.recorder: Recorder = parts.recorder
+        self.elicitations: ElicitationDesk = parts.elicitations
+        self._call_carriers = parts.call_carriers
+        self.steering = Steering(self.calls, self.bus, self.metrics)
+        self.approvals = ApprovalCommands(self.executor.approvals)
+        self.questions = ElicitationCommands(parts.elicitations)
+        self.operator = OperatorDesk(
+            settings=lambda: self.settings,
+            lines=self.lines,
+            phone=parts.telephony,
+            outbox=lambda: self.email.outbox,
+            admission=self.admission,
+            store_status=parts.store.status,
+            say_now=self.steering.say_now,
+        )
+        self.recording = RecordingDesk(parts.recorder, self._softphone_call)
 
     # ------------------------------------------------------------------------------------------------ lifecycle
 
@@ -164,12 +209,11 @@ class Engine(OperatorDesk, RecordingDesk):
         self.not_ready_reason = "stopping"
         if self._softphone is not None:
             await self._softphone.end("engine stopping")  # releases the sound devices first
-        for c in self.components:  # phone callers hear a farewell while their sessions still run
-            if (end_calls := getattr(c, "end_calls", None)) is not None:
-                try:
-                    await end_calls()
-                except Exception as e:  # stopping must go on
-                    log.warning("ending the calls of %s failed: %s", c.name, e)
+        for carrier in self._call_carriers:  # phone callers hear a farewell while their sessions still run
+            try:
+                await carrier.end_calls()
+            except Exception as e:  # stopping must go on
+                log.warning("ending the calls of %s failed: %s", carrier.name, e)
         await self.calls.end_all("engine stopping")
         for c in reversed(self.components):
             try:
@@ -354,8 +398,17 @@ class Engine(OperatorDesk, RecordingDesk):
         if self._softphone is None:
             from engine.voice.softphone import Softphone
 
-            self._softphone = Softphone(self, spawn=self.spawn, backend_factory=self._recorded(backend_factory))
+            recorded = self.recording.recorded(backend_factory)
+            self._softphone = Softphone(self, spawn=self.spawn, backend_factory=recorded)
         return self._softphone
+
+    def _softphone_call(self) -> str | None:
+        return self._softphone.call_id if self._softphone is not None else None
+
+    @property
+    def recordings_dir(self) -> Path:
+        """Where this engine's recordings go (``recording.dir``, else the user data folder's ``recordings``)."""
+        return self.recording.recordings_dir
 
     # ---- budget (delegates to the latency budget layer, engine/budget)
 
@@ -382,16 +435,6 @@ class Engine(OperatorDesk, RecordingDesk):
         return await self.budget.calibrate(server_id, probes)
 
     # ---- MCP (engine/mcp)
-
-    @property
-    def mcp(self) -> McpHost:
-        """The MCP host component (supervisors, status, restart/test/enable)."""
-        from engine.mcp.host import McpHost
-
-        for c in self.components:
-            if isinstance(c, McpHost):
-                return c
-        raise RuntimeError("the MCP host is not attached to this engine")
 
     async def restart_server(self, server_id: str) -> dict[str, Any]:
         """Restart one MCP server (resets its restart count; the way out of ``failed``); returns its status."""

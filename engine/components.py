@@ -8,16 +8,58 @@ its declared seams (the executor's hooks, the view builder's tier filter, a turn
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from engine.config.models import Settings
 
 if TYPE_CHECKING:
-    from engine.app import Engine, EngineComponent
+    from engine.app import Engine
     from engine.budget.layer import BudgetLayer
+    from engine.elicitation.desk import ElicitationDesk
     from engine.email.component import EmailService
     from engine.events import Event
     from engine.http.server import HttpServer
+    from engine.mcp.host import McpHost
     from engine.operator.control import CommandDispatcher
+    from engine.recorder.component import Recorder
     from engine.store.component import StoreComponent
+    from engine.telephony.component import Telephony
+
+
+class EngineComponent(Protocol):
+    """A part of the engine with its own lifecycle (MCP host, HTTP server, budget …)."""
+
+    name: str
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    async def reload(self, old: Settings, new: Settings) -> None: ...
+
+
+class CallCarrier(Protocol):
+    """A component told first when the engine stops, while the calls still run (phone callers hear a farewell)."""
+
+    name: str
+
+    async def end_calls(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Parts:
+    """What the wiring built: every component in start order, and the ones the engine's facade names."""
+
+    components: list[EngineComponent]
+    mcp: McpHost
+    recorder: Recorder
+    telephony: Telephony
+    store: StoreComponent
+    elicitations: ElicitationDesk
+    #: In start order; ``Engine.stop`` asks each to end its calls before the call manager ends the rest.
+    call_carriers: Sequence[CallCarrier]
 
 
 def email_service(engine: Engine) -> EmailService:
@@ -117,7 +159,7 @@ def command_dispatcher(engine: Engine) -> CommandDispatcher:
     return CommandDispatcher(engine, lambda: engine_id(engine), engine.redactor)
 
 
-def default_components(engine: Engine, budget: BudgetLayer, email: EmailService | None = None) -> list[EngineComponent]:
+def default_components(engine: Engine, budget: BudgetLayer, email: EmailService | None = None) -> Parts:
     from engine.mcp.host import McpHost  # MCP servers: supervisors, discovery, calls
     from engine.mcp.supervisor import HostServices
     from engine.mcp_endpoint import McpEndpoint  # serves exposed tools to other agents
@@ -153,7 +195,8 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
                 count_skipped=engine.metrics.count_skipped,
             )
         )
-    components.append(store(engine))  # before the parts whose events it shares (MCP servers' states …)
+    shared = store(engine)
+    components.append(shared)  # before the parts whose events it shares (MCP servers' states …)
     # operator commands over Redis (engine.store: redis://…)
     from engine.store.control_component import ControlComponent
 
@@ -181,24 +224,23 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
     components.append(telemetry)
     from engine.recorder.component import Recorder  # the flight recorder: every call's events (and audio)
 
-    components.append(
-        Recorder(
-            lambda: engine.settings,
-            engine.bus,
-            engine.redactor,
-            engine.spawn,
-            engine.base_dir,
-            engine.metrics.count_skipped,
-            trace_id=telemetry.trace_id,  # the call's trace id in its recording's header
-        )
+    recorder = Recorder(
+        lambda: engine.settings,
+        engine.bus,
+        engine.redactor,
+        engine.spawn,
+        engine.base_dir,
+        engine.metrics.count_skipped,
+        trace_id=telemetry.trace_id,  # the call's trace id in its recording's header
     )
+    components.append(recorder)
     from engine.calls.turn_timing import TurnTimingBook  # one turn.timings event per turn, for the latency waterfall
 
     engine.turn_hooks.append(TurnTimingBook(engine.bus, budget.tier_budget_ms))
     from engine.elicitation.desk import ElicitationDesk  # tools' mid-call questions (contexts.*.elicitation)
     from engine.operator.elicitation import CallVoice
 
-    desk = engine.elicitations = ElicitationDesk(
+    desk = ElicitationDesk(
         engine.bus,
         engine.metrics,
         lambda: engine.settings,
@@ -241,9 +283,8 @@ def default_components(engine: Engine, budget: BudgetLayer, email: EmailService 
     services.on_notification = endpoint.handlers.relay.on_upstream  # servers' logs and updates reach its clients
     from engine.telephony.component import Telephony  # Asterisk calls (ARI), when asterisk.enabled
 
-    components.append(
-        Telephony(lambda: engine.settings, engine, engine.spawn, engine.lines, admit=engine.admission.reserve)
-    )
+    telephony = Telephony(lambda: engine.settings, engine, engine.spawn, engine.lines, admit=engine.admission.reserve)
+    components.append(telephony)
     if email is not None:
         components.append(email)
-    return components
+    return Parts(components, host, recorder, telephony, shared, desk, call_carriers=(telemetry, telephony))

@@ -14,15 +14,38 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from engine.budget.probe_args import ProbeArgsError, minimal_args
 from engine.mcp.policy import probe_refusal
 
 if TYPE_CHECKING:
-    from engine.budget.layer import BudgetLayer
+    from engine.budget.tiers import TierBoard
     from engine.config.models import Settings
-    from engine.tools.registry import RegisteredTool
+    from engine.tools.base import ToolResult
+    from engine.tools.registry import RegisteredTool, ToolRegistry
+
+
+class ProbeRunner(Protocol):
+    """Runs one calibration probe through the engine's execution path (``is_probe``, only that tool allowed)."""
+
+    async def __call__(self, exposed_name: str, args: Mapping[str, Any]) -> ToolResult: ...
+
+
+class Calibrated(Protocol):
+    """What calibration uses of the budget layer: the tools, the probe runner, the tier board it refreshes."""
+
+    registry: ToolRegistry
+    probe: ProbeRunner
+    board: TierBoard
+
+    @property
+    def settings(self) -> Settings: ...
+
+    def metrics_probe(self, server: str, tool: str, status: str) -> None: ...
+
+    def environment(self, server: str) -> str: ...
+
 
 #: Set while calibration runs a probe: "declared" (an example call) or "generated" (from the schema).
 PROBE_MODE: ContextVar[str | None] = ContextVar("ava_probe_mode", default=None)
@@ -59,7 +82,7 @@ def _refusal(settings: Settings, entry: RegisteredTool) -> str | None:
     return probe_refusal(annotations, config, d.latency.idempotent)
 
 
-async def calibrate_server(layer: BudgetLayer, server_id: str, probes: int | None = None) -> dict[str, Any]:
+async def calibrate_server(layer: Calibrated, server_id: str, probes: int | None = None) -> dict[str, Any]:
     """Probe every idempotent tool of ``server_id``; the report names what was probed, skipped and why.
 
     Reads the tools from the layer's registry, runs each probe through the layer's probe runner (the engine's one

@@ -18,13 +18,13 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import urlsplit
 
 from prometheus_client import Counter, Gauge
 
 from engine.budget.cache import ResultCache
-from engine.budget.calibration import PROBE_MODE, calibrate_server
+from engine.budget.calibration import PROBE_MODE, ProbeRunner, calibrate_server
 from engine.budget.plans import CallPlan, call_plan, limit_named
 from engine.budget.selector import Decision, TurnFacts, decide, default_decision
 from engine.budget.stats import BookKey, LatencyBook, Sample
@@ -42,12 +42,6 @@ from engine.tools.registry import RegisteredTool, ToolRegistry
 log = logging.getLogger(__name__)
 
 EnvironmentFn = Callable[[str], str]
-
-
-class ProbeRunner(Protocol):
-    """Runs one calibration probe through the engine's execution path (``is_probe``, only that tool allowed)."""
-
-    async def __call__(self, exposed_name: str, args: Mapping[str, Any]) -> ToolResult: ...
 
 
 class BudgetLayer:

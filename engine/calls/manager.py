@@ -77,6 +77,10 @@ class CallManager(RealtimeCalls, UsageCalls):
     def runtime(self, call_id: str) -> CallRuntime | None:
         return self._runtime.get(call_id)
 
+    def live_session(self, call_id: str) -> CallSession | None:
+        """The session of a call this manager carries, or None (ended, unknown)."""
+        return self.sessions.get(call_id)
+
     def session(self, call_id: str) -> CallSession:
         s = self.sessions.get(call_id)
         if s is None:

@@ -228,7 +228,7 @@ async def _voice_call(args: argparse.Namespace, settings: Any) -> int:
         raise UsageError("--say and --audio-in are alternatives: the caller either types or speaks")
     from pathlib import Path
 
-    from engine.realtime.call import voice_call
+    from engine.realtime.driver import voice_call
     from engine.realtime.host import is_realtime
     from engine.voice.wav_backend import WavBackend
 

@@ -1,38 +1,52 @@
-"""The operator's commands on a live phone call and on the e-mail outbox, as part of the engine's public API.
+"""The operator's commands on a live phone call, on the e-mail outbox and on the engine's capacity.
 
-Why apart from ``engine.app``: they are thin doors onto two components (telephony's monitor, the e-mail outbox),
-kept out of the engine's core so ``app.py`` stays about lifecycle, calls and the parts' wiring. ``Engine``
-inherits them; they use only the engine's ``components``, ``settings`` and ``email``. The live-steering commands
-(``say_now``, ``whisper``: engine/operator/steering.py) and the answers to the tool approval queue (``approve_tool``,
-``deny_tool``: engine/operator/approvals.py) and to tools' questions (``answer_elicitation``:
-engine/operator/elicitation.py) come with them, as ``OperatorDesk``'s bases.
+Why apart from ``engine.app``: they are thin doors onto three parts (telephony's monitor and the phone lines, the
+e-mail outbox, the admission of new calls), kept out of the composition root so ``app.py`` stays about lifecycle and
+wiring. The engine's facade forwards to an ``OperatorDesk`` that is handed exactly those parts (``PhoneMonitor``,
+the outbox, ``Admission``, the store's status) and the steering part's ``say_now``, never the engine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
-from engine.calls.capacity import Admission
+from engine.calls.capacity import Admission, CapacityStatus
 from engine.config.models import Settings
-from engine.operator.approvals import ApprovalCommands
-from engine.operator.elicitation import ElicitationCommands
-from engine.operator.steering import SteeringDesk
 from engine.sessions.session import CallError
 from engine.sessions.snapshot import OutboxMessage
 from engine.tools.builtin.transfer import PhoneLines, TransferMode, resolve_destination
 
 if TYPE_CHECKING:
-    from engine.email.component import EmailService
+    from engine.email.outbox import Outbox
     from engine.voice.backend import AudioBackend
 
 
-class OperatorDesk(SteeringDesk, ApprovalCommands, ElicitationCommands):
-    settings: Settings
-    email: EmailService
-    components: Sequence[object]
-    admission: Admission
-    lines: PhoneLines
+class PhoneMonitor(Protocol):
+    """Telephony's side of the operator on a live phone call."""
+
+    async def monitor(self, channel_id: str, mode: str, backend: Callable[[], AudioBackend]) -> str: ...
+
+
+class OperatorDesk:
+    def __init__(
+        self,
+        *,
+        settings: Callable[[], Settings],
+        lines: PhoneLines,
+        phone: PhoneMonitor,
+        outbox: Callable[[], Outbox],
+        admission: Admission,
+        store_status: Callable[[], dict[str, Any] | None],
+        say_now: Callable[[str, str], Awaitable[str]],
+    ) -> None:
+        self._settings = settings
+        self.lines = lines
+        self._phone = phone
+        self._outbox = outbox
+        self.admission = admission
+        self._store_status = store_status
+        self._say_now = say_now
 
     async def monitor_call(
         self,
@@ -45,17 +59,15 @@ class OperatorDesk(SteeringDesk, ApprovalCommands, ElicitationCommands):
         or ``off`` (leaving a take-over hands the caller back to the AI). The operator's audio uses ``devices``
         (input, output; default the softphone's config) unless ``backend_factory`` gives another backend.
         Publishes ``call.monitor_changed``; raises with the reason when it cannot be done."""
-        from engine.telephony.component import Telephony
         from engine.voice.softphone import device_backend
 
-        telephony = next(c for c in self.components if isinstance(c, Telephony))
-        phone = self.settings.softphone
+        phone = self._settings().softphone
         mic, speaker = devices if devices is not None else (phone.input_device, phone.output_device)
 
         def devices_backend() -> AudioBackend:
             return device_backend(mic, speaker, phone.sample_rate, 20)
 
-        return await telephony.monitor(channel_id, mode, backend_factory or devices_backend)
+        return await self._phone.monitor(channel_id, mode, backend_factory or devices_backend)
 
     async def transfer_call(self, call_id: str, destination: str, mode: TransferMode = "blind") -> dict[str, object]:
         """The operator transfers a live phone call to a destination of ``tools.extensions`` (its name or an alias,
@@ -69,7 +81,7 @@ class OperatorDesk(SteeringDesk, ApprovalCommands, ElicitationCommands):
         control = self.lines.get(call_id)
         if control is None:
             raise CallError(f"call {call_id!r} has no phone line (only phone calls can be transferred)")
-        extensions = self.settings.tools.extensions
+        extensions = self._settings().tools.extensions
         found = resolve_destination(extensions, destination)
         if found is None:
             valid = ", ".join(extensions) or "none: tools.extensions is empty"
@@ -78,7 +90,7 @@ class OperatorDesk(SteeringDesk, ApprovalCommands, ElicitationCommands):
         if result.status != "success":
             raise CallError(f"transfer of call {call_id} to {found[0]} failed: {result.message}")
         if mode == "warm":  # what the model says after the transfer tool: the caller is told to hold
-            await self.say_now(call_id, result.message)
+            await self._say_now(call_id, result.message)
         return {"ok": True, "message": result.message, "target": found[0], "mode": mode}
 
     # ---- e-mail outbox (engine/email)
@@ -103,16 +115,16 @@ class OperatorDesk(SteeringDesk, ApprovalCommands, ElicitationCommands):
                 call_id=r.email.call_id,
                 next_attempt_at=r.next_at if r.status == "pending" else None,
             )
-            for r in self.email.outbox.rows(status, limit)
+            for r in self._outbox().rows(status, limit)
         ]
 
     def retry_email(self, message_id: str) -> bool:
         """Send a pending or failed message again now; False when there is no such message to retry."""
-        return self.email.outbox.retry(message_id)
+        return self._outbox().retry(message_id)
 
     def drop_email(self, message_id: str) -> bool:
         """Forget a message (not while it is being sent); False when there was none to drop."""
-        return self.email.outbox.drop(message_id)
+        return self._outbox().drop(message_id)
 
     # ---- capacity (engine/capacity): engine.max_calls and drain, for rolling restarts
 
@@ -126,13 +138,5 @@ class OperatorDesk(SteeringDesk, ApprovalCommands, ElicitationCommands):
 
     def capacity(self, status: object = None) -> dict[str, object]:
         """Live calls, ``engine.max_calls``, whether draining, calls refused so far, and the store's state."""
-        from engine.calls.capacity import CapacityStatus
-        from engine.store.component import StoreComponent
-
         now = status if isinstance(status, CapacityStatus) else self.admission.status()
-        store = next((c for c in self.components if isinstance(c, StoreComponent)), None)
-        return {
-            **now.to_dict(),
-            "refused": dict(self.admission.refused),
-            "store": store.status() if store is not None else None,
-        }
+        return {**now.to_dict(), "refused": dict(self.admission.refused), "store": self._store_status()}

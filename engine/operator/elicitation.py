@@ -4,8 +4,8 @@ Why apart from ``engine.elicitation.desk``: the desk sits low (config, events, t
 it; speaking to a caller needs the call manager and the providers, which sit above. ``CallVoice`` is that part —
 the question said on the call the way the operator's say-now line is (transcript, then the call's voice driver:
 the pipeline's TTS, or on a realtime call the provider's own way of talking while a tool runs; never into the
-model's history, which is in the middle of a tool call) — and ``ElicitationCommands`` is the public API ``Engine``
-inherits (through ``OperatorDesk``).
+model's history, which is in the middle of a tool call) — and ``ElicitationCommands`` is the public API the
+engine's facade forwards to, handed the desk.
 """
 
 from __future__ import annotations
@@ -18,20 +18,20 @@ from engine.realtime.session import RealtimeSession
 from engine.sessions.steering import steering_delivery
 
 if TYPE_CHECKING:
-    from engine.calls.manager import CallManager
     from engine.elicitation.desk import ElicitationDesk, PendingElicitation
     from engine.events import EventBus
+    from engine.operator.steering import LiveCalls
 
 
 class CallVoice:
     """Says a line to the caller of a live call (the desk's ``CallerVoice``)."""
 
-    def __init__(self, calls: CallManager, bus: EventBus) -> None:
+    def __init__(self, calls: LiveCalls, bus: EventBus) -> None:
         self.calls = calls
         self.bus = bus
 
     async def say(self, call_id: str, text: str) -> bool:
-        session = self.calls.sessions.get(call_id)
+        session = self.calls.live_session(call_id)
         rt = self.calls.runtime(call_id)
         if session is None or rt is None or not session.active:
             return False
@@ -45,7 +45,8 @@ class CallVoice:
 
 
 class ElicitationCommands:
-    elicitations: ElicitationDesk
+    def __init__(self, desk: ElicitationDesk) -> None:
+        self.elicitations = desk
 
     def pending_elicitations(self) -> list[PendingElicitation]:
         """Tool questions waiting for the operator now, oldest first."""

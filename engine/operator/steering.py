@@ -13,13 +13,13 @@ without taking it over. Both commands go through the call's provider in that pro
 
 Every action is kept on the call (``CallSession.steering``) and published as ``steering.injected`` (whispers
 ``hidden``), so the console's transcript and timeline and the flight recorder see it; the bus redacts it like every
-event; ``ai_agent_steering_total{kind}`` counts them. ``SteeringDesk`` is a mixin ``Engine`` inherits: it uses only
-the engine's ``calls``, ``bus`` and ``metrics``.
+event; ``ai_agent_steering_total{kind}`` counts them. ``Steering`` is the part the engine's facade forwards
+``say_now`` and ``whisper`` to; it is handed the live calls (``LiveCalls``), the bus and the metrics.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from engine.events import SteeringInjected, TranscriptAdded
 from engine.realtime.session import RealtimeSession
@@ -27,19 +27,31 @@ from engine.sessions.session import CallError
 from engine.sessions.steering import MAX_STEER_CHARS, SteerKind, SteerNote, clean_steer_text, steering_delivery
 
 if TYPE_CHECKING:
-    from engine.calls.manager import CallManager, CallRuntime
+    from engine.calls.runtime import CallRuntime
     from engine.core.metrics import Metrics
     from engine.events import EventBus
     from engine.sessions.session import CallSession
 
 
-class SteeringDesk:
-    calls: CallManager
-    bus: EventBus
-    metrics: Metrics
+class LiveCalls(Protocol):
+    """What steering (and a tool's question said on a call) needs of the call manager: a live call's session and
+    runtime, or None when there is no such live call."""
+
+    def live_session(self, call_id: str) -> CallSession | None: ...
+
+    def runtime(self, call_id: str) -> CallRuntime | None: ...
+
+
+class Steering:
+    """``say_now`` and ``whisper`` on a live call."""
 
     #: The longest say-now line or whisper (characters); UIs size their input by it.
-    steer_max_chars = MAX_STEER_CHARS
+    max_chars = MAX_STEER_CHARS
+
+    def __init__(self, calls: LiveCalls, bus: EventBus, metrics: Metrics) -> None:
+        self.calls = calls
+        self.bus = bus
+        self.metrics = metrics
 
     async def say_now(self, call_id: str, text: str) -> str:
         """Make the agent of a live call say ``text`` next: spoken after what it is saying now (TTS on a voice
@@ -79,7 +91,7 @@ class SteeringDesk:
     def _steerable(self, call_id: str) -> tuple[CallSession, CallRuntime]:
         if not isinstance(call_id, str) or not call_id:
             raise CallError("no call to steer: select a live call first")
-        session = self.calls.sessions.get(call_id)
+        session = self.calls.live_session(call_id)
         rt = self.calls.runtime(call_id)
         if session is None or rt is None:
             raise CallError(f"no live call {call_id!r} to steer (it has ended, or never existed)")

@@ -2,8 +2,8 @@
 
 Why it exists: a realtime provider hears the caller, decides turns and speaks itself; what stays local is the
 audio and the call around it, and that must look the same as a cascaded ``VoiceCall`` to the softphone,
-``ava-engine call --audio-in`` and telephony (same public surface, same events). ``voice_call`` (re-exported
-from realtime_host) picks the driver.
+``ava-engine call --audio-in`` and telephony (same public surface, same events). ``voice_call``
+(engine.realtime.driver) picks the driver.
 
 Caller frames go to the session in its ``input_spec`` (``CallerInput``), assistant audio is played at the
 backend's rate (``Playout``); when the provider hears the caller start (or cuts its own answer) the playout is
@@ -32,7 +32,7 @@ from engine.events.elicitation import ElicitationRequested, ElicitationResolved,
 from engine.providers.base import ProviderError
 from engine.realtime import session as rt
 from engine.realtime.asking import RealtimeQuestions
-from engine.realtime.host import RealtimeHost, is_realtime, voice_call
+from engine.realtime.host import RealtimeHost, is_realtime
 from engine.realtime.input import CallerInput
 from engine.realtime.playout import PlayedItem, Playout
 from engine.realtime.relay import Farewell, TranscriptRelay
@@ -44,7 +44,7 @@ from engine.voice.pacing import Pacer
 from engine.voice.pipeline import CallState, TurnStats
 from engine.voice.speaking import SpeakingTap
 
-__all__ = ["RealtimeVoiceCall", "voice_call"]
+__all__ = ["RealtimeVoiceCall"]
 
 log = logging.getLogger(__name__)
 

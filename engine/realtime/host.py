@@ -2,24 +2,21 @@
 
 Why it exists: the realtime driver must not receive the whole Engine (layers: voice sits below the app), so it
 declares the narrow part it uses — the call control of engine/realtime/calls.py, the bus, the metrics — as
-Protocols the Engine satisfies; ``voice_call`` picks the driver (pipeline or realtime) from the context.
+Protocols the Engine satisfies; ``is_realtime`` says which driver a context's calls get (``engine.realtime.driver``
+picks it).
 Usage: realtime providers report tokens and audio seconds as they go; the driver hands each report to the call's
 usage meter (``calls.usage_meter``, engine.usage.meter), as text turns do.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from engine.core.metrics import Metrics
 from engine.realtime.session import AudioSpec, RealtimeProvider, RealtimeSession
 from engine.sessions.session import CallError, CallSession
 from engine.usage.meter import UsageMeter
-from engine.voice.backend import AudioBackend
-from engine.voice.pipeline import Deliver, VoiceCall, VoiceHost
-
-if TYPE_CHECKING:
-    from engine.realtime.call import RealtimeVoiceCall
+from engine.voice.pipeline import Deliver, VoiceHost
 
 
 class RealtimeCallControl(Protocol):
@@ -62,23 +59,3 @@ def is_realtime(engine: VoiceHost, context: str, provider: str | None = None) ->
     if ctx is None:
         raise CallError(f"unknown context {context!r} (known: {', '.join(sorted(engine.settings.contexts))})")
     return isinstance(engine.providers.get(provider or ctx.provider), RealtimeProvider)
-
-
-def voice_call(engine: RealtimeHost, backend: AudioBackend, context: str, **kw: Any) -> VoiceCall | RealtimeVoiceCall:
-    """The voice driver for a call of ``context``: speech-to-speech when its provider is a realtime one, else the
-    cascaded pipeline (``kw`` as either takes: provider, caller_name, caller_number, on_state, on_level …)."""
-    record = getattr(engine, "record_audio", None)  # the flight recorder's tap (engine.recorder.desk), if any
-    made: list[VoiceCall | RealtimeVoiceCall] = []
-    if record is not None:
-        backend = record(backend, lambda: made[0].call_id if made else None)
-    call: VoiceCall | RealtimeVoiceCall
-    if is_realtime(engine, context, kw.get("provider")):
-        from engine.realtime.call import RealtimeVoiceCall  # it imports this module
-
-        kw.pop("recognizer", None)  # the provider hears the caller itself
-        kw.pop("synthesizer", None)
-        call = RealtimeVoiceCall(engine, backend, context, **kw)
-    else:
-        call = VoiceCall(engine, backend, context, **kw)
-    made.append(call)
-    return call

@@ -7,6 +7,7 @@ heartbeat key per engine) so consoles on other machines can follow. ``base`` is 
 layout, ``memory`` and ``redis`` the two implementations, ``component`` the engine component that feeds them.
 """
 
-from engine.store.base import EventStore, StoredEvent, StoreUnavailable, open_store
+from engine.store.base import EventStore, StoredEvent, StoreUnavailable
+from engine.store.opening import open_store
 
 __all__ = ["EventStore", "StoreUnavailable", "StoredEvent", "open_store"]

@@ -1,4 +1,5 @@
-"""The store interface every implementation offers, the key layout they share, and ``open_store``.
+"""The store interface every implementation offers and the key layout they share (``engine.store.opening``
+opens one).
 
 Why it exists: the component that feeds a store (``engine.store.component``) and a reader on the other side (a
 console attached to many engines) must agree on one small set of operations and one naming of keys, whatever the
@@ -149,10 +150,3 @@ class EventStore(Protocol):
     async def call_state(self, engine_id: str, call_id: str) -> dict[str, str]:
         """A call's state hash (empty when there is none, or it expired)."""
         ...
-
-
-def open_store(url: str, *, timeout_s: float = 2.0) -> EventStore:
-    """The store a ``redis://`` or ``rediss://`` ``engine.store`` names (``memory`` means none: nothing is shared)."""
-    from engine.store.redis_store import RedisStore
-
-    return RedisStore(url, timeout_s=timeout_s)

@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING, Any
 
 from engine.core.backoff import Backoff, Retry
 from engine.events.bus import SkippedEvents
-from engine.store.base import EventStore, StoredEvent, StoreUnavailable, open_store
+from engine.store.base import EventStore, StoredEvent, StoreUnavailable
 from engine.store.feed import CallStates, EventFeed, LiveCall
+from engine.store.opening import open_store
 
 if TYPE_CHECKING:
     from engine.config.models import Settings

@@ -28,7 +28,8 @@ from typing import Any, Protocol
 from engine.calls.capacity import CallRefused, continuing, on_leg
 from engine.config.models import AsteriskConfig
 from engine.core.tasks import Spawn
-from engine.realtime.call import RealtimeVoiceCall, voice_call
+from engine.realtime.call import RealtimeVoiceCall
+from engine.realtime.driver import voice_call
 from engine.realtime.host import RealtimeHost
 from engine.sessions.session import CallError
 from engine.telephony.ari import CONNECTED, RECONNECTED, AriClient, AriError

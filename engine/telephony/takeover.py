@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from engine.events import CallMonitorChanged
 from engine.telephony.handback import TakeoverTranscript, handback_note
@@ -17,10 +17,22 @@ from engine.telephony.monitor import MonitorError
 from engine.voice.backend import AudioBackend
 
 if TYPE_CHECKING:
-    from engine.telephony.stasis import StasisApp
+    from engine.realtime.host import RealtimeHost
+    from engine.telephony.ari import AriClient
+    from engine.telephony.monitor import CallMonitor
+    from engine.telephony.phone_call import PhoneCall
 
 
-async def switch_monitor(app: StasisApp, channel_id: str, mode: str, backend: Callable[[], AudioBackend]) -> str:
+class Switchboard(Protocol):
+    """What switching the operator's line uses of the Stasis app (``StasisApp`` is one)."""
+
+    calls: dict[str, PhoneCall]
+    monitor: CallMonitor
+    ari: AriClient
+    host: RealtimeHost
+
+
+async def switch_monitor(app: Switchboard, channel_id: str, mode: str, backend: Callable[[], AudioBackend]) -> str:
     """``StasisApp.set_monitor``: put the operator on ``channel_id``'s call in ``mode``; the mode it is now in."""
     call = app.calls.get(channel_id)
     if call is None:

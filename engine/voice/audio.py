@@ -37,7 +37,7 @@ def _as_int16(data: bytes | bytearray | memoryview | Int16Array) -> Int16Array:
 
 @functools.cache
 def _ulaw_decode() -> Callable[[bytes], Int16Array]:
-    from engine.voice.g711 import ulaw_decode  # g711 builds on this module, so it is imported on first use
+    from engine.voice.g711 import ulaw_decode  # its tables are built on import: only phone audio pays for them
 
     return ulaw_decode
 

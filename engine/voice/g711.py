@@ -15,8 +15,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from engine.voice.audio import Int16Array
-
+Int16Array = npt.NDArray[np.int16]
 Uint8Array = npt.NDArray[np.uint8]
 
 _ULAW_BIAS = 0x84

@@ -225,7 +225,7 @@ async def test_a_voice_call_keeps_caller_and_agent_audio_as_wav(tmp_path: Path) 
 
 async def test_calls_made_by_the_voice_driver_factory_record_audio_too(tmp_path: Path) -> None:
     """Phone calls (telephony) and ``ava-engine call --audio-in`` get their voice driver from ``voice_call``."""
-    from engine.realtime.host import voice_call
+    from engine.realtime.driver import voice_call
     from engine.voice.wav_backend import WavBackend
     from tests.fixtures.audio_backends import FeedBackend
 

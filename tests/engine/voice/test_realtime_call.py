@@ -24,7 +24,8 @@ from engine.events import (
     Event,
     TranscriptAdded,
 )
-from engine.realtime.call import RealtimeVoiceCall, voice_call
+from engine.realtime.call import RealtimeVoiceCall
+from engine.realtime.driver import voice_call
 from engine.realtime.session import (
     PCM16_24K,
     PCMU_8K,
