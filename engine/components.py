@@ -15,17 +15,34 @@ from typing import TYPE_CHECKING, Protocol
 from engine.config.models import Settings
 
 if TYPE_CHECKING:
-    from engine.app import Engine
+    from collections.abc import Mapping
+    from pathlib import Path
+    from typing import Any
+
     from engine.budget.layer import BudgetLayer
+    from engine.budget.tier_control import TierControl
+    from engine.calls.capacity import Admission
+    from engine.calls.manager import CallManager, TurnHooks
+    from engine.core.metrics import Metrics
+    from engine.core.tasks import Spawn
     from engine.elicitation.desk import ElicitationDesk
     from engine.email.component import EmailService
-    from engine.events import Event
+    from engine.events import Event, EventBus
+    from engine.http.backend import HttpBackend
+    from engine.http.capacity import CapacityDesk
     from engine.http.server import HttpServer
     from engine.mcp.host import McpHost
-    from engine.operator.control import CommandDispatcher
+    from engine.operator.control import CommandDispatcher, ControlTarget
+    from engine.realtime.host import RealtimeHost
     from engine.recorder.component import Recorder
+    from engine.redaction.redactor import Redactor
+    from engine.sessions.store import SessionStore
     from engine.store.component import StoreComponent
     from engine.telephony.component import Telephony
+    from engine.tools.base import ToolResult
+    from engine.tools.builtin.transfer import PhoneLines
+    from engine.tools.execution import ToolExecutor
+    from engine.tools.registry import ToolRegistry
 
 
 class EngineComponent(Protocol):
@@ -38,6 +55,36 @@ class EngineComponent(Protocol):
     async def stop(self) -> None: ...
 
     async def reload(self, old: Settings, new: Settings) -> None: ...
+
+
+if TYPE_CHECKING:
+
+    class Wired(HttpBackend, CapacityDesk, ControlTarget, RealtimeHost, Protocol):
+        """What the wiring reads of the engine it wires (``Engine`` is one): its core parts, and the surfaces the
+        HTTP API, the command dispatcher and telephony are handed (each declared by its own narrow Protocol)."""
+
+        serve_http: bool
+        base_dir: Path
+        registry: ToolRegistry
+        tiers: TierControl
+        admission: Admission
+        sessions: SessionStore
+        redactor: Redactor
+        executor: ToolExecutor
+        turn_hooks: list[TurnHooks]
+        lines: PhoneLines
+        spawn: Spawn
+
+        @property
+        def bus(self) -> EventBus: ...
+
+        @property
+        def metrics(self) -> Metrics: ...
+
+        @property
+        def calls(self) -> CallManager: ...
+
+        async def run_probe(self, exposed_name: str, args: Mapping[str, Any]) -> ToolResult: ...
 
 
 class CallCarrier(Protocol):
@@ -62,7 +109,7 @@ class Parts:
     call_carriers: Sequence[CallCarrier]
 
 
-def email_service(engine: Engine) -> EmailService:
+def email_service(engine: Wired) -> EmailService:
     """E-mail (the outbox's worker, the desk of the e-mail tools), before the built-in tools that use it; it
     stores the summary from the call-end hook the engine adds for it."""
     from engine.email.component import EmailService
@@ -76,7 +123,7 @@ def email_service(engine: Engine) -> EmailService:
     )
 
 
-def budget_layer(engine: Engine) -> BudgetLayer:
+def budget_layer(engine: Wired) -> BudgetLayer:
     """The latency budget layer (tiers, latency book, cache, selector), before the executor and view builder."""
     from engine.budget.layer import BudgetLayer
 
@@ -91,7 +138,7 @@ def budget_layer(engine: Engine) -> BudgetLayer:
     )
 
 
-def heartbeat_facts(engine: Engine) -> dict[str, object]:
+def heartbeat_facts(engine: Wired) -> dict[str, object]:
     """What an engine's heartbeat tells about it (in Redis, and on the HTTP event stream): version, contexts,
     capacity (live calls, max_calls, draining), the live calls' ids and its transfer destinations."""
     from engine.core.version import __version__
@@ -109,7 +156,7 @@ def heartbeat_facts(engine: Engine) -> dict[str, object]:
     }
 
 
-def live_call_events(engine: Engine) -> list[Event]:
+def live_call_events(engine: Wired) -> list[Event]:
     """Each live call's ``call.started`` as it stands now (its start time, current tier), redacted like the bus's:
     a reader that starts listening mid-call learns the calls that began before it."""
     from engine.events import CallStarted
@@ -131,7 +178,7 @@ def live_call_events(engine: Engine) -> list[Event]:
     ]
 
 
-def store(engine: Engine) -> StoreComponent:
+def store(engine: Wired) -> StoreComponent:
     """The state-and-events store (engine.store: memory or Redis): the heartbeat, every event, live call state."""
     from engine.store.component import LiveCall, StoreComponent
 
@@ -144,14 +191,14 @@ def store(engine: Engine) -> StoreComponent:
     return StoreComponent(lambda: engine.settings, engine.bus, engine.metrics, engine.spawn, facts, live_calls)
 
 
-def engine_id(engine: Engine) -> str:
+def engine_id(engine: Wired) -> str:
     """This engine's id (``engine.id``, or host name and process id): in the store, the heartbeat, errors."""
     from engine.store.component import default_engine_id
 
     return engine.settings.engine.id or default_engine_id()
 
 
-def command_dispatcher(engine: Engine) -> CommandDispatcher:
+def command_dispatcher(engine: Wired) -> CommandDispatcher:
     """The one dispatcher of remote operator commands (``engine.operator.control``), for every transport (the Redis
     control stream, the HTTP API): the engine's public methods, its id, its redactor for error messages."""
     from engine.operator.control import CommandDispatcher
@@ -159,7 +206,7 @@ def command_dispatcher(engine: Engine) -> CommandDispatcher:
     return CommandDispatcher(engine, lambda: engine_id(engine), engine.redactor)
 
 
-def default_components(engine: Engine, budget: BudgetLayer, email: EmailService | None = None) -> Parts:
+def default_components(engine: Wired, budget: BudgetLayer, email: EmailService | None = None) -> Parts:
     from engine.mcp.host import McpHost  # MCP servers: supervisors, discovery, calls
     from engine.mcp.supervisor import HostServices
     from engine.mcp_endpoint import McpEndpoint  # serves exposed tools to other agents

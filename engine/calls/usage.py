@@ -24,7 +24,7 @@ from engine.sessions.store import SessionStore
 from engine.usage.meter import UsageMeter, meter_for, priced_as
 
 if TYPE_CHECKING:
-    from engine.calls.manager import CallRuntime
+    from engine.calls.runtime import CallRuntime
 
 log = logging.getLogger(__name__)
 

@@ -21,6 +21,7 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from engine.calls.runtime import EngineGateway
 from engine.core.templates import prompt_values, render
 from engine.events import EngineError, TranscriptAdded
 from engine.providers.base import ProviderError
@@ -28,7 +29,7 @@ from engine.realtime.session import AudioSpec, RealtimeSession, RealtimeSetup
 from engine.sessions.session import CallError, CallSession
 
 if TYPE_CHECKING:
-    from engine.calls.manager import CallRuntime, Deliver, TurnHooks
+    from engine.calls.runtime import CallRuntime, Deliver, TurnHooks
     from engine.config.models import Settings
     from engine.core.tasks import Spawn
     from engine.events import EventBus
@@ -106,8 +107,6 @@ class RealtimeCalls:
         native format. ``deliver``: how the engine itself says a line on the call (a tool's question to the caller;
         the provider speaks everything else). ``CallError`` for an unknown context or a provider that is not
         realtime; a session that cannot start ends the call with the provider's reason and raises ``ProviderError``."""
-        from engine.calls.manager import EngineGateway
-
         session, rt = self._open_call(
             context,
             provider,

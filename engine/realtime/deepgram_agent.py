@@ -12,7 +12,7 @@ holds the socket and speaks the protocol of reference/wire-formats.md §7.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,16 +22,13 @@ from engine.config.models import ProviderConfig
 from engine.providers.base import ProviderError
 from engine.providers.rendering import RenderedTools, ToolRenderer
 from engine.realtime import deepgram_settings as ds
-from engine.realtime.deepgram_session import DeepgramAgentSession
+from engine.realtime.deepgram_session import DeepgramAgentSession, Handler
 from engine.realtime.session import PCMU_8K, AudioSpec, RealtimeProvider, RealtimeSession
-from engine.realtime.socket import BadFrame, RealtimeSocket, safe_url
+from engine.realtime.socket import RealtimeSocket, safe_url
 from engine.sessions.session import CallSession
 from engine.tools.view import ToolView
 
 __all__ = ["DeepgramAgentProvider", "DeepgramAgentSession"]
-
-#: Where the messages that arrive during the handshake go (the session's own reader).
-Handler = Callable[[dict[str, Any] | BadFrame], Awaitable[None]]
 
 
 class DeepgramAgentProvider(RealtimeProvider):

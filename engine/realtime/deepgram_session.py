@@ -24,14 +24,15 @@ import itertools
 import logging
 import time
 from collections import deque
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, Protocol
 
 from websockets.exceptions import ConnectionClosed
 
 from engine.core.backoff import Backoff, Retry, reconnect
 from engine.events import ToolsOmitted
 from engine.providers.base import ProviderError
+from engine.providers.rendering import RenderedTools
 from engine.realtime import deepgram_settings as ds
 from engine.realtime.audio import negotiate
 from engine.realtime.deepgram_calls import FunctionCalls
@@ -39,6 +40,7 @@ from engine.realtime.reporting import EngineReports
 from engine.realtime.session import (
     AssistantAudio,
     AssistantText,
+    AudioSpec,
     CallerSpeechStarted,
     CallerSpeechStopped,
     CallerText,
@@ -54,9 +56,6 @@ from engine.sessions.session import CallSession
 from engine.sessions.steering import SteerKind, whisper_note
 from engine.tools.view import ToolView
 
-if TYPE_CHECKING:
-    from engine.realtime.deepgram_agent import DeepgramAgentProvider
-
 log = logging.getLogger(__name__)
 
 #: Server messages that need no action here: acknowledgements and reports the engine has no use for, and a
@@ -67,10 +66,29 @@ _QUIET = frozenset(
 )
 
 
+#: Where the messages that arrive during the handshake go (the session's own reader).
+Handler = Callable[[dict[str, Any] | BadFrame], Awaitable[None]]
+
+
+class AgentLink(Protocol):
+    """What a Voice Agent session uses of its provider (``DeepgramAgentProvider`` is one)."""
+
+    name: str
+    options: ds.AgentOptions
+
+    def supported_formats(self) -> Sequence[AudioSpec]: ...
+
+    def rendered(self, view: ToolView) -> RenderedTools: ...
+
+    def render_tools(self, view: ToolView) -> list[dict[str, Any]]: ...
+
+    async def connect(self, settings: dict[str, Any], other: Handler | None = None) -> RealtimeSocket: ...
+
+
 class DeepgramAgentSession(RealtimeSession):
     """One call's Voice Agent socket: handshake, reader, keep-alive, tool calls, live updates, reconnects."""
 
-    def __init__(self, provider: DeepgramAgentProvider, session: CallSession) -> None:
+    def __init__(self, provider: AgentLink, session: CallSession) -> None:
         self.provider = provider
         self.session = session
         self.name = provider.name

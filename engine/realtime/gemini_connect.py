@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from websockets.exceptions import ConnectionClosed
 
@@ -20,7 +20,21 @@ from engine.providers.base import ProviderError
 from engine.realtime.socket import BadFrame, RealtimeSocket
 
 if TYPE_CHECKING:
-    from engine.realtime.gemini_live import GeminiLiveProvider
+    from engine.config.models import ProviderConfig
+
+
+class LiveEndpoint(Protocol):
+    """What opening a Live socket uses of the provider (``GeminiLiveProvider`` is one)."""
+
+    name: str
+    config: ProviderConfig
+
+    @property
+    def api_key(self) -> str: ...
+
+    def connect_url(self) -> str: ...
+
+    def headers(self) -> dict[str, str]: ...
 
 
 class SetupRefused(ProviderError):
@@ -46,13 +60,13 @@ async def json_frames(sock: RealtimeSocket) -> AsyncIterator[dict[str, Any] | by
         yield msg
 
 
-def scrub(p: GeminiLiveProvider, text: str) -> str:
+def scrub(p: LiveEndpoint, text: str) -> str:
     """``text`` without the key (a server's close reason is quoted in notices)."""
     return text.replace(p.api_key, "***") if p.api_key else text
 
 
 async def open_live(
-    p: GeminiLiveProvider, setup: dict[str, Any], unexpected: Callable[[Any, str], None]
+    p: LiveEndpoint, setup: dict[str, Any], unexpected: Callable[[Any, str], None]
 ) -> tuple[RealtimeSocket, Messages]:
     """Connect, send ``setup`` and wait for ``setupComplete`` (within ``timeout_ms``); ``SetupRefused`` when the
     server closes instead (its close code and reason), ``ProviderError`` for a refused handshake or a timeout."""

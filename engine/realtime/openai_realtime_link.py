@@ -15,21 +15,30 @@ import binascii
 import logging
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from engine.core.backoff import Backoff, Retry, reconnect
 from engine.providers.base import ProviderError
+from engine.realtime.openai_realtime_wire import RealtimeOptions
 from engine.realtime.reporting import EngineReports
 from engine.realtime.session import ProviderNotice, RealtimeEvent, RealtimeSession
 from engine.realtime.socket import BadFrame, RealtimeSocket
-
-if TYPE_CHECKING:
-    from engine.realtime.openai_realtime import OpenAIRealtimeProvider
 
 log = logging.getLogger(__name__)
 
 Message = dict[str, Any] | bytes | BadFrame
 Handler = Callable[[Any, dict[str, Any]], Awaitable[None]]
+
+
+class RealtimeEndpoint(Protocol):
+    """What the socket link uses of its provider (``OpenAIRealtimeProvider`` is one)."""
+
+    name: str
+    options: RealtimeOptions
+    timeout_s: float
+
+    async def connect(self) -> RealtimeSocket: ...
+
 
 #: Server events that need nothing from the adapter (known, so they are not logged as unknown).
 QUIET = frozenset(
@@ -86,7 +95,7 @@ class RealtimeLink(RealtimeSession):
     #: event type -> handler (an unbound async method of the subclass).
     handlers: ClassVar[dict[str, Handler]] = {}
 
-    def __init__(self, provider: OpenAIRealtimeProvider) -> None:
+    def __init__(self, provider: RealtimeEndpoint) -> None:
         self.provider = provider
         self.name = provider.name
         self._sock: RealtimeSocket | None = None

@@ -33,14 +33,14 @@ import logging
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from engine.events import ToolsOmitted
 from engine.providers.base import ProviderError, ToolCallRequest
 from engine.providers.rendering.names import NameMap
 from engine.realtime import openai_realtime_wire as wire
 from engine.realtime.audio import negotiate
-from engine.realtime.openai_realtime_link import RealtimeLink
+from engine.realtime.openai_realtime_link import RealtimeEndpoint, RealtimeLink
 from engine.realtime.openai_realtime_state import AudioLedger, PendingCall, RequestKind, ResponseLedger
 from engine.realtime.session import (
     AssistantAudio,
@@ -58,7 +58,24 @@ from engine.sessions.steering import SteerKind, whisper_note
 from engine.tools.view import ToolView
 
 if TYPE_CHECKING:
-    from engine.realtime.openai_realtime import OpenAIRealtimeProvider
+    from collections.abc import Sequence
+
+    from engine.config.models import ProviderConfig
+    from engine.providers.rendering import ToolRenderer
+    from engine.realtime.session import AudioSpec
+
+
+class RealtimeAccount(RealtimeEndpoint, Protocol):
+    """What a call's session uses of its provider beyond the link's (``OpenAIRealtimeProvider`` is one)."""
+
+    config: ProviderConfig
+    renderer: ToolRenderer
+
+    @property
+    def model(self) -> str: ...
+
+    def supported_formats(self) -> Sequence[AudioSpec]: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +90,9 @@ class _Update:
 class OpenAIRealtimeSession(RealtimeLink):
     """One call's Realtime socket; see the module docstring for the lifecycle it keeps."""
 
-    def __init__(self, provider: OpenAIRealtimeProvider, session: CallSession) -> None:
+    provider: RealtimeAccount
+
+    def __init__(self, provider: RealtimeAccount, session: CallSession) -> None:
         super().__init__(provider)
         self.session = session
         self.input_spec = self.output_spec = wire.FORMATS[0]
