@@ -22,7 +22,8 @@ from engine.config.models import ProviderConfig
 from engine.providers.base import ProviderError
 from engine.providers.rendering import RenderedTools, ToolRenderer
 from engine.realtime import deepgram_settings as ds
-from engine.realtime.deepgram_session import DeepgramAgentSession, Handler
+from engine.realtime.deepgram_link import Handler
+from engine.realtime.deepgram_session import DeepgramAgentSession
 from engine.realtime.session import PCMU_8K, AudioSpec, RealtimeProvider, RealtimeSession
 from engine.realtime.socket import RealtimeSocket, safe_url
 from engine.sessions.session import CallSession

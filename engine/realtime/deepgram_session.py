@@ -24,23 +24,22 @@ import itertools
 import logging
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any, Protocol
+from collections.abc import AsyncIterator
+from typing import Any
 
 from websockets.exceptions import ConnectionClosed
 
 from engine.core.backoff import Backoff, Retry, reconnect
 from engine.events import ToolsOmitted
 from engine.providers.base import ProviderError
-from engine.providers.rendering import RenderedTools
 from engine.realtime import deepgram_settings as ds
 from engine.realtime.audio import negotiate
 from engine.realtime.deepgram_calls import FunctionCalls
+from engine.realtime.deepgram_link import AgentLink
 from engine.realtime.reporting import EngineReports
 from engine.realtime.session import (
     AssistantAudio,
     AssistantText,
-    AudioSpec,
     CallerSpeechStarted,
     CallerSpeechStopped,
     CallerText,
@@ -64,25 +63,6 @@ _QUIET = frozenset(
     "Welcome SettingsApplied AgentThinking History LatencyReport FrustrationDetected ListenUpdated SpeakUpdated "
     "ThinkLiveUpdated CustomFromThinkProvider FunctionCallResponse PromptUpdated".split()
 )
-
-
-#: Where the messages that arrive during the handshake go (the session's own reader).
-Handler = Callable[[dict[str, Any] | BadFrame], Awaitable[None]]
-
-
-class AgentLink(Protocol):
-    """What a Voice Agent session uses of its provider (``DeepgramAgentProvider`` is one)."""
-
-    name: str
-    options: ds.AgentOptions
-
-    def supported_formats(self) -> Sequence[AudioSpec]: ...
-
-    def rendered(self, view: ToolView) -> RenderedTools: ...
-
-    def render_tools(self, view: ToolView) -> list[dict[str, Any]]: ...
-
-    async def connect(self, settings: dict[str, Any], other: Handler | None = None) -> RealtimeSocket: ...
 
 
 class DeepgramAgentSession(RealtimeSession):

@@ -20,7 +20,14 @@ from engine.providers.base import ProviderError
 from engine.realtime.socket import BadFrame, RealtimeSocket
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from engine.config.models import ProviderConfig
+    from engine.providers.rendering import RenderedTools
+    from engine.realtime.gemini_families import Family
+    from engine.realtime.gemini_wire import GeminiOptions
+    from engine.realtime.session import AudioSpec
+    from engine.tools.view import ToolView
 
 
 class LiveEndpoint(Protocol):
@@ -35,6 +42,19 @@ class LiveEndpoint(Protocol):
     def connect_url(self) -> str: ...
 
     def headers(self) -> dict[str, str]: ...
+
+
+class LiveAccount(LiveEndpoint, Protocol):
+    """What a call's Live session uses of its provider (``GeminiLiveProvider`` is one)."""
+
+    options: GeminiOptions
+    family: Family
+
+    def tools_for(self, view: ToolView) -> tuple[list[dict[str, Any]], dict[str, bool], RenderedTools]: ...
+
+    def render_tools(self, view: ToolView) -> list[dict[str, Any]]: ...
+
+    def supported_formats(self) -> Sequence[AudioSpec]: ...
 
 
 class SetupRefused(ProviderError):

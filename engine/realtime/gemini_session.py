@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 from websockets.exceptions import ConnectionClosed
 
@@ -31,7 +31,7 @@ from engine.providers.rendering import RenderedTools
 from engine.realtime.audio import negotiate
 from engine.realtime.gemini_audio_in import CallerAudio
 from engine.realtime.gemini_calls import GeminiCalls
-from engine.realtime.gemini_connect import LiveEndpoint, Messages, open_live, scrub
+from engine.realtime.gemini_connect import LiveAccount, Messages, open_live, scrub
 from engine.realtime.gemini_events import EventReader
 from engine.realtime.gemini_resume import (
     INVALID_PAYLOAD,
@@ -55,29 +55,9 @@ from engine.realtime.socket import BadFrame, RealtimeSocket
 from engine.sessions.session import CallSession
 from engine.tools.view import ToolView
 
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from engine.realtime.gemini_families import Family
-    from engine.realtime.gemini_wire import GeminiOptions
-    from engine.realtime.session import AudioSpec
-
 log = logging.getLogger(__name__)
 #: Spoken turns replayed as context after a reconnect without a resumption handle.
 _REPLAY_TURNS = 20
-
-
-class LiveAccount(LiveEndpoint, Protocol):
-    """What a call's Live session uses of its provider (``GeminiLiveProvider`` is one)."""
-
-    options: GeminiOptions
-    family: Family
-
-    def tools_for(self, view: ToolView) -> tuple[list[dict[str, Any]], dict[str, bool], RenderedTools]: ...
-
-    def render_tools(self, view: ToolView) -> list[dict[str, Any]]: ...
-
-    def supported_formats(self) -> Sequence[AudioSpec]: ...
 
 
 class GeminiLiveSession(GeminiSteering, RealtimeSession):

@@ -15,11 +15,18 @@ import binascii
 import logging
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from engine.core.backoff import Backoff, Retry, reconnect
 from engine.providers.base import ProviderError
 from engine.realtime.openai_realtime_wire import RealtimeOptions
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from engine.config.models import ProviderConfig
+    from engine.providers.rendering import ToolRenderer
+    from engine.realtime.session import AudioSpec
 from engine.realtime.reporting import EngineReports
 from engine.realtime.session import ProviderNotice, RealtimeEvent, RealtimeSession
 from engine.realtime.socket import BadFrame, RealtimeSocket
@@ -38,6 +45,18 @@ class RealtimeEndpoint(Protocol):
     timeout_s: float
 
     async def connect(self) -> RealtimeSocket: ...
+
+
+class RealtimeAccount(RealtimeEndpoint, Protocol):
+    """What a call's session uses of its provider beyond the link's (``OpenAIRealtimeProvider`` is one)."""
+
+    config: ProviderConfig
+    renderer: ToolRenderer
+
+    @property
+    def model(self) -> str: ...
+
+    def supported_formats(self) -> Sequence[AudioSpec]: ...
 
 
 #: Server events that need nothing from the adapter (known, so they are not logged as unknown).

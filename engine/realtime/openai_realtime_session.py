@@ -33,14 +33,14 @@ import logging
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 from engine.events import ToolsOmitted
 from engine.providers.base import ProviderError, ToolCallRequest
 from engine.providers.rendering.names import NameMap
 from engine.realtime import openai_realtime_wire as wire
 from engine.realtime.audio import negotiate
-from engine.realtime.openai_realtime_link import RealtimeEndpoint, RealtimeLink
+from engine.realtime.openai_realtime_link import RealtimeAccount, RealtimeLink
 from engine.realtime.openai_realtime_state import AudioLedger, PendingCall, RequestKind, ResponseLedger
 from engine.realtime.session import (
     AssistantAudio,
@@ -56,26 +56,6 @@ from engine.realtime.session import (
 from engine.sessions.session import CallSession
 from engine.sessions.steering import SteerKind, whisper_note
 from engine.tools.view import ToolView
-
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from engine.config.models import ProviderConfig
-    from engine.providers.rendering import ToolRenderer
-    from engine.realtime.session import AudioSpec
-
-
-class RealtimeAccount(RealtimeEndpoint, Protocol):
-    """What a call's session uses of its provider beyond the link's (``OpenAIRealtimeProvider`` is one)."""
-
-    config: ProviderConfig
-    renderer: ToolRenderer
-
-    @property
-    def model(self) -> str: ...
-
-    def supported_formats(self) -> Sequence[AudioSpec]: ...
-
 
 log = logging.getLogger(__name__)
 
