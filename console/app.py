@@ -13,7 +13,6 @@ engine's public API (``engine``, ``engine.events``, ``engine.config``; see ``eng
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import logging
 import sys
@@ -32,13 +31,14 @@ from textual.worker import get_current_worker
 from console.approvals import ApprovalQueue
 from console.attach_controls import AttachControls
 from console.bindings import app_bindings, validate_keymap
+from console.cli import build_parser, main
 from console.commands import ConsoleCommands
 from console.crash_guard import contain, dispatch_contained
 from console.elicitations import ElicitationPrompts
 from console.event_pump import EventPump
 from console.format import Clock
-from console.host import load_config, resolve_path
-from console.launch import add_arguments, apply_overrides, claim_web_tab, make_console, serve_web
+from console.host import load_config
+from console.launch import apply_overrides, claim_web_tab
 from console.messages import EngineReady, EventBatch
 from console.orders import Orders, call_label
 from console.replay import ReplayClock
@@ -49,7 +49,6 @@ from console.state import Changes, ConsoleState
 from console.terminal_watch import CHECK_EVERY_S, is_terminal, terminal_gone
 from console.timings_state import VIEW_ONLY, TimingsState
 from console.voice_status import VoiceStatus
-from console.web_access import access_from_args, add_web_arguments
 from console.widgets.header import Glance, api_url, glance_line
 from engine import freeze_startup_heap, list_audio_devices
 
@@ -59,6 +58,8 @@ if TYPE_CHECKING:  # the engine, its events, the config models and the voice mod
     from engine.config import Settings
     from engine.events import Event, Subscription
 
+#: The entry point (``console.app:main``) and its parser stay importable from here: they live in ``console.cli``.
+__all__ = ["AvaConsole", "build_parser", "main"]
 log = logging.getLogger(__name__)
 
 
@@ -383,7 +384,7 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
         await self.shutdown_engine()
 
     def _handle_exception(self, error: Exception) -> None:  # Textual's would exit: console/crash_guard.py
-        contain(self, error)
+        contain(self, error, self.state, self._dispatch)
 
     async def _dispatch_message(self, message: Message) -> None:  # the app's handlers, contained likewise
         await dispatch_contained(self, super()._dispatch_message, message)
@@ -535,59 +536,6 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
             if binding.id and binding.id not in seen:
                 seen[binding.id] = binding
         return list(seen.values())
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ava-console", description="Operator console for the ava voice engine.")
-    p.add_argument("--config", help="config file (default: your user config, copied from the demo on first run)")
-    add_web_arguments(p)  # --web, --port, --host, --public-url, --allow-host, --allow-origin (console/web_serve.py)
-    p.add_argument("--replay", metavar="FILE", help="replay a recorded call (.jsonl) through the screens; no engine")
-    p.add_argument("--speed", default="1", help="replay speed: 1, 4 or instant (default 1; Ctrl+R switches)")
-    p.add_argument(
-        "--attach",
-        metavar="URL",
-        help="attach to engines elsewhere instead of running one: redis://… or rediss://… (engines sharing a store), "
-        "http(s)://host:port (one engine's HTTP API)",
-    )
-    p.add_argument("--token", help="bearer token for --attach http(s)://… (default: $AVA_ENGINE_TOKEN)")
-    add_arguments(p)  # --http, --http-port (console/launch.py)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    if args.replay is not None:
-        from console.replay_controls import replay_main
-
-        return replay_main(args.replay, args.speed)
-    if args.attach is not None:
-        from console.launch import attach_main
-
-        return attach_main(args.attach, args.token)
-    try:
-        path = resolve_path(args.config)
-    except Exception as e:  # a config dir we cannot create, a missing demo file
-        print(f"ava-console: cannot find a config file: {e}", file=sys.stderr)
-        return 2
-    if not path.exists():
-        print(f"ava-console: config file {path} does not exist", file=sys.stderr)
-        return 2
-    if args.web:
-        try:
-            access = access_from_args(args)
-        except ValueError as e:
-            print(f"ava-console: {e}", file=sys.stderr)
-            return 2
-        http = ["--http-port", str(args.http_port)] if args.http_port is not None else ["--http"] * args.http
-        serve_web(path, access, http)
-        return 0
-    try:
-        app = make_console(args, path)
-    except ValueError as e:
-        print(f"ava-console: {e}", file=sys.stderr)
-        return 2
-    app.run()
-    return 0
 
 
 if __name__ == "__main__":

@@ -33,15 +33,16 @@ from console._compat import handle_exception, pending_exception_unset, set_pendi
 from console.state import Changes, LogLine
 
 if TYPE_CHECKING:
-    from console.app import AvaConsole
+    from console.state import ConsoleState
 
 log = logging.getLogger("console.crash_guard")
 #: The apps showing a contained error now (an error while showing one is only logged).
 _showing: set[int] = set()
 
 
-def contain(app: AvaConsole, error: Exception) -> None:
-    """Textual's ``_handle_exception``, kept from exiting: show the error and carry on."""
+def contain(app: App[Any], error: Exception, state: ConsoleState, dispatch: Callable[[Changes], None]) -> None:
+    """Textual's ``_handle_exception``, kept from exiting: show the error (a toast, and a line in the console's
+    ``state`` log that ``dispatch`` hands to the screens) and carry on."""
     original = error.error if isinstance(error, WorkerFailed) and isinstance(error.error, Exception) else error
     where = culprit(original.__traceback__)
     log.error("contained an error in %s", where, exc_info=original)
@@ -59,8 +60,8 @@ def contain(app: AvaConsole, error: Exception) -> None:
             timeout=15,
         )
         line = LogLine(time.time(), "console.error", None, text)
-        app.state.log.append(line)
-        app._dispatch(Changes(log=[line]))
+        state.log.append(line)
+        dispatch(Changes(log=[line]))
     except Exception:  # a screen that cannot show the line: the log file has the error
         log.exception("could not show a contained error")
     finally:

@@ -10,14 +10,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from textual.app import App
 
-    from console.screens.elicitation import ElicitationScreen
     from engine import Engine
     from engine.events import Event
+
+
+class OpenQuestion(Protocol):
+    """A question's dialog while it is shown (``console.screens.elicitation.ElicitationScreen``)."""
+
+    @property
+    def is_attached(self) -> bool: ...
+
+    def ended(self) -> None:
+        """Answered elsewhere, or timed out: the dialog says so and closes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +53,7 @@ class ElicitationPrompts:
 
     def __init__(self) -> None:
         self.rows: dict[str, QuestionRow] = {}
-        self.open: dict[str, ElicitationScreen] = {}
+        self.open: dict[str, OpenQuestion] = {}
         self._engine: Engine | None = None
         self._detach: Callable[[], None] | None = None
 

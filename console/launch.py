@@ -15,10 +15,11 @@ import hashlib
 import os
 import warnings
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from console.app import AvaConsole
+    from textual.app import App
+
     from console.web_access import WebAccess
     from engine.config import Settings
 
@@ -30,6 +31,14 @@ WEB_SERVER_ENV = "AVA_CONSOLE_WEB_SERVER"
 TOKEN_ENV = "AVA_ENGINE_TOKEN"
 #: The URL schemes ``--attach`` takes.
 ATTACH_SCHEMES = ("redis", "rediss", "http", "https")
+
+
+class Launched(Protocol):
+    """What the start-up options set on the console (the app, typed here without importing it)."""
+
+    http_port: int | None
+    web_lock: Path | None
+    web_lock_file: object | None
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -47,7 +56,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def make_console(args: argparse.Namespace, path: Path) -> AvaConsole:
+def make_console(args: argparse.Namespace, path: Path) -> App[None]:
     """The console ``main`` runs, from the parsed arguments."""
     from console.app import AvaConsole
 
@@ -66,14 +75,14 @@ def make_console(args: argparse.Namespace, path: Path) -> AvaConsole:
     return app
 
 
-def apply_overrides(app: AvaConsole, settings: Settings) -> Settings:
+def apply_overrides(app: Launched, settings: Settings) -> Settings:
     """The command line's say over the config file (``--http-port``), for every config the engine is given."""
     if app.http_port is not None:
         settings.engine.http.port = app.http_port
     return settings
 
 
-def claim_web_tab(app: AvaConsole) -> str | None:
+def claim_web_tab(app: Launched) -> str | None:
     """Under ``--web``: take this config's tab lock for ``app`` (held while it runs); why not, if another has it."""
     if app.web_lock is None or app.web_lock_file is not None:
         return None

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from console.attach import describe_error
+from console.ports import Notifier, Workers
 from console.replay import is_replayed
 
 if TYPE_CHECKING:
-    from console.app import AvaConsole
+    from console.attach import AttachLink
     from engine import Engine
 
 #: Commands whose target is an approval (the rest name a call).
@@ -29,6 +30,19 @@ APPROVAL_COMMANDS = frozenset({"approve_tool", "deny_tool"})
 REMOTE_TIMEOUT_S = 5.0
 
 Done = Callable[[dict[str, Any]], str | None]
+
+
+class OrdersHost(Notifier, Workers, Protocol):
+    """What the commands need of the console: its engine, or the attached engines' link; toasts; workers."""
+
+    link: AttachLink | None
+
+    def require_engine(self, what: str = "") -> Engine | None: ...
+
+
+class HasOrders(Protocol):
+    @property
+    def orders(self) -> Orders: ...
 
 
 def call_label(ref: str | None) -> str:
@@ -42,7 +56,7 @@ def call_label(ref: str | None) -> str:
 class Orders:
     """Runs an operator command where its call lives and tells the operator how it went."""
 
-    def __init__(self, app: AvaConsole) -> None:
+    def __init__(self, app: OrdersHost) -> None:
         self.app = app
         #: Every command sent to an attached engine: (engine, command, arguments), oldest first (tests read it).
         self.sent: list[tuple[str, str, dict[str, Any]]] = []
@@ -178,7 +192,7 @@ def _answer(result: Any) -> dict[str, Any]:
 
 
 def toggle_tool(
-    app: AvaConsole, call_id: str, name: str, enabled: bool, apply: str, then: Callable[[], None] | None = None
+    app: HasOrders, call_id: str, name: str, enabled: bool, apply: str, then: Callable[[], None] | None = None
 ) -> None:
     """Switch a tool on or off for a call, from its next turn or now (the turn in flight restarts), where the call
     lives; ``then`` runs once the engine answered (a tools table to redraw)."""

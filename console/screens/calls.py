@@ -1,10 +1,11 @@
 """Calls: the live calls, the selected call's transcript, tools (with on/off switches) and invocations, the
 softphone panel and the event log.
 
-Tables update row by row from each batch's ``Changes``; engine commands (start, say, end, toggle) run in
-workers so a slow turn never blocks the screen. The voice side of the softphone is in ``calls_voice``; the call
-detail (transcript, tools, invocations), mounted with the softphone and the event log after the screen's first
-frame (which has the calls table and the keys), in ``calls_detail``.
+The screen is built of parts, each in its own module and given the narrow piece of the console it needs
+(``calls_model``): the calls table (``calls_table``), the call detail (``calls_detail``, mounted with the softphone
+and the event log after the screen's first frame, which has the calls table and the keys), the softphone
+(``calls_voice``), the phone keys (``calls_phone``), steering (``calls_steer``) and approvals (``calls_approvals``).
+The screen holds the keys (their actions hand over to the parts) and routes each batch's ``Changes`` to them.
 """
 
 from __future__ import annotations
@@ -16,39 +17,37 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.css.query import NoMatches
 from textual.widgets import DataTable, Header, Input
 
-from console.format import duration
 from console.orders import toggle_tool
+from console.screens.base import ConsoleScreen
 from console.screens.calls_approvals import ACTIONS as APPROVAL_ACTIONS
 from console.screens.calls_approvals import Approvals
-from console.screens.calls_history import CallHistory
-from console.screens.calls_phone import Phone, line_text
+from console.screens.calls_phone import Phone
 from console.screens.calls_steer import Steering
+from console.screens.calls_table import CallsTable
 from console.screens.calls_voice import Voice
-from console.screens.calls_why import why_text
-from console.state import Changes
 from console.widgets.footer import KeyFooter
 from console.widgets.keybar import KeyBar
-from console.widgets.tables import ConsoleTable, cell_text, cursor_key
+from console.widgets.tables import cursor_key
 
-if TYPE_CHECKING:  # the softphone panel's and the logs' modules load with the call detail, after the first frame
+if TYPE_CHECKING:  # the detail's, the softphone panel's and the logs' modules load after the first frame
     from textual.widget import Widget
+    from textual.widgets import RichLog
 
+    from console.screens.calls_detail import CallDetail
+    from console.state import Changes
     from console.widgets.softphone import Softphone
     from engine.config import ConfigDocument
 
 
 #: Under the calls table while the engine is being built and its servers start.
 STARTING_NOTE = "engine starting… calls show here once it runs"
-CALL_COLUMNS = ("Call", "Caller", "Context", "Provider", "Tier", "Why", "Duration", "Cost", "State", "Line")
-#: An attached console's (``--attach``): whose call it is first; the Call column then shows the engine's own id.
-ATTACHED_COLUMNS = ("Engine", *CALL_COLUMNS)
-#: The headings wider than their values, shortened while the table would not fit otherwise (80 columns).
-SHORT_HEADINGS = {"context": "Ctx", "provider": "Prov", "duration": "Dur"}
+NARROW_WIDTH = 110
 
 
-class CallsScreen(CallHistory):
+class CallsScreen(ConsoleScreen):
     #: Styles: ``calls.tcss`` beside this file, loaded with the app's (``AvaConsole.CSS_PATH``): the first screen.
     #: Below 30 lines (80×24) the screen is ``-short``: calls.tcss gives the call's tool invocations the event log's
     #: room (the log is on the Tool log screen's and in ``ava-console``'s log file too).
@@ -99,46 +98,84 @@ class CallsScreen(CallHistory):
         self.approvals = Approvals(self.capp, self)
         self.phone = Phone(self.capp, self, self.BINDINGS)
         self.voice = Voice(self.capp, self)
+        self.calls = CallsTable(self.capp)
+        #: The call detail, once mounted (just after the first frame).
+        self.detail: CallDetail | None = None
+
+    @property
+    def detail_ready(self) -> bool:
+        """Whether the call detail, the softphone panel and the event log are mounted (just after the first frame)."""
+        return self.detail is not None
 
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(id="calls-main"):
-            # Why is free text: it takes the room the other columns leave, so State and Line always show; at 80
-            # columns the headings wider than their values are shortened, so no column scrolls off sideways
-            yield ConsoleTable(id="calls", cursor_type="row", zebra_stripes=True, flex="why", short=SHORT_HEADINGS)
+            yield self.calls
         yield KeyBar(classes="keybar")
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        calls = self.query_one("#calls", DataTable)
-        for col in self.call_columns():
-            calls.add_column(col, key=col.lower())
         if self.capp.tick:
             self.set_interval(1.0, self._tick)
         self.refresh_all()
-        calls.focus()
+        self.calls.focus()
 
-    # ------------------------------------------------------------------------------------------ helpers
+    async def after_first_frame(self) -> None:
+        """The call detail, the softphone and the event log, under the calls table, after the first frame."""
+        if self.detail is not None:
+            return
+        from console.screens.calls_detail import CallDetail
+        from console.widgets.softphone import Softphone
+        from console.widgets.wrap_log import WrapLog
+
+        detail = CallDetail(self.capp)
+        try:
+            await self.query_one("#calls-main", Vertical).mount(
+                detail, Softphone(id="softphone"), WrapLog(id="event-log", max_lines=1000)
+            )
+            detail.setup()
+        except NoMatches:
+            if self.app.is_running and self.is_attached:
+                raise
+            return  # the console closed while the detail was being mounted: nothing left to fill in
+        self.detail = detail
+        self.on_resize()
+        self.refresh_all()
+
+    def on_resize(self) -> None:
+        """On a narrow terminal the softphone drops its buttons and caller box (the keys do the same) so the
+        talk box and the voice status keep their room."""
+        if self.detail is not None:
+            self.query_one("#softphone").set_class(self.size.width < NARROW_WIDTH, "narrow")
+
+    def need_detail(self) -> bool:
+        """Whether the softphone and call detail are there yet (a key pressed in the first instant: not yet)."""
+        if self.detail is None:
+            self.notify("the engine is still starting", title="engine", severity="warning")
+        return self.detail is not None
 
     def _tick(self) -> None:
-        calls = self.query_one("#calls", DataTable)
-        now = self.capp.clock.now()
-        for call_id, row in self.capp.state.calls.items():
-            if call_id in calls.rows:
-                calls.update_cell(call_id, "duration", duration(now - row.started_at))
-                if not self.capp.attached:
-                    calls.update_cell(call_id, "line", line_text(self._session(call_id)))
+        self.calls.tick()
         self.phone.follow_keys()
 
     # ------------------------------------------------------------------------------------------ refresh
 
+    def _event_log(self) -> RichLog:
+        from textual.widgets import RichLog
+
+        return self.query_one("#event-log", RichLog)
+
+    def _log_text(self, ts: float, etype: str, text: str) -> Text:
+        t = Text(self.capp.clock.hms(ts) + " ", style="dim")
+        t.append(f"{etype:<17} ", style="cyan")
+        t.append(text)
+        return t
+
     def refresh_all(self) -> None:
         if not self.is_mounted:
             return
-        calls = self.query_one("#calls", DataTable)
-        calls.clear()
-        for call_id in [*self.capp.state.calls, *self._history_ids()]:
-            calls.add_row(*self._row_cells(call_id), key=call_id)
+        calls = self.calls
+        calls.fill()
         starting = not self.capp.engine_running and not self.capp.engine_error and not self.capp.replay_only
         calls.border_subtitle = STARTING_NOTE if starting else None
         settings, panel = self.capp.settings, self.softphone()
@@ -147,93 +184,57 @@ class CallsScreen(CallHistory):
         if settings is not None and panel is not None:
             panel.set_contexts(sorted(settings.contexts))
         self.voice.show()
-        if self.detail_ready:
-            log = self._log("#event-log")
+        if self.detail is not None:
+            log = self._event_log()
             log.clear()
             for line in list(self.capp.state.log)[-200:]:
                 log.write(self._log_text(line.ts, line.type, line.text))
             if self.capp.engine_error and not self.capp.attached:  # attached: the header says where, not an error
                 log.write(Text(f"engine: {self.capp.engine_error}", style="bold red"))
-        selected = self.capp.selected_call
-        if selected is not None and selected in calls.rows:
-            calls.move_cursor(row=calls.get_row_index(selected))
-        self._show_why()
-        if self.detail_ready:
-            self._show_call(selected)
+        calls.show_why()
+        if self.detail is not None:
+            self.detail.show_call(self.capp.selected_call)
 
     def apply_changes(self, changes: Changes) -> None:
         self.phone.follow_keys()
-        calls = self.query_one("#calls", ConsoleTable)
-        for call_id in changes.calls_added:
-            if call_id in self.capp.state.calls and not calls.has_row(call_id):
-                calls.add_row(*self._row_cells(call_id), key=call_id)
-        for call_id in changes.calls_changed:
-            if calls.has_row(call_id) and call_id in self.capp.state.calls:
-                for col, value in zip(self.call_columns(), self._row_cells(call_id), strict=True):
-                    calls.update_cell(call_id, col.lower(), value)
-        for call_id in changes.calls_removed:
-            self._call_ended(calls, call_id)
-        for call_id in changes.calls_forgotten:
-            if calls.has_row(call_id):
-                calls.remove_row(call_id)
-        if changes.default_tier:  # the Why of every call the operator's default now decides
-            for call_id, row in self.capp.state.calls.items():
-                if calls.has_row(call_id):
-                    calls.update_cell(call_id, "why", why_text(row, self.capp.state.default_tier))
-        if changes.calls_removed or (changes.calls_added and self.capp.state.ended):
-            self._order_rows(calls)
+        calls = self.calls
+        calls.apply(changes)
         if self.capp.selected_call is None and changes.calls_added:
             self._select(changes.calls_added[-1])
-        self._show_why()
+        calls.show_why()
         selected = self.capp.selected_call
         if selected in changes.calls_removed:  # an ended call's tier keys would do nothing: the bar drops them
             self.update_keybar()
         if selected is not None and selected in changes.calls_added and selected in calls.rows:
             calls.move_cursor(row=calls.get_row_index(selected))
-            if self.detail_ready:
-                self._set_title(selected)
-        if not self.detail_ready:  # the detail and the event log show the state once they are mounted
+            if self.detail is not None:
+                self.detail.set_title(selected)
+        if self.detail is None:  # the detail and the event log show the state once they are mounted
             return
-        log = self._log("#event-log")
+        log = self._event_log()
         for line in changes.log[-200:]:
             log.write(self._log_text(line.ts, line.type, line.text))
-        if selected is None:
-            return
-        if selected in changes.transcripts:
-            self._append_transcript(selected)
-        if selected in changes.calls_changed:  # its cost, in the transcript's title
-            self._set_title(selected)
-        if selected in changes.tools_changed or selected in changes.calls_removed or changes.config_reloaded:
-            self._show_tools(selected)
-        if selected in changes.calls_removed:
-            self._show_call(selected)  # the history view: transcript with its tier changes and the end
-        inv = self.query_one("#call-invocations", ConsoleTable)
-        for i in changes.invocations_added:
-            if i.call_id == selected and not inv.has_row(str(i.seq)):
-                inv.add_row(*self._inv_cells(i), key=str(i.seq))
-        for i in changes.invocations_changed:
-            if i.call_id == selected and inv.has_row(str(i.seq)):
-                for col, value in zip(("time", "tool", "status", "latency"), self._inv_cells(i), strict=True):
-                    inv.update_cell(str(i.seq), col, value)
+        if selected is not None:
+            self.detail.apply(changes, selected)
 
     # -------------------------------------------------------------------------------------- call detail
 
     def show_engine_tools(self) -> None:
         """An attached engine's tools were listed: the selected call's tools table shows them."""
-        if self.detail_ready:
-            self._show_tools(self.capp.selected_call)
+        if self.detail is not None:
+            self.detail.show_tools(self.capp.selected_call)
 
     def call_started(self, call_id: str) -> None:
         self._select(call_id)
-        self.query_one("#calls", DataTable).focus()  # so m and space reach the softphone, not the talk box
+        self.calls.focus()  # so m and space reach the softphone, not the talk box
 
     def _select(self, call_id: str | None) -> None:
         if call_id == self.capp.selected_call:
             return
         self.capp.selected_call = call_id
-        self._show_why()
-        if self.detail_ready:
-            self._show_call(call_id)
+        self.calls.show_why()
+        if self.detail is not None:
+            self.detail.show_call(call_id)
         self.phone.follow_keys()
         self.update_keybar()
         if self.approvals.waiting():  # the ▶ follows the selected call's oldest waiting tool
@@ -246,14 +247,12 @@ class CallsScreen(CallHistory):
         if event.row_key.value is not None:
             self._select(event.row_key.value)
 
-    @on(DataTable.RowHighlighted, "#call-tools")
-    def _tool_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        """The highlighted tool's whole reason for being hidden in the tools pane's bottom border (its Shown cell may
-        end in "…")."""
-        tools, name = self.query_one("#call-tools", ConsoleTable), event.row_key.value
-        shown = cell_text(tools.get_cell(name, "shown")) if name is not None and name in tools.rows else ""
-        pane = self.query_one("#tools-pane")
-        pane.border_subtitle = Text(shown) if shown.startswith("hidden") else None  # the highlighted row's
+    @on(DataTable.RowSelected, "#call-invocations")
+    def _invocation_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on an invocation: its arguments and result, as on the Tool log."""
+        from console.screens.invocations import open_invocation
+
+        open_invocation(self.capp, event.row_key.value)
 
     # The softphone's messages by handler name: its module is imported with the detail, after the first frame.
     def on_softphone_start_call(self, message: Softphone.StartCall) -> None:
@@ -293,23 +292,24 @@ class CallsScreen(CallHistory):
     @on(Input.Submitted, "#talk")
     def action_focus_calls(self) -> None:
         """Esc, or Enter in the talk box (the line is sent): the calls table, where the single keys act again."""
-        self.query_one("#calls", DataTable).focus()
+        self.calls.focus()
 
     def action_toggle_tool(self, apply: str) -> None:
         call_id = self.capp.selected_call
         if not self.capp.attached and self.capp.require_engine() is None:
             return
-        if not self.need_detail():
+        detail = self.detail
+        if not self.need_detail() or detail is None:
             return
-        table = self.query_one("#call-tools", DataTable)
+        table = detail.query_one("#call-tools", DataTable)
         if call_id is None or call_id not in self.capp.state.calls or table.row_count == 0:
             self.notify("select a live call with tools first", title="tools", severity="warning")
             return
         name = cursor_key(table)
         if name is None:
             return
-        enabled = not self._tool_enabled(call_id, name)
-        toggle_tool(self.capp, call_id, name, enabled, apply, then=lambda: self._show_tools(call_id))
+        enabled = not detail.tool_enabled(call_id, name)
+        toggle_tool(self.capp, call_id, name, enabled, apply, then=lambda: detail.show_tools(call_id))
 
     def action_steer(self, kind: str) -> None:
         self.steering.open(kind)
@@ -389,3 +389,6 @@ class CallsScreen(CallHistory):
 
     def action_audio_devices(self) -> None:
         self.voice.choose_devices()
+
+    def action_export_call(self) -> None:
+        self.calls.export_selected()

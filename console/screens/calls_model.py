@@ -1,19 +1,20 @@
 """The narrow pieces of the console's model that the Calls screen's parts are given (issue 34 item 13).
 
 Each part of the Calls screen (steering, approvals, phone, voice …) is an object built with the piece of the console
-it needs, typed by a Protocol here, instead of reading the whole app (``self.app.<anything>``). The app satisfies
-them structurally, so nothing here imports it (no import circle), and a test can hand a part a small double.
+it needs, typed by a Protocol here (or in ``console.ports``), instead of reading the whole app (``self.app.…``).
+The app satisfies them structurally, so nothing here imports it (no import circle), and a test can hand a part a
+small double.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
+from console.ports import Notifier, Workers
+
 if TYPE_CHECKING:
-    from textual.notifications import SeverityLevel
     from textual.screen import Screen
-    from textual.worker import Worker
 
     from console.state import ConsoleState
     from engine import Engine
@@ -55,33 +56,10 @@ class EngineAccess(Protocol):
     def require_engine(self, what: str = "") -> Engine | None: ...
 
 
-class Dialogs(Protocol):
+class Dialogs(Notifier, Protocol):
     """What a part shows the operator: a notification, or a dialog whose answer comes back to ``callback``."""
-
-    def notify(
-        self,
-        message: str,
-        *,
-        title: str = "",
-        severity: SeverityLevel = "information",
-        timeout: float | None = None,
-        markup: bool = True,
-    ) -> None: ...
 
     def open_dialog(self, screen: Screen[Any], callback: Callable[[Any], None] | None = None) -> None: ...
 
 
-class Workers(Protocol):
-    """Where a part's commands run: workers of the screen (a slow turn never blocks it; ``group`` names them)."""
-
-    def run_worker(
-        self,
-        work: Coroutine[Any, Any, None],
-        name: str | None = "",
-        group: str = "default",
-        description: str = "",
-        exit_on_error: bool = True,
-        start: bool = True,
-        exclusive: bool = False,
-        thread: bool = False,
-    ) -> Worker[None]: ...
+__all__ = ["Commands", "Dialogs", "EngineAccess", "Selection", "Workers"]

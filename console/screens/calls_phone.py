@@ -11,6 +11,7 @@ no) is a notification with the reason.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
 from textual.binding import Binding, BindingType
@@ -148,7 +149,7 @@ class Phone:
             self.host.notify("you are not on a call", title="operator", severity="warning")
             return
         self.host.run_worker(
-            self._monitor(channel, mode), group="phone", name="monitor", exclusive=True, exit_on_error=False
+            partial(self._monitor, channel, mode), group="phone", name="monitor", exclusive=True, exit_on_error=False
         )
 
     async def _monitor(self, channel: str, mode: str) -> None:

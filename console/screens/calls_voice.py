@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
 from console.orders import call_label
@@ -80,11 +81,11 @@ class Voice:
             self.host.notify("choose a context first", title="softphone", severity="warning")
             return
         if voice:
-            work = self._start_voice(context, caller)
+            work = partial(self._start_voice, context, caller)
             self.host.run_worker(work, group="voice", name="voice-start", exclusive=True, exit_on_error=False)
         else:
             self.host.run_worker(
-                self._start_text(context, caller), group="calls", name="start-call", exit_on_error=False
+                partial(self._start_text, context, caller), group="calls", name="start-call", exit_on_error=False
             )
 
     def say(self, text: str) -> None:
@@ -92,7 +93,7 @@ class Voice:
         if call_id is None or call_id not in self.model.state.calls:
             self.host.notify("no live call selected: Ctrl+N starts one", title="softphone", severity="warning")
             return
-        self.host.run_worker(self._say(call_id, text), group="turns", name="say", exit_on_error=False)
+        self.host.run_worker(partial(self._say, call_id, text), group="turns", name="say", exit_on_error=False)
 
     def new_call(self) -> None:
         panel = self.host.softphone()
@@ -113,7 +114,7 @@ class Voice:
             return
         phone = self.model.phone
         if phone is not None and phone.active and phone.call_id == call_id:
-            self.host.run_worker(self._end_voice(), group="voice", name="voice-end", exit_on_error=False)
+            self.host.run_worker(self._end_voice, group="voice", name="voice-end", exit_on_error=False)
         else:
             self.model.orders.run(
                 "end_call",
@@ -247,7 +248,7 @@ class Voice:
             names = " / ".join(str(d) if d is not None else "system default" for d in model.audio_devices)
             self.host.notify(f"next voice call uses {names}", title="audio devices")
             if choice.save:
-                self.host.run_worker(self._save_devices(choice), group="config", name="audio-devices-save")
+                self.host.run_worker(partial(self._save_devices, choice), group="config", name="audio-devices-save")
 
         self.host.open_dialog(AudioDevicesScreen(model.audio_devices, model.audio_device_lister()), chosen)
 

@@ -18,7 +18,8 @@ from console.app import AvaConsole, main
 from console.attach import AttachLink, EnginesChanged, rename
 from console.launch import attach_target
 from console.messages import EventBatch
-from console.screens.calls import ATTACHED_COLUMNS, CallsScreen
+from console.screens.calls import CallsScreen
+from console.screens.calls_table import ATTACHED_COLUMNS
 from engine import RemoteError
 from engine.events import (
     CallStarted,

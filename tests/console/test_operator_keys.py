@@ -106,7 +106,8 @@ async def test_listen_whisper_take_over_and_hand_back_by_key(
 
             # l: a snoop on the caller (both ways, whispering nothing) and the call reaches the operator's speaker
             await pilot.press("l")
-            await wait(pilot, lambda: snoop(emu) is not None and app.screen.phone.operator_channel == caller.id, within=20)  # type: ignore[attr-defined]
+            phone = app.screen.phone  # type: ignore[attr-defined]
+            await wait(pilot, lambda: snoop(emu) is not None and phone.operator_channel == caller.id, within=20)
             assert (snoop(emu).spy, snoop(emu).whisper) == ("both", "none")
             assert await operator_hears(sd, emu) > 2000, "the operator's speaker never played the call"
 
@@ -146,7 +147,7 @@ async def test_listen_whisper_take_over_and_hand_back_by_key(
                 )
 
             await wait(pilot, lambda: handed_back() and bool(app.state.calls), within=60)
-            assert app.screen.phone.operator_channel is None  # type: ignore[attr-defined]
+            assert phone.operator_channel is None
             (back,) = app.state.calls
             assert back == ai_call  # the hand-back continues the same call
 

@@ -23,22 +23,13 @@ CONSOLE = ROOT / "console"
 MIXINS_ALLOWED = {"console.app.AvaConsole"}
 # modules still in an import circle: remove an entry once it is in none
 CYCLE_ALLOWED = {
+    # the app and its two mixins, the palette and every screen's ``capp`` type the whole app (a service locator)
     "console.app",
     "console.attach_controls",
     "console.commands",
-    "console.crash_guard",
-    "console.elicitations",
-    "console.launch",
-    "console.orders",
     "console.replay_controls",
-    "console.screens.audio_devices",
     "console.screens.base",
     "console.screens.calls",
-    "console.screens.calls_detail",
-    "console.screens.calls_history",
-    "console.screens.calls_steer",
-    "console.screens.calls_voice",
-    "console.screens.elicitation",
 }
 
 
