@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from textual import work
 from textual.app import App, CSSPathType
 from textual.binding import Binding, BindingType
-from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
 from textual.worker import get_current_worker
@@ -43,9 +42,10 @@ from console.messages import EngineReady, EventBatch
 from console.orders import Orders, call_label
 from console.replay import ReplayClock
 from console.replay_controls import ReplayControls
+from console.screen_feed import ScreenFeed
 from console.screens.base import ConsoleScreen
 from console.screens.calls import CallsScreen
-from console.state import Changes, ConsoleState
+from console.state import ConsoleState
 from console.terminal_watch import CHECK_EVERY_S, is_terminal, terminal_gone
 from console.timings_state import VIEW_ONLY, TimingsState
 from console.voice_status import VoiceStatus
@@ -151,8 +151,8 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
         self.selected_call: str | None = None
         self._sub: Subscription | None = None
         self._owns_engine = engine is None
-        self.batches = 0
-        self.rebuilds = 0
+        #: Who is told what changed: the mounted screens (``console.screen_feed``).
+        self.feed = ScreenFeed(lambda: self.screen_stack, lambda: self.selected_call)
         #: The sound card by default; tests pass WAV/in-memory backends and device lists.
         self.audio_backend_factory = audio_backend_factory
         self.list_audio_devices = list_audio_devices
@@ -279,7 +279,7 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
 
     def _config_loaded(self, settings: Settings) -> None:
         self._loaded_settings = settings
-        self._rebuild_screens()
+        self.feed.rebuild()
 
     def _engine_built(self, engine: Engine) -> None:
         if self._quitting:  # quit while it was being built: it never started, so there is nothing to stop
@@ -384,7 +384,7 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
         await self.shutdown_engine()
 
     def _handle_exception(self, error: Exception) -> None:  # Textual's would exit: console/crash_guard.py
-        contain(self, error, self.state, self._dispatch)
+        contain(self, error, self.state, self.feed.dispatch)
 
     async def _dispatch_message(self, message: Message) -> None:  # the app's handlers, contained likewise
         await dispatch_contained(self, super()._dispatch_message, message)
@@ -394,19 +394,19 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
     def on_engine_ready(self, message: EngineReady) -> None:
         if message.error:
             self.notify(message.error, title="engine", severity="error", timeout=15)
-        self._rebuild_screens()
+        self.feed.rebuild()
 
     def _voice_events(self, events: list[Event]) -> None:
         """The softphone's ``softphone.state`` / ``softphone.level`` events (from the one pump) into ``voice``."""
         state_changed = self.voice.apply(events)
-        self._tell_screens("show_voice")
+        self.feed.tell("show_voice")
         if state_changed:  # mute and push-to-talk keys are live only during a voice call
             self.screen.refresh_bindings()
 
     def on_event_batch(self, message: EventBatch) -> None:
-        self.batches += 1
+        self.feed.batches += 1
         self.state.dropped = message.dropped
-        self.approvals.take(self, message.events, self._tell_screens)
+        self.approvals.take(self, message.events, self.feed.tell)
         if not self.attached:  # a tool's question is answered on its own engine's console (not a remote command)
             self.elicitations.take(self, message.events)
         voice = [e for e in message.events if e.type.startswith("softphone.")]
@@ -428,41 +428,7 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
                 reached = getattr(ev, "level", "") == "reached"
                 self.notify(describe_event(ev), title="budget", severity="error" if reached else "warning", timeout=20)
         self.show_engine_status()
-        self._dispatch(changes)
-
-    def _dispatch(self, changes: Changes) -> None:
-        for screen in self._live_screens():
-            try:
-                if isinstance(screen, ConsoleScreen):
-                    screen.apply_changes(changes)
-                    screen.synced = self.sync_token()
-                    call = self.selected_call  # the key bar marks the selected call's active tier
-                    if changes.default_tier or call in changes.calls_changed or call in changes.calls_added:
-                        screen.update_keybar()
-            except NoMatches:  # the screen is being torn down (app exiting): nothing to update
-                continue
-
-    def _live_screens(self) -> list[Screen[Any]]:
-        return [s for s in self.screen_stack if s.is_mounted]
-
-    def sync_token(self) -> tuple[int, int, str | None]:
-        """What a screen shows depends on: the batches handed out, the rebuilds asked for, the selected call.
-
-        A screen that saw every batch while another was on top of it (the call view, a dialog) is up to date when it
-        comes back and is not rebuilt; one that was switched away from missed batches and rebuilds."""
-        return (self.batches, self.rebuilds, self.selected_call)
-
-    def _rebuild_screens(self) -> None:
-        """Every mounted screen rebuilds now; the others (their sync token moved) when they are shown next."""
-        self.rebuilds += 1
-        self._tell_screens("refresh_all")
-
-    def _tell_screens(self, method: str) -> None:
-        """Call ``method`` on every mounted screen that has it (dialogs on the stack do not)."""
-        for screen in self._live_screens():
-            fn = getattr(screen, method, None)
-            if callable(fn):
-                fn()
+        self.feed.dispatch(changes)
 
     # ----------------------------------------------------------------------------------------- actions
 
@@ -527,7 +493,7 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
 
     def config_changed(self) -> None:
         """The engine runs a new config: every visible screen rebuilds from it."""
-        self._rebuild_screens()
+        self.feed.rebuild()
 
     def bindings_for_palette(self) -> list[Binding]:
         """Every active binding (app and current screen) for the command palette."""

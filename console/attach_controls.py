@@ -51,7 +51,7 @@ class AttachControls:
                 return
         app.link = AttachLink(client, app.pump.interval)
         app.show_engine_status()
-        app._rebuild_screens()
+        app.feed.rebuild()
         await app.link.run(app.post_message)
 
     def on_engines_changed(self, message: EnginesChanged) -> None:
@@ -67,8 +67,8 @@ class AttachControls:
         for engine_id in link.apply(message):
             changes = app.state.lose_engine(engine_id, link.engines[engine_id].reason, app.clock.now())
             app.approvals.forget_engine(engine_id)
-            app._tell_screens("show_approvals")
-            app._dispatch(changes)
+            app.feed.tell("show_approvals")
+            app.feed.dispatch(changes)
             app.notify(
                 f"engine {engine_id} {link.engines[engine_id].reason}; its live calls are lost",
                 title="attach",
@@ -86,7 +86,7 @@ class AttachControls:
                     timeout=10,
                 )
         app.show_engine_status()
-        app._tell_screens("show_engines")
+        app.feed.tell("show_engines")
 
     async def _engine_tools(self, engine_id: str) -> None:
         app = self._app
@@ -98,8 +98,8 @@ class AttachControls:
         except Exception as e:  # gone again, or no answer: the tools the calls use still show
             app.notify(f"engine {engine_id}: its tools could not be listed: {e}", title="attach", severity="warning")
             return
-        app._tell_screens("show_engine_tools")
-        app._dispatch(self._engine_servers(engine_id))
+        app.feed.tell("show_engine_tools")
+        app.feed.dispatch(self._engine_servers(engine_id))
         app.show_engine_status()  # the header counts them
 
     def _engine_servers(self, engine_id: str) -> Changes:

@@ -82,18 +82,18 @@ class ReplayControls:
     def on_replay_batch(self, message: ReplayBatch) -> None:
         """Replayed events into the console state and the screens; none into what the operator acts on."""
         app = self._app
-        app.batches += 1
+        app.feed.batches += 1
         voice = [e for e in message.events if e.type.startswith("softphone.")]
         if voice and self.replay_only:  # beside a live engine the softphone panel is the live phone's
             app.voice.apply(voice)
-            app._tell_screens("show_voice")
+            app.feed.tell("show_voice")
         events = [e for e in message.events if not e.type.startswith("softphone.")]
         app.timings.apply(events)
         changes = app.state.apply(e for e in events if e.type not in VIEW_ONLY)
         if self.replay_only:  # the header's error count as the recording's operator saw it; no alarm: it is past
             app.glance.apply(events)
         app.show_engine_status()
-        app._dispatch(changes)
+        app.feed.dispatch(changes)
 
     def _show_replay_status(self) -> None:
         app = self._app

@@ -28,8 +28,8 @@ class ConsoleScreen(ContainErrors, Screen[Any]):
     #: engines elsewhere (``--attach``) the key says "<what>: not available when attached to …" instead of acting.
     LOCAL_ONLY: ClassVar[dict[str, str]] = {}
 
-    #: The app's ``sync_token()`` when this screen last caught up (None: never): a resumed screen rebuilds only when
-    #: the token moved meanwhile (rebuilding the Calls screen's 50 rows and its log took ~150 ms under load).
+    #: The app's ``feed.sync_token()`` when this screen last caught up (None: never): a resumed screen rebuilds only
+    #: when the token moved meanwhile (rebuilding the Calls screen's 50 rows and its log took ~150 ms under load).
     synced: tuple[int, int, str | None] | None = None
 
     #: Where this screen's single-letter keys act (its main table): when a dialog closes over one of its text boxes,
@@ -50,10 +50,10 @@ class ConsoleScreen(ContainErrors, Screen[Any]):
         """Rebuild everything from the app's state (on first show and when the screen is resumed)."""
 
     def on_screen_suspend(self) -> None:
-        self.synced = self.capp.sync_token()
+        self.synced = self.capp.feed.sync_token()
 
     def on_screen_resume(self) -> None:
-        if self.synced != self.capp.sync_token():
+        if self.synced != self.capp.feed.sync_token():
             self.refresh_all()
         self.update_keybar()
         typing = self.focused is not None and self.focused.check_consume_key("a", "a")  # a text box has the focus

@@ -18,7 +18,9 @@ START_S = 90  # a loaded test box starts the engine slowly
 
 def console_for(config_path: Path, *argv: str) -> AvaConsole:
     args = build_parser().parse_args(["--config", str(config_path), *argv])
-    return make_console(args, config_path)
+    app = make_console(args, config_path)
+    assert isinstance(app, AvaConsole)  # typed as an App there: console.launch does not import console.app
+    return app
 
 
 def _port_held(config_path: Path) -> socket.socket:

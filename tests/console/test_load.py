@@ -52,7 +52,7 @@ async def test_console_answers_keys_under_load(config_path: Path, wait) -> None:
         await wait(pilot, lambda: type(app.screen).__name__ == "ToolLogScreen")
         await wait(pilot, lambda: app.state.events_seen >= CALLS * (1 + 3 * ROUNDS), within=30)
         # Batching: far fewer messages than events.
-        assert app.batches < app.state.events_seen / 20
+        assert app.feed.batches < app.state.events_seen / 20
         table = app.screen.query_one("#invocations")
         await wait(pilot, lambda: table.row_count == 2000)  # type: ignore[attr-defined]
         await pilot.press("f1")

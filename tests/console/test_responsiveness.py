@@ -41,10 +41,10 @@ async def test_a_key_is_answered_without_waiting_for_the_pump(config_path: Path,
     async with app.run_test(size=(120, 40)) as pilot:
         call_id = await _selected_call(app, pilot, wait)
         await wait(pilot, lambda: _tier_cell(app, call_id) != "-")
-        before = app.batches
+        before = app.feed.batches
         await pilot.press("f7")
         await wait(pilot, lambda: _tier_cell(app, call_id) == "DEEP", within=20)
-        assert app.batches > before
+        assert app.feed.batches > before
 
 
 async def test_a_screen_under_the_call_view_is_not_rebuilt(config_path: Path, wait) -> None:
