@@ -29,17 +29,16 @@ from textual.worker import get_current_worker
 
 from console.approvals import ApprovalQueue
 from console.attach_controls import AttachControls
-from console.bindings import app_bindings, validate_keymap
+from console.bindings import app_bindings
 from console.cli import build_parser, main
 from console.commands import ConsoleCommands
 from console.crash_guard import contain, dispatch_contained
 from console.elicitations import ElicitationPrompts
+from console.engine_boot import EngineBoot
 from console.event_pump import EventPump
 from console.format import Clock
-from console.host import load_config
-from console.launch import apply_overrides, claim_web_tab
 from console.messages import EngineReady, EventBatch
-from console.orders import Orders, call_label
+from console.orders import Orders
 from console.replay import ReplayClock
 from console.replay_controls import ReplayControls
 from console.screen_feed import ScreenFeed
@@ -50,7 +49,7 @@ from console.terminal_watch import CHECK_EVERY_S, is_terminal, terminal_gone
 from console.timings_state import VIEW_ONLY, TimingsState
 from console.voice_status import VoiceStatus
 from console.widgets.header import Glance, api_url, glance_line
-from engine import freeze_startup_heap, list_audio_devices
+from engine import list_audio_devices
 
 if TYPE_CHECKING:  # the engine, its events, the config models and the voice modules load after the first frame
     from console.attach import AttachLink
@@ -132,14 +131,10 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
         self.web_lock: Path | None = None
         self.web_lock_file: object | None = None
         self.engine: Engine | None = engine
-        #: The config as loaded, before the engine exists (``settings`` is the engine's once it does).
-        self._loaded_settings: Settings | None = None
         self.engine_error: str | None = None
         #: ``console.keymap`` as applied (binding id -> keys): a hidden binding can still say why it does nothing.
         self.applied_keymap: dict[str, str] = {}
         self.engine_running = False
-        #: Set once quitting began: an engine built after that is never started.
-        self._quitting = False
         self.state = ConsoleState()
         #: Turn timings and speaking spans per call (the call view's waterfall and timeline), from events only.
         self.timings = TimingsState()
@@ -149,8 +144,8 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
         self.tick = tick
         self.pump = EventPump(pump_interval)
         self.selected_call: str | None = None
-        self._sub: Subscription | None = None
-        self._owns_engine = engine is None
+        #: This console's engine from the config file to stopped (``console.engine_boot``).
+        self.boot = EngineBoot(self, owns_engine=engine is None)
         #: Who is told what changed: the mounted screens (``console.screen_feed``).
         self.feed = ScreenFeed(lambda: self.screen_stack, lambda: self.selected_call)
         #: The sound card by default; tests pass WAV/in-memory backends and device lists.
@@ -186,7 +181,7 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
         # work would hold the GIL while the frame is still being drawn
         self.call_after_refresh(self.set_timer, FIRST_FRAME_S, self._after_first_frame)
         if self.engine is not None:
-            self._attach_engine(self.engine)
+            self.boot.attach(self.engine)
 
     def _check_terminal(self) -> None:
         """The terminal went away (window closed, tmux session killed): quit as on Ctrl+Q, without asking."""
@@ -212,7 +207,7 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
                 "softphone belong to each engine)"
             )
             self.start_attach()
-        elif self.engine is None and not self._quitting:
+        elif self.engine is None and not self.boot.quitting:
             self.load_engine()
 
     @property
@@ -241,74 +236,13 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
 
     @work(thread=True, group="config", name="load-engine", exit_on_error=False)
     def load_engine(self) -> None:
-        """Off the UI thread: load the config, then import and build the engine (the MCP SDK, aiohttp …)."""
-        worker = get_current_worker()
-        if (taken := claim_web_tab(self)) is not None:  # --web: one console per config (console/launch.py)
-            self._from_thread(worker, self._engine_failed, taken)
-            return
-        try:
-            settings = apply_overrides(self, load_config(self.config_path))
-        except Exception as e:  # shown in the UI: the console stays up to fix the config
-            self._from_thread(worker, self._engine_failed, f"{type(e).__name__}: {e}")
-            return
-        if not self._from_thread(worker, self._config_loaded, settings):
-            return
-        try:
-            from engine import Engine
-
-            engine = Engine(settings, config_path=self.config_path, serve_http=self.serve_http)
-        except Exception as e:  # a provider that cannot be built, a bad script …
-            self._from_thread(worker, self._engine_failed, f"{type(e).__name__}: {e}")
-            return
-        self._from_thread(worker, self._engine_built, engine)
-
-    def _from_thread(self, worker: Any, callback: Callable[..., Any], *args: Any) -> bool:
-        """Run ``callback`` on the app's loop; False once the app is quitting (nothing more to hand over)."""
-        if worker.is_cancelled or self._quitting:
-            return False
-        try:
-            self.call_from_thread(callback, *args)
-        except RuntimeError:  # the app has exited meanwhile
-            return False
-        return not self._quitting
+        """Off the UI thread: load the config, then import and build the engine (``console.engine_boot``)."""
+        self.boot.load(get_current_worker())
 
     @property
     def settings(self) -> Settings | None:
         """The config the console shows: the engine's, or the loaded file's while the engine is being built."""
-        return self.engine.settings if self.engine is not None else self._loaded_settings
-
-    def _config_loaded(self, settings: Settings) -> None:
-        self._loaded_settings = settings
-        self.feed.rebuild()
-
-    def _engine_built(self, engine: Engine) -> None:
-        if self._quitting:  # quit while it was being built: it never started, so there is nothing to stop
-            return
-        self.engine = engine
-        engine.configure_logging(stream=None)
-        self._attach_engine(engine)
-
-    def _engine_failed(self, message: str) -> None:
-        self.engine_error = message
-        self.show_engine_status()
-        self.post_message(EngineReady(error=message))
-
-    def _attach_engine(self, engine: Engine) -> None:
-        self.state.default_tier = engine.default_tier
-        keymap = dict(engine.settings.console.keymap)
-        problems = validate_keymap(keymap)
-        for p in problems:
-            self.notify(p, title="keymap", severity="error", timeout=10)
-        self.applied_keymap = {
-            k: v for k, v in keymap.items() if not any(p.startswith(f"console.keymap.{k}:") for p in problems)
-        }
-        self.set_keymap(self.applied_keymap)
-        self._sub = engine.bus.subscribe(maxsize=50_000)
-        self.approvals.attach(engine)
-        self.elicitations.attach(engine)
-        self.pump_events(self._sub)
-        self.audio_devices = (engine.settings.softphone.input_device, engine.settings.softphone.output_device)
-        self.start_engine(engine)
+        return self.engine.settings if self.engine is not None else self.boot.loaded_settings
 
     def voice_phone(self) -> Softphone | None:
         """The softphone (made on first use: it loads the speech engines), or None while the engine is down."""
@@ -326,18 +260,10 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
 
     @work(group="engine", name="engine-start", exit_on_error=False)
     async def start_engine(self, engine: Engine) -> None:
-        try:
-            if not engine.started:
-                await engine.start()
-        except Exception as e:  # shown in the UI
-            self.engine_error = f"engine failed to start: {type(e).__name__}: {e}"
-            self.show_engine_status()
-            self.post_message(EngineReady(error=self.engine_error))
-            return
-        self.engine_running = True
-        self.show_engine_status()
-        self.post_message(EngineReady())
-        freeze_startup_heap()  # full GC passes then skip the ~120k start-up objects (engine/core/heap.py)
+        await self.boot.start(engine)
+
+    def cancel_workers(self, group: str) -> None:
+        self.workers.cancel_group(self, group)
 
     @work(group="pump", name="event-pump", exclusive=True, exit_on_error=False)
     async def pump_events(self, sub: Subscription) -> None:
@@ -358,18 +284,7 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
                 self.link.wake()
 
     async def shutdown_engine(self) -> None:
-        self._quitting = True
-        if self.phone is not None:
-            await self.phone.end("console closed")  # releases the sound devices before the engine stops
-        if self._sub is not None:
-            self._sub.close()
-        self.workers.cancel_group(self, "attach")  # the link closes its client
-        self.approvals.detach()  # nobody answers any more: what waits is denied, nothing waits for this console
-        self.elicitations.detach()
-        engine, self.engine_running = self.engine, False
-        if engine is not None and self._owns_engine and (engine.started or len(engine.tasks)):
-            self.workers.cancel_group(self, "engine")  # quit while servers still connect: stop them, don't wait
-            await engine.stop()
+        await self.boot.shutdown()
 
     async def action_quit(self) -> None:
         from console.quit_guard import quit_or_ask  # the dialog's module loads on first use
@@ -453,19 +368,10 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
         self.set_call_tier(self.selected_call, tier)
 
     def set_call_tier(self, call_id: str | None, tier: str) -> None:
-        if not self.attached and self.require_engine() is None:  # says why (starting, failed, a replay)
-            return
-        if call_id is None:
-            self.notify("select a call first (F1 Calls)", title="tier", severity="warning")
-            return
-        label = tier.upper() if tier != "auto" else "auto"
-        self.orders.run(
-            "set_tier", call_id, {"tier": tier}, title="tier", done=lambda _a: f"{call_label(call_id)}: tier {label}"
-        )
+        self.orders.set_call_tier(call_id, tier)
 
     def action_default_tier(self, tier: str) -> None:
-        label = tier.upper() if tier != "auto" else "auto"
-        self.orders.run("set_tier", None, {"tier": tier}, title="tier", done=lambda _a: f"default tier: {label}")
+        self.orders.set_default_tier(tier)
 
     # ------------------------------------------------------------------------------------------ config
 
@@ -474,22 +380,7 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
 
     @work(group="config", name="engine-reload", exit_on_error=False)
     async def reload_engine(self, settings: Settings, on_saved: Callable[[Settings], None] | None = None) -> None:
-        engine = self.engine
-        if engine is None:
-            self.notify("saved; the engine is not running, so nothing was reloaded", title="config")
-            return
-        try:
-            await engine.reload(apply_overrides(self, settings))
-        except Exception as e:  # a component refused the new config: the file is saved, say so
-            self.notify(
-                f"saved, but the reload failed: {type(e).__name__}: {e}", title="config", severity="error", timeout=15
-            )
-            return
-        engine.configure_logging(stream=None)
-        self.notify("saved and reloaded", title="config")
-        if on_saved is not None:
-            on_saved(settings)
-        self.config_changed()
+        await self.boot.reload(settings, on_saved)
 
     def config_changed(self) -> None:
         """The engine runs a new config: every visible screen rebuilds from it."""

@@ -37,6 +37,9 @@ class OrdersHost(Notifier, Workers, Protocol):
 
     link: AttachLink | None
 
+    @property
+    def attached(self) -> bool: ...
+
     def require_engine(self, what: str = "") -> Engine | None: ...
 
 
@@ -60,6 +63,23 @@ class Orders:
         self.app = app
         #: Every command sent to an attached engine: (engine, command, arguments), oldest first (tests read it).
         self.sent: list[tuple[str, str, dict[str, Any]]] = []
+
+    def set_default_tier(self, tier: str) -> None:
+        """The operator's default tier for every call (``auto``: the engine decides again)."""
+        label = tier.upper() if tier != "auto" else "auto"
+        self.run("set_tier", None, {"tier": tier}, title="tier", done=lambda _a: f"default tier: {label}")
+
+    def set_call_tier(self, call_id: str | None, tier: str) -> None:
+        """The selected call's tier (``call_id`` None: the operator is told to select one)."""
+        if not self.app.attached and self.app.require_engine() is None:  # says why (starting, failed, a replay)
+            return
+        if call_id is None:
+            self.app.notify("select a call first (F1 Calls)", title="tier", severity="warning")
+            return
+        label = tier.upper() if tier != "auto" else "auto"
+        self.run(
+            "set_tier", call_id, {"tier": tier}, title="tier", done=lambda _a: f"{call_label(call_id)}: tier {label}"
+        )
 
     def run(
         self,

@@ -16,7 +16,7 @@ import pytest
 from rich.text import Text
 from textual.widgets import DataTable
 
-import console.app as console_app
+import console.engine_boot as console_boot  # where the config is loaded
 import engine
 from console.app import AvaConsole
 from console.screens.calls import STARTING_NOTE
@@ -52,13 +52,13 @@ class Gate:
 def config_gate(monkeypatch: pytest.MonkeyPatch) -> Gate:
     """The config load waits at this gate (before reading the file)."""
     gate = Gate()
-    real = console_app.load_config
+    real = console_boot.load_config
 
     def held(path: Any) -> Settings:
         gate.wait()
         return real(path)
 
-    monkeypatch.setattr(console_app, "load_config", held)
+    monkeypatch.setattr(console_boot, "load_config", held)
     return gate
 
 
