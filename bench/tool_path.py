@@ -100,7 +100,10 @@ async def main() -> None:
 
 
 class _Sink(BaseHTTPRequestHandler):
-    """An OTLP/HTTP receiver that takes every export and answers 200 (the collector's side is not measured)."""
+    """An OTLP/HTTP receiver that takes every export and answers 200 (the collector's side is not measured); it keeps
+    the connection open between exports, as collectors do (HTTP/1.1)."""
+
+    protocol_version = "HTTP/1.1"
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length") or 0))

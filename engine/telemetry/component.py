@@ -48,9 +48,9 @@ class Telemetry:
         self._settings = settings
         self.bus = bus
         self._spawn = spawn  # the component's signature (default_components); it needs no task of its own
-        #: A tool's latency class (fast, standard, deep) by exposed name, for its span: asked on the loop at each
-        #: handoff, and the last one known kept (a tool may be gone by the time its span is built); replaced, never
-        #: changed, as the exporter thread reads it.
+        #: A tool's latency class (fast, standard, deep) by exposed name, for its span: asked once per handoff for
+        #: each tool that handoff has spans of, and the last one known kept (a tool may be gone by the time its span
+        #: is built); the span builder reads it.
         self._tool_class = tool_class
         self._classes: dict[str, str] = {}
         self.ids = CallTraceIds()
@@ -80,7 +80,7 @@ class Telemetry:
         limits = Limits.from_env()
         self.setup = setup
         self.export = SpanExport(
-            outputs, limits, lambda emit: SpanBuilder(emit, self.ids.of, sampled, self._tool_class)
+            outputs, limits, lambda emit: SpanBuilder(emit, self.ids.of, sampled, self._classes.get)
         )
         self._sub = self.bus.subscribe(maxsize=QUEUE_SIZE, types=set(EVENT_TYPES))
         self._timer = asyncio.get_running_loop().call_later(HANDOFF_S, self._handoff)
@@ -105,9 +105,8 @@ class Telemetry:
             return
         classes = self._classes
         for name in {ev.exposed_name for ev in events if type(ev) is ToolCompleted}:
-            if (cls := self._tool_class(name)) is not None and classes.get(name) != cls:
-                classes = {**classes, name: cls}
-        self._classes = classes
+            if (cls := self._tool_class(name)) is not None:
+                classes[name] = cls
         export.take(events)
 
     async def end_calls(self) -> None:

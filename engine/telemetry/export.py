@@ -93,25 +93,28 @@ class SpanExport:
     ) -> None:
         self.outputs = tuple(outputs)
         self.limits = limits
-        self.builder = builder(self._add)
+        self._pending: list[SpanData] = []
+        #: The builder appends straight to the waiting spans (no call of ours per span); ``_admit`` then holds
+        #: them to the queue's limit.
+        self.builder = builder(self._pending.append)
         self.dropped = 0
         #: Spans handed to the sender thread, and those it has sent (each written by one side only): what is
         #: between the two counts against the queue's limit too, as in the SDK's processor.
         self._queued = 0
         self._sent = 0
-        self._pending: list[SpanData] = []
         self._deadline = 0.0
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="telemetry", daemon=True)
         self._thread.start()
 
     def take(self, events: Sequence[Event]) -> None:
-        handle = self.builder.handle
+        handle, waiting = self.builder.handle, len(self._pending)
         for ev in events:
             try:
                 handle(ev)
             except Exception as e:  # one odd event never stops the traces of the others
                 log.warning("telemetry: no span for a %s event (%s: %s)", ev.type, type(e).__name__, e)
+        self._admit(waiting)
         self._export(everything=False)
 
     def tick(self) -> None:
@@ -119,7 +122,9 @@ class SpanExport:
             self._export(everything=True)
 
     def end_all(self, at: float) -> None:
+        waiting = len(self._pending)
         self.builder.end_all(at)
+        self._admit(waiting)
 
     def flush(self) -> threading.Event:
         """Sends what is waiting; the returned event is set once the sender thread has sent it all."""
@@ -139,16 +144,17 @@ class SpanExport:
             out.shutdown()
         return True
 
-    def _add(self, span: SpanData) -> None:
+    def _admit(self, waiting: int) -> None:
+        """The spans built since ``waiting`` were waiting: those beyond the queue's limit are dropped (the newest,
+        as the SDK's processor drops what comes to a full queue); a batch's schedule starts with its first span."""
         pending, limits = self._pending, self.limits
-        if len(pending) + self._queued - self._sent >= limits.max_queue_size:
-            self.dropped += 1
-            return
-        if not pending:
+        room = limits.max_queue_size - (self._queued - self._sent)
+        if len(pending) > room:
+            over = len(pending) - max(room, waiting)
+            del pending[len(pending) - over :]
+            self.dropped += over
+        if not waiting and pending:
             self._deadline = time.monotonic() + limits.schedule_delay_s
-        pending.append(span)
-        if len(pending) >= limits.max_export_batch_size:
-            self._export(everything=False)
 
     def _export(self, *, everything: bool) -> None:
         batch, pending = self.limits.max_export_batch_size, self._pending

@@ -20,7 +20,6 @@ _ERROR = 2
 #: Attributes whose values rarely repeat: encoded each time instead of filling the cache.
 _UNIQUE = frozenset({"gen_ai.tool.call.id", "ava.call.id"})
 _CACHE_MAX = 4096
-_times = struct.Struct("<BQBQ").pack  # start_time_unix_nano (7, fixed64), end_time_unix_nano (8, fixed64)
 _double = struct.Struct("<d").pack
 
 
@@ -90,62 +89,91 @@ def key_value(tag: int, key: str, v: Any) -> bytes:
 
 
 class Encoder:
-    """Writes export requests for one resource and instrumentation scope; not thread-safe (one exporter thread)."""
+    """Writes export requests for one resource and instrumentation scope; not thread-safe (one exporter thread).
+
+    A span is one packed fixed part (trace and span ids, times), its parent's id, then bytes cached by what repeats:
+    the name and kind with the shared attributes after them, and each own attribute whose value repeats."""
 
     def __init__(self, resource: Mapping[str, Any], scope: str, scope_version: str = "") -> None:
         self._resource = field(0x0A, b"".join(key_value(0x0A, k, v) for k, v in resource.items()))
         scope_msg = field(0x0A, scope.encode()) + (field(0x12, scope_version.encode()) if scope_version else b"")
         self._scope = field(0x0A, scope_msg)
         self._attrs: dict[tuple[str, Any, type], bytes] = {}
-        self._names: dict[tuple[str, int], bytes] = {}
+        #: name and kind, then the shared attributes, by (name, kind, shared)
+        self._heads: dict[tuple[str, int, Shared | None], bytes] = {}
         self._keys: dict[str, bytes] = {}  # a KeyValue's key field, by key
 
     def request(self, spans: Iterable[SpanData]) -> bytes:
+        span = self.span
         parts: list[bytes] = []
         for s in spans:
-            b = self.span(s)
-            parts += (b"\x12", varint(len(b)), b)
+            b = span(s)
+            n = len(b)
+            parts += (b"\x12", _VARINTS[n] if n < _SMALL else _slow_varint(n), b)
         body = b"".join(parts)
         return field(0x0A, self._resource + field(0x12, self._scope + body))
 
     def span(self, s: SpanData) -> bytes:
-        head = self._names.get((s.name, s.kind))
+        trace_id, span_id, parent_id, name, kind, start, end, shared, attributes, error = s
+        head = self._heads.get((name, kind, shared))
         if head is None:
-            if len(self._names) >= _CACHE_MAX:
-                self._names.clear()
-            head = self._names[(s.name, s.kind)] = field(0x2A, s.name.encode()) + bytes((0x30, s.kind))
-        parts = [b"\x0a\x10", s.trace_id, b"\x12\x08", s.span_id]
-        if s.parent_id:
-            parts += (b"\x22\x08", s.parent_id)
-        parts += (head, _times(0x39, s.start_ns, 0x41, s.end_ns))
-        if (shared := s.shared) is not None:
-            enc = shared.encoded
-            if enc is None:
-                enc = shared.encoded = b"".join([key_value(0x4A, k, v) for k, v in shared.attributes.items()])
-            parts.append(enc)
-        cache = self._attrs
-        for k, v in s.attributes.items():
-            if k in _UNIQUE or isinstance(v, float):
-                kf = self._keys.get(k)
-                if kf is None:
-                    kf = self._keys[k] = field(0x0A, k.encode())
-                av = any_value(v)
-                parts += (
-                    b"\x4a",
-                    varint(len(kf) + 1 + len(av) + len(varint(len(av)))),
-                    kf,
-                    b"\x12",
-                    varint(len(av)),
-                    av,
-                )
-                continue
-            key = (k, v, type(v))
-            kv = cache.get(key)
-            if kv is None:
-                if len(cache) >= _CACHE_MAX:
-                    cache.clear()
-                kv = cache[key] = key_value(0x4A, k, v)
-            parts.append(kv)
-        if s.error is not None:
-            parts.append(field(0x7A, field(0x12, s.error.encode()) + bytes((0x18, _ERROR))))
+            head = self._head(name, kind, shared)
+        if parent_id:
+            parts = [_FIXED_CHILD(0x100A, trace_id, 0x0812, span_id, 0x0822, parent_id, 0x39, start, 0x41, end), head]
+        else:
+            parts = [_FIXED_ROOT(0x100A, trace_id, 0x0812, span_id, 0x39, start, 0x41, end), head]
+        if attributes:
+            cache = self._attrs
+            for k, v in attributes.items():
+                if k in _UNIQUE or type(v) is float:
+                    parts.append(self._unique(k, v))
+                    continue
+                key = (k, v, type(v))
+                kv = cache.get(key)
+                if kv is None:
+                    if len(cache) >= _CACHE_MAX:
+                        cache.clear()
+                    kv = cache[key] = key_value(0x4A, k, v)
+                parts.append(kv)
+        if error is not None:
+            parts.append(field(0x7A, field(0x12, error.encode()) + bytes((0x18, _ERROR))))
         return b"".join(parts)
+
+    def _head(self, name: str, kind: int, shared: Shared | None) -> bytes:
+        if len(self._heads) >= _CACHE_MAX:
+            self._heads.clear()
+        head = field(0x2A, name.encode()) + bytes((0x30, kind))
+        if shared is not None:
+            if shared.encoded is None:
+                shared.encoded = b"".join([key_value(0x4A, k, v) for k, v in shared.attributes.items()])
+            head += shared.encoded
+        self._heads[(name, kind, shared)] = head
+        return head
+
+    def _unique(self, k: str, v: Any) -> bytes:
+        """A KeyValue whose value rarely repeats (an id, a measured float): only its key is cached."""
+        kf = self._keys.get(k)
+        if kf is None:
+            kf = self._keys[k] = field(0x0A, k.encode())
+        if type(v) is str:
+            b = v.encode()
+            inner = len(kf) + len(b) + 4
+            if inner < 128:  # every length fits in one byte
+                return b"".join((_KV[inner], kf, _STRING[len(b)], b))
+        elif type(v) is float and len(kf) < 117:  # AnyValue.double_value: 9 bytes
+            return b"".join((_KV[len(kf) + 11], kf, b"\x12\x09\x21", _double(v)))
+        av = any_value(v)
+        inner = len(kf) + 1 + len(varint(len(av))) + len(av)
+        return b"".join((b"\x4a", varint(inner), kf, b"\x12", varint(len(av)), av))
+
+
+#: Ahead of time for every length below 128: a span attribute's tag and length (``_KV``), and the head of a KeyValue's
+#: value holding a string of that length (``_STRING``: value's tag and length, then string_value's).
+_KV = [bytes((0x4A, n)) for n in range(128)]
+_STRING = [bytes((0x12, n + 2, 0x0A, n)) for n in range(124)]
+
+
+#: A span's fixed part: trace_id (1, bytes), span_id (2, bytes), [parent_span_id (4, bytes)], start and end times
+#: (7, 8: fixed64), each after its tag (two-byte tags packed as little-endian shorts).
+_FIXED_ROOT = struct.Struct("<H16sH8sBQBQ").pack
+_FIXED_CHILD = struct.Struct("<H16sH8sH8sBQBQ").pack

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from random import getrandbits
 from typing import Any
 
@@ -27,8 +28,8 @@ from engine.events import (
     TurnStage,
     TurnTimings,
 )
+from engine.events.usage import CallUsage, UsageUpdated
 from engine.telemetry.otlp import CLIENT, INTERNAL, SERVER, Shared, SpanData
-from engine.usage.events import CallUsage, UsageUpdated
 
 #: What the component subscribes to (nothing else reaches it).
 EVENT_TYPES = frozenset(
@@ -63,10 +64,11 @@ def ns(seconds: float) -> int:
 
 def span_id() -> bytes:
     """A random non-zero span id (as the SDK's ``RandomIdGenerator`` makes them)."""
-    n = getrandbits(64)
-    while not n:
-        n = getrandbits(64)
-    return n.to_bytes(8, "big")
+    return (getrandbits(64) or 1).to_bytes(8, "big")
+
+
+#: ``SpanData`` from a tuple of its fields without the named tuple's Python-level ``__new__`` (a frame per span).
+_span: Callable[[tuple[Any, ...]], SpanData] = partial(tuple.__new__, SpanData)
 
 
 def usage_attributes(usage: Any) -> dict[str, int | float]:
@@ -130,7 +132,9 @@ class SpanBuilder:
         self.tool_class = tool_class
         self.calls: dict[str, _Call] = {}
         self._shared: dict[tuple[Any, ...], Shared] = {}
-        self._names: dict[str, str] = {}  # "execute_tool {name}" by name: one string (its hash kept) per tool
+        #: What a tool span's name, status and attributes make of its event's fields, by those fields: the span's
+        #: name, its shared attributes, its error, and the MCP request's name and shared attributes (if it made one).
+        self._tools: dict[tuple[Any, ...], tuple[str, Shared, str | None, str | None, Shared | None]] = {}
 
     def shared(self, key: tuple[Any, ...], make: Callable[[], dict[str, Any]]) -> Shared:
         """The one ``Shared`` for attributes that ``key`` determines (made by ``make`` the first time)."""
@@ -228,18 +232,20 @@ class SpanBuilder:
         if c.pending is None:
             return
         (ev, tools), c.pending = c.pending, None
-        usage = c.usage.pop(ev.turn, None)
+        usage = c.usage.pop(ev.turn, None) if c.usage else None
         if not c.sampled:
             return
-        start = ev.started_at or ev.ts - max((s.start_ms + s.duration_ms for s in ev.stages), default=0.0) / 1000
-        end = max([start + ev.latency_ms / 1000, *(start + (s.start_ms + s.duration_ms) / 1000 for s in ev.stages)])
+        stages = ev.stages
+        reach = max([s.start_ms + s.duration_ms for s in stages]) / 1000 if stages else 0.0
+        start = ev.started_at or ev.ts - reach
+        end = start + max(ev.latency_ms / 1000, reach)
         over = ev.latency_ms > ev.budget_ms
-        shared = self.shared(
-            ("turn", ev.tier, ev.budget_ms, over),
-            lambda: {"ava.tier": ev.tier, "ava.budget_ms": ev.budget_ms, "ava.over_budget": over},
+        key = ("turn", ev.tier, ev.budget_ms, over)
+        shared = self._shared.get(key) or self.shared(
+            key, lambda: {"ava.tier": ev.tier, "ava.budget_ms": ev.budget_ms, "ava.over_budget": over}
         )
         turn_id, tid, emit = span_id(), c.trace_id, self.emit
-        for s in ev.stages:
+        for s in stages:
             stage = s if isinstance(s, TurnStage) else TurnStage(**s)  # a replay rebuilds them as dicts
             name = STAGE_SPANS.get(stage.name)
             if name is None:
@@ -257,14 +263,16 @@ class SpanBuilder:
                 extra["ava.status"] = stage.status
             kind = CLIENT if name == "model" else INTERNAL
             emit(
-                SpanData(
-                    tid, span_id(), turn_id, name, kind, ns(a), ns(a + stage.duration_ms / 1000), None, extra, None
-                )
+                _span((tid, span_id(), turn_id, name, kind, ns(a), ns(a + stage.duration_ms / 1000), None, extra, None))
             )
         for t in tools:
             self._tool_span(t, tid, turn_id, True)
         attrs = {"ava.turn": ev.turn, "ava.latency_ms": ev.latency_ms}
-        emit(SpanData(tid, turn_id, c.span.span_id, "turn", INTERNAL, ns(start), ns(end), shared, attrs, None))
+        emit(
+            _span(
+                (tid, turn_id, c.span.span_id, "turn", INTERNAL, int(start * 1e9), int(end * 1e9), shared, attrs, None)
+            )
+        )
 
     # -------------------------------------------------------------------------------------------- tools
 
@@ -281,26 +289,42 @@ class SpanBuilder:
     def _tool_span(self, ev: ToolCompleted, trace_id: bytes, parent: bytes, sampled: bool) -> None:
         if not sampled:
             return
-        end = ns(ev.ts)
-        start = end - ns(ev.latency_ms / 1000)
-        name, server, status, cache_hit = ev.exposed_name, ev.server, ev.status, ev.cache_hit
+        end = int(ev.ts * 1e9)
+        start = end - int(ev.latency_ms * 1e6)
+        name = ev.exposed_name
         cls = self.tool_class(name)
-        shared = self.shared(("tool", name, server, status, cache_hit, cls), lambda: _tool_attributes(ev, cls))
-        error = status if status in _TOOL_FAILED else None
-        tool_id = span_id()
+        key = (name, ev.server, ev.status, ev.cache_hit, ev.tool, cls)
+        made = self._tools.get(key) or self._tool_kind(key, ev, cls)
+        span_name, shared, error, mcp_name, mcp = made
+        tool_id = (getrandbits(64) or 1).to_bytes(8, "big")
         attrs = {"gen_ai.tool.call.id": ev.tool_call_id}
-        self.emit(
-            SpanData(trace_id, tool_id, parent, f"execute_tool {name}", INTERNAL, start, end, shared, attrs, error)
-        )
-        if server != "builtin" and not cache_hit and status != "rejected":
+        self.emit(_span((trace_id, tool_id, parent, span_name, INTERNAL, start, end, shared, attrs, error)))
+        if mcp is not None:
             # the MCP request the tool call made: the executor's clock is the one around it (see the docs)
+            self.emit(_span((trace_id, span_id(), tool_id, mcp_name, CLIENT, start, end, mcp, {}, error)))
+
+    def _tool_kind(
+        self, key: tuple[Any, ...], ev: ToolCompleted, cls: str | None
+    ) -> tuple[str, Shared, str | None, str | None, Shared | None]:
+        """What every tool span with these fields shares (made once per distinct set)."""
+        if len(self._tools) >= _SHARED_MAX:
+            self._tools.clear()
+        status, server = ev.status, ev.server
+        mcp: Shared | None = None
+        if server != "builtin" and not ev.cache_hit and status != "rejected":
             mcp = self.shared(
                 ("mcp", ev.tool, server),
                 lambda: {"mcp.method.name": "tools/call", "gen_ai.tool.name": ev.tool, "ava.mcp.server": server},
             )
-            self.emit(
-                SpanData(trace_id, span_id(), tool_id, f"tools/call {ev.tool}", CLIENT, start, end, mcp, {}, error)
-            )
+        made = (
+            f"execute_tool {ev.exposed_name}",
+            Shared(_tool_attributes(ev, cls)),
+            status if status in _TOOL_FAILED else None,
+            f"tools/call {ev.tool}" if mcp is not None else None,
+            mcp,
+        )
+        self._tools[key] = made
+        return made
 
     # -------------------------------------------------------------------------------------------- transfers
 
