@@ -16,7 +16,6 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from engine.events import ToolCompleted
 from engine.telemetry.setup import CallTraceIds, TraceSetup, span_outputs, trace_setup
 
 if TYPE_CHECKING:
@@ -48,11 +47,10 @@ class Telemetry:
         self._settings = settings
         self.bus = bus
         self._spawn = spawn  # the component's signature (default_components); it needs no task of its own
-        #: A tool's latency class (fast, standard, deep) by exposed name, for its span: asked once per handoff for
-        #: each tool that handoff has spans of, and the last one known kept (a tool may be gone by the time its span
-        #: is built); the span builder reads it.
+        #: A tool's latency class (fast, standard, deep) by exposed name, for its span: asked when the tool's first
+        #: span is built and again at each handoff, the last one known kept (a tool may be gone by then).
         self._tool_class = tool_class
-        self._classes: dict[str, str] = {}
+        self._classes: dict[str, str | None] = {}
         self.ids = CallTraceIds()
         self.setup: TraceSetup | None = None
         self.export: SpanExport | None = None
@@ -80,10 +78,17 @@ class Telemetry:
         limits = Limits.from_env()
         self.setup = setup
         self.export = SpanExport(
-            outputs, limits, lambda emit: SpanBuilder(emit, self.ids.of, sampled, self._classes.get)
+            outputs, limits, lambda emit: SpanBuilder(emit, self.ids.of, sampled, self._class)
         )
         self._sub = self.bus.subscribe(maxsize=QUEUE_SIZE, types=set(EVENT_TYPES))
         self._timer = asyncio.get_running_loop().call_later(HANDOFF_S, self._handoff)
+
+    def _class(self, name: str) -> str | None:
+        classes = self._classes
+        if name in classes:
+            return classes[name]
+        cls = classes[name] = self._tool_class(name)
+        return cls
 
     def _handoff(self) -> None:
         self._hand_over()
@@ -104,8 +109,8 @@ class Telemetry:
         if not events:
             return
         classes = self._classes
-        for name in {ev.exposed_name for ev in events if type(ev) is ToolCompleted}:
-            if (cls := self._tool_class(name)) is not None:
+        for name, known in classes.items():  # the tools spans were made for: their classes move with their latency
+            if (cls := self._tool_class(name)) is not None and cls != known:
                 classes[name] = cls
         export.take(events)
 
