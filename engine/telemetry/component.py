@@ -77,9 +77,7 @@ class Telemetry:
 
         limits = Limits.from_env()
         self.setup = setup
-        self.export = SpanExport(
-            outputs, limits, lambda emit: SpanBuilder(emit, self.ids.of, sampled, self._class)
-        )
+        self.export = SpanExport(outputs, limits, lambda emit: SpanBuilder(emit, self.ids.of, sampled, self._class))
         self._sub = self.bus.subscribe(maxsize=QUEUE_SIZE, types=set(EVENT_TYPES))
         self._timer = asyncio.get_running_loop().call_later(HANDOFF_S, self._handoff)
 
