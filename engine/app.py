@@ -14,9 +14,9 @@ forwarded (``Forward``), and no part is handed the engine to reach the others.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from engine.bounds.json_text import valid_text
 from engine.budget.tier_control import TIERS, TierControl
@@ -27,10 +27,12 @@ from engine.config.models import Settings
 from engine.core.forward import Forward
 from engine.core.metrics import Metrics
 from engine.core.tasks import EngineTasks, Spawn
-from engine.events import ConfigReloaded, EngineError, EventBus, ToolsChanged
+from engine.events import ConfigReloaded, EngineError, EventBus
 from engine.operator.approvals import ApprovalCommands
+from engine.operator.call_switches import CallSwitches
 from engine.operator.desk import OperatorDesk
 from engine.operator.elicitation import ElicitationCommands
+from engine.operator.servers import ServerDesk
 from engine.operator.steering import Steering
 from engine.providers.base import Provider, TurnReply
 from engine.providers.factory import create_provider
@@ -38,7 +40,7 @@ from engine.providers.pipeline import bind_pipelines
 from engine.recorder.desk import RecordingDesk
 from engine.redaction.redactor import Redactor, secret_values
 from engine.sessions.session import CallSession
-from engine.sessions.snapshot import CallInfo, ToolState
+from engine.sessions.snapshot import CallInfo
 from engine.sessions.store import InMemorySessionStore, SessionStore
 from engine.tools.base import Tool, ToolResult
 from engine.tools.builtin import builtin_tools
@@ -83,6 +85,15 @@ class Engine:
     export_call = Forward("recording", RecordingDesk.export_call)
     recordings = Forward("recording", RecordingDesk.recordings)
     record_audio = Forward("recording", RecordingDesk.record_audio)
+    set_tier = Forward("switches", CallSwitches.set_tier)
+    set_tool_enabled = Forward("switches", CallSwitches.set_tool_enabled)
+    tool_states = Forward("switches", CallSwitches.tool_states)
+    restart_server = Forward("servers", ServerDesk.restart_server)
+    sign_in_server = Forward("servers", ServerDesk.sign_in_server)
+    sign_out_server = Forward("servers", ServerDesk.sign_out_server)
+    test_server = Forward("servers", ServerDesk.test_server)
+    server_status = Forward("servers", ServerDesk.server_status)
+    set_server_enabled = Forward("servers", ServerDesk.set_server_enabled)
 
     #: The longest say-now line or whisper (characters); UIs size their input by it.
     steer_max_chars = Steering.max_chars
@@ -174,6 +185,8 @@ class Engine:
             say_now=self.steering.say_now,
         )
         self.recording = RecordingDesk(parts.recorder, self._softphone_call)
+        self.switches = CallSwitches(self.calls, self.tiers, self._budget, self.registry, self.bus)
+        self.servers = ServerDesk(parts.mcp, self.redactor)
 
     # ------------------------------------------------------------------------------------------------ lifecycle
 
@@ -284,20 +297,6 @@ class Engine:
         s = self.sessions.get(call_id)
         return CallInfo.of(s) if s is not None else None
 
-    def tool_states(self, call_id: str) -> list[ToolState]:
-        """The call's tools for its next turn: shown ones first (in view order), then hidden ones with the reason,
-        each with the operator's on/off switch. ``CallError`` when there is no such live call."""
-        session = self.calls.session(call_id)
-        view = self.calls.view_for(session)
-        out = [ToolState(t.name, t.tool.definition.server, True, True) for t in view.tools]
-        shown = {t.name for t in out}
-        for name, reason in view.hidden:
-            if name not in shown:
-                entry = self.registry.get(name)
-                server = entry.tool.definition.server if entry is not None else ""
-                out.append(ToolState(name, server, False, session.tool_overrides.get(name) is not False, reason))
-        return out
-
     def tool_view(self, session: CallSession) -> ToolView:
         return self.calls.view_for(session)
 
@@ -333,43 +332,6 @@ class Engine:
     @waiting_callers.setter
     def waiting_callers(self, n: int) -> None:
         self.tiers.waiting_callers = n
-
-    def set_tier(self, call_id: str | None, tier: str) -> None:
-        """Operator override: a tier or "auto" for one call, or (call_id None) for the global default."""
-        if tier not in (*TIERS, "auto"):
-            raise ValueError(f"unknown tier {tier!r} (fast, standard, deep or auto)")
-        if call_id is None:
-            self.tiers.set_default(tier)
-            return
-        session = self.calls.session(call_id)
-        if tier == "auto":
-            session.tier_override = None
-            default = self.budget.default_for(session)
-            self.tiers.set_call_tier(session, default.tier, f"operator cleared the override: {default.reason}")
-        else:
-            session.tier_override = tier
-            self.tiers.set_call_tier(session, tier, "operator override")
-
-    def set_tool_enabled(
-        self, call_id: str, exposed_name: str, enabled: bool, apply: Literal["next_turn", "now"] = "next_turn"
-    ) -> bool:
-        """Switch a tool on or off for a live call; "now" cancels the turn in flight and restarts it."""
-        if apply not in ("next_turn", "now"):
-            raise ValueError(f"apply must be 'next_turn' or 'now', not {apply!r}")
-        session = self.calls.session(call_id)
-        session.tool_overrides[exposed_name] = enabled
-        session.tools_revision += 1
-        restarted = self.calls.restart_turn(call_id) if apply == "now" else False
-        self.bus.publish(
-            ToolsChanged(
-                revision=session.tools_revision,
-                call_id=call_id,
-                added=(exposed_name,) if enabled else (),
-                removed=() if enabled else (exposed_name,),
-                apply="now" if restarted else "next_turn",
-            )
-        )
-        return restarted
 
     async def set_provider(self, call_id: str, provider_name: str) -> None:
         """Switch a live call to another provider from its next turn."""
@@ -433,33 +395,3 @@ class Engine:
     async def calibrate(self, server_id: str, probes: int | None = None) -> dict[str, Any]:
         """Probe a server's idempotent tools now (``ava-engine mcp calibrate``); returns the report."""
         return await self.budget.calibrate(server_id, probes)
-
-    # ---- MCP (engine/mcp)
-
-    async def restart_server(self, server_id: str) -> dict[str, Any]:
-        """Restart one MCP server (resets its restart count; the way out of ``failed``); returns its status."""
-        return self.redactor.value(await self.mcp.restart_server(server_id))
-
-    async def sign_in_server(
-        self, server_id: str, show_url: Callable[[str], Awaitable[None] | None], timeout_s: float = 300.0
-    ) -> dict[str, Any]:
-        """OAuth sign-in to a remote MCP server: ``show_url`` gets the URL to open, a loopback listener waits for the
-        redirect, the tokens go to the OS keyring and the server restarts (``up`` when done). Raises ``SignInError``
-        (``engine.mcp.signin``) with a message naming the server when it did not complete."""
-        return self.redactor.value(await self.mcp.sign_in(server_id, show_url, timeout_s))
-
-    async def sign_out_server(self, server_id: str) -> dict[str, Any]:
-        """Forget a remote MCP server's OAuth tokens; it then waits in ``needs sign-in``."""
-        return self.redactor.value(await self.mcp.sign_out(server_id))
-
-    async def test_server(self, target: str | Mapping[str, Any]) -> dict[str, Any]:
-        """Fresh connect → initialize → list for a configured server id or an unsaved server config dict."""
-        return self.redactor.value(await self.mcp.test_server(target))
-
-    def server_status(self) -> dict[str, Any]:
-        """Every MCP server's state, protocol, pid, uptime, restarts, last error, tools and stderr tail."""
-        return self.redactor.value(self.mcp.status())
-
-    async def set_server_enabled(self, server_id: str, enabled: bool) -> dict[str, Any]:
-        """Switch one MCP server on or off for this run (not saved); returns its status."""
-        return self.redactor.value(await self.mcp.set_server_enabled(server_id, enabled))

@@ -17,10 +17,8 @@ from engine.voice.pipeline import VoiceCall
 def voice_call(engine: RealtimeHost, backend: AudioBackend, context: str, **kw: Any) -> VoiceCall | RealtimeVoiceCall:
     """The voice driver for a call of ``context``: speech-to-speech when its provider is a realtime one, else the
     cascaded pipeline (``kw`` as either takes: provider, caller_name, caller_number, on_state, on_level …)."""
-    record = getattr(engine, "record_audio", None)  # the flight recorder's tap (engine.recorder.desk), if any
     made: list[VoiceCall | RealtimeVoiceCall] = []
-    if record is not None:
-        backend = record(backend, lambda: made[0].call_id if made else None)
+    backend = engine.record_audio(backend, lambda: made[0].call_id if made else None)  # the flight recorder's tap
     call: VoiceCall | RealtimeVoiceCall
     if is_realtime(engine, context, kw.get("provider")):
         kw.pop("recognizer", None)  # the provider hears the caller itself

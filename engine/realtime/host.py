@@ -10,12 +10,14 @@ usage meter (``calls.usage_meter``, engine.usage.meter), as text turns do.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal, Protocol
 
 from engine.core.metrics import Metrics
 from engine.realtime.session import AudioSpec, RealtimeProvider, RealtimeSession
 from engine.sessions.session import CallError, CallSession
 from engine.usage.meter import UsageMeter
+from engine.voice.backend import AudioBackend
 from engine.voice.pipeline import Deliver, VoiceHost
 
 
@@ -51,6 +53,10 @@ class RealtimeHost(VoiceHost, Protocol):
 
     @property
     def metrics(self) -> Metrics: ...
+
+    def record_audio(self, backend: AudioBackend, call_id: Callable[[], str | None]) -> AudioBackend:
+        """``backend`` with the call's audio recorded (the flight recorder's tap; as is when it records none)."""
+        ...
 
 
 def is_realtime(engine: VoiceHost, context: str, provider: str | None = None) -> bool:

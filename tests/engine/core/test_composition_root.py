@@ -17,13 +17,15 @@ from engine.app import Engine
 from engine.config.models import Settings
 from engine.core.forward import Forward
 from engine.operator.approvals import ApprovalCommands
+from engine.operator.call_switches import CallSwitches
 from engine.operator.desk import OperatorDesk
 from engine.operator.elicitation import ElicitationCommands
+from engine.operator.servers import ServerDesk
 from engine.operator.steering import Steering
 from engine.recorder.desk import RecordingDesk
 
 ROOT = Path(__file__).resolve().parents[3]
-PARTS = [Steering, ApprovalCommands, ElicitationCommands, OperatorDesk, RecordingDesk]
+PARTS = [Steering, ApprovalCommands, ElicitationCommands, OperatorDesk, RecordingDesk, CallSwitches, ServerDesk]
 
 
 def test_the_engine_is_not_assembled_from_mixins() -> None:
@@ -41,7 +43,9 @@ def test_each_part_is_built_from_what_it_uses_not_the_engine(part: type) -> None
 
 def test_the_facade_forwards_with_the_parts_signature_and_docstring() -> None:
     engine = Engine(Settings.model_validate({"engine": {"http": {"enabled": False}}}))
-    for name, part in [("say_now", engine.steering), ("approve_tool", engine.approvals), ("drain", engine.operator)]:
+    parts = [("say_now", engine.steering), ("approve_tool", engine.approvals), ("drain", engine.operator)]
+    parts += [("set_tier", engine.switches), ("server_status", engine.servers), ("export_call", engine.recording)]
+    for name, part in parts:
         forwarded, own = getattr(engine, name), getattr(part, name)
         assert forwarded == own and forwarded.__doc__ == own.__doc__
         assert inspect.signature(forwarded) == inspect.signature(own)
@@ -58,8 +62,9 @@ def test_a_forward_must_keep_the_parts_method_name() -> None:
     assert "Facade.speak forwards to Steering.say_now: use the same name" in str(raised.value.__cause__)
 
 
-def test_the_root_has_no_getattr_back_door_and_no_component_search() -> None:
-    tree = ast.parse((ROOT / "engine/app.py").read_text(encoding="utf-8"))
+@pytest.mark.parametrize("module", ["engine/app.py", "engine/realtime/driver.py"])
+def test_no_getattr_back_door_and_no_component_search(module: str) -> None:
+    tree = ast.parse((ROOT / module).read_text(encoding="utf-8"))
     calls = [n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
-    assert "getattr" not in calls
-    assert "isinstance" not in calls, "a part is found by searching the components by class: name it instead"
+    assert "getattr" not in calls, f"{module} reaches a part through getattr: declare it in a Protocol instead"
+    assert "isinstance" not in calls, f"{module} finds a part by searching for its class: name it instead"
