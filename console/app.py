@@ -28,6 +28,7 @@ from textual.screen import Screen
 from textual.worker import get_current_worker
 
 from console.approvals import ApprovalQueue
+from console.attach import EnginesChanged
 from console.attach_controls import AttachControls
 from console.bindings import app_bindings
 from console.cli import build_parser, main
@@ -35,12 +36,13 @@ from console.commands import ConsoleCommands
 from console.crash_guard import contain, dispatch_contained
 from console.elicitations import ElicitationPrompts
 from console.engine_boot import EngineBoot
+from console.engine_status import require_engine, show_engine_status
 from console.event_pump import EventPump
 from console.format import Clock
 from console.messages import EngineReady, EventBatch
 from console.orders import Orders
 from console.replay import ReplayClock
-from console.replay_controls import ReplayControls
+from console.replay_controls import ReplayBatch, ReplayControls
 from console.screen_feed import ScreenFeed
 from console.screens.base import ConsoleScreen
 from console.screens.calls import CallsScreen
@@ -48,14 +50,15 @@ from console.state import ConsoleState
 from console.terminal_watch import CHECK_EVERY_S, is_terminal, terminal_gone
 from console.timings_state import VIEW_ONLY, TimingsState
 from console.voice_status import VoiceStatus
-from console.widgets.header import Glance, api_url, glance_line
+from console.widgets.header import Glance
 from engine import list_audio_devices
 
 if TYPE_CHECKING:  # the engine, its events, the config models and the voice modules load after the first frame
     from console.attach import AttachLink
+    from console.replay import Replay
     from engine import BackendFactory, DeviceInfo, DeviceSpec, Engine, RemoteEngines, Softphone
     from engine.config import Settings
-    from engine.events import Event, Subscription
+    from engine.events import Subscription
 
 #: The entry point (``console.app:main``) and its parser stay importable from here: they live in ``console.cli``.
 __all__ = ["AvaConsole", "build_parser", "main"]
@@ -76,7 +79,7 @@ def _lazy_screen(module: str, name: str) -> Callable[[], Screen[Any]]:
 FIRST_FRAME_S = 0.02
 
 
-class AvaConsole(AttachControls, ReplayControls, App[None]):
+class AvaConsole(App[None]):
     TITLE = "ava-console"
     #: The first screen's styles load with the app's. As a screen's own ``CSS_PATH`` they would be read when the
     #: screen is first shown, and Textual then re-parses every stylesheet, twice: most of the styling time before
@@ -118,11 +121,12 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
     ) -> None:
         super().__init__()
         #: ``--attach URL``: follow engines elsewhere through this client, with no engine of its own
-        #: (``console.attach``); ``remote`` is a client made already (tests), else ``engine.open_remote`` makes one.
-        self.attach_url, self.attach_token, self._remote = attach, token, remote
+        #: (``console.attach_controls``); ``remote`` is a client made already (tests), else ``engine.open_remote``.
+        self.attach_url = attach
         self.link: AttachLink | None = None
-        #: ``--replay FILE``: replay this recording through the screens, with no engine (``console.replay``).
-        self.replay_path, self.replay_speed = (Path(replay) if replay is not None else None), replay_speed
+        self.attach_controls = AttachControls(self, attach, token, remote)
+        #: ``--replay FILE``: replay this recording through the screens, with no engine (``console.replay_controls``).
+        self.replays = ReplayControls(self, replay, replay_speed)
         self.config_path = Path(config_path)
         #: Run the engine's HTTP API (health, metrics, MCP status) beside the console: only when asked (``--http``).
         self.serve_http = serve_http
@@ -197,42 +201,54 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
         the first instant): F1 comes back to it whole."""
         if self._first_screen is not None:
             await self._first_screen.after_first_frame()
-        if self.replay_path is not None:  # a replay needs no engine: the screens and keys that need one say so
-            self.engine_error = f"replaying {self.replay_path.name}: this console has no engine"
-            self.start_replay(self.replay_path)
+        path = self.replays.replay_path
+        if path is not None:  # a replay needs no engine: the screens and keys that need one say so
+            self.engine_error = f"replaying {path.name}: this console has no engine"
+            self.start_replay(path)
         elif self.attached:  # engines elsewhere: no engine here either (the screens that need one say so)
-            where = self._remote.description if self._remote is not None else self.attach_url
+            remote = self.attach_controls.remote
+            where = remote.description if remote is not None else self.attach_url
             self.engine_error = (
                 f"attached to {where}: this console has no engine of its own (servers, budget, secrets and the "
                 "softphone belong to each engine)"
             )
-            self.start_attach()
+            self.attach_controls.start()
         elif self.engine is None and not self.boot.quitting:
             self.load_engine()
 
-    @property
-    def engine_status(self) -> str:
-        """What the header says about the engine: starting, running, or failed."""
-        if self.replay_only:
-            return "replay (no engine)"
-        if self.link is not None:
-            return self.link.header()
-        if self.engine_error:
-            return "engine failed"
-        return "engine running" if self.engine_running else "engine starting…"
-
     def show_engine_status(self) -> None:
-        """The header's sub-title: the engine's status until it runs (first, so a narrow header keeps it), and the
-        config file."""
-        if self.attached:
-            link = self.link
-            head = link.header() if link is not None else f"attaching to {self.attach_url}…"
-            self.sub_title = f"{head} · {glance_line(self.state, self.glance, self.clock.now(), None)}"
-            return
-        status = "" if self.engine_running else f"{self.engine_status} · "
-        if self.engine_running:  # at a glance: calls, servers up/failed, recent errors, the HTTP API if served
-            status = f"{glance_line(self.state, self.glance, self.clock.now(), api_url(self.engine))} · "
-        self.sub_title = f"{status}{self.config_path}"
+        show_engine_status(self)  # the header's sub-title (console/header_status.py)
+
+    @property
+    def attached(self) -> bool:
+        return self.attach_controls.attached
+
+    @property
+    def replay_only(self) -> bool:
+        return self.replays.replay_only
+
+    @property
+    def replay(self) -> Replay | None:
+        return self.replays.replay
+
+    @property
+    def replay_speed(self) -> float:
+        return self.replays.replay_speed
+
+    def start_replay(self, path: str | Path, speed: float | None = None) -> None:
+        self.replays.start_replay(path, speed)
+
+    def on_replay_batch(self, message: ReplayBatch) -> None:
+        self.replays.take(message)
+
+    def action_replay_speed(self) -> None:
+        self.replays.next_speed()
+
+    def action_replay_open(self) -> None:
+        self.replays.open()
+
+    def on_engines_changed(self, message: EnginesChanged) -> None:
+        self.attach_controls.changed(message)
 
     @work(thread=True, group="config", name="load-engine", exit_on_error=False)
     def load_engine(self) -> None:
@@ -311,13 +327,6 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
             self.notify(message.error, title="engine", severity="error", timeout=15)
         self.feed.rebuild()
 
-    def _voice_events(self, events: list[Event]) -> None:
-        """The softphone's ``softphone.state`` / ``softphone.level`` events (from the one pump) into ``voice``."""
-        state_changed = self.voice.apply(events)
-        self.feed.tell("show_voice")
-        if state_changed:  # mute and push-to-talk keys are live only during a voice call
-            self.screen.refresh_bindings()
-
     def on_event_batch(self, message: EventBatch) -> None:
         self.feed.batches += 1
         self.state.dropped = message.dropped
@@ -325,8 +334,11 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
         if not self.attached:  # a tool's question is answered on its own engine's console (not a remote command)
             self.elicitations.take(self, message.events)
         voice = [e for e in message.events if e.type.startswith("softphone.")]
-        if voice:  # the panel's meter, not the event log
-            self._voice_events(voice)
+        if voice:  # the softphone's state and levels (from the one pump): the panel's meter, not the event log
+            state_changed = self.voice.apply(voice)
+            self.feed.tell("show_voice")
+            if state_changed:  # mute and push-to-talk keys are live only during a voice call
+                self.screen.refresh_bindings()
             if len(voice) == len(message.events):
                 return
         self.timings.apply(message.events)
@@ -348,21 +360,7 @@ class AvaConsole(AttachControls, ReplayControls, App[None]):
     # ----------------------------------------------------------------------------------------- actions
 
     def require_engine(self, what: str = "") -> Engine | None:
-        """This console's running engine, or None after saying why not (starting, failed, replay, attached)."""
-        if self.link is not None or self.attached:
-            desc = self.link.description if self.link is not None else self.attach_url
-            self.notify(
-                f"{what + ': ' if what else ''}not available when attached to {desc} (it needs this console's "
-                "own engine)",
-                title="attached",
-                severity="warning",
-            )
-            return None
-        if self.engine is None or not self.engine_running:
-            why = self.engine_error or "the engine is still starting"
-            self.notify(why, title="engine", severity="warning")
-            return None
-        return self.engine
+        return require_engine(self, what)  # says why not (console/engine_status.py)
 
     def action_tier(self, tier: str) -> None:
         self.set_call_tier(self.selected_call, tier)

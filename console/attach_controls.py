@@ -1,49 +1,74 @@
 """The app's attach side (``ava-console --attach URL``): make the remote client, follow it, and take the engines'
 comings and goings.
 
-Why a mixin of its own: the app module is wiring; this is the one place that starts an ``AttachLink``
-(``console.attach``) and turns ``EnginesChanged`` into the engine list, lost calls and the header, as
-``ReplayControls`` does for recordings.
+Why a part of its own (the app builds and holds it, given the console as ``AttachHost``): the app module is
+wiring; this is the one place that starts an ``AttachLink`` (``console.attach``) and turns ``EnginesChanged``
+into the engine list, lost calls and the header, as ``ReplayControls`` does for recordings.
 """
 
 from __future__ import annotations
 
 import socket
-from typing import TYPE_CHECKING
-
-from textual import work
+from typing import TYPE_CHECKING, Protocol
 
 from console.attach import AttachLink, EnginesChanged
+from console.ports import Notifier, Workers
 from console.state import Changes, ServerRow
 
 if TYPE_CHECKING:
-    from console.app import AvaConsole
+    from textual.message import Message
+
+    from console.approvals import ApprovalQueue
+    from console.event_pump import EventPump
+    from console.format import Clock
+    from console.screen_feed import ScreenFeed
+    from console.state import ConsoleState
+    from engine import RemoteEngines
+
+
+class AttachHost(Notifier, Workers, Protocol):
+    """What the attach part sets on the console (its link, the engine error) and feeds (state, screens, header)."""
+
+    link: AttachLink | None
+    engine_error: str | None
+    pump: EventPump
+    clock: Clock
+    state: ConsoleState
+    approvals: ApprovalQueue
+    feed: ScreenFeed
+
+    def post_message(self, message: Message) -> bool: ...
+
+    def show_engine_status(self) -> None: ...
 
 
 class AttachControls:
-    @property
-    def _app(self) -> AvaConsole:
-        return self  # type: ignore[return-value]
+    """Engines elsewhere (``--attach URL``): the client, following it, and the engines' comings and goings."""
+
+    def __init__(self, host: AttachHost, url: str | None, token: str | None, remote: RemoteEngines | None) -> None:
+        self.host, self.url, self.token, self.remote = host, url, token, remote
 
     @property
     def attached(self) -> bool:
         """Whether this console follows engines elsewhere (``--attach``) instead of running its own."""
-        app = self._app
-        return app.attach_url is not None or app._remote is not None
+        return self.url is not None or self.remote is not None
 
-    @work(group="attach", name="attach", exclusive=True, exit_on_error=False)
-    async def start_attach(self) -> None:
+    def start(self) -> None:
+        """Attach in a worker, following the engines until the console quits."""
+        self.host.run_worker(self._follow(), group="attach", name="attach", exclusive=True, exit_on_error=False)
+
+    async def _follow(self) -> None:
         """Make the client (a bad URL says so and leaves the console up), then follow it until the console quits."""
-        app = self._app
-        client = app._remote
+        app = self.host
+        client = self.remote
         if client is None:
             from engine import open_remote
 
             try:
                 options: dict[str, str] = {"approver": f"ava-console@{socket.gethostname()}"}  # approvals wait for it
-                if app.attach_token:  # http(s) only
-                    options["token"] = app.attach_token
-                client = open_remote(app.attach_url or "", **options)
+                if self.token:  # http(s) only
+                    options["token"] = self.token
+                client = open_remote(self.url or "", **options)
             except Exception as e:  # an unknown scheme, a malformed URL: the message names the URL (no secret)
                 app.engine_error = f"cannot attach: {e}"
                 app.notify(app.engine_error, title="attach", severity="error", timeout=15)
@@ -54,16 +79,16 @@ class AttachControls:
         app.feed.rebuild()
         await app.link.run(app.post_message)
 
-    def on_engines_changed(self, message: EnginesChanged) -> None:
+    def changed(self, message: EnginesChanged) -> None:
         """Engines joined or left, or the link went down or came back: the engine list, the lost engines' calls,
         the header."""
-        app = self._app
+        app = self.host
         link = app.link
         if link is None:
             return
         was = link.connected
         for info in message.joined:
-            app.run_worker(app._engine_tools(info.id), group="attach-tools", exit_on_error=False)
+            app.run_worker(self._engine_tools(info.id), group="attach-tools", exit_on_error=False)
         for engine_id in link.apply(message):
             changes = app.state.lose_engine(engine_id, link.engines[engine_id].reason, app.clock.now())
             app.approvals.forget_engine(engine_id)
@@ -89,7 +114,7 @@ class AttachControls:
         app.feed.tell("show_engines")
 
     async def _engine_tools(self, engine_id: str) -> None:
-        app = self._app
+        app = self.host
         link = app.link
         if link is None:
             return
@@ -107,7 +132,7 @@ class AttachControls:
         settled before this console attached send no ``server.state``); a state an event already gave is newer."""
         from engine import call_ref
 
-        app, changes = self._app, Changes()
+        app, changes = self.host, Changes()
         link = app.link
         for snap in link.servers.get(engine_id, []) if link is not None else []:
             ref = call_ref(engine_id, str(snap["id"]))

@@ -1,9 +1,10 @@
 """The app's replay keys and worker: open a recording (Ctrl+O), switch speed (Ctrl+R), feed the screens.
 
-Why a mixin of its own: the app module is wiring; this is the one place that starts a ``Replay`` (``console.replay``)
-and feeds its events to the screens, with or without an engine in the console. They come as ``ReplayBatch``, not the
-live pump's ``EventBatch``: a replay is history, so its batches go to the console state and the screens only, never
-to the approval queue, the question dialogs, the softphone panel or (beside a live engine) the header's counts.
+Why a part of its own (the app builds and holds it, given the console as ``ReplayHost``): the app module is
+wiring; this is the one place that starts a ``Replay`` (``console.replay``) and feeds its events to the screens,
+with or without an engine in the console. They come as ``ReplayBatch``, not the live pump's ``EventBatch``: a replay
+is history, so its batches go to the console state and the screens only, never to the approval queue, the question
+dialogs, the softphone panel or (beside a live engine) the header's counts.
 """
 
 from __future__ import annotations
@@ -11,17 +12,24 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.message import Message
 
+from console.ports import Notifier, Workers
 from console.replay import Replay, speed_label
 from console.timings_state import VIEW_ONLY
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from console.app import AvaConsole
+    from console.screen_feed import ScreenFeed
+    from console.state import ConsoleState
+    from console.timings_state import TimingsState
+    from console.voice_status import VoiceStatus
+    from console.widgets.header import Glance
+    from engine import Engine
+    from engine.config import Settings
     from engine.events import Event
 
 
@@ -33,16 +41,40 @@ class ReplayBatch(Message):
         self.events = list(events)
 
 
-class ReplayControls:
-    #: The replay running or last run (None: none yet).
-    replay: Replay | None = None
-    #: ``--replay FILE``: the console replays this file and starts no engine.
-    replay_path: Path | None = None
-    replay_speed: float = 1.0
+class ReplayHost(Notifier, Workers, Protocol):
+    """What the replay part reads and feeds: the console's state, its screens and its header."""
+
+    engine: Engine | None
+    config_path: Path
+    sub_title: str
+    state: ConsoleState
+    timings: TimingsState
+    glance: Glance
+    voice: VoiceStatus
+    feed: ScreenFeed
 
     @property
-    def _app(self) -> AvaConsole:
-        return self  # type: ignore[return-value]
+    def settings(self) -> Settings | None: ...
+
+    def cancel_workers(self, group: str) -> None: ...
+
+    def post_message(self, message: Message) -> bool: ...
+
+    def push_screen(self, screen: Any, callback: Any = None) -> Any: ...
+
+    def show_engine_status(self) -> None: ...
+
+
+class ReplayControls:
+    """Replays of recordings: the one running (or last run), its speed, and where they come from."""
+
+    def __init__(self, host: ReplayHost, path: str | Path | None, speed: float) -> None:
+        self.host = host
+        #: The replay running or last run (None: none yet).
+        self.replay: Replay | None = None
+        #: ``--replay FILE``: the console replays this file and starts no engine.
+        self.replay_path = Path(path) if path is not None else None
+        self.replay_speed = speed
 
     @property
     def replay_only(self) -> bool:
@@ -51,9 +83,8 @@ class ReplayControls:
 
     def start_replay(self, path: str | Path, speed: float | None = None) -> None:
         """Replay a recording through the screens (another replay running is stopped first)."""
-        app = self._app
-        app.workers.cancel_group(app, "replay")
-        app.run_worker(
+        self.host.cancel_workers("replay")
+        self.host.run_worker(
             self._replay(Path(path), self.replay_speed if speed is None else speed),
             group="replay",
             name="replay",
@@ -61,7 +92,7 @@ class ReplayControls:
         )
 
     async def _replay(self, path: Path, speed: float) -> None:
-        app = self._app
+        app = self.host
         from engine import RecordingError
 
         try:
@@ -79,9 +110,9 @@ class ReplayControls:
         self._show_replay_status()
         app.notify(f"{path.name}: replay finished", title="replay")
 
-    def on_replay_batch(self, message: ReplayBatch) -> None:
+    def take(self, message: ReplayBatch) -> None:
         """Replayed events into the console state and the screens; none into what the operator acts on."""
-        app = self._app
+        app = self.host
         app.feed.batches += 1
         voice = [e for e in message.events if e.type.startswith("softphone.")]
         if voice and self.replay_only:  # beside a live engine the softphone panel is the live phone's
@@ -96,7 +127,7 @@ class ReplayControls:
         app.feed.dispatch(changes)
 
     def _show_replay_status(self) -> None:
-        app = self._app
+        app = self.host
         r = self.replay
         if r is None:
             return
@@ -104,7 +135,7 @@ class ReplayControls:
         if self.replay_only:
             app.sub_title = f"replay {state} · {r.path}"
 
-    def action_replay_speed(self) -> None:
+    def next_speed(self) -> None:
         """Next speed (1× → 4× → instant) for the replay running, or for the next one."""
         r = self.replay
         if r is not None and not r.done:
@@ -114,14 +145,14 @@ class ReplayControls:
 
             speed = SPEEDS[(SPEEDS.index(self.replay_speed) + 1) % len(SPEEDS)] if self.replay_speed in SPEEDS else 1.0
         self.replay_speed = speed
-        self._app.notify(f"replay speed {speed_label(speed)}", title="replay")
+        self.host.notify(f"replay speed {speed_label(speed)}", title="replay")
         self._show_replay_status()
 
-    def action_replay_open(self) -> None:
+    def open(self) -> None:
         """Pick a recording (newest first) and replay it."""
         from console.screens.recordings import RecordingsScreen
 
-        app = self._app
+        app = self.host
 
         def chosen(path: Path | None) -> None:
             if path is not None:
@@ -133,7 +164,7 @@ class ReplayControls:
         """Where the open dialog looks: the engine's ``recording.dir``, the replayed file's folder, or the default."""
         from engine import default_recordings_dir
 
-        app: Any = self._app
+        app = self.host
         engine = app.engine
         if engine is not None:
             return Path(engine.recordings_dir)
