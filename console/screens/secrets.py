@@ -22,6 +22,7 @@ from console.screens.modals import ConfirmScreen, NameEntry, SecretEntry
 from console.widgets.footer import KeyFooter
 from console.widgets.keybar import KeyBar
 from console.widgets.tables import ConsoleTable, cursor_key
+from engine.config import references
 from engine.config import secrets as keyring_secrets
 from engine.config.loader import read_config_text
 
@@ -43,7 +44,7 @@ def read_snapshot(config_path: str) -> SecretsSnapshot:
     refs: dict[str, list[str]] = {}
     error = None
     try:
-        refs = keyring_secrets.references(read_config_text(config_path))
+        refs = references(read_config_text(config_path))
     except Exception as e:  # a config that does not parse: show the names anyway
         error = f"cannot read references from the config: {e}"
     stored: list[str] = []

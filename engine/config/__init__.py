@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from engine.config.errors import ConfigConflictError, ConfigError, ConfigIssue, format_path
     from engine.config.expand import ExpansionError
     from engine.config.fragment import dump_yaml_fragment, parse_yaml_fragment
-    from engine.config.loader import load_settings, load_settings_text
+    from engine.config.loader import load_settings, load_settings_text, references
     from engine.config.mcp_import import ImportResult, McpImportError, import_mcp_json
     from engine.config.models import Settings
     from engine.config.schema import json_schema, json_schema_text
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
         list_secrets,
         looks_like_secret,
         mask,
-        references,
         secret_name_for,
         set_secret,
     )
@@ -54,6 +53,7 @@ _LAZY: dict[str, str] = {
     "parse_yaml_fragment": "engine.config.fragment",
     "load_settings": "engine.config.loader",
     "load_settings_text": "engine.config.loader",
+    "references": "engine.config.loader",
     "ImportResult": "engine.config.mcp_import",
     "McpImportError": "engine.config.mcp_import",
     "import_mcp_json": "engine.config.mcp_import",
@@ -67,7 +67,6 @@ _LAZY: dict[str, str] = {
     "list_secrets": "engine.config.secrets",
     "looks_like_secret": "engine.config.secrets",
     "mask": "engine.config.secrets",
-    "references": "engine.config.secrets",
     "secret_name_for": "engine.config.secrets",
     "set_secret": "engine.config.secrets",
 }

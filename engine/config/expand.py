@@ -11,9 +11,11 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from engine.config.errors import format_path
 
 ENV_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?$", re.DOTALL)
 SECRET_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -110,6 +112,29 @@ def parse(text: str, *, lenient: bool = False) -> list[Part]:
 def references(text: str) -> list[Reference]:
     """Every well-formed reference in ``text`` (malformed ones are ignored)."""
     return [p for p in parse(text, lenient=True) if isinstance(p, Reference)]
+
+
+def _walk_strings(node: Any, path: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            yield from _walk_strings(value, (*path, str(key)))
+    elif isinstance(node, list | tuple):
+        for i, value in enumerate(node):
+            yield from _walk_strings(value, (*path, i))
+    elif isinstance(node, str):
+        yield path, node
+
+
+def keyring_references(data: Any) -> dict[str, list[str]]:
+    """Where an (unexpanded) config tree references each keyring secret: ``{name: [key paths]}``, by name."""
+    found: dict[str, list[str]] = {}
+    for path, text in _walk_strings(data, ()):
+        for ref in references(text):
+            if ref.kind == "keyring":
+                where = format_path(path)
+                if where not in found.setdefault(ref.name, []):
+                    found[ref.name].append(where)
+    return dict(sorted(found.items()))
 
 
 def expand(

@@ -36,7 +36,7 @@ from engine.bounds.yaml_loader import (
     too_deep,
 )
 from engine.config.errors import ConfigError, ConfigIssue, KeyPath, format_path
-from engine.config.expand import ExpansionError, expand, expand_python
+from engine.config.expand import ExpansionError, expand, expand_python, keyring_references
 from engine.config.models import Settings
 from engine.config.secrets import lookup_secret as keyring_lookup
 from engine.config.validation import issues_from_validation, line_for
@@ -350,3 +350,11 @@ def load_settings(
     """Load the config file at ``path`` (``env`` defaults to ``os.environ``, secrets to the OS keyring)."""
     name = os.fspath(path)
     return load_settings_text(read_config_text(path), name, env=env, lookup_secret=lookup_secret)
+
+
+def references(source: str | Mapping[str, Any]) -> dict[str, list[str]]:
+    """Where the config references each secret: ``{name: [key paths]}``.
+
+    ``source`` is the raw YAML text or an already-loaded (unexpanded) mapping, e.g. ``ConfigDocument.data``.
+    """
+    return keyring_references(parse_yaml(source, "<references>") if isinstance(source, str) else source)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,9 +22,7 @@ from keyring.backend import KeyringBackend
 from keyring.backends.chainer import ChainerBackend
 from keyring.errors import KeyringError, NoKeyringError, PasswordDeleteError
 
-from engine.config.errors import format_path
-from engine.config.expand import SECRET_NAME_RE, ExpansionError
-from engine.config.expand import references as string_references
+from engine.config.expand import SECRET_NAME_RE, ExpansionError, keyring_references
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +140,7 @@ def owned_secrets(data: Mapping[str, Any], server_id: str) -> list[str]:
     own = f"mcp.servers.{server_id}"
     return [
         name
-        for name, paths in references(data).items()
+        for name, paths in keyring_references(data).items()
         if all(p == own or p.startswith((f"{own}.", f"{own}[")) for p in paths)
     ]
 
@@ -271,38 +269,6 @@ def lookup_secret(name: str) -> str:
             f"secret {name!r} is not in the keyring (service {SERVICE}): set it with `ava-engine secrets set {name}`"
         )
     return value
-
-
-def _walk_strings(node: Any, path: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | int, ...], str]]:
-    if isinstance(node, Mapping):
-        for key, value in node.items():
-            yield from _walk_strings(value, (*path, str(key)))
-    elif isinstance(node, list | tuple):
-        for i, value in enumerate(node):
-            yield from _walk_strings(value, (*path, i))
-    elif isinstance(node, str):
-        yield path, node
-
-
-def references(source: str | Mapping[str, Any]) -> dict[str, list[str]]:
-    """Where the config references each secret: ``{name: [key paths]}``.
-
-    ``source`` is the raw YAML text or an already-loaded (unexpanded) mapping, e.g. ``ConfigDocument.data``.
-    """
-    if isinstance(source, str):
-        from engine.config.loader import parse_yaml  # local: the loader imports this module
-
-        data: Any = parse_yaml(source, "<references>")
-    else:
-        data = source
-    found: dict[str, list[str]] = {}
-    for path, text in _walk_strings(data, ()):
-        for ref in string_references(text):
-            if ref.kind == "keyring":
-                where = format_path(path)
-                if where not in found.setdefault(ref.name, []):
-                    found[ref.name].append(where)
-    return dict(sorted(found.items()))
 
 
 #: Names that say "this is a credential" (env variables, headers, config keys).
