@@ -13,6 +13,7 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 import platformdirs
 
@@ -42,15 +43,20 @@ def stem_for(call_id: str, started: float) -> str:
     return f"{stamp}-{safe_call_id(call_id)}"
 
 
-def new_events_path(directory: Path, call_id: str, started: float) -> Path:
-    """A fresh ``.jsonl`` path for a call (a suffix when two engines recorded the same id in the same ms)."""
+def open_new_events(directory: Path, call_id: str, started: float) -> tuple[Path, TextIO]:
+    """A fresh ``.jsonl`` file for a call, created and opened for writing (a ``~N`` suffix when another engine
+    recorded the same id in the same ms). Created with ``O_EXCL`` in one step: checking for the name first and
+    creating it after left a window in which two engines sharing the folder both picked the same name, and the
+    loser's whole recording was lost."""
     stem = stem_for(call_id, started)
     path = directory / f"{stem}{EVENTS_SUFFIX}"
     n = 1
-    while path.exists():
-        n += 1
-        path = directory / f"{stem}~{n}{EVENTS_SUFFIX}"
-    return path
+    while True:
+        try:
+            return path, path.open("x", encoding="utf-8")
+        except FileExistsError:
+            n += 1
+            path = directory / f"{stem}~{n}{EVENTS_SUFFIX}"
 
 
 def audio_path(events_path: Path, role: str) -> Path:

@@ -30,7 +30,7 @@ from engine.bounds.json_text import require_valid
 from engine.events import Event
 from engine.events.bus import SkippedEvents
 from engine.recorder.codec import header_line
-from engine.recorder.files import audio_path, new_events_path
+from engine.recorder.files import audio_path, open_new_events
 
 if TYPE_CHECKING:
     import numpy as np
@@ -229,8 +229,7 @@ class RecordingWriter:
             return  # a call that began before the recorder: not recorded
         line = self._line(ev)  # before anything is written: an event that cannot be leaves no trace
         if c is None:
-            path = new_events_path(self.directory, call_id, ev.ts)
-            f = path.open("x", encoding="utf-8")
+            path, f = open_new_events(self.directory, call_id, ev.ts)
             trace_id = self.trace_id(call_id) if self.trace_id is not None else None
             f.write(self.redact(header_line(call_id, ev.ts, self.version, trace_id)) + "\n")
             for known in self._servers.values():  # as they stood when the call began
