@@ -94,6 +94,7 @@ class Engine:
     test_server = Forward("servers", ServerDesk.test_server)
     server_status = Forward("servers", ServerDesk.server_status)
     set_server_enabled = Forward("servers", ServerDesk.set_server_enabled)
+    ensure_server_started = Forward("servers", ServerDesk.ensure_server_started)
 
     #: The longest say-now line or whisper (characters); UIs size their input by it.
     steer_max_chars = Steering.max_chars

@@ -31,9 +31,7 @@ async def cmd_calibrate(args: argparse.Namespace) -> int:
     if args.probes is not None and args.probes <= 0:
         raise UsageError(f"--probes must be a positive number, got {args.probes}")
     async with running_engine(args, settings) as engine:
-        host = next((c for c in engine.components if getattr(c, "name", "") == "mcp"), None)
-        ensure = getattr(host, "ensure_started", None)
-        if ensure is not None and not await ensure(args.server):
+        if not await engine.ensure_server_started(args.server):
             raise CommandFailed(f"MCP server {args.server!r} did not come up, so it cannot be calibrated")
         try:
             report: dict[str, Any] = await engine.calibrate(args.server, args.probes)

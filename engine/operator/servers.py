@@ -44,6 +44,10 @@ class ServerDesk:
         """Every MCP server's state, protocol, pid, uptime, restarts, last error, tools and stderr tail."""
         return self.redactor.value(self.mcp.status())
 
+    async def ensure_server_started(self, server_id: str) -> bool:
+        """Start a lazy (or stopped) MCP server now and wait for it; True when it is up."""
+        return await self.mcp.ensure_started(server_id)
+
     async def set_server_enabled(self, server_id: str, enabled: bool) -> dict[str, Any]:
         """Switch one MCP server on or off for this run (not saved); returns its status."""
         return self.redactor.value(await self.mcp.set_server_enabled(server_id, enabled))

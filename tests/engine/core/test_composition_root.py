@@ -62,7 +62,7 @@ def test_a_forward_must_keep_the_parts_method_name() -> None:
     assert "Facade.speak forwards to Steering.say_now: use the same name" in str(raised.value.__cause__)
 
 
-@pytest.mark.parametrize("module", ["engine/app.py", "engine/realtime/driver.py"])
+@pytest.mark.parametrize("module", ["engine/app.py", "engine/realtime/driver.py", "engine/cli/budget_commands.py"])
 def test_no_getattr_back_door_and_no_component_search(module: str) -> None:
     tree = ast.parse((ROOT / module).read_text(encoding="utf-8"))
     calls = [n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
