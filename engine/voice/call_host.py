@@ -17,14 +17,22 @@ from engine.events import EventBus
 from engine.providers.base import Provider, TurnReply
 from engine.providers.pipeline import PipelineProvider, bind_pipelines, provider_phrases
 from engine.sessions.session import CallError, CallSession
+from engine.usage.meter import UsageMeter
 from engine.voice.options import VoiceOptions
 
 #: How the engine hands a call's assistant utterances to the voice side (``start_call(deliver=…)``).
 Deliver = Callable[[CallSession, str], Awaitable[None]]
 
 
+class CallMeters(Protocol):
+    """The call manager as a voice call sees it: where a call's usage (its CPU seconds) is counted."""
+
+    def usage_meter(self, call_id: str) -> UsageMeter | None: ...
+
+
 class VoiceHost(Protocol):
-    """What a voice call needs from the engine: its settings, providers and bus, and the call commands."""
+    """What a voice call needs from the engine: its settings, providers, bus and usage meters, and the call
+    commands."""
 
     @property
     def settings(self) -> Settings: ...
@@ -34,6 +42,9 @@ class VoiceHost(Protocol):
 
     @property
     def bus(self) -> EventBus: ...
+
+    @property
+    def calls(self) -> CallMeters: ...
 
     async def start_call(
         self,

@@ -337,9 +337,9 @@ class VoiceCall:
 
     def _count_cpu(self, call_id: str, turn: int, stt_s: float) -> None:
         """The turn's CPU seconds (its recognition, and the synthesis since the last turn) on the call's meter."""
-        synth, meter = self.speaker.synthesizer, getattr(getattr(self.engine, "calls", None), "usage_meter", None)
+        synth = self.speaker.synthesizer
         spent, self._cpu_counted = stt_s + synth.cpu_s - self._cpu_counted, synth.cpu_s
-        if callable(meter) and (m := meter(call_id)) is not None:
+        if (m := self.engine.calls.usage_meter(call_id)) is not None:
             m.add(UsageReport(cpu_s=spent), turn)
 
     def _thinking_turn(self) -> int | None:
