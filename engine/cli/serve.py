@@ -67,7 +67,7 @@ class _Signals:
 
 def force_exit(why: str, code: int) -> None:
     """Kill every MCP child's process group and leave now, without unwinding (nothing else can be trusted to end)."""
-    from engine.mcp.transports import kill_all_groups
+    from engine.mcp.transport_watch import kill_all_groups
 
     kill_all_groups()
     print(f"ava-engine: {why}", file=sys.stderr, flush=True)

@@ -39,7 +39,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CONNECTION_CLOSED, JSONRPCError
 
 from engine.mcp.reaper import child_env
-from engine.mcp.transports import MAX_SSE_EVENT_BYTES, EndWatchStream, ProcessWatch, live_groups, signal_group
+from engine.mcp.transport_watch import MAX_SSE_EVENT_BYTES, EndWatchStream, ProcessWatch, live_groups, signal_group
 
 log = logging.getLogger(__name__)
 

@@ -39,7 +39,8 @@ from engine.mcp.connection_errors import ServerGone, describe
 from engine.mcp.passthrough import asked_call
 from engine.mcp.result_check import ResultChecks
 from engine.mcp.stderr import StderrCapture
-from engine.mcp.transports import ProcessWatch, build_client, kill_process_group, report_spawn, signal_group
+from engine.mcp.transport_watch import ProcessWatch, kill_process_group, signal_group
+from engine.mcp.transports import build_client, report_spawn
 
 log = logging.getLogger(__name__)
 
