@@ -53,7 +53,7 @@ from engine.mcp.oauth_client import ClientForgotten, client_known, invalid_clien
 from engine.mcp.oauth_dpop import DPoP
 from engine.mcp.oauth_faults import AuthorizationDenied, SignInRequired, explain
 
-__all__ = ["AuthorizationDenied", "EngineOAuth", "SignInRequired", "engine_auth", "sign_in_hint"]
+__all__ = ["AuthorizationDenied", "EngineOAuth", "SignInRequired", "sign_in_hint"]
 from engine.mcp.token_store import KeyringTokenStorage
 
 log = logging.getLogger(__name__)
@@ -363,24 +363,3 @@ def _step_up_scope(response: httpx2.Response) -> str | None:
 
 def _margin(lifetime_s: float) -> float:
     return min(REFRESH_MARGIN_S, max(0.0, lifetime_s) * REFRESH_MARGIN_SHARE)
-
-
-def engine_auth(
-    server_id: str,
-    cfg: McpServerConfig,
-    storage: KeyringTokenStorage,
-    *,
-    on_needs_sign_in: Callable[[str], None],
-) -> EngineOAuth:
-    """The provider a supervised connection uses; ``SignInRequired`` at once when a person's sign-in is needed and
-    no token is stored (the engine never registers a client or opens a browser on its own). A grant without a
-    person (``auth.oauth.grant``) gets its token itself, on connect and again on expiry or a 401."""
-    if cfg.auth is not None and cfg.auth.oauth.machine:
-        from engine.mcp.oauth_machine import machine_auth
-
-        return machine_auth(server_id, cfg, storage, on_needs_sign_in=on_needs_sign_in)
-    if storage.tokens() is None:
-        raise SignInRequired(sign_in_hint(server_id))
-    client = storage.client_info()
-    redirect = str(client.redirect_uris[0]) if client is not None and client.redirect_uris else PLACEHOLDER_REDIRECT
-    return EngineOAuth(server_id, cfg, storage, redirect_uri=redirect, on_needs_sign_in=on_needs_sign_in)

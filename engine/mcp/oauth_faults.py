@@ -10,15 +10,24 @@ the sentence here is what the operator sees.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import httpx2
 from mcp.client.auth.exceptions import OAuthFlowError, OAuthRegistrationError, OAuthTokenError
+from mcp.client.auth.oauth2 import OAuthContext
+from mcp.shared.auth import OAuthClientInformationFull
 
 from engine.mcp.oauth_client import ClientForgotten
 
-if TYPE_CHECKING:
-    from engine.mcp.oauth import EngineOAuth
+
+class FlowState(Protocol):
+    """What ``explain`` reads of an OAuth provider (``engine.mcp.oauth.EngineOAuth``)."""
+
+    server_id: str
+    context: OAuthContext
+    client_forgotten: bool
+    pre_registered: OAuthClientInformationFull | None
+    credential_keys: str
 
 
 class SignInRequired(Exception):
@@ -52,7 +61,7 @@ def short(exc: BaseException) -> str:
     return text[:300] or type(exc).__name__
 
 
-def explain(auth: EngineOAuth, exc: BaseException) -> str:
+def explain(auth: FlowState, exc: BaseException) -> str:
     """One line for the operator, naming the server; never a token (the SDK's messages carry none)."""
     sid = auth.server_id
     ctx = auth.context

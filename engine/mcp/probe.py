@@ -16,7 +16,8 @@ import pydantic
 
 from engine.config.models import McpServerConfig
 from engine.mcp.connection import Connection, ServerGone, describe
-from engine.mcp.oauth import SignInRequired, engine_auth
+from engine.mcp.oauth import SignInRequired
+from engine.mcp.oauth_select import engine_auth
 from engine.mcp.stderr import StderrCapture
 from engine.mcp.token_store import KeyringTokenStorage
 
