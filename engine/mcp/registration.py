@@ -9,17 +9,14 @@ move one of this server's names, the same path re-registers the last listing und
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
 import mcp.types as types
 
 from engine.config.models import McpServerConfig
 from engine.events import ToolsChanged
-from engine.mcp.tool import MCPTool, build_tools, exposable
+from engine.mcp.host_services import HostServices
+from engine.mcp.tool import MCPTool, ToolHost, build_tools, exposable
 from engine.tools.registry import ToolNameConflict
-
-if TYPE_CHECKING:
-    from engine.mcp.supervisor import HostServices, Supervisor
 
 log = logging.getLogger("engine.mcp.supervisor")
 
@@ -88,5 +85,5 @@ class ToolRegistration:
         entry = self.services.registry.get(name)
         return entry is not None and entry.tool.definition.server != self.server_id
 
-    def _owner(self) -> Supervisor:
+    def _owner(self) -> ToolHost:
         return self  # type: ignore[return-value]  # only ever mixed into Supervisor

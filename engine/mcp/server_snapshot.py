@@ -7,13 +7,45 @@ state machine (and it kept that module over 400 lines).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from engine.mcp.supervisor import Supervisor
+from engine.config.models import McpServerConfig
+from engine.mcp.connection import Connection
+from engine.mcp.stderr import StderrCapture
+from engine.mcp.tool import MCPTool
 
 
-def server_snapshot(sup: Supervisor, auth: dict[str, Any] | None) -> dict[str, Any]:
+class Supervised(Protocol):
+    """What the snapshot reads of a supervisor (``engine.mcp.supervisor.Supervisor``)."""
+
+    @property
+    def server_id(self) -> str: ...
+    @property
+    def cfg(self) -> McpServerConfig: ...
+    @property
+    def state(self) -> str: ...
+    @property
+    def conn(self) -> Connection | None: ...
+    @property
+    def up_since(self) -> float | None: ...
+    @property
+    def restarts(self) -> int: ...
+    @property
+    def restarts_total(self) -> int: ...
+    @property
+    def last_error(self) -> str | None: ...
+    @property
+    def errors(self) -> Iterable[tuple[float, str]]: ...
+    @property
+    def warnings(self) -> Sequence[str]: ...
+    @property
+    def tools(self) -> Sequence[MCPTool]: ...
+    @property
+    def stderr(self) -> StderrCapture: ...
+
+
+def server_snapshot(sup: Supervised, auth: dict[str, Any] | None) -> dict[str, Any]:
     """``sup``'s state, connection, config (environment and header names, never values), tools and stderr tail;
     ``auth`` is its sign-in status (None for a server without ``auth``)."""
     conn = sup.conn

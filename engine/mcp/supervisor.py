@@ -30,12 +30,8 @@ from engine.events import ServerStateChanged
 from engine.mcp.call_failures import CALL_FAILURES, call_failure, not_running
 from engine.mcp.connection import Connection, ServerGone, describe
 from engine.mcp.host_services import HostServices
-from engine.mcp.oauth import (
-    NEEDS_SIGN_IN,
-    EngineOAuth,
-    SignInRequired,
-    engine_auth,
-)
+from engine.mcp.oauth import NEEDS_SIGN_IN, EngineOAuth, SignInRequired
+from engine.mcp.oauth_select import engine_auth
 from engine.mcp.oauth_watch import auth_status, tend, wait_for_sign_in
 from engine.mcp.passthrough import offer
 from engine.mcp.registration import ToolRegistration

@@ -13,7 +13,7 @@ import dataclasses
 import json
 import logging
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import mcp.types as types
 from mcp.shared.dispatcher import ProgressFnT
@@ -21,15 +21,13 @@ from mcp.shared.dispatcher import ProgressFnT
 from engine.budget.metadata import resolve_latency, resolve_probe_args
 from engine.config.models import McpServerConfig
 from engine.events import ToolProgressed
+from engine.mcp.host_services import HostServices
 from engine.mcp.naming import exposed_names
 from engine.mcp.policy import cache_seconds
 from engine.mcp.results import SpeechOptions
 from engine.mcp.structured import shown_schema
 from engine.tools.base import Tool, ToolCategory, ToolDefinition, ToolExecutionContext, ToolResult
 from engine.tools.progress import note
-
-if TYPE_CHECKING:
-    from engine.mcp.supervisor import Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +36,15 @@ log = logging.getLogger(__name__)
 QUICK_CALL_S = 0.2
 #: After this many quick calls in a row without a progress notification, calls stop asking for progress.
 QUICK_STREAK = 8
+
+
+class ToolHost(Protocol):
+    """What an ``MCPTool`` uses of its server's supervisor (``engine.mcp.supervisor.Supervisor``)."""
+
+    @property
+    def services(self) -> HostServices: ...
+
+    async def call_tool(self, tool: MCPTool, args: dict[str, Any], ctx: ToolExecutionContext) -> ToolResult: ...
 
 
 class MCPTool(Tool):
@@ -53,7 +60,7 @@ class MCPTool(Tool):
     def __init__(
         self,
         definition: ToolDefinition,
-        supervisor: Supervisor,
+        supervisor: ToolHost,
         speech: SpeechOptions,
         probe_args: dict[str, Any] | None = None,
         *,
@@ -156,7 +163,7 @@ def build_tools(
     server_id: str,
     cfg: McpServerConfig,
     listed: list[types.Tool],
-    supervisor: Supervisor,
+    supervisor: ToolHost,
     taken: Callable[[str], bool] | None = None,
     names: Mapping[str, str] | None = None,
 ) -> tuple[list[MCPTool], list[str]]:

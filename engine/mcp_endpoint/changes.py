@@ -23,7 +23,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Literal, Protocol
 
 from mcp.server.context import ServerRequestContext
 from mcp.server.session import ServerSession
@@ -32,14 +33,12 @@ from mcp.server.subscriptions import (
     PromptsListChanged,
     ResourcesListChanged,
     ServerEvent,
+    SubscriptionBus,
     ToolsListChanged,
 )
 from mcp.types import SubscriptionsListenRequestParams, SubscriptionsListenResult, Tool
 
 from engine.events import ConfigReloaded, EventBus, ServerStateChanged, ToolsChanged
-
-if TYPE_CHECKING:
-    from engine.mcp_endpoint.relay import Relay
 
 log = logging.getLogger(__name__)
 
@@ -106,10 +105,19 @@ class Outbox:
             self._task.cancel()
 
 
+class ListenRelay(Protocol):
+    """What ``Listen`` uses of the relay (``engine.mcp_endpoint.relay.Relay``)."""
+
+    @property
+    def bus(self) -> SubscriptionBus: ...
+
+    def listening(self, routes: Sequence[tuple[str, tuple[str, str]]]) -> AbstractAsyncContextManager[None]: ...
+
+
 class Listen:
     """``subscriptions/listen``: the SDK's handler, with the named resources subscribed at their servers meanwhile."""
 
-    def __init__(self, relay: Relay, route: Callable[[str], Awaitable[tuple[str, str]]]) -> None:
+    def __init__(self, relay: ListenRelay, route: Callable[[str], Awaitable[tuple[str, str]]]) -> None:
         self._relay = relay
         self._route = route
         self._handler = ListenHandler(relay.bus, max_subscriptions=MAX_LISTENERS, max_buffered_events=MAX_BUFFERED)

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "engine"
 KINDS = ("runtime", "deferred", "type_checking")
 # Today's counts, per graph (runtime edges; + deferred ones; + TYPE_CHECKING ones): they may only go down.
-MAX_CYCLES = {"runtime": 0, "deferred": 2, "type_checking": 4}
+MAX_CYCLES = {"runtime": 0, "deferred": 0, "type_checking": 0}
 
 
 def module_name(path: Path) -> str:
