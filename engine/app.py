@@ -22,6 +22,7 @@ from engine.bounds.json_text import valid_text
 from engine.budget.tier_control import TIERS, TierControl
 from engine.calls.capacity import Admission
 from engine.calls.manager import CallError, CallManager, TurnHooks
+from engine.calls.turn_timing import TurnTimingBook
 from engine.components import EngineComponent, budget_layer, default_components, email_service
 from engine.config.models import Settings
 from engine.core.forward import Forward
@@ -131,7 +132,8 @@ class Engine:
         self.executor = ToolExecutor(
             self.registry, self.bus, self.metrics, lambda: self.settings, self.redactor, hooks=self._budget
         )
-        self.turn_hooks: list[TurnHooks] = [self._budget]
+        self.timing_book = TurnTimingBook(self.bus, self._budget.tier_budget_ms)  # turn.timings: the waterfall
+        self.turn_hooks: list[TurnHooks] = [self._budget, self.timing_book]
         #: Who may start a call now (engine.max_calls, drain): asked by start_call and by telephony.
         self.admission = Admission(lambda: self.settings.engine.max_calls, lambda: len(self.sessions.all()))
         self.calls = CallManager(

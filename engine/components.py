@@ -281,9 +281,6 @@ def default_components(engine: Wired, budget: BudgetLayer, email: EmailService |
         trace_id=telemetry.trace_id,  # the call's trace id in its recording's header
     )
     components.append(recorder)
-    from engine.calls.turn_timing import TurnTimingBook  # one turn.timings event per turn, for the latency waterfall
-
-    engine.turn_hooks.append(TurnTimingBook(engine.bus, budget.tier_budget_ms))
     from engine.elicitation.desk import ElicitationDesk  # tools' mid-call questions (contexts.*.elicitation)
     from engine.operator.elicitation import CallVoice
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from engine.events import CallEnded, EventBus, Subscription, ToolCompleted, TurnStage, TurnTimings
 from engine.sessions.session import CallSession
 
-__all__ = ["TurnTimingBook", "find_book"]
+__all__ = ["TurnTimingBook"]
 
 
 @dataclass
@@ -199,11 +199,3 @@ def stages_of(t: _Turn) -> tuple[TurnStage, ...]:
 
 def _ms(seconds: float) -> float:
     return round(seconds * 1000, 1)
-
-
-def find_book(host: object) -> TurnTimingBook | None:
-    """The engine's book among its turn hooks (None for a host without one, like a test's fake engine)."""
-    for hook in getattr(host, "turn_hooks", ()):
-        if isinstance(hook, TurnTimingBook):
-            return hook
-    return None

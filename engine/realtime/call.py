@@ -26,7 +26,6 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from engine.calls.turn_timing import find_book
 from engine.events import AnnouncementPlayed, AnnouncementRequested, CallEnded, EngineError
 from engine.events.elicitation import ElicitationRequested, ElicitationResolved, ElicitationWaiting
 from engine.providers.base import ProviderError
@@ -90,7 +89,7 @@ class RealtimeVoiceCall:
         self.live: rt.RealtimeSession | None = None
         self.playout: Playout | None = None
         self.turns: list[TurnStats] = []
-        self.timing, self.speaking = find_book(engine), SpeakingTap(engine.bus)  # the waterfall's and timeline's
+        self.timing, self.speaking = engine.timing_book, SpeakingTap(engine.bus)  # the waterfall's and timeline's
         self.usage: UsageMeter | None = None
         self.state, self.muted, self.barge_ins, self.input_level_dbfs = CallState.STARTING, False, 0, -120.0
         self.end_reason: str | None = None

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
+from engine.calls.turn_timing import TurnTimingBook
 from engine.config.models import Settings
 from engine.events import EventBus
 from engine.providers.base import Provider, TurnReply
@@ -45,6 +46,11 @@ class VoiceHost(Protocol):
 
     @property
     def calls(self) -> CallMeters: ...
+
+    @property
+    def timing_book(self) -> TurnTimingBook:
+        """Each turn's stage times (``turn.timings``, the latency waterfall), fed by the drivers."""
+        ...
 
     async def start_call(
         self,

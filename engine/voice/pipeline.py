@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 
-from engine.calls.turn_timing import find_book
 from engine.events import (
     AnnouncementRequested,
     CallEnded,
@@ -99,7 +98,7 @@ class VoiceCall:
         self.announcer = Announcer(engine.bus, self.speaker, self._thinking_turn)
         #: A tool's questions to the caller: answered by the next utterance, not a new turn (engine.elicitation).
         self.questions = CallerQuestions(engine, self.recognizer, self.pacer, lambda: self.call_id, phrases)
-        self.timing, self.speaking = find_book(engine), SpeakingTap(engine.bus)  # the waterfall's and timeline's
+        self.timing, self.speaking = engine.timing_book, SpeakingTap(engine.bus)  # the waterfall's and timeline's
         self.session: CallSession | None = None
         self.turns: list[TurnStats] = []
         self.state = CallState.STARTING
