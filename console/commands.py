@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from textual.dom import DOMNode
     from textual.screen import Screen
 
-    from console.app import AvaConsole
+    from console.console_port import Console
 
 TIER_LABEL = {"fast": "FAST", "standard": "STANDARD", "deep": "DEEP", "auto": "auto"}
 #: Each mode's screen class (module under ``console.screens``, class), for the keys of the screens not shown.
@@ -105,8 +105,8 @@ def binding_key(app: App[Any], binding: Binding) -> str:
 
 class ConsoleCommands(Provider):
     @property
-    def capp(self) -> AvaConsole:
-        return cast("AvaConsole", self.app)
+    def capp(self) -> Console:
+        return cast("Console", self.app)
 
     def _commands(self) -> Iterator[tuple[str, Callable[[], object], str]]:
         app = self.capp
@@ -118,7 +118,7 @@ class ConsoleCommands(Provider):
             yield (
                 binding.description or binding.action,
                 partial(app.run_action, binding.action, node),
-                f"key {binding_key(app, binding)} · {binding.id}",
+                f"key {binding_key(self.app, binding)} · {binding.id}",
             )
         yield from self._other_screens(here)
         for tier, label in TIER_LABEL.items():
@@ -193,13 +193,13 @@ class ConsoleCommands(Provider):
                 continue
             switch, title = SCREENS[mode]
             merged = merged_bindings(_screen_class(module, name))
-            for _node, binding in _keyed(app, merged):
+            for _node, binding in _keyed(self.app, merged):
                 if binding.id in here or binding.id == "key_help":
                     continue
                 yield (
                     f"{title}: {binding.description or binding.action}",
                     partial(_on_screen, app, mode, binding.action),
-                    f"key {switch.upper()} then {binding_key(app, binding)} · {binding.id}",
+                    f"key {switch.upper()} then {binding_key(self.app, binding)} · {binding.id}",
                 )
 
     async def discover(self) -> Hits:
@@ -220,7 +220,7 @@ def _screen_class(module: str, name: str) -> type[Screen[Any]]:
     return cls
 
 
-def _on_screen(app: AvaConsole, mode: str, action: str) -> None:
+def _on_screen(app: Console, mode: str, action: str) -> None:
     """Switch to ``mode``'s screen, then run ``action`` there (once the screen is shown)."""
     app.switch_mode(mode)
 
@@ -230,7 +230,7 @@ def _on_screen(app: AvaConsole, mode: str, action: str) -> None:
     app.call_after_refresh(run)
 
 
-def _end_call(app: AvaConsole, call_id: str) -> None:
+def _end_call(app: Console, call_id: str) -> None:
     from console.orders import call_label
 
     app.orders.run(
@@ -242,7 +242,7 @@ def _end_call(app: AvaConsole, call_id: str) -> None:
     )
 
 
-def _start_call(app: AvaConsole, context: str) -> None:
+def _start_call(app: Console, context: str) -> None:
     from console.screens.calls import CallsScreen
 
     app.switch_mode("calls")
@@ -251,7 +251,7 @@ def _start_call(app: AvaConsole, context: str) -> None:
         screen.voice.start_requested(context, "Operator", voice=False)
 
 
-def _server_op(app: AvaConsole, op: str, sid: str) -> None:
+def _server_op(app: Console, op: str, sid: str) -> None:
     from console.screens.servers import ServersScreen
 
     app.switch_mode("servers")

@@ -17,12 +17,12 @@ from console.screens.modals import DiffScreen
 from engine import Redactor
 
 if TYPE_CHECKING:
-    from console.app import AvaConsole
+    from console.console_port import Console
     from engine.config import ConfigDocument, Settings
 
 
 def save_document(
-    app: AvaConsole,
+    app: Console,
     doc: ConfigDocument,
     title: str,
     on_saved: Callable[[Settings], None] | None = None,
@@ -48,7 +48,7 @@ def save_document(
 
 
 def _write(
-    app: AvaConsole,
+    app: Console,
     doc: ConfigDocument,
     on_saved: Callable[[Settings], None] | None,
     before_write: Callable[[], object] | None = None,

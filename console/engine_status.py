@@ -33,7 +33,9 @@ class StatusHost(Notifier, Protocol):
     engine_running: bool
     state: ConsoleState
     glance: Glance
-    clock: Clock
+
+    @property
+    def clock(self) -> Clock: ...
 
     @property
     def attached(self) -> bool: ...

@@ -31,11 +31,12 @@ class Notifier(Protocol):
 
 
 class Workers(Protocol):
-    """Runs a command in a worker (a slow engine never blocks the screen; ``group`` names the kind of work)."""
+    """Runs a command in a worker (a slow engine never blocks the screen; ``group`` names the kind of work; a plain
+    function runs in a thread worker: ``thread=True``)."""
 
     def run_worker(
         self,
-        work: Callable[[], Coroutine[Any, Any, None]] | Coroutine[Any, Any, None],
+        work: Callable[[], Coroutine[Any, Any, None]] | Coroutine[Any, Any, None] | Callable[[], None],
         name: str | None = "",
         group: str = "default",
         description: str = "",

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from console.screens.modals import ConfirmScreen
 
 if TYPE_CHECKING:
-    from console.app import AvaConsole
+    from console.console_port import Console
 
 
 class QuitConfirm(ConfirmScreen):
@@ -19,7 +19,7 @@ class QuitConfirm(ConfirmScreen):
     CSS_PATH = "screens/modals.tcss"  # relative to this module: the dialog's styles are the confirm dialog's
 
 
-def calls_still_live(app: AvaConsole) -> list[str]:
+def calls_still_live(app: Console) -> list[str]:
     """The calls that quitting would end (the engine's own list once it runs, else what the console saw)."""
     engine = app.engine
     if engine is not None and app.engine_running:
@@ -27,7 +27,7 @@ def calls_still_live(app: AvaConsole) -> list[str]:
     return list(app.state.calls)
 
 
-async def quit_or_ask(app: AvaConsole, quit_now: Callable[[], Awaitable[None]]) -> None:
+async def quit_or_ask(app: Console, quit_now: Callable[[], Awaitable[None]]) -> None:
     """Quit now when no call is live (or the question is already open); else ask, and quit only on yes."""
     calls = calls_still_live(app)
     if not calls or isinstance(app.screen, QuitConfirm):

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 from console.config_flow import save_document
 
 if TYPE_CHECKING:
-    from console.app import AvaConsole
+    from console.console_port import Console
     from engine.config import ConfigDocument, ImportResult
 
 
-def import_servers(app: AvaConsole, path: str, plaintext: bool = False) -> None:
+def import_servers(app: Console, path: str, plaintext: bool = False) -> None:
     """Blocking (a worker thread): read the file with the one importer, then ask for its inputs and show the diff."""
     from engine.config import ConfigDocument, ConfigError, McpImportError, import_mcp_json
     from engine.config.secrets import keyring_state
@@ -42,7 +42,7 @@ def import_servers(app: AvaConsole, path: str, plaintext: bool = False) -> None:
 
 
 def _ask_inputs(
-    app: AvaConsole, doc: ConfigDocument, result: ImportResult, title: str, plaintext: bool, where: str
+    app: Console, doc: ConfigDocument, result: ImportResult, title: str, plaintext: bool, where: str
 ) -> None:
     from console.screens.import_dialog import InputsScreen
 
@@ -57,7 +57,7 @@ def _ask_inputs(
     app.push_screen(InputsScreen(list(result.asks)), answered)
 
 
-def _save(app: AvaConsole, doc: ConfigDocument, result: ImportResult, title: str, plaintext: bool, where: str) -> None:
+def _save(app: Console, doc: ConfigDocument, result: ImportResult, title: str, plaintext: bool, where: str) -> None:
     from engine.config.mcp_import import check_import, store_secrets
 
     def before_write() -> None:  # check's validation first: a refusal writes nothing, keyring included

@@ -17,10 +17,10 @@ from console.config_flow import save_document
 from console.screens.modals import ConfirmScreen
 
 if TYPE_CHECKING:
-    from console.app import AvaConsole
+    from console.console_port import Console
 
 
-def remove_server(app: AvaConsole, sid: str) -> None:
+def remove_server(app: Console, sid: str) -> None:
     """Ask, then remove ``sid`` through the diff-and-save flow; then offer to delete the secrets only it used."""
 
     def answered(yes: bool | None) -> None:
@@ -33,7 +33,7 @@ def remove_server(app: AvaConsole, sid: str) -> None:
     )
 
 
-def _prepare(app: AvaConsole, sid: str) -> None:
+def _prepare(app: Console, sid: str) -> None:
     """Blocking (a thread): the config without ``sid``, the stored secrets only its entry references, and whether
     the keyring holds an OAuth sign-in under its id."""
     from engine import oauth_sign_in_stored
@@ -85,7 +85,7 @@ class Leftovers:
         return "it" if len(self.names) + self.sign_in == 1 else "them"
 
 
-def _offer(app: AvaConsole, left: Leftovers) -> None:
+def _offer(app: Console, left: Leftovers) -> None:
     def answered(yes: bool | None) -> None:
         if yes:
             app.run_worker(lambda: _delete(app, left), thread=True, group="secrets", name="server-secrets-delete")
@@ -108,7 +108,7 @@ def _offer(app: AvaConsole, left: Leftovers) -> None:
     )
 
 
-def _delete(app: AvaConsole, left: Leftovers) -> None:
+def _delete(app: Console, left: Leftovers) -> None:
     from engine import forget_oauth_sign_in
     from engine.config.secrets import SecretsError, delete_secret
 

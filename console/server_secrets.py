@@ -19,7 +19,7 @@ from engine.config import looks_like_secret, set_secret
 from engine.config.secrets import keyring_state
 
 if TYPE_CHECKING:
-    from console.app import AvaConsole
+    from console.console_port import Console
     from engine.config import ConfigDocument
 
 
@@ -66,7 +66,7 @@ def save_with_secrets(
     on_saved: Callable[[Any], None],
 ) -> None:
     """Ask about plain-text credentials (if any), then diff (values hidden) → store secrets → save."""
-    app: AvaConsole = screen.capp
+    app: Console = screen.capp
 
     def store() -> None:
         for name, value in plan.store.items():

@@ -12,7 +12,7 @@ from console.crash_guard import ContainErrors
 from console.state import Changes
 
 if TYPE_CHECKING:
-    from console.app import AvaConsole
+    from console.console_port import Console
 
 
 class ConsoleScreen(ContainErrors, Screen[Any]):
@@ -37,8 +37,9 @@ class ConsoleScreen(ContainErrors, Screen[Any]):
     KEYS_HOME: ClassVar[str | None] = None
 
     @property
-    def capp(self) -> AvaConsole:
-        return cast("AvaConsole", self.app)
+    def capp(self) -> Console:
+        """The console this screen is shown in, as much of it as screens use (``console.console_port``)."""
+        return cast("Console", self.app)
 
     async def after_first_frame(self) -> None:
         """Mount what was left out of the first frame (the app calls this once the frame is drawn; default: none)."""

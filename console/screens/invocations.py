@@ -25,7 +25,7 @@ from console.widgets.tables import ConsoleTable, cursor_key
 from engine import Redactor
 
 if TYPE_CHECKING:
-    from console.app import AvaConsole
+    from console.console_port import Console
 
 STATUSES = ("all", "success", "error", "timeout", "rejected", "cancelled", "running")
 MAX_ROWS = 2000
@@ -78,7 +78,7 @@ class InvocationDetail(ContainErrors, ModalScreen[None]):
             yield Label("Esc closes", classes="muted")
 
 
-def open_invocation(app: AvaConsole, key: str | None) -> None:
+def open_invocation(app: Console, key: str | None) -> None:
     """Show the invocation whose row key (its ``seq``) is ``key``, secrets masked (Tool log and Calls screen)."""
     inv = next((i for i in app.state.invocations if str(i.seq) == key), None)
     if inv is None:

@@ -25,7 +25,7 @@ from console.crash_guard import ContainErrors
 from console.widgets.keyring_where import KeyringWhere
 
 if TYPE_CHECKING:
-    from console.app import AvaConsole
+    from console.console_port import Console
 
 
 class SignInScreen(ContainErrors, ModalScreen[bool]):
@@ -44,7 +44,7 @@ class SignInScreen(ContainErrors, ModalScreen[bool]):
         self.report: dict[str, Any] | None = None
 
     @property
-    def capp(self) -> AvaConsole:
+    def capp(self) -> Console:
         return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
