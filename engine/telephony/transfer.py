@@ -108,6 +108,11 @@ class PhoneTransfers:
         self._settled: asyncio.Event = asyncio.Event()
         self._settled.set()
 
+    @property
+    def joining(self) -> bool:
+        """A human answered and is being joined to the caller: the hand-off's steps are under way."""
+        return self.current is not None and self.current.state == "answered" and not self.transferred
+
     # -------------------------------------------------------------------------------------- TransferControl
 
     async def transfer(self, name: str, target: TransferTarget, mode: TransferMode) -> ToolResult:
