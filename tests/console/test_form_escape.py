@@ -104,7 +104,8 @@ async def test_esc_on_the_edited_server_form_asks(config_path: Path, wait: Any) 
         await pilot.press("e")
         await wait(pilot, lambda: _name(app) == "ServerForm" and app.screen.loaded)  # type: ignore[attr-defined]
         form = app.screen
-        form.query_one("#f-timeout_ms").focus()
+        field = form.query_one("#f-timeout_ms").focus()
+        await wait(pilot, lambda: app.focused is field)  # focus() lands on a later turn: keys before it go elsewhere
         await pilot.press(*"4000", "escape")
         await wait(pilot, lambda: _name(app) == "LeaveFormScreen")
         await pilot.press("escape")  # back to the form, the value kept
@@ -122,7 +123,8 @@ async def test_esc_on_the_edited_server_form_asks(config_path: Path, wait: Any) 
         saved = _raw(config_path)
         await pilot.press("e")
         await wait(pilot, lambda: _name(app) == "ServerForm" and app.screen.loaded)  # type: ignore[attr-defined]
-        app.screen.query_one("#f-timeout_ms").focus()
+        field = app.screen.query_one("#f-timeout_ms").focus()
+        await wait(pilot, lambda: app.focused is field)
         await pilot.press("5", "escape")
         await wait(pilot, lambda: _name(app) == "LeaveFormScreen")
         await pilot.press("d")  # discard: nothing written
