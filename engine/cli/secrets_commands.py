@@ -106,7 +106,9 @@ def cmd_secrets_list(args: argparse.Namespace) -> int:
     path = _secrets_config(args)
     if path is not None:
         try:
-            refs = s.references(path.read_text(encoding="utf-8"))
+            from engine.config.loader import references  # the config's own walk of its secret references
+
+            refs = references(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as e:
             print(f"note: cannot read references from {path}: {e}", file=sys.stderr)
     rows = [{"name": n, "referenced_by": refs.get(n, [])} for n in sorted(set(names) | set(refs))]
