@@ -262,8 +262,22 @@ class SpanBuilder:
             elif stage.status:
                 extra["ava.status"] = stage.status
             kind = CLIENT if name == "model" else INTERNAL
+            a_ns = ns(a)  # the stage's measured duration exactly, not the difference of two rounded floats
             emit(
-                _span((tid, span_id(), turn_id, name, kind, ns(a), ns(a + stage.duration_ms / 1000), None, extra, None))
+                _span(
+                    (
+                        tid,
+                        span_id(),
+                        turn_id,
+                        name,
+                        kind,
+                        a_ns,
+                        a_ns + round(stage.duration_ms * 1e6),
+                        None,
+                        extra,
+                        None,
+                    )
+                )
             )
         for t in tools:
             self._tool_span(t, tid, turn_id, True)
