@@ -97,7 +97,9 @@ async def test_slow_tool_announcement_through_the_driver(tmp_path: Path) -> None
         engine = GeminiRig(fake, [slow], ["slow_lookup"], greeting="Hello there.").engine
         async with engine:
             backend = WavBackend(tmp_path / "in.wav", tmp_path / "out.wav", timeline=True)
-            call = RealtimeVoiceCall(engine, backend, "desk", settle_s=0.3)
+            # the call ends once the caller's WAV is over and the model stayed quiet for settle_s: on a loaded
+            # run the answer after the tool's result came later than 0.3 s, and the call had ended without it
+            call = RealtimeVoiceCall(engine, backend, "desk", settle_s=1.5)
             async with asyncio.timeout(30):
                 await call.run()
     assert fake.errors == []
