@@ -98,6 +98,10 @@ async def _show(pilot: Any, step: str) -> None:
         await pilot.press(key)
         await _settle(pilot, lambda: _screen(app) == dialog)
         await _settle(pilot, lambda: all(w.where is not None for w in app.screen.query(KeyringWhere)))
+        # the longer line re-lays the dialog out; a loaded run once took its picture with the new text in the old
+        # height (the hint's last lines cut): lay the screen out again before the picture
+        app.screen.refresh(layout=True)
+        await pilot.pause(0.2)
         if step == "sign_in":  # the sign-in fails at once (nothing listens): the same words every run
             await _settle(pilot, lambda: "sign-in failed" in str(app.screen.query_one("#signin-status").render()))
     await pilot.pause(0.5)
