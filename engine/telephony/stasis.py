@@ -375,9 +375,11 @@ class StasisApp:
             self._stopping = True
             # A human who answered while the stop came is let in first (ms of ARI requests): deciding before,
             # the engine took their call for its own and destroyed the bridge the agent had just entered.
-            joining = [t.settled() for t in self.transfers.values() if t.joining]
+            joining = [asyncio.ensure_future(t.settled()) for t in self.transfers.values() if t.joining]
             if joining:
-                await asyncio.wait([asyncio.ensure_future(w) for w in joining], timeout=self._budget.left() / 2)
+                _done, late = await asyncio.wait(joining, timeout=self._budget.left() / 2)
+                for waiter in late:  # a hand-off that outlasted its share: its waiter must not outlive the stop
+                    waiter.cancel()
             for call in list(self.calls.values()):
                 transfers = self.transfers.get(call.channel_id)
                 if call.agent_channel_id is None and (transfers is None or not transfers.transferred):
