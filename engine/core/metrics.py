@@ -133,7 +133,7 @@ class Metrics:
         self.provider_tokens = Counter(
             "ai_agent_provider_tokens",
             "Tokens providers reported using, by provider, model and kind (input, output; cached_input, "
-            "cache_write and input_audio are parts of input, output_audio of output).",
+            "cache_write and input_audio are parts of input, cache_write_1h of cache_write, output_audio of output).",
             ["provider", "model", "kind"],
             registry=r,
         )

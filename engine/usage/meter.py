@@ -22,7 +22,7 @@ from engine.usage.report import UsageReport
 
 WARN_AT = 0.8
 #: The parts of a report counted in ``ai_agent_provider_tokens`` (its ``kind`` label).
-TOKEN_KINDS = ("input", "output", "cached_input", "cache_write", "input_audio", "output_audio")
+TOKEN_KINDS = ("input", "output", "cached_input", "cache_write", "cache_write_1h", "input_audio", "output_audio")
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +133,7 @@ class UsageMeter:
             r.output_tokens,
             r.cached_input_tokens,
             r.cache_write_tokens,
+            r.cache_write_1h_tokens,
             r.input_audio_tokens,
             r.output_audio_tokens,
         )

@@ -40,7 +40,7 @@ def _realtime(model: str, text_out: float) -> Prices:
 
 #: By model name (a dated snapshot of it matches too: ``gpt-5-mini-2025-08-07``, ``claude-sonnet-4-5-20250929``).
 #: Only prices read on the vendor's own page are here (see docs/observability.md for the models left to the
-#: operator); Anthropic's cache writes are the 5-minute ones (1.25x input; 1-hour writes cost 2x).
+#: operator).
 MODEL_PRICES: dict[str, Prices] = {
     "gpt-5-mini": _p(
         _OPENAI_MODELS + "gpt-5-mini", _READ, input_per_mtok=0.25, cached_input_per_mtok=0.025, output_per_mtok=2.00
@@ -53,6 +53,7 @@ MODEL_PRICES: dict[str, Prices] = {
         input_per_mtok=3.00,
         cached_input_per_mtok=0.30,
         cache_write_per_mtok=3.75,
+        cache_write_1h_per_mtok=6.00,
         output_per_mtok=15.00,
     ),
 }
@@ -65,9 +66,9 @@ TYPE_PRICES: dict[str, Prices] = {
 }
 
 #: Prices a provider documents as a multiple of its input price, filled in where a configured table leaves them
-#: out (Anthropic: cache reads 0.1x, 5-minute cache writes 1.25x).
+#: out (Anthropic: cache reads 0.1x, 5-minute cache writes 1.25x, 1-hour cache writes 2x).
 DERIVED: dict[str, dict[str, float]] = {
-    "anthropic": {"cached_input_per_mtok": 0.1, "cache_write_per_mtok": 1.25},
+    "anthropic": {"cached_input_per_mtok": 0.1, "cache_write_per_mtok": 1.25, "cache_write_1h_per_mtok": 2.0},
 }
 
 #: What may follow a model name in a snapshot of it: ``-preview``, dates (``-2025-08-28``, ``-20250929``,
@@ -103,12 +104,14 @@ def cost_of(u: UsageReport, p: Prices, session_s: float = 0.0) -> float:
     text_out = max(0, u.output_tokens - u.output_audio_tokens)
     cached = p.cached_input_per_mtok if p.cached_input_per_mtok is not None else p.input_per_mtok
     written = p.cache_write_per_mtok if p.cache_write_per_mtok is not None else p.input_per_mtok
+    written_1h = p.cache_write_1h_per_mtok if p.cache_write_1h_per_mtok is not None else written
     audio_in = p.audio_input_per_mtok if p.audio_input_per_mtok is not None else p.input_per_mtok
     audio_out = p.audio_output_per_mtok if p.audio_output_per_mtok is not None else p.output_per_mtok
     tokens = (
         text_in * p.input_per_mtok
         + u.cached_input_tokens * cached
-        + u.cache_write_tokens * written
+        + (u.cache_write_tokens - u.cache_write_1h_tokens) * written
+        + u.cache_write_1h_tokens * written_1h
         + u.input_audio_tokens * audio_in
         + text_out * p.output_per_mtok
         + u.output_audio_tokens * audio_out

@@ -26,6 +26,8 @@ class UsageReport:
     cached_input_tokens: int = 0
     #: Of ``input_tokens``, written to the prompt cache (Anthropic ``cache_creation_input_tokens``).
     cache_write_tokens: int = 0
+    #: Of ``cache_write_tokens``, written for an hour (Anthropic ``cache_creation.ephemeral_1h_input_tokens``).
+    cache_write_1h_tokens: int = 0
     input_audio_tokens: int = 0
     output_audio_tokens: int = 0
     input_audio_s: float = 0.0
@@ -116,7 +118,8 @@ def openai_realtime(usage: Any, input_audio_s: float = 0.0, output_audio_s: floa
 
 def anthropic(usage: Any) -> UsageReport | None:
     """Messages ``usage`` (``message_start``'s, then ``message_delta``'s running output count when streamed).
-    Anthropic's ``input_tokens`` leaves out cache reads and writes: they are added back."""
+    Anthropic's ``input_tokens`` leaves out cache reads and writes: they are added back. ``cache_creation`` splits
+    the writes by how long they are kept (an hour's cost more); its 1-hour part is capped at the total written."""
     if not isinstance(usage, Mapping):
         return None
     read, write = _int(usage, "cache_read_input_tokens"), _int(usage, "cache_creation_input_tokens")
@@ -125,6 +128,7 @@ def anthropic(usage: Any) -> UsageReport | None:
         output_tokens=_int(usage, "output_tokens"),
         cached_input_tokens=read,
         cache_write_tokens=write,
+        cache_write_1h_tokens=min(write, _int(usage, "cache_creation", "ephemeral_1h_input_tokens")),
     )
 
 

@@ -31,6 +31,13 @@ class Prices(Strict):
         description=f"{PER_MTOK} written to the prompt cache (else the provider's documented rule: Anthropic "
         "1.25x input for 5-minute writes; else input)",
     )
+    cache_write_1h_per_mtok: float | None = Field(
+        default=None,
+        ge=0,
+        allow_inf_nan=False,
+        description=f"{PER_MTOK} written to the prompt cache for an hour (else the provider's documented rule: "
+        "Anthropic 2x input; else the cache write price)",
+    )
     audio_input_per_mtok: float | None = Field(
         default=None, ge=0, allow_inf_nan=False, description=f"{PER_MTOK} of uncached audio input (else input)"
     )

@@ -45,11 +45,11 @@ async def test_turn_usage_and_cost_from_the_providers_own_fields(ptype: str, str
     u = updated[0]
     assert (u.turn, u.provider, u.model, u.priced) == (1, "p", "test-model", True)
     assert (u.usage.input_tokens, u.usage.cached_input_tokens, u.usage.output_tokens) == (240, 2 * cached, 60)
-    if ptype == "anthropic":  # its cache writes are counted apart from the uncached input
-        assert u.usage.cache_write_tokens == 20
+    if ptype == "anthropic":  # its cache writes are counted apart from the uncached input, an hour's apart again
+        assert (u.usage.cache_write_tokens, u.usage.cache_write_1h_tokens) == (20, 8)
     want = ((240 - 2 * cached) * 1.0 + 2 * cached * 0.5 + 60 * 2.0) / 1e6
-    if ptype == "anthropic":  # its cache writes at Anthropic's documented 1.25x the input price
-        want += 20 * (1.25 - 1.0) / 1e6
+    if ptype == "anthropic":  # its cache writes at Anthropic's documented 1.25x the input price, an hour's at 2x
+        want += (12 * (1.25 - 1.0) + 8 * (2.0 - 1.0)) / 1e6
     assert u.cost == pytest.approx(want) and u.total_cost == pytest.approx(want)
     assert u.total == u.usage
     final = [e for e in events if isinstance(e, CallUsage)]
@@ -58,6 +58,8 @@ async def test_turn_usage_and_cost_from_the_providers_own_fields(ptype: str, str
     assert 'ai_agent_provider_tokens_total{kind="input",model="test-model",provider="p"} 240.0' in metrics
     assert 'ai_agent_provider_tokens_total{kind="output",model="test-model",provider="p"} 60.0' in metrics
     assert 'ai_agent_provider_cost_usd_total{model="test-model",provider="p"}' in metrics
+    if ptype == "anthropic":
+        assert 'ai_agent_provider_tokens_total{kind="cache_write_1h",model="test-model",provider="p"} 8.0' in metrics
 
 
 async def test_openai_chat_streams_ask_for_the_usage_chunk() -> None:

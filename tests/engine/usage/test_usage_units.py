@@ -53,6 +53,22 @@ def test_anthropic_adds_cache_reads_and_writes_to_input() -> None:
     assert r == UsageReport(input_tokens=1250, output_tokens=7, cached_input_tokens=1000, cache_write_tokens=200)
 
 
+def test_anthropic_counts_one_hour_cache_writes_apart() -> None:
+    r = usage.anthropic(
+        {
+            "input_tokens": 50,
+            "cache_read_input_tokens": 0,
+            "cache_creation_input_tokens": 200,
+            "cache_creation": {"ephemeral_5m_input_tokens": 150, "ephemeral_1h_input_tokens": 50},
+            "output_tokens": 7,
+        }
+    )
+    assert r == UsageReport(input_tokens=250, output_tokens=7, cache_write_tokens=200, cache_write_1h_tokens=50)
+    # a breakdown larger than the total it breaks down is not believed beyond that total
+    odd = usage.anthropic({"cache_creation_input_tokens": 10, "cache_creation": {"ephemeral_1h_input_tokens": 99}})
+    assert odd is not None and (odd.cache_write_tokens, odd.cache_write_1h_tokens) == (10, 10)
+
+
 def test_gemini_live_counts_audio_by_modality_and_thoughts_as_output() -> None:
     r = usage.gemini(
         {
@@ -182,6 +198,21 @@ def test_cache_writes_cost_their_own_price_and_anthropics_documented_rule_fills_
     assert chat is not None and chat.cache_write_per_mtok is None  # OpenAI documents no rule: its input price
     shipped = default_prices("anthropic", "claude-sonnet-4-5-20250929")
     assert shipped is not None and shipped.cache_write_per_mtok == 3.75
+
+
+def test_one_hour_cache_writes_cost_twice_the_input_at_anthropic() -> None:
+    # 300 k written to the cache, 100 k of them for an hour; 50 k input neither read nor written
+    u = UsageReport(input_tokens=350_000, cache_write_tokens=300_000, cache_write_1h_tokens=100_000)
+    anthropic = prices_for(
+        ProviderConfig.model_validate({"type": "anthropic", "model": "claude-x", "prices": {"input_per_mtok": 3.0}})
+    )
+    assert anthropic is not None and anthropic.cache_write_1h_per_mtok == pytest.approx(6.0)
+    assert cost_of(u, anthropic) == pytest.approx(0.05 * 3.0 + 0.2 * 3.75 + 0.1 * 6.0)
+    # no documented rule: an hour's write costs what a write costs, else the input price
+    assert cost_of(u, Prices(input_per_mtok=3.0, cache_write_per_mtok=4.0)) == pytest.approx(0.05 * 3.0 + 0.3 * 4.0)
+    assert cost_of(u, Prices(input_per_mtok=3.0)) == pytest.approx(0.35 * 3.0)
+    shipped = default_prices("anthropic", "claude-sonnet-4-5")
+    assert shipped is not None and shipped.cache_write_1h_per_mtok == 6.0
 
 
 def test_a_switched_call_costs_each_report_at_the_prices_of_the_provider_that_served_it() -> None:
