@@ -66,121 +66,17 @@ def _compile(schema: Mapping[str, Any] | bool) -> Check:
     if schema is False:
         return _never
     assert isinstance(schema, Mapping)
-    checks: list[Check] = []
     t = schema.get("type")
     types = [t] if isinstance(t, str) else list(t) if isinstance(t, list) else []
     if len(types) == 1 and (leaf := _leaf(types[0], schema)) is not None:
         return leaf
-    if types:
-        fns = [_TYPE_CHECKS[x] for x in types]
-        label = " or ".join(types)
-        if len(fns) == 1:
-            only = fns[0]
+    checks = [_type_check(types)] if types else []
+    checks += [c for build in _KEYWORD_CHECKS if (c := build(schema)) is not None]
+    return _combine(checks, types)
 
-            def check_type(v: Any, path: str, out: list[str]) -> None:
-                if not only(v):
-                    out.append(f"{path or 'arguments'}: expected {label}, got {_kind(v)}")
-                    raise _Stop
 
-        else:
-
-            def check_type(v: Any, path: str, out: list[str]) -> None:
-                if not any(f(v) for f in fns):
-                    out.append(f"{path or 'arguments'}: expected {label}, got {_kind(v)}")
-                    raise _Stop
-
-        checks.append(check_type)
-    if "enum" in schema:
-        allowed = list(schema["enum"])
-        keys = {_canon(a) for a in allowed}
-
-        def check_enum(v: Any, path: str, out: list[str]) -> None:
-            if _canon(v) not in keys:
-                out.append(f"{path}: must be one of {clip(json.dumps(allowed), 200)}, got {_echo(v)}")
-
-        checks.append(check_enum)
-    if "const" in schema:
-        const = schema["const"]
-        const_key = _canon(const)
-
-        def check_const(v: Any, path: str, out: list[str]) -> None:
-            if _canon(v) != const_key:
-                out.append(f"{path}: must be {clip(json.dumps(const), 200)}")
-
-        checks.append(check_const)
-    if "pattern" in schema:
-        rx = js_pattern(schema["pattern"])
-        raw = clip(schema["pattern"])
-
-        def check_pattern(v: Any, path: str, out: list[str]) -> None:
-            if isinstance(v, str) and not rx.search(v):
-                out.append(f"{path}: does not match pattern {raw}")
-
-        checks.append(check_pattern)
-    fmt = schema.get("format")
-    if isinstance(fmt, str) and fmt in FORMAT_CHECKER.checkers:
-
-        def check_format(v: Any, path: str, out: list[str]) -> None:
-            if isinstance(v, str) and not FORMAT_CHECKER.conforms(v, fmt):
-                out.append(f"{path}: is not a valid {fmt}")
-
-        checks.append(check_format)
-    for key, op, word in (
-        ("minimum", lambda v, b: v >= b, ">="),
-        ("maximum", lambda v, b: v <= b, "<="),
-        ("exclusiveMinimum", lambda v, b: v > b, ">"),
-        ("exclusiveMaximum", lambda v, b: v < b, "<"),
-    ):
-        if key in schema:
-            checks.append(_bound(schema[key], op, word))
-    for key, is_min, items in (
-        ("minLength", True, False),
-        ("maxLength", False, False),
-        ("minItems", True, True),
-        ("maxItems", False, True),
-    ):
-        if key in schema:
-            checks.append(_length(int(schema[key]), is_min, items))
-    if schema.get("uniqueItems") is True:
-
-        def check_unique(v: Any, path: str, out: list[str]) -> None:
-            if isinstance(v, list) and len({_canon(x) for x in v}) != len(v):
-                out.append(f"{path}: items must be unique")
-
-        checks.append(check_unique)
-    if "items" in schema:
-        item_check = _compile(schema["items"])
-
-        def check_items(v: Any, path: str, out: list[str]) -> None:
-            if isinstance(v, list):
-                for i, x in enumerate(v):
-                    _run(item_check, x, f"{path}[{i}]", out)
-
-        checks.append(check_items)
-    props = schema.get("properties")
-    if props is not None or "required" in schema or schema.get("additionalProperties") is False:
-        prop_checks = {k: _compile(s) for k, s in (props or {}).items()}
-        required = list(schema.get("required", []))
-        closed = schema.get("additionalProperties") is False
-
-        def check_object(v: Any, path: str, out: list[str]) -> None:
-            if not isinstance(v, dict):
-                return
-            for r in required:
-                if r not in v:
-                    out.append(f"{_join(path, r)}: is required")
-            for k, x in v.items():
-                pc = prop_checks.get(k)
-                if pc is not None:  # a key of the schema: short, no need to clip it
-                    try:  # what _run does, without its frame (once per argument of every call)
-                        pc(x, f"{path}.{k}" if path else k, out)
-                    except _Stop:
-                        pass
-                elif closed:
-                    out.append(f"{_join(path, k)}: is not an argument of this tool")
-
-        checks.append(check_object)
-
+def _combine(checks: list[Check], types: list[str]) -> Check:
+    """One closure running ``checks`` in order, with no wrapper frame for the two commonest shapes."""
     if len(checks) == 1:
         return checks[0]
     if len(types) == 1 and len(checks) == 2:  # the usual object schema: its type, then its properties
@@ -202,6 +98,137 @@ def _compile(schema: Mapping[str, Any] | bool) -> Check:
     return run_all
 
 
+def _type_check(types: list[str]) -> Check:
+    fns = [_TYPE_CHECKS[x] for x in types]
+    label = " or ".join(types)
+    if len(fns) == 1:
+        only = fns[0]
+
+        def check_type(v: Any, path: str, out: list[str]) -> None:
+            if not only(v):
+                out.append(f"{path or 'arguments'}: expected {label}, got {_kind(v)}")
+                raise _Stop
+
+    else:
+
+        def check_type(v: Any, path: str, out: list[str]) -> None:
+            if not any(f(v) for f in fns):
+                out.append(f"{path or 'arguments'}: expected {label}, got {_kind(v)}")
+                raise _Stop
+
+    return check_type
+
+
+def _enum_check(schema: Mapping[str, Any]) -> Check | None:
+    if "enum" not in schema:
+        return None
+    allowed = list(schema["enum"])
+    keys = {_canon(a) for a in allowed}
+
+    def check_enum(v: Any, path: str, out: list[str]) -> None:
+        if _canon(v) not in keys:
+            out.append(f"{path}: must be one of {clip(json.dumps(allowed), 200)}, got {_echo(v)}")
+
+    return check_enum
+
+
+def _const_check(schema: Mapping[str, Any]) -> Check | None:
+    if "const" not in schema:
+        return None
+    const = schema["const"]
+    const_key = _canon(const)
+
+    def check_const(v: Any, path: str, out: list[str]) -> None:
+        if _canon(v) != const_key:
+            out.append(f"{path}: must be {clip(json.dumps(const), 200)}")
+
+    return check_const
+
+
+def _pattern_check(schema: Mapping[str, Any]) -> Check | None:
+    if "pattern" not in schema:
+        return None
+    rx = js_pattern(schema["pattern"])
+    raw = clip(schema["pattern"])
+
+    def check_pattern(v: Any, path: str, out: list[str]) -> None:
+        if isinstance(v, str) and not rx.search(v):
+            out.append(f"{path}: does not match pattern {raw}")
+
+    return check_pattern
+
+
+def _format_check(schema: Mapping[str, Any]) -> Check | None:
+    fmt = schema.get("format")
+    if not (isinstance(fmt, str) and fmt in FORMAT_CHECKER.checkers):
+        return None
+
+    def check_format(v: Any, path: str, out: list[str]) -> None:
+        if isinstance(v, str) and not FORMAT_CHECKER.conforms(v, fmt):
+            out.append(f"{path}: is not a valid {fmt}")
+
+    return check_format
+
+
+def _bound_rule(key: str, op: Callable[[Any, Any], Any], word: str) -> Callable[[Mapping[str, Any]], Check | None]:
+    return lambda schema: _bound(schema[key], op, word) if key in schema else None
+
+
+def _length_rule(key: str, is_min: bool, items: bool) -> Callable[[Mapping[str, Any]], Check | None]:
+    return lambda schema: _length(int(schema[key]), is_min, items) if key in schema else None
+
+
+def _unique_check(schema: Mapping[str, Any]) -> Check | None:
+    if schema.get("uniqueItems") is not True:
+        return None
+
+    def check_unique(v: Any, path: str, out: list[str]) -> None:
+        if isinstance(v, list) and len({_canon(x) for x in v}) != len(v):
+            out.append(f"{path}: items must be unique")
+
+    return check_unique
+
+
+def _items_check(schema: Mapping[str, Any]) -> Check | None:
+    if "items" not in schema:
+        return None
+    item_check = _compile(schema["items"])
+
+    def check_items(v: Any, path: str, out: list[str]) -> None:
+        if isinstance(v, list):
+            for i, x in enumerate(v):
+                _run(item_check, x, f"{path}[{i}]", out)
+
+    return check_items
+
+
+def _object_check(schema: Mapping[str, Any]) -> Check | None:
+    props = schema.get("properties")
+    closed = schema.get("additionalProperties") is False
+    if props is None and "required" not in schema and not closed:
+        return None
+    prop_checks = {k: _compile(s) for k, s in (props or {}).items()}
+    required = list(schema.get("required", []))
+
+    def check_object(v: Any, path: str, out: list[str]) -> None:
+        if not isinstance(v, dict):
+            return
+        for r in required:
+            if r not in v:
+                out.append(f"{_join(path, r)}: is required")
+        for k, x in v.items():
+            pc = prop_checks.get(k)
+            if pc is not None:  # a key of the schema: short, no need to clip it
+                try:  # what _run does, without its frame (once per argument of every call)
+                    pc(x, f"{path}.{k}" if path else k, out)
+                except _Stop:
+                    pass
+            elif closed:
+                out.append(f"{_join(path, k)}: is not an argument of this tool")
+
+    return check_object
+
+
 #: Keywords a leaf (``_leaf``) does not check: a schema with any of them takes the general path.
 _NOT_LEAF = frozenset(
     {"enum", "const", "pattern", "format", "items", "properties", "required", "additionalProperties"}
@@ -212,6 +239,21 @@ _BOUND_RULES: tuple[tuple[str, Callable[[Any, Any], Any], str], ...] = (  # C fu
     ("maximum", operator.le, "<="),
     ("exclusiveMinimum", operator.gt, ">"),
     ("exclusiveMaximum", operator.lt, "<"),
+)
+#: What the general path checks after the type, one builder per keyword, in the order of their messages.
+_KEYWORD_CHECKS: tuple[Callable[[Mapping[str, Any]], Check | None], ...] = (
+    _enum_check,
+    _const_check,
+    _pattern_check,
+    _format_check,
+    *(_bound_rule(key, op, word) for key, op, word in _BOUND_RULES),
+    _length_rule("minLength", True, False),
+    _length_rule("maxLength", False, False),
+    _length_rule("minItems", True, True),
+    _length_rule("maxItems", False, True),
+    _unique_check,
+    _items_check,
+    _object_check,
 )
 
 
