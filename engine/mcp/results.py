@@ -114,44 +114,68 @@ def to_tool_result(
     """Shape one MCP result; see the module docstring for the order of choices. An error's own text is raw: the
     caller hears ``spoken.reported_error(tool)`` instead, unless config shaped the message (a template or field)."""
     speech = speech or _PLAIN
+    if not speech.template and not speech.field and (quick := _one_text_result(result, tool)) is not None:
+        return quick
     content = result.content
-    if len(content) == 1 and not speech.template and not speech.field and type(content[0]) is TextContent:
-        # The common small answer, one text block (and maybe its structured form, as FastMCP tools with a return
-        # type send): what the general path gives, without its detours.
-        text = content[0].text
-        if len(text) <= MAX_DATA_CHARS:
-            structured = result.structured_content
-            is_json = _parse_json(text) is not None
-            if structured is not None or not is_json:
-                said = speakable(text) if not is_json and text.strip() and not is_data_uri(text) else ""
-                shaped = strip_media(structured if structured is not None else text)
-                if result.is_error:
-                    return ToolResult("error", said or ERROR_FALLBACK, shaped, spoken=_spoken_error(tool))
-                return ToolResult("success", said or FALLBACK_MESSAGE, shaped)
     texts = [c.text for c in content if isinstance(c, TextContent)]
     joined = "\n".join(texts)
     attachments = _attachments(content, max(0, MAX_DATA_CHARS - len(joined)))
     parsed = _parse_json(texts[0]) if len(texts) == 1 and len(texts[0]) <= 4 * MAX_DATA_CHARS else None
-    data: Any
+    data = _data(result, texts, joined, parsed)
+    if attachments:
+        data = {"result": data, "attachments": attachments} if data is not None else {"attachments": attachments}
+    message = _configured_message(speech, result, data, parsed, joined)
+    configured = message is not None
+    if message is None:
+        message = _default_message(texts, attachments)
+    if result.is_error:
+        return ToolResult("error", message or ERROR_FALLBACK, data, spoken="" if configured else _spoken_error(tool))
+    return ToolResult("success", message or FALLBACK_MESSAGE, data)
+
+
+def _one_text_result(result: CallToolResult, tool: ToolDefinition | None) -> ToolResult | None:
+    """The common small answer, one text block (and maybe its structured form, as FastMCP tools with a return
+    type send): what the general path gives, without its detours. None when the general path is needed."""
+    content = result.content
+    if len(content) != 1 or type(content[0]) is not TextContent:
+        return None
+    text = content[0].text
+    if len(text) > MAX_DATA_CHARS:
+        return None
+    structured = result.structured_content
+    is_json = _parse_json(text) is not None
+    if structured is None and is_json:
+        return None
+    said = speakable(text) if not is_json and text.strip() and not is_data_uri(text) else ""
+    shaped = strip_media(structured if structured is not None else text)
+    if result.is_error:
+        return ToolResult("error", said or ERROR_FALLBACK, shaped, spoken=_spoken_error(tool))
+    return ToolResult("success", said or FALLBACK_MESSAGE, shaped)
+
+
+def _data(result: CallToolResult, texts: list[str], joined: str, parsed: Any) -> Any:
+    """What the model reasons over: structured content, else parsed JSON text, else text (capped), media stripped."""
     if result.structured_content is not None:
         data = strip_media(result.structured_content)
         if data is not result.structured_content or len(joined) > MAX_DATA_CHARS or not texts:  # can it be big?
             dumped = json.dumps(data, ensure_ascii=False, default=str)
             if len(dumped) > MAX_DATA_CHARS:
                 data = {"text": dumped[:MAX_DATA_CHARS], "truncated": True, "size_chars": len(dumped)}
-    elif parsed is not None:
-        data = strip_media(parsed)
-    elif is_data_uri(joined):
-        data = strip_media(joined)
-    elif texts:
-        data, truncated = _cap(joined)
-        if truncated:
-            data = {"text": data, "truncated": True, "size_chars": len(joined)}
-    else:
-        data = None
-    if attachments:
-        data = {"result": data, "attachments": attachments} if data is not None else {"attachments": attachments}
+        return data
+    if parsed is not None:
+        return strip_media(parsed)
+    if is_data_uri(joined):
+        return strip_media(joined)
+    if not texts:
+        return None
+    capped, truncated = _cap(joined)
+    return {"text": capped, "truncated": True, "size_chars": len(joined)} if truncated else capped
 
+
+def _configured_message(
+    speech: SpeechOptions, result: CallToolResult, data: Any, parsed: Any, joined: str
+) -> str | None:
+    """The message config asked for (a template, else a field), or None when it has none or it does not resolve."""
     message: str | None = None
     if speech.template:
         values: dict[str, Any] = {}
@@ -165,19 +189,21 @@ def to_tool_result(
         message = _template_message(speech.template, values)
     if message is None and speech.field:
         message = _field_message(speech.field, [result.structured_content, parsed])
-    configured = message is not None
-    if message is None:
-        about = speech_summary(attachments) if attachments else None
-        room = MAX_SPEECH_CHARS - (len(about) + 1 if about else 0)
-        for text in texts:
-            if text.strip() and _parse_json(text) is None and not is_data_uri(text):
-                message = speakable(text, max(room, MAX_SPEECH_CHARS // 2))
-                break
-        if about is not None:  # the caller hears what the links are, never their URIs
-            message = speakable(f"{message} {about}" if message else about)
-    if result.is_error:
-        return ToolResult("error", message or ERROR_FALLBACK, data, spoken="" if configured else _spoken_error(tool))
-    return ToolResult("success", message or FALLBACK_MESSAGE, data)
+    return message
+
+
+def _default_message(texts: list[str], attachments: list[dict[str, Any]]) -> str | None:
+    """The first speakable text (not JSON, not a data URI), with one sentence about any attachments."""
+    message: str | None = None
+    about = speech_summary(attachments) if attachments else None
+    room = MAX_SPEECH_CHARS - (len(about) + 1 if about else 0)
+    for text in texts:
+        if text.strip() and _parse_json(text) is None and not is_data_uri(text):
+            message = speakable(text, max(room, MAX_SPEECH_CHARS // 2))
+            break
+    if about is not None:  # the caller hears what the links are, never their URIs
+        message = speakable(f"{message} {about}" if message else about)
+    return message
 
 
 def _spoken_error(tool: ToolDefinition | None) -> str:
