@@ -140,6 +140,20 @@ def _types(node: Schema) -> set[str]:
     return set()
 
 
+def _check_subset(node: Schema, where: str) -> None:
+    """Refuse a node with a keyword, a type or a format outside the strict subset, or no type at all."""
+    unsupported = sorted(k for k in node if k not in SUPPORTED)
+    if unsupported:
+        raise NotStrictable(f"{where}: {', '.join(unsupported)} outside the strict subset")
+    if not _is_typed(node):
+        raise NotStrictable(f"{where}: untyped subschema")
+    bad_types = _types(node) - TYPES
+    if bad_types or ("type" in node and not _types(node)):
+        raise NotStrictable(f"{where}: unknown type {node.get('type')!r}")
+    if "format" in node and node["format"] not in FORMATS:
+        raise NotStrictable(f"{where}: format {node['format']!r} outside the strict subset")
+
+
 class _Walk:
     """One pass over a schema: checks the subset and limits, closes objects, makes optional properties nullable."""
 
@@ -152,6 +166,21 @@ class _Walk:
         self.chars = 0
 
     def node(self, node: Schema, path: str, depth: int) -> Schema:
+        where = path or "/"
+        node = self._rewritten(node, path)
+        _check_subset(node, where)
+        self._count_values(node)
+        types = _types(node)
+        if "object" in types or "properties" in node:
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise NotStrictable(f"{where}: nested deeper than {MAX_DEPTH} levels")
+            node = self._object(node, path, depth)
+        self._subschemas(node, path, depth, types)
+        return node
+
+    def _rewritten(self, node: Schema, path: str) -> Schema:
+        """A copy with allOf merged, a $ref with siblings inlined, oneOf as anyOf and annotations dropped."""
         where = path or "/"
         if "allOf" in node:
             node = _merge_all_of(node, self.root, path, self.notes)
@@ -169,24 +198,11 @@ class _Walk:
         for k in [k for k in node if k in ANNOTATIONS]:
             self.dropped.add(k)
             node.pop(k)
-        unsupported = sorted(k for k in node if k not in SUPPORTED)
-        if unsupported:
-            raise NotStrictable(f"{where}: {', '.join(unsupported)} outside the strict subset")
-        if not _is_typed(node):
-            raise NotStrictable(f"{where}: untyped subschema")
-        bad_types = _types(node) - TYPES
-        if bad_types or ("type" in node and not _types(node)):
-            raise NotStrictable(f"{where}: unknown type {node.get('type')!r}")
-        if "format" in node and node["format"] not in FORMATS:
-            raise NotStrictable(f"{where}: format {node['format']!r} outside the strict subset")
-        self._count_values(node)
-        types = _types(node)
-        is_object = "object" in types or "properties" in node
-        if is_object:
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise NotStrictable(f"{where}: nested deeper than {MAX_DEPTH} levels")
-            node = self._object(node, path, depth)
+        return node
+
+    def _subschemas(self, node: Schema, path: str, depth: int, types: set[str]) -> None:
+        """Items, anyOf branches and definitions walked in place (an array must have an items schema)."""
+        where = path or "/"
         if "array" in types:
             items = node.get("items")
             if not isinstance(items, dict):
@@ -205,7 +221,6 @@ class _Walk:
                     n: self.node(s, f"{path}/{key}/{n}", 0) if isinstance(s, dict) else s for n, s in node[key].items()
                 }
                 self.chars += sum(len(n) for n in node[key])
-        return node
 
     def _count_values(self, node: Schema) -> None:
         if isinstance(node.get("enum"), list):

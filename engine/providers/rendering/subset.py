@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from engine.providers.rendering.names import GEMINI_PARAM_RULE, ArgNames, NameMap
+from engine.providers.rendering.normalise import infer_type, merge_all_of, normalise
 from engine.providers.rendering.schemas import Notes, Schema
 
 GEMINI_KEYS = frozenset(
@@ -43,118 +44,6 @@ GEMINI_KEYS = frozenset(
 )
 GEMINI_FORMATS = {"STRING": {"enum", "date-time"}, "INTEGER": {"int32", "int64"}, "NUMBER": {"float", "double"}}
 ELEVEN_KEYS = frozenset({"type", "description", "properties", "required", "items", "enum"})
-
-
-def _infer_type(values: list[Any]) -> str | None:
-    kinds = {type(v) for v in values if v is not None}
-    if kinds <= {str}:
-        return "string"
-    if kinds <= {bool}:
-        return "boolean"
-    if kinds <= {int}:
-        return "integer"
-    if kinds <= {int, float}:
-        return "number"
-    return None
-
-
-_JSON_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number", dict: "object", list: "array"}
-
-
-def _typed_branches(values: list[Any]) -> list[Schema]:
-    kinds = list(dict.fromkeys(_JSON_TYPES.get(type(v), "string") for v in values))
-    strings = [v for v in values if isinstance(v, str)]
-    return [{"type": k, "enum": strings} if k == "string" and strings else {"type": k} for k in kinds]
-
-
-def _describe_values(node: Schema, values: list[Any]) -> None:
-    text = "Allowed values: " + ", ".join(json.dumps(v) for v in values) + "."
-    desc = node.get("description")
-    node["description"] = f"{desc} {text}" if desc else text
-
-
-def _merge_all_of(node: Schema) -> Schema:
-    merged: Schema = {k: v for k, v in node.items() if k != "allOf"}
-    for part in node["allOf"]:
-        if not isinstance(part, dict):
-            continue
-        for k, v in part.items():
-            if k == "properties":
-                merged.setdefault("properties", {}).update(v)
-            elif k == "required":
-                merged["required"] = list(dict.fromkeys([*merged.get("required", []), *v]))
-            else:
-                merged.setdefault(k, v)
-    return merged
-
-
-def _normalise(node: Schema, path: str, notes: Notes) -> Schema:
-    """Shared first step: allOf merged, oneOf → anyOf, const → enum, type unions and null branches resolved."""
-    where = path or "/"
-    node = dict(node)
-    if "allOf" in node:
-        node = _merge_all_of(node)
-        notes.append(f"merged allOf at {where}")
-    if "oneOf" in node:
-        node["anyOf"] = node.pop("oneOf")
-        notes.append(f"oneOf as anyOf at {where}")
-    if "const" in node:
-        node["enum"] = [node.pop("const")]
-        notes.append(f"const as enum at {where}")
-    nullable = False
-    t = node.get("type")
-    if isinstance(t, list):
-        rest = [x for x in t if x != "null"]
-        nullable = len(rest) < len(t)
-        if len(rest) == 1:
-            node["type"] = rest[0]
-        elif rest:
-            node.pop("type")
-            node["anyOf"] = [{"type": x} for x in rest]
-        else:
-            node["type"] = "string"
-        notes.append(f"type union {t} converted at {where}")
-    if isinstance(node.get("anyOf"), list):
-        branches = [b for b in node["anyOf"] if isinstance(b, dict)]
-        real = [b for b in branches if b.get("type") != "null"]
-        if len(real) < len(branches):
-            nullable = True
-            notes.append(f"null branch of anyOf as nullable at {where}")
-        if len(real) == 1:
-            node.pop("anyOf")
-            node = {**real[0], **node}
-        else:
-            node["anyOf"] = real
-    if nullable:
-        node["nullable"] = True
-    if "enum" in node and isinstance(node["enum"], list):
-        values = [v for v in node["enum"] if v is not None]
-        if len(values) < len(node["enum"]):
-            node["nullable"] = True
-        if "type" not in node and "anyOf" not in node:
-            inferred = _infer_type(values)
-            if inferred:
-                node["type"] = inferred
-            elif values:  # a mixed enum: one typed branch per kind of value (strings keep their enum)
-                node["anyOf"] = _typed_branches(values)
-                notes.append(f"mixed enum typed as anyOf at {where}")
-        if not all(isinstance(v, str) for v in values):
-            node.pop("enum")
-            _describe_values(node, values)
-            notes.append(f"non-string enum moved into the description at {where}")
-        else:
-            node["enum"] = values
-    for lo, hi in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
-        if isinstance(node.get(lo), (int, float)) and not isinstance(node.get(lo), bool):
-            node.setdefault(hi, node.pop(lo))
-            notes.append(f"{lo} as {hi} at {where}")
-    if "prefixItems" in node:
-        prefix = [p for p in node.pop("prefixItems") if isinstance(p, dict)]
-        node["items"] = prefix[0] if len({json.dumps(p, sort_keys=True) for p in prefix}) == 1 else {"anyOf": prefix}
-        notes.append(f"tuple items as a list at {where}")
-    if node.get("items") is False or isinstance(node.get("items"), list):
-        node.pop("items")
-    return node
 
 
 def merge_root_union(schema: Schema, notes: Notes) -> Schema:
@@ -213,7 +102,7 @@ def to_gemini_openapi(schema: Schema, notes: Notes, path: str = "", names: ArgNa
     names = names if names is not None else ArgNames()
     if not path:
         schema = merge_root_union(schema, notes)
-    node = _normalise(schema, path, notes)
+    node = normalise(schema, path, notes)
     if isinstance(node.get("patternProperties"), dict):
         node = _open_map(node, path or "/", notes)
     out: Schema = {}
@@ -224,36 +113,53 @@ def to_gemini_openapi(schema: Schema, notes: Notes, path: str = "", names: ArgNa
     for k, v in node.items():
         if k not in GEMINI_KEYS or (k == "default" and v is None):
             continue
-        if k == "type":
-            out["type"] = str(v).upper()
-        elif k == "properties" and isinstance(v, dict):
+        if k == "properties" and isinstance(v, dict):
             fitted = NameMap(GEMINI_PARAM_RULE, [n for n, s in v.items() if isinstance(s, dict)])
-            props: Schema = {}
-            for n, s in v.items():
-                if not isinstance(s, dict):
-                    continue
-                pn, sub = fitted.provider_name(n), ArgNames()
-                props[pn] = to_gemini_openapi(s, notes, f"{path}/properties/{n}", sub)
-                names.declared.add(pn)
-                if pn != n:
-                    names.renamed[pn] = n
-                    notes.append(f"parameter {n!r} named {pn!r} at {path or '/'}")
-                if sub:
-                    names.props[pn] = sub
-            if props:
+            if props := _gemini_properties(v, fitted, notes, path, names):
                 out["properties"] = props
-        elif k in ("items", "additionalProperties") and isinstance(v, dict):
-            sub = ArgNames()
-            out[k] = to_gemini_openapi(v, notes, f"{path}/{k}", sub)
-            if sub:
-                setattr(names, "items" if k == "items" else "values", sub)
-        elif k == "additionalProperties":
-            if isinstance(v, bool):
-                out[k] = v
-        elif k == "anyOf":
-            out["anyOf"] = [to_gemini_openapi(b, notes, f"{path}/anyOf/{i}", names) for i, b in enumerate(v)]
         else:
+            _gemini_key(out, k, v, notes, path, names)
+    _gemini_fit(out, fitted, notes, path)
+    return out
+
+
+def _gemini_properties(properties: dict[str, Any], fitted: NameMap, notes: Notes, path: str, names: ArgNames) -> Schema:
+    """Each property rendered under its Gemini name; ``names`` learns the renames and the nested ways back."""
+    props: Schema = {}
+    for n, s in properties.items():
+        if not isinstance(s, dict):
+            continue
+        pn, sub = fitted.provider_name(n), ArgNames()
+        props[pn] = to_gemini_openapi(s, notes, f"{path}/properties/{n}", sub)
+        names.declared.add(pn)
+        if pn != n:
+            names.renamed[pn] = n
+            notes.append(f"parameter {n!r} named {pn!r} at {path or '/'}")
+        if sub:
+            names.props[pn] = sub
+    return props
+
+
+def _gemini_key(out: Schema, k: str, v: Any, notes: Notes, path: str, names: ArgNames) -> None:
+    """One kept keyword other than ``properties`` into ``out``: types upper-cased, sub-schemas rendered."""
+    if k == "type":
+        out["type"] = str(v).upper()
+    elif k in ("items", "additionalProperties") and isinstance(v, dict):
+        sub = ArgNames()
+        out[k] = to_gemini_openapi(v, notes, f"{path}/{k}", sub)
+        if sub:
+            setattr(names, "items" if k == "items" else "values", sub)
+    elif k == "additionalProperties":
+        if isinstance(v, bool):
             out[k] = v
+    elif k == "anyOf":
+        out["anyOf"] = [to_gemini_openapi(b, notes, f"{path}/anyOf/{i}", names) for i, b in enumerate(v)]
+    else:
+        out[k] = v
+
+
+def _gemini_fit(out: Schema, fitted: NameMap, notes: Notes, path: str) -> None:
+    """What Gemini refuses, fixed in place: untyped array items, formats of another type, unknown required names."""
     if out.get("type") == "ARRAY" and not (isinstance(out.get("items"), dict) and _typed(out["items"])):
         out["items"] = {"type": "STRING", "description": "Any value; JSON text for anything but a string."}
         notes.append(f"array items without a type sent as strings at {path or '/'}")
@@ -266,7 +172,6 @@ def to_gemini_openapi(schema: Schema, notes: Notes, path: str = "", names: ArgNa
         out["required"] = [r for r in (fitted.provider_name(n) for n in out["required"]) if r in props]
         if not out["required"]:
             out.pop("required")
-    return out
 
 
 def _typed(node: Schema) -> bool:
@@ -276,7 +181,7 @@ def _typed(node: Schema) -> bool:
 def to_elevenlabs(schema: Schema, notes: Notes, path: str = "", name: str = "") -> Schema:
     """JSON Schema → ElevenLabs' client-tool parameter subset (one type per property, descriptions present); a
     root union becomes one object as for Gemini and Ollama (a first-branch pick would lose the other forms)."""
-    node = _normalise(merge_root_union(schema, notes) if not path else schema, path, notes)
+    node = normalise(merge_root_union(schema, notes) if not path else schema, path, notes)
     node.pop("nullable", None)
     if "anyOf" in node:
         first = node.pop("anyOf")[0] if node["anyOf"] else {"type": "string"}
@@ -317,7 +222,7 @@ def _ollama_node(node: Schema, path: str, notes: Notes) -> Schema:
     where = path or "/"
     node = dict(node)
     if isinstance(node.get("allOf"), list):
-        node = _merge_all_of(node)
+        node = merge_all_of(node)
         notes.append(f"merged allOf at {where}")
     if "oneOf" in node:
         node["anyOf"] = node.pop("oneOf")
@@ -326,7 +231,7 @@ def _ollama_node(node: Schema, path: str, notes: Notes) -> Schema:
         value = node.pop("const")
         node["enum"] = [value]
         if "type" not in node and "anyOf" not in node:
-            inferred = _infer_type([value])
+            inferred = infer_type([value])
             if inferred:
                 node["type"] = inferred
         notes.append(f"const as enum at {where}")
@@ -351,7 +256,7 @@ def to_ollama(schema: Schema, notes: Notes) -> Schema:
     union or ``allOf`` made one object so the tool keeps its parameters. Inputs have ``$ref`` inlined."""
     root = dict(schema)
     if isinstance(root.get("allOf"), list):
-        root = _merge_all_of(root)
+        root = merge_all_of(root)
         notes.append("merged allOf at /")
     root = merge_root_union(root, notes)
     return _ollama_node(root, "", notes)
