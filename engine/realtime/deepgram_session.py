@@ -250,19 +250,7 @@ class DeepgramAgentSession(RealtimeSession):
     async def _dispatch(self, m: dict[str, Any]) -> None:
         kind = m.get("type")
         if kind == "ConversationText":
-            text = m["content"]
-            if not isinstance(text, str):
-                raise TypeError("content is not a string")
-            if m.get("role") == "user":  # the caller's turn is over (Deepgram has no "stopped speaking")
-                if self._user_speaking:
-                    self._user_speaking = False
-                    self._emit(CallerSpeechStopped())
-                self._emit(CallerText(text))
-                self._whisper = "turn" if self._whisper else ""
-            else:
-                self._emit(AssistantText(text, item_id=self._turn_id))
-                if self._inject is not None and text.strip() == self._inject[0].strip():
-                    self._resolve_inject(True)  # the agent is saying the injected announcement
+            self._on_text(m)
         elif kind == "UserStartedSpeaking":
             self._agent_speaking, self._user_speaking = False, True
             self._emit(CallerSpeechStarted())
@@ -272,12 +260,7 @@ class DeepgramAgentSession(RealtimeSession):
             self._agent_speaking = True
             self._turn_id = f"turn-{next(self._turns)}"
         elif kind == "AgentAudioDone":
-            self._agent_speaking = False
-            self._emit(ResponseDone("completed"))
-            self._usage()
-            steered, self._whisper = self._whisper == "turn", "" if self._whisper == "turn" else self._whisper
-            if (self._pending_update or steered) and self._view is not None:  # a whisper's turn is over: the
-                await self._push_think(self._view)  # whole prompt again, without it (UpdateThink replaces)
+            await self._on_audio_done()
         elif kind == "FunctionCallRequest":
             if self.calls is not None:
                 self.calls.request(m["functions"])
@@ -290,14 +273,36 @@ class DeepgramAgentSession(RealtimeSession):
         elif kind == "InjectionRefused":
             log.info("%s: announcement refused by the agent: %s", self.name, m.get("message"))
             self._resolve_inject(False)
-        elif kind == "Warning":
-            self._emit(ProviderNotice(f"warning: {ds.describe(m)}", code=str(m.get("code") or "warning")))
-        elif kind == "Error":
-            self._emit(ProviderNotice(f"error: {ds.describe(m)}", code=str(m.get("code") or "error")))
+        elif kind in ("Warning", "Error"):
+            level = kind.lower()
+            self._emit(ProviderNotice(f"{level}: {ds.describe(m)}", code=str(m.get("code") or level)))
         elif kind in _QUIET:
             log.debug("%s: %s", self.name, kind)
         else:
             self._reports.unhandled(kind, "message")
+
+    def _on_text(self, m: dict[str, Any]) -> None:
+        text = m["content"]
+        if not isinstance(text, str):
+            raise TypeError("content is not a string")
+        if m.get("role") == "user":  # the caller's turn is over (Deepgram has no "stopped speaking")
+            if self._user_speaking:
+                self._user_speaking = False
+                self._emit(CallerSpeechStopped())
+            self._emit(CallerText(text))
+            self._whisper = "turn" if self._whisper else ""
+        else:
+            self._emit(AssistantText(text, item_id=self._turn_id))
+            if self._inject is not None and text.strip() == self._inject[0].strip():
+                self._resolve_inject(True)  # the agent is saying the injected announcement
+
+    async def _on_audio_done(self) -> None:
+        self._agent_speaking = False
+        self._emit(ResponseDone("completed"))
+        self._usage()
+        steered, self._whisper = self._whisper == "turn", "" if self._whisper == "turn" else self._whisper
+        if (self._pending_update or steered) and self._view is not None:  # a whisper's turn is over: the
+            await self._push_think(self._view)  # whole prompt again, without it (UpdateThink replaces)
 
     # -------------------------------------------------------------------------------------------- live changes
 
