@@ -10,6 +10,7 @@ can pin its behaviour.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -165,23 +166,30 @@ def _empty(raw: str) -> dict[str, Any]:
 
 def _parse_body_group(tokens: list[str], index: int, out: dict[str, Any]) -> int:
     """Decode the group at ``tokens[index]`` into ``out``; return how many tokens it used."""
+    for decode in _GROUPS:
+        if used := decode(tokens, index, out):
+            return used
+    if tokens[index].strip("/") != "":  # else a group reported missing by an automatic station ("////")
+        out["unparsed"].append(tokens[index])
+    return 1
+
+
+def _wind_group(tokens: list[str], index: int, out: dict[str, Any]) -> int:
     token = tokens[index]
     if (wind := parse_wind(token)) is not None and out["wind"] is None:
         out["wind"] = wind
     elif (match := _WIND_RANGE.match(token)) and out["wind"] is not None:
         out["wind"]["variable_from"], out["wind"]["variable_to"] = int(match[1]), int(match[2])
-    elif token == "CAVOK":
+    else:
+        return 0
+    return 1
+
+
+def _visibility_group(tokens: list[str], index: int, out: dict[str, Any]) -> int:
+    token = tokens[index]
+    if token == "CAVOK":
         out["cavok"] = True
-        out["visibility"] = {
-            "text": token,
-            "metres": 9999,
-            "statute_miles": None,
-            "ten_km_or_more": True,
-            "less_than": False,
-            "more_than": False,
-            "direction": None,
-            "ndv": False,
-        }
+        out["visibility"] = _visibility_text(token, 9999, None, ten_km_or_more=True)
     elif (
         re.fullmatch(r"\d", token)
         and index + 1 < len(tokens)
@@ -189,22 +197,35 @@ def _parse_body_group(tokens: list[str], index: int, out: dict[str, Any]) -> int
         and out["visibility"] is None
     ):
         miles = int(token) + Fraction(tokens[index + 1][:-2])
-        out["visibility"] = {
-            "text": f"{token} {tokens[index + 1]}",
-            "metres": round(float(miles) * 1609.344),
-            "statute_miles": float(miles),
-            "ten_km_or_more": False,
-            "less_than": False,
-            "more_than": False,
-            "direction": None,
-            "ndv": False,
-        }
+        text = f"{token} {tokens[index + 1]}"
+        out["visibility"] = _visibility_text(text, round(float(miles) * 1609.344), float(miles))
         return 2
     elif (vis := parse_visibility(token)) is not None and out["visibility"] is None:
         out["visibility"] = vis
     elif vis is not None and out["minimum_visibility"] is None and vis["statute_miles"] is None:
         out["minimum_visibility"] = {"metres": vis["metres"], "direction": vis["direction"]}
-    elif (rvr := parse_rvr(token)) is not None:
+    else:
+        return 0
+    return 1
+
+
+def _visibility_text(text: str, metres: int, miles: float | None, *, ten_km_or_more: bool = False) -> dict[str, Any]:
+    return {
+        "text": text,
+        "metres": metres,
+        "statute_miles": miles,
+        "ten_km_or_more": ten_km_or_more,
+        "less_than": False,
+        "more_than": False,
+        "direction": None,
+        "ndv": False,
+    }
+
+
+def _weather_group(tokens: list[str], index: int, out: dict[str, Any]) -> int:
+    """Runway visual range and state, recent and present weather."""
+    token = tokens[index]
+    if (rvr := parse_rvr(token)) is not None:
         out["rvr"].append(rvr)
     elif _RUNWAY_STATE.match(token):
         out["runway_state"].append(token)
@@ -212,7 +233,14 @@ def _parse_body_group(tokens: list[str], index: int, out: dict[str, Any]) -> int
         out["recent_weather"].append(recent)
     elif (weather := parse_weather(token)) is not None:
         out["weather"].append(weather)
-    elif (cloud := parse_cloud(token)) is not None:
+    else:
+        return 0
+    return 1
+
+
+def _sky_group(tokens: list[str], index: int, out: dict[str, Any]) -> int:
+    token = tokens[index]
+    if (cloud := parse_cloud(token)) is not None:
         out["clouds"].append(cloud)
     elif (match := _VV.match(token)) is not None:
         if match[1] == "///":
@@ -221,7 +249,15 @@ def _parse_body_group(tokens: list[str], index: int, out: dict[str, Any]) -> int
             out["vertical_visibility_ft"] = int(match[1]) * 100
     elif token in ("NSC", "NCD", "SKC", "CLR"):
         out["sky_condition"] = token
-    elif (match := _TEMP.match(token)) is not None and out["temperature"] is None:
+    else:
+        return 0
+    return 1
+
+
+def _air_group(tokens: list[str], index: int, out: dict[str, Any]) -> int:
+    """Temperature and dew point, then the pressure (QNH in hPa or altimeter in inHg)."""
+    token = tokens[index]
+    if (match := _TEMP.match(token)) is not None and out["temperature"] is None:
         out["temperature"] = _temperature(match["t"])
         out["dew_point"] = _temperature(match["d"]) if match["d"] and match["d"] != "//" else None
     elif (match := _QNH.match(token)) is not None and out["qnh"] is None:
@@ -231,17 +267,30 @@ def _parse_body_group(tokens: list[str], index: int, out: dict[str, Any]) -> int
         else:
             inhg = value / 100
             out["qnh"] = {"hpa": round(inhg * HPA_PER_INHG), "inhg": inhg, "reported": "inHg"}
-    elif token == "WS" and index + 1 < len(tokens):
-        if tokens[index + 1] == "ALL" and index + 2 < len(tokens) and tokens[index + 2] == "RWY":
-            out["wind_shear"].append("ALL RWY")
-            return 3
-        out["wind_shear"].append(tokens[index + 1])
-        return 2
-    elif token.strip("/") == "":
-        pass  # a group reported missing by an automatic station ("////", "//////")
     else:
-        out["unparsed"].append(token)
+        return 0
     return 1
+
+
+def _wind_shear_group(tokens: list[str], index: int, out: dict[str, Any]) -> int:
+    if tokens[index] != "WS" or index + 1 >= len(tokens):
+        return 0
+    if tokens[index + 1] == "ALL" and index + 2 < len(tokens) and tokens[index + 2] == "RWY":
+        out["wind_shear"].append("ALL RWY")
+        return 3
+    out["wind_shear"].append(tokens[index + 1])
+    return 2
+
+
+#: The body's group decoders in the order they are tried; each returns the tokens it used, 0 when not its group.
+_GROUPS: tuple[Callable[[list[str], int, dict[str, Any]], int], ...] = (
+    _wind_group,
+    _visibility_group,
+    _weather_group,
+    _sky_group,
+    _air_group,
+    _wind_shear_group,
+)
 
 
 def parse_metar(raw: str) -> dict[str, Any]:

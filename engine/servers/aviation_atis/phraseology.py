@@ -320,16 +320,7 @@ def atis_text(parsed: dict[str, Any], extras: dict[str, Any]) -> str:
         sentences.append(f"Runway in use {runways_in_text(str(extras['runway_in_use']))}")
     if parsed["wind"] is not None:
         sentences.append(wind(parsed["wind"]))
-    if parsed["cavok"]:
-        sentences.append("CAVOK")
-    elif parsed["visibility"] is not None:
-        sentences.append(visibility(parsed["visibility"]))
-    if parsed["minimum_visibility"]:
-        low = parsed["minimum_visibility"]
-        sentences.append(
-            f"Minimum visibility {hundreds(low['metres'])} metres"
-            + (f" towards {_compass(low['direction'])}" if low["direction"] else "")
-        )
+    sentences.extend(_visibility_sentences(parsed))
     sentences.extend(rvr(item) for item in parsed["rvr"])
     if parsed["weather"]:
         sentences.append(", ".join(weather(item) for item in parsed["weather"]))
@@ -337,17 +328,7 @@ def atis_text(parsed: dict[str, Any], extras: dict[str, Any]) -> str:
         sentences.append("Recent " + ", ".join(weather(item) for item in parsed["recent_weather"]))
     if not parsed["cavok"]:
         sentences.extend(clouds(parsed))
-    if parsed["temperature"] is not None:
-        text = f"Temperature {temperature(parsed['temperature'])}"
-        if parsed["dew_point"] is not None:
-            text += f", dew point {temperature(parsed['dew_point'])}"
-        sentences.append(text)
-    if parsed["qnh"] is not None:
-        qnh = parsed["qnh"]
-        if qnh["reported"] == "hPa":
-            sentences.append(f"QNH {digits(qnh['hpa'])}")
-        else:
-            sentences.append("Altimeter " + digits("{:04d}".format(round(qnh["inhg"] * 100))))
+    sentences.extend(_air_sentences(parsed))
     if parsed["wind_shear"]:
         sentences.append(
             "Wind shear reported "
@@ -362,3 +343,36 @@ def atis_text(parsed: dict[str, Any], extras: dict[str, Any]) -> str:
     if extras.get("frequency"):
         sentences.append(f"ATIS frequency {digits(str(extras['frequency']))}")
     return " ".join(_sentence(text) for text in sentences)
+
+
+def _visibility_sentences(parsed: dict[str, Any]) -> list[str]:
+    """CAVOK or the visibility, then the minimum visibility with its direction."""
+    sentences = []
+    if parsed["cavok"]:
+        sentences.append("CAVOK")
+    elif parsed["visibility"] is not None:
+        sentences.append(visibility(parsed["visibility"]))
+    if parsed["minimum_visibility"]:
+        low = parsed["minimum_visibility"]
+        sentences.append(
+            f"Minimum visibility {hundreds(low['metres'])} metres"
+            + (f" towards {_compass(low['direction'])}" if low["direction"] else "")
+        )
+    return sentences
+
+
+def _air_sentences(parsed: dict[str, Any]) -> list[str]:
+    """Temperature and dew point, then QNH (hPa) or the altimeter setting (inHg), as reported."""
+    sentences = []
+    if parsed["temperature"] is not None:
+        text = f"Temperature {temperature(parsed['temperature'])}"
+        if parsed["dew_point"] is not None:
+            text += f", dew point {temperature(parsed['dew_point'])}"
+        sentences.append(text)
+    if parsed["qnh"] is not None:
+        qnh = parsed["qnh"]
+        if qnh["reported"] == "hPa":
+            sentences.append(f"QNH {digits(qnh['hpa'])}")
+        else:
+            sentences.append("Altimeter " + digits("{:04d}".format(round(qnh["inhg"] * 100))))
+    return sentences
