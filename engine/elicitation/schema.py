@@ -13,7 +13,7 @@ parsed words both go through it before the server gets them).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, Literal
@@ -194,34 +194,47 @@ def _options(name: str, spec: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple
 
 def check_value(f: FormField, value: Any) -> Any:
     """``value`` as the field takes it (an integral float becomes an int for integer fields); ``SchemaError``."""
+    return _VALUE_CHECKS.get(f.kind, _check_text)(f, value)
+
+
+def _check_boolean(f: FormField, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise SchemaError(f"{f.label!r} must be yes or no")
+    return value
+
+
+def _check_number(f: FormField, value: Any) -> int | float:
     where = f"{f.label!r}"
-    if f.kind == "boolean":
-        if not isinstance(value, bool):
-            raise SchemaError(f"{where} must be yes or no")
-        return value
-    if f.kind in ("number", "integer"):
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise SchemaError(f"{where} must be a number")
-        if f.kind == "integer":
-            if value != int(value):
-                raise SchemaError(f"{where} must be a whole number")
-            value = int(value)
-        if f.minimum is not None and value < f.minimum:
-            raise SchemaError(f"{where} must be at least {f.minimum:g}")
-        if f.maximum is not None and value > f.maximum:
-            raise SchemaError(f"{where} must be at most {f.maximum:g}")
-        return value
-    if f.kind == "multi":
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise SchemaError(f"{where} must be a list of choices")
-        wrong = [v for v in value if v not in f.options]
-        if wrong:
-            raise SchemaError(f"{where}: {wrong[0]!r} is not one of {', '.join(f.option_titles)}")
-        if f.min_length is not None and len(value) < f.min_length:
-            raise SchemaError(f"{where} needs at least {f.min_length} choice(s)")
-        if f.max_length is not None and len(value) > f.max_length:
-            raise SchemaError(f"{where} takes at most {f.max_length} choice(s)")
-        return list(dict.fromkeys(value))
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise SchemaError(f"{where} must be a number")
+    if f.kind == "integer":
+        if value != int(value):
+            raise SchemaError(f"{where} must be a whole number")
+        value = int(value)
+    if f.minimum is not None and value < f.minimum:
+        raise SchemaError(f"{where} must be at least {f.minimum:g}")
+    if f.maximum is not None and value > f.maximum:
+        raise SchemaError(f"{where} must be at most {f.maximum:g}")
+    return value
+
+
+def _check_multi(f: FormField, value: Any) -> list[str]:
+    where = f"{f.label!r}"
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise SchemaError(f"{where} must be a list of choices")
+    wrong = [v for v in value if v not in f.options]
+    if wrong:
+        raise SchemaError(f"{where}: {wrong[0]!r} is not one of {', '.join(f.option_titles)}")
+    if f.min_length is not None and len(value) < f.min_length:
+        raise SchemaError(f"{where} needs at least {f.min_length} choice(s)")
+    if f.max_length is not None and len(value) > f.max_length:
+        raise SchemaError(f"{where} takes at most {f.max_length} choice(s)")
+    return list(dict.fromkeys(value))
+
+
+def _check_text(f: FormField, value: Any) -> str:
+    """A string field: one of the options for an enum, else within its lengths and of its format."""
+    where = f"{f.label!r}"
     if not isinstance(value, str):
         raise SchemaError(f"{where} must be text")
     if f.kind == "enum":
@@ -234,6 +247,15 @@ def check_value(f: FormField, value: Any) -> Any:
         raise SchemaError(f"{where} must be at most {f.max_length} characters")
     _check_format(f, value)
     return value
+
+
+#: How each field kind checks a value; any other kind (string, enum) is text.
+_VALUE_CHECKS: dict[str, Callable[[FormField, Any], Any]] = {
+    "boolean": _check_boolean,
+    "number": _check_number,
+    "integer": _check_number,
+    "multi": _check_multi,
+}
 
 
 def _check_format(f: FormField, value: str) -> None:
