@@ -52,6 +52,25 @@ def minimal_args(schema: Mapping[str, Any]) -> dict[str, Any]:
     return value
 
 
+_NOTHING = object()
+
+
+def _given(schema: Mapping[str, Any], path: str) -> Any:
+    """The value the schema names itself (const, the first enum value, default, the first example), else _NOTHING."""
+    if "const" in schema:
+        return schema["const"]
+    if isinstance(schema.get("enum"), list):
+        if not schema["enum"]:
+            raise ProbeArgsError(f"{path}: enum is empty")
+        return schema["enum"][0]
+    if "default" in schema:
+        return schema["default"]
+    examples = schema.get("examples")
+    if isinstance(examples, list) and examples:
+        return examples[0]
+    return _NOTHING
+
+
 class _Gen:
     def __init__(self, root: Mapping[str, Any]) -> None:
         self.root = root
@@ -85,22 +104,17 @@ class _Gen:
         schema = self.resolve(schema, path)
         if "allOf" in schema:
             schema = _merge_all_of(schema, path)
-        if "const" in schema:
-            return schema["const"]
-        if isinstance(schema.get("enum"), list):
-            if not schema["enum"]:
-                raise ProbeArgsError(f"{path}: enum is empty")
-            return schema["enum"][0]
-        if "default" in schema:
-            return schema["default"]
-        examples = schema.get("examples")
-        if isinstance(examples, list) and examples:
-            return examples[0]
+        if (given := _given(schema, path)) is not _NOTHING:
+            return given
         for key in ("anyOf", "oneOf"):
             options = schema.get(key)
             if isinstance(options, list) and options:
                 non_null = [o for o in options if not (isinstance(o, Mapping) and o.get("type") == "null")]
                 return self.value((non_null or options)[0], path, depth + 1)
+        return self.of_kind(schema, path, depth)
+
+    def of_kind(self, schema: Mapping[str, Any], path: str, depth: int) -> Any:
+        """The smallest value of the schema's type (None for null or no type)."""
         kind = _kind(schema, path)
         if kind == "object":
             return self.obj(schema, path, depth)
