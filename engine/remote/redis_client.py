@@ -163,45 +163,14 @@ class RedisEngines:
                     next_mark = now + APPROVER_EVERY_S
                 if now >= next_poll:
                     beats = await self._store.engines()
-                    for engine_id in sorted(beats):
-                        info = engine_info(engine_id, beats[engine_id])
-                        if engine_id not in live:
-                            live[engine_id] = info
-                            self.live.add(engine_id)
-                            stopped.discard(engine_id)
-                            yield EngineJoined(info)
-                            async for item in self._catch_up(engine_id, stopped):
-                                yield item
-                        else:
-                            live[engine_id] = info
-                    for engine_id in sorted(set(live) - set(beats)):
-                        async for item in self._catch_up(engine_id, stopped):  # its last events, and the marker
-                            yield item
-                        clean = engine_id in stopped
-                        hb = live[engine_id].heartbeat_s or 2.0
-                        grace = HEARTBEAT_LIVES * hb + ENGINE_RECONNECT.max_s
-                        if not clean and reconnected_at and now - reconnected_at < grace:
-                            continue  # Redis came back without its keys: the engine registers again shortly
-                        del live[engine_id]
-                        self.live.discard(engine_id)
-                        reason = (
-                            "stopped cleanly"
-                            if clean
-                            else f"its heartbeat expired (none for {HEARTBEAT_LIVES * hb:g} s: killed, or its "
-                            "host or network lost)"
-                        )
-                        yield EngineLost(engine_id, clean, reason)
+                    async for item in self._joined(beats, live, stopped):
+                        yield item
+                    async for item in self._gone(beats, live, stopped, now, reconnected_at):
+                        yield item
                     beats_s = [i.heartbeat_s for i in live.values() if i.heartbeat_s > 0]
                     next_poll = now + min(0.5, max(0.1, min(beats_s, default=2.0) / 4))
-                wait_ms = max(1, min(BLOCK_MS, int((next_poll - time.monotonic()) * 1000)))
-                if not live:
-                    await asyncio.sleep(wait_ms / 1000)
-                    continue
-                streams = {engine_stream(e): self.after.get(e, "0") for e in live}
-                for stream, entries in await self._store.read_many(streams, wait_ms, READ_COUNT):
-                    engine_id = stream.removeprefix(engine_stream(""))
-                    for item in self._events(engine_id, entries, stopped):
-                        yield item
+                async for item in self._read(live, stopped, next_poll):
+                    yield item
             except StoreUnavailable as e:
                 if self._closed:
                     return
@@ -209,6 +178,57 @@ class RedisEngines:
                     log.warning("attach: %s; reconnecting", e)
                 connected = False
                 await retry.pause(str(e))
+
+    async def _joined(
+        self, beats: dict[str, Any], live: dict[str, EngineInfo], stopped: set[str]
+    ) -> AsyncIterator[Followed]:
+        """Each engine with a heartbeat not seen before joins, with its stream so far; the others' info refreshed."""
+        for engine_id in sorted(beats):
+            info = engine_info(engine_id, beats[engine_id])
+            if engine_id not in live:
+                live[engine_id] = info
+                self.live.add(engine_id)
+                stopped.discard(engine_id)
+                yield EngineJoined(info)
+                async for item in self._catch_up(engine_id, stopped):
+                    yield item
+            else:
+                live[engine_id] = info
+
+    async def _gone(
+        self, beats: dict[str, Any], live: dict[str, EngineInfo], stopped: set[str], now: float, reconnected_at: float
+    ) -> AsyncIterator[Followed]:
+        """Each live engine without a heartbeat is lost (after its last events), unless Redis just came back."""
+        for engine_id in sorted(set(live) - set(beats)):
+            async for item in self._catch_up(engine_id, stopped):  # its last events, and the marker
+                yield item
+            clean = engine_id in stopped
+            hb = live[engine_id].heartbeat_s or 2.0
+            grace = HEARTBEAT_LIVES * hb + ENGINE_RECONNECT.max_s
+            if not clean and reconnected_at and now - reconnected_at < grace:
+                continue  # Redis came back without its keys: the engine registers again shortly
+            del live[engine_id]
+            self.live.discard(engine_id)
+            reason = (
+                "stopped cleanly"
+                if clean
+                else f"its heartbeat expired (none for {HEARTBEAT_LIVES * hb:g} s: killed, or its host or network lost)"
+            )
+            yield EngineLost(engine_id, clean, reason)
+
+    async def _read(
+        self, live: dict[str, EngineInfo], stopped: set[str], next_poll: float
+    ) -> AsyncIterator[RemoteEvent]:
+        """The live engines' new events, waiting at most until the next poll (only waiting when none is live)."""
+        wait_ms = max(1, min(BLOCK_MS, int((next_poll - time.monotonic()) * 1000)))
+        if not live:
+            await asyncio.sleep(wait_ms / 1000)
+            return
+        streams = {engine_stream(e): self.after.get(e, "0") for e in live}
+        for stream, entries in await self._store.read_many(streams, wait_ms, READ_COUNT):
+            engine_id = stream.removeprefix(engine_stream(""))
+            for item in self._events(engine_id, entries, stopped):
+                yield item
 
     async def _catch_up(self, engine_id: str, stopped: set[str]) -> AsyncIterator[RemoteEvent]:
         """The engine's stream after the last entry seen, to its end (``StoreUnavailable`` passes up)."""
