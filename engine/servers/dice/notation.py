@@ -129,6 +129,10 @@ def tokenize(text: str) -> list[Token]:
     return tokens
 
 
+#: A keep or drop modifier: highest or lowest, and how many.
+_Pick = tuple[Literal["h", "l"], int]
+
+
 class _Parser:
     def __init__(self, text: str, limits: Limits) -> None:
         self.text = text
@@ -199,24 +203,10 @@ class _Parser:
             raise DiceError("the number of dice must be at least 1")
         if count > limits.max_dice_per_term:
             raise DiceError(f"{count} dice is over the limit of {limits.max_dice_per_term} dice per term")
-        token = self.peek()
-        percent = False
-        sides: int | Literal["F"]
-        if token is not None and token.kind == "%":
-            self.take()
-            sides, percent = 100, True
-        elif token is not None and token.kind == "word" and token.text == "f":
-            self.take()
-            sides = FUDGE
-        else:
-            sides = self.number("the number of sides after 'd'")
-            if sides < 2:
-                raise DiceError(f"a die needs at least 2 sides, got d{sides}")
-            if sides > limits.max_sides:
-                raise DiceError(f"d{sides} is over the limit of {limits.max_sides} sides")
+        sides, percent = self.sides()
         explode = False
-        keep: tuple[Literal["h", "l"], int] | None = None
-        drop: tuple[Literal["h", "l"], int] | None = None
+        keep: _Pick | None = None
+        drop: _Pick | None = None
         while (token := self.peek()) is not None and token.kind in ("!", "word"):
             if token.kind == "!":
                 self.take()
@@ -231,19 +221,35 @@ class _Parser:
             self.take()
             if keep or drop:
                 raise DiceError(f"only one keep or drop modifier is allowed per term (position {token.pos + 1})")
-            amount = self.number(f"how many dice to {'keep' if token.text[0] == 'k' else 'drop'}")
-            high_low: Literal["h", "l"]
-            if token.text[0] == "k":
-                high_low = "l" if token.text == "kl" else "h"
-                if not 1 <= amount <= count:
-                    raise DiceError(f"cannot keep {amount} of {count} dice; keep between 1 and {count}")
-                keep = (high_low, amount)
-            else:
-                high_low = "h" if token.text == "dh" else "l"
-                if not 0 <= amount < count:
-                    raise DiceError(f"cannot drop {amount} of {count} dice; drop between 0 and {count - 1}")
-                drop = (high_low, amount)
+            keep, drop = self.keep_or_drop(token, count)
         return DiceTerm(sign, count, sides, explode, keep, drop, _percent=percent)
+
+    def sides(self) -> tuple[int | Literal["F"], bool]:
+        """The die after 'd': ``%`` (100, and whether it was written so), ``F`` (Fudge) or a number of sides."""
+        token = self.peek()
+        if token is not None and token.kind == "%":
+            self.take()
+            return 100, True
+        if token is not None and token.kind == "word" and token.text == "f":
+            self.take()
+            return FUDGE, False
+        sides = self.number("the number of sides after 'd'")
+        if sides < 2:
+            raise DiceError(f"a die needs at least 2 sides, got d{sides}")
+        if sides > self.limits.max_sides:
+            raise DiceError(f"d{sides} is over the limit of {self.limits.max_sides} sides")
+        return sides, False
+
+    def keep_or_drop(self, token: Token, count: int) -> tuple[_Pick | None, _Pick | None]:
+        """(keep, None) or (None, drop) for the modifier ``token`` (already taken) and the amount after it."""
+        amount = self.number(f"how many dice to {'keep' if token.text[0] == 'k' else 'drop'}")
+        if token.text[0] == "k":
+            if not 1 <= amount <= count:
+                raise DiceError(f"cannot keep {amount} of {count} dice; keep between 1 and {count}")
+            return ("l" if token.text == "kl" else "h", amount), None
+        if not 0 <= amount < count:
+            raise DiceError(f"cannot drop {amount} of {count} dice; drop between 0 and {count - 1}")
+        return None, ("h" if token.text == "dh" else "l", amount)
 
 
 def parse(text: str, limits: Limits | None = None) -> Expression:
