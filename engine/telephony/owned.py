@@ -93,12 +93,7 @@ async def release_leftovers(ari: AriClient, ids: ResourceIds, timeout_s: float) 
     )
     if alive_elsewhere:
         log.info("telephony: leaving the Asterisk resources of running engine processes %s alone", alive_elsewhere)
-    human: set[str] = set()  # callers whose call an agent took: their bridge, caller and agent stay
-    for o in ours:
-        if o.kind == "call" and o.id in bridges:
-            members = [str(c) for c in bridges[o.id].get("channels") or []]
-            if any((m := parse(c)) is not None and m.kind == "xfer" and m.caller == o.caller for c in members):
-                human.add(o.caller)
+    human = _handed_to_humans(ours, bridges)
     released: dict[str, list[str]] = {"bridges": [], "channels": [], "callers": [], "kept": []}
     steps: list[tuple[str, str, Awaitable[Any]]] = []
     for o in ours:
@@ -121,6 +116,23 @@ async def release_leftovers(ari: AriClient, ids: ResourceIds, timeout_s: float) 
             log.warning("telephony: releasing %s left by an earlier run failed: %s", rid, result)
             continue
         released[what].append(rid)
+    _log_released(released)
+    return released
+
+
+def _handed_to_humans(ours: list[Owned], bridges: dict[str, dict[str, Any]]) -> set[str]:
+    """Callers whose call an agent took (an ``xfer`` channel of theirs in the call's bridge): their bridge, caller
+    and agent stay."""
+    human: set[str] = set()
+    for o in ours:
+        if o.kind == "call" and o.id in bridges:
+            members = [str(c) for c in bridges[o.id].get("channels") or []]
+            if any((m := parse(c)) is not None and m.kind == "xfer" and m.caller == o.caller for c in members):
+                human.add(o.caller)
+    return human
+
+
+def _log_released(released: dict[str, list[str]]) -> None:
     if any(released[k] for k in ("bridges", "channels", "callers")):
         log.warning(
             "telephony: released what an earlier run of this engine left in Asterisk: bridges %s, channels %s, "
@@ -131,7 +143,6 @@ async def release_leftovers(ari: AriClient, ids: ResourceIds, timeout_s: float) 
         )
     if released["kept"]:
         log.info("telephony: left up calls an earlier run handed to a human: %s", released["kept"])
-    return released
 
 
 async def _bounded(step: Awaitable[Any], timeout_s: float) -> Any:
