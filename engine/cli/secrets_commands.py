@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
+from pathlib import Path
 from typing import Any
 
 from engine.cli.common import CommandFailed, UsageError, print_json
@@ -33,28 +34,22 @@ def register(sub: Any) -> None:
     s.set_defaults(func=cmd_secrets_delete)
 
 
-def _secrets() -> Any:
-    from engine.config import secrets
-
-    return secrets
-
-
 def _warn_unencrypted() -> str | None:
     """Say on stderr when the keyring keeps secrets unencrypted; the warning (also for ``--json`` output)."""
-    warning = _secrets().unencrypted_warning()
+    from engine.config.secrets import unencrypted_warning
+
+    warning = unencrypted_warning()
     if warning is not None:
         print(f"warning: {warning}", file=sys.stderr)
     return warning
 
 
-def _secrets_config(args: argparse.Namespace) -> Any:
+def _secrets_config(args: argparse.Namespace) -> Path | None:
     """The config whose references ``secrets list`` shows: ``--config``, else the user config when it exists.
 
     Never creates the user config (other commands copy the demo there on first run; listing secrets must not
     write a file as a side effect): without one, the list has no references and says so on stderr.
     """
-    from pathlib import Path
-
     from engine.config import user_config_path
 
     if args.config:
@@ -71,12 +66,14 @@ def _secrets_config(args: argparse.Namespace) -> Any:
 
 
 def cmd_secrets_set(args: argparse.Namespace) -> int:
+    from engine.config.secrets import set_secret
+
     value = args.value
     if value is None:
         value = getpass.getpass(f"value for {args.name}: ") if sys.stdin.isatty() else sys.stdin.read().rstrip("\n")
     if not value:
         raise UsageError("the secret's value is empty")
-    _secrets().set_secret(args.name, value)
+    set_secret(args.name, value)
     warning = _warn_unencrypted()
     if args.json:
         print_json({"stored": args.name, "unencrypted": warning is not None})
@@ -86,11 +83,12 @@ def cmd_secrets_set(args: argparse.Namespace) -> int:
 
 
 def cmd_secrets_get(args: argparse.Namespace) -> int:
-    s = _secrets()
-    value = s.get_secret(args.name)
+    from engine.config.secrets import get_secret, mask
+
+    value = get_secret(args.name)
     if value is None:
         raise CommandFailed(f"secret {args.name!r} is not in the keyring")
-    shown = value if args.reveal else s.mask(value)
+    shown = value if args.reveal else mask(value)
     _warn_unencrypted()
     if args.json:
         print_json({"name": args.name, "value": shown, "masked": not args.reveal, "length": len(value)})
@@ -100,8 +98,9 @@ def cmd_secrets_get(args: argparse.Namespace) -> int:
 
 
 def cmd_secrets_list(args: argparse.Namespace) -> int:
-    s = _secrets()
-    names = s.list_secrets()
+    from engine.config.secrets import list_secrets
+
+    names = list_secrets()
     refs: dict[str, list[str]] = {}
     path = _secrets_config(args)
     if path is not None:
@@ -111,7 +110,7 @@ def cmd_secrets_list(args: argparse.Namespace) -> int:
             refs = references(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as e:
             print(f"note: cannot read references from {path}: {e}", file=sys.stderr)
-    rows = [{"name": n, "referenced_by": refs.get(n, [])} for n in sorted(set(names) | set(refs))]
+    rows: list[dict[str, Any]] = [{"name": n, "referenced_by": refs.get(n, [])} for n in sorted(set(names) | set(refs))]
     for r in rows:
         r["stored"] = r["name"] in names
     warning = _warn_unencrypted()
@@ -125,7 +124,9 @@ def cmd_secrets_list(args: argparse.Namespace) -> int:
 
 
 def cmd_secrets_delete(args: argparse.Namespace) -> int:
-    if not _secrets().delete_secret(args.name):
+    from engine.config.secrets import delete_secret
+
+    if not delete_secret(args.name):
         raise CommandFailed(f"secret {args.name!r} is not in the keyring")
     if args.json:
         print_json({"deleted": args.name})
