@@ -74,28 +74,33 @@ def _leaf_lines(sub: Any, i: int, env: dict[str, Any]) -> list[str]:
         return ["return False"]
     out = ["t = type(x)", f"if not ({_EXACT[t]}):", "    return False"]
     if t == "string":
-        if not set(sub) <= _LEAF_KEYS:
-            return ["return False"]
-        if "enum" in sub:
-            enum = sub["enum"]
-            if not isinstance(enum, list) or not all(type(e) is str for e in enum):
-                return ["return False"]
-            env[f"_e{i}"] = frozenset(enum)
-            out += [f"if x not in _e{i}:", "    return False"]
-        lo, hi = sub.get("minLength"), sub.get("maxLength")
-        if lo is not None or hi is not None:
-            out.append("n = len(x)")
-        if lo is not None:
-            env[f"_lo{i}"] = lo
-            out += [f"if n < _lo{i}:", "    return False"]
-        if hi is not None:
-            env[f"_hi{i}"] = hi
-            out += [f"if n > _hi{i}:", "    return False"]
-        return out
+        return _string_lines(sub, i, env, out)
     if not set(sub) <= (_NUMBER_KEYS if t in ("integer", "number") else _ANNOTATIONS | {"type"}):
         return ["return False"]
     for j, (key, op) in enumerate(_BOUNDS):
         if key in sub:
             env[f"_b{i}_{j}"] = sub[key]
             out += [f"if not x {op} _b{i}_{j}:", "    return False"]  # NaN compares false: it goes back
+    return out
+
+
+def _string_lines(sub: Mapping[str, Any], i: int, env: dict[str, Any], out: list[str]) -> list[str]:
+    """``out`` (the type check) with a string's enum and length checks, or ``return False`` for any other key."""
+    if not set(sub) <= _LEAF_KEYS:
+        return ["return False"]
+    if "enum" in sub:
+        enum = sub["enum"]
+        if not isinstance(enum, list) or not all(type(e) is str for e in enum):
+            return ["return False"]
+        env[f"_e{i}"] = frozenset(enum)
+        out += [f"if x not in _e{i}:", "    return False"]
+    lo, hi = sub.get("minLength"), sub.get("maxLength")
+    if lo is not None or hi is not None:
+        out.append("n = len(x)")
+    if lo is not None:
+        env[f"_lo{i}"] = lo
+        out += [f"if n < _lo{i}:", "    return False"]
+    if hi is not None:
+        env[f"_hi{i}"] = hi
+        out += [f"if n > _hi{i}:", "    return False"]
     return out
