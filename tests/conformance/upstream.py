@@ -76,30 +76,53 @@ async def _log(ctx: ServerRequestContext[Any], level: t.LoggingLevel, text: str)
 
 def build() -> Server[Any]:
     """The server (a factory: a fresh one for every start)."""
-    png = red_pixel_png()
-    subscribed: set[str] = set()
-    extra: dict[str, bool] = {"tool": False, "prompt": False, "resource": False}  # toggled by trigger_*_change
-    extra_resource = t.Resource(uri="test://extra-resource", name="extra", mime_type="text/plain")
+    s = _Upstream()
+    return Server(
+        "conformance-upstream",
+        version="1.0.0",
+        on_list_resources=s.list_resources,
+        on_list_resource_templates=s.list_templates,
+        on_read_resource=s.read,
+        on_subscribe_resource=s.subscribe,
+        on_unsubscribe_resource=s.unsubscribe,
+        on_list_prompts=s.list_prompts,
+        on_get_prompt=s.get_prompt,
+        on_completion=s.complete,
+        on_list_tools=s.list_tools,
+        on_call_tool=s.call_tool,
+    )
+
+
+class _Upstream:
+    """One server's state (subscriptions, which extras are listed) and its request handlers."""
+
+    def __init__(self) -> None:
+        self.png = red_pixel_png()
+        self.subscribed: set[str] = set()
+        self.extra: dict[str, bool] = {"tool": False, "prompt": False, "resource": False}  # trigger_*_change
+        self.extra_resource = t.Resource(uri="test://extra-resource", name="extra", mime_type="text/plain")
 
     async def list_resources(
-        ctx: ServerRequestContext[Any], params: t.PaginatedRequestParams | None
+        self, ctx: ServerRequestContext[Any], params: t.PaginatedRequestParams | None
     ) -> t.ListResourcesResult:
-        return t.ListResourcesResult(resources=RESOURCES + ([extra_resource] if extra["resource"] else []))
+        return t.ListResourcesResult(resources=RESOURCES + ([self.extra_resource] if self.extra["resource"] else []))
 
     async def list_templates(
-        ctx: ServerRequestContext[Any], params: t.PaginatedRequestParams | None
+        self, ctx: ServerRequestContext[Any], params: t.PaginatedRequestParams | None
     ) -> t.ListResourceTemplatesResult:
         template = t.ResourceTemplate(
             uri_template=TEMPLATE, name="template", description="Data by id.", mime_type="application/json"
         )
         return t.ListResourceTemplatesResult(resource_templates=[template])
 
-    async def read(ctx: ServerRequestContext[Any], params: t.ReadResourceRequestParams) -> t.ReadResourceResult:
+    async def read(self, ctx: ServerRequestContext[Any], params: t.ReadResourceRequestParams) -> t.ReadResourceResult:
         uri = str(params.uri)
         if uri == "test://static-text":
             return t.ReadResourceResult(contents=[t.TextResourceContents(uri=uri, mime_type="text/plain", text=TEXT)])
         if uri == "test://static-binary":
-            return t.ReadResourceResult(contents=[t.BlobResourceContents(uri=uri, mime_type="image/png", blob=png)])
+            return t.ReadResourceResult(
+                contents=[t.BlobResourceContents(uri=uri, mime_type="image/png", blob=self.png)]
+            )
         if uri == WATCHED:
             return t.ReadResourceResult(contents=[t.TextResourceContents(uri=uri, mime_type="text/plain", text="v1")])
         m = re.fullmatch(r"test://template/([^/]+)/data", uri)
@@ -110,21 +133,21 @@ def build() -> Server[Any]:
             )
         raise MCPError(t.INVALID_PARAMS, "Resource not found", {"uri": uri})
 
-    async def subscribe(ctx: ServerRequestContext[Any], params: t.SubscribeRequestParams) -> t.EmptyResult:
-        subscribed.add(str(params.uri))
+    async def subscribe(self, ctx: ServerRequestContext[Any], params: t.SubscribeRequestParams) -> t.EmptyResult:
+        self.subscribed.add(str(params.uri))
         return t.EmptyResult()
 
-    async def unsubscribe(ctx: ServerRequestContext[Any], params: t.UnsubscribeRequestParams) -> t.EmptyResult:
-        subscribed.discard(str(params.uri))
+    async def unsubscribe(self, ctx: ServerRequestContext[Any], params: t.UnsubscribeRequestParams) -> t.EmptyResult:
+        self.subscribed.discard(str(params.uri))
         return t.EmptyResult()
 
     async def list_prompts(
-        ctx: ServerRequestContext[Any], params: t.PaginatedRequestParams | None
+        self, ctx: ServerRequestContext[Any], params: t.PaginatedRequestParams | None
     ) -> t.ListPromptsResult:
         extra_prompt = t.Prompt(name="extra_prompt", description="Comes and goes.")
-        return t.ListPromptsResult(prompts=PROMPTS + ([extra_prompt] if extra["prompt"] else []))
+        return t.ListPromptsResult(prompts=PROMPTS + ([extra_prompt] if self.extra["prompt"] else []))
 
-    async def get_prompt(ctx: ServerRequestContext[Any], params: t.GetPromptRequestParams) -> t.GetPromptResult:
+    async def get_prompt(self, ctx: ServerRequestContext[Any], params: t.GetPromptRequestParams) -> t.GetPromptResult:
         args = params.arguments or {}
         if params.name == "simple_prompt":
             messages = [_user(t.TextContent(type="text", text="This is a simple prompt for testing."))]
@@ -143,19 +166,21 @@ def build() -> Server[Any]:
             ]
         elif params.name == "prompt_with_image":
             messages = [
-                _user(t.ImageContent(type="image", data=png, mime_type="image/png")),
+                _user(t.ImageContent(type="image", data=self.png, mime_type="image/png")),
                 _user(t.TextContent(type="text", text="Please analyze the image above.")),
             ]
         else:
             raise MCPError(t.INVALID_PARAMS, f"Unknown prompt: {params.name}")
         return t.GetPromptResult(messages=messages)
 
-    async def complete(ctx: ServerRequestContext[Any], params: t.CompleteRequestParams) -> t.CompleteResult:
+    async def complete(self, ctx: ServerRequestContext[Any], params: t.CompleteRequestParams) -> t.CompleteResult:
         prefix = params.argument.value
         values = [v for v in COMPLETIONS if v.startswith(prefix)]
         return t.CompleteResult(completion=t.Completion(values=values, total=len(values), has_more=False))
 
-    async def list_tools(ctx: ServerRequestContext[Any], params: t.PaginatedRequestParams | None) -> t.ListToolsResult:
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any], params: t.PaginatedRequestParams | None
+    ) -> t.ListToolsResult:
         empty: dict[str, Any] = {"type": "object", "properties": {}}
         return t.ListToolsResult(
             tools=[
@@ -175,13 +200,13 @@ def build() -> Server[Any]:
                 ),
                 *(
                     [t.Tool(name="extra_tool", description="Comes and goes.", input_schema=empty)]
-                    if extra["tool"]
+                    if self.extra["tool"]
                     else []
                 ),
             ]
         )
 
-    async def call_tool(ctx: ServerRequestContext[Any], params: t.CallToolRequestParams) -> t.CallToolResult:
+    async def call_tool(self, ctx: ServerRequestContext[Any], params: t.CallToolRequestParams) -> t.CallToolResult:
         if params.name in ("tool_with_logging", "logging_tool"):  # the 2025 scenario's name, the 2026 one's
             for i, text in enumerate(("Tool execution started", "Tool processing data", "Tool execution completed")):
                 if i:
@@ -190,14 +215,16 @@ def build() -> Server[Any]:
             await _log(ctx, "debug", "too fine to pass on")
             return t.CallToolResult(content=[t.TextContent(type="text", text="Logged three messages.")])
         if params.name == "touch_watched":
-            if WATCHED in subscribed:
+            if WATCHED in self.subscribed:
                 await ctx.session.send_resource_updated(WATCHED)
-            return t.CallToolResult(content=[t.TextContent(type="text", text=f"Touched ({len(subscribed)} watching).")])
+            return t.CallToolResult(
+                content=[t.TextContent(type="text", text=f"Touched ({len(self.subscribed)} watching).")]
+            )
         if params.name == "picture":
             return t.CallToolResult(
                 content=[
                     t.TextContent(type="text", text="A red pixel and a click."),
-                    t.ImageContent(type="image", data=png, mime_type="image/png"),
+                    t.ImageContent(type="image", data=self.png, mime_type="image/png"),
                     t.AudioContent(type="audio", data=short_wav(), mime_type="audio/wav"),
                 ]
             )
@@ -208,33 +235,18 @@ def build() -> Server[Any]:
         m = re.fullmatch(r"trigger_(tool|prompt|resource)_change", params.name)
         if m:
             kind = m[1]
-            extra[kind] = not extra[kind]
+            self.extra[kind] = not self.extra[kind]
             if kind == "tool":
                 await ctx.session.send_tool_list_changed()
             elif kind == "prompt":
                 await ctx.session.send_prompt_list_changed()
             else:
                 await ctx.session.send_resource_list_changed()
-            state = "added" if extra[kind] else "removed"
+            state = "added" if self.extra[kind] else "removed"
             return t.CallToolResult(content=[t.TextContent(type="text", text=f"extra {kind} {state}")])
         if params.name == "extra_tool":
             return t.CallToolResult(content=[t.TextContent(type="text", text="Here for now.")])
         raise MCPError(t.INVALID_PARAMS, f"Unknown tool: {params.name}")
-
-    return Server(
-        "conformance-upstream",
-        version="1.0.0",
-        on_list_resources=list_resources,
-        on_list_resource_templates=list_templates,
-        on_read_resource=read,
-        on_subscribe_resource=subscribe,
-        on_unsubscribe_resource=unsubscribe,
-        on_list_prompts=list_prompts,
-        on_get_prompt=get_prompt,
-        on_completion=complete,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-    )
 
 
 def server_config(named: bool = True) -> dict[str, Any]:
