@@ -12,6 +12,7 @@ server behind it for.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import mcp.types as t
@@ -63,48 +64,83 @@ def _answer(responses: dict[str, Any], key: str, field: str) -> str | None:
     return None
 
 
-def _run(name: str, responses: dict[str, Any], state: str | None) -> t.CallToolResult | t.InputRequiredResult:
-    if name in ("elicitation", "streaming_elicitation"):
-        who = _answer(responses, "user_name", "name")
-        return _text(f"Hello, {who}!") if who else _ask({"user_name": _elicit("What is your name?", "name")})
-    if name == "sampling":
-        got = responses.get("capital_question")
-        if isinstance(got, t.CreateMessageResult) and isinstance(got.content, t.TextContent):
-            return _text(f"The model said: {got.content.text}")
-        return _ask({"capital_question": _sample("What is the capital of France?", 100)})
-    if name == "list_roots":
-        got = responses.get("client_roots")
-        if isinstance(got, t.ListRootsResult):
-            return _text("Roots: " + ", ".join(str(r.uri) for r in got.roots))
-        return _ask({"client_roots": t.ListRootsRequest()})
-    if name in ("request_state", "tampered_state"):
-        if state == "round-1" and _answer(responses, "confirm", "ok") is not None:
-            return _text("state-ok: confirmed")
-        if state is not None:
-            raise MCPError(t.INVALID_PARAMS, f"requestState {state!r} is not one this server minted")
-        return _ask({"confirm": _elicit("Please confirm", "ok", "boolean")}, "round-1")
-    if name == "multiple_inputs":
-        wanted = {
-            "user_name": _elicit("What is your name?", "name"),
-            "greeting": _sample("Generate a greeting", 50),
-            "client_roots": t.ListRootsRequest(),
-        }
-        missing = {k: v for k, v in wanted.items() if k not in responses}
-        return _text("All three answered.") if not missing and state == "all" else _ask(missing or wanted, "all")
-    if name == "multi_round":
-        if state == "round-2" and _answer(responses, "step2", "color"):
-            return _text(f"Favourite colour: {_answer(responses, 'step2', 'color')}")
-        if state in ("round-1", "round-2") and _answer(responses, "step1", "name"):
-            return _ask({"step2": _elicit("Step 2: What is your favorite color?", "color")}, "round-2")
-        return _ask({"step1": _elicit("Step 1: What is your name?", "name")}, "round-1")
-    if name in ("capabilities", "missing_capability"):  # asks for a model's answer (and, the first, a person's)
-        if isinstance(responses.get("summary"), t.CreateMessageResult):
-            return _text("Summarised.")
-        asks: dict[str, Any] = {"summary": _sample("Summarise the day", 50)}
-        if name == "capabilities":
-            asks["approval"] = _elicit("Approve the summary?", "ok", "boolean")
-        return _ask(asks)
-    raise MCPError(t.INVALID_PARAMS, f"Unknown tool: {name}")
+_Result = t.CallToolResult | t.InputRequiredResult
+
+
+def _run(name: str, responses: dict[str, Any], state: str | None) -> _Result:
+    tool = _TOOLS.get(name)
+    if tool is None:
+        raise MCPError(t.INVALID_PARAMS, f"Unknown tool: {name}")
+    return tool(name, responses, state)
+
+
+def _greeting(name: str, responses: dict[str, Any], state: str | None) -> _Result:
+    who = _answer(responses, "user_name", "name")
+    return _text(f"Hello, {who}!") if who else _ask({"user_name": _elicit("What is your name?", "name")})
+
+
+def _sampling(name: str, responses: dict[str, Any], state: str | None) -> _Result:
+    got = responses.get("capital_question")
+    if isinstance(got, t.CreateMessageResult) and isinstance(got.content, t.TextContent):
+        return _text(f"The model said: {got.content.text}")
+    return _ask({"capital_question": _sample("What is the capital of France?", 100)})
+
+
+def _roots(name: str, responses: dict[str, Any], state: str | None) -> _Result:
+    got = responses.get("client_roots")
+    if isinstance(got, t.ListRootsResult):
+        return _text("Roots: " + ", ".join(str(r.uri) for r in got.roots))
+    return _ask({"client_roots": t.ListRootsRequest()})
+
+
+def _request_state(name: str, responses: dict[str, Any], state: str | None) -> _Result:
+    if state == "round-1" and _answer(responses, "confirm", "ok") is not None:
+        return _text("state-ok: confirmed")
+    if state is not None:
+        raise MCPError(t.INVALID_PARAMS, f"requestState {state!r} is not one this server minted")
+    return _ask({"confirm": _elicit("Please confirm", "ok", "boolean")}, "round-1")
+
+
+def _multiple_inputs(name: str, responses: dict[str, Any], state: str | None) -> _Result:
+    wanted = {
+        "user_name": _elicit("What is your name?", "name"),
+        "greeting": _sample("Generate a greeting", 50),
+        "client_roots": t.ListRootsRequest(),
+    }
+    missing = {k: v for k, v in wanted.items() if k not in responses}
+    return _text("All three answered.") if not missing and state == "all" else _ask(missing or wanted, "all")
+
+
+def _multi_round(name: str, responses: dict[str, Any], state: str | None) -> _Result:
+    if state == "round-2" and _answer(responses, "step2", "color"):
+        return _text(f"Favourite colour: {_answer(responses, 'step2', 'color')}")
+    if state in ("round-1", "round-2") and _answer(responses, "step1", "name"):
+        return _ask({"step2": _elicit("Step 2: What is your favorite color?", "color")}, "round-2")
+    return _ask({"step1": _elicit("Step 1: What is your name?", "name")}, "round-1")
+
+
+def _summary(name: str, responses: dict[str, Any], state: str | None) -> _Result:
+    """Asks for a model's answer (and, for ``capabilities``, a person's)."""
+    if isinstance(responses.get("summary"), t.CreateMessageResult):
+        return _text("Summarised.")
+    asks: dict[str, Any] = {"summary": _sample("Summarise the day", 50)}
+    if name == "capabilities":
+        asks["approval"] = _elicit("Approve the summary?", "ok", "boolean")
+    return _ask(asks)
+
+
+_TOOLS: dict[str, Callable[[str, dict[str, Any], str | None], _Result]] = {
+    "elicitation": _greeting,
+    "streaming_elicitation": _greeting,
+    "sampling": _sampling,
+    "list_roots": _roots,
+    "request_state": _request_state,
+    "tampered_state": _request_state,
+    "multiple_inputs": _multiple_inputs,
+    "multi_round": _multi_round,
+    "capabilities": _summary,
+    "missing_capability": _summary,
+}
 
 
 def build() -> Server[Any]:
