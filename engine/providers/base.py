@@ -102,6 +102,15 @@ class Provider(ABC):
         self.name = name
         self.config = config
 
+    def required(self, key: str, example: str = "") -> str:
+        """``config.<key>`` (a text field), or a ValueError naming the provider, its type, the key and ``example``."""
+        value = getattr(self.config, key)
+        if not value:
+            article = "an" if self.type[:1] in ("a", "e", "i", "o", "u") else "a"
+            hint = f" (e.g. {example})" if example else ""
+            raise ValueError(f"providers.{self.name}: {article} {self.type} provider needs {key!r}{hint}")
+        return str(value)
+
     @abstractmethod
     def open_session(self, session: CallSession) -> ProviderSession: ...
 

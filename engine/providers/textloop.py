@@ -144,8 +144,7 @@ class TextProvider(Provider):
 
     def __init__(self, name: str, config: ProviderConfig, base_dir: Path | None = None) -> None:
         super().__init__(name, config)
-        if not config.model:
-            raise ValueError(f"providers.{name}: a {self.type} provider needs 'model'")
+        self.required("model")
         opts = config.options
         mode = opts.get("gemini_schema", "json_schema")
         if mode not in ("json_schema", "openapi"):

@@ -60,9 +60,7 @@ class ElevenLabsAgentProvider(RealtimeProvider):
 
     def __init__(self, name: str, config: ProviderConfig, base_dir: Path | None = None) -> None:
         super().__init__(name, config)
-        if not config.agent_id:
-            raise ValueError(f"providers.{name}: an elevenlabs_agent provider needs 'agent_id'")
-        self.agent_id = config.agent_id
+        self.agent_id = self.required("agent_id")
         self.base_url = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         opts = provider_options(name, config.options)
         self.http_settings = HttpSettings(config.timeout_ms / 1000, config.max_retries, opts["retry_backoff_ms"] / 1000)

@@ -35,11 +35,10 @@ class GeminiLiveProvider(RealtimeProvider):
 
     def __init__(self, name: str, config: ProviderConfig, base_dir: Path | None = None) -> None:
         super().__init__(name, config)
-        if not config.model:
-            raise ValueError(f"providers.{name}: a gemini_live provider needs 'model' (e.g. gemini-live-2.5-flash)")
+        model = self.required("model", "gemini-live-2.5-flash")
         self.options = GeminiOptions.parse(name, config.options)
         #: What this model accepts from the client (``gemini_families``): every text path asks it for its route.
-        self.family = family_for(config.model, self.options.family)
+        self.family = family_for(model, self.options.family)
         self.renderer = ToolRenderer(self.type, gemini_schema=self.options.gemini_schema)
         self.url = config.base_url or DEFAULT_URL
 

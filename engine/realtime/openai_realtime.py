@@ -36,8 +36,7 @@ class OpenAIRealtimeProvider(RealtimeProvider):
 
     def __init__(self, name: str, config: ProviderConfig, base_dir: Path | None = None) -> None:
         super().__init__(name, config)
-        if not config.model:
-            raise ValueError(f"providers.{name}: an openai_realtime provider needs 'model' (e.g. gpt-realtime)")
+        self.required("model", "gpt-realtime")
         if config.max_tokens is not None and config.max_tokens > 4096:
             raise ValueError(f"providers.{name}.max_tokens: OpenAI Realtime takes 1 to 4096, not {config.max_tokens}")
         base = config.base_url or wire.DEFAULT_URL
