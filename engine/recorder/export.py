@@ -44,30 +44,13 @@ def summarize(rec: Recording) -> dict[str, Any]:
         elif t == "transcript.added":
             transcript.append({"ts": d.get("ts"), "role": d.get("role"), "text": d.get("text")})
         elif t == "tool.requested":
-            row = {
-                "ts": d.get("ts"),
-                "tool_call_id": d.get("tool_call_id"),
-                "exposed_name": d.get("exposed_name"),
-                "server": d.get("server"),
-                "tool": d.get("tool"),
-                "arguments": d.get("arguments"),
-                "status": "running",
-                "latency_ms": None,
-                "message": "",
-            }
+            row = {**_tool_row(d, d.get("arguments")), "status": "running", "latency_ms": None, "message": ""}
             tools.append(row)
             open_tools[str(d.get("tool_call_id"))] = row
         elif t in ("tool.completed", "tool.rejected", "tool.cancelled"):
             row = open_tools.pop(str(d.get("tool_call_id")), None)
-            if row is None:
-                row = {
-                    "ts": d.get("ts"),
-                    "tool_call_id": d.get("tool_call_id"),
-                    "exposed_name": d.get("exposed_name"),
-                    "server": d.get("server"),
-                    "tool": d.get("tool"),
-                    "arguments": None,
-                }
+            if row is None:  # its request is not in the recording
+                row = _tool_row(d, None)
                 tools.append(row)
             if t == "tool.completed":
                 row.update(status=d.get("status"), latency_ms=d.get("latency_ms"), message=d.get("message"))
@@ -81,6 +64,12 @@ def summarize(rec: Recording) -> dict[str, Any]:
     usage = usage_summary(rec.lines)
     tail = {"tiers": tiers, "usage": usage, "damaged_lines": rec.damaged}
     return {**call, "transcript": transcript, "tools": tools, **tail}
+
+
+def _tool_row(d: dict[str, Any], arguments: Any) -> dict[str, Any]:
+    """A tool call's row in the summary, from its ``tool.*`` event ``d``."""
+    keys = ("ts", "tool_call_id", "exposed_name", "server", "tool")
+    return {**{k: d.get(k) for k in keys}, "arguments": arguments}
 
 
 def _utc(ts: Any) -> str:
