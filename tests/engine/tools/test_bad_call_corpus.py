@@ -230,14 +230,22 @@ def as_call(rng: random.Random, args: dict[str, Any]) -> Any:
 
 
 def corpus(rng: random.Random, t: Target, scale: int = 1) -> Iterator[Case]:
-    # Wrong types and values, one violation per call on otherwise valid arguments.
+    for part in (_wrong_values, _missing_and_extra, _deep, _big, _malformed, _bad_names):
+        yield from part(rng, t, scale)
+
+
+def _wrong_values(rng: random.Random, t: Target, scale: int) -> Iterator[Case]:
+    """Wrong types and values, one violation per call on otherwise valid arguments."""
     for _ in range(scale):
         for key, values in t.wrong.items():
             for v in values:
                 args = t.valid(rng)
                 args[key] = v
                 yield Case(f"{key}={v!r:.40}", t.tool, as_call(rng, args), re.escape(key))
-    # Missing required keys, and a required key inside an object.
+
+
+def _missing_and_extra(rng: random.Random, t: Target, scale: int) -> Iterator[Case]:
+    """Missing required keys, a required key inside an object, and extra keys (odd ones too)."""
     for _ in range(20 * scale):
         args = t.valid(rng)
         del args["text"]
@@ -255,7 +263,10 @@ def corpus(rng: random.Random, t: Target, scale: int = 1) -> Iterator[Case]:
                 args = t.valid(rng)
                 args[key] = rng.choice([1, "x", None, [], {}])
                 yield Case(f"extra key {key!r:.30}", t.tool, as_call(rng, args), "not an argument|Additional propert")
-    # Nesting from 10 to 10,000 levels: beyond the bound in a free-form object, within it where a string belongs.
+
+
+def _deep(rng: random.Random, t: Target, scale: int) -> Iterator[Case]:
+    """Nesting from 10 to 10,000 levels: beyond the bound in a free-form object, within it where a string belongs."""
     for _ in range(60 * scale):
         levels = int(10 ** rng.uniform(1, 4))
         kind = rng.choice(["dict", "list", "mixed"])
@@ -268,7 +279,10 @@ def corpus(rng: random.Random, t: Target, scale: int = 1) -> Iterator[Case]:
     for levels in (1_000, 10_000):
         yield Case(f"bare brackets {levels}", t.tool, "[" * levels + "]" * levels, "nested more than 64")
         yield Case(f"open brackets {levels}", t.tool, '{"text": ' + "[" * levels, "nested more than 64")
-    # Sizes: long strings, many keys, big texts; a few at 10 MB.
+
+
+def _big(rng: random.Random, t: Target, scale: int) -> Iterator[Case]:
+    """Sizes: long strings, many keys, big texts; a few at 10 MB."""
     for n in (65_537, 100_000, 1_000_000):
         args = t.valid(rng)
         args[t.long_key if t.long_key in t.wrong or t.closed else "text"] = "s" * n
@@ -283,7 +297,10 @@ def corpus(rng: random.Random, t: Target, scale: int = 1) -> Iterator[Case]:
     yield Case("10 MB of JSON", t.tool, json.dumps({"text": ten}), "10,485,7.. characters of JSON")
     yield Case("10 MB of brackets", t.tool, "[" * (10 * MB), "characters of JSON")
     yield Case("10 MB key", t.tool, {"text": "a", ten: 1}, "a key of 10,485,760")
-    # Malformed JSON text.
+
+
+def _malformed(rng: random.Random, t: Target, scale: int) -> Iterator[Case]:
+    """Malformed JSON text."""
     for _ in range(2 * scale):
         for text in MALFORMED_JSON:
             yield Case(f"malformed {text[:30]!r}", t.tool, text, "not valid JSON|must be a JSON object|text|count")
@@ -295,7 +312,10 @@ def corpus(rng: random.Random, t: Target, scale: int = 1) -> Iterator[Case]:
             if junk.strip() in ("", "null"):
                 junk = "{" + junk
             yield Case(f"junk {junk[:20]!r}", t.tool, junk, "not valid JSON|must be a JSON object")
-    # Names outside the context.
+
+
+def _bad_names(rng: random.Random, t: Target, scale: int) -> Iterator[Case]:
+    """Names outside the context."""
     for _ in range(2 * scale):
         for name in [*ODD_NAMES, *t.names]:
             yield Case(f"name {name[:30]!r}", name, as_call(rng, t.valid(rng)), "not offered on this call")
