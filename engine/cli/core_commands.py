@@ -236,7 +236,7 @@ async def _voice_call(args: argparse.Namespace, settings: Any) -> int:
         raise UsageError(f"--audio-in: no such file {args.audio_in}")
     async with running_engine(args, settings) as engine:
         try:
-            live = is_realtime(engine, args.context, args.provider)
+            live = is_realtime(engine.voice_parts, args.context, args.provider)
             backend = WavBackend(args.audio_in, args.audio_out, timeline=True, realtime=live)
         except (ValueError, OSError) as e:
             raise UsageError(f"--audio-in/--audio-out: {e}") from e
@@ -244,7 +244,7 @@ async def _voice_call(args: argparse.Namespace, settings: Any) -> int:
         printer = asyncio.create_task(_print_events(sub, args.json))
         try:
             call = voice_call(
-                engine,
+                engine.voice_parts,  # what a voice call uses of the engine, never the engine itself
                 backend,
                 args.context,
                 provider=args.provider,

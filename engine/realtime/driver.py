@@ -14,17 +14,18 @@ from engine.voice.backend import AudioBackend
 from engine.voice.pipeline import VoiceCall
 
 
-def voice_call(engine: RealtimeHost, backend: AudioBackend, context: str, **kw: Any) -> VoiceCall | RealtimeVoiceCall:
+def voice_call(host: RealtimeHost, backend: AudioBackend, context: str, **kw: Any) -> VoiceCall | RealtimeVoiceCall:
     """The voice driver for a call of ``context``: speech-to-speech when its provider is a realtime one, else the
-    cascaded pipeline (``kw`` as either takes: provider, caller_name, caller_number, on_state, on_level …)."""
+    cascaded pipeline (``kw`` as either takes: provider, caller_name, caller_number, on_state, on_level …).
+    ``host`` is the engine's ``VoiceParts`` (``Engine.voice_parts``), never the Engine."""
     made: list[VoiceCall | RealtimeVoiceCall] = []
-    backend = engine.record_audio(backend, lambda: made[0].call_id if made else None)  # the flight recorder's tap
+    backend = host.record_audio(backend, lambda: made[0].call_id if made else None)  # the flight recorder's tap
     call: VoiceCall | RealtimeVoiceCall
-    if is_realtime(engine, context, kw.get("provider")):
+    if is_realtime(host, context, kw.get("provider")):
         kw.pop("recognizer", None)  # the provider hears the caller itself
         kw.pop("synthesizer", None)
-        call = RealtimeVoiceCall(engine, backend, context, **kw)
+        call = RealtimeVoiceCall(host, backend, context, **kw)
     else:
-        call = VoiceCall(engine, backend, context, **kw)
+        call = VoiceCall(host, backend, context, **kw)
     made.append(call)
     return call

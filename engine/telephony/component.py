@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from engine.config.models import AsteriskConfig, Settings
+from engine.core.metrics import Metrics
 from engine.core.tasks import Spawn
 
 if TYPE_CHECKING:  # the voice stack (numpy, soxr) loads only when telephony is enabled
@@ -49,13 +50,16 @@ class Telephony:
         settings: Callable[[], Settings],
         host: RealtimeHost,
         spawn: Spawn,
+        metrics: Metrics,
         lines: PhoneLines | None = None,
         admit: Callable[[], contextlib.AbstractContextManager[object]] | None = None,
     ) -> None:
         self._settings = settings
+        self._metrics = metrics
         #: Holds a new caller's place while the call is set up (engine.calls.capacity), or raises CallRefused: busy.
         self._admit = admit
         self._lines = lines
+        #: What the phone calls' voice drivers use of the engine (``VoiceParts``, built from parts by the wiring).
         self._host = host
         self._spawn = spawn
         self.ari: AriClient | None = None
@@ -80,7 +84,7 @@ class Telephony:
             admit=self._admit,
             ids=ResourceIds.for_engine(self._settings().engine.id, cfg.app_name),
         )
-        self.app.pool.on_foreign = self._host.metrics.rtp_foreign_packets.inc
+        self.app.pool.on_foreign = self._metrics.rtp_foreign_packets.inc
         self._task = self._spawn(self.app.run(), name="telephony:events")
         log.info("telephony: Stasis app %r on %s", cfg.app_name, cfg.ari_url)
 

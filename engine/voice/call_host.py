@@ -32,8 +32,8 @@ class CallMeters(Protocol):
 
 
 class VoiceHost(Protocol):
-    """What a voice call needs from the engine: its settings, providers, bus and usage meters, and the call
-    commands."""
+    """What a voice call needs from the engine: its settings, providers, bus and usage meters, the call commands,
+    and the ear for a tool's question to the caller."""
 
     @property
     def settings(self) -> Settings: ...
@@ -65,6 +65,10 @@ class VoiceHost(Protocol):
     async def user_said(self, call_id: str, text: str) -> TurnReply: ...
 
     async def end_call(self, call_id: str, reason: str = ...) -> None: ...
+
+    def caller_answered(self, call_id: str, text: str) -> bool:
+        """The caller's words while a tool's question waits for them (engine.voice.asking); False when none waits."""
+        ...
 
 
 class CallState(StrEnum):

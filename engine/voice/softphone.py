@@ -1,7 +1,8 @@
 """The operator's softphone: one local mic/speaker call at a time, driven by the console (or any UI).
 
-The engine owns it (``engine.softphone()``); it opens the sound devices (``DeviceBackend``; PortAudio through
-sounddevice), puts a voice call around a context — a ``VoiceCall`` (local STT → provider → TTS), or a
+The engine owns it (``engine.softphone()``) and hands it the voice calls' host made of parts
+(``engine.realtime.voice_host.VoiceParts``), not itself; it opens the sound devices (``DeviceBackend``; PortAudio
+through sounddevice), puts a voice call around a context — a ``VoiceCall`` (local STT → provider → TTS), or a
 ``RealtimeVoiceCall`` when the context's provider is speech-to-speech (no push-to-talk there) — and takes the
 commands a UI sends: ``start(context, input_device, output_device)`` / ``end()``, ``mute(bool)``, push-to-talk
 ``press()`` / ``release()``. What it
