@@ -44,7 +44,7 @@ from engine.config.models import McpServerConfig
 from engine.mcp.reaper import child_env
 from engine.mcp.stdio_direct import stdio_transport
 from engine.mcp.transport_watch import MAX_SSE_EVENT_BYTES, live_groups, watch_end
-from engine.servers.common import contain_exits
+from engine.servers.common import contain_exits, root_logger_kept
 
 log = logging.getLogger(__name__)
 #: Who the engine is to the servers it calls (their logs, their operators).
@@ -106,13 +106,8 @@ def load_target(target: str, args: list[str] | None = None) -> Server[Any] | MCP
     ``args`` (a command line) when given. A factory that fails — or exits, as argparse does — is a config error,
     never the end of the engine's process. The SDK's ``MCPServer()`` configures the root logger (a rich handler on
     stderr, which would draw over the console): whatever importing and building did to it is undone."""
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    try:
+    with root_logger_kept():
         server = _load_target(target, args)
-    finally:
-        root.handlers[:] = handlers
-        root.setLevel(level)
     if isinstance(server, MCPServer):
         contain_exits(server)
     return server

@@ -32,7 +32,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Receive, Scope, Send
 
-from engine.servers.common import StartupError, contain_exits
+from engine.servers.common import StartupError, contain_exits, root_logger_kept
 
 TARGET_HEADER = b"x-ava-target"
 ARGS_HEADER = b"x-ava-args"
@@ -46,13 +46,8 @@ def build(target: str, args: list[str] | None) -> MCPServer[Any]:
 
     The SDK's ``MCPServer()`` configures the root logger each time; this process's logging is set up once, in
     ``main``, so whatever building did to it is undone."""
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    try:
+    with root_logger_kept():
         server = _build(target, args)
-    finally:
-        root.handlers[:] = handlers
-        root.setLevel(level)
     contain_exits(server)
     return server
 

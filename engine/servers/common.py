@@ -38,6 +38,7 @@ __all__ = [
     "make_parser",
     "make_server",
     "plural",
+    "root_logger_kept",
     "serve",
     "spoken_result",
     "startup",
@@ -123,13 +124,21 @@ def make_server(name: str, instructions: str, args: argparse.Namespace, **kwargs
     as it was. ``serve`` configures logging the SDK's way for a server in a process of its own.
     """
     level: LogLevel = args.log_level
-    root = logging.getLogger()
-    handlers, root_level = list(root.handlers), root.level
-    try:
+    with root_logger_kept():
         return MCPServer(name=f"ava-{name}", instructions=instructions, version="0.1.0", log_level=level, **kwargs)
+
+
+@contextmanager
+def root_logger_kept() -> Iterator[None]:
+    """Put the root logger's handlers and level back as they were before the block, whatever it did to them (the
+    SDK's ``MCPServer()`` configures the root logger each time one is built)."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        yield
     finally:
         root.handlers[:] = handlers
-        root.setLevel(root_level)
+        root.setLevel(level)
 
 
 Factory = Callable[[Sequence[str] | None], MCPServer[Any]]
