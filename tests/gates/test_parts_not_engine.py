@@ -1,19 +1,22 @@
 """No part is handed the Engine (issue 35 item 1): the composition root builds the voice calls' host from parts.
 
 The softphone, telephony and the voice driver factory (``engine.realtime.driver.voice_call``) used to be handed the
-``Engine`` itself as their ``RealtimeHost``: through it a part could reach every other part. Now ``engine/app.py``
-hands them ``VoiceParts`` (engine/realtime/voice_host.py), made of the call manager, the bus, the turn timing book,
-the recorder's audio tap and the elicitation desk.
+``Engine`` itself as their ``RealtimeHost``: through it a part could reach every other part. Now the wiring
+(engine/components.py) hands them ``VoiceParts`` (engine/realtime/voice_host.py), made of the call manager, the bus,
+the turn timing book, the recorder's audio tap and the elicitation desk.
 
-The first check builds an engine and walks each part it holds one level deep (its attributes, and the items of its
-lists, tuples and dicts): none may be the engine. The second reads the source: no call in engine/ hands the engine
-(``engine``, or ``self`` inside ``class Engine``) to a voice driver, the softphone or telephony.
+The first check builds an engine (with and without its HTTP server) and walks each part it holds one level deep
+(its attributes, and the items of its lists, tuples and dicts): none may be the engine. The second reads the source:
+no call in engine/ hands the engine (``engine``, or ``self`` inside ``class Engine``) to a voice driver, the
+softphone or telephony.
 """
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
+
+import pytest
 
 from engine.app import Engine
 from tests.engine.core.helpers import settings_with
@@ -41,8 +44,9 @@ def _held(obj: object) -> list[tuple[str, object]]:
     return held
 
 
-def test_no_part_of_the_engine_holds_the_engine(tmp_path: Path) -> None:
-    engine = Engine(settings_with(tmp_path, [], []))
+@pytest.mark.parametrize("serve_http", [False, True], ids=["headless", "http"])
+def test_no_part_of_the_engine_holds_the_engine(tmp_path: Path, serve_http: bool) -> None:
+    engine = Engine(settings_with(tmp_path, [], [], engine={"http": {"enabled": True}}), serve_http=serve_http)
     engine.softphone()  # made on first use; it opens no device until a call starts
     parts = [(f"engine.{name}", part) for name, part in _held(engine) if part is not engine]
     holders = [

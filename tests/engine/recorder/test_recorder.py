@@ -232,7 +232,7 @@ async def test_calls_made_by_the_voice_driver_factory_record_audio_too(tmp_path:
     s = _voice_settings(tmp_path)
     async with Engine(s) as engine:
         backend = FeedBackend(16000, 20)
-        call = voice_call(engine, backend, "desk")
+        call = voice_call(engine.voice_parts, backend, "desk")
         assert call.backend is not backend  # the recorder's tap around it
         task = asyncio.create_task(call.run())
         # a quarter second of the greeting has been played (on a loaded machine the first chunk alone is short)

@@ -109,8 +109,8 @@ def _ms(backend: FeedBackend) -> float:
 async def test_voice_call_picks_the_realtime_driver_from_the_provider(make_engine: Callable[..., Engine]) -> None:
     async with make_engine() as engine:
         backend = FeedBackend(RATE)
-        assert isinstance(voice_call(engine, backend, "desk"), RealtimeVoiceCall)
-        assert isinstance(voice_call(engine, backend, "cascade"), VoiceCall)
+        assert isinstance(voice_call(engine.voice_parts, backend, "desk"), RealtimeVoiceCall)
+        assert isinstance(voice_call(engine.voice_parts, backend, "cascade"), VoiceCall)
         with pytest.raises(Exception, match="does not run on a realtime provider"):
             RealtimeVoiceCall(engine, backend, "cascade")
 

@@ -46,7 +46,7 @@ async def test_softphone_runs_a_realtime_voice_call(monkeypatch: pytest.MonkeyPa
 
     async with Engine(_settings(), extra_tools=scripted_tools()) as engine:
         sub = engine.bus.subscribe(maxsize=100_000)
-        phone = Softphone(engine, spawn=engine.spawn, backend_factory=factory, level_interval_s=0.0)
+        phone = Softphone(engine.voice_parts, spawn=engine.spawn, backend_factory=factory, level_interval_s=0.0)
         call_id = await phone.start("desk")
         assert isinstance(phone.call, RealtimeVoiceCall) and phone._recognizer is None
         assert "softphone:desk" in engine.tasks.names()

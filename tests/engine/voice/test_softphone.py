@@ -72,7 +72,11 @@ async def test_push_to_talk_call_with_states_levels_and_mute(tmp_path: Path, rec
         sub = engine.bus.subscribe(maxsize=1000)
         phone_sub = engine.bus.subscribe(maxsize=100_000, types={SoftphoneStateChanged.type, SoftphoneLevel.type})
         phone = Softphone(
-            engine, spawn=engine.spawn, backend_factory=_factory(made), recognizer=recognizer, level_interval_s=0.0
+            engine.voice_parts,
+            spawn=engine.spawn,
+            backend_factory=_factory(made),
+            recognizer=recognizer,
+            level_interval_s=0.0,
         )
         call_id = await phone.start("desk")
         assert "softphone:desk" in engine.tasks.names()  # the voice call is a named task of the engine
@@ -121,7 +125,7 @@ async def test_no_audio_raises_with_the_fix_and_text_still_works(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, recognizer: Recognizer
 ) -> None:
     async with Engine(_settings(tmp_path, push_to_talk=False)) as engine:
-        phone = Softphone(engine, recognizer=recognizer)
+        phone = Softphone(engine.voice_parts, recognizer=recognizer)
         monkeypatch.setattr(devmod, "list_devices", lambda rescan=False: [])
         with pytest.raises(AudioUnavailable, match=r"no audio input device found.*connect a device"):
             await phone.start("desk")
