@@ -36,7 +36,7 @@ from engine.realtime.audio import AudioConverter
 from engine.realtime.playout import Playout
 from engine.realtime.session import AudioSpec, RealtimeSession
 from engine.sessions.session import CallSession
-from engine.voice.asking import CallerQuestions
+from engine.voice.asking import CallerEar, CallerQuestions
 from engine.voice.audio import AudioFrame, StreamResampler
 from engine.voice.options import VoiceOptions
 from engine.voice.pacing import Pacer
@@ -60,7 +60,7 @@ def _words(text: str) -> str:
 class RealtimeQuestions:
     def __init__(
         self,
-        engine: Any,
+        engine: CallerEar,
         pacer: Pacer,
         options: VoiceOptions,
         sample_rate: int,

@@ -22,7 +22,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from engine.events import ElicitationRequested, ElicitationResolved, ElicitationWaiting
 from engine.voice.g2p import PronunciationError
@@ -34,10 +34,16 @@ from engine.voice.vad import Utterance
 log = logging.getLogger(__name__)
 
 
+class CallerEar(Protocol):
+    """Where a call hands the caller's words while a tool's question waits for them (a ``VoiceHost`` is one)."""
+
+    def caller_answered(self, call_id: str, text: str) -> bool: ...
+
+
 class CallerQuestions:
     def __init__(
         self,
-        engine: Any,
+        engine: CallerEar,
         recognizer: Recognizer | Callable[[], Recognizer],
         pacer: Pacer,
         call_id: Callable[[], str | None],

@@ -174,7 +174,7 @@ async def test_elevenlabs_says_it_as_a_user_message_and_the_tool_result_still_la
 def test_the_providers_transcript_of_a_question_line_is_matched_once() -> None:
     async def run() -> None:
         q = RealtimeQuestions(
-            None, Pacer(NullBackend()), VoiceOptions(), 16000, lambda: "c1", lambda: None, lambda: None
+            Answers(), Pacer(NullBackend()), VoiceOptions(), 16000, lambda: "c1", lambda: None, lambda: None
         )
         q._echoes.extend(["how many guests should i book the table for", "i heard 4 is that right"])
         assert q.echo("How many guests should I book the table for?")  # punctuation and case aside
