@@ -10,15 +10,34 @@ module: ``engine.events`` defines some forty dataclasses, a good part of the con
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from console.replay import is_replayed
+from console.state_rows import CallRow, Changes, Invocation, LogLine, ServerRow
 from engine import percentile
 
 if TYPE_CHECKING:
-    from engine.events import Event, ToolCompleted, ToolRejected
+    from engine.events import (
+        CallEnded,
+        CallStarted,
+        CallUsage,
+        ConfigReloaded,
+        ElicitationResolved,
+        ElicitationWaiting,
+        Event,
+        ServerStateChanged,
+        SteeringInjected,
+        TierChanged,
+        ToolCompleted,
+        ToolProgressed,
+        ToolRejected,
+        ToolRequested,
+        ToolsChanged,
+        TranscriptAdded,
+        UsageUpdated,
+    )
 
 MAX_INVOCATIONS = 5000
 MAX_LOG = 2000
@@ -29,108 +48,6 @@ LATENCY_WINDOW = 100
 REPLAYING = "replaying"
 #: The transcript's role for an operator's steering (``steering.injected``): shown apart from what was said.
 STEER_ROLES = {"say": "say-now", "whisper": "whisper"}
-
-
-@dataclass
-class CallRow:
-    call_id: str
-    context: str
-    provider: str
-    caller: str
-    tier: str
-    tier_reason: str = "context default"
-    state: str = "active"
-    started_at: float = 0.0
-    ended_at: float | None = None
-    end_reason: str | None = None
-    tools_note: str = ""
-    #: The operator on this phone call (``call.monitor_changed``): listen, whisper_*, takeover; "" when not.
-    operator: str = ""
-    #: What the call has cost so far (``usage.updated``, ``call.usage``), US dollars; None: unpriced or no usage yet.
-    cost: float | None = None
-
-
-@dataclass
-class Invocation:
-    seq: int
-    ts: float
-    call_id: str
-    tool_call_id: str
-    exposed_name: str
-    server: str
-    tool: str
-    status: str = "running"
-    latency_ms: float | None = None
-    cache_hit: bool = False
-    arguments: dict[str, Any] = field(default_factory=dict)
-    message: str = ""
-    data: Any = None
-    is_probe: bool = False
-    #: The last progress the tool's server reported while it ran (``tool.progress``), and of how much.
-    progress: float | None = None
-    progress_total: float | None = None
-    #: Whom the tool's question waits for (``elicitation.waiting``: caller or operator), None when nothing.
-    waiting: str | None = None
-
-    def matches(self, text: str) -> bool:
-        needle = text.lower()
-        hay = f"{self.call_id} {self.exposed_name} {self.server} {self.tool} {self.status} {self.message}"
-        return needle in hay.lower()
-
-
-@dataclass
-class ServerRow:
-    server: str
-    state: str
-    restarts: int = 0
-    last_error: str | None = None
-    ts: float = 0.0
-    transport: str = ""
-    protocol_version: str = ""
-
-
-@dataclass
-class LogLine:
-    ts: float
-    type: str
-    call_id: str | None
-    text: str
-
-
-@dataclass
-class Changes:
-    """What one batch changed; screens update just these."""
-
-    calls_added: list[str] = field(default_factory=list)
-    calls_changed: set[str] = field(default_factory=set)
-    calls_removed: list[str] = field(default_factory=list)
-    #: Ended calls dropped from the history (past ``MAX_ENDED_KEPT``): their rows go.
-    calls_forgotten: list[str] = field(default_factory=list)
-    transcripts: set[str] = field(default_factory=set)
-    tools_changed: set[str] = field(default_factory=set)
-    invocations_added: list[Invocation] = field(default_factory=list)
-    invocations_changed: list[Invocation] = field(default_factory=list)
-    servers: set[str] = field(default_factory=set)
-    log: list[LogLine] = field(default_factory=list)
-    default_tier: str | None = None
-    config_reloaded: bool = False
-
-    @property
-    def empty(self) -> bool:
-        return not (
-            self.calls_added
-            or self.calls_changed
-            or self.calls_removed
-            or self.calls_forgotten
-            or self.transcripts
-            or self.tools_changed
-            or self.invocations_added
-            or self.invocations_changed
-            or self.servers
-            or self.log
-            or self.default_tier
-            or self.config_reloaded
-        )
 
 
 class ConsoleState:
@@ -189,120 +106,9 @@ class ConsoleState:
         return ch
 
     def _apply_one(self, ev: Event, ch: Changes) -> None:
-        from engine.events import (
-            CallEnded,
-            CallStarted,
-            CallUsage,
-            ConfigReloaded,
-            ElicitationResolved,
-            ElicitationWaiting,
-            ServerStateChanged,
-            SteeringInjected,
-            TierChanged,
-            ToolCompleted,
-            ToolProgressed,
-            ToolRejected,
-            ToolRequested,
-            ToolsChanged,
-            TranscriptAdded,
-            UsageUpdated,
-        )
-
-        if isinstance(ev, CallStarted):
-            started = CallRow(
-                ev.call_id,
-                ev.context,
-                ev.provider,
-                ev.caller_name or ev.caller_number or "-",
-                ev.tier,
-                started_at=ev.ts,
-            )
-            if is_replayed(ev.call_id):  # history from its first event: never a live call (rows, counts, keys)
-                started.state = REPLAYING
-                self.ended.pop(ev.call_id, None)  # replayed again: the newest history row
-                self.ended[ev.call_id] = started
-                ch.calls_removed.append(ev.call_id)
-            else:
-                self.calls[ev.call_id] = started
-                ch.calls_added.append(ev.call_id)
-        elif isinstance(ev, CallEnded):
-            row = self.calls.pop(ev.call_id, None) or self._replaying(ev.call_id, pop=True)
-            if row is not None:
-                row.state, row.ended_at, row.end_reason = "ended", ev.ts, ev.reason
-                self.ended[ev.call_id] = row
-                while len(self.ended) > MAX_ENDED_KEPT:
-                    self._forget(next(iter(self.ended)), ch)
-                if ev.call_id in ch.calls_added:
-                    ch.calls_added.remove(ev.call_id)
-                if ev.call_id not in ch.calls_removed:  # ended (within this batch too): a history row
-                    ch.calls_removed.append(ev.call_id)
-                ch.calls_changed.discard(ev.call_id)
-        elif isinstance(ev, TranscriptAdded):
-            buf = self.transcripts.setdefault(ev.call_id, deque(maxlen=MAX_TRANSCRIPT))
-            buf.append((ev.ts, ev.role, ev.text))
-            ch.transcripts.add(ev.call_id)
-        elif isinstance(ev, SteeringInjected):  # the operator's line or whisper, in the transcript where it happened
-            buf = self.transcripts.setdefault(ev.call_id, deque(maxlen=MAX_TRANSCRIPT))
-            buf.append((ev.ts, STEER_ROLES.get(ev.kind, "operator"), ev.text))
-            ch.transcripts.add(ev.call_id)
-        elif isinstance(ev, TierChanged):
-            if ev.call_id is None:
-                self.default_tier = ev.new
-                ch.default_tier = ev.new
-            elif (row := self.calls.get(ev.call_id) or self._replaying(ev.call_id)) is not None:
-                row.tier, row.tier_reason = ev.new, ev.reason
-                self._changed(ev.call_id, ch)
-                self.tier_history.setdefault(ev.call_id, []).append((ev.ts, ev.old, ev.new, ev.reason))
-            if ev.call_id is not None:
-                ch.tools_changed.add(ev.call_id)
-        elif isinstance(ev, ToolsChanged):
-            if ev.call_id is not None:
-                switches = self.tool_switches.setdefault(ev.call_id, {})
-                switches.update({n: True for n in ev.added} | {n: False for n in ev.removed})
-                ch.tools_changed.add(ev.call_id)
-                if (row := self.calls.get(ev.call_id) or self._replaying(ev.call_id)) is not None:
-                    row.tools_note = "now" if ev.apply == "now" else "next turn"
-                    self._changed(ev.call_id, ch)
-            else:
-                ch.tools_changed.update(self.calls)
-        elif isinstance(ev, ToolRequested):
-            self._seq += 1
-            inv = Invocation(
-                self._seq,
-                ev.ts,
-                ev.call_id,
-                ev.tool_call_id,
-                ev.exposed_name,
-                ev.server,
-                ev.tool,
-                arguments=dict(ev.arguments),
-                is_probe=ev.is_probe,
-            )
-            self._open[(ev.call_id, ev.tool_call_id)] = inv
-            self.tools_used.setdefault(ev.call_id, {})[ev.exposed_name] = ev.server
-            self.invocations.append(inv)
-            ch.invocations_added.append(inv)
-        elif isinstance(ev, ToolCompleted | ToolRejected):
-            self._complete(ev, ch)
-        elif isinstance(ev, ToolProgressed | ElicitationWaiting | ElicitationResolved):
-            if (running := self._open.get((ev.call_id, ev.tool_call_id))) is not None:
-                if isinstance(ev, ToolProgressed):
-                    running.progress, running.progress_total = ev.progress, ev.total
-                else:
-                    running.waiting = ev.who if isinstance(ev, ElicitationWaiting) else None
-                if running not in ch.invocations_added and running not in ch.invocations_changed:
-                    ch.invocations_changed.append(running)
-        elif isinstance(ev, ServerStateChanged):
-            self.servers[ev.server] = ServerRow(
-                ev.server, ev.state, ev.restarts, ev.last_error, ev.ts, ev.transport, ev.protocol_version
-            )
-            ch.servers.add(ev.server)
-        elif isinstance(ev, ConfigReloaded):
-            ch.config_reloaded = True
-        elif isinstance(ev, UsageUpdated | CallUsage):  # the Cost column and the call's total
-            if (row := self.call_or_ended(ev.call_id)) is not None:
-                row.cost = (ev.total_cost if isinstance(ev, UsageUpdated) else ev.cost) if ev.priced else None
-                self._changed(ev.call_id, ch)
+        handle = _handler(type(ev))
+        if handle is not None:
+            handle(self, ev, ch)
         elif ev.type.startswith(("call.transfer_", "call.monitor_")):  # the Line column shows them
             call_id = getattr(ev, "call_id", None)
             if call_id in self.calls:
@@ -310,6 +116,117 @@ class ConsoleState:
                     mode = str(getattr(ev, "mode", "off"))
                     self.calls[call_id].operator = "" if mode == "off" else mode
                 self._changed(call_id, ch)
+
+    def _call_started(self, ev: CallStarted, ch: Changes) -> None:
+        started = CallRow(
+            ev.call_id,
+            ev.context,
+            ev.provider,
+            ev.caller_name or ev.caller_number or "-",
+            ev.tier,
+            started_at=ev.ts,
+        )
+        if is_replayed(ev.call_id):  # history from its first event: never a live call (rows, counts, keys)
+            started.state = REPLAYING
+            self.ended.pop(ev.call_id, None)  # replayed again: the newest history row
+            self.ended[ev.call_id] = started
+            ch.calls_removed.append(ev.call_id)
+        else:
+            self.calls[ev.call_id] = started
+            ch.calls_added.append(ev.call_id)
+
+    def _call_ended(self, ev: CallEnded, ch: Changes) -> None:
+        row = self.calls.pop(ev.call_id, None) or self._replaying(ev.call_id, pop=True)
+        if row is None:
+            return
+        row.state, row.ended_at, row.end_reason = "ended", ev.ts, ev.reason
+        self.ended[ev.call_id] = row
+        while len(self.ended) > MAX_ENDED_KEPT:
+            self._forget(next(iter(self.ended)), ch)
+        if ev.call_id in ch.calls_added:
+            ch.calls_added.remove(ev.call_id)
+        if ev.call_id not in ch.calls_removed:  # ended (within this batch too): a history row
+            ch.calls_removed.append(ev.call_id)
+        ch.calls_changed.discard(ev.call_id)
+
+    def _transcript_added(self, ev: TranscriptAdded | SteeringInjected, ch: Changes) -> None:
+        """What was said, or the operator's line or whisper, in the transcript where it happened."""
+        from engine.events import TranscriptAdded
+
+        role = ev.role if isinstance(ev, TranscriptAdded) else STEER_ROLES.get(ev.kind, "operator")
+        buf = self.transcripts.setdefault(ev.call_id, deque(maxlen=MAX_TRANSCRIPT))
+        buf.append((ev.ts, role, ev.text))
+        ch.transcripts.add(ev.call_id)
+
+    def _tier_changed(self, ev: TierChanged, ch: Changes) -> None:
+        if ev.call_id is None:
+            self.default_tier = ev.new
+            ch.default_tier = ev.new
+            return
+        if (row := self.calls.get(ev.call_id) or self._replaying(ev.call_id)) is not None:
+            row.tier, row.tier_reason = ev.new, ev.reason
+            self._changed(ev.call_id, ch)
+            self.tier_history.setdefault(ev.call_id, []).append((ev.ts, ev.old, ev.new, ev.reason))
+        ch.tools_changed.add(ev.call_id)
+
+    def _tools_changed(self, ev: ToolsChanged, ch: Changes) -> None:
+        if ev.call_id is None:
+            ch.tools_changed.update(self.calls)
+            return
+        switches = self.tool_switches.setdefault(ev.call_id, {})
+        switches.update({n: True for n in ev.added} | {n: False for n in ev.removed})
+        ch.tools_changed.add(ev.call_id)
+        if (row := self.calls.get(ev.call_id) or self._replaying(ev.call_id)) is not None:
+            row.tools_note = "now" if ev.apply == "now" else "next turn"
+            self._changed(ev.call_id, ch)
+
+    def _tool_requested(self, ev: ToolRequested, ch: Changes) -> None:
+        self._seq += 1
+        inv = Invocation(
+            self._seq,
+            ev.ts,
+            ev.call_id,
+            ev.tool_call_id,
+            ev.exposed_name,
+            ev.server,
+            ev.tool,
+            arguments=dict(ev.arguments),
+            is_probe=ev.is_probe,
+        )
+        self._open[(ev.call_id, ev.tool_call_id)] = inv
+        self.tools_used.setdefault(ev.call_id, {})[ev.exposed_name] = ev.server
+        self.invocations.append(inv)
+        ch.invocations_added.append(inv)
+
+    def _tool_running(self, ev: ToolProgressed | ElicitationWaiting | ElicitationResolved, ch: Changes) -> None:
+        """A running tool's progress, or whom its question waits for."""
+        from engine.events import ElicitationWaiting, ToolProgressed
+
+        if (running := self._open.get((ev.call_id, ev.tool_call_id))) is None:
+            return
+        if isinstance(ev, ToolProgressed):
+            running.progress, running.progress_total = ev.progress, ev.total
+        else:
+            running.waiting = ev.who if isinstance(ev, ElicitationWaiting) else None
+        if running not in ch.invocations_added and running not in ch.invocations_changed:
+            ch.invocations_changed.append(running)
+
+    def _server_state(self, ev: ServerStateChanged, ch: Changes) -> None:
+        self.servers[ev.server] = ServerRow(
+            ev.server, ev.state, ev.restarts, ev.last_error, ev.ts, ev.transport, ev.protocol_version
+        )
+        ch.servers.add(ev.server)
+
+    def _config_reloaded(self, ev: ConfigReloaded, ch: Changes) -> None:
+        ch.config_reloaded = True
+
+    def _usage(self, ev: UsageUpdated | CallUsage, ch: Changes) -> None:
+        """The Cost column and the call's total."""
+        from engine.events import UsageUpdated
+
+        if (row := self.call_or_ended(ev.call_id)) is not None:
+            row.cost = (ev.total_cost if isinstance(ev, UsageUpdated) else ev.cost) if ev.priced else None
+            self._changed(ev.call_id, ch)
 
     def lose_engine(self, engine_id: str, reason: str, now: float) -> Changes:
         """An attached engine is gone (``--attach``): its live calls become history rows in state "lost", its tool
@@ -377,3 +294,59 @@ class ConsoleState:
             ch.invocations_added.append(inv)
         elif inv not in ch.invocations_added:
             ch.invocations_changed.append(inv)
+
+
+_Handler = Callable[[ConsoleState, Any, Changes], None]
+
+
+_BY_CLASS: dict[type, _Handler | None] = {}
+
+
+def _handler(kind: type) -> _Handler | None:
+    """The state's handler for an event class (or the class it builds), None for one that changes no table."""
+    if kind not in _BY_CLASS:
+        table = _handlers()
+        _BY_CLASS[kind] = next((table[cls] for cls in kind.__mro__ if cls in table), None)
+    return _BY_CLASS[kind]
+
+
+@cache
+def _handlers() -> dict[type, _Handler]:
+    from engine.events import (
+        CallEnded,
+        CallStarted,
+        CallUsage,
+        ConfigReloaded,
+        ElicitationResolved,
+        ElicitationWaiting,
+        ServerStateChanged,
+        SteeringInjected,
+        TierChanged,
+        ToolCompleted,
+        ToolProgressed,
+        ToolRejected,
+        ToolRequested,
+        ToolsChanged,
+        TranscriptAdded,
+        UsageUpdated,
+    )
+
+    s = ConsoleState
+    return {
+        CallStarted: s._call_started,
+        CallEnded: s._call_ended,
+        TranscriptAdded: s._transcript_added,
+        SteeringInjected: s._transcript_added,
+        TierChanged: s._tier_changed,
+        ToolsChanged: s._tools_changed,
+        ToolRequested: s._tool_requested,
+        ToolCompleted: s._complete,
+        ToolRejected: s._complete,
+        ToolProgressed: s._tool_running,
+        ElicitationWaiting: s._tool_running,
+        ElicitationResolved: s._tool_running,
+        ServerStateChanged: s._server_state,
+        ConfigReloaded: s._config_reloaded,
+        UsageUpdated: s._usage,
+        CallUsage: s._usage,
+    }
