@@ -11,7 +11,7 @@ import os
 import re
 import shlex
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,56 +89,81 @@ class FormValues:
 def check_field(name: str, value: str, *, base_dir: Path | None = None, taken: set[str] | None = None) -> str:
     """The message to show beside one field ('' when fine)."""
     v = value.strip()
-    if name == "id":
-        if not v:
-            return "required"
-        if not SERVER_ID_RE.match(v):
-            return "lower-case letters, digits and _, starting with a letter (at most 32)"
-        if taken and v in taken:
-            return f"a server {v!r} already exists"
-        return ""
-    if name == "command":
-        if not v:
-            return "required for stdio: the program and its arguments"
-        try:
-            words = shlex.split(v)
-        except ValueError as e:
-            return f"cannot split into words: {e}"
-        if not words:
-            return "required for stdio: the program and its arguments"
-        try:
-            prog = expand_command_word(words[0])
-        except ExpansionError as e:
-            return e.message
-        if shutil.which(prog) is None and not (base_dir is not None and (base_dir / prog).exists()):
-            shown = repr(prog) if prog == words[0] else f"{words[0]!r} ({prog})"
-            return f"{shown} is not found on PATH"
-        return ""
-    if name == "url":
-        if not v:
-            return "required for http and sse"
-        u = urlparse(v)
-        if u.scheme not in ("http", "https") or not u.netloc:
-            return "must be an http:// or https:// URL with a host"
-        return ""
-    if name == "target":
-        return "" if re.match(r"^[\w.]+:[\w.]+$", v) else "module:attribute, e.g. engine.servers.dice.server:create"
-    if name == "mode":
-        if v in ("auto", "legacy") or re.match(r"^\d{4}-\d{2}-\d{2}$", v):
-            return ""
-        return "auto, legacy or a protocol version (YYYY-MM-DD)"
     if name in NUMBERS:
-        if not v and name in DEFAULT_KEYS:
-            return ""
-        lo, hi = NUMBERS[name]
-        if not v.isdigit():
-            return f"a whole number from {lo} to {hi}"
-        if not lo <= int(v) <= hi:
-            return f"out of range ({lo}..{hi})"
-        return ""
-    if name == "tools":
-        return check_tools(v)
+        return _check_number(name, v)
+    check = _FIELD_CHECKS.get(name)
+    return check(v, base_dir, taken) if check is not None else ""
+
+
+def _check_id(v: str, base_dir: Path | None, taken: set[str] | None) -> str:
+    if not v:
+        return "required"
+    if not SERVER_ID_RE.match(v):
+        return "lower-case letters, digits and _, starting with a letter (at most 32)"
+    if taken and v in taken:
+        return f"a server {v!r} already exists"
     return ""
+
+
+def _check_command(v: str, base_dir: Path | None, taken: set[str] | None) -> str:
+    """The program the loader would run (``{python}`` and ``${VAR}`` expanded) is on PATH or beside the config."""
+    if not v:
+        return "required for stdio: the program and its arguments"
+    try:
+        words = shlex.split(v)
+    except ValueError as e:
+        return f"cannot split into words: {e}"
+    if not words:
+        return "required for stdio: the program and its arguments"
+    try:
+        prog = expand_command_word(words[0])
+    except ExpansionError as e:
+        return e.message
+    if shutil.which(prog) is None and not (base_dir is not None and (base_dir / prog).exists()):
+        shown = repr(prog) if prog == words[0] else f"{words[0]!r} ({prog})"
+        return f"{shown} is not found on PATH"
+    return ""
+
+
+def _check_url(v: str, base_dir: Path | None, taken: set[str] | None) -> str:
+    if not v:
+        return "required for http and sse"
+    u = urlparse(v)
+    if u.scheme not in ("http", "https") or not u.netloc:
+        return "must be an http:// or https:// URL with a host"
+    return ""
+
+
+def _check_target(v: str, base_dir: Path | None, taken: set[str] | None) -> str:
+    return "" if re.match(r"^[\w.]+:[\w.]+$", v) else "module:attribute, e.g. engine.servers.dice.server:create"
+
+
+def _check_mode(v: str, base_dir: Path | None, taken: set[str] | None) -> str:
+    if v in ("auto", "legacy") or re.match(r"^\d{4}-\d{2}-\d{2}$", v):
+        return ""
+    return "auto, legacy or a protocol version (YYYY-MM-DD)"
+
+
+def _check_number(name: str, v: str) -> str:
+    if not v and name in DEFAULT_KEYS:
+        return ""
+    lo, hi = NUMBERS[name]
+    if not v.isdigit():
+        return f"a whole number from {lo} to {hi}"
+    if not lo <= int(v) <= hi:
+        return f"out of range ({lo}..{hi})"
+    return ""
+
+
+#: The live check of each field that has one (besides the numbers), by field name.
+_FIELD_CHECKS: dict[str, Callable[[str, Path | None, set[str] | None], str]] = {
+    "id": _check_id,
+    "command": _check_command,
+    "url": _check_url,
+    "target": _check_target,
+    "mode": _check_mode,
+    "tools": lambda v, base_dir, taken: check_tools(v),
+}
 
 
 def check_tools(text: str) -> str:
@@ -202,10 +227,34 @@ def to_config(f: FormValues, *, secret_refs: Mapping[str, str] | None = None) ->
 
     ``secret_refs`` maps "env:KEY"/"headers:KEY" to the value written instead (``${keyring:NAME}``).
     """
-    refs = dict(secret_refs or {})
     out: dict[str, Any] = {"transport": f.transport}
     if not f.enabled:
         out["enabled"] = False
+    out.update(_transport_keys(f, dict(secret_refs or {})))
+    if f.start != "eager":
+        out["start"] = f.start
+    if f.mode.strip() and f.mode.strip() != "auto":
+        out["mode"] = f.mode.strip()
+    if (n := _int(f.connect_timeout_ms)) is not None and n != 10_000:
+        out["connect_timeout_ms"] = n
+    if restart := _restart_keys(f):
+        out["restart"] = restart
+    if defaults := _default_keys(f):
+        out["defaults"] = defaults
+    if not f.expose_unlisted:
+        out["expose_unlisted"] = False
+    if f.calibrate:
+        out["calibrate"] = True
+    if f.tools.strip():
+        tools = parse_yaml_fragment(f.tools, "tools")
+        if isinstance(tools, list) and tools:
+            out["tools"] = tools
+    return out
+
+
+def _transport_keys(f: FormValues, refs: dict[str, str]) -> dict[str, Any]:
+    """What the transport needs: a command (cwd, env), a URL (headers, auth) or an in-process target (args)."""
+    out: dict[str, Any] = {}
     if f.transport == "stdio":
         out["command"] = shlex.split(f.command) if f.command.strip() else []
         if f.cwd.strip():
@@ -222,12 +271,10 @@ def to_config(f: FormValues, *, secret_refs: Mapping[str, str] | None = None) ->
         out["target"] = f.target.strip()
         if f.args is not None:
             out["args"] = list(f.args)
-    if f.start != "eager":
-        out["start"] = f.start
-    if f.mode.strip() and f.mode.strip() != "auto":
-        out["mode"] = f.mode.strip()
-    if (n := _int(f.connect_timeout_ms)) is not None and n != 10_000:
-        out["connect_timeout_ms"] = n
+    return out
+
+
+def _restart_keys(f: FormValues) -> dict[str, Any]:
     restart: dict[str, Any] = {}
     if not f.restart_enabled:
         restart["enabled"] = False
@@ -236,25 +283,17 @@ def to_config(f: FormValues, *, secret_refs: Mapping[str, str] | None = None) ->
         value = getattr(f, key)
         if (n := _int(value)) is not None and value.strip() != getattr(base, key):
             restart[key] = n
-    if restart:
-        out["restart"] = restart
+    return restart
+
+
+def _default_keys(f: FormValues) -> dict[str, Any]:
     defaults: dict[str, Any] = {}
     for key in DEFAULT_KEYS:
         if (n := _int(getattr(f, key))) is not None:
             defaults[key] = n
     if f.slow_response_message.strip():
         defaults["slow_response_message"] = f.slow_response_message.strip()
-    if defaults:
-        out["defaults"] = defaults
-    if not f.expose_unlisted:
-        out["expose_unlisted"] = False
-    if f.calibrate:
-        out["calibrate"] = True
-    if f.tools.strip():
-        tools = parse_yaml_fragment(f.tools, "tools")
-        if isinstance(tools, list) and tools:
-            out["tools"] = tools
-    return out
+    return defaults
 
 
 def from_config(server_id: str, raw: Mapping[str, Any]) -> FormValues:
