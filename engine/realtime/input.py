@@ -13,17 +13,15 @@ run of failures; the adapter's ``events()`` decides whether the call goes on.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
-
-import numpy as np
 
 from engine.providers.base import ProviderError
 from engine.realtime.audio import AudioConverter
 from engine.realtime.session import PCMU_8K, AudioSpec, RealtimeSession
 from engine.voice.audio import AudioFrame
 from engine.voice.backend import AudioBackend
+from engine.voice.call_life import pump_frames, silenced
 from engine.voice.pacing import Pacer
 
 log = logging.getLogger(__name__)
@@ -43,6 +41,7 @@ class CallerInput:
         self.ended = asyncio.Event()
         self.frames_sent = 0
         self.sent_s = 0.0  # seconds of caller audio handed on (the resampler may still hold its last ms)
+        self._failures = 0  # sends failed in a row (logged once per run of them)
         self._conv = AudioConverter(AudioSpec("pcm16", backend.sample_rate), live.input_spec)
         # A phone frame's μ-law goes to the session from its codes (as it is, or decoded in one lookup) when that
         # needs no resampler: a stateful one must see the whole stream, muted silence included.
@@ -51,35 +50,21 @@ class CallerInput:
 
     async def run(self) -> None:
         """Send the caller's audio until the input ends (a file) or the task is cancelled."""
-        frames = self.backend.frames()
-        failures = 0
+        await pump_frames(self.backend, self.pacer, self._send, ended=self.ended.set)
+
+    async def _send(self, frame: AudioFrame) -> None:
+        data = self.payload(self._heard(frame))
+        self.sent_s += frame.duration
+        if not data:
+            return
         try:
-            while True:
-                await self.pacer.before_input()
-                try:
-                    frame = await anext(frames)
-                except StopAsyncIteration:
-                    break
-                self.pacer.changed()
-                data = self.payload(self._heard(frame))
-                self.sent_s += frame.duration
-                if not data:
-                    continue
-                try:
-                    await self.live.send_audio(data)
-                    self.frames_sent += 1
-                    failures = 0
-                except ProviderError as e:
-                    failures += 1
-                    if failures == 1:
-                        log.warning("caller audio not sent: %s", e)
-        finally:
-            self.pacer.end_of_input()
-            self.ended.set()
-            closer = getattr(frames, "aclose", None)
-            if closer is not None:
-                with contextlib.suppress(RuntimeError):
-                    await closer()
+            await self.live.send_audio(data)
+            self.frames_sent += 1
+            self._failures = 0
+        except ProviderError as e:
+            self._failures += 1
+            if self._failures == 1:
+                log.warning("caller audio not sent: %s", e)
 
     def payload(self, frame: AudioFrame) -> bytes:
         """``frame`` in the session's input format (from its μ-law codes when it has them and that is stateless)."""
@@ -91,5 +76,5 @@ class CallerInput:
         if self.on_level is not None:  # the meter costs as much as the rest of a frame: only when shown
             self.on_level(frame.rms_dbfs())
         if self.muted or (self.listener is not None and self.listener(frame)):
-            return AudioFrame(np.zeros(frame.num_samples, dtype=np.int16), frame.sample_rate, frame.timestamp)
+            return silenced(frame)
         return frame

@@ -14,41 +14,35 @@ cut off and its turn finishes normally (a cut-off farewell still ends the call).
 
 The call ends when the engine ends it (hangup), when ``stop()`` is called, or when the input ends (a file) and
 every utterance has been answered. On file runs the ``Pacer`` keeps output aligned with input.
+
+The parts: this class wires the caller's audio (endpointer, barge-in onset, mute) to the ``TurnTaker``
+(engine.voice.turn_taker: the turns and what is spoken); how the call starts, ends, follows the bus and reports
+its state is ``CallLife`` (engine.voice.call_life), which the realtime driver shares.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
-from engine.events import (
-    AnnouncementRequested,
-    CallEnded,
-    ElicitationRequested,
-    ElicitationResolved,
-    ElicitationWaiting,
-)
+from engine.events import Subscription
 from engine.sessions.session import CallError, CallSession
-from engine.sessions.steering import is_steering
-from engine.usage.report import UsageReport
 from engine.voice.announcer import Announcer
 from engine.voice.asking import CallerQuestions
 from engine.voice.audio import AudioFrame
 from engine.voice.backend import AudioBackend
 from engine.voice.bargein import SpeechOnset
 from engine.voice.call_host import CallState, Deliver, TurnStats, VoiceHost, resolve_voice
+from engine.voice.call_life import CallLife, pump_frames, silenced
 from engine.voice.options import VoiceOptions
 from engine.voice.pacing import Pacer
 from engine.voice.speaker import Playback, Speaker
 from engine.voice.speaking import SpeakingTap
 from engine.voice.stt import Recognizer
 from engine.voice.tts import Synthesizer
+from engine.voice.turn_taker import TurnTaker
 from engine.voice.vad import PushToTalkSegmenter, Utterance, VadSegmenter
 
 log = logging.getLogger(__name__)
@@ -78,7 +72,9 @@ class VoiceCall:
         self.engine, self.backend, self.context, self.provider = engine, backend, context, provider
         self.caller_name, self.caller_number = caller_name, caller_number
         self.close_backend = close_backend
-        self.on_state, self.on_level = on_state, on_level
+        self.on_level = on_level
+        self.life = CallLife(engine.bus, on_state)
+        self.speaking: SpeakingTap = self.life.speaking  # the console's speaking timeline
         self.recognizer = recognizer or Recognizer(user_dictionary=opts.dictionary)
         if phrases:
             self.recognizer.set_phrases(phrases)
@@ -87,7 +83,6 @@ class VoiceCall:
         synth = synthesizer or Synthesizer(opts.voice, opts.rate, opts.pitch, sample_rate=backend.sample_rate)
         self.pacer = Pacer(backend)
         self.speaker = Speaker(backend, synth, self.pacer)
-        self._cpu_counted = 0.0  # the synthesiser's CPU seconds already on the call's meter
         self.speaker.on_playing = self._on_playing
         self.segmenter: VadSegmenter | PushToTalkSegmenter = (
             PushToTalkSegmenter(backend.sample_rate)
@@ -95,28 +90,22 @@ class VoiceCall:
             else VadSegmenter(backend.sample_rate, silence_ms=opts.vad_silence_ms, frame_ms=opts.frame_ms)
         )
         self.onset = SpeechOnset(backend.sample_rate, opts.barge_in_ms, opts.frame_ms)
-        self.announcer = Announcer(engine.bus, self.speaker, self._thinking_turn)
+        self.session: CallSession | None = None
+        #: The caller's utterances, one turn at a time (transcribed, said to the engine, the answer spoken).
+        self.taker = TurnTaker(
+            engine, self.recognizer, self.speaker, self.pacer, opts, lambda: self.session, self._begun, self._refresh
+        )
+        self.turns: list[TurnStats] = self.taker.turns
+        self.announcer = Announcer(engine.bus, self.speaker, self.taker.thinking_turn)
         #: A tool's questions to the caller: answered by the next utterance, not a new turn (engine.elicitation).
         self.questions = CallerQuestions(engine, self.recognizer, self.pacer, lambda: self.call_id, phrases)
-        self.timing, self.speaking = engine.timing_book, SpeakingTap(engine.bus)  # the waterfall's and timeline's
-        self.session: CallSession | None = None
-        self.turns: list[TurnStats] = []
-        self.state = CallState.STARTING
+        self.timing = engine.timing_book  # the latency waterfall's
         self.muted = False
         self.barge_ins = 0
         self.input_level_dbfs = -120.0
-        self.end_reason: str | None = None
-        self._utterances: asyncio.Queue[tuple[Utterance, float]] = asyncio.Queue()
-        self._phase = "idle"  # "idle" | "thinking" | "delivering"
-        self._turn_task: asyncio.Future[Any] | None = None
-        self._cancelled_turn: asyncio.Future[Any] | None = None
-        self._pending: TurnStats | None = None
-        self._greeted = False
         #: Set once the call exists (its id is known), before or while the greeting plays.
-        self.started = asyncio.Event()
-        self._done = asyncio.Event()
+        self.started = self.life.started
         self._input_ended = asyncio.Event()
-        self._closing = False
 
     # ------------------------------------------------------------------------------------------------ public
 
@@ -128,6 +117,22 @@ class VoiceCall:
     def playbacks(self) -> list[Playback]:
         return self.speaker.log
 
+    @property
+    def state(self) -> CallState:
+        return self.life.state
+
+    @property
+    def end_reason(self) -> str | None:
+        return self.life.end_reason
+
+    @end_reason.setter
+    def end_reason(self, reason: str | None) -> None:
+        self.life.end_reason = reason
+
+    @property
+    def on_state(self) -> Callable[[CallState], None] | None:
+        return self.life.on_state
+
     def mute(self, muted: bool) -> None:
         """Muted: the caller's audio is replaced by silence (the level meter still shows the real input)."""
         self.muted = muted
@@ -138,29 +143,23 @@ class VoiceCall:
         if self.speaker.playing:
             self.barge_in()
         self.segmenter.press()
-        self._refresh_state()
+        self._refresh()
 
     def ptt_release(self) -> None:
         if not isinstance(self.segmenter, PushToTalkSegmenter):
             raise RuntimeError("push-to-talk is off for this call")
         for utt in self.segmenter.release():
             self._enqueue(utt)
-        self._refresh_state()
+        self._refresh()
 
     def stop(self, reason: str = "ended by operator") -> None:
         """End the call from outside (the softphone's hang-up); ``run`` returns soon after."""
-        self.end_reason = self.end_reason or reason
-        self._done.set()
+        self.life.end(reason)
 
     def barge_in(self) -> None:
         """The caller talks over the agent: stop playback, and abandon a turn that is still thinking."""
         stopped = self.speaker.interrupt()
-        task = self._turn_task
-        cancelled = False
-        if self._phase == "thinking" and task is not None and not task.done():
-            self._cancelled_turn = task
-            task.cancel()
-            cancelled = True
+        cancelled = self.taker.cancel_thinking()
         if stopped or cancelled:
             self.barge_ins += 1
             self.speaking.barge_in()
@@ -170,12 +169,12 @@ class VoiceCall:
 
     async def run(self) -> str:
         """Run the call to its end; returns the call id."""
-        asking = {ElicitationRequested.type, ElicitationWaiting.type, ElicitationResolved.type}
-        sub = self.engine.bus.subscribe(types={AnnouncementRequested.type, CallEnded.type, *asking})
+        sub = self.life.subscribe()
+        follow = self.life.follow(sub, lambda: self.call_id, self.questions, self.announcer.request)
         tasks = [
             asyncio.create_task(self._input_loop(), name=f"voice:{self.context}:input"),
-            asyncio.create_task(self._worker(), name=f"voice:{self.context}:turns"),
-            asyncio.create_task(self._watch(sub), name=f"voice:{self.context}:events"),
+            asyncio.create_task(self.taker.run(), name=f"voice:{self.context}:turns"),
+            asyncio.create_task(follow, name=f"voice:{self.context}:events"),
         ]
         try:
             self.pacer.add_busy(1)
@@ -185,18 +184,9 @@ class VoiceCall:
                 self.pacer.add_busy(-1)
             if session is None:  # stopped before anything was said: the engine ended the call it was opening
                 raise CallError(f"the call on {self.context!r} ended before it started ({self.end_reason})")
-            self.session = session
-            self.started.set()
-            self._refresh_state()
-            waits = [
-                asyncio.create_task(self._drained(), name=f"voice:{self.context}:drained"),
-                asyncio.create_task(self._done.wait(), name=f"voice:{self.context}:done"),
-            ]
-            try:
-                await asyncio.wait(waits, return_when="FIRST_COMPLETED")
-            finally:
-                for w in waits:
-                    w.cancel()
+            self._begun(session)
+            self._refresh()
+            await self.life.until_end(self.taker.drained(self._input_ended), f"voice:{self.context}", "drained")
         finally:
             await self._shutdown(tasks, sub)
         assert self.session is not None
@@ -206,63 +196,52 @@ class VoiceCall:
         """Start the call, greeting included, unless ``stop`` comes first: a hang-up during the greeting must not
         wait for it to play out. Then the greeting stops, the call ends with the stop's reason and the start is
         abandoned: None (a call stopped before its greeting began is ended by ``start_call`` itself)."""
-        starting = asyncio.create_task(
-            self.engine.start_call(
-                self.context,
-                provider=self.provider,
-                caller_name=self.caller_name,
-                caller_number=self.caller_number,
-                deliver=self._deliver,
-            ),
-            name=f"voice:{self.context}:start",
+        starting = self.engine.start_call(
+            self.context,
+            provider=self.provider,
+            caller_name=self.caller_name,
+            caller_number=self.caller_number,
+            deliver=self.taker.deliver,
         )
-        stopped = asyncio.create_task(self._done.wait(), name=f"voice:{self.context}:stopped")
-        try:
-            await asyncio.wait({starting, stopped}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            stopped.cancel()
-            if not starting.done():
-                self.speaker.interrupt()
-                if self.session is not None:  # the greeting had begun: the call ends with the stop's reason
-                    await self.engine.end_call(self.session.call_id, self.end_reason or "ended")
-                starting.cancel()
-            await asyncio.gather(starting, stopped, return_exceptions=True)
-        if starting.cancelled():
-            return None
-        return starting.result()
+        return await self.life.start(starting, f"voice:{self.context}", "start", self._stop_greeting)
+
+    async def _stop_greeting(self) -> None:
+        self.speaker.interrupt()
+        if self.session is not None:  # the greeting had begun: the call ends with the stop's reason
+            await self.engine.end_call(self.session.call_id, self.end_reason or "ended")
+
+    def _begun(self, session: CallSession) -> None:
+        """The call exists (the greeting's delivery may know it before ``start_call`` returns)."""
+        self.session = session
+        self.started.set()
 
     # ------------------------------------------------------------------------------------------------ input side
 
     async def _input_loop(self) -> None:
-        frames = self.backend.frames()
-        try:
-            while not self._closing:
-                await self.pacer.before_input()
-                try:
-                    frame = await anext(frames)
-                except StopAsyncIteration:
-                    break
-                self.pacer.changed()
-                self._on_frame(frame)
-            if not self._closing:
-                for utt in self.segmenter.flush():
-                    self._enqueue(utt)
-        finally:
-            self.pacer.end_of_input()
-            self._input_ended.set()
-            self.questions.input_ended()
-            closer = getattr(frames, "aclose", None)
-            if closer is not None:
-                with contextlib.suppress(RuntimeError):
-                    await closer()
+        await pump_frames(
+            self.backend,
+            self.pacer,
+            self._on_frame,
+            ended=self._input_over,
+            running=lambda: not self.life.closing,
+            last=self._flush_segmenter,
+        )
 
-    def _on_frame(self, frame: AudioFrame) -> None:
+    def _input_over(self) -> None:
+        self._input_ended.set()
+        self.questions.input_ended()
+
+    def _flush_segmenter(self) -> None:
+        for utt in self.segmenter.flush():
+            self._enqueue(utt)
+
+    async def _on_frame(self, frame: AudioFrame) -> None:
         level = frame.rms_dbfs()
         self.input_level_dbfs = level
         if self.on_level is not None:
             self.on_level(level)
         if self.muted:
-            frame = AudioFrame(np.zeros(frame.num_samples, dtype=np.int16), frame.sample_rate, frame.timestamp)
+            frame = silenced(frame)
         if isinstance(self.segmenter, VadSegmenter):
             # the onset VAD hears every frame (its internal smoothing must follow the real audio), but fires
             # barge-in only while the agent talks, past the echo guard
@@ -276,119 +255,23 @@ class VoiceCall:
                 self.barge_in()
         for utt in self.segmenter.push(frame):
             self._enqueue(utt)
-        self._refresh_state()
+        self._refresh()
 
     def _enqueue(self, utt: Utterance) -> None:
         if self.questions.listening:  # the answer to a tool's question, not a new turn
             self.questions.take(utt)
             return
-        self.pacer.add_busy(1)
-        self._utterances.put_nowait((utt, time.perf_counter()))
-
-    async def _drained(self) -> None:
-        await self._input_ended.wait()
-        await self._utterances.join()
-
-    # ------------------------------------------------------------------------------------------------ turns
-
-    async def _worker(self) -> None:
-        while True:
-            utt, ended_at = await self._utterances.get()
-            try:
-                await self._handle(utt, ended_at)
-            except CallError as exc:  # the call ended while this utterance was on its way
-                log.debug("utterance dropped: %s", exc)
-            finally:
-                self.pacer.add_busy(-1)
-                self._utterances.task_done()
-                self._refresh_state()
-
-    async def _handle(self, utt: Utterance, ended_at: float) -> None:
-        t0 = time.perf_counter()
-        transcript = await self.recognizer.transcribe(utt.audio)
-        stats = TurnStats(transcript.text, transcript.source, utt.audio.duration, time.perf_counter() - t0, ended_at)
-        self.turns.append(stats)
-        session = self.session
-        if not transcript.text or session is None or not session.active:
-            return
-        if self.timing is not None:  # the caller stopped talking when the endpointer's silence began
-            silence = self.options.vad_silence_ms / 1000 if utt.reason == "silence" else 0.0
-            self.timing.heard(session.call_id, ended_at - silence, ended_at, t0 + stats.stt_s)
-        self._pending = stats
-        self._phase = "thinking"
-        task = asyncio.create_task(
-            self.engine.user_said(session.call_id, transcript.text),
-            name=f"voice:{session.call_id}:turn:{session.turn + 1}",
-        )
-        self._turn_task = task
-        try:
-            await task
-        except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if task is not self._cancelled_turn or (current is not None and current.cancelling()):
-                raise
-            log.info("turn %d on %s abandoned by barge-in", session.turn, session.call_id)
-        finally:
-            self._turn_task = None
-            self._phase = "idle"
-            self._pending = None
-            self._count_cpu(session.call_id, session.turn, transcript.cpu_s)
-
-    def _count_cpu(self, call_id: str, turn: int, stt_s: float) -> None:
-        """The turn's CPU seconds (its recognition, and the synthesis since the last turn) on the call's meter."""
-        synth = self.speaker.synthesizer
-        spent, self._cpu_counted = stt_s + synth.cpu_s - self._cpu_counted, synth.cpu_s
-        if (m := self.engine.calls.usage_meter(call_id)) is not None:
-            m.add(UsageReport(cpu_s=spent), turn)
-
-    def _thinking_turn(self) -> int | None:
-        if self._phase != "thinking" or self.session is None:
-            return None
-        return self.session.turn
-
-    async def _deliver(self, session: CallSession, text: str) -> None:
-        if self.session is None:
-            self.session = session
-            self.started.set()
-        if is_steering():  # the operator's say-now line: spoken after what plays, not the answer of the turn
-            await self.speaker.say(text, "steer", session.turn)
-            return
-        kind = "greeting" if not self._greeted and session.turn == 0 else "reply"
-        if session.hangup_requested:
-            kind = "farewell"
-        self._greeted = True
-        stats = self._pending
-        if self._phase == "thinking":
-            self._phase = "delivering"
-        pb = await self.speaker.say(text, kind, session.turn)
-        if stats is not None and pb is not None and stats.first_audio is None:
-            stats.first_audio = pb.first_audio
-            if self.timing is not None and pb.first_audio is not None:
-                self.timing.first_audio(session.call_id, pb.first_audio)
-                self.timing.played(session.call_id, time.perf_counter())
+        self.taker.put(utt)
 
     # ------------------------------------------------------------------------------------------------ plumbing
-
-    async def _watch(self, sub: Any) -> None:
-        async for ev in sub:
-            if self.session is None or getattr(ev, "call_id", None) != self.session.call_id:
-                continue
-            if isinstance(ev, ElicitationRequested | ElicitationWaiting | ElicitationResolved):
-                self.questions.on_event(ev)
-            elif isinstance(ev, AnnouncementRequested):
-                if not self.questions.open:  # "one moment" would talk over a question to the caller
-                    self.announcer.request(ev)
-            elif isinstance(ev, CallEnded):
-                self.end_reason = self.end_reason or ev.reason
-                self._done.set()
 
     def _on_playing(self, pb: Playback | None) -> None:
         if pb is not None:
             self.onset.reset()
-        self._refresh_state()
+        self._refresh()
 
-    def _refresh_state(self) -> None:
-        if self._closing:
+    def _refresh(self) -> None:
+        if self.life.closing:
             new = CallState.ENDED
         elif self.speaker.playing:
             new = CallState.SPEAKING
@@ -400,26 +283,15 @@ class VoiceCall:
             new = CallState.HEARING
         else:
             new = CallState.LISTENING
-        if new != self.state:
-            self.speaking.state(self.call_id, new)
-            self.state = new
-            if self.on_state is not None:
-                self.on_state(new)
+        self.life.report(self.call_id, new)
 
-    async def _shutdown(self, tasks: Sequence[asyncio.Future[Any]], sub: Any) -> None:
-        self._closing = True
+    async def _shutdown(self, tasks: Sequence[asyncio.Future[Any]], sub: Subscription) -> None:
+        self.life.closing = True
         self.speaker.interrupt()
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await self.announcer.aclose()
         await self.questions.aclose()
-        session = self.session
-        if session is not None and session.active:
-            await self.engine.end_call(session.call_id, self.end_reason or "caller finished")
-        if session is not None and self.end_reason is None:
-            self.end_reason = session.end_reason
-        sub.close()
-        if self.close_backend:
-            await self.backend.close()
-        self._refresh_state()
+        await self.life.close(self.session, self.engine.end_call, sub, self.backend if self.close_backend else None)
+        self._refresh()
