@@ -40,7 +40,10 @@ log = logging.getLogger(__name__)
 __all__ = ["CallError", "CallManager", "CallRuntime", "Deliver", "EngineGateway", "TurnHooks"]
 
 
-class CallManager(RealtimeCalls, UsageCalls):
+class CallManager:
+    """The call lifecycle and text turns; the realtime and usage parts it holds (``realtime``, ``usage``) get only the
+    narrow things they use, and their commands the rest of the engine calls are named here too."""
+
     def __init__(
         self,
         *,
@@ -73,6 +76,28 @@ class CallManager(RealtimeCalls, UsageCalls):
         #: Told of every call that ended, with its session, before ``call.ended`` (the e-mail summary's enqueue).
         #: Synchronous and quick by contract: a hook does not delay the call's cleanup beyond a local enqueue.
         self.end_hooks: list[Callable[[CallSession], None]] = []
+        self.usage = UsageCalls(
+            settings=settings,
+            bus=bus,
+            metrics=metrics,
+            runtime=self.runtime,
+            live_session=self.live_session,
+            say=self._say,
+            end_call=self.end_call,
+            spawn=spawn,
+        )
+        self.realtime = RealtimeCalls(
+            self, settings=settings, bus=bus, executor=executor, turn_hooks=turn_hooks, spawn=spawn
+        )
+        # the facade: the voice drivers (RealtimeCallControl), the console and tests call these on the manager
+        self.start_realtime_call = self.realtime.start
+        self.realtime_session = self.realtime.session
+        self.realtime_caller_said = self.realtime.caller_said
+        self.realtime_agent_said = self.realtime.agent_said
+        self.realtime_record = self.realtime.record
+        self.realtime_push_view = self.realtime.push_view
+        self.usage_meter = self.usage.meter
+        self.budget_wrap_up = self.usage.budget_wrap_up
 
     def runtime(self, call_id: str) -> CallRuntime | None:
         return self._runtime.get(call_id)
@@ -100,7 +125,7 @@ class CallManager(RealtimeCalls, UsageCalls):
         call_id: str | None = None,
         **extra: Any,
     ) -> CallSession:
-        session, _ = self._open_call(
+        session, _ = self.open_call(
             context, provider, caller_name, caller_number, direction, channel_id, deliver, call_id, extra
         )
         ctx = self._settings().contexts[context]
@@ -115,7 +140,7 @@ class CallManager(RealtimeCalls, UsageCalls):
             raise
         return session
 
-    def _open_call(
+    def open_call(
         self,
         context: str,
         provider: str | None,
@@ -172,7 +197,7 @@ class CallManager(RealtimeCalls, UsageCalls):
         self.sessions.add(session)
         rt = CallRuntime(prov.open_session(session), provider_name, deliver)
         self._runtime[session.call_id] = rt
-        self._open_meter(session, rt)
+        self.usage.open_meter(session, rt)
         self.metrics.calls_active.set(len(self._runtime))
         session.state = "active"
         if held is not None:  # no second call.started: the console keeps the one row it shows
@@ -229,7 +254,7 @@ class CallManager(RealtimeCalls, UsageCalls):
             while True:
                 rt = self._runtime[call_id]
                 view = self.view_for(session)
-                self._announce_view_change(session, rt.view, view)
+                self.announce_view_change(session, rt.view, view)
                 rt.view = view
                 session.shown_tools = view.names
                 await rt.provider_session.update_tools(view)
@@ -255,7 +280,7 @@ class CallManager(RealtimeCalls, UsageCalls):
                             session.history.add(line)
                         continue
                     session.whispers[:0] = pending  # the turn was abandoned (barge-in): they steer the next one
-                    self._turn_done(session)
+                    self.turn_done(session)
                     raise
                 except ProviderError as e:
                     self.bus.publish(EngineError(message=str(e), call_id=call_id))
@@ -263,21 +288,21 @@ class CallManager(RealtimeCalls, UsageCalls):
                 finally:
                     rt.turn_task = None
                 break
-            self._turn_done(session)
-            self._count_turn(session, rt, reply)
+            self.turn_done(session)
+            self.usage.count_turn(session, rt, reply)
             text = reply.text or (session.farewell or "" if session.hangup_requested else "")
             if text:
                 await self._say(session, text)
             if session.hangup_requested:
                 await self.end_call(call_id, "hangup")
-            await self._wrap_up(session, rt)
+            await self.usage.wrap_up(session, rt)
             return reply
 
-    def _turn_done(self, session: CallSession) -> None:
+    def turn_done(self, session: CallSession) -> None:
         for hook in self.turn_hooks:
             hook.after_turn(session)
 
-    def _announce_view_change(self, session: CallSession, old: ToolView | None, new: ToolView) -> None:
+    def announce_view_change(self, session: CallSession, old: ToolView | None, new: ToolView) -> None:
         """Tell the world when this turn shows the call a different set of tools than its last turn did."""
         if old is None or old.names == new.names:
             return
@@ -305,7 +330,7 @@ class CallManager(RealtimeCalls, UsageCalls):
         call the new view goes to the live session with ``apply_now`` (the adapter redoes its response)."""
         rt = self._runtime.get(call_id)
         if rt is not None and isinstance(rt.provider_session, RealtimeSession):
-            return self._apply_now(call_id, rt)
+            return self.realtime.apply_now(call_id, rt)
         if rt is None or rt.turn_task is None or rt.turn_task.done():
             return False
         rt.restart_requested = True
@@ -343,7 +368,7 @@ class CallManager(RealtimeCalls, UsageCalls):
                 await rt.provider_session.aclose()
             except Exception as e:  # closing a provider must not keep a call alive
                 log.warning("closing provider for %s failed: %s", call_id, e)
-            self._publish_usage(rt)
+            self.usage.publish(rt)
         self.metrics.calls_active.set(len(self._runtime))
         if holding(call_id):  # the operator has the caller: the call goes on
             session.state, session.ended_at, session.end_reason = "operator", None, None

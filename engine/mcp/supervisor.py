@@ -6,7 +6,7 @@ each change published as ``server.state`` and mirrored in ``ai_agent_mcp_server_
 (``connect_timeout_ms`` for connect + list, the tool timeout for calls). A dead child is noticed at once and calls
 in flight end with an error. Restarts back off exponentially with jitter up to ``max_restarts``; the count resets
 after ``stable_after_ms`` up; past the limit the server is ``failed`` until the operator restarts it.
-Its tools' registration (names settled across servers, renames) is the ``ToolRegistration`` half, in
+Its tools' registration (names settled across servers, renames) is the ``ToolRegistration`` part it holds, in
 ``engine.mcp.registration``; ``stop`` is bounded (the child is killed within ``connection.KILL_AFTER_S``).
 """
 
@@ -19,7 +19,6 @@ from collections import deque
 from contextlib import AsyncExitStack, suppress
 from typing import Any, Literal
 
-import mcp.types as types
 import pydantic
 from mcp.shared.exceptions import MCPError
 
@@ -54,7 +53,7 @@ STOP_WAIT_S = 2.0
 MIN_TTL_S = 1.0
 
 
-class Supervisor(ToolRegistration):
+class Supervisor:
     def __init__(self, server_id: str, cfg: McpServerConfig, services: HostServices) -> None:
         self.server_id = server_id
         self.cfg = cfg
@@ -65,10 +64,8 @@ class Supervisor(ToolRegistration):
         self.last_error: str | None = None
         #: The last errors with their wall-clock times (the console's describe view): (unix time, error).
         self.errors: deque[tuple[float, str]] = deque(maxlen=10)
-        self.warnings: list[str] = []
-        self.tools: list[MCPTool] = []
-        #: The server's last tool listing (renames after another server's claims changed rebuild from it).
-        self._listed: list[types.Tool] = []
+        #: This server's tools in the registry (``tools`` and ``warnings`` below are its).
+        self.registration = ToolRegistration(server_id, lambda: self.cfg, services, self)
         self.conn: Connection | None = None
         #: The connection of the attempt in progress, from spawn on (``conn`` is set only once it is up).
         self._attempt_conn: Connection | None = None
@@ -85,7 +82,15 @@ class Supervisor(ToolRegistration):
         self._auth: EngineOAuth | None = None
         #: The server's OAuth token store (the keyring); the status shows what it last read, never waiting for it.
         self._tokens: KeyringTokenStorage | None = None
-        services.names.configure(server_id, cfg, self._names_changed)
+        services.names.configure(server_id, cfg, self.registration.names_changed)
+
+    @property
+    def tools(self) -> list[MCPTool]:
+        return self.registration.tools
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.registration.warnings
 
     # ------------------------------------------------------------------------------------------- control
 
@@ -116,7 +121,7 @@ class Supervisor(ToolRegistration):
                 task.cancel()
                 await asyncio.wait({task}, timeout=1.0)
         self._task = None
-        self._unregister()
+        self.registration.unregister()
         self._set_state("stopped", reason or self.last_error)
         self.settled.set()
 
@@ -197,7 +202,7 @@ class Supervisor(ToolRegistration):
             if self._stop.is_set():
                 return
             if self._needs_sign_in is not None:  # waits for the operator: restarting would not help …
-                self._unregister()
+                self.registration.unregister()
                 self._set_state(NEEDS_SIGN_IN, self._needs_sign_in)
                 if self._tokens is None or not await wait_for_sign_in(self._tokens, self._stop):
                     return
@@ -210,7 +215,7 @@ class Supervisor(ToolRegistration):
             r = self.cfg.restart
             if not r.enabled or self.restarts >= r.max_restarts:
                 limit = "restarts disabled" if not r.enabled else f"gave up after {self.restarts} restarts"
-                self._unregister()
+                self.registration.unregister()
                 self._set_state("failed", f"{reason} ({limit})")
                 return
             self.restarts += 1
@@ -265,7 +270,7 @@ class Supervisor(ToolRegistration):
                     return self._with_exit(conn, str(e))
                 self.conn = conn
                 self._changed.clear()
-                self._adopt(listed)
+                self.registration.adopt(listed)
                 self.up_since = time.monotonic()
                 self.last_error = None
                 self._set_state("up")
@@ -344,7 +349,7 @@ class Supervisor(ToolRegistration):
             except (TimeoutError, ServerGone, MCPError, pydantic.ValidationError) as e:
                 log.warning("MCP server %s: re-listing tools failed: %s", self.server_id, describe(e))
                 continue
-            self._adopt(listed)
+            self.registration.adopt(listed)
 
     # ------------------------------------------------------------------------------------------- calls
 
