@@ -27,6 +27,7 @@ from typing import Any
 from websockets.exceptions import ConnectionClosed
 
 from engine.core.backoff import Backoff
+from engine.core.queues import until_closed
 from engine.providers.rendering import RenderedTools
 from engine.realtime.audio import negotiate
 from engine.realtime.gemini_audio_in import CallerAudio
@@ -265,15 +266,7 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
         self._queue.put_nowait(event)
 
     def events(self) -> AsyncIterator[RealtimeEvent]:
-        return self._events()
-
-    async def _events(self) -> AsyncIterator[RealtimeEvent]:
-        while True:
-            ev = await self._queue.get()
-            if ev is None:
-                self._queue.put_nowait(None)  # a second reader ends too
-                return
-            yield ev
+        return until_closed(self._queue)
 
     # -------------------------------------------------------------------------------------------- outgoing
 

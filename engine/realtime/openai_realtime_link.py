@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from engine.config.models import ProviderConfig
     from engine.providers.rendering import ToolRenderer
     from engine.realtime.session import AudioSpec
+from engine.core.queues import until_closed
 from engine.realtime.reporting import EngineReports
 from engine.realtime.session import ProviderNotice, RealtimeEvent, RealtimeSession
 from engine.realtime.socket import BadFrame, RealtimeSocket
@@ -171,13 +172,8 @@ class RealtimeLink(RealtimeSession):
         self.disconnected()
         self._finish()
 
-    async def events(self) -> AsyncIterator[RealtimeEvent]:
-        while True:
-            ev = await self._out.get()
-            if ev is None:
-                self._out.put_nowait(None)  # a second reader ends too
-                return
-            yield ev
+    def events(self) -> AsyncIterator[RealtimeEvent]:
+        return until_closed(self._out)
 
     async def _connect(self, *, replay: bool = False) -> None:
         sock = await self.provider.connect()

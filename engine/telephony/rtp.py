@@ -26,6 +26,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import cast
 
+from engine.core.queues import until_closed
+
 log = logging.getLogger(__name__)
 
 PCMU = 0
@@ -244,13 +246,9 @@ class RtpStream(asyncio.DatagramProtocol):
                 self._incoming.get_nowait()
                 self._incoming.put_nowait(payload[off : off + FRAME_BYTES])
 
-    async def frames(self) -> AsyncIterator[bytes]:
+    def frames(self) -> AsyncIterator[bytes]:
         """The caller's μ-law audio in order, as it arrives, until the stream closes."""
-        while True:
-            frame = await self._incoming.get()
-            if frame is None:
-                return
-            yield frame
+        return until_closed(self._incoming)
 
     # ---------------------------------------------------------------------------------------------- send
 

@@ -34,6 +34,8 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 import aiohttp
 
+from engine.core.queues import until_closed
+
 log = logging.getLogger(__name__)
 
 ULAW_SILENCE = 0xFF
@@ -266,13 +268,9 @@ class WsMedia:
             self.frame_s = int(ptime) / 1000.0
         self._started.set()
 
-    async def frames(self) -> AsyncIterator[bytes]:
+    def frames(self) -> AsyncIterator[bytes]:
         """The caller's μ-law audio as Asterisk sends it, until the socket closes."""
-        while True:
-            data = await self._incoming.get()
-            if data is None:
-                return
-            yield data
+        return until_closed(self._incoming)
 
     # ---------------------------------------------------------------------------------------------- send
 
