@@ -50,8 +50,9 @@ ALLOWED: dict[str, str] = {
     "broken connection: a specialisation overriding one method, not parts sharing a self",
     "engine.mcp.oauth.EngineOAuth": "the engine's mcp-SDK OAuthClientProvider (subclassing is the SDK's extension "
     "point); each machine-to-machine grant overrides how its token request is made",
-    "engine.realtime.gemini_steer.GeminiSteering": "still a mixin (outside issue 35 item 1's first pass): to compose",
-    "engine.realtime.elevenlabs_steer.ElevenLabsSteering": "still a mixin (outside item 1's first pass): to compose",
+    # still mixins (a ratchet, not a licence): compose each as a part its session holds, then drop the entry
+    "engine.realtime.gemini_steer.GeminiSteering": "still a mixin of GeminiLiveSession: to compose",
+    "engine.realtime.elevenlabs_steer.ElevenLabsSteering": "still a mixin of ElevenLabsAgentSession: to compose",
 }
 
 
