@@ -12,8 +12,14 @@ from engine.config.models.prices import Prices
 from engine.events import CallUsage, UsageUpdated
 
 CHEAP = Prices(input_per_mtok=1.0, output_per_mtok=2.0)
-#: Cache reads and writes at the input price (else Anthropic's documented multiples would apply).
-DEAR = Prices(input_per_mtok=100.0, cached_input_per_mtok=100.0, cache_write_per_mtok=100.0, output_per_mtok=200.0)
+#: Cache reads and writes (an hour's too) at the input price (else Anthropic's documented multiples would apply).
+DEAR = Prices(
+    input_per_mtok=100.0,
+    cached_input_per_mtok=100.0,
+    cache_write_per_mtok=100.0,
+    cache_write_1h_per_mtok=100.0,
+    output_per_mtok=200.0,
+)
 
 
 async def test_each_turn_is_priced_by_the_provider_that_served_it() -> None:
