@@ -18,7 +18,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 import keyring
 import pydantic
@@ -30,10 +30,19 @@ from engine.config.secrets import SecretsError, backend_problem
 log = logging.getLogger(__name__)
 
 SERVICE = "ava-console-oauth"
+M = TypeVar("M", bound=pydantic.BaseModel)
 
 
 def _failure(action: str, server_id: str, exc: Exception) -> SecretsError:
     return SecretsError(f"server {server_id}: the OS keyring could not {action}: {type(exc).__name__}")
+
+
+def _parsed(model: type[M], raw: Any) -> M | None:
+    """``raw`` from the stored record as ``model``; None when nothing is stored or it no longer parses."""
+    try:
+        return model.model_validate(raw) if raw else None
+    except pydantic.ValidationError:
+        return None
 
 
 class KeyringTokenStorage:
@@ -118,18 +127,10 @@ class KeyringTokenStorage:
     # ------------------------------------------------------------------------------------------- for the engine
 
     def tokens(self) -> OAuthToken | None:
-        raw = self._read().get("tokens")
-        try:
-            return OAuthToken.model_validate(raw) if raw else None
-        except pydantic.ValidationError:
-            return None
+        return _parsed(OAuthToken, self._read().get("tokens"))
 
     def client_info(self) -> OAuthClientInformationFull | None:
-        raw = self._read().get("client")
-        try:
-            return OAuthClientInformationFull.model_validate(raw) if raw else None
-        except pydantic.ValidationError:
-            return None
+        return _parsed(OAuthClientInformationFull, self._read().get("client"))
 
     def set_discovery(self, resource: dict[str, Any] | None, server: dict[str, Any] | None) -> None:
         """Keep what discovery found (protected-resource and authorization-server metadata, no secrets): a restarted
