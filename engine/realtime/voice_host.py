@@ -10,37 +10,37 @@ parts themselves and hands it to each of them instead.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from engine.calls.turn_timing import TurnTimingBook
-from engine.config.models import Settings
-from engine.events import EventBus
-from engine.providers.base import Provider, TurnReply
-from engine.realtime.host import RealtimeCallControl
-from engine.sessions.session import CallSession
-from engine.voice.backend import AudioBackend
-from engine.voice.call_host import Deliver
+if TYPE_CHECKING:  # names only: an engine loads the voice stack (numpy) on its first voice call, not when wired
+    from engine.calls.turn_timing import TurnTimingBook
+    from engine.config.models import Settings
+    from engine.events import EventBus
+    from engine.providers.base import Provider, TurnReply
+    from engine.realtime.host import RealtimeCallControl
+    from engine.sessions.session import CallSession
+    from engine.voice.backend import AudioBackend
+    from engine.voice.call_host import Deliver
 
-#: The flight recorder's tap: ``backend`` with the audio of the call ``call_id()`` names recorded.
-AudioTap = Callable[[AudioBackend, Callable[[], str | None]], AudioBackend]
+    #: The flight recorder's tap: ``backend`` with the audio of the call ``call_id()`` names recorded.
+    AudioTap = Callable[[AudioBackend, Callable[[], str | None]], AudioBackend]
 
+    class VoiceCallCommands(RealtimeCallControl, Protocol):
+        """The call manager as a voice call uses it: start, a caller turn, end, and the realtime calls' control."""
 
-class VoiceCallCommands(RealtimeCallControl, Protocol):
-    """The call manager as a voice call uses it: start, a caller turn, end, and the realtime calls' control."""
+        async def start_call(
+            self,
+            context: str,
+            *,
+            provider: str | None = ...,
+            caller_name: str | None = ...,
+            caller_number: str | None = ...,
+            deliver: Deliver | None = ...,
+        ) -> CallSession: ...
 
-    async def start_call(
-        self,
-        context: str,
-        *,
-        provider: str | None = ...,
-        caller_name: str | None = ...,
-        caller_number: str | None = ...,
-        deliver: Deliver | None = ...,
-    ) -> CallSession: ...
+        async def user_said(self, call_id: str, text: str) -> TurnReply: ...
 
-    async def user_said(self, call_id: str, text: str) -> TurnReply: ...
-
-    async def end_call(self, call_id: str, reason: str = ...) -> None: ...
+        async def end_call(self, call_id: str, reason: str = ...) -> None: ...
 
 
 class VoiceParts:
