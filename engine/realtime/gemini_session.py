@@ -13,8 +13,8 @@ Every text for the model (greeting, announcement, steering, the apply-now "conti
 goes by the route of the model's family (``gemini_families``: ``clientContent`` turns, or ``realtimeInput.text``
 on Gemini 3.1 Live, whose replayed transcript is initial history announced in ``setup.historyConfig``).
 
-Announcements and steering are ``gemini_steer``'s; malformed server messages are logged and ignored, unknown kinds
-counted (``gemini_events``); tool calls run through the gateway (``gemini_calls``).
+Announcements and steering are ``gemini_steer``'s (a part the session holds); malformed server messages are
+logged and ignored, unknown kinds counted (``gemini_events``); tool calls run through the gateway (``gemini_calls``).
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ from engine.realtime.session import (
 )
 from engine.realtime.socket import BadFrame, RealtimeSocket
 from engine.sessions.session import CallSession
+from engine.sessions.steering import SteerKind
 from engine.tools.view import ToolView
 
 log = logging.getLogger(__name__)
@@ -61,7 +62,7 @@ log = logging.getLogger(__name__)
 _REPLAY_TURNS = 20
 
 
-class GeminiLiveSession(GeminiSteering, RealtimeSession):
+class GeminiLiveSession(RealtimeSession):
     input_spec = PCM16_16K
     output_spec = PCM16_24K
 
@@ -98,6 +99,14 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
         )
         #: How the last text reached the model (route and purpose), named when the service refuses a message.
         self.last_text: str | None = None
+        self.steering = GeminiSteering(
+            self.name,
+            self.family.text_route,
+            self.events_in,
+            connected=lambda: self._sock is not None,
+            calls=lambda: self._calls,
+            send_text=self._send_text,
+        )
 
     # -------------------------------------------------------------------------------------------- lifecycle
 
@@ -250,7 +259,7 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
             log.warning("%s: ignored a malformed message (%s: %s)", self.name, type(e).__name__, e)
             return
         if self.events_in.turn_done:
-            await self.steered_turn_done()
+            await self.steering.turn_done()
         if self.events_in.turn_done or self._go_away:
             await self._maybe_reconnect()
 
@@ -308,6 +317,15 @@ class GeminiLiveSession(GeminiSteering, RealtimeSession):
             return False
         self.events_in.audio_in_ms += self.input_spec.duration_ms(len(audio))
         return True
+
+    async def steer(self, kind: SteerKind, text: str) -> str:
+        return await self.steering.steer(kind, text)
+
+    async def announce(self, text: str) -> bool:
+        return await self.steering.announce(text)
+
+    async def say_during_tool(self, text: str) -> str | None:
+        return await self.steering.say_during_tool(text)
 
     # -------------------------------------------------------------------------------------------- tool changes
 

@@ -50,9 +50,6 @@ ALLOWED: dict[str, str] = {
     "broken connection: a specialisation overriding one method, not parts sharing a self",
     "engine.mcp.oauth.EngineOAuth": "the engine's mcp-SDK OAuthClientProvider (subclassing is the SDK's extension "
     "point); each machine-to-machine grant overrides how its token request is made",
-    # still mixins (a ratchet, not a licence): compose each as a part its session holds, then drop the entry
-    "engine.realtime.gemini_steer.GeminiSteering": "still a mixin of GeminiLiveSession: to compose",
-    "engine.realtime.elevenlabs_steer.ElevenLabsSteering": "still a mixin of ElevenLabsAgentSession: to compose",
 }
 
 
