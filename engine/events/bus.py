@@ -11,7 +11,7 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
 from engine.bounds.json_text import InvalidText, require_valid
 
@@ -80,6 +80,17 @@ class Subscription:
         self.close()
 
 
+class _Tap(deque["Event"]):
+    """A tap's stand-in for its subscription's queue (``EventBus.tap``): ``publish`` appends each event to the queue
+    and reads its length, so ``append`` here is the tap's own function (an instance attribute: the publish loop stays
+    as it is, and costs the other subscribers nothing); the one placeholder inside keeps the length at 1, so the
+    subscription's ready event (nobody waits on it) is not set per event."""
+
+    def __init__(self, record: Callable[[Event], None]) -> None:
+        super().__init__(cast("tuple[Event]", (None,)))  # never read: only counted
+        self.__dict__["append"] = record
+
+
 class EventBus:
     """Fan-out of events to subscribers; publishing is synchronous and never blocks."""
 
@@ -96,6 +107,18 @@ class EventBus:
 
     def subscribe(self, maxsize: int | None = None, types: set[str] | None = None) -> Subscription:
         sub = Subscription(self, maxsize or self.queue_size, frozenset(types) if types else None)
+        self._subs = (*self._subs, sub)
+        self._rewant()
+        return sub
+
+    def tap(self, record: Callable[[Event], None], types: set[str]) -> Subscription:
+        """A subscriber that takes each event of these types as it is published instead of queueing it: ``record``
+        runs inside ``publish``, so it must be quick and never raise. For tracing, which keeps a few fields of each
+        event: a queued event would live until the next batch, long enough to reach the GC's oldest generation and
+        make full collections run. ``close`` the returned subscription to stop; ``get`` and ``drain`` are not for it.
+        """
+        sub = Subscription(self, 2, frozenset(types))  # a size the tap's length (1) never reaches: nothing dropped
+        sub._items = _Tap(record)
         self._subs = (*self._subs, sub)
         self._rewant()
         return sub

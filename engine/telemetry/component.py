@@ -2,10 +2,11 @@
 
 Why a component with only the bus: it starts and stops with the engine (stop ends the calls' spans still open
 and waits for the exporter, so ``ava-engine call`` exits with its trace sent) and follows a reload of
-``engine.telemetry``. On the loop it does as little as it can: the bus appends each event to its subscription's
-queue, and a timer hands what gathered to the exporter thread every ``HANDOFF_S`` (no task wakes per event).
-Off, it subscribes to nothing — the publishers on the tool path build no event for it — and never imports
-OpenTelemetry.
+``engine.telemetry``. On the loop it does as little as it can: the bus's tap keeps a tuple of a few fields of each
+tool call and turn as it is published (``records.recorder``: not the event, which would live until the handoff and
+reach the GC's old generations), and a timer hands what gathered to the exporter every ``HANDOFF_S`` (no task wakes
+per event). Off, it subscribes to nothing — the publishers on the tool path build no event for it — and never
+imports OpenTelemetry.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engine.telemetry.setup import CallTraceIds, TraceSetup, span_outputs, trace_setup
 
@@ -30,7 +32,7 @@ log = logging.getLogger(__name__)
 FLUSH_TIMEOUT_S = 10.0
 #: How often the gathered events go to the exporter thread.
 HANDOFF_S = 0.2
-#: Events the subscription holds between handoffs (a full queue drops its oldest; the drops are logged).
+#: Records the tap holds between handoffs (a full queue drops its oldest; that is logged).
 QUEUE_SIZE = 1 << 16
 
 
@@ -55,8 +57,8 @@ class Telemetry:
         self.setup: TraceSetup | None = None
         self.export: SpanExport | None = None
         self._sub: Subscription | None = None
+        self._records: deque[Any] = deque(maxlen=QUEUE_SIZE)
         self._timer: asyncio.TimerHandle | None = None
-        self._dropped = 0
 
     @property
     def active(self) -> bool:
@@ -73,12 +75,14 @@ class Telemetry:
             return
         outputs, sampled = span_outputs(setup)
         from engine.telemetry.export import Limits, SpanExport
+        from engine.telemetry.records import recorder
         from engine.telemetry.spans import EVENT_TYPES, SpanBuilder
 
         limits = Limits.from_env()
         self.setup = setup
         self.export = SpanExport(outputs, limits, lambda emit: SpanBuilder(emit, self.ids.of, sampled, self._class))
-        self._sub = self.bus.subscribe(maxsize=QUEUE_SIZE, types=set(EVENT_TYPES))
+        self._records.clear()
+        self._sub = self.bus.tap(recorder(self._records.append), set(EVENT_TYPES))
         self._timer = asyncio.get_running_loop().call_later(HANDOFF_S, self._handoff)
 
     def _class(self, name: str) -> str | None:
@@ -95,22 +99,19 @@ class Telemetry:
         self._timer = asyncio.get_running_loop().call_later(HANDOFF_S, self._handoff)
 
     def _hand_over(self) -> None:
-        sub, export = self._sub, self.export
-        if sub is None or export is None:
+        records, export = self._records, self.export
+        if export is None or not records:
             return
-        if sub.dropped != self._dropped:
-            log.warning(
-                "telemetry: %d events lost (more than %d between handoffs)", sub.dropped - self._dropped, QUEUE_SIZE
-            )
-            self._dropped = sub.dropped
-        events = sub.drain()
-        if not events:
-            return
-        classes = self._classes
+        if len(records) == QUEUE_SIZE:
+            log.warning("telemetry: more than %d events between handoffs: the oldest were lost", QUEUE_SIZE)
+        classes, moved = self._classes, False
         for name, known in classes.items():  # the tools spans were made for: their classes move with their latency
             if (cls := self._tool_class(name)) is not None and cls != known:
-                classes[name] = cls
-        export.take(events)
+                classes[name], moved = cls, True
+        if moved:
+            export.builder.tool_classes_changed()
+        export.take(records)
+        records.clear()
 
     async def end_calls(self) -> None:
         """The engine is stopping: what gathered is handed over while its tools are still registered (their class)."""

@@ -25,9 +25,16 @@ _SAMPLED = TraceFlags(TraceFlags.SAMPLED)
 class ConsoleOutput:
     def __init__(self, exporter: Any, resource: Resource, scope: str) -> None:
         self.exporter, self.resource, self.scope = exporter, resource, InstrumentationScope(scope)
+        self._spans: list[SpanData] = []
 
-    def encode(self, spans: Sequence[SpanData]) -> Sequence[SpanData]:
-        return spans
+    def add(self, spans: Sequence[SpanData]) -> None:
+        self._spans += spans
+
+    def batch(self, n: int) -> list[SpanData]:
+        spans = self._spans
+        chunk = spans[:n]
+        del spans[:n]
+        return chunk
 
     def send(self, spans: Sequence[SpanData]) -> bool:
         return bool(self.exporter.export([self.readable(s) for s in spans]) == SpanExportResult.SUCCESS)

@@ -27,11 +27,15 @@ class Shared:
     """Attributes many spans carry alike (a tool's name, server and status; a turn's tier and budget): the builder
     keeps one per distinct set, and each is encoded once."""
 
-    __slots__ = ("attributes", "encoded")
+    __slots__ = ("attributes", "encoded", "head", "kind", "name")
 
     def __init__(self, attributes: Mapping[str, Any]) -> None:
         self.attributes = attributes
         self.encoded: bytes | None = None
+        #: The encoder's name and kind (``name``, ``kind``) followed by ``encoded``, for the last name and kind seen.
+        self.name: str | None = None
+        self.kind = 0
+        self.head = b""
 
 
 class SpanData(NamedTuple):
@@ -99,55 +103,74 @@ class Encoder:
         scope_msg = field(0x0A, scope.encode()) + (field(0x12, scope_version.encode()) if scope_version else b"")
         self._scope = field(0x0A, scope_msg)
         self._attrs: dict[tuple[str, Any, type], bytes] = {}
-        #: name and kind, then the shared attributes, by (name, kind, shared)
-        self._heads: dict[tuple[str, int, Shared | None], bytes] = {}
+        #: name and kind, by (name, kind), for spans without shared attributes
+        self._heads: dict[tuple[str, int], bytes] = {}
         self._keys: dict[str, bytes] = {}  # a KeyValue's key field, by key
+        self._short_keys: dict[str, bytes] = {}  # those below 117 bytes: every length after them fits in one byte
 
     def request(self, spans: Iterable[SpanData]) -> bytes:
-        span = self.span
+        return self.wrap(self.spans(spans))
+
+    def wrap(self, encoded: Iterable[bytes]) -> bytes:
+        """The export request carrying these spans (each as ``spans`` wrote it)."""
         parts: list[bytes] = []
-        for s in spans:
-            b = span(s)
+        for b in encoded:
             n = len(b)
             parts += (b"\x12", _VARINTS[n] if n < _SMALL else _slow_varint(n), b)
         body = b"".join(parts)
         return field(0x0A, self._resource + field(0x12, self._scope + body))
 
-    def span(self, s: SpanData) -> bytes:
-        trace_id, span_id, parent_id, name, kind, start, end, shared, attributes, error = s
-        head = self._heads.get((name, kind, shared))
-        if head is None:
-            head = self._head(name, kind, shared)
-        if parent_id:
-            parts = [_FIXED_CHILD(0x100A, trace_id, 0x0812, span_id, 0x0822, parent_id, 0x39, start, 0x41, end), head]
-        else:
-            parts = [_FIXED_ROOT(0x100A, trace_id, 0x0812, span_id, 0x39, start, 0x41, end), head]
-        if attributes:
-            cache = self._attrs
+    def spans(self, spans: Iterable[SpanData]) -> list[bytes]:
+        """Each span's ``Span`` message, in one pass (no call per span on the common paths)."""
+        out: list[bytes] = []
+        add, join, heads, cache, keys = out.append, b"".join, self._heads, self._attrs, self._short_keys
+        for trace_id, span_id, parent_id, name, kind, start, end, shared, attributes, error in spans:
+            if shared is not None and shared.name is name and shared.kind == kind:
+                head = shared.head
+            elif shared is not None or (found := heads.get((name, kind))) is None:
+                head = self._head(name, kind, shared)
+            else:
+                head = found
+            if parent_id:
+                fixed = _FIXED_CHILD(0x100A, trace_id, 0x0812, span_id, 0x0822, parent_id, 0x39, start, 0x41, end)
+            else:
+                fixed = _FIXED_ROOT(0x100A, trace_id, 0x0812, span_id, 0x39, start, 0x41, end)
+            parts = [fixed, head]
             for k, v in attributes.items():
-                if k in _UNIQUE or type(v) is float:
+                t = v.__class__
+                if t is float and (kf := keys.get(k)) is not None:  # a measured value: only its key is cached
+                    parts += (_KV[len(kf) + 11], kf, b"\x12\x09\x21", _double(v))
+                elif t is str and k in _UNIQUE and (kf := keys.get(k)) and len(kf) + len(v) < 124 and v.isascii():
+                    parts += (_KV[len(kf) + len(v) + 4], kf, _STRING[len(v)], v.encode())
+                elif t is float or k in _UNIQUE:
                     parts.append(self._unique(k, v))
-                    continue
-                key = (k, v, type(v))
-                kv = cache.get(key)
-                if kv is None:
+                elif (kv := cache.get((k, v, t))) is not None:
+                    parts.append(kv)
+                else:
                     if len(cache) >= _CACHE_MAX:
                         cache.clear()
-                    kv = cache[key] = key_value(0x4A, k, v)
-                parts.append(kv)
-        if error is not None:
-            parts.append(field(0x7A, field(0x12, error.encode()) + bytes((0x18, _ERROR))))
-        return b"".join(parts)
+                    kv = cache[(k, v, t)] = key_value(0x4A, k, v)
+                    parts.append(kv)
+            if error is not None:
+                parts.append(field(0x7A, field(0x12, error.encode()) + bytes((0x18, _ERROR))))
+            add(join(parts))
+        return out
+
+    def span(self, s: SpanData) -> bytes:
+        return self.spans((s,))[0]
 
     def _head(self, name: str, kind: int, shared: Shared | None) -> bytes:
-        if len(self._heads) >= _CACHE_MAX:
-            self._heads.clear()
+        """Name and kind, then the shared attributes: kept on the ``Shared`` (one per name and kind in practice)."""
         head = field(0x2A, name.encode()) + bytes((0x30, kind))
-        if shared is not None:
-            if shared.encoded is None:
-                shared.encoded = b"".join([key_value(0x4A, k, v) for k, v in shared.attributes.items()])
-            head += shared.encoded
-        self._heads[(name, kind, shared)] = head
+        if shared is None:
+            if len(self._heads) >= _CACHE_MAX:
+                self._heads.clear()
+            self._heads[(name, kind)] = head
+            return head
+        if shared.encoded is None:
+            shared.encoded = b"".join([key_value(0x4A, k, v) for k, v in shared.attributes.items()])
+        head += shared.encoded
+        shared.name, shared.kind, shared.head = name, kind, head
         return head
 
     def _unique(self, k: str, v: Any) -> bytes:
@@ -155,6 +178,8 @@ class Encoder:
         kf = self._keys.get(k)
         if kf is None:
             kf = self._keys[k] = field(0x0A, k.encode())
+            if len(kf) < 117:
+                self._short_keys[k] = kf
         if type(v) is str:
             b = v.encode()
             inner = len(kf) + len(b) + 4

@@ -130,9 +130,16 @@ class _Otlp:
 
     def __init__(self, exporter: Any, encoder: Encoder) -> None:
         self.exporter, self.encoder = exporter, encoder
+        self._spans: list[bytes] = []  # encoded as they come: only bytes wait for the batch
 
-    def encode(self, spans: Sequence[SpanData]) -> bytes:
-        return self.encoder.request(spans)
+    def add(self, spans: Sequence[SpanData]) -> None:
+        self._spans += self.encoder.spans(spans)
+
+    def batch(self, n: int) -> bytes:
+        spans = self._spans
+        chunk = spans[:n]
+        del spans[:n]
+        return self.encoder.wrap(chunk)
 
     def send(self, payload: bytes) -> bool:
         return post_otlp(self.exporter, payload)

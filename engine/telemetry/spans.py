@@ -10,7 +10,8 @@ destination number are never read from the events.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from random import getrandbits
@@ -30,6 +31,9 @@ from engine.events import (
 )
 from engine.events.usage import CallUsage, UsageUpdated
 from engine.telemetry.otlp import CLIENT, INTERNAL, SERVER, Shared, SpanData
+from engine.telemetry.records import RECORDS, TOOL
+
+log = logging.getLogger(__name__)
 
 #: What the component subscribes to (nothing else reaches it).
 EVENT_TYPES = frozenset(
@@ -56,6 +60,10 @@ _OUTCOMES: dict[type, str] = {
     CallTransferFailed: "failed",
     CallTransferCancelled: "cancelled",
 }
+
+
+def _stage(s: TurnStage | dict[str, Any]) -> TurnStage:
+    return s if isinstance(s, TurnStage) else TurnStage(**s)  # a replay rebuilds them as dicts
 
 
 def ns(seconds: float) -> int:
@@ -107,17 +115,17 @@ class _Call:
     span: _Open
     provider: str
     sampled: bool
-    tools: list[ToolCompleted] = field(default_factory=list)  # this turn's, until its turn.timings
+    tools: list[tuple[Any, ...]] = field(default_factory=list)  # this turn's tool records, until its turn.timings
     usage: dict[int, _Usage] = field(default_factory=dict)  # by turn
     #: A turn whose timings came before its usage (a text call counts usage after the turn): made when it comes.
-    pending: tuple[TurnTimings, list[ToolCompleted]] | None = None
+    pending: tuple[tuple[Any, ...], list[tuple[Any, ...]]] | None = None
     transfer: _Open | None = None
 
 
 class SpanBuilder:
-    """Feed it the bus's events in order (``handle``); each finished span goes to ``emit``; ``end_all`` at stop
-    ends what is still open. ``sampled`` decides, once per trace (a call, or a tool call outside any), whether
-    its spans are kept."""
+    """Feed it the tap's records in order (``take``: tool calls and turns as ``recorder`` keeps them, other events as
+    they are); each finished span goes to ``emit``; ``end_all`` at stop ends what is still open. ``sampled`` decides,
+    once per trace (a call, or a tool call outside any), whether its spans are kept."""
 
     def __init__(
         self,
@@ -132,7 +140,7 @@ class SpanBuilder:
         self.tool_class = tool_class
         self.calls: dict[str, _Call] = {}
         self._shared: dict[tuple[Any, ...], Shared] = {}
-        #: What a tool span's name, status and attributes make of its event's fields, by those fields: the span's
+        #: What a tool span's name, status and attributes make of its record's fields (``_TOOL_KEY``): the span's
         #: name, its shared attributes, its error, and the MCP request's name and shared attributes (if it made one).
         self._tools: dict[tuple[Any, ...], tuple[str, Shared, str | None, str | None, Shared | None]] = {}
 
@@ -145,11 +153,35 @@ class SpanBuilder:
             found = self._shared[key] = Shared(make())
         return found
 
+    def tool_classes_changed(self) -> None:
+        """A tool's latency class moved: its next span asks ``tool_class`` again."""
+        self._tools.clear()
+
+    def take(self, records: Iterable[Any]) -> None:
+        calls, tool_type = self.calls, TOOL
+        for rec in records:
+            try:
+                if rec.__class__ is not tuple:
+                    self.handle(rec)
+                elif rec[0] == tool_type:
+                    if rec[5]:  # a probe (calibration): no span
+                        continue
+                    if (c := calls.get(rec[1])) is not None:
+                        c.tools.append(rec)  # parented by its turn, made when the turn's timings come
+                    elif not rec[1]:  # outside any call (the engine's MCP endpoint, ``mcp call``): a trace of its own
+                        tid = getrandbits(128) or 1
+                        if self.sampled(tid, "execute_tool"):
+                            self._tool_span(rec, tid.to_bytes(16, "big"), b"")
+                else:
+                    self._turn(rec)
+            except Exception as e:  # one odd event never stops the traces of the others
+                kind = rec[0] if rec.__class__ is tuple else rec.type
+                log.warning("telemetry: no span for a %s event (%s: %s)", kind, type(e).__name__, e)
+
     def handle(self, ev: Event) -> None:
-        if isinstance(ev, ToolCompleted):
-            self._tool(ev)
-        elif isinstance(ev, TurnTimings):
-            self._turn(ev)
+        """One event as the bus publishes it (the tap keeps tool calls and turns as records: see ``recorder``)."""
+        if isinstance(ev, ToolCompleted | TurnTimings):
+            self.take((RECORDS[type(ev)](ev),))
         elif isinstance(ev, UsageUpdated):
             self._usage(ev)
         elif isinstance(ev, CallStarted):
@@ -187,8 +219,9 @@ class SpanBuilder:
         if c is None:
             return
         self._flush_turn(c)
-        for t in c.tools:  # tool calls of a turn that never completed
-            self._tool_span(t, c.trace_id, c.span.span_id, c.sampled)
+        if c.sampled:
+            for t in c.tools:  # tool calls of a turn that never completed
+                self._tool_span(t, c.trace_id, c.span.span_id)
         end = ns(at)
         if c.transfer is not None:
             self._end(c, c.transfer, "transfer", INTERNAL, end, None)
@@ -215,42 +248,54 @@ class SpanBuilder:
             return
         had = c.usage.get(ev.turn)
         c.usage[ev.turn] = _Usage(ev.provider, ev.model, ev.usage if had is None else had.report + ev.usage)
-        if c.pending is not None and c.pending[0].turn == ev.turn:
+        if c.pending is not None and c.pending[0][2] == ev.turn:
             self._flush_turn(c)
 
-    def _turn(self, ev: TurnTimings) -> None:
-        c = self.calls.get(ev.call_id)
+    def _turn(self, rec: tuple[Any, ...]) -> None:
+        c = self.calls.get(rec[1])
         if c is None:
             return
-        self._flush_turn(c)
+        if c.pending is not None:
+            self._flush_turn(c)
         tools, c.tools = c.tools, []
-        c.pending = (ev, tools)
-        if ev.turn in c.usage:
+        c.pending = (rec, tools)
+        if c.usage and rec[2] in c.usage:
             self._flush_turn(c)
 
     def _flush_turn(self, c: _Call) -> None:
         if c.pending is None:
             return
-        (ev, tools), c.pending = c.pending, None
-        usage = c.usage.pop(ev.turn, None) if c.usage else None
+        (rec, tools), c.pending = c.pending, None
+        _, _, turn, tier, budget_ms, latency_ms, stages, started_at, ts = rec
+        usage = c.usage.pop(turn, None) if c.usage else None
         if not c.sampled:
             return
-        stages = ev.stages
-        reach = max([s.start_ms + s.duration_ms for s in stages]) / 1000 if stages else 0.0
-        start = ev.started_at or ev.ts - reach
-        end = start + max(ev.latency_ms / 1000, reach)
-        over = ev.latency_ms > ev.budget_ms
-        key = ("turn", ev.tier, ev.budget_ms, over)
+        reach = max([s.start_ms + s.duration_ms for s in map(_stage, stages)]) / 1000 if stages else 0.0
+        start = started_at or ts - reach
+        end = start + max(latency_ms / 1000, reach)
+        over = latency_ms > budget_ms
+        key = ("turn", tier, budget_ms, over)
         shared = self._shared.get(key) or self.shared(
-            key, lambda: {"ava.tier": ev.tier, "ava.budget_ms": ev.budget_ms, "ava.over_budget": over}
+            key, lambda: {"ava.tier": tier, "ava.budget_ms": budget_ms, "ava.over_budget": over}
         )
-        turn_id, tid, emit = span_id(), c.trace_id, self.emit
-        for s in stages:
-            stage = s if isinstance(s, TurnStage) else TurnStage(**s)  # a replay rebuilds them as dicts
+        turn_id, tid = span_id(), c.trace_id
+        if stages:
+            self._stages(c, stages, start, turn_id, usage)
+        for t in tools:
+            self._tool_span(t, tid, turn_id)
+        attrs = {"ava.turn": turn, "ava.latency_ms": latency_ms}
+        self.emit(
+            _span(
+                (tid, turn_id, c.span.span_id, "turn", INTERNAL, int(start * 1e9), int(end * 1e9), shared, attrs, None)
+            )
+        )
+
+    def _stages(self, c: _Call, stages: tuple[Any, ...], start: float, turn_id: bytes, usage: _Usage | None) -> None:
+        emit, tid = self.emit, c.trace_id
+        for stage in map(_stage, stages):
             name = STAGE_SPANS.get(stage.name)
             if name is None:
                 continue
-            a = start + stage.start_ms / 1000
             extra: dict[str, Any] = {}
             if name == "model":
                 extra = {"gen_ai.operation.name": "chat", "ava.provider": c.provider}
@@ -262,79 +307,50 @@ class SpanBuilder:
             elif stage.status:
                 extra["ava.status"] = stage.status
             kind = CLIENT if name == "model" else INTERNAL
-            a_ns = ns(a)  # the stage's measured duration exactly, not the difference of two rounded floats
-            emit(
-                _span(
-                    (
-                        tid,
-                        span_id(),
-                        turn_id,
-                        name,
-                        kind,
-                        a_ns,
-                        a_ns + round(stage.duration_ms * 1e6),
-                        None,
-                        extra,
-                        None,
-                    )
-                )
-            )
-        for t in tools:
-            self._tool_span(t, tid, turn_id, True)
-        attrs = {"ava.turn": ev.turn, "ava.latency_ms": ev.latency_ms}
-        emit(
-            _span(
-                (tid, turn_id, c.span.span_id, "turn", INTERNAL, int(start * 1e9), int(end * 1e9), shared, attrs, None)
-            )
-        )
+            a_ns = ns(start + stage.start_ms / 1000)  # the stage's measured duration exactly, not two rounded floats
+            end_ns = a_ns + round(stage.duration_ms * 1e6)
+            emit(_span((tid, span_id(), turn_id, name, kind, a_ns, end_ns, None, extra, None)))
 
     # -------------------------------------------------------------------------------------------- tools
 
-    def _tool(self, ev: ToolCompleted) -> None:
-        if ev.is_probe:
-            return
-        c = self.calls.get(ev.call_id)
-        if c is not None:
-            c.tools.append(ev)  # parented by its turn, made when the turn's timings come
-        elif not ev.call_id:  # outside any call (the engine's MCP endpoint, ``mcp call``): a trace of its own
-            tid = getrandbits(128) or 1
-            self._tool_span(ev, tid.to_bytes(16, "big"), b"", self.sampled(tid, "execute_tool"))
-
-    def _tool_span(self, ev: ToolCompleted, trace_id: bytes, parent: bytes, sampled: bool) -> None:
-        if not sampled:
-            return
-        end = int(ev.ts * 1e9)
-        start = end - int(ev.latency_ms * 1e6)
-        name = ev.exposed_name
-        cls = self.tool_class(name)
-        key = (name, ev.server, ev.status, ev.cache_hit, ev.tool, cls)
-        made = self._tools.get(key) or self._tool_kind(key, ev, cls)
+    def _tool_span(self, rec: tuple[Any, ...], trace_id: bytes, parent: bytes) -> None:
+        end = int(rec[4] * 1e9)
+        start = end - int(rec[3] * 1e6)
+        key = rec[6:]
+        made = self._tools.get(key) or self._tool_kind(key)
         span_name, shared, error, mcp_name, mcp = made
         tool_id = (getrandbits(64) or 1).to_bytes(8, "big")
-        attrs = {"gen_ai.tool.call.id": ev.tool_call_id}
+        attrs = {"gen_ai.tool.call.id": rec[2]}
         self.emit(_span((trace_id, tool_id, parent, span_name, INTERNAL, start, end, shared, attrs, error)))
         if mcp is not None:
             # the MCP request the tool call made: the executor's clock is the one around it (see the docs)
             self.emit(_span((trace_id, span_id(), tool_id, mcp_name, CLIENT, start, end, mcp, {}, error)))
 
-    def _tool_kind(
-        self, key: tuple[Any, ...], ev: ToolCompleted, cls: str | None
-    ) -> tuple[str, Shared, str | None, str | None, Shared | None]:
+    def _tool_kind(self, key: tuple[Any, ...]) -> tuple[str, Shared, str | None, str | None, Shared | None]:
         """What every tool span with these fields shares (made once per distinct set)."""
         if len(self._tools) >= _SHARED_MAX:
             self._tools.clear()
-        status, server = ev.status, ev.server
+        exposed_name, server, tool, status, cache_hit = key
         mcp: Shared | None = None
-        if server != "builtin" and not ev.cache_hit and status != "rejected":
+        if server != "builtin" and not cache_hit and status != "rejected":
             mcp = self.shared(
-                ("mcp", ev.tool, server),
-                lambda: {"mcp.method.name": "tools/call", "gen_ai.tool.name": ev.tool, "ava.mcp.server": server},
+                ("mcp", tool, server),
+                lambda: {"mcp.method.name": "tools/call", "gen_ai.tool.name": tool, "ava.mcp.server": server},
             )
+        attrs: dict[str, Any] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": exposed_name,
+            "ava.tool.server": server,
+            "ava.tool.status": status,
+            "ava.tool.cache_hit": cache_hit,
+        }
+        if (cls := self.tool_class(exposed_name)) is not None:
+            attrs["ava.tool.latency_class"] = cls
         made = (
-            f"execute_tool {ev.exposed_name}",
-            Shared(_tool_attributes(ev, cls)),
+            f"execute_tool {exposed_name}",
+            Shared(attrs),
             status if status in _TOOL_FAILED else None,
-            f"tools/call {ev.tool}" if mcp is not None else None,
+            f"tools/call {tool}" if mcp is not None else None,
             mcp,
         )
         self._tools[key] = made
@@ -359,16 +375,3 @@ class SpanBuilder:
         if isinstance(ev, CallTransferAnswered):
             span.attributes["ava.transfer.handoff_ms"] = ev.handoff_ms
         self._end(c, span, "transfer", INTERNAL, at, "transfer failed" if isinstance(ev, CallTransferFailed) else None)
-
-
-def _tool_attributes(ev: ToolCompleted, cls: str | None) -> dict[str, Any]:
-    attrs: dict[str, Any] = {
-        "gen_ai.operation.name": "execute_tool",
-        "gen_ai.tool.name": ev.exposed_name,
-        "ava.tool.server": ev.server,
-        "ava.tool.status": ev.status,
-        "ava.tool.cache_hit": ev.cache_hit,
-    }
-    if cls is not None:
-        attrs["ava.tool.latency_class"] = cls
-    return attrs
