@@ -17,6 +17,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
 
 from engine.budget.probe_args import ProbeArgsError, minimal_args
+from engine.core.scoped import bound
 from engine.mcp.policy import probe_refusal
 
 if TYPE_CHECKING:
@@ -124,16 +125,13 @@ async def calibrate_server(layer: Calibrated, server_id: str, probes: int | None
             )
             continue
         outcomes: Counter[str] = Counter()
-        token = PROBE_MODE.set("generated" if source == "generated from schema" else "declared")
-        try:
+        with bound(PROBE_MODE, "generated" if source == "generated from schema" else "declared"):
             for _ in range(n):
                 result = await layer.probe(d.name, args)
                 outcomes[result.status] += 1
                 layer.metrics_probe(d.server, d.origin_name or d.name, result.status)
                 if result.status == "timeout":
                     break
-        finally:
-            PROBE_MODE.reset(token)
         status = layer.board.refresh(d)
         rows.append(
             {

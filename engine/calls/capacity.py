@@ -17,10 +17,11 @@ call live while the operator has it and gives the AI that comes back the same ca
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from engine.core.scoped import bound
 from engine.sessions.session import CallError, CallSession
 from engine.sessions.store import SessionStore
 
@@ -39,14 +40,9 @@ class Reservation:
 _RESERVED: ContextVar[Reservation | None] = ContextVar("ava_call_reserved", default=None)
 
 
-@contextmanager
-def continuing() -> Iterator[None]:
+def continuing() -> AbstractContextManager[bool]:
     """Calls started inside are an admitted call going on, never refused."""
-    token = _CONTINUING.set(True)
-    try:
-        yield
-    finally:
-        _CONTINUING.reset(token)
+    return bound(_CONTINUING, True)
 
 
 @dataclass
@@ -63,14 +59,9 @@ class CallLeg:
 _LEG: ContextVar[CallLeg | None] = ContextVar("ava_call_leg", default=None)
 
 
-@contextmanager
-def on_leg(leg: CallLeg) -> Iterator[None]:
+def on_leg(leg: CallLeg) -> AbstractContextManager[CallLeg | None]:
     """Calls started and ended inside belong to ``leg``."""
-    token = _LEG.set(leg)
-    try:
-        yield
-    finally:
-        _LEG.reset(token)
+    return bound(_LEG, leg)
 
 
 def holding(call_id: str) -> bool:
@@ -166,11 +157,10 @@ class Admission:
             raise CallRefused(f"call refused: {why}")
         held = Reservation()
         self._reserved.add(held)
-        token = _RESERVED.set(held)
         try:
-            yield held
+            with bound(_RESERVED, held):
+                yield held
         finally:
-            _RESERVED.reset(token)
             self._reserved.discard(held)
 
     def drain(self) -> CapacityStatus:

@@ -25,6 +25,8 @@ from mcp import Client
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.types import CallToolResult, ContentBlock, InputRequiredResult, InputResponses, TextContent
 
+from engine.core.scoped import bound
+
 _box: ContextVar[list[ContentBlock] | None] = ContextVar("mcp_passthrough", default=None)
 
 
@@ -44,11 +46,8 @@ _asking: ContextVar[Asking | None] = ContextVar("mcp_passthrough_asking", defaul
 def collecting() -> Iterator[list[ContentBlock]]:
     """A box for the non-text blocks of the MCP results offered in this context (and tasks started from it)."""
     box: list[ContentBlock] = []
-    token = _box.set(box)
-    try:
+    with bound(_box, box):
         yield box
-    finally:
-        _box.reset(token)
 
 
 def offer(result: CallToolResult) -> None:
@@ -62,11 +61,8 @@ def offer(result: CallToolResult) -> None:
 def answering(input_responses: InputResponses | None, request_state: str | None) -> Iterator[Asking]:
     """A box for the calls in this context: sent with these answers; a server's question is kept, not answered."""
     box = Asking(input_responses, request_state)
-    token = _asking.set(box)
-    try:
+    with bound(_asking, box):
         yield box
-    finally:
-        _asking.reset(token)
 
 
 def asked_call(

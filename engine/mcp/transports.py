@@ -41,6 +41,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 
 from engine._compat.mcp_sdk import SpawnFn, create_mcp_http_client, wrap_stdio_spawn
 from engine.config.models import McpServerConfig
+from engine.core.scoped import bound
 from engine.mcp.reaper import child_env
 from engine.mcp.stdio_direct import stdio_transport
 from engine.mcp.transport_watch import MAX_SSE_EVENT_BYTES, live_groups, watch_end
@@ -84,11 +85,8 @@ wrap_stdio_spawn(_reporting)
 @asynccontextmanager
 async def report_spawn(sink: SpawnSink) -> AsyncIterator[None]:
     """Within this block, a stdio child spawned by the SDK in this task is passed to ``sink``."""
-    token = _spawn_sink.set(sink)
-    try:
+    with bound(_spawn_sink, sink):
         yield
-    finally:
-        _spawn_sink.reset(token)
 
 
 def client_mode(mode: str) -> str:

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import contextvars
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
+from engine.core.scoped import bound
 from engine.sessions.history import HistoryItem, Message
 
 SteerKind = Literal["say", "whisper"]
@@ -84,14 +85,9 @@ def operator_lines(notes: Sequence[SteerNote], items: Sequence[HistoryItem]) -> 
 _STEERING: contextvars.ContextVar[bool] = contextvars.ContextVar("ava_steering_delivery", default=False)
 
 
-@contextmanager
-def steering_delivery() -> Iterator[None]:
+def steering_delivery() -> AbstractContextManager[bool]:
     """While inside, the assistant line being delivered is the operator's say-now line (see ``is_steering``)."""
-    token = _STEERING.set(True)
-    try:
-        yield
-    finally:
-        _STEERING.reset(token)
+    return bound(_STEERING, True)
 
 
 def is_steering() -> bool:
