@@ -86,7 +86,7 @@ class RealtimeVoiceCall:
         self.engine, self.backend, self.context, self.provider = engine, backend, context, provider
         self.caller_name, self.caller_number, self.close_backend = caller_name, caller_number, close_backend
         self.on_level = on_level
-        self.life = CallLife(engine.bus, on_state)
+        self.life = CallLife(engine.bus, lambda: self.call_id, on_state)
         self.speaking: SpeakingTap = self.life.speaking  # the console's speaking timeline
         self.response_timeout_s, self.settle_s = response_timeout_s, settle_s
         # an 8 kHz backend is the phone: offered as μ-law, which three providers take as is (no resampling)
@@ -201,7 +201,7 @@ class RealtimeVoiceCall:
             self.started.set()
             self._refresh()
             name = f"realtime:{self.session.call_id}"
-            follow = self.life.follow(sub, lambda: self.call_id, self.questions, self._announce, self._asked)
+            follow = self.life.follow(sub, self.questions, self._announce, self._asked)
             tasks = [
                 asyncio.create_task(self._in.run(), name=f"{name}:input"),
                 asyncio.create_task(self._event_loop(self.live), name=f"{name}:events"),
@@ -387,4 +387,4 @@ class RealtimeVoiceCall:
             new = CallState.THINKING if self.session is not None else CallState.STARTING
         else:
             new = CallState.LISTENING
-        self.life.report(self.call_id, new)
+        self.life.report(new)

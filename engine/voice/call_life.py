@@ -49,8 +49,11 @@ class Questions(Protocol):
 
 
 class CallLife:
-    def __init__(self, bus: EventBus, on_state: Callable[[CallState], None] | None) -> None:
+    def __init__(
+        self, bus: EventBus, call_id: Callable[[], str | None], on_state: Callable[[CallState], None] | None
+    ) -> None:
         self.bus = bus
+        self.call_id = call_id  # None until the call exists
         self.on_state = on_state
         self.speaking = SpeakingTap(bus)  # the console's speaking timeline
         self.state = CallState.STARTING
@@ -67,10 +70,10 @@ class CallLife:
         self.end_reason = self.end_reason or reason
         self.done.set()
 
-    def report(self, call_id: str | None, state: CallState) -> None:
+    def report(self, state: CallState) -> None:
         """The call's state is ``state`` now: told to the timeline and ``on_state`` when it changed."""
         if state != self.state:
-            self.speaking.state(call_id, state)
+            self.speaking.state(self.call_id(), state)
             self.state = state
             if self.on_state is not None:
                 self.on_state(state)
@@ -117,7 +120,6 @@ class CallLife:
     async def follow(
         self,
         sub: Subscription,
-        call_id: Callable[[], str | None],
         questions: Questions,
         announce: Callable[[AnnouncementRequested], object],
         asked: Callable[[], None] | None = None,
@@ -125,7 +127,7 @@ class CallLife:
         """This call's events: questions to ``questions`` (then ``asked``), announcements to ``announce`` unless a
         question is open (they would talk over it), and the engine's end of the call."""
         async for ev in sub:
-            if (cid := call_id()) is None or getattr(ev, "call_id", None) != cid:
+            if (cid := self.call_id()) is None or getattr(ev, "call_id", None) != cid:
                 continue
             if isinstance(ev, Asked):
                 questions.on_event(ev)
@@ -162,7 +164,7 @@ async def pump_frames(
     take: Callable[[AudioFrame], Awaitable[None]],
     *,
     ended: Callable[[], None],
-    running: Callable[[], bool] = lambda: True,
+    running: Callable[[], bool] | None = None,
     last: Callable[[], None] | None = None,
 ) -> None:
     """Hand the backend's frames to ``take`` as the pacer allows, until they run out (then ``last``, unless
@@ -170,7 +172,7 @@ async def pump_frames(
     hears the input is over, ``ended`` is called, and the frames' iterator is closed."""
     frames = backend.frames()
     try:
-        while running():
+        while running is None or running():  # (no call per frame when there is no condition)
             await pacer.before_input()
             try:
                 frame = await anext(frames)
@@ -178,7 +180,7 @@ async def pump_frames(
                 break
             pacer.changed()
             await take(frame)
-        if last is not None and running():
+        if last is not None and (running is None or running()):
             last()
     finally:
         pacer.end_of_input()

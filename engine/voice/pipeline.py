@@ -73,7 +73,7 @@ class VoiceCall:
         self.caller_name, self.caller_number = caller_name, caller_number
         self.close_backend = close_backend
         self.on_level = on_level
-        self.life = CallLife(engine.bus, on_state)
+        self.life = CallLife(engine.bus, lambda: self.call_id, on_state)
         self.speaking: SpeakingTap = self.life.speaking  # the console's speaking timeline
         self.recognizer = recognizer or Recognizer(user_dictionary=opts.dictionary)
         if phrases:
@@ -170,7 +170,7 @@ class VoiceCall:
     async def run(self) -> str:
         """Run the call to its end; returns the call id."""
         sub = self.life.subscribe()
-        follow = self.life.follow(sub, lambda: self.call_id, self.questions, self.announcer.request)
+        follow = self.life.follow(sub, self.questions, self.announcer.request)
         tasks = [
             asyncio.create_task(self._input_loop(), name=f"voice:{self.context}:input"),
             asyncio.create_task(self.taker.run(), name=f"voice:{self.context}:turns"),
@@ -283,7 +283,7 @@ class VoiceCall:
             new = CallState.HEARING
         else:
             new = CallState.LISTENING
-        self.life.report(self.call_id, new)
+        self.life.report(new)
 
     async def _shutdown(self, tasks: Sequence[asyncio.Future[Any]], sub: Subscription) -> None:
         self.life.closing = True

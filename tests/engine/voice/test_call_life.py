@@ -104,7 +104,7 @@ def test_a_silenced_frame_keeps_its_length_and_time() -> None:
 async def test_the_first_reason_to_end_wins_and_the_engine_end_is_followed() -> None:
     bus = EventBus()
     states: list[CallState] = []
-    life = CallLife(bus, states.append)
+    life = CallLife(bus, lambda: "c1", states.append)
     sub = life.subscribe()
 
     class NoQuestions:
@@ -113,21 +113,21 @@ async def test_the_first_reason_to_end_wins_and_the_engine_end_is_followed() -> 
         def on_event(self, ev: object) -> None:
             raise AssertionError(f"no question was asked: {ev}")
 
-    follow = asyncio.create_task(life.follow(sub, lambda: "c1", NoQuestions(), lambda ev: None))
+    follow = asyncio.create_task(life.follow(sub, NoQuestions(), lambda ev: None))
     bus.publish(CallEnded(call_id="other", reason="not this call"))
     bus.publish(CallEnded(call_id="c1", reason="hung up by the engine"))
     await asyncio.wait_for(life.done.wait(), 5)
     life.end("ended by operator")
     assert life.end_reason == "hung up by the engine"
-    life.report("c1", CallState.LISTENING)
-    life.report("c1", CallState.LISTENING)
+    life.report(CallState.LISTENING)
+    life.report(CallState.LISTENING)
     assert states == [CallState.LISTENING]
     sub.close()
     await asyncio.wait_for(follow, 5)
 
 
 async def test_a_start_runs_unless_the_call_is_stopped_first() -> None:
-    life = CallLife(EventBus(), None)
+    life = CallLife(EventBus(), lambda: None, None)
 
     async def starting() -> str:
         return "call-1"
