@@ -69,45 +69,7 @@ def render_keys(
     by_id = {b.id: b for b in bindings if b.id}
 
     def line(compact: bool, call: str | None) -> Text:
-        out = Text()
-        gap, sep = ("", " ") if compact else (" ", "  ")
-
-        def key(binding_id: str, label: str, active: bool = False) -> None:
-            b = by_id.get(binding_id)
-            if b is None:
-                return
-            out.append(key_label(b.key), style="bold dark_orange")
-            out.append(gap)
-            out.append(label, style=ACTIVE if active else "")
-            out.append(sep)
-
-        if call_tier is not None and call is not None:
-            out.append(f"{call}: " if compact else f"tier {call}: ", style="bold")
-            for t, label in TIER_LABELS:
-                key(f"tier_{t}", label, t == call_tier or (t == "auto" and not overridden))
-            out.append("│ ", style="dim")
-        out.append("default: " if compact else f"default ({default_tier}): ", style="bold")
-        for t, label in TIER_LABELS:
-            key(f"default_{t}", label, t == default_tier)
-        out.rstrip()
-        return out
-
-    def screens(compact: bool) -> Text:
-        out = Text()
-        for sid, label, short in SCREEN_KEYS:
-            b = by_id.get(f"screen_{sid}")
-            if b is not None:
-                out.append(key_label(b.key), style="bold dark_orange")
-                out.append(short if compact else f" {label}")
-                out.append(" " if compact else "  ")
-        out.append("^P" if compact else "Ctrl+P", style="bold dark_orange")
-        out.append(" all " if compact else " all commands  ")
-        b = by_id.get("key_help")
-        if b is not None:
-            out.append(key_label(b.key), style="bold dark_orange")
-            out.append("keys")
-        out.rstrip()
-        return out
+        return _tier_line(by_id, compact, call, call_tier, overridden, default_tier)
 
     def fits(text: Text) -> bool:
         return width is None or text.cell_len <= width
@@ -117,13 +79,65 @@ def render_keys(
         tiers = line(True, selected_call)
     if not fits(tiers) and selected_call is not None and len(selected_call) > CALL_ID_CELLS:
         tiers = line(True, selected_call[: CALL_ID_CELLS - 1] + "…")
-    keys = screens(False)
+    keys = _screen_line(by_id, False)
     if not fits(keys):
-        keys = screens(True)
+        keys = _screen_line(by_id, True)
     if width is not None:  # still too wide (a very narrow terminal): cut, never wrap into the next line's room
         tiers.truncate(width, overflow="ellipsis")
         keys.truncate(width, overflow="ellipsis")
     return Text("\n").join([tiers, keys])
+
+
+def _tier_line(
+    by_id: dict[str, Binding],
+    compact: bool,
+    call: str | None,
+    call_tier: str | None,
+    overridden: bool,
+    default_tier: str,
+) -> Text:
+    """The tier keys: the selected live call's (its tier marked, and auto while not overridden), then the default's."""
+    out = Text()
+    gap, sep = ("", " ") if compact else (" ", "  ")
+
+    def key(binding_id: str, label: str, active: bool = False) -> None:
+        b = by_id.get(binding_id)
+        if b is None:
+            return
+        out.append(key_label(b.key), style="bold dark_orange")
+        out.append(gap)
+        out.append(label, style=ACTIVE if active else "")
+        out.append(sep)
+
+    if call_tier is not None and call is not None:
+        out.append(f"{call}: " if compact else f"tier {call}: ", style="bold")
+        for t, label in TIER_LABELS:
+            key(f"tier_{t}", label, t == call_tier or (t == "auto" and not overridden))
+        out.append("│ ", style="dim")
+    out.append("default: " if compact else f"default ({default_tier}): ", style="bold")
+    for t, label in TIER_LABELS:
+        key(f"default_{t}", label, t == default_tier)
+    out.rstrip()
+    return out
+
+
+def _screen_line(by_id: dict[str, Binding], compact: bool) -> Text:
+    """The screen keys, the command palette and the keys help."""
+    out = Text()
+    for sid, label, short in SCREEN_KEYS:
+        b = by_id.get(f"screen_{sid}")
+        if b is not None:
+            out.append(key_label(b.key), style="bold dark_orange")
+            out.append(short if compact else f" {label}")
+            out.append(" " if compact else "  ")
+    out.append("^P" if compact else "Ctrl+P", style="bold dark_orange")
+    out.append(" all " if compact else " all commands  ")
+    b = by_id.get("key_help")
+    if b is not None:
+        out.append(key_label(b.key), style="bold dark_orange")
+        out.append("keys")
+    out.rstrip()
+    return out
 
 
 class KeyBar(Static):
