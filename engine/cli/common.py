@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import logging
 import sys
@@ -102,10 +103,27 @@ def redacted_output() -> Iterator[None]:
         sys.stdout, sys.stderr = out, err
 
 
+@contextmanager
+def imports_without_gc() -> Iterator[None]:
+    """The garbage collector paused while a command imports the engine, on again after.
+
+    The import (the MCP SDK, pydantic models) makes ~110,000 long-lived objects and almost no garbage, yet the
+    collector walked them ~275 times meanwhile: ~15 % of the import's CPU, paid by every command that runs an engine.
+    """
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
 @asynccontextmanager
 async def running_engine(args: argparse.Namespace, settings: Any, *, http: bool = False) -> AsyncIterator[Any]:
     """An engine for one command; its HTTP server only when asked (``serve``), so commands never fight over ports."""
-    from engine.app import Engine
+    with imports_without_gc():
+        from engine.app import Engine
 
     engine = Engine(settings, config_path=args.config_path, serve_http=http)
     await engine.start()

@@ -21,7 +21,7 @@ import os
 import sys
 from typing import Any
 
-from engine.cli.common import REDACTOR, CommandFailed, UsageError, print_json
+from engine.cli.common import REDACTOR, CommandFailed, UsageError, imports_without_gc, print_json
 from engine.cli.mcp_commands import LenientEnv, _mcp_actions
 
 
@@ -193,7 +193,8 @@ def _entry_and_secrets(sid: str, plan: Any) -> tuple[dict[str, Any], dict[str, s
 
 async def _test(settings: Any, config_path: Any, sid: str, entry: dict[str, Any], pending: dict[str, str]) -> Any:
     """The server tested as it would run once saved: references expanded, pending secrets in place."""
-    from engine.app import Engine
+    with imports_without_gc():
+        from engine.app import Engine
     from engine.config import ExpansionError
     from engine.config.expand import expand_entry
     from engine.config.secrets import lookup_secret

@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from engine._compat.stdlib import subparser_actions
-from engine.cli.common import UsageError, load, print_json, running_engine
+from engine.cli.common import UsageError, imports_without_gc, load, print_json, running_engine
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +125,8 @@ async def cmd_test(args: argparse.Namespace) -> int:
     if cfg is None:
         known = ", ".join(sorted(settings.mcp.servers)) or "none"
         raise UsageError(f"SERVER: unknown MCP server {args.server!r} (configured: {known})")
-    from engine.app import Engine
+    with imports_without_gc():
+        from engine.app import Engine
 
     engine = Engine(settings, config_path=args.config_path)  # not started: the test uses its own connection
     report = await engine.mcp.test_server(cfg, server_id=args.server)

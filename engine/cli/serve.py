@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from engine.cli.common import EXIT_FAILED, emit_error, load, print_json, remember_secrets
+from engine.cli.common import EXIT_FAILED, emit_error, imports_without_gc, load, print_json, remember_secrets
 from engine.core.heap import freeze_startup_heap
 
 log = logging.getLogger(__name__)
@@ -136,8 +136,9 @@ def bind_failure(e: OSError, settings: Any, config: Path) -> str:
 
 
 async def cmd_serve(args: argparse.Namespace) -> int:
-    from engine.app import Engine
-    from engine.store.component import StoreStartError
+    with imports_without_gc():
+        from engine.app import Engine
+        from engine.store.component import StoreStartError
 
     settings = load(args, default_level="info")  # a daemon logs its servers' lifecycle
     path: Path = args.config_path
