@@ -13,6 +13,7 @@ import hashlib
 import json
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -62,8 +63,10 @@ def media(kind: str, mime: str, size: int = 48_000, **more: Any) -> dict[str, An
 
 @pytest.fixture(scope="module")
 def calls(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, dict[str, Any]]]:
+    """One ``mcp call`` per tool, all at once: six CLI runs one after another took most of a loaded run's 120 s."""
     cfg = config(tmp_path_factory.mktemp("media"))
-    return {tool: mcp_call(cfg, f"mcp_{tool}") for tool in TOOLS}
+    with ThreadPoolExecutor(len(TOOLS)) as pool:
+        return dict(zip(TOOLS, pool.map(lambda tool: mcp_call(cfg, f"mcp_{tool}"), TOOLS), strict=True))
 
 
 @pytest.mark.parametrize("tool", TOOLS)
