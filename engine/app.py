@@ -14,7 +14,7 @@ forwarded (``Forward``), and no part is handed the engine to reach the others.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -53,7 +53,9 @@ from engine.tools.view import ToolView, ToolViewBuilder
 if TYPE_CHECKING:  # budget, MCP, voice (numpy and the speech engines load on first use)
     from engine.budget.layer import BudgetLayer
     from engine.elicitation.desk import ElicitationDesk
+    from engine.http.backend import HttpBackend
     from engine.mcp.host import McpHost
+    from engine.operator.control import CommandDispatcher
     from engine.recorder.component import Recorder
     from engine.voice.softphone import BackendFactory, Softphone
 
@@ -167,29 +169,27 @@ class Engine:
         for t in extra_tools or []:
             self.registry.register(t)
         self._build_providers(settings)
-        parts = default_components(self, self._budget, self.email)
+        self.steering = Steering(self.calls, self.bus, self.metrics)
+        self.approvals = ApprovalCommands(self.executor.approvals)
+        self.switches = CallSwitches(self.calls, self.tiers, self._budget, self.registry, self.bus)
+        parts = default_components(
+            self, self._budget, self.email, softphone_call=lambda: self._softphone.call_id if self._softphone else None
+        )
         self.components: list[EngineComponent] = parts.components
         #: The named parts: the MCP host (supervisors, status, restart/test/enable), the flight recorder, the
         #: elicitation desk, and the doors the facade forwards to.
         self.mcp: McpHost = parts.mcp
         self.recorder: Recorder = parts.recorder
         self.elicitations: ElicitationDesk = parts.elicitations
+        self.voice_parts = parts.voice  # what voice calls use of the engine: hand it to ``voice_call``, never self
         self._call_carriers = parts.call_carriers
-        self.steering = Steering(self.calls, self.bus, self.metrics)
-        self.approvals = ApprovalCommands(self.executor.approvals)
         self.questions = ElicitationCommands(parts.elicitations)
-        self.operator = OperatorDesk(
-            settings=lambda: self.settings,
-            lines=self.lines,
-            phone=parts.telephony,
-            outbox=lambda: self.email.outbox,
-            admission=self.admission,
-            store_status=parts.store.status,
-            say_now=self.steering.say_now,
-        )
-        self.recording = RecordingDesk(parts.recorder, self._softphone_call)
-        self.switches = CallSwitches(self.calls, self.tiers, self._budget, self.registry, self.bus)
-        self.servers = ServerDesk(parts.mcp, self.redactor)
+        self.operator: OperatorDesk = parts.operator
+        self.recording = parts.recording
+        self.servers: ServerDesk = parts.servers
+        #: The remote operator commands' dispatcher, and what the HTTP API is handed (``build_app`` takes it).
+        self.control: CommandDispatcher = parts.control
+        self.http_backend: Callable[[], HttpBackend] = parts.http_backend
 
     # ------------------------------------------------------------------------------------------------ lifecycle
 
@@ -364,11 +364,8 @@ class Engine:
             from engine.voice.softphone import Softphone
 
             recorded = self.recording.recorded(backend_factory)
-            self._softphone = Softphone(self, spawn=self.spawn, backend_factory=recorded)
+            self._softphone = Softphone(self.voice_parts, spawn=self.spawn, backend_factory=recorded)
         return self._softphone
-
-    def _softphone_call(self) -> str | None:
-        return self._softphone.call_id if self._softphone is not None else None
 
     @property
     def recordings_dir(self) -> Path:

@@ -1,9 +1,10 @@
 """The engine's wiring: which components exist, in start order, and what each one is handed.
 
 Every part gets what it needs — the event bus, the registry, metrics, a settings getter, the engine's ``spawn``
-and a narrow protocol for what it calls back — never the ``Engine`` itself (the HTTP server gets the engine as
-its ``HttpBackend``, the one surface it serves). The budget layer is built first because the engine plugs it into
-its declared seams (the executor's hooks, the view builder's tier filter, a turn hook) as it builds them.
+and a narrow protocol for what it calls back — never the ``Engine`` itself: the HTTP API gets an ``HttpBackend``
+record and the command dispatcher a ``ControlOps`` record, both made of the parts. The budget layer is built first
+because the engine plugs it into its declared seams (the executor's hooks, the view builder's tier filter, a turn
+hook) as it builds them.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from engine.config.models import Settings
+from engine.services import Services
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from pathlib import Path
     from typing import Any
 
@@ -23,18 +25,25 @@ if TYPE_CHECKING:
     from engine.budget.tier_control import TierControl
     from engine.calls.capacity import Admission
     from engine.calls.manager import CallManager, TurnHooks
+    from engine.calls.turn_timing import TurnTimingBook
     from engine.core.metrics import Metrics
-    from engine.core.tasks import Spawn
+    from engine.core.tasks import EngineTasks, Spawn
     from engine.elicitation.desk import ElicitationDesk
     from engine.email.component import EmailService
     from engine.events import Event, EventBus
     from engine.http.backend import HttpBackend
-    from engine.http.capacity import CapacityDesk
     from engine.http.server import HttpServer
     from engine.mcp.host import McpHost
-    from engine.operator.control import CommandDispatcher, ControlTarget
-    from engine.realtime.host import RealtimeHost
+    from engine.operator.approvals import ApprovalCommands
+    from engine.operator.call_switches import CallSwitches
+    from engine.operator.control import CommandDispatcher
+    from engine.operator.desk import OperatorDesk
+    from engine.operator.servers import ServerDesk
+    from engine.operator.steering import Steering
+    from engine.providers.base import Provider
+    from engine.realtime.voice_host import VoiceParts
     from engine.recorder.component import Recorder
+    from engine.recorder.desk import RecordingDesk
     from engine.redaction.redactor import Redactor
     from engine.sessions.store import SessionStore
     from engine.store.component import StoreComponent
@@ -59,9 +68,8 @@ class EngineComponent(Protocol):
 
 if TYPE_CHECKING:
 
-    class Wired(HttpBackend, CapacityDesk, ControlTarget, RealtimeHost, Protocol):
-        """What the wiring reads of the engine it wires (``Engine`` is one): its core parts, and the surfaces the
-        HTTP API, the command dispatcher and telephony are handed (each declared by its own narrow Protocol)."""
+    class Wired(Protocol):
+        """What the wiring reads of the engine it wires (``Engine`` is one): its core parts and its lifecycle state."""
 
         serve_http: bool
         base_dir: Path
@@ -74,6 +82,19 @@ if TYPE_CHECKING:
         turn_hooks: list[TurnHooks]
         lines: PhoneLines
         spawn: Spawn
+        tasks: EngineTasks
+        started: bool
+        ready: bool
+        not_ready_reason: str
+        email: EmailService
+        steering: Steering
+        approvals: ApprovalCommands
+        switches: CallSwitches
+        providers: dict[str, Provider]
+        timing_book: TurnTimingBook
+
+        @property
+        def settings(self) -> Settings: ...
 
         @property
         def bus(self) -> EventBus: ...
@@ -105,8 +126,23 @@ class Parts:
     telephony: Telephony
     store: StoreComponent
     elicitations: ElicitationDesk
+    recording: RecordingDesk
+    #: What voice calls, the softphone and telephony use of the engine, made of parts (never the Engine).
+    voice: VoiceParts
     #: In start order; ``Engine.stop`` asks each to end its calls before the call manager ends the rest.
     call_carriers: Sequence[CallCarrier]
+    operator: OperatorDesk
+    servers: ServerDesk
+    #: The one dispatcher of remote operator commands, for both transports (the Redis stream, the HTTP API).
+    control: CommandDispatcher
+    #: What the HTTP API is handed (the served one's, else made on call: aiohttp loads only for an engine serving).
+    http_backend: Callable[[], HttpBackend]
+
+
+def services_of(engine: Wired) -> Services:
+    """What every ``Component`` is handed: the engine's settings (a getter, so a reload reaches it), bus, metrics
+    and ``spawn``."""
+    return Services(lambda: engine.settings, engine.bus, engine.metrics, engine.spawn)
 
 
 def email_service(engine: Wired) -> EmailService:
@@ -114,28 +150,14 @@ def email_service(engine: Wired) -> EmailService:
     stores the summary from the call-end hook the engine adds for it."""
     from engine.email.component import EmailService
 
-    return EmailService(
-        settings=lambda: engine.settings,
-        bus=engine.bus,
-        metrics=engine.metrics,
-        spawn=engine.spawn,
-        base_dir=engine.base_dir,
-    )
+    return EmailService(services_of(engine), engine.base_dir)
 
 
 def budget_layer(engine: Wired) -> BudgetLayer:
     """The latency budget layer (tiers, latency book, cache, selector), before the executor and view builder."""
     from engine.budget.layer import BudgetLayer
 
-    return BudgetLayer(
-        settings=lambda: engine.settings,
-        registry=engine.registry,
-        bus=engine.bus,
-        metrics=engine.metrics,
-        tiers=engine.tiers,
-        probe=engine.run_probe,
-        spawn=engine.spawn,
-    )
+    return BudgetLayer(services_of(engine), registry=engine.registry, tiers=engine.tiers, probe=engine.run_probe)
 
 
 def heartbeat_facts(engine: Wired) -> dict[str, object]:
@@ -188,7 +210,7 @@ def store(engine: Wired) -> StoreComponent:
     def live_calls() -> list[LiveCall]:
         return [LiveCall(s.call_id, s.provider, s.shown_tools, s.turn) for s in engine.sessions.all()]
 
-    return StoreComponent(lambda: engine.settings, engine.bus, engine.metrics, engine.spawn, facts, live_calls)
+    return StoreComponent(services_of(engine), facts, live_calls)
 
 
 def engine_id(engine: Wired) -> str:
@@ -198,69 +220,45 @@ def engine_id(engine: Wired) -> str:
     return engine.settings.engine.id or default_engine_id()
 
 
-def command_dispatcher(engine: Wired) -> CommandDispatcher:
-    """The one dispatcher of remote operator commands (``engine.operator.control``), for every transport (the Redis
-    control stream, the HTTP API): the engine's public methods, its id, its redactor for error messages."""
-    from engine.operator.control import CommandDispatcher
+def voice_parts(engine: Wired, recording: RecordingDesk, desk: ElicitationDesk) -> VoiceParts:
+    """The host of voice calls (the softphone's, telephony's, ``ava-engine call --audio-in``'s): the call manager,
+    the bus, the turn timing book, the elicitation desk's ear and the recorder's audio tap."""
+    from engine.realtime.voice_host import VoiceParts
 
-    return CommandDispatcher(engine, lambda: engine_id(engine), engine.redactor)
+    return VoiceParts(
+        settings=lambda: engine.settings,
+        providers=lambda: engine.providers,  # a reload rebuilds them
+        calls=engine.calls,
+        bus=engine.bus,
+        timing_book=engine.timing_book,
+        hear=desk.hear,
+        record_audio=recording.record_audio,
+    )
 
 
-def default_components(engine: Wired, budget: BudgetLayer, email: EmailService | None = None) -> Parts:
+def default_components(
+    engine: Wired,
+    budget: BudgetLayer,
+    email: EmailService | None = None,
+    *,
+    softphone_call: Callable[[], str | None],
+) -> Parts:
     from engine.mcp.host import McpHost  # MCP servers: supervisors, discovery, calls
     from engine.mcp.supervisor import HostServices
     from engine.mcp_endpoint import McpEndpoint  # serves exposed tools to other agents
 
     engine.calls.end_hooks.append(engine.executor.approvals.call_ended)  # a call's pending approvals end with it
     components: list[EngineComponent] = []
-    http: HttpServer | None = None
-    if engine.serve_http and engine.settings.engine.http.enabled:
-        from engine.http.server import HttpServer  # /health /ready /metrics /mcp/status /mcp/test (aiohttp: 0.2 s)
-
-        http = HttpServer(engine)
-        components.append(http)  # first up, so /ready answers 503 while MCP servers start
-    if http is not None:  # the approval queue over HTTP (engine.approvals.http), for a headless operator
-        from engine.http.approvals import HttpApprovals
-
-        components.append(HttpApprovals(engine.executor.approvals, lambda: engine.settings))
-        from engine.http.capacity import HttpCapacity  # /capacity, /drain, /resume and /health's capacity
-
-        components.append(HttpCapacity(engine))
-        from engine.http.remote import HttpRemote  # /events (WebSocket), /engine, /control: --attach http://
-
-        components.append(
-            HttpRemote(
-                lambda: engine.settings,
-                engine.bus,
-                engine.spawn,
-                lambda: heartbeat_facts(engine),
-                engine.redactor.value,
-                lambda: engine_id(engine),
-                command_dispatcher(engine).run,
-                snapshot=lambda: live_call_events(engine),
-                attach_approver=engine.executor.approvals.attach,
-                count_skipped=engine.metrics.count_skipped,
-            )
-        )
+    http: HttpServer | None = None  # the HTTP doors are built last (they serve the desks) and start first
     shared = store(engine)
     components.append(shared)  # before the parts whose events it shares (MCP servers' states …)
-    # operator commands over Redis (engine.store: redis://…)
-    from engine.store.control_component import ControlComponent
-
-    components.append(
-        ControlComponent(
-            lambda: engine.settings,
-            engine.spawn,
-            lambda: engine_id(engine),
-            command_dispatcher(engine).run,
-            attach_approver=engine.executor.approvals.attach,
-        )
-    )
+    control_at = len(components)  # operator commands over Redis, next: built below with the desks they reach
     components.append(budget)
     engine.calls.end_hooks.append(budget.call_ended)  # a call that ends mid-turn leaves no turn state behind
     from engine.store.shared_book import SharedBook  # the environment's measured latencies, before MCP servers
 
-    components.append(SharedBook(lambda: engine.settings, budget, engine.spawn, lambda: engine_id(engine)))
+    book = SharedBook(lambda: engine.settings, budget, engine.spawn, lambda: engine_id(engine))
+    components.append(book)
     from engine.telemetry import Telemetry  # OpenTelemetry traces from the bus's events (engine.telemetry, OTEL_*)
 
     def tool_class(name: str) -> str | None:
@@ -272,12 +270,9 @@ def default_components(engine: Wired, budget: BudgetLayer, email: EmailService |
     from engine.recorder.component import Recorder  # the flight recorder: every call's events (and audio)
 
     recorder = Recorder(
-        lambda: engine.settings,
-        engine.bus,
+        services_of(engine),
         engine.redactor,
-        engine.spawn,
         engine.base_dir,
-        engine.metrics.count_skipped,
         trace_id=telemetry.trace_id,  # the call's trace id in its recording's header
     )
     components.append(recorder)
@@ -314,21 +309,88 @@ def default_components(engine: Wired, budget: BudgetLayer, email: EmailService |
             await http.start()
 
     endpoint = McpEndpoint(  # the engine's own /mcp (engine.mcp_server)
-        settings=lambda: engine.settings,
+        services_of(engine),
         registry=engine.registry,
         runner=engine.executor,
-        bus=engine.bus,
-        metrics=engine.metrics,
-        spawn=engine.spawn,
         restart_http=restart_http,
         upstream=host,
     )
     components.append(endpoint)
     services.on_notification = endpoint.handlers.relay.on_upstream  # servers' logs and updates reach its clients
+    from engine.recorder.desk import RecordingDesk  # the recorder's doors: the voice calls' audio tap
     from engine.telephony.component import Telephony  # Asterisk calls (ARI), when asterisk.enabled
 
-    telephony = Telephony(lambda: engine.settings, engine, engine.spawn, engine.lines, admit=engine.admission.reserve)
+    recording = RecordingDesk(recorder, softphone_call)
+    voice = voice_parts(engine, recording, desk)
+    telephony = Telephony(
+        lambda: engine.settings, voice, engine.spawn, engine.metrics, engine.lines, admit=engine.admission.reserve
+    )
     components.append(telephony)
     if email is not None:
         components.append(email)
-    return Parts(components, host, recorder, telephony, shared, desk, call_carriers=(telemetry, telephony))
+    from engine.operator.control import CommandDispatcher, ControlOps
+    from engine.operator.desk import OperatorDesk
+    from engine.operator.servers import ServerDesk
+    from engine.store.control_component import ControlComponent
+
+    operator = OperatorDesk(
+        settings=lambda: engine.settings,
+        lines=engine.lines,
+        phone=telephony,
+        outbox=lambda: engine.email.outbox,
+        admission=engine.admission,
+        store_status=shared.status,
+        say_now=engine.steering.say_now,
+    )
+    servers = ServerDesk(host, engine.redactor)
+    ops = ControlOps.of(
+        engine.sessions, engine.calls, engine.switches, engine.steering, engine.approvals, operator, servers
+    )
+    control = CommandDispatcher(ops, lambda: engine_id(engine), engine.redactor)
+    attach_approver = engine.executor.approvals.attach
+    commands = ControlComponent(
+        services_of(engine), lambda: engine_id(engine), control.run, attach_approver=attach_approver
+    )
+    components.insert(control_at, commands)
+    sections = [(c.name, c.health) for c in (shared, commands, book)]  # /health's sections, in start order
+    routes = [endpoint.install_routes]
+
+    def backend() -> HttpBackend:
+        """What the HTTP API is handed (made on call: aiohttp loads only for an engine that serves HTTP)."""
+        from engine.http.backend import HealthSection, HttpBackend, Lifecycle
+
+        return HttpBackend(
+            read_settings=lambda: engine.settings,
+            lifecycle=lambda: Lifecycle(engine.started, engine.ready, engine.not_ready_reason),
+            metrics=engine.metrics,
+            pending_servers=host.pending,
+            server_status=servers.server_status,
+            test_server=servers.test_server,
+            task_health=engine.tasks.health,
+            health=tuple(HealthSection(name, read) for name, read in sections),
+            routes=tuple(routes),
+        )
+
+    if engine.serve_http and engine.settings.engine.http.enabled:
+        from engine.http.approvals import HttpApprovals  # the approval queue over HTTP (engine.approvals.http)
+        from engine.http.capacity import HttpCapacity  # /capacity, /drain, /resume and /health's capacity
+        from engine.http.remote import HttpRemote  # /events (WebSocket), /engine, /control: --attach http://
+        from engine.http.server import HttpServer  # /health /ready /metrics /mcp/status /mcp/test (aiohttp: 0.2 s)
+
+        approvals = HttpApprovals(engine.executor.approvals, lambda: engine.settings)
+        capacity = HttpCapacity(operator)
+        remote = HttpRemote(
+            services_of(engine),
+            lambda: heartbeat_facts(engine),
+            engine.redactor.value,
+            lambda: engine_id(engine),
+            control.run,
+            snapshot=lambda: live_call_events(engine),
+            attach_approver=attach_approver,
+        )
+        sections.insert(0, (capacity.name, capacity.health))
+        routes[:0] = [approvals.install_routes, capacity.install_routes, remote.install_routes]
+        http = HttpServer(backend())
+        components[0:0] = [http, approvals, remote]  # first up, so /ready answers 503 while MCP servers start
+    built = (components, host, recorder, telephony, shared, desk, recording, voice, (telemetry, telephony))
+    return Parts(*built, operator, servers, control, lambda: http.backend if http is not None else backend())

@@ -3,8 +3,8 @@
 It plugs into the engine through three DECLARED seams that the engine's wiring (``engine/components.py``) hands
 it to: the executor's ``ExecutionHooks`` (timeouts, cache, latency recording), the view builder's tier filter
 (``self.board``) and a ``TurnHooks`` entry (tier selection and turn accounting). It never rewires other objects:
-it gets the registry, the bus, metrics, a settings getter, the narrow ``CallTiers`` protocol to set a call's tier,
-a ``ProbeRunner`` for calibration and the engine's ``Spawn`` for background calibrations.
+it gets its ``Services`` (a settings getter, the bus, metrics, the engine's ``Spawn`` for background calibrations),
+the registry, the narrow ``CallTiers`` protocol to set a call's tier and a ``ProbeRunner`` for calibration.
 
 Timeout rule: a tool's own hard timeout (``timeout_ms``, else ``max_duration_ms``, else the engine's global
 ``tool_timeout_ms``), clamped to the call's tier budget when the tool runs inside a call. A FAST call therefore
@@ -32,9 +32,7 @@ from engine.budget.tier_control import CallTiers
 from engine.budget.tiers import HEALTHY, TIER_ORDER, UNHEALTHY, TierBoard, ToolStatus
 from engine.budget.turns import TurnTracker
 from engine.config.models import BudgetConfig, ContextTierConfig, Settings
-from engine.core.metrics import Metrics
-from engine.core.tasks import Spawn
-from engine.events import EventBus
+from engine.services import Component, Services
 from engine.sessions.session import CallSession
 from engine.tools.base import ToolDefinition, ToolResult
 from engine.tools.registry import RegisteredTool, ToolRegistry
@@ -44,28 +42,24 @@ log = logging.getLogger(__name__)
 EnvironmentFn = Callable[[str], str]
 
 
-class BudgetLayer:
+class BudgetLayer(Component):
     """ExecutionHooks + TurnHooks + EngineComponent for the latency budget."""
 
     name = "budget"
 
     def __init__(
         self,
+        services: Services,
         *,
-        settings: Callable[[], Settings],
         registry: ToolRegistry,
-        bus: EventBus,
-        metrics: Metrics,
         tiers: CallTiers,
         probe: ProbeRunner,
-        spawn: Spawn,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._settings = settings
+        super().__init__(services)
         self.registry = registry
         self.tiers = tiers
         self.probe = probe
-        self._spawn = spawn
         self._clock = clock
         self._env_fn: EnvironmentFn | None = None
         self._env_cache: dict[str, str] = {}
@@ -74,20 +68,20 @@ class BudgetLayer:
         cfg = self.config
         # The parts get the clock itself (one call on every tool call, not two); ``set_clock`` hands on a new one.
         self.book = LatencyBook(cfg.window, clock)
-        self.board = TierBoard(self.book, lambda: settings().budget, self.environment, clock)
+        self.board = TierBoard(self.book, lambda: self._settings().budget, self.environment, clock)
         self.board.on_change = self._status_changed
         self.cache = ResultCache(cfg.cache_size, clock)
         self.turns = TurnTracker(
-            bus,
+            self.bus,
             self.tier_budget_ms,
-            lambda tier: metrics.turns_over_budget.labels(tier).inc(),
+            lambda tier: self.metrics.turns_over_budget.labels(tier).inc(),
             lambda: self._announcements.inc(),
         )
         self._tasks: set[asyncio.Task[Any]] = set()
         self.last_calibration: dict[str, dict[str, Any]] = {}
         #: Told of every calibration report while the latency book is shared (``share``).
         self._on_calibrated: Callable[[str, dict[str, Any]], None] | None = None
-        reg = metrics.registry
+        reg = self.metrics.registry
         self._probes = Counter(
             "ai_agent_budget_probes", "Calibration probes.", ["server", "tool", "status"], registry=reg
         )

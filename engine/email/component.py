@@ -4,7 +4,8 @@ elicitation desk's links, ``queue_link``) use.
 Why one object: the tools (``request_transcript``, ``send_email_summary``), the call-end hook (the automatic
 summary) and ``ava-engine email test`` all turn something into a stored message the same way — render it, give it
 a Message-ID, put it in the outbox — and the worker that sends them must follow config reloads. The engine hands
-this component narrow things only: a settings getter, the bus, metrics, ``spawn`` and its config folder.
+this component narrow things only: its ``Services`` (a settings getter, the bus, metrics, ``spawn``) and its config
+folder.
 
 A caller's transcript is stored ``held`` the moment the caller confirms the address (durable from then on) and
 released with the whole conversation when the call ends. The summary is rendered and stored in the call-end hook
@@ -17,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -27,12 +27,11 @@ from engine.bounds.json_text import valid_text
 from engine.config.models import Settings
 from engine.config.models.tools import EmailConfig
 from engine.core.backoff import Backoff
-from engine.core.metrics import Metrics
-from engine.core.tasks import Spawn
 from engine.email.messages import CallRecord, Kind, Templates, record_from_json, record_to_json, render_message
 from engine.email.outbox import Email, Outbox, Row, Transport, mask_addresses, new_message_id
 from engine.email.recipients import public
-from engine.events import EmailFailed, EmailQueued, EmailRecipient, EmailSent, EventBus
+from engine.events import EmailFailed, EmailQueued, EmailRecipient, EmailSent
+from engine.services import Component, Services
 from engine.sessions.session import CallSession
 
 log = logging.getLogger(__name__)
@@ -53,23 +52,13 @@ def outbox_path(cfg: EmailConfig, base_dir: Path) -> Path:
     return Path(platformdirs.user_data_dir("ava-console")) / OUTBOX_FILE
 
 
-class EmailService:
+class EmailService(Component):
     """``name``/``start``/``stop``/``reload``: an ``EngineComponent``; the rest is what tools and hooks call."""
 
     name = "email"
 
-    def __init__(
-        self,
-        settings: Callable[[], Settings],
-        bus: EventBus,
-        metrics: Metrics,
-        spawn: Spawn,
-        base_dir: Path,
-    ) -> None:
-        self._settings = settings
-        self.bus = bus
-        self.metrics = metrics
-        self._spawn = spawn
+    def __init__(self, services: Services, base_dir: Path) -> None:
+        super().__init__(services)
         self.base_dir = base_dir
         self._outbox: Outbox | None = None
         self._transport: Transport | None = None

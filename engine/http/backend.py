@@ -1,61 +1,78 @@
-"""What the HTTP API needs from the engine, as a narrow protocol (``HttpBackend``), and the app keys.
+"""What the HTTP API is handed (``HttpBackend``, a record built by the composition root) and the app's keys.
 
-Why it exists: the routes read the settings, the readiness state, the metrics text and the MCP servers' status,
-and start server tests; nothing else. Naming exactly that lets the HTTP layer be built and tested without a whole
-``Engine`` (which satisfies the protocol structurally) and keeps it from reaching into engine internals.
+Why it exists: the routes read the settings, the engine's lifecycle, the metrics text and the MCP servers' status,
+start server tests, and show the health sections and the routes the wiring registered; nothing else. The composition
+root (``engine.components``) builds this record from the parts (the task group, the MCP host, the server desk, the
+components offering a /health section or routes) and hands it over, so the HTTP layer holds no engine to reach
+through, searches no component list, and can be built and tested from fakes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from aiohttp import web
 
 from engine.config.models import Settings
 
-
-class PendingServers(Protocol):
-    """The MCP host as readiness sees it: the eager servers still in their first connection attempt."""
-
-    def pending(self) -> list[str]: ...
+#: Adds routes to the app as it is built (an HTTP door's ``install_routes``, the engine's own /mcp endpoint's).
+RouteInstaller = Callable[[web.Application], None]
 
 
 class MetricsText(Protocol):
     def render(self) -> bytes: ...
 
 
-class HttpBackend(Protocol):
-    """Everything the HTTP API reads or calls. ``Engine`` satisfies it."""
+@dataclass(frozen=True)
+class Lifecycle:
+    """The engine's state as /health and /ready report it."""
+
+    started: bool
+    ready: bool
+    not_ready_reason: str
+
+
+@dataclass(frozen=True)
+class HealthSection:
+    """One named section of /health's body (the store's, capacity's …), read on each request."""
+
+    name: str
+    read: Callable[[], Mapping[str, object]]
+
+
+def no_task_health() -> Mapping[str, object]:
+    return {}
+
+
+@dataclass(frozen=True)
+class HttpBackend:
+    """Everything the HTTP API reads or calls, each from the part that owns it."""
+
+    #: The live settings (a reload swaps them): the guard, the body limit and the routes read them per request.
+    read_settings: Callable[[], Settings]
+    lifecycle: Callable[[], Lifecycle]
+    metrics: MetricsText
+    #: The MCP host's eager servers still in their first connection attempt (/ready waits for them).
+    pending_servers: Callable[[], list[str]]
+    server_status: Callable[[], dict[str, Any]]
+    test_server: Callable[[str | Mapping[str, Any]], Awaitable[dict[str, Any]]]
+    #: The task group's report (``stopped`` tasks and why), merged into /health's top level.
+    task_health: Callable[[], Mapping[str, object]] = no_task_health
+    #: /health's named sections, in this order.
+    health: Sequence[HealthSection] = ()
+    #: Route installers run, in this order, after the built-in routes when the app is built.
+    routes: Sequence[RouteInstaller] = ()
+
+    def __post_init__(self) -> None:
+        names = [s.name for s in self.health]
+        if twice := sorted({n for n in names if names.count(n) > 1}):
+            raise ValueError(f"HttpBackend.health: two /health sections named {', '.join(map(repr, twice))}")
 
     @property
-    def settings(self) -> Settings: ...
-
-    @property
-    def started(self) -> bool: ...
-
-    @property
-    def ready(self) -> bool: ...
-
-    @property
-    def not_ready_reason(self) -> str: ...
-
-    @property
-    def metrics(self) -> MetricsText: ...
-
-    @property
-    def mcp(self) -> PendingServers:
-        """Raises ``RuntimeError`` when no MCP host is attached."""
-        ...
-
-    @property
-    def components(self) -> Sequence[object]:
-        """Components offering ``install_routes(app)`` add their routes to the app (the /mcp endpoint does)."""
-        ...
-
-    def server_status(self) -> dict[str, Any]: ...
-
-    async def test_server(self, target: str | Mapping[str, Any]) -> dict[str, Any]: ...
+    def settings(self) -> Settings:
+        return self.read_settings()
 
 
 BACKEND_KEY: web.AppKey[HttpBackend] = web.AppKey("backend")

@@ -13,12 +13,11 @@ from typing import Protocol
 
 from aiohttp import web
 
-from engine.config.models import Settings
 from engine.http.responses import json_response
 
 
 class CapacityDesk(Protocol):
-    """The engine's capacity commands (``Engine`` has them, from ``engine.operator.desk``)."""
+    """The capacity commands of the operator's desk (``engine.operator.desk.OperatorDesk``)."""
 
     def drain(self) -> dict[str, object]: ...
 
@@ -28,21 +27,12 @@ class CapacityDesk(Protocol):
 
 
 class HttpCapacity:
-    """An engine component only for its routes and its /health section (nothing to start or stop)."""
+    """The capacity routes and /health's ``capacity`` section (the wiring registers both; nothing to start)."""
 
     name = "capacity"
 
     def __init__(self, desk: CapacityDesk) -> None:
         self.desk = desk
-
-    async def start(self) -> None:
-        return None
-
-    async def stop(self) -> None:
-        return None
-
-    async def reload(self, old: Settings, new: Settings) -> None:
-        return None
 
     def health(self) -> dict[str, object]:
         return self.desk.capacity()

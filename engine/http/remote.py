@@ -49,13 +49,13 @@ from engine.http.event_stream import GOING_AWAY, POLICY_VIOLATION, EventRing, Li
 from engine.http.responses import error, json_response
 from engine.operator.control import CommandError
 from engine.remote.base import APPROVER_NAME
+from engine.services import Component, Services
 from engine.store.feed import entry_key
 
 if TYPE_CHECKING:
     from engine.config.models import Settings
-    from engine.core.tasks import Spawn
     from engine.events import Event
-    from engine.events.bus import EventBus, Subscription
+    from engine.events.bus import Subscription
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -87,16 +87,14 @@ NEEDS_TOKEN = (
 )
 
 
-class HttpRemote:
+class HttpRemote(Component):
     """An engine component: the event stream, the heartbeat and (with a dispatcher) the command route."""
 
     name = "remote_http"
 
     def __init__(
         self,
-        settings: Callable[[], Settings],
-        bus: EventBus,
-        spawn: Spawn,
+        services: Services,
         facts: Callable[[], Mapping[str, Any]],
         redact: Callable[[T], T],
         engine_id: Callable[[], str],
@@ -106,11 +104,8 @@ class HttpRemote:
         attach_approver: Callable[[str], Callable[[], None]] | None = None,
         ring_bound: int = RING_BOUND,
         lag_bound: int = LAG_BOUND,
-        count_skipped: Callable[[str, str], None] | None = None,
     ) -> None:
-        self._settings = settings
-        self.bus = bus
-        self._spawn = spawn
+        super().__init__(services)
         self._facts = facts
         self._redact: Callable[[Any], Any] = redact
         self._engine_id = engine_id
@@ -121,7 +116,7 @@ class HttpRemote:
         self.approvers: dict[str, tuple[Callable[[], None], int]] = {}
         self._approver_timers: dict[str, asyncio.TimerHandle] = {}
         #: An event the stream cannot send is counted in ai_agent_events_skipped_total{consumer="event stream"}.
-        self.ring = EventRing(ring_bound, lag_bound, SkippedEvents("event stream", count_skipped))
+        self.ring = EventRing(ring_bound, lag_bound, SkippedEvents("event stream", self.metrics.count_skipped))
         self._sub: Subscription | None = None
         self._pump_task: asyncio.Task[None] | None = None
         self._linger: asyncio.TimerHandle | None = None

@@ -16,7 +16,7 @@ from aiohttp import web
 
 from engine.config.models import HttpConfig, Settings
 from engine.config.models.engine import is_loopback_host
-from engine.http.app import RouteInstaller, build_app
+from engine.http.app import build_app
 from engine.http.backend import HttpBackend
 
 log = logging.getLogger(__name__)
@@ -52,16 +52,11 @@ def bind_error(cfg: HttpConfig, e: OSError) -> HttpBindError:
 class HttpServer:
     name = "http"
 
-    def __init__(self, engine: HttpBackend) -> None:
-        self.engine = engine
-        self._installers: list[RouteInstaller] = []
+    def __init__(self, backend: HttpBackend) -> None:
+        self.backend = backend
         self._runner: web.AppRunner | None = None
         self.port: int | None = None
         self.host: str | None = None
-
-    def add_routes(self, installer: RouteInstaller) -> None:
-        """Register routes to add when the app is built (call before ``start``)."""
-        self._installers.append(installer)
 
     @property
     def url(self) -> str | None:
@@ -70,12 +65,12 @@ class HttpServer:
         return f"http://[{self.host}]:{self.port}" if ":" in self.host else f"http://{self.host}:{self.port}"
 
     async def start(self) -> None:
-        cfg = self.engine.settings.engine.http
+        cfg = self.backend.settings.engine.http
         if cfg.auth_token is None and not is_loopback_host(cfg.host):  # the config validator says so too
             raise HttpBindError(
                 f"engine.http.host {cfg.host!r} is not loopback: set engine.http.auth_token to serve other machines"
             )
-        app = build_app(self.engine, self._installers)
+        app = build_app(self.backend)
         runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await runner.setup()
         site = web.TCPSite(runner, cfg.host, cfg.port, reuse_address=True)

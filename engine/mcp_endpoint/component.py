@@ -7,9 +7,9 @@ Host and Origin are checked first (DNS rebinding: the SDK's ``TransportSecurityM
 initialize handshake and ``Mcp-Session-Id`` sessions; 2026-07-28 clients are served statelessly by the same
 manager (it routes on the ``MCP-Protocol-Version`` header).
 
-It gets the registry, the execution path (``ToolRunner``), bus, metrics, a settings getter, the engine's ``spawn``
-for the manager's task, a ``restart_http`` callback for when its path moves, and the MCP host (``upstream``: whose
-servers' resources, prompts and notifications it passes on) — not the engine.
+It gets its ``Services`` (a settings getter, bus, metrics, the engine's ``spawn`` for the manager's task), the
+registry, the execution path (``ToolRunner``), a ``restart_http`` callback for when its path moves, and the MCP host
+(``upstream``: whose servers' resources, prompts and notifications it passes on) — not the engine.
 """
 
 from __future__ import annotations
@@ -26,13 +26,11 @@ from starlette.responses import JSONResponse
 
 from engine.config.models import McpEndpointConfig, Settings
 from engine.config.models.engine import split_host
-from engine.core.metrics import Metrics
-from engine.core.tasks import Spawn
-from engine.events import EventBus
 from engine.mcp_endpoint.proxy import Upstream
 from engine.mcp_endpoint.resume import SessionOwners, header
 from engine.mcp_endpoint.server import EndpointTools, ToolRunner, build_server, calls_counter
 from engine.mcp_endpoint.stream_events import StreamEvents
+from engine.services import Component, Services
 from engine.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:  # aiohttp (0.2 s to import) only when the engine serves HTTP: not for a CLI command or a console
@@ -71,34 +69,30 @@ def security_settings(
     )
 
 
-class McpEndpoint:
+class McpEndpoint(Component):
     name = "mcp_endpoint"
 
     def __init__(
         self,
+        services: Services,
         *,
-        settings: Callable[[], Settings],
         registry: ToolRegistry,
         runner: ToolRunner,
-        bus: EventBus,
-        metrics: Metrics,
-        spawn: Spawn,
         restart_http: Callable[[], Awaitable[None]] | None = None,
         upstream: Upstream | None = None,
     ) -> None:
-        self._settings = settings
-        self._spawn = spawn
+        super().__init__(services)
         self._restart_http = restart_http
         self.handlers = EndpointTools(
-            lambda: settings().engine.mcp_server,
+            lambda: self._settings().engine.mcp_server,
             registry,
             runner,
-            bus,
-            metrics,
-            calls_counter(metrics),
+            self.bus,
+            self.metrics,
+            calls_counter(self.metrics),
             upstream=lambda: upstream,
         )
-        http = settings().engine.http
+        http = self._settings().engine.http
         self.security = security_settings(self.config, http.host, http.allowed_hosts, http.allowed_origins)
         self._guard = TransportSecurityMiddleware(self.security)
         self._manager: StreamableHTTPSessionManager | None = None

@@ -7,7 +7,7 @@ per command refusing unknown and ill-typed arguments, a live call for the call c
 engine's public method and the answer's shape exist once. Every failure is a ``CommandError`` whose message names
 the engine, the command and (for bad input) the argument, and whose ``kind`` a transport maps onto its own codes.
 
-The dispatcher gets a narrow ``ControlTarget`` (the engine's public methods it calls), never ``Engine`` itself.
+The dispatcher gets a ``ControlOps`` record of the parts' methods it calls, never ``Engine`` itself.
 """
 
 from __future__ import annotations
@@ -15,14 +15,25 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-from collections.abc import Callable, Mapping
-from typing import Any, Literal, Protocol
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from engine.remote.base import COMMANDS
 from engine.sessions.snapshot import CallInfo, ToolState
 from engine.tools.approvals import ApprovalError, answer_text
+
+if TYPE_CHECKING:
+    from engine.calls.manager import CallManager
+    from engine.operator.approvals import ApprovalCommands
+    from engine.operator.call_switches import CallSwitches
+    from engine.operator.desk import OperatorDesk
+    from engine.operator.servers import ServerDesk
+    from engine.operator.steering import Steering
+    from engine.sessions.session import CallSession
+    from engine.sessions.store import SessionStore
 
 log = logging.getLogger(__name__)
 
@@ -39,40 +50,55 @@ class CommandError(RuntimeError):
         self.kind: ErrorKind = kind
 
 
-class ControlTarget(Protocol):
-    """The engine's public methods the commands map onto (``Engine`` has them all)."""
+@dataclass(frozen=True)
+class ControlOps:
+    """The operations the commands map onto, each a part's own method, handed over by the composition root
+    (``engine.components``): the session store, the call manager, the call switches, steering, approvals, the
+    operator's desk and the MCP server desk."""
 
-    def call_info(self, call_id: str) -> CallInfo | None: ...
+    live_session: Callable[[str], CallSession | None]
+    live_sessions: Callable[[], list[CallSession]]
+    end_call: Callable[[str, str], Awaitable[None]]
+    set_tier: Callable[[str | None, str], None]
+    set_tool_enabled: Callable[[str, str, bool, Literal["next_turn", "now"]], bool]
+    tool_states: Callable[[str], list[ToolState]]
+    say_now: Callable[[str, str], Awaitable[str]]
+    whisper: Callable[[str, str], Awaitable[str]]
+    approve_tool: Callable[[str, str], None]
+    deny_tool: Callable[[str, str, str], None]
+    transfer_call: Callable[[str, str, Literal["blind", "warm"]], Awaitable[dict[str, object]]]
+    drain: Callable[[], dict[str, object]]
+    resume: Callable[[], dict[str, object]]
+    server_status: Callable[[], dict[str, Any]]
 
-    def calls_info(self) -> list[CallInfo]: ...
-
-    def set_tier(self, call_id: str | None, tier: str) -> None: ...
-
-    def set_tool_enabled(
-        self, call_id: str, exposed_name: str, enabled: bool, apply: Literal["next_turn", "now"] = "next_turn"
-    ) -> bool: ...
-
-    async def end_call(self, call_id: str, reason: str = ...) -> None: ...
-
-    async def say_now(self, call_id: str, text: str) -> str: ...
-
-    async def whisper(self, call_id: str, text: str) -> str: ...
-
-    def approve_tool(self, approval_id: str, by: str = ...) -> None: ...
-
-    def deny_tool(self, approval_id: str, reason: str = ..., by: str = ...) -> None: ...
-
-    async def transfer_call(
-        self, call_id: str, destination: str, mode: Literal["blind", "warm"] = "blind"
-    ) -> dict[str, object]: ...
-
-    def drain(self) -> dict[str, object]: ...
-
-    def resume(self) -> dict[str, object]: ...
-
-    def server_status(self) -> dict[str, Any]: ...
-
-    def tool_states(self, call_id: str) -> list[ToolState]: ...
+    @classmethod
+    def of(
+        cls,
+        sessions: SessionStore,
+        calls: CallManager,
+        switches: CallSwitches,
+        steering: Steering,
+        approvals: ApprovalCommands,
+        operator: OperatorDesk,
+        servers: ServerDesk,
+    ) -> ControlOps:
+        """The operations, each its part's own method."""
+        return cls(
+            live_session=sessions.get,
+            live_sessions=sessions.all,
+            end_call=calls.end_call,
+            set_tier=switches.set_tier,
+            set_tool_enabled=switches.set_tool_enabled,
+            tool_states=switches.tool_states,
+            say_now=steering.say_now,
+            whisper=steering.whisper,
+            approve_tool=approvals.approve_tool,
+            deny_tool=approvals.deny_tool,
+            transfer_call=operator.transfer_call,
+            drain=operator.drain,
+            resume=operator.resume,
+            server_status=servers.server_status,
+        )
 
 
 # ----------------------------------------------------------------------------------------------- argument models
@@ -188,9 +214,9 @@ class CommandDispatcher:
     """Runs one operator command on the engine: ``await run(name, args)`` → a JSON object, or ``CommandError``."""
 
     def __init__(
-        self, target: ControlTarget, engine_id: Callable[[], str], redact: Callable[[str], str] = lambda s: s
+        self, ops: ControlOps, engine_id: Callable[[], str], redact: Callable[[str], str] = lambda s: s
     ) -> None:
-        self._target = target
+        self.ops = ops
         self._engine_id = engine_id
         #: Masks known secrets in error messages (an engine's exception text may quote a config value).
         self._redact = redact
@@ -216,7 +242,7 @@ class CommandDispatcher:
         except ValidationError as e:
             raise self._error(f"{command} on engine {engine}: {_describe(command, e)}", "bad_request") from None
         call_id = getattr(parsed, "call_id", None)
-        if call_id is not None and self._target.call_info(call_id) is None:
+        if call_id is not None and self.ops.live_session(call_id) is None:
             raise self._error(f"{command}: no live call {call_id!r} on engine {engine}", "not_found")
         handler = getattr(self, f"_{command}")
         try:
@@ -235,11 +261,11 @@ class CommandDispatcher:
     # ------------------------------------------------------------------------------------------- one per command
 
     async def _set_tier(self, a: SetTierArgs) -> dict[str, Any]:
-        self._target.set_tier(a.call_id, a.tier)
+        self.ops.set_tier(a.call_id, a.tier)
         return {"call_id": a.call_id, "tier": a.tier, "call": self._call(a.call_id)}
 
     async def _set_tool_enabled(self, a: SetToolEnabledArgs) -> dict[str, Any]:
-        restarted = self._target.set_tool_enabled(a.call_id, a.exposed_name, a.enabled, a.apply)
+        restarted = self.ops.set_tool_enabled(a.call_id, a.exposed_name, a.enabled, a.apply)
         return {
             "call_id": a.call_id,
             "exposed_name": a.exposed_name,
@@ -249,42 +275,42 @@ class CommandDispatcher:
         }
 
     async def _end_call(self, a: EndCallArgs) -> dict[str, Any]:
-        await self._target.end_call(a.call_id, a.reason)
+        await self.ops.end_call(a.call_id, a.reason)
         return {"call_id": a.call_id, "ended": True, "reason": a.reason}
 
     async def _say_now(self, a: SteerArgs) -> dict[str, Any]:
-        return {"call_id": a.call_id, "via": await self._target.say_now(a.call_id, a.text)}
+        return {"call_id": a.call_id, "via": await self.ops.say_now(a.call_id, a.text)}
 
     async def _whisper(self, a: SteerArgs) -> dict[str, Any]:
-        return {"call_id": a.call_id, "via": await self._target.whisper(a.call_id, a.text)}
+        return {"call_id": a.call_id, "via": await self.ops.whisper(a.call_id, a.text)}
 
     async def _approve_tool(self, a: ApproveArgs) -> dict[str, Any]:
-        self._target.approve_tool(a.approval_id, a.by)
+        self.ops.approve_tool(a.approval_id, a.by)
         return {"approval_id": a.approval_id, "approved": True, "by": a.by}
 
     async def _deny_tool(self, a: DenyArgs) -> dict[str, Any]:
-        self._target.deny_tool(a.approval_id, a.reason, a.by)
+        self.ops.deny_tool(a.approval_id, a.reason, a.by)
         return {"approval_id": a.approval_id, "approved": False, "by": a.by, "reason": a.reason}
 
     async def _transfer_call(self, a: TransferArgs) -> dict[str, Any]:
-        result = await self._target.transfer_call(a.call_id, a.destination, a.mode)
+        result = await self.ops.transfer_call(a.call_id, a.destination, a.mode)
         return {"call_id": a.call_id, "destination": a.destination, **result}
 
     async def _drain(self, a: NoArgs) -> dict[str, Any]:
-        return dict(self._target.drain())
+        return dict(self.ops.drain())
 
     async def _resume(self, a: NoArgs) -> dict[str, Any]:
-        return dict(self._target.resume())
+        return dict(self.ops.resume())
 
     async def _calls_info(self, a: NoArgs) -> dict[str, Any]:
-        return {"calls": [dataclasses.asdict(c) for c in self._target.calls_info()]}
+        return {"calls": [dataclasses.asdict(CallInfo.of(s)) for s in self.ops.live_sessions()]}
 
     async def _server_status(self, a: NoArgs) -> dict[str, Any]:
-        return dict(self._target.server_status())
+        return dict(self.ops.server_status())
 
     async def _tool_states(self, a: CallArgs) -> dict[str, Any]:
-        return {"call_id": a.call_id, "tools": [dataclasses.asdict(t) for t in self._target.tool_states(a.call_id)]}
+        return {"call_id": a.call_id, "tools": [dataclasses.asdict(t) for t in self.ops.tool_states(a.call_id)]}
 
     def _call(self, call_id: str | None) -> dict[str, Any] | None:
-        info = self._target.call_info(call_id) if call_id is not None else None
-        return dataclasses.asdict(info) if info is not None else None
+        session = self.ops.live_session(call_id) if call_id is not None else None
+        return dataclasses.asdict(CallInfo.of(session)) if session is not None else None

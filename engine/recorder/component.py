@@ -2,7 +2,8 @@
 
 Why a component: it starts and stops with the engine (retention at start, then every ``retention_interval_s``),
 follows a reload of the ``recording:`` section (switched on or off, another folder) and gets only what it needs —
-a settings getter, the bus, the redactor, ``spawn`` and the config's folder, never the engine.
+its ``Services`` (a settings getter, the bus, metrics, ``spawn``), the redactor and the config's folder, never
+the engine.
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ from engine.recorder.codec import Recording, read_recording
 from engine.recorder.export import render
 from engine.recorder.files import enforce_retention, find_recording, recordings_dir
 from engine.recorder.writer import SKIPPED_TYPES, RecordingWriter
+from engine.services import Component, Services
 
 if TYPE_CHECKING:
     from engine.config.models import Settings
-    from engine.core.tasks import Spawn
-    from engine.events.bus import EventBus, Subscription
+    from engine.events.bus import Subscription
     from engine.redaction.redactor import Redactor
 
 log = logging.getLogger(__name__)
@@ -37,27 +38,20 @@ class RecorderOff(RuntimeError):
     """Recording is switched off, or there is no recording of the call asked for (the message says which)."""
 
 
-class Recorder:
+class Recorder(Component):
     name = "recorder"
 
     def __init__(
         self,
-        settings: Callable[[], Settings],
-        bus: EventBus,
+        services: Services,
         redactor: Redactor,
-        spawn: Spawn,
         base_dir: Path,
-        count_skipped: Callable[[str, str], None] | None = None,
         trace_id: Callable[[str], str | None] | None = None,
     ) -> None:
-        self._settings = settings
+        super().__init__(services)
         #: A call's trace id while tracing is on (``Telemetry.trace_id``), written into its recording's header.
         self._trace_id = trace_id
-        #: Counts an event the writer skipped (``Metrics.count_skipped``).
-        self._count_skipped = count_skipped
-        self.bus = bus
         self.redactor = redactor
-        self._spawn = spawn
         self.base_dir = base_dir
         self.writer: RecordingWriter | None = None
         self._sub: Subscription | None = None
@@ -96,7 +90,7 @@ class Recorder:
             queue_size=cfg.queue_size,
             audio=cfg.audio,
             version=__version__,
-            skipped=SkippedEvents("recorder", self._count_skipped),
+            skipped=SkippedEvents("recorder", self.metrics.count_skipped),
             trace_id=self._trace_id,
         )
         self.writer.start()

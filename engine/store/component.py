@@ -28,15 +28,14 @@ from typing import TYPE_CHECKING, Any
 
 from engine.core.backoff import Backoff, Retry
 from engine.events.bus import SkippedEvents
+from engine.services import Component, Services
 from engine.store.base import EventStore, StoredEvent, StoreUnavailable
 from engine.store.feed import CallStates, EventFeed, LiveCall
 from engine.store.opening import open_store
 
 if TYPE_CHECKING:
     from engine.config.models import Settings
-    from engine.core.metrics import Metrics
-    from engine.core.tasks import Spawn
-    from engine.events.bus import EventBus, Subscription
+    from engine.events.bus import Subscription
 
 log = logging.getLogger(__name__)
 
@@ -69,22 +68,13 @@ def default_engine_id() -> str:
     return f"{socket.gethostname()}-{os.getpid()}"
 
 
-class StoreComponent:
+class StoreComponent(Component):
     name = "store"
 
     def __init__(
-        self,
-        settings: Callable[[], Settings],
-        bus: EventBus,
-        metrics: Metrics,
-        spawn: Spawn,
-        facts: Callable[[], Mapping[str, Any]],
-        live_calls: Callable[[], Iterable[LiveCall]],
+        self, services: Services, facts: Callable[[], Mapping[str, Any]], live_calls: Callable[[], Iterable[LiveCall]]
     ) -> None:
-        self._settings = settings
-        self.bus = bus
-        self.metrics = metrics
-        self._spawn = spawn
+        super().__init__(services)
         #: The heartbeat's facts about this engine (version, contexts, capacity, live calls).
         self._facts = facts
         self._live_calls = live_calls

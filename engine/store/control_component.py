@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from engine.config.models import Settings
-from engine.core.tasks import Spawn
+from engine.services import Component, Services
 from engine.store.base import APPROVER_EVERY_S, APPROVER_TTL_S, StoreUnavailable
 
 if TYPE_CHECKING:
@@ -24,21 +24,19 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class ControlComponent:
+class ControlComponent(Component):
     """Runs the engine's ``ControlReader`` in its task group while ``engine.store`` is Redis (nothing otherwise)."""
 
     name = "control"
 
     def __init__(
         self,
-        settings: Callable[[], Settings],
-        spawn: Spawn,
+        services: Services,
         engine_id: Callable[[], str],
         execute: Execute,
         attach_approver: Callable[[str], Callable[[], None]] | None = None,
     ) -> None:
-        self._settings = settings
-        self._spawn = spawn
+        super().__init__(services)
         self._engine_id = engine_id
         self._execute = execute
         self._attach_approver = attach_approver

@@ -13,9 +13,8 @@ from typing import Any
 import pytest
 
 from engine.app import Engine
-from engine.components import command_dispatcher
 from engine.events import ToolApprovalRequested, ToolsChanged
-from engine.operator.control import ARGS, CommandDispatcher, CommandError
+from engine.operator.control import ARGS, CommandDispatcher, CommandError, ControlOps
 from engine.redaction.redactor import MASK
 from engine.remote.base import COMMANDS
 from tests.engine.core.helpers import echo_tool, settings_with
@@ -35,15 +34,26 @@ def make(tmp_path: Path, **engine: Any) -> Engine:
 
 
 async def test_every_remote_command_has_a_handler_and_an_argument_model(tmp_path: Path) -> None:
-    d = command_dispatcher(make(tmp_path))
+    d = make(tmp_path).control
     assert set(ARGS) == set(COMMANDS)
     for name in COMMANDS:
         assert callable(getattr(d, f"_{name}")), name
 
 
+def test_the_dispatcher_is_handed_the_parts_methods_never_the_engine(tmp_path: Path) -> None:
+    engine = make(tmp_path)
+    ops = engine.control.ops
+    assert isinstance(ops, ControlOps)
+    owners = {name: getattr(op, "__self__", None) for name, op in vars(ops).items()}
+    assert engine not in owners.values()
+    assert owners["say_now"] is engine.steering and owners["drain"] is engine.operator
+    assert owners["set_tier"] is engine.switches and owners["server_status"] is engine.servers
+    assert owners["live_session"] is engine.sessions and owners["end_call"] is engine.calls
+
+
 async def test_call_commands_reach_the_engine_and_answer_json(tmp_path: Path) -> None:
     engine = make(tmp_path)
-    d = command_dispatcher(engine)
+    d = engine.control
     async with engine:
         call = await engine.start_call("c")
         cid = call.call_id
@@ -89,7 +99,7 @@ async def test_call_commands_reach_the_engine_and_answer_json(tmp_path: Path) ->
 
 async def test_bad_arguments_name_the_command_and_the_argument(tmp_path: Path) -> None:
     engine = make(tmp_path)
-    d = command_dispatcher(engine)
+    d = engine.control
     async with engine:
         cid = (await engine.start_call("c")).call_id
         cases: list[tuple[str, Any, str]] = [
@@ -124,7 +134,7 @@ async def test_bad_arguments_name_the_command_and_the_argument(tmp_path: Path) -
 
 async def test_unknown_command_call_and_approval_are_clear(tmp_path: Path) -> None:
     engine = make(tmp_path)
-    d = command_dispatcher(engine)
+    d = engine.control
     async with engine:
         with pytest.raises(CommandError, match=r"unknown command 'reboot' for engine e7 \(one of set_tier, ") as err:
             await d.run("reboot", {})
@@ -149,7 +159,7 @@ async def test_approve_and_deny_answer_the_pending_approval(tmp_path: Path) -> N
     settings = settings_with(tmp_path, [DELETE_INTENT], ["delete_note"], engine={"id": "e7"})
     ctx = settings.contexts["c"].model_copy(update={"approve": ["delete_note"]})
     engine = Engine(settings.model_copy(update={"contexts": {"c": ctx}}), extra_tools=[tool.tool])
-    d = command_dispatcher(engine)
+    d = engine.control
     async with engine:
         engine.attach_approver("remote console")
         sub = engine.bus.subscribe()
@@ -177,14 +187,10 @@ async def test_approve_and_deny_answer_the_pending_approval(tmp_path: Path) -> N
 
 
 class _Transfers:
-    """The engine, with a phone line's transfer standing in (the ARI side is tested in tests/engine/telephony)."""
+    """A phone line's transfer standing in (the ARI side is tested in tests/engine/telephony)."""
 
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
+    def __init__(self) -> None:
         self.asked: list[tuple[str, str, str]] = []
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.engine, name)
 
     async def transfer_call(self, call_id: str, destination: str, mode: str = "blind") -> dict[str, object]:
         self.asked.append((call_id, destination, mode))
@@ -195,8 +201,8 @@ async def test_transfer_call_maps_its_arguments_and_a_text_call_is_refused(tmp_p
     engine = make(tmp_path)
     async with engine:
         cid = (await engine.start_call("c")).call_id
-        target = _Transfers(engine)
-        d = CommandDispatcher(target, lambda: "e7")
+        target = _Transfers()
+        d = CommandDispatcher(dataclasses.replace(engine.control.ops, transfer_call=target.transfer_call), lambda: "e7")
         got = await d.run("transfer_call", {"call_id": cid, "destination": "sales", "mode": "warm"})
         assert got == {
             "call_id": cid,
@@ -212,7 +218,7 @@ async def test_transfer_call_maps_its_arguments_and_a_text_call_is_refused(tmp_p
             await d.run("transfer_call", {"call_id": cid, "destination": "sales", "mode": "attended"})
         assert err.value.kind == "bad_request" and len(target.asked) == 2
         with pytest.raises(CommandError, match=rf"transfer_call on engine e7 failed: call '{cid}' has no phone line"):
-            await command_dispatcher(engine).run("transfer_call", {"call_id": cid, "destination": "sales"})
+            await engine.control.run("transfer_call", {"call_id": cid, "destination": "sales"})
 
 
 async def test_errors_never_carry_a_secret(tmp_path: Path) -> None:
@@ -228,7 +234,7 @@ async def test_errors_never_carry_a_secret(tmp_path: Path) -> None:
         },
     )
     engine = Engine(settings, extra_tools=[echo_tool()])
-    d = command_dispatcher(engine)
+    d = engine.control
     async with engine:
         for name, args, echoed in (
             ("say_now", {"call_id": canary, "text": "x"}, True),

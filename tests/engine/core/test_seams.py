@@ -22,6 +22,7 @@ from engine.core.tasks import EngineTasks, TaskGroupClosed
 from engine.events import ConfigReloaded, EngineError, EventBus
 from engine.mcp.host import McpHost
 from engine.mcp_endpoint import McpEndpoint
+from engine.services import Services
 from engine.sessions.session import CallSession
 from engine.tools.base import ToolResult
 from engine.tools.registry import ToolRegistry
@@ -133,15 +134,8 @@ async def test_budget_layer_sets_tiers_through_the_call_tiers_protocol(tmp_path:
     settings = settings_for(tmp_path, [])
     tiers = RecordingTiers()
     group = EngineTasks()
-    layer = BudgetLayer(
-        settings=lambda: settings,
-        registry=ToolRegistry(),
-        bus=EventBus(),
-        metrics=Metrics(),
-        tiers=tiers,
-        probe=_no_probe,
-        spawn=group.spawn,
-    )
+    services = Services(lambda: settings, EventBus(), Metrics(), group.spawn)
+    layer = BudgetLayer(services, registry=ToolRegistry(), tiers=tiers, probe=_no_probe)
     session = CallSession(call_id="c-1", context="c", provider="p", tier="standard")
     layer.before_turn(session, "think carefully about this")
     layer.after_turn(session)

@@ -6,15 +6,16 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
 
 from engine.config.models import HttpConfig, Settings
-from engine.http import HttpBackend, HttpBindError, HttpServer
+from engine.http import HealthSection, HttpBackend, HttpBindError, HttpServer, Lifecycle
 from tests.engine.http.helpers import TOKEN
 
 ENTRY_POINT = Path(sys.executable).parent / "ava-engine"
@@ -91,49 +92,43 @@ async def test_a_busy_port_is_a_clear_http_bind_error() -> None:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        backend = FakeBackend(Settings.model_validate({"engine": {"http": {"port": port}}}))
+        backend = fake_backend(Settings.model_validate({"engine": {"http": {"port": port}}}))
         with pytest.raises(HttpBindError) as err:
             await HttpServer(backend).start()
     assert str(err.value).startswith(f"port {port} on 127.0.0.1 is in use (engine.http.port)")
     assert isinstance(err.value, OSError)
 
 
-class FakeBackend:
-    """Just what ``HttpBackend`` asks for: the HTTP layer needs no whole Engine."""
+class FakeParts:
+    """Just the parts an ``HttpBackend`` is made of: the HTTP layer needs no whole Engine."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.started = True
-        self.ready = True
-        self.not_ready_reason = ""
-        self.components: Sequence[object] = ()
+    def __init__(self) -> None:
         self.tested: list[Any] = []
-
-    @property
-    def metrics(self) -> FakeBackend:
-        return self
-
-    @property
-    def mcp(self) -> FakeBackend:
-        return self
 
     def render(self) -> bytes:
         return b"ai_agent_fake 1\n"
-
-    def pending(self) -> list[str]:
-        return []
-
-    def server_status(self) -> dict[str, Any]:
-        return {"servers": []}
 
     async def test_server(self, target: str | Mapping[str, Any]) -> dict[str, Any]:
         self.tested.append(target)
         return {"ok": True}
 
 
+def fake_backend(settings: Settings, parts: FakeParts | None = None, **more: Any) -> HttpBackend:
+    parts = parts or FakeParts()
+    return HttpBackend(
+        read_settings=lambda: settings,
+        lifecycle=lambda: Lifecycle(started=True, ready=True, not_ready_reason=""),
+        metrics=parts,
+        pending_servers=list,
+        server_status=lambda: {"servers": []},
+        test_server=parts.test_server,
+        **more,
+    )
+
+
 async def test_the_http_server_runs_on_any_http_backend() -> None:
-    backend: HttpBackend = FakeBackend(Settings.model_validate({"engine": {"http": {"port": 0}}}))
-    server = HttpServer(backend)
+    parts = FakeParts()
+    server = HttpServer(fake_backend(Settings.model_validate({"engine": {"http": {"port": 0}}}), parts))
     await server.start()
     try:
         async with aiohttp.ClientSession() as client:
@@ -143,4 +138,38 @@ async def test_the_http_server_runs_on_any_http_backend() -> None:
                 assert await r.json() == {"ok": True}
     finally:
         await server.stop()
-    assert backend.tested == ["s1"]  # type: ignore[attr-defined]
+    assert parts.tested == ["s1"]
+
+
+async def test_health_shows_the_sections_and_the_app_the_routes_it_was_handed() -> None:
+    """/health is the task group's report plus the named sections, in order; the routes are the installers'."""
+
+    def install(app: web.Application) -> None:
+        async def hello(request: web.Request) -> web.Response:
+            return web.json_response({"hello": True})
+
+        app.router.add_get("/hello", hello)
+
+    backend = fake_backend(
+        Settings.model_validate({"engine": {"http": {"port": 0}}}),
+        task_health=lambda: {"status": "degraded", "stopped": [{"task": "t", "error": "E: x"}]},
+        health=[HealthSection("store", lambda: {"connected": True}), HealthSection("capacity", lambda: {"n": 1})],
+        routes=[install],
+    )
+    server = HttpServer(backend)
+    await server.start()
+    try:
+        async with aiohttp.ClientSession() as client:
+            async with client.get(f"{server.url}/health") as r:
+                body = await r.json()
+            async with client.get(f"{server.url}/hello") as r:
+                assert await r.json() == {"hello": True}
+    finally:
+        await server.stop()
+    assert list(body) == ["status", "started", "stopped", "store", "capacity"]
+    assert body["status"] == "degraded" and body["store"] == {"connected": True} and body["capacity"] == {"n": 1}
+
+
+def test_two_health_sections_of_one_name_are_refused() -> None:
+    with pytest.raises(ValueError, match=r"HttpBackend.health: two /health sections named 'store'"):
+        fake_backend(Settings(), health=[HealthSection("store", dict), HealthSection("store", dict)])

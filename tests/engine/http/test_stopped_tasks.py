@@ -15,7 +15,7 @@ from engine.http.app import build_app
 
 
 async def _health(engine: Engine) -> dict[str, Any]:
-    async with TestClient(TestServer(build_app(engine))) as client:
+    async with TestClient(TestServer(build_app(engine.http_backend()))) as client:
         r = await client.get("/health")
         assert r.status == 200
         body: dict[str, Any] = await r.json()

@@ -131,10 +131,10 @@ async def test_ready_waits_for_eager_servers(make_engine: Any) -> None:
     from engine.http.app import ready_state
 
     await wait_for(lambda: engine.mcp.pending() == ["slow"])
-    ok, reason = ready_state(engine)
+    ok, reason = ready_state(engine.http_backend())
     assert not ok and reason == "waiting for MCP servers: slow"
     await starting
-    assert ready_state(engine) == (True, "")
+    assert ready_state(engine.http_backend()) == (True, "")
 
 
 async def test_servers_see_the_engine_by_its_name_in_both_protocol_eras(make_engine: Any) -> None:

@@ -37,7 +37,7 @@ async def _ended_in_stream(r: aioredis.Redis, call_id: str) -> list[dict[str, st
 
 
 async def _health(engine: Engine) -> dict[str, Any]:
-    async with TestClient(TestServer(build_app(engine))) as client:
+    async with TestClient(TestServer(build_app(engine.http_backend()))) as client:
         r = await client.get("/health")
         assert r.status == 200
         body: dict[str, Any] = await r.json()
