@@ -74,7 +74,9 @@ class MemoryStore:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self.db = sqlite3.connect(str(path))
+        # Closed by a finaliser on whichever thread the garbage collector runs; sqlite3 here is serialized
+        # (threadsafety 3), so sharing the connection is safe and only the module's own same-thread check is off.
+        self.db = sqlite3.connect(str(path), check_same_thread=sqlite3.threadsafety != 3)
         self.db.executescript(_SCHEMA)
         self.db.commit()
 

@@ -81,3 +81,25 @@ async def test_memory_server_over_stdio(
         bad = await client.call_tool("get_summary", {"session_id": " "})
         assert bad.is_error and "session_id is empty" in text(bad)
     assert db.exists()
+
+
+def test_a_store_closes_from_another_thread(tmp_path: Path) -> None:
+    """The database closes with its server object, from whichever thread the garbage collector runs in (a CI run
+    saw sqlite's "objects created in a thread can only be used in that same thread" from that finaliser)."""
+    import threading
+
+    store = MemoryStore(tmp_path / "m.db")
+    store.remember("Grimble", "owes us ten gold")
+    errors: list[BaseException] = []
+
+    def close() -> None:
+        try:
+            store.close()
+        except BaseException as e:
+            errors.append(e)
+
+    t = threading.Thread(target=close)
+    t.start()
+    t.join()
+    assert errors == []
+    assert MemoryStore(tmp_path / "m.db").about("grimble")[0].fact == "owes us ten gold"
