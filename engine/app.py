@@ -190,6 +190,7 @@ class Engine:
         #: The remote operator commands' dispatcher, and what the HTTP API is handed (``build_app`` takes it).
         self.control: CommandDispatcher = parts.control
         self.http_backend: Callable[[], HttpBackend] = parts.http_backend
+        self.api_url: Callable[[], str | None] = parts.api_url  # where the HTTP API listens, None if not served
 
     # ------------------------------------------------------------------------------------------------ lifecycle
 

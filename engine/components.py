@@ -137,6 +137,8 @@ class Parts:
     control: CommandDispatcher
     #: What the HTTP API is handed (the served one's, else made on call: aiohttp loads only for an engine serving).
     http_backend: Callable[[], HttpBackend]
+    #: Where the HTTP API listens once started; None when the engine does not serve it.
+    api_url: Callable[[], str | None]
 
 
 def services_of(engine: Wired) -> Services:
@@ -393,4 +395,5 @@ def default_components(
         http = HttpServer(backend())
         components[0:0] = [http, approvals, remote]  # first up, so /ready answers 503 while MCP servers start
     built = (components, host, recorder, telephony, shared, desk, recording, voice, (telemetry, telephony))
-    return Parts(*built, operator, servers, control, lambda: http.backend if http is not None else backend())
+    served = (lambda: http.backend, lambda: http.url) if http is not None else (backend, lambda: None)
+    return Parts(*built, operator, servers, control, *served)

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the engine's events load after the first frame
     from console.state import ConsoleState
+    from engine import Engine
     from engine.events import Event
 
 #: Server states that count as up, and as failed (the Servers screen's symbols: console/format.py).
@@ -80,10 +81,7 @@ def glance_line(state: ConsoleState, glance: Glance, now: float, api_url: str | 
     return " · ".join(parts)
 
 
-def api_url(engine: Any) -> str | None:
-    """Where the engine's HTTP API listens, or None when it is not served (the console's default)."""
-    for component in getattr(engine, "components", ()):
-        if getattr(component, "name", None) == "http":
-            url = getattr(component, "url", None)
-            return url if isinstance(url, str) else None
-    return None
+def api_url(engine: Engine | None) -> str | None:
+    """Where the engine's HTTP API listens, or None when it is not served (the console's default) or there is no
+    engine of this console's own (replay, attached)."""
+    return engine.api_url() if engine is not None else None

@@ -199,8 +199,7 @@ async def reload_from(engine: Any, path: Path) -> None:
 
 
 def _announce(engine: Any, as_json: bool) -> None:
-    http = next((c for c in engine.components if getattr(c, "name", "") == "http"), None)
-    url = getattr(http, "url", None)
+    url = engine.api_url()
     states: dict[str, str] = {s["id"]: s["state"] for s in engine.server_status()["servers"]}
     if as_json:
         print_json({"serving": True, "http": url, "servers": states})

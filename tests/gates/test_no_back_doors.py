@@ -92,3 +92,26 @@ def test_the_composition_root_hands_the_doors_parts_not_the_engine() -> None:
         for hit in handed_the_engine((ROOT / name).read_text(encoding="utf-8"))
     ]
     assert bad == []
+
+
+def component_list_searches(source: str) -> list[str]:
+    """``line: what`` for each use of an engine's ``components`` list (the launchers and the console)."""
+    return [
+        f"{n.lineno}: {ast.unparse(n)}"
+        for n in ast.walk(ast.parse(source))
+        if (isinstance(n, ast.Attribute) and n.attr == "components")
+        or (isinstance(n, ast.Constant) and n.value == "components")
+    ]
+
+
+def test_the_cli_and_the_console_ask_the_engine_instead_of_searching_its_parts() -> None:
+    """Where the HTTP API listens is ``Engine.api_url()``; ``ava-engine serve`` and the console's header used to
+    find the HTTP server by walking ``engine.components`` with ``getattr``."""
+    bad = [
+        f"{p.relative_to(ROOT)}:{hit}"
+        for where in ("engine/cli", "console")
+        for p in sorted((ROOT / where).rglob("*.py"))
+        for hit in component_list_searches(p.read_text(encoding="utf-8"))
+    ]
+    assert bad == [], "a run-time search of the engine's component list:\n" + "\n".join(bad)
+    assert component_list_searches("getattr(engine, 'components', ())\nengine.components\n") != []
