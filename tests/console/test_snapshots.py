@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import Input
+from textual.widgets import Input, RichLog
 
 from console.app import AvaConsole
 from console.format import FixedClock
@@ -133,7 +133,9 @@ async def _cockpit(pilot, go: Path) -> None:
     await pilot.press("enter")
     await _settle(pilot, lambda: len(app.state.transcript(call_id)) >= 3)
     await pilot.press("escape")
-    await pilot.pause(0.3)
+    # the transcript pane has drawn its lines (a RichLog renders a write once it has a size: a loaded run's 80x24
+    # shot was taken with the pane still empty)
+    await _settle(pilot, lambda: len(app.screen.query_one("#transcript", RichLog).lines) >= 3)
 
 
 COCKPIT_KEYS = ["f1", "f2", "f3", "f4"]
