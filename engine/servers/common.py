@@ -34,6 +34,7 @@ __all__ = [
     "ToolError",
     "env_default",
     "fail",
+    "failing",
     "join_spoken",
     "make_parser",
     "make_server",
@@ -228,6 +229,16 @@ def fail(message: str) -> NoReturn:
     ``Error executing tool NAME`` and the message stays on the server. So anticipated failures go here.
     """
     raise ToolError(message)
+
+
+@contextmanager
+def failing(*errors: type[BaseException], doing: str = "") -> Iterator[None]:
+    """A tool's anticipated failure (a bad expression, a path outside the sandbox …): one of ``errors`` raised in the
+    block fails the call as ``fail`` does, its text ``[DOING: ]message``; any other exception stays a crash."""
+    try:
+        yield
+    except errors as exc:
+        fail(f"{doing}: {exc}" if doing else str(exc))
 
 
 def spoken_result(speech: str, data: dict[str, Any]) -> CallToolResult:

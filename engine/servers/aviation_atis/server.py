@@ -33,6 +33,7 @@ from engine.servers.common import (
     READ_ONLY,
     env_default,
     fail,
+    failing,
     make_parser,
     make_server,
     serve,
@@ -107,15 +108,11 @@ def build_server(
         elif metar_raw is not None:
             fail("metar_raw is empty; leave it out to fetch the current METAR")
         else:
-            try:
+            with failing(SourceError):
                 fetched = await source.latest(code)
-            except SourceError as exc:
-                fail(str(exc))
             raw, origin, stale = fetched.raw, fetched.source, fetched.stale
-        try:
+        with failing(MetarError, doing=f"cannot read the METAR for {code}"):
             parsed = parse_metar(raw)
-        except MetarError as exc:
-            fail(f"cannot read the METAR for {code}: {exc}")
         if parsed["station"] != code:
             fail(f"the METAR given is for {parsed['station']}, not {code}")
         text = atis_text(parsed, extras)

@@ -20,6 +20,7 @@ from engine.servers.common import (
     READ_ONLY,
     env_default,
     fail,
+    failing,
     join_spoken,
     make_parser,
     make_server,
@@ -66,10 +67,8 @@ def build_server(args: argparse.Namespace, tables: dict[str, Table], rng: random
         meta=_ROLL_META,
     )
     def roll_dice(expression: str) -> CallToolResult:
-        try:
+        with failing(DiceError, doing=f"cannot roll {expression!r}"):
             parsed = parse(normalize(expression), limits)
-        except DiceError as exc:
-            fail(f"cannot roll {expression!r}: {exc}")
         result = roll(parsed, rng, limits)
         return spoken_result(speak(result), result.as_dict())
 

@@ -14,7 +14,7 @@ from mcp.server import MCPServer
 from mcp.types import CallToolResult
 
 from engine.servers.common import (
-    fail,
+    failing,
     join_spoken,
     make_parser,
     make_server,
@@ -37,10 +37,8 @@ def build_server(args: argparse.Namespace, sandbox: Sandbox) -> MCPServer[Any]:
 
     @server.tool(description="Read a UTF-8 text file, by path relative to the root folder.", meta=_READ_META)
     def read_file(path: str) -> CallToolResult:
-        try:
+        with failing(SandboxError, doing="cannot read"):
             text, size = sandbox.read_text(path)
-        except SandboxError as exc:
-            fail(f"cannot read: {exc}")
         lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
         speech = f"{path.strip()} has {plural(lines, 'line')}."
         return spoken_result(speech, {"path": path.strip(), "content": text, "bytes": size, "lines": lines})
@@ -50,20 +48,16 @@ def build_server(args: argparse.Namespace, sandbox: Sandbox) -> MCPServer[Any]:
         meta=_WRITE_META,
     )
     def write_file(path: str, content: str, overwrite: bool = True) -> CallToolResult:
-        try:
+        with failing(SandboxError, doing="cannot write"):
             target, size, existed = sandbox.write_text(path, content, overwrite)
-        except SandboxError as exc:
-            fail(f"cannot write: {exc}")
         shown = sandbox.display(target)
         speech = f"{'Replaced' if existed else 'Created'} {shown} with {plural(size, 'byte')}."
         return spoken_result(speech, {"path": shown, "bytes": size, "replaced": existed})
 
     @server.tool(description="List a folder, by path relative to the root ('.' for the root itself).", meta=_LIST_META)
     def list_dir(path: str = ".") -> CallToolResult:
-        try:
+        with failing(SandboxError, doing="cannot list"):
             entries = sandbox.list_dir(path)
-        except SandboxError as exc:
-            fail(f"cannot list: {exc}")
         names = [f"{e['name']}/" if e["type"] == "dir" else str(e["name"]) for e in entries]
         where = "The root folder" if path.strip() in ("", ".") else path.strip()
         speech = (

@@ -20,7 +20,7 @@ from mcp.types import CallToolResult
 
 from engine.servers.common import (
     env_default,
-    fail,
+    failing,
     join_spoken,
     make_parser,
     make_server,
@@ -54,11 +54,9 @@ def build_server(args: argparse.Namespace, store: MemoryStore) -> MCPServer[Any]
         meta=_WRITE_META,
     )
     async def remember(subject: str, fact: str, session_id: str | None = None) -> CallToolResult:
-        try:
+        with failing(StoreInputError, doing="cannot remember that"):
             earlier = store.known(subject, fact)  # said twice, kept once
             saved = earlier or store.remember(subject, fact, session_id)
-        except StoreInputError as exc:
-            fail(f"cannot remember that: {exc}")
         count = len(store.about(saved.subject))
         things = plural(count, "thing")
         speech = (
@@ -72,10 +70,8 @@ def build_server(args: argparse.Namespace, store: MemoryStore) -> MCPServer[Any]
 
     @server.tool(description="Search every remembered fact by words (ranked full-text search).", meta=_SEARCH_META)
     async def search_facts(query: str) -> CallToolResult:
-        try:
+        with failing(StoreInputError, doing="cannot search"):
             facts = store.search(query)
-        except StoreInputError as exc:
-            fail(f"cannot search: {exc}")
         speech = (
             f"I found {plural(len(facts), 'fact')} matching {query.strip()!r}: {_listing(facts, True)}."
             if facts
@@ -85,11 +81,9 @@ def build_server(args: argparse.Namespace, store: MemoryStore) -> MCPServer[Any]
 
     @server.tool(description="Everything remembered about one subject, by name (case-insensitive).", meta=_ENTITY_META)
     async def query_entities(name: str) -> CallToolResult:
-        try:
+        with failing(StoreInputError, doing="cannot look that up"):
             facts = store.about(name)
             similar = [] if facts else store.similar_subjects(name)
-        except StoreInputError as exc:
-            fail(f"cannot look that up: {exc}")
         if facts:
             subject = facts[0].subject
             speech = f"I know {plural(len(facts), 'thing')} about {subject}: {_listing(facts, False)}."
@@ -101,10 +95,8 @@ def build_server(args: argparse.Namespace, store: MemoryStore) -> MCPServer[Any]
 
     @server.tool(description="Summarise the facts remembered during one session.", meta=_SUMMARY_META)
     async def get_summary(session_id: str) -> CallToolResult:
-        try:
+        with failing(StoreInputError, doing="cannot summarise"):
             facts = store.session(session_id)
-        except StoreInputError as exc:
-            fail(f"cannot summarise: {exc}")
         subjects: dict[str, list[str]] = {}
         for fact in facts:
             subjects.setdefault(fact.subject, []).append(fact.fact)

@@ -19,6 +19,7 @@ from engine.servers.common import (
     READ_ONLY,
     env_default,
     fail,
+    failing,
     join_spoken,
     make_parser,
     make_server,
@@ -55,10 +56,8 @@ def build_server(args: argparse.Namespace, corpus: RulesCorpus) -> MCPServer[Any
         chosen = system.strip().lower() or None
         if chosen is not None and chosen not in corpus.systems:
             fail(f"there is no rules system called {system!r}; the systems are: {systems}")
-        try:
+        with failing(CorpusError):
             found = corpus.search(query, chosen)
-        except CorpusError as exc:
-            fail(str(exc))
         if not found:
             speech = f"I found no rule about {query.strip()!r}."
         else:
