@@ -34,6 +34,7 @@ from typing import Any, TextIO
 import anyio
 import mcp.client.stdio as sdk_stdio
 import mcp.types as types
+from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from mcp.shared.message import SessionMessage
 
 from engine._compat.anyio_streams import asyncio_writer
@@ -43,11 +44,12 @@ from engine._compat.mcp_sdk import executable_command, spawn_stdio_process, stop
 _PIPE_GONE = (ConnectionResetError, BrokenPipeError, RuntimeError)
 
 
-class DirectWriteStream:
+class DirectWriteStream(ObjectSendStream[SessionMessage]):
     """Writes each ``SessionMessage`` as one JSON line to ``stdin`` (the child's anyio ``ByteSendStream``).
 
     When ``stdin`` wraps an asyncio ``StreamWriter`` (anyio's asyncio backend) the line goes into its buffer at once;
-    otherwise it is sent through ``stdin.send`` (one checkpoint, still no task in between).
+    otherwise it is sent through ``stdin.send`` (one checkpoint, still no task in between). ``async with`` closes it
+    (anyio's ``ObjectSendStream``).
     """
 
     __slots__ = ("_closed", "_encoding", "_errors", "_stdin", "_writer")
@@ -80,12 +82,6 @@ class DirectWriteStream:
     async def aclose(self) -> None:
         self._closed = True  # the pipe itself is closed by the transport's stop (stdin first, as the SDK does)
 
-    async def __aenter__(self) -> DirectWriteStream:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
 
 def parse_line(line: str) -> SessionMessage | Exception:
     """One stdout line as the SDK's stdio reader parses it: the message, or the parse error as a value."""
@@ -95,12 +91,13 @@ def parse_line(line: str) -> SessionMessage | Exception:
         return e
 
 
-class DirectReadStream:
+class DirectReadStream(ObjectReceiveStream[SessionMessage | Exception]):
     """The child's stdout (an anyio ``ByteReceiveStream``) as the SDK transport's read stream of ``SessionMessage``.
 
     Reads happen only when the receiver asks for the next message, so nothing is read ahead of a receiver that is
     busy (as the SDK's reader waits for its delivery). A line is kept in pieces until its newline arrives, so a
-    10 MB result costs one join, not a copy per chunk.
+    10 MB result costs one join, not a copy per chunk. ``async for`` and ``async with`` are anyio's
+    ``ObjectReceiveStream``'s, over ``receive`` and ``aclose``.
     """
 
     __slots__ = ("_closed", "_decoder", "_encoding", "_ended", "_lines", "_partial", "_reading", "_stdout")
@@ -167,21 +164,6 @@ class DirectReadStream:
                 return
 
     async def aclose(self) -> None:
-        self.close()
-
-    def __aiter__(self) -> DirectReadStream:
-        return self
-
-    async def __anext__(self) -> SessionMessage | Exception:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> DirectReadStream:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
         self.close()
 
 

@@ -16,6 +16,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+from anyio.abc import ObjectReceiveStream
 from mcp.client import Transport
 
 from engine.mcp.reaper import ChildGroups
@@ -28,10 +29,11 @@ live_groups = ChildGroups()
 MAX_SSE_EVENT_BYTES = 64 * 1024 * 1024
 
 
-class EndWatchStream:
+class EndWatchStream(ObjectReceiveStream[Any]):
     """The transport's read stream, passed through unchanged; ``on_end`` is called once when it ends.
 
-    It ends when the server side is gone (EOF after the SSE stream dropped) or when the session closes it.
+    It ends when the server side is gone (EOF after the SSE stream dropped) or when the session closes it. ``async for``
+    and ``async with`` are anyio's ``ObjectReceiveStream``'s, over ``receive`` and ``aclose``.
     """
 
     def __init__(self, inner: Any, on_end: Callable[[Exception | None], None]) -> None:
@@ -61,21 +63,6 @@ class EndWatchStream:
 
     async def aclose(self) -> None:
         await self._inner.aclose()
-
-    def __aiter__(self) -> EndWatchStream:
-        return self
-
-    async def __anext__(self) -> Any:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> EndWatchStream:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
 
 
 @asynccontextmanager
