@@ -57,19 +57,31 @@ def merge_all_of(node: Schema) -> Schema:
     return merged
 
 
-def normalise(node: Schema, path: str, notes: Notes) -> Schema:
-    """Shared first step: allOf merged, oneOf → anyOf, const → enum, type unions and null branches resolved."""
-    where = path or "/"
+def fold_combinators(node: Schema, where: str, notes: Notes) -> Schema:
+    """A copy of ``node`` with its ``allOf`` merged, ``oneOf`` as ``anyOf`` and ``const`` as a one-value ``enum``
+    (typed from its value when the node has no type): what no restricted dialect takes, in the form they all do."""
     node = dict(node)
-    if "allOf" in node:
+    if isinstance(node.get("allOf"), list):
         node = merge_all_of(node)
         notes.append(f"merged allOf at {where}")
     if "oneOf" in node:
         node["anyOf"] = node.pop("oneOf")
         notes.append(f"oneOf as anyOf at {where}")
     if "const" in node:
-        node["enum"] = [node.pop("const")]
+        value = node.pop("const")
+        node["enum"] = [value]
+        if "type" not in node and "anyOf" not in node:
+            inferred = infer_type([value])
+            if inferred:
+                node["type"] = inferred
         notes.append(f"const as enum at {where}")
+    return node
+
+
+def normalise(node: Schema, path: str, notes: Notes) -> Schema:
+    """Shared first step: allOf merged, oneOf → anyOf, const → enum, type unions and null branches resolved."""
+    where = path or "/"
+    node = fold_combinators(node, where, notes)
     nullable = _resolve_type_union(node, where, notes)
     node, null_branch = _resolve_any_of(node, where, notes)
     if nullable or null_branch:

@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from engine.providers.rendering.names import GEMINI_PARAM_RULE, ArgNames, NameMap
-from engine.providers.rendering.normalise import infer_type, merge_all_of, normalise
+from engine.providers.rendering.normalise import fold_combinators, merge_all_of, normalise
 from engine.providers.rendering.schemas import Notes, Schema
 
 GEMINI_KEYS = frozenset(
@@ -219,22 +219,7 @@ def to_elevenlabs(schema: Schema, notes: Notes, path: str = "", name: str = "") 
 
 
 def _ollama_node(node: Schema, path: str, notes: Notes) -> Schema:
-    where = path or "/"
-    node = dict(node)
-    if isinstance(node.get("allOf"), list):
-        node = merge_all_of(node)
-        notes.append(f"merged allOf at {where}")
-    if "oneOf" in node:
-        node["anyOf"] = node.pop("oneOf")
-        notes.append(f"oneOf as anyOf at {where}")
-    if "const" in node:
-        value = node.pop("const")
-        node["enum"] = [value]
-        if "type" not in node and "anyOf" not in node:
-            inferred = infer_type([value])
-            if inferred:
-                node["type"] = inferred
-        notes.append(f"const as enum at {where}")
+    node = fold_combinators(node, path or "/", notes)
     out: Schema = {}
     for k, v in node.items():
         if k in ("properties", "$defs") and isinstance(v, dict):
