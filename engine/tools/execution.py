@@ -314,14 +314,32 @@ class ToolExecutor:
         if redact.active:
             result.message = redact(result.message)
             result.data = redact.value(result.data)
+        self._ended(call_id, entry, args, result, latency_ms, tool_call_id, is_probe, task, settings)
+        return result
+
+    def _ended(
+        self,
+        call_id: str,
+        entry: RegisteredTool,
+        args: dict[str, Any],
+        result: ToolResult,
+        latency_ms: float,
+        tool_call_id: str,
+        is_probe: bool,
+        task: asyncio.Task[Any] | None,
+        settings: Settings,
+    ) -> None:
+        """Every invocation's end, whatever became of it: the metrics, the latency hooks, then ``tool.completed``."""
+        d = entry.tool.definition
+        origin = d.origin_name or d.name
         self.metrics.tool_done(d.server, origin, result.status, latency_ms / 1000)
         if result.cache_hit:
             self.metrics.cache_hits.labels(d.name).inc()
-        hooks.completed(entry, args, result, latency_ms, is_probe, task, settings)
-        wanted = bus.wanted  # read again: subscribers come and go while the tool runs
+        self.hooks.completed(entry, args, result, latency_ms, is_probe, task, settings)
+        wanted = self.bus.wanted  # read again: subscribers come and go while the tool runs
         if wanted is not None and _COMPLETED not in wanted:
-            return result
-        bus.publish(
+            return
+        self.bus.publish(
             ToolCompleted.build(
                 call_id=call_id,
                 tool_call_id=tool_call_id,
@@ -336,7 +354,6 @@ class ToolExecutor:
                 data=result.data,
             )
         )
-        return result
 
     def _cancelled(
         self,
@@ -351,27 +368,12 @@ class ToolExecutor:
     ) -> None:
         """The call's task was cancelled (not by its deadline): end the invocation as ``cancelled``. The result goes
         to nobody (the turn it belonged to is gone); the event, the metrics and the latency hooks still see it."""
-        d = entry.tool.definition
         latency_ms = (time.perf_counter() - start) * 1000
-        result = ToolResult("cancelled", f"{d.name} was cancelled before it finished; no result was used.")
-        self.metrics.tool_done(d.server, d.origin_name or d.name, result.status, latency_ms / 1000)
-        self.hooks.completed(entry, args, result, latency_ms, is_probe, task, settings)
-        if self.bus.wants(ToolCompleted.type):
-            self.bus.publish(
-                ToolCompleted(
-                    call_id=session.call_id if session else "",
-                    tool_call_id=tool_call_id,
-                    exposed_name=d.name,
-                    server=d.server,
-                    tool=d.origin_name or d.name,
-                    status=result.status,
-                    latency_ms=int(latency_ms * 1000 + 0.5) / 1000,  # round(x, 3) costs a float-to-text trip
-                    message=result.message,
-                    cache_hit=False,
-                    is_probe=is_probe,
-                    data=None,
-                )
-            )
+        message = f"{entry.tool.definition.name} was cancelled before it finished; no result was used."
+        call_id = session.call_id if session else ""
+        self._ended(
+            call_id, entry, args, ToolResult("cancelled", message), latency_ms, tool_call_id, is_probe, task, settings
+        )
 
     async def execute_many(
         self,
