@@ -43,7 +43,7 @@ from engine.sessions.session import CallError, CallSession
 from engine.usage.meter import UsageMeter
 from engine.voice.backend import AudioBackend
 from engine.voice.call_host import CallState, TurnStats
-from engine.voice.call_life import CallLife
+from engine.voice.call_life import CallLife, OfLife
 from engine.voice.options import VoiceOptions
 from engine.voice.pacing import Pacer
 from engine.voice.speaking import SpeakingTap
@@ -101,8 +101,6 @@ class RealtimeVoiceCall:
         self.turns: list[TurnStats] = self.tracker.turns
         self.usage: UsageMeter | None = None
         self.muted, self.input_level_dbfs = False, -120.0
-        #: Set once the call exists (its id is known).
-        self.started = self.life.started
         self._activity = asyncio.Event()
         self._said = TranscriptRelay(engine.calls, self._recorded)
         self._farewell = Farewell(farewell_timeout_s)
@@ -138,21 +136,11 @@ class RealtimeVoiceCall:
     def playbacks(self) -> list[PlayedItem]:
         return self.playout.log if self.playout is not None else []
 
-    @property
-    def state(self) -> CallState:
-        return self.life.state
-
-    @property
-    def end_reason(self) -> str | None:
-        return self.life.end_reason
-
-    @end_reason.setter
-    def end_reason(self, reason: str | None) -> None:
-        self.life.end_reason = reason
-
-    @property
-    def on_state(self) -> Callable[[CallState], None] | None:
-        return self.life.on_state
+    #: The call's state, end reason, state callback and "started" event are its ``CallLife``'s.
+    state = OfLife[CallState]()
+    end_reason = OfLife[str | None](writable=True)
+    on_state = OfLife[Callable[[CallState], None] | None]()
+    started = OfLife[asyncio.Event]()
 
     @property
     def barge_ins(self) -> int:

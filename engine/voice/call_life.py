@@ -5,7 +5,8 @@ Why it exists: the cascaded driver (``engine.voice.pipeline.VoiceCall``) and the
 (``engine.realtime.call.RealtimeVoiceCall``) differ in who hears and who speaks, not in how a call ends (the first
 reason given wins), which bus events it follows, how its ``CallState`` reaches the speaking timeline and
 ``on_state``, or how it closes. ``CallLife`` is that one implementation, held by each driver; ``pump_frames`` reads
-the backend's frames as the ``Pacer`` allows for both.
+the backend's frames as the ``Pacer`` allows for both, and ``OfLife`` gives each driver the life's ``state``,
+``end_reason``, ``on_state`` and ``started`` as its own attributes.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Collection, Coroutine
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, overload
 
 import numpy as np
 
@@ -46,6 +47,42 @@ class Questions(Protocol):
     def open(self) -> Collection[str] | bool: ...
 
     def on_event(self, ev: Asked) -> None: ...
+
+
+class OfLife(Generic[T]):
+    """A driver's attribute that is its ``CallLife``'s of the same name (read-only unless ``writable``): both
+    drivers name it once as a class attribute instead of restating a property for it."""
+
+    def __init__(self, *, writable: bool = False) -> None:
+        self.writable = writable
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, driver: None, owner: type) -> OfLife[T]: ...
+
+    @overload
+    def __get__(self, driver: LifeHolder, owner: type) -> T: ...
+
+    def __get__(self, driver: LifeHolder | None, owner: type) -> OfLife[T] | T:
+        if driver is None:
+            return self
+        value: T = getattr(driver.life, self.name)
+        return value
+
+    def __set__(self, driver: LifeHolder, value: T) -> None:
+        if not self.writable:
+            raise AttributeError(f"{self.name} is the call life's; it cannot be set on the driver")
+        setattr(driver.life, self.name, value)
+
+
+class LifeHolder(Protocol):
+    """A voice driver: it holds its call's ``CallLife``."""
+
+    @property
+    def life(self) -> CallLife: ...
 
 
 class CallLife:

@@ -35,7 +35,7 @@ from engine.voice.audio import AudioFrame
 from engine.voice.backend import AudioBackend
 from engine.voice.bargein import SpeechOnset
 from engine.voice.call_host import CallState, Deliver, TurnStats, VoiceHost, resolve_voice
-from engine.voice.call_life import CallLife, pump_frames, silenced
+from engine.voice.call_life import CallLife, OfLife, pump_frames, silenced
 from engine.voice.options import VoiceOptions
 from engine.voice.pacing import Pacer
 from engine.voice.speaker import Playback, Speaker
@@ -103,8 +103,6 @@ class VoiceCall:
         self.muted = False
         self.barge_ins = 0
         self.input_level_dbfs = -120.0
-        #: Set once the call exists (its id is known), before or while the greeting plays.
-        self.started = self.life.started
         self._input_ended = asyncio.Event()
 
     # ------------------------------------------------------------------------------------------------ public
@@ -117,21 +115,11 @@ class VoiceCall:
     def playbacks(self) -> list[Playback]:
         return self.speaker.log
 
-    @property
-    def state(self) -> CallState:
-        return self.life.state
-
-    @property
-    def end_reason(self) -> str | None:
-        return self.life.end_reason
-
-    @end_reason.setter
-    def end_reason(self, reason: str | None) -> None:
-        self.life.end_reason = reason
-
-    @property
-    def on_state(self) -> Callable[[CallState], None] | None:
-        return self.life.on_state
+    #: The call's state, end reason, state callback and "started" event are its ``CallLife``'s.
+    state = OfLife[CallState]()
+    end_reason = OfLife[str | None](writable=True)
+    on_state = OfLife[Callable[[CallState], None] | None]()
+    started = OfLife[asyncio.Event]()
 
     def mute(self, muted: bool) -> None:
         """Muted: the caller's audio is replaced by silence (the level meter still shows the real input)."""
