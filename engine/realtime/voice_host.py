@@ -20,27 +20,13 @@ if TYPE_CHECKING:  # names only: an engine loads the voice stack (numpy) on its 
     from engine.realtime.host import RealtimeCallControl
     from engine.sessions.session import CallSession
     from engine.voice.backend import AudioBackend
-    from engine.voice.call_host import Deliver
+    from engine.voice.call_host import CallCommands, Deliver
 
     #: The flight recorder's tap: ``backend`` with the audio of the call ``call_id()`` names recorded.
     AudioTap = Callable[[AudioBackend, Callable[[], str | None]], AudioBackend]
 
-    class VoiceCallCommands(RealtimeCallControl, Protocol):
+    class VoiceCallCommands(RealtimeCallControl, CallCommands, Protocol):
         """The call manager as a voice call uses it: start, a caller turn, end, and the realtime calls' control."""
-
-        async def start_call(
-            self,
-            context: str,
-            *,
-            provider: str | None = ...,
-            caller_name: str | None = ...,
-            caller_number: str | None = ...,
-            deliver: Deliver | None = ...,
-        ) -> CallSession: ...
-
-        async def user_said(self, call_id: str, text: str) -> TurnReply: ...
-
-        async def end_call(self, call_id: str, reason: str = ...) -> None: ...
 
 
 class VoiceParts:

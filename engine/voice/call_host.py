@@ -31,7 +31,26 @@ class CallMeters(Protocol):
     def usage_meter(self, call_id: str) -> UsageMeter | None: ...
 
 
-class VoiceHost(Protocol):
+class CallCommands(Protocol):
+    """The call commands a voice call runs on: start, a caller turn, end (the call manager's, which the
+    ``VoiceHost`` passes on)."""
+
+    async def start_call(
+        self,
+        context: str,
+        *,
+        provider: str | None = ...,
+        caller_name: str | None = ...,
+        caller_number: str | None = ...,
+        deliver: Deliver | None = ...,
+    ) -> CallSession: ...
+
+    async def user_said(self, call_id: str, text: str) -> TurnReply: ...
+
+    async def end_call(self, call_id: str, reason: str = ...) -> None: ...
+
+
+class VoiceHost(CallCommands, Protocol):
     """What a voice call needs from the engine: its settings, providers, bus and usage meters, the call commands,
     and the ear for a tool's question to the caller."""
 
@@ -51,20 +70,6 @@ class VoiceHost(Protocol):
     def timing_book(self) -> TurnTimingBook:
         """Each turn's stage times (``turn.timings``, the latency waterfall), fed by the drivers."""
         ...
-
-    async def start_call(
-        self,
-        context: str,
-        *,
-        provider: str | None = ...,
-        caller_name: str | None = ...,
-        caller_number: str | None = ...,
-        deliver: Deliver | None = ...,
-    ) -> CallSession: ...
-
-    async def user_said(self, call_id: str, text: str) -> TurnReply: ...
-
-    async def end_call(self, call_id: str, reason: str = ...) -> None: ...
 
     def caller_answered(self, call_id: str, text: str) -> bool:
         """The caller's words while a tool's question waits for them (engine.voice.asking); False when none waits."""
