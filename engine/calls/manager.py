@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engine.calls.capacity import Admission, holding, resume_held
-from engine.calls.runtime import CallRuntime, Deliver, EngineGateway, StartTier, TurnHooks
+from engine.calls.runtime import CallOpening, CallRuntime, Deliver, EngineGateway, StartTier, TurnHooks
 from engine.calls.usage import UsageCalls
 from engine.config.models import Settings
 from engine.core.metrics import Metrics
@@ -125,9 +125,10 @@ class CallManager:
         call_id: str | None = None,
         **extra: Any,
     ) -> CallSession:
-        session, _ = self.open_call(
+        opening = CallOpening(
             context, provider, caller_name, caller_number, direction, channel_id, deliver, call_id, extra
         )
+        session, _ = self.open_call(opening)
         ctx = self._settings().contexts[context]
         greeting = render(ctx.greeting, prompt_values(session)) if ctx.greeting else None
         try:
@@ -140,22 +141,11 @@ class CallManager:
             raise
         return session
 
-    def open_call(
-        self,
-        context: str,
-        provider: str | None,
-        caller_name: str | None,
-        caller_number: str | None,
-        direction: str,
-        channel_id: str | None,
-        deliver: Deliver | None,
-        call_id: str | None,
-        extra: Mapping[str, Any],
-        *,
-        realtime: bool = False,
-    ) -> tuple[CallSession, CallRuntime]:
+    def open_call(self, opening: CallOpening, *, realtime: bool = False) -> tuple[CallSession, CallRuntime]:
         """Create the call (session, provider session, metrics, ``call.started``); ``realtime`` requires a
         speech-to-speech provider (a text provider cannot hear audio, a realtime one cannot take text turns)."""
+        context, provider, call_id = opening.context, opening.provider, opening.call_id
+        caller_name, caller_number = opening.caller_name, opening.caller_number
         settings = self._settings()
         ctx = settings.contexts.get(context)
         if ctx is None:
@@ -183,11 +173,11 @@ class CallManager:
             provider=provider_name,
             caller_name=caller_name,
             caller_number=caller_number,
-            direction="outbound" if direction == "outbound" else "inbound",
-            channel_id=channel_id,
+            direction="outbound" if opening.direction == "outbound" else "inbound",
+            channel_id=opening.channel_id,
             history=History(settings.engine.history_limit),
-            campaign_id=extra.get("campaign_id"),
-            lead_id=extra.get("lead_id"),
+            campaign_id=opening.extra.get("campaign_id"),
+            lead_id=opening.extra.get("lead_id"),
             tier=ctx.tier.default,
             tier_reason="context default",
         )
@@ -195,7 +185,7 @@ class CallManager:
             if isinstance(hook, StartTier):
                 session.tier, session.tier_reason = hook.start_tier(session)
         self.sessions.add(session)
-        rt = CallRuntime(prov.open_session(session), provider_name, deliver)
+        rt = CallRuntime(prov.open_session(session), provider_name, opening.deliver)
         self._runtime[session.call_id] = rt
         self.usage.open_meter(session, rt)
         self.metrics.calls_active.set(len(self._runtime))

@@ -1,4 +1,5 @@
-"""A live call's engine-side parts: the runtime record, the turn hooks' shape and the per-turn tool gateway.
+"""A live call's engine-side parts: what opens it, the runtime record, the turn hooks' shape and the per-turn tool
+gateway.
 
 Apart from ``engine.calls.manager`` (which re-exports them) so the realtime and usage halves of the call manager can
 import these without the manager itself, and so calls.py stays one job: the call lifecycle and its turns.
@@ -7,9 +8,9 @@ import these without the manager itself, and so calls.py stays one job: the call
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from engine.providers.base import ProviderSession, ToolCallRequest, TurnReply
 from engine.sessions.history import ToolCallItem, ToolResultItem
@@ -20,6 +21,22 @@ from engine.tools.view import ToolView
 from engine.usage.meter import UsageMeter
 
 Deliver = Callable[[CallSession, str], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class CallOpening:
+    """What a new call is asked with, as ``start_call`` and ``start_realtime_call`` both hand it to the manager's
+    ``open_call``; ``extra`` holds the campaign's keys (``campaign_id``, ``lead_id``)."""
+
+    context: str
+    provider: str | None
+    caller_name: str | None
+    caller_number: str | None
+    direction: str
+    channel_id: str | None
+    deliver: Deliver | None
+    call_id: str | None
+    extra: Mapping[str, Any]
 
 
 class TurnHooks(Protocol):

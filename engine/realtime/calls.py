@@ -23,7 +23,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from engine.calls.runtime import EngineGateway
+from engine.calls.runtime import CallOpening, EngineGateway
 from engine.core.templates import prompt_values, render
 from engine.events import EngineError, TranscriptAdded
 from engine.providers.base import ProviderError
@@ -61,21 +61,7 @@ class CallCore(Protocol):
     def end_call(self, call_id: str, reason: str = ...) -> Awaitable[None]: ...
     def turn_done(self, session: CallSession) -> None: ...
     def announce_view_change(self, session: CallSession, old: ToolView | None, new: ToolView) -> None: ...
-
-    def open_call(
-        self,
-        context: str,
-        provider: str | None,
-        caller_name: str | None,
-        caller_number: str | None,
-        direction: str,
-        channel_id: str | None,
-        deliver: Deliver | None,
-        call_id: str | None,
-        extra: dict[str, Any],
-        *,
-        realtime: bool = ...,
-    ) -> tuple[CallSession, CallRuntime]: ...
+    def open_call(self, opening: CallOpening, *, realtime: bool = ...) -> tuple[CallSession, CallRuntime]: ...
 
 
 class RealtimeCalls:
@@ -117,18 +103,10 @@ class RealtimeCalls:
         native format. ``deliver``: how the engine itself says a line on the call (a tool's question to the caller;
         the provider speaks everything else). ``CallError`` for an unknown context or a provider that is not
         realtime; a session that cannot start ends the call with the provider's reason and raises ``ProviderError``."""
-        session, rt = self._calls.open_call(
-            context,
-            provider,
-            caller_name,
-            caller_number,
-            direction,
-            channel_id,
-            deliver,
-            call_id,
-            extra,
-            realtime=True,
+        opening = CallOpening(
+            context, provider, caller_name, caller_number, direction, channel_id, deliver, call_id, extra
         )
+        session, rt = self._calls.open_call(opening, realtime=True)
         live = rt.provider_session
         if not isinstance(live, RealtimeSession):  # a RealtimeProvider whose open_session broke its contract
             await self._calls.end_call(
