@@ -71,29 +71,38 @@ def _int(obj: Any, *path: str) -> int:
     return obj if isinstance(obj, int) and not isinstance(obj, bool) and obj > 0 else 0
 
 
-def openai_chat(usage: Any) -> UsageReport | None:
-    """Chat Completions ``usage`` (in a stream: the last chunk's, asked for with ``stream_options.include_usage``)."""
+def _at_paths(usage: Any, paths: Mapping[str, tuple[str, ...]]) -> UsageReport | None:
+    """The report whose every count is read at its path in ``usage`` (None when ``usage`` is no mapping)."""
     if not isinstance(usage, Mapping):
         return None
-    return UsageReport(
-        input_tokens=_int(usage, "prompt_tokens"),
-        output_tokens=_int(usage, "completion_tokens"),
-        cached_input_tokens=_int(usage, "prompt_tokens_details", "cached_tokens"),
-        input_audio_tokens=_int(usage, "prompt_tokens_details", "audio_tokens"),
-        output_audio_tokens=_int(usage, "completion_tokens_details", "audio_tokens"),
-    )
+    return UsageReport(**{name: _int(usage, *path) for name, path in paths.items()})
+
+
+#: Chat Completions: each count's path in ``usage``.
+_OPENAI_CHAT = {
+    "input_tokens": ("prompt_tokens",),
+    "output_tokens": ("completion_tokens",),
+    "cached_input_tokens": ("prompt_tokens_details", "cached_tokens"),
+    "input_audio_tokens": ("prompt_tokens_details", "audio_tokens"),
+    "output_audio_tokens": ("completion_tokens_details", "audio_tokens"),
+}
+#: The Responses API: each count's path in ``usage``.
+_OPENAI_RESPONSES = {
+    "input_tokens": ("input_tokens",),
+    "output_tokens": ("output_tokens",),
+    "cached_input_tokens": ("input_tokens_details", "cached_tokens"),
+    "cache_write_tokens": ("input_tokens_details", "cache_write_tokens"),
+}
+
+
+def openai_chat(usage: Any) -> UsageReport | None:
+    """Chat Completions ``usage`` (in a stream: the last chunk's, asked for with ``stream_options.include_usage``)."""
+    return _at_paths(usage, _OPENAI_CHAT)
 
 
 def openai_responses(usage: Any) -> UsageReport | None:
     """Responses API ``usage`` (the response object, or ``response.completed``'s)."""
-    if not isinstance(usage, Mapping):
-        return None
-    return UsageReport(
-        input_tokens=_int(usage, "input_tokens"),
-        output_tokens=_int(usage, "output_tokens"),
-        cached_input_tokens=_int(usage, "input_tokens_details", "cached_tokens"),
-        cache_write_tokens=_int(usage, "input_tokens_details", "cache_write_tokens"),
-    )
+    return _at_paths(usage, _OPENAI_RESPONSES)
 
 
 def openai_realtime(usage: Any, input_audio_s: float = 0.0, output_audio_s: float = 0.0) -> UsageReport | None:
