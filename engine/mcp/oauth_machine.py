@@ -24,6 +24,7 @@ Every grant names its authorization server (``issuer``); the credentials go only
 from __future__ import annotations
 
 import base64
+from abc import abstractmethod
 from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from urllib.parse import quote
@@ -91,8 +92,13 @@ def _client(oauth: OAuthConfig, method: str, grant: str) -> OAuthClientInformati
     )
 
 
-class ClientSecretOAuth(EngineOAuth, ClientCredentialsOAuthProvider):
-    """``client_credentials`` with ``client_secret`` (client_secret_basic)."""
+class MachineOAuth(EngineOAuth):
+    """What every grant without a person sets up alike: the engine's fields, the config's ``auth.oauth``, the
+    grant's SDK provider (``_start``), then the configured client as the SDK's record (``_method``, ``_grant_type``)."""
+
+    #: How the client proves itself at the token endpoint, and the grant it asks for (the ``pre_registered`` record).
+    _method = "client_secret_basic"
+    _grant_type = "client_credentials"
 
     def __init__(
         self,
@@ -103,12 +109,26 @@ class ClientSecretOAuth(EngineOAuth, ClientCredentialsOAuthProvider):
         interactive: bool,
         on_needs: _OnNeeds,
     ) -> None:
-        oauth = _oauth(cfg)
         self._engine_setup(server_id, cfg, storage, interactive, on_needs)
+        self._oauth = _oauth(cfg)
+        self._start(str(cfg.url), storage)
+        self.machine = True
+        self.pre_registered = _client(self._oauth, self._method, self._grant_type)
+
+    @abstractmethod
+    def _start(self, server_url: str, storage: KeyringTokenStorage) -> None:
+        """Initialise the grant's SDK provider (and name its ``credential_keys``) from ``self._oauth``."""
+
+
+class ClientSecretOAuth(MachineOAuth, ClientCredentialsOAuthProvider):
+    """``client_credentials`` with ``client_secret`` (client_secret_basic)."""
+
+    def _start(self, server_url: str, storage: KeyringTokenStorage) -> None:
+        oauth = self._oauth
         assert oauth.client_id is not None and oauth.client_secret is not None
         ClientCredentialsOAuthProvider.__init__(
             self,
-            server_url=str(cfg.url),
+            server_url=server_url,
             storage=storage,
             client_id=oauth.client_id,
             client_secret=oauth.client_secret.get_secret_value(),
@@ -116,38 +136,26 @@ class ClientSecretOAuth(EngineOAuth, ClientCredentialsOAuthProvider):
             scope=self.cfg_scope,
             issuer=oauth.issuer,
         )
-        self.machine = True
-        self.pre_registered = _client(oauth, "client_secret_basic", "client_credentials")
 
 
-class PrivateKeyOAuth(EngineOAuth, PrivateKeyJWTOAuthProvider):
+class PrivateKeyOAuth(MachineOAuth, PrivateKeyJWTOAuthProvider):
     """``client_credentials`` with ``private_key_jwt``: a client assertion signed with the configured key."""
 
-    def __init__(
-        self,
-        server_id: str,
-        cfg: McpServerConfig,
-        storage: KeyringTokenStorage,
-        *,
-        interactive: bool,
-        on_needs: _OnNeeds,
-    ) -> None:
-        oauth = _oauth(cfg)
-        self._engine_setup(server_id, cfg, storage, interactive, on_needs)
+    _method = "private_key_jwt"
+
+    def _start(self, server_url: str, storage: KeyringTokenStorage) -> None:
+        oauth = self._oauth
         assert oauth.client_id is not None
-        self._oauth = oauth
         PrivateKeyJWTOAuthProvider.__init__(
             self,
-            server_url=str(cfg.url),
+            server_url=server_url,
             storage=storage,
             client_id=oauth.client_id,
             assertion_provider=self._sign,
             scope=self.cfg_scope,
             issuer=oauth.issuer,
         )
-        self.machine = True
         self.credential_keys = "private_key" if oauth.private_key is not None else "private_key_file"
-        self.pre_registered = _client(oauth, "private_key_jwt", "client_credentials")
 
     async def _sign(self, audience: str) -> str:
         oauth = self._oauth
@@ -164,31 +172,21 @@ class PrivateKeyOAuth(EngineOAuth, PrivateKeyJWTOAuthProvider):
         return assertion
 
 
-class WorkloadOAuth(EngineOAuth):
+class WorkloadOAuth(MachineOAuth):
     """``jwt_bearer``: workload identity federation, the platform's JWT traded for an access token (RFC 7523 §2.1)."""
 
-    def __init__(
-        self,
-        server_id: str,
-        cfg: McpServerConfig,
-        storage: KeyringTokenStorage,
-        *,
-        interactive: bool,
-        on_needs: _OnNeeds,
-    ) -> None:
-        oauth = _oauth(cfg)
-        self._engine_setup(server_id, cfg, storage, interactive, on_needs)
-        self._oauth = oauth
+    _method = "none"
+    _grant_type = JWT_BEARER_GRANT_TYPE
+
+    def _start(self, server_url: str, storage: KeyringTokenStorage) -> None:
         metadata = OAuthClientMetadata(
             redirect_uris=None,
-            grant_types=[JWT_BEARER_GRANT_TYPE],
+            grant_types=[self._grant_type],
             token_endpoint_auth_method="none",
             scope=self.cfg_scope,
         )
-        OAuthClientProvider.__init__(self, server_url=str(cfg.url), client_metadata=metadata, storage=storage)
-        self.machine = True
-        self.credential_keys = "assertion" if oauth.assertion is not None else "assertion_file"
-        self.pre_registered = _client(oauth, "none", JWT_BEARER_GRANT_TYPE)
+        OAuthClientProvider.__init__(self, server_url=server_url, client_metadata=metadata, storage=storage)
+        self.credential_keys = "assertion" if self._oauth.assertion is not None else "assertion_file"
 
     async def _perform_authorization(self) -> httpx2.Request:
         ctx = self.context
@@ -232,30 +230,20 @@ class _FreshStart:
         return None
 
 
-class EnterpriseOAuth(EngineOAuth):
+class EnterpriseOAuth(MachineOAuth):
     """``enterprise`` (SEP-990): the user's ID token → ID-JAG at the identity provider → access token at ``issuer``."""
 
-    def __init__(
-        self,
-        server_id: str,
-        cfg: McpServerConfig,
-        storage: KeyringTokenStorage,
-        *,
-        interactive: bool,
-        on_needs: _OnNeeds,
-    ) -> None:
-        oauth = _oauth(cfg)
-        self._engine_setup(server_id, cfg, storage, interactive, on_needs)
+    _grant_type = JWT_BEARER_GRANT_TYPE
+
+    def _start(self, server_url: str, storage: KeyringTokenStorage) -> None:
+        oauth = self._oauth
         assert oauth.idp is not None and oauth.issuer is not None
         assert oauth.client_id is not None and oauth.client_secret is not None
-        self._oauth = oauth
-        metadata = OAuthClientMetadata(redirect_uris=None, grant_types=[JWT_BEARER_GRANT_TYPE], scope=self.cfg_scope)
-        OAuthClientProvider.__init__(self, server_url=str(cfg.url), client_metadata=metadata, storage=storage)
-        self.machine = True
-        self.pre_registered = _client(oauth, "client_secret_basic", JWT_BEARER_GRANT_TYPE)
-        store: TokenStorage = _FreshStart(storage) if interactive else storage
+        metadata = OAuthClientMetadata(redirect_uris=None, grant_types=[self._grant_type], scope=self.cfg_scope)
+        OAuthClientProvider.__init__(self, server_url=server_url, client_metadata=metadata, storage=storage)
+        store: TokenStorage = _FreshStart(storage) if self.interactive else storage
         self._grant = IdentityAssertionOAuthProvider(
-            server_url=str(cfg.url),
+            server_url=server_url,
             storage=store,
             client_id=oauth.client_id,
             client_secret=oauth.client_secret.get_secret_value(),
@@ -349,7 +337,7 @@ def machine_auth(
 ) -> EngineOAuth:
     """The provider for the server's grant; ``interactive`` (``mcp login``) starts from no stored token."""
     oauth = _oauth(cfg)
-    kind: type[ClientSecretOAuth | PrivateKeyOAuth | WorkloadOAuth | EnterpriseOAuth]
+    kind: type[MachineOAuth]
     if oauth.grant == "client_credentials":
         kind = ClientSecretOAuth if oauth.client_secret is not None else PrivateKeyOAuth
     elif oauth.grant == "jwt_bearer":
