@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import ctypes
 import ctypes.util
 import logging
@@ -232,20 +233,10 @@ class DeviceBackend(AudioBackend):
 
     def _open_input(self) -> None:
         assert self.input_info is not None
-        self._loop = asyncio.get_running_loop()
         self._in_queue = asyncio.Queue()
-        try:
-            self._in_stream = self._sd.RawInputStream(
-                samplerate=self.input_rate,
-                blocksize=self.input_rate * self.frame_ms // 1000,
-                device=self.input_info.index,
-                channels=1,
-                dtype="int16",
-                callback=self._on_input,
-            )
-            self._in_stream.start()
-        except Exception as exc:
-            raise AudioUnavailable(f"cannot open audio input {self.input_info.name!r}: {exc}") from exc
+        self._in_stream = self._open_stream(
+            self._sd.RawInputStream, "input", self.input_info, self.input_rate, self._on_input
+        )
 
     async def frames(self) -> AsyncIterator[AudioFrame]:
         if self.input_info is None:
@@ -282,19 +273,34 @@ class DeviceBackend(AudioBackend):
 
     def _open_output(self) -> None:
         assert self.output_info is not None
+        self._out_stream = self._open_stream(
+            self._sd.RawOutputStream, "output", self.output_info, self.output_rate, self._on_output
+        )
+
+    def _open_stream(
+        self, kind: Callable[..., Any], direction: str, info: DeviceInfo, rate: int, callback: Callable[..., None]
+    ) -> Any:
+        """A started mono 16-bit stream of ``kind`` (``RawInputStream``/``RawOutputStream``) on ``info`` at ``rate``,
+        one frame a block (AudioUnavailable when it cannot open or start; one that opened but did not start is
+        closed)."""
         self._loop = asyncio.get_running_loop()
+        stream: Any = None
         try:
-            self._out_stream = self._sd.RawOutputStream(
-                samplerate=self.output_rate,
-                blocksize=self.output_rate * self.frame_ms // 1000,
-                device=self.output_info.index,
+            stream = kind(
+                samplerate=rate,
+                blocksize=rate * self.frame_ms // 1000,
+                device=info.index,
                 channels=1,
                 dtype="int16",
-                callback=self._on_output,
+                callback=callback,
             )
-            self._out_stream.start()
+            stream.start()
         except Exception as exc:
-            raise AudioUnavailable(f"cannot open audio output {self.output_info.name!r}: {exc}") from exc
+            if stream is not None:
+                with contextlib.suppress(Exception):
+                    stream.close()
+            raise AudioUnavailable(f"cannot open audio {direction} {info.name!r}: {exc}") from exc
+        return stream
 
     async def _output_chunk(self, frame: AudioFrame) -> None:
         if self.output_info is None or self._out_resampler is None:

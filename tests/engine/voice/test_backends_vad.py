@@ -170,3 +170,45 @@ def test_find_device_errors() -> None:
         find_device(1, "input", devs)
     with pytest.raises(AudioUnavailable, match="no audio output device found"):
         find_device(None, "output", devs[:1])
+
+
+async def test_a_device_stream_that_will_not_start_is_a_clear_error_and_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    from engine.voice import device_backend
+    from engine.voice.backend import AudioUnavailable
+    from engine.voice.device_backend import DeviceBackend, DeviceInfo
+
+    opened: list[FailingStream] = []
+
+    class FailingStream:
+        def __init__(self, **kw: object) -> None:
+            self.kw, self.closed = kw, False
+            opened.append(self)
+
+        def start(self) -> None:
+            raise RuntimeError("device busy")
+
+        def close(self) -> None:
+            self.closed = True
+
+    fake_sd = types.SimpleNamespace(
+        RawInputStream=FailingStream,
+        RawOutputStream=FailingStream,
+        check_input_settings=lambda **kw: None,
+        check_output_settings=lambda **kw: None,
+        default=types.SimpleNamespace(device=(0, 1)),
+    )
+    devices = [DeviceInfo(0, "Test Mic", "ALSA", 1, 0, 16000.0), DeviceInfo(1, "Test Speaker", "ALSA", 0, 1, 8000.0)]
+    monkeypatch.setattr(device_backend, "import_sounddevice", lambda: fake_sd)
+    monkeypatch.setattr(device_backend, "list_devices", lambda rescan=False: devices)
+    backend = DeviceBackend(sample_rate=16000, frame_ms=20)
+    with pytest.raises(AudioUnavailable, match=r"cannot open audio input 'Test Mic': device busy"):
+        await anext(backend.frames())
+    with pytest.raises(AudioUnavailable, match=r"cannot open audio output 'Test Speaker': device busy"):
+        await backend.play([AudioFrame(np.zeros(320, dtype=np.int16), 16000, 0.0)])
+    assert [(s.kw["device"], s.kw["samplerate"], s.kw["blocksize"], s.closed) for s in opened] == [
+        (0, 16000, 320, True),
+        (1, 16000, 320, True),
+    ]
+    await backend.close()
