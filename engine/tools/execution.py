@@ -57,11 +57,6 @@ def own_limit(d: ToolDefinition, settings: Settings) -> tuple[float | None, str]
 DEFAULT_SOURCE = "the engine's default tool timeout"
 
 
-def default_limit(settings: Settings) -> tuple[float, str]:
-    """The engine's default tool timeout and its name."""
-    return default_limit_for(settings.engine.tool_timeout_ms)
-
-
 def default_limit_for(ms: int) -> tuple[float, str]:
     """The engine's default tool timeout of ``ms`` milliseconds and its name."""
     return ms / 1000, f"{DEFAULT_SOURCE} (engine.tool_timeout_ms: {ms})"
@@ -74,7 +69,8 @@ def timeout_result(d: ToolDefinition, timeout_s: float, source: str) -> ToolResu
 
 
 class ExecutionHooks(Protocol):
-    """What the budget layer plugs into the path: timeouts, the result cache and latency recording. ``task`` runs
+    """What the budget layer (``engine.budget.layer``, the one implementation, handed over by the composition root)
+    plugs into the path: timeouts, the result cache and latency recording. ``task`` runs
     the call (None: the current task), so a hook that tracks calls need not look it up again; ``settings`` are the
     ones the call runs under."""
 
@@ -104,33 +100,6 @@ class ExecutionHooks(Protocol):
         ...
 
 
-class DefaultHooks:
-    """No cache, no latency book: the tool's own timeout, else the global one."""
-
-    def begin(
-        self,
-        entry: RegisteredTool,
-        args: Mapping[str, Any],
-        session: CallSession | None,
-        task: asyncio.Task[Any] | None,
-        settings: Settings,
-    ) -> ToolResult | tuple[float, str]:
-        own, source = own_limit(entry.tool.definition, settings)
-        return (own, source) if own is not None else default_limit(settings)
-
-    def completed(
-        self,
-        entry: RegisteredTool,
-        args: Mapping[str, Any],
-        result: ToolResult,
-        latency_ms: float,
-        is_probe: bool,
-        task: asyncio.Task[Any] | None,
-        settings: Settings,
-    ) -> None:
-        return None
-
-
 class ToolExecutor:
     def __init__(
         self,
@@ -139,14 +108,14 @@ class ToolExecutor:
         metrics: Metrics,
         settings: Callable[[], Settings],
         redactor: Redactor,
-        hooks: ExecutionHooks | None = None,
+        hooks: ExecutionHooks,
     ) -> None:
         self.registry = registry
         self.bus = bus
         self.metrics = metrics
         self._settings = settings
         self.redact = redactor
-        self.hooks: ExecutionHooks = hooks or DefaultHooks()
+        self.hooks = hooks
         self._deadlines = Deadlines()
         #: Tools that may do harm wait here for the operator, after the checks and before they run.
         self.approvals = ApprovalDesk(bus, metrics, settings, redactor)
