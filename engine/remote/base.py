@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from engine.core.backoff import Backoff
 from engine.events import Event
 
 #: Commands an attached console may send; each maps onto the engine's public method of the same name
@@ -130,6 +131,16 @@ Followed = RemoteEvent | EngineJoined | EngineLost
 class RemoteError(RuntimeError):
     """The remote side cannot be reached, refused the request, or a command failed / was not answered in time;
     ``str()`` says which engine, which command and why (never a password or token)."""
+
+
+#: Both clients' waits before following again after a lost connection: from 0.2 s, doubling, up to 5 s.
+RECONNECT = Backoff(0.2, 5.0)
+
+
+def check_command(engine_id: str, command: str) -> None:
+    """``RemoteError`` before anything is sent when ``command`` is not one of ``COMMANDS``."""
+    if command not in COMMANDS:
+        raise RemoteError(f"unknown command {command!r} for engine {engine_id} (one of {', '.join(COMMANDS)})")
 
 
 class RemoteEngines(Protocol):

@@ -25,10 +25,10 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from engine.bounds.json_text import loads_bounded
-from engine.core.backoff import Backoff, Retry
+from engine.core.backoff import Retry
 from engine.events import Event
 from engine.remote.base import (
-    COMMANDS,
+    RECONNECT,
     EngineInfo,
     EngineJoined,
     EngineLost,
@@ -36,6 +36,7 @@ from engine.remote.base import (
     RemoteError,
     RemoteEvent,
     check_approver,
+    check_command,
     engine_info,
 )
 from engine.store.feed import entry_key
@@ -47,8 +48,6 @@ TOKEN_ENV = "AVA_ENGINE_TOKEN"
 LOST_AFTER_HEARTBEATS = 3
 #: The heartbeat interval assumed until the engine has said its own.
 DEFAULT_HEARTBEAT_S = 2.0
-#: Reconnect waits: from 0.2 s, doubling, up to 5 s.
-RECONNECT = Backoff(0.2, 5.0)
 #: Close codes the engine sends (``engine.http.event_stream``): it stops; this client was too slow to keep.
 GOING_AWAY = 1001
 TRY_AGAIN_LATER = 1013
@@ -167,8 +166,7 @@ class HttpEngines:
     async def send(
         self, engine_id: str, command: str, args: Mapping[str, Any], timeout_s: float = 5.0
     ) -> dict[str, Any]:
-        if command not in COMMANDS:
-            raise RemoteError(f"unknown command {command!r} (one of {', '.join(COMMANDS)})")
+        check_command(engine_id, command)
         info = self._info or await self._get_engine()
         if engine_id != info.id:
             raise RemoteError(f"no engine {engine_id!r} at {self.description} (it serves {info.id!r})")

@@ -27,10 +27,10 @@ from redis.exceptions import RedisError
 
 from engine.bounds.json_text import loads_bounded
 from engine.config.models.scale_out import safe_store_url
-from engine.core.backoff import Backoff, Retry
+from engine.core.backoff import Retry
 from engine.recorder.codec import event_from_dict
 from engine.remote.base import (
-    COMMANDS,
+    RECONNECT,
     EngineInfo,
     EngineJoined,
     EngineLost,
@@ -38,6 +38,7 @@ from engine.remote.base import (
     RemoteError,
     RemoteEvent,
     check_approver,
+    check_command,
     engine_info,
 )
 from engine.store.base import APPROVER_EVERY_S, APPROVER_TTL_S, Entry, StoreUnavailable, engine_stream
@@ -52,7 +53,6 @@ log = logging.getLogger(__name__)
 BLOCK_MS = 500
 #: Entries read per stream at once.
 READ_COUNT = 500
-RECONNECT = Backoff(0.2, 5.0)
 
 
 class RedisEngines:
@@ -114,8 +114,7 @@ class RedisEngines:
     async def send(
         self, engine_id: str, command: str, args: Mapping[str, Any], timeout_s: float = 5.0
     ) -> dict[str, Any]:
-        if command not in COMMANDS:
-            raise RemoteError(f"unknown command {command!r} for engine {engine_id} (one of {', '.join(COMMANDS)})")
+        check_command(engine_id, command)
         try:
             beat = await self._store.engine(engine_id)
         except StoreUnavailable as e:
