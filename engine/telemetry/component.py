@@ -80,7 +80,7 @@ class Telemetry:
 
         limits = Limits.from_env()
         self.setup = setup
-        self.export = SpanExport(outputs, limits, lambda emit: SpanBuilder(emit, self.ids.of, sampled, self._class))
+        self.export = SpanExport(outputs, limits, lambda: SpanBuilder(self.ids.of, sampled, self._class))
         self._records.clear()
         self._sub = self.bus.tap(recorder(self._records.append), set(EVENT_TYPES))
         self._timer = asyncio.get_running_loop().call_later(HANDOFF_S, self._handoff)

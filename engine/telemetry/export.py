@@ -19,7 +19,6 @@ from itertools import islice
 from typing import Any, Protocol
 
 from engine.config.errors import ConfigError
-from engine.telemetry.otlp import SpanData
 from engine.telemetry.spans import SpanBuilder
 
 log = logging.getLogger(__name__)
@@ -29,11 +28,12 @@ _CHUNK = 64
 
 
 class Output(Protocol):
-    """Where batches of spans go (OTLP/HTTP, the console). ``add`` (on the loop, as spans are built) keeps each span
-    as this output sends it (OTLP: its protobuf bytes, so the spans waiting for their batch hold nothing the GC
-    tracks); ``batch`` takes the first ``n`` kept as one payload; ``send`` (on the sender thread) sends it."""
+    """Where batches of spans go (OTLP/HTTP, the console). ``add`` (on the loop, as spans are built) keeps the spans
+    as the builder wrote them, two protobuf pieces each (``engine.telemetry.otlp``: the spans waiting for their batch
+    hold nothing the GC tracks); ``batch`` takes the first ``n`` kept as one payload; ``send`` (on the sender
+    thread) sends it."""
 
-    def add(self, spans: Sequence[SpanData]) -> None: ...
+    def add(self, pieces: Sequence[bytes]) -> None: ...
 
     def batch(self, n: int) -> Any: ...
 
@@ -98,14 +98,14 @@ class SpanExport:
         self,
         outputs: Sequence[Output],
         limits: Limits,
-        builder: Callable[[Callable[[SpanData], None]], SpanBuilder],
+        builder: Callable[[], SpanBuilder],
     ) -> None:
         self.outputs = tuple(outputs)
         self.limits = limits
-        #: The builder appends straight to this (no call of ours per span); ``_admit`` then holds the new spans to
-        #: the queue's limit and hands them to the outputs.
-        self._built: list[SpanData] = []
-        self.builder = builder(self._built.append)
+        #: The builder appends each span's two pieces to its ``out``; ``_admit`` then holds the new spans to the
+        #: queue's limit and hands them to the outputs.
+        self.builder = builder()
+        self._built = self.builder.out
         self.dropped = 0
         #: Spans the outputs keep that are in no batch yet.
         self._waiting = 0
@@ -162,10 +162,11 @@ class SpanExport:
         if not built:
             return
         room = limits.max_queue_size - (self._waiting + self._queued - self._sent)
-        if len(built) > room:
-            over = len(built) - max(room, 0)
-            del built[len(built) - over :]
-            self.dropped += over
+        if (n := len(built) // 2) > room:
+            keep = max(room, 0)
+            del built[2 * keep :]
+            self.dropped += n - keep
+            n = keep
         if built:
             if not self._waiting:
                 self._deadline = time.monotonic() + limits.schedule_delay_s
@@ -173,8 +174,8 @@ class SpanExport:
                 try:
                     out.add(built)
                 except Exception as e:
-                    log.warning("telemetry: %d spans not encoded (%s: %s)", len(built), type(e).__name__, e)
-            self._waiting += len(built)
+                    log.warning("telemetry: %d spans not encoded (%s: %s)", n, type(e).__name__, e)
+            self._waiting += n
             built.clear()
 
     def _export(self, *, everything: bool) -> None:

@@ -3,8 +3,14 @@
 Why by hand: the SDK's path (a ``Span`` per span, then ``encode_spans`` building one generated message per span,
 attribute and value) costs tens of µs a span, which is more than the tool path it traces (issue 36 item 5). The wire
 format of the few messages a span needs is small and fixed (opentelemetry-proto's trace.proto, common.proto and
-resource.proto); the tests decode what is written here with the generated classes, as a collector does. The
-attributes that repeat (names, statuses, tiers, flags) are encoded once and reused.
+resource.proto); the tests decode what is written here with the generated classes, as a collector does.
+
+A span is kept as two pieces, its ``ScopeSpans.spans`` tag and length, then its ``Span`` message: a batch is the join
+of its spans' pieces inside the request's resource and scope (``Encoder.wrap``), with no pass over its spans. A
+``Span``'s fields may come in any order, so the span builder writes its frequent spans (tool calls, turns) from
+cached pieces: one ``struct`` pack for ids, times and a measured value, then the ``head`` of what repeats (name,
+kind, the shared attributes, the status). ``SpanEncoder`` writes the others (calls, stages, transfers) from
+``SpanData``.
 """
 
 from __future__ import annotations
@@ -17,29 +23,22 @@ from typing import Any, NamedTuple
 INTERNAL, SERVER, CLIENT = 1, 2, 3
 #: ``Status.StatusCode.STATUS_CODE_ERROR``.
 _ERROR = 2
-#: Attributes whose values rarely repeat: encoded each time instead of filling the cache.
-_UNIQUE = frozenset({"gen_ai.tool.call.id", "ava.call.id"})
 _CACHE_MAX = 4096
 _double = struct.Struct("<d").pack
 
 
 class Shared:
-    """Attributes many spans carry alike (a tool's name, server and status; a turn's tier and budget): the builder
-    keeps one per distinct set, and each is encoded once."""
+    """Attributes many spans carry alike (a tool's name, server and status; a turn's tier and budget), encoded once."""
 
-    __slots__ = ("attributes", "encoded", "head", "kind", "name")
+    __slots__ = ("attributes", "encoded")
 
     def __init__(self, attributes: Mapping[str, Any]) -> None:
         self.attributes = attributes
-        self.encoded: bytes | None = None
-        #: The encoder's name and kind (``name``, ``kind``) followed by ``encoded``, for the last name and kind seen.
-        self.name: str | None = None
-        self.kind = 0
-        self.head = b""
+        self.encoded = b"".join([key_value(0x4A, k, v) for k, v in attributes.items()])
 
 
 class SpanData(NamedTuple):
-    """One finished span, as the builder hands it to the exporters (ids as big-endian bytes, times in ns)."""
+    """One finished span, as the builder hands it to ``SpanEncoder`` (ids as bytes, times in ns)."""
 
     trace_id: bytes
     span_id: bytes
@@ -70,6 +69,13 @@ def _slow_varint(n: int) -> bytes:
 
 _SMALL = 1 << 14  # every length of a span or an attribute, in practice: a list index instead of a loop
 _VARINTS = [_slow_varint(n) for n in range(_SMALL)]
+#: A ``ScopeSpans.spans`` entry's tag and length, for the lengths a span has in practice (``span_tag`` for any).
+TAGS = [b"\x12" + _VARINTS[n] for n in range(4096)]
+
+
+def span_tag(n: int) -> bytes:
+    """The tag and length before a ``Span`` message of ``n`` bytes."""
+    return TAGS[n] if n < 4096 else b"\x12" + varint(n)
 
 
 def field(tag: int, payload: bytes) -> bytes:
@@ -92,58 +98,59 @@ def key_value(tag: int, key: str, v: Any) -> bytes:
     return field(tag, field(0x0A, key.encode()) + field(0x12, any_value(v)))
 
 
-class Encoder:
-    """Writes export requests for one resource and instrumentation scope; not thread-safe (one exporter thread).
+def head(name: str, kind: int, attributes: Mapping[str, Any], error: str | None = None) -> bytes:
+    """What spans with this name, kind, attributes and status share, encoded (cache it: see the module's doc)."""
+    out = field(0x2A, name.encode()) + bytes((0x30, kind)) + Shared(attributes).encoded
+    return out + status(error) if error is not None else out
 
-    A span is one packed fixed part (trace and span ids, times), its parent's id, then bytes cached by what repeats:
-    the name and kind with the shared attributes after them, and each own attribute whose value repeats."""
 
-    def __init__(self, resource: Mapping[str, Any], scope: str, scope_version: str = "") -> None:
-        self._resource = field(0x0A, b"".join(key_value(0x0A, k, v) for k, v in resource.items()))
-        scope_msg = field(0x0A, scope.encode()) + (field(0x12, scope_version.encode()) if scope_version else b"")
-        self._scope = field(0x0A, scope_msg)
+def status(error: str) -> bytes:
+    """A ``Status`` with code ERROR and this message."""
+    return field(0x7A, field(0x12, error.encode()) + bytes((0x18, _ERROR)))
+
+
+def double_attribute(key: str) -> bytes:
+    """A double-valued span attribute up to its 8 value bytes (``struct`` format ``{len}s`` then ``d``)."""
+    kf = field(0x0A, key.encode())
+    return bytes((0x4A, len(kf) + 11)) + kf + b"\x12\x09\x21"
+
+
+def string_attribute(key: bytes, v: str) -> bytes:
+    """A string-valued span attribute; ``key`` is its KeyValue's key field (``field(0x0A, key.encode())``)."""
+    b = v.encode()
+    inner = len(key) + len(b) + 4
+    if inner < 128 and len(b) < 124:  # every length fits in one byte
+        return b"".join((_KV[inner], key, _STRING[len(b)], b))
+    return field(0x4A, key + field(0x12, field(0x0A, b)))
+
+
+class SpanEncoder:
+    """``SpanData`` as each span's two pieces (see the module's doc); caches the heads and the attributes that
+    repeat. Not thread-safe (the builder's, on the loop)."""
+
+    def __init__(self) -> None:
         self._attrs: dict[tuple[str, Any, type], bytes] = {}
-        #: name and kind, by (name, kind), for spans without shared attributes
         self._heads: dict[tuple[str, int], bytes] = {}
-        self._keys: dict[str, bytes] = {}  # a KeyValue's key field, by key
-        self._short_keys: dict[str, bytes] = {}  # those below 117 bytes: every length after them fits in one byte
 
-    def request(self, spans: Iterable[SpanData]) -> bytes:
-        return self.wrap(self.spans(spans))
-
-    def wrap(self, encoded: Iterable[bytes]) -> bytes:
-        """The export request carrying these spans (each as ``spans`` wrote it)."""
-        parts: list[bytes] = []
-        for b in encoded:
-            n = len(b)
-            parts += (b"\x12", _VARINTS[n] if n < _SMALL else _slow_varint(n), b)
-        body = b"".join(parts)
-        return field(0x0A, self._resource + field(0x12, self._scope + body))
-
-    def spans(self, spans: Iterable[SpanData]) -> list[bytes]:
-        """Each span's ``Span`` message, in one pass (no call per span on the common paths)."""
-        out: list[bytes] = []
-        add, join, heads, cache, keys = out.append, b"".join, self._heads, self._attrs, self._short_keys
+    def spans(self, spans: Iterable[SpanData], out: list[bytes] | None = None) -> list[bytes]:
+        out = [] if out is None else out
+        cache, heads = self._attrs, self._heads
         for trace_id, span_id, parent_id, name, kind, start, end, shared, attributes, error in spans:
-            if shared is not None and shared.name is name and shared.kind == kind:
-                head = shared.head
-            elif shared is not None or (found := heads.get((name, kind))) is None:
-                head = self._head(name, kind, shared)
-            else:
-                head = found
+            if (found := heads.get((name, kind))) is None:
+                if len(heads) >= _CACHE_MAX:
+                    heads.clear()
+                found = heads[(name, kind)] = field(0x2A, name.encode()) + bytes((0x30, kind))
+            if shared is not None:
+                found += shared.encoded
             if parent_id:
                 fixed = _FIXED_CHILD(0x100A, trace_id, 0x0812, span_id, 0x0822, parent_id, 0x39, start, 0x41, end)
             else:
                 fixed = _FIXED_ROOT(0x100A, trace_id, 0x0812, span_id, 0x39, start, 0x41, end)
-            parts = [fixed, head]
+            parts = [fixed, found]
             for k, v in attributes.items():
                 t = v.__class__
-                if t is float and (kf := keys.get(k)) is not None:  # a measured value: only its key is cached
-                    parts += (_KV[len(kf) + 11], kf, b"\x12\x09\x21", _double(v))
-                elif t is str and k in _UNIQUE and (kf := keys.get(k)) and len(kf) + len(v) < 124 and v.isascii():
-                    parts += (_KV[len(kf) + len(v) + 4], kf, _STRING[len(v)], v.encode())
-                elif t is float or k in _UNIQUE:
-                    parts.append(self._unique(k, v))
+                if t is float or k in _UNIQUE:
+                    parts.append(key_value(0x4A, k, v))
                 elif (kv := cache.get((k, v, t))) is not None:
                     parts.append(kv)
                 else:
@@ -152,53 +159,52 @@ class Encoder:
                     kv = cache[(k, v, t)] = key_value(0x4A, k, v)
                     parts.append(kv)
             if error is not None:
-                parts.append(field(0x7A, field(0x12, error.encode()) + bytes((0x18, _ERROR))))
-            add(join(parts))
+                parts.append(status(error))
+            body = b"".join(parts)
+            out += (span_tag(len(body)), body)
         return out
 
-    def span(self, s: SpanData) -> bytes:
-        return self.spans((s,))[0]
 
-    def _head(self, name: str, kind: int, shared: Shared | None) -> bytes:
-        """Name and kind, then the shared attributes: kept on the ``Shared`` (one per name and kind in practice)."""
-        head = field(0x2A, name.encode()) + bytes((0x30, kind))
-        if shared is None:
-            if len(self._heads) >= _CACHE_MAX:
-                self._heads.clear()
-            self._heads[(name, kind)] = head
-            return head
-        if shared.encoded is None:
-            shared.encoded = b"".join([key_value(0x4A, k, v) for k, v in shared.attributes.items()])
-        head += shared.encoded
-        shared.name, shared.kind, shared.head = name, kind, head
-        return head
+#: Attributes whose values rarely repeat: encoded each time instead of filling the cache.
+_UNIQUE = frozenset({"gen_ai.tool.call.id", "ava.call.id"})
 
-    def _unique(self, k: str, v: Any) -> bytes:
-        """A KeyValue whose value rarely repeats (an id, a measured float): only its key is cached."""
-        kf = self._keys.get(k)
-        if kf is None:
-            kf = self._keys[k] = field(0x0A, k.encode())
-            if len(kf) < 117:
-                self._short_keys[k] = kf
-        if type(v) is str:
-            b = v.encode()
-            inner = len(kf) + len(b) + 4
-            if inner < 128:  # every length fits in one byte
-                return b"".join((_KV[inner], kf, _STRING[len(b)], b))
-        elif type(v) is float and len(kf) < 117:  # AnyValue.double_value: 9 bytes
-            return b"".join((_KV[len(kf) + 11], kf, b"\x12\x09\x21", _double(v)))
-        av = any_value(v)
-        inner = len(kf) + 1 + len(varint(len(av))) + len(av)
-        return b"".join((b"\x4a", varint(inner), kf, b"\x12", varint(len(av)), av))
+
+class Encoder:
+    """Writes export requests for one resource and instrumentation scope."""
+
+    def __init__(self, resource: Mapping[str, Any], scope: str, scope_version: str = "") -> None:
+        self._resource = field(0x0A, b"".join(key_value(0x0A, k, v) for k, v in resource.items()))
+        scope_msg = field(0x0A, scope.encode()) + (field(0x12, scope_version.encode()) if scope_version else b"")
+        self._scope = field(0x0A, scope_msg)
+        self._spans = SpanEncoder()
+
+    def request(self, spans: Iterable[SpanData]) -> bytes:
+        return self.wrap(self._spans.spans(spans))
+
+    def wrap(self, pieces: list[bytes]) -> bytes:
+        """The export request carrying these spans (each as its two pieces)."""
+        return field(0x0A, self._resource + field(0x12, self._scope + b"".join(pieces)))
 
 
 #: Ahead of time for every length below 128: a span attribute's tag and length (``_KV``), and the head of a KeyValue's
 #: value holding a string of that length (``_STRING``: value's tag and length, then string_value's).
-_KV = [bytes((0x4A, n)) for n in range(128)]
-_STRING = [bytes((0x12, n + 2, 0x0A, n)) for n in range(124)]
+KV = _KV = [bytes((0x4A, n)) for n in range(128)]
+STRING = _STRING = [bytes((0x12, n + 2, 0x0A, n)) for n in range(124)]
 
 
 #: A span's fixed part: trace_id (1, bytes), span_id (2, bytes), [parent_span_id (4, bytes)], start and end times
 #: (7, 8: fixed64), each after its tag (two-byte tags packed as little-endian shorts).
 _FIXED_ROOT = struct.Struct("<H16sH8sBQBQ").pack
 _FIXED_CHILD = struct.Struct("<H16sH8sH8sBQBQ").pack
+#: The same for a child span whose ids are 64-bit numbers (the builder's), packed little-endian: the bytes its
+#: children name as their parent are the same ``int.to_bytes(8, "little")``.
+CHILD = struct.Struct("<H16sHQHQBQBQ").pack
+ROOT = struct.Struct("<H16sHQBQBQ").pack
+#: The key field of a tool span's ``gen_ai.tool.call.id``.
+CALL_ID = field(0x0A, b"gen_ai.tool.call.id")
+
+
+def child_with_double(key: str) -> tuple[Any, bytes]:
+    """A packer of a child span's fixed part with one double attribute after it, and that attribute's head."""
+    h = double_attribute(key)
+    return struct.Struct(f"<H16sHQHQBQBQ{len(h)}sd").pack, h

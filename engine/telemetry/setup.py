@@ -23,7 +23,7 @@ from engine.config.models.telemetry import TelemetryConfig
 
 if TYPE_CHECKING:
     from engine.telemetry.export import Output
-    from engine.telemetry.otlp import Encoder, SpanData
+    from engine.telemetry.otlp import Encoder
 
 #: What to install when tracing is on but the SDK is missing.
 EXTRA_HINT = "pip install 'ava-console[otel]'"
@@ -130,15 +130,15 @@ class _Otlp:
 
     def __init__(self, exporter: Any, encoder: Encoder) -> None:
         self.exporter, self.encoder = exporter, encoder
-        self._spans: list[bytes] = []  # encoded as they come: only bytes wait for the batch
+        self._pieces: list[bytes] = []  # two a span, as the builder wrote them
 
-    def add(self, spans: Sequence[SpanData]) -> None:
-        self._spans += self.encoder.spans(spans)
+    def add(self, pieces: Sequence[bytes]) -> None:
+        self._pieces += pieces
 
     def batch(self, n: int) -> bytes:
-        spans = self._spans
-        chunk = spans[:n]
-        del spans[:n]
+        pieces = self._pieces
+        chunk = pieces[: 2 * n]
+        del pieces[: 2 * n]
         return self.encoder.wrap(chunk)
 
     def send(self, payload: bytes) -> bool:

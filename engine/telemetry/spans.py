@@ -2,8 +2,10 @@
 
 Why a builder that only reads events: every span is made after the fact with the start and end times the events
 carry (nanoseconds since the epoch), so nothing on the call path waits for tracing. It makes plain ``SpanData``
-records, not SDK spans: no context, sampler or processor per span (the call's sampling decision holds for its whole
-trace), which is what keeps tracing within 5 % of the tool path (issue 36 item 5). The attributes are counts,
+protobuf, not SDK spans: no context, sampler or processor per span (the call's sampling decision holds for its whole
+trace). A tool call's and a turn's span, the frequent ones, are written straight from cached pieces
+(``engine.telemetry.otlp``), with span ids drawn a thousand at a time: no object per span but its bytes, which is
+what keeps tracing cheap on the tool path (issue 36 item 5). The attributes are counts,
 names, classes and timings; the caller's name, number and words, a tool's arguments and results, and a transfer's
 destination number are never read from the events.
 """
@@ -11,9 +13,9 @@ destination number are never read from the events.
 from __future__ import annotations
 
 import logging
+import os
+import struct
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from functools import partial
 from random import getrandbits
 from typing import Any
 
@@ -30,7 +32,25 @@ from engine.events import (
     TurnTimings,
 )
 from engine.events.usage import CallUsage, UsageUpdated
-from engine.telemetry.otlp import CLIENT, INTERNAL, SERVER, Shared, SpanData
+from engine.telemetry.open_calls import CallState, OpenSpan, TurnUsage, usage_attributes
+from engine.telemetry.otlp import (
+    CALL_ID,
+    CHILD,
+    CLIENT,
+    INTERNAL,
+    KV,
+    ROOT,
+    SERVER,
+    STRING,
+    TAGS,
+    SpanData,
+    SpanEncoder,
+    child_with_double,
+    head,
+    key_value,
+    span_tag,
+    string_attribute,
+)
 from engine.telemetry.records import RECORDS, TOOL
 
 log = logging.getLogger(__name__)
@@ -70,88 +90,58 @@ def ns(seconds: float) -> int:
     return int(seconds * 1e9)
 
 
-def span_id() -> bytes:
-    """A random non-zero span id (as the SDK's ``RandomIdGenerator`` makes them)."""
-    return (getrandbits(64) or 1).to_bytes(8, "big")
+#: Span ids drawn at a time (one ``os.urandom``).
+_IDS = 1024
+#: A turn span's fixed part with its ``ava.latency_ms`` (one pack).
+_TURN, _LATENCY = child_with_double("ava.latency_ms")
 
 
-#: ``SpanData`` from a tuple of its fields without the named tuple's Python-level ``__new__`` (a frame per span).
-_span: Callable[[tuple[Any, ...]], SpanData] = partial(tuple.__new__, SpanData)
+def _fresh_ids() -> list[int]:
+    """Random non-zero 64-bit span ids (as the SDK's ``RandomIdGenerator`` makes them); as bytes, each is its
+    ``to_bytes(8, "little")`` (``_b``), as ``otlp.CHILD`` packs it."""
+    ids = list(struct.unpack(f"<{_IDS}Q", os.urandom(8 * _IDS)))
+    return [i or 1 for i in ids] if 0 in ids else ids
 
 
-def usage_attributes(usage: Any) -> dict[str, int | float]:
-    """A ``UsageReport`` (or its dict, from a replay) as gen_ai usage attributes; zeros left out."""
-    d = usage.to_dict() if hasattr(usage, "to_dict") else dict(usage or {})
-    names = {
-        "input_tokens": "gen_ai.usage.input_tokens",
-        "output_tokens": "gen_ai.usage.output_tokens",
-        "cached_input_tokens": "gen_ai.usage.cached_input_tokens",
-        "input_audio_tokens": "ava.usage.input_audio_tokens",
-        "output_audio_tokens": "ava.usage.output_audio_tokens",
-        "cpu_s": "ava.usage.cpu_s",
-    }
-    return {attr: v for key, attr in names.items() if isinstance(v := d.get(key), int | float) and v}
-
-
-@dataclass
-class _Open:
-    """A span still open (the call, a transfer): ended, and only then handed on, when its end comes."""
-
-    span_id: bytes
-    start_ns: int
-    attributes: dict[str, Any]
-
-
-@dataclass
-class _Usage:
-    provider: str
-    model: str | None
-    report: Any  # UsageReport, summed over the turn's reports (a realtime turn may have several responses)
-
-
-@dataclass
-class _Call:
-    trace_id: bytes
-    span: _Open
-    provider: str
-    sampled: bool
-    tools: list[tuple[Any, ...]] = field(default_factory=list)  # this turn's tool records, until its turn.timings
-    usage: dict[int, _Usage] = field(default_factory=dict)  # by turn
-    #: A turn whose timings came before its usage (a text call counts usage after the turn): made when it comes.
-    pending: tuple[tuple[Any, ...], list[tuple[Any, ...]]] | None = None
-    transfer: _Open | None = None
+def _b(span_id: int) -> bytes:
+    return span_id.to_bytes(8, "little")
 
 
 class SpanBuilder:
     """Feed it the tap's records in order (``take``: tool calls and turns as ``recorder`` keeps them, other events as
-    they are); each finished span goes to ``emit``; ``end_all`` at stop ends what is still open. ``sampled`` decides,
-    once per trace (a call, or a tool call outside any), whether its spans are kept."""
+    they are); each finished span is appended to ``out`` as its two pieces (``engine.telemetry.otlp``); ``end_all``
+    at stop ends what is still open. ``sampled`` decides, once per trace (a call, or a tool call outside any),
+    whether its spans are kept."""
 
     def __init__(
         self,
-        emit: Callable[[SpanData], None],
         trace_id: Callable[[str], int],
         sampled: Callable[[int, str], bool] = lambda trace_id, name: True,
         tool_class: Callable[[str], str | None] = lambda name: None,
     ) -> None:
-        self.emit = emit
         self.trace_id = trace_id
         self.sampled = sampled
         self.tool_class = tool_class
-        self.calls: dict[str, _Call] = {}
-        self._shared: dict[tuple[Any, ...], Shared] = {}
-        #: What a tool span's name, status and attributes make of its record's fields (``_TOOL_KEY``): the span's
-        #: name, its shared attributes, its error, and the MCP request's name and shared attributes (if it made one).
-        self._tools: dict[tuple[Any, ...], tuple[str, Shared, str | None, str | None, Shared | None]] = {}
+        self.calls: dict[str, CallState] = {}
+        self.out: list[bytes] = []
+        self._encoder = SpanEncoder()
+        self._ids: list[int] = []
+        self._pop = self._ids.pop
+        #: What a tool span's head and its MCP request's head (if it made one) are, by the record's fields that
+        #: decide them (``rec[6:]``); a turn's head by tier, budget and whether it went over; ``ava.turn`` by number.
+        self._tools: dict[tuple[Any, ...], tuple[bytes, bytes | None]] = {}
+        self._turns: dict[tuple[Any, ...], bytes] = {}
+        self._numbers: dict[Any, bytes] = {}
 
-    def shared(self, key: tuple[Any, ...], make: Callable[[], dict[str, Any]]) -> Shared:
-        """The one ``Shared`` for attributes that ``key`` determines (made by ``make`` the first time)."""
-        found = self._shared.get(key)
-        if found is None:
-            if len(self._shared) >= _SHARED_MAX:
-                self._shared.clear()
-            found = self._shared[key] = Shared(make())
-        return found
+    def new_id(self) -> int:
+        """A span id from the batch drawn last (a new batch when it is used up)."""
+        if not self._ids:
+            self._ids += _fresh_ids()
+        return self._pop()
+
+    def emit(self, span: SpanData) -> None:
+        """A span that is neither a tool call's nor a turn's (those are written in place)."""
+        self._encoder.spans((span,), self.out)
 
     def tool_classes_changed(self) -> None:
         """A tool's latency class moved: its next span asks ``tool_class`` again."""
@@ -171,7 +161,7 @@ class SpanBuilder:
                     elif not rec[1]:  # outside any call (the engine's MCP endpoint, ``mcp call``): a trace of its own
                         tid = getrandbits(128) or 1
                         if self.sampled(tid, "execute_tool"):
-                            self._tool_span(rec, tid.to_bytes(16, "big"), b"")
+                            self._tool_spans((rec,), tid.to_bytes(16, "big"), 0)
                 else:
                     self._turn(rec)
             except Exception as e:  # one odd event never stops the traces of the others
@@ -209,8 +199,8 @@ class SpanBuilder:
             "ava.call.direction": ev.direction,
             "ava.tier": ev.tier,
         }
-        call = _Call(
-            tid.to_bytes(16, "big"), _Open(span_id(), ns(ev.ts), attrs), ev.provider, self.sampled(tid, "call")
+        call = CallState(
+            tid.to_bytes(16, "big"), OpenSpan(self.new_id(), ns(ev.ts), attrs), ev.provider, self.sampled(tid, "call")
         )
         self.calls[ev.call_id] = call
 
@@ -219,22 +209,22 @@ class SpanBuilder:
         if c is None:
             return
         self._flush_turn(c)
-        if c.sampled:
-            for t in c.tools:  # tool calls of a turn that never completed
-                self._tool_span(t, c.trace_id, c.span.span_id)
+        if c.sampled and c.tools:  # tool calls of a turn that never completed
+            self._tool_spans(c.tools, c.trace_id, c.span.span_id)
         end = ns(at)
         if c.transfer is not None:
             self._end(c, c.transfer, "transfer", INTERNAL, end, None)
         c.span.attributes["ava.call.end_reason"] = reason
         if c.sampled:
             s = c.span
-            self.emit(SpanData(c.trace_id, s.span_id, b"", "call", SERVER, s.start_ns, end, None, s.attributes, None))
-
-    def _end(self, c: _Call, s: _Open, name: str, kind: int, end: int, error: str | None) -> None:
-        if c.sampled:
             self.emit(
-                SpanData(c.trace_id, s.span_id, c.span.span_id, name, kind, s.start_ns, end, None, s.attributes, error)
+                SpanData(c.trace_id, _b(s.span_id), b"", "call", SERVER, s.start_ns, end, None, s.attributes, None)
             )
+
+    def _end(self, c: CallState, s: OpenSpan, name: str, kind: int, end: int, error: str | None) -> None:
+        if c.sampled:
+            ids = _b(s.span_id), _b(c.span.span_id)
+            self.emit(SpanData(c.trace_id, *ids, name, kind, s.start_ns, end, None, s.attributes, error))
 
     def end_all(self, at: float, reason: str = "engine stopping") -> None:
         for call_id in list(self.calls):
@@ -247,7 +237,7 @@ class SpanBuilder:
         if c is None:
             return
         had = c.usage.get(ev.turn)
-        c.usage[ev.turn] = _Usage(ev.provider, ev.model, ev.usage if had is None else had.report + ev.usage)
+        c.usage[ev.turn] = TurnUsage(ev.provider, ev.model, ev.usage if had is None else had.report + ev.usage)
         if c.pending is not None and c.pending[0][2] == ev.turn:
             self._flush_turn(c)
 
@@ -262,7 +252,7 @@ class SpanBuilder:
         if c.usage and rec[2] in c.usage:
             self._flush_turn(c)
 
-    def _flush_turn(self, c: _Call) -> None:
+    def _flush_turn(self, c: CallState) -> None:
         if c.pending is None:
             return
         (rec, tools), c.pending = c.pending, None
@@ -273,25 +263,44 @@ class SpanBuilder:
         reach = max([s.start_ms + s.duration_ms for s in map(_stage, stages)]) / 1000 if stages else 0.0
         start = started_at or ts - reach
         end = start + max(latency_ms / 1000, reach)
-        over = latency_ms > budget_ms
-        key = ("turn", tier, budget_ms, over)
-        shared = self._shared.get(key) or self.shared(
-            key, lambda: {"ava.tier": tier, "ava.budget_ms": budget_ms, "ava.over_budget": over}
-        )
-        turn_id, tid = span_id(), c.trace_id
+        key = (tier, budget_ms, latency_ms > budget_ms)
+        shared = self._turns.get(key) or self._turn_head(key)
+        try:
+            turn_id = self._pop()
+        except IndexError:
+            turn_id = self.new_id()
+        tid = c.trace_id
         if stages:
             self._stages(c, stages, start, turn_id, usage)
-        for t in tools:
-            self._tool_span(t, tid, turn_id)
-        attrs = {"ava.turn": turn, "ava.latency_ms": latency_ms}
-        self.emit(
-            _span(
-                (tid, turn_id, c.span.span_id, "turn", INTERNAL, int(start * 1e9), int(end * 1e9), shared, attrs, None)
-            )
+        if tools:
+            self._tool_spans(tools, tid, turn_id)
+        number = self._numbers.get(turn) or self._number(turn)
+        start_ns, end_ns = int(start * 1e9), int(end * 1e9)
+        fixed = _TURN(
+            0x100A, tid, 0x0812, turn_id, 0x0822, c.span.span_id, 0x39, start_ns, 0x41, end_ns, _LATENCY, latency_ms
         )
+        body = b"".join((fixed, shared, number))
+        self.out += (TAGS[n] if (n := len(body)) < 4096 else span_tag(n), body)
 
-    def _stages(self, c: _Call, stages: tuple[Any, ...], start: float, turn_id: bytes, usage: _Usage | None) -> None:
-        emit, tid = self.emit, c.trace_id
+    def _turn_head(self, key: tuple[Any, ...]) -> bytes:
+        if len(self._turns) >= _SHARED_MAX:
+            self._turns.clear()
+        tier, budget_ms, over = key
+        made = self._turns[key] = head(
+            "turn", INTERNAL, {"ava.tier": tier, "ava.budget_ms": budget_ms, "ava.over_budget": over}
+        )
+        return made
+
+    def _number(self, turn: Any) -> bytes:
+        if len(self._numbers) >= _SHARED_MAX:
+            self._numbers.clear()
+        made = self._numbers[turn] = key_value(0x4A, "ava.turn", turn)
+        return made
+
+    def _stages(
+        self, c: CallState, stages: tuple[Any, ...], start: float, turn_id: int, usage: TurnUsage | None
+    ) -> None:
+        emit, tid, parent = self.emit, c.trace_id, _b(turn_id)
         for stage in map(_stage, stages):
             name = STAGE_SPANS.get(stage.name)
             if name is None:
@@ -309,34 +318,46 @@ class SpanBuilder:
             kind = CLIENT if name == "model" else INTERNAL
             a_ns = ns(start + stage.start_ms / 1000)  # the stage's measured duration exactly, not two rounded floats
             end_ns = a_ns + round(stage.duration_ms * 1e6)
-            emit(_span((tid, span_id(), turn_id, name, kind, a_ns, end_ns, None, extra, None)))
+            emit(SpanData(tid, _b(self.new_id()), parent, name, kind, a_ns, end_ns, None, extra, None))
 
     # -------------------------------------------------------------------------------------------- tools
 
-    def _tool_span(self, rec: tuple[Any, ...], trace_id: bytes, parent: bytes) -> None:
-        end = int(rec[4] * 1e9)
-        start = end - int(rec[3] * 1e6)
-        key = rec[6:]
-        made = self._tools.get(key) or self._tool_kind(key)
-        span_name, shared, error, mcp_name, mcp = made
-        tool_id = (getrandbits(64) or 1).to_bytes(8, "big")
-        attrs = {"gen_ai.tool.call.id": rec[2]}
-        self.emit(_span((trace_id, tool_id, parent, span_name, INTERNAL, start, end, shared, attrs, error)))
-        if mcp is not None:
-            # the MCP request the tool call made: the executor's clock is the one around it (see the docs)
-            self.emit(_span((trace_id, span_id(), tool_id, mcp_name, CLIENT, start, end, mcp, {}, error)))
+    def _tool_spans(self, tools: Iterable[tuple[Any, ...]], trace_id: bytes, parent: int) -> None:
+        """Each tool record's span (and its MCP request's, if it made one) under ``parent`` (0: none)."""
+        out, known, pop, join = self.out, self._tools, self._pop, b"".join
+        for rec in tools:
+            end = int(rec[4] * 1e9)
+            start = end - int(rec[3] * 1e6)
+            shared, mcp = known.get(rec[6:]) or self._tool_kind(rec[6:])
+            try:
+                tool_id = pop()
+            except IndexError:
+                tool_id = self.new_id()
+            if parent:
+                fixed = CHILD(0x100A, trace_id, 0x0812, tool_id, 0x0822, parent, 0x39, start, 0x41, end)
+            else:
+                fixed = ROOT(0x100A, trace_id, 0x0812, tool_id, 0x39, start, 0x41, end)
+            call_id = rec[2]
+            if (n := len(call_id)) < 100 and call_id.isascii():  # every length in one byte
+                body = join((fixed, shared, KV[n + 25], CALL_ID, STRING[n], call_id.encode()))
+            else:
+                body = join((fixed, shared, string_attribute(CALL_ID, call_id)))
+            out += (TAGS[n] if (n := len(body)) < 4096 else span_tag(n), body)
+            if mcp is not None:
+                # the MCP request the tool call made: the executor's clock is the one around it (see the docs)
+                body = CHILD(0x100A, trace_id, 0x0812, self.new_id(), 0x0822, tool_id, 0x39, start, 0x41, end) + mcp
+                out += (span_tag(len(body)), body)
 
-    def _tool_kind(self, key: tuple[Any, ...]) -> tuple[str, Shared, str | None, str | None, Shared | None]:
+    def _tool_kind(self, key: tuple[Any, ...]) -> tuple[bytes, bytes | None]:
         """What every tool span with these fields shares (made once per distinct set)."""
         if len(self._tools) >= _SHARED_MAX:
             self._tools.clear()
         exposed_name, server, tool, status, cache_hit = key
-        mcp: Shared | None = None
+        error = status if status in _TOOL_FAILED else None
+        mcp: bytes | None = None
         if server != "builtin" and not cache_hit and status != "rejected":
-            mcp = self.shared(
-                ("mcp", tool, server),
-                lambda: {"mcp.method.name": "tools/call", "gen_ai.tool.name": tool, "ava.mcp.server": server},
-            )
+            mcp_attrs = {"mcp.method.name": "tools/call", "gen_ai.tool.name": tool, "ava.mcp.server": server}
+            mcp = head(f"tools/call {tool}", CLIENT, mcp_attrs, error)
         attrs: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": exposed_name,
@@ -346,14 +367,7 @@ class SpanBuilder:
         }
         if (cls := self.tool_class(exposed_name)) is not None:
             attrs["ava.tool.latency_class"] = cls
-        made = (
-            f"execute_tool {exposed_name}",
-            Shared(attrs),
-            status if status in _TOOL_FAILED else None,
-            f"tools/call {tool}" if mcp is not None else None,
-            mcp,
-        )
-        self._tools[key] = made
+        made = self._tools[key] = (head(f"execute_tool {exposed_name}", INTERNAL, attrs, error), mcp)
         return made
 
     # -------------------------------------------------------------------------------------------- transfers
@@ -366,7 +380,7 @@ class SpanBuilder:
         if isinstance(ev, CallTransferStarted):
             if c.transfer is not None:
                 self._end(c, c.transfer, "transfer", INTERNAL, at, None)
-            c.transfer = _Open(span_id(), at, {"ava.transfer.target": ev.target, "ava.transfer.mode": ev.mode})
+            c.transfer = OpenSpan(self.new_id(), at, {"ava.transfer.target": ev.target, "ava.transfer.mode": ev.mode})
             return
         span, c.transfer = c.transfer, None
         if span is None:
