@@ -63,6 +63,17 @@ def test_runs_forked_on_the_launchers_pipes_args_cwd_and_env(tmp_path: Path) -> 
     assert out == "echo hello\n" and proc.returncode == 7
 
 
+def test_a_child_that_ends_first_leaves_the_other_launchers_exit_alone() -> None:
+    """Two launchers at once, the first's child ends first: the second still hears its child's exit (the server
+    once closed the newest launcher's connection whenever any child ended, and that launcher exited 1, not 7)."""
+    first, _, _ = _start("--exit", "3")
+    second, _, _ = _start("--exit", "7")
+    first.communicate("", timeout=10)
+    assert first.returncode == 3
+    out, _ = second.communicate("hello\n", timeout=10)
+    assert out == "echo hello\n" and second.returncode == 7
+
+
 def test_own_process_when_asked() -> None:
     proc, pid, _ = _start(AVA_OWN_PROCESS="1")
     assert pid == proc.pid
