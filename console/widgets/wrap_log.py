@@ -4,6 +4,10 @@ Why: RichLog renders each line once, at ``max(its width, min_width)`` with ``min
 38-column transcript pane the words past column 38 were drawn off-screen. This log has no minimum and keeps the lines
 it was given (as many as ``max_lines``) to render them again after a resize. It follows the newest line only while
 the operator is at the bottom: scrolled up to read back, a new line no longer yanks the view down.
+
+It also asks for the Resize that Textual can leave out: a loaded machine laid the Calls screen out in an order where
+the transcript pane got its size without the event, and RichLog, which draws nothing before that event, kept the
+greeting deferred for as long as the pane lived (an empty transcript at 80×24).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from rich.console import RenderableType
 from textual import events
 from textual.events import Resize
 from textual.scrollbar import ScrollTo, ScrollUp
+from textual.strip import Strip
 from textual.widgets import RichLog
 
 from console._compat import log_size_known
@@ -37,6 +42,7 @@ class WrapLog(RichLog):
         self._replaying = False
         #: At the bottom (or never scrolled): new lines scroll into view. Scrolled up: the view stays put.
         self._follow = True
+        self._resize_asked = False
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
@@ -70,7 +76,18 @@ class WrapLog(RichLog):
         self._follow = False
         super().action_scroll_home()
 
+    def _ask_for_missed_resize(self) -> None:
+        """Laid out (it has a width) but never sent its Resize: send it one, once, so deferred writes are drawn."""
+        if not self._resize_asked and self.size.width and not log_size_known(self):
+            self._resize_asked = True
+            self.post_message(Resize(self.size, self.virtual_size, self.container_size))
+
+    def render_line(self, y: int) -> Strip:
+        self._ask_for_missed_resize()
+        return super().render_line(y)
+
     def write(self, content: RenderableType | object, *args: Any, **kwargs: Any) -> WrapLog:
+        self._ask_for_missed_resize()
         if log_size_known(self) and not self._replaying:  # before that RichLog defers it, and writes it again here
             self._kept.append(content)  # type: ignore[arg-type]
         if not args and "scroll_end" not in kwargs:

@@ -52,3 +52,35 @@ async def test_a_log_whose_pane_shrinks_keeps_following() -> None:
         log.write("after the shrink")
         await pilot.pause(0.1)
         assert log.scroll_y == log.max_scroll_y
+
+
+class _ResizeLostLog(WrapLog):
+    """A log whose first Resize never arrives: what a loaded machine's layout did to the Calls screen's transcript
+    pane (it had its size, and RichLog, drawing nothing before that event, deferred the greeting for ever)."""
+
+    lost = 0
+
+    def post_message(self, message: object) -> bool:
+        from textual.events import Resize
+
+        if isinstance(message, Resize) and not self.lost:
+            self.lost += 1
+            return True
+        return super().post_message(message)  # type: ignore[arg-type]
+
+
+class _LostResizeApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield _ResizeLostLog(id="log")
+
+
+async def test_a_log_laid_out_without_its_resize_still_draws_what_it_is_given() -> None:
+    from tests.console.conftest import wait_for
+
+    app = _LostResizeApp()
+    async with app.run_test(size=(40, 10)) as pilot:
+        log = app.query_one(_ResizeLostLog)
+        await wait_for(pilot, lambda: log.lost == 1 and log.size.width > 0)
+        log.write("Hello Operator, console test line.")
+        await wait_for(pilot, lambda: len(log.lines) == 1)
+        assert "Hello Operator" in str(log.lines[0].text)
