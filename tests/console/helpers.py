@@ -26,3 +26,18 @@ async def paste(pilot: Any, text: str) -> None:
 
     pilot.app.post_message(events.Paste(text))
     await pilot.pause()
+
+
+def transcript_drawn(app: Any) -> bool:
+    """The selected call has a line (its greeting, at least) and the Calls screen's transcript pane has drawn every
+    line the console's state holds for it. The state has a line before the pane does (the pane writes on the next
+    refresh, and a RichLog draws a write only once it has a size): a snapshot taken between the two, as a loaded
+    machine's was, shows an empty pane."""
+    from textual.widgets import RichLog
+
+    call_id = app.selected_call
+    panes = [screen for screen in app.screen_stack if screen.query("#transcript")]
+    if call_id is None or not panes:
+        return False
+    held = len(app.state.transcript(call_id))
+    return held >= 1 and len(panes[-1].query_one("#transcript", RichLog).lines) >= held

@@ -17,7 +17,7 @@ from console.format import FixedClock
 from engine.events import BudgetAlert, UsageUpdated
 from engine.usage.report import UsageReport
 from tests.console.conftest import wait_for
-from tests.console.helpers import record_notifications
+from tests.console.helpers import record_notifications, transcript_drawn
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -78,6 +78,7 @@ def test_calls_screen_with_a_cost(snap_compare: Any, size: tuple[int, int]) -> N
         assert app.engine is not None
         app.engine.bus.publish(_usage(app.selected_call or "", 0.0123))
         await wait_for(pilot, lambda: app.state.calls[app.selected_call or ""].cost is not None)
+        await wait_for(pilot, lambda: transcript_drawn(app))
         await pilot.pause(0.3)
 
     app = AvaConsole(Path("tests/console/data/console.yaml"), clock=FixedClock(), tick=False)

@@ -31,6 +31,10 @@ def _rows(table: Any) -> list[list[str]]:
     return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
 
 
+def _transcript(app: AvaConsole) -> list[str]:
+    return [str(x.text) for x in app.screen.query_one("#transcript").lines]  # type: ignore[attr-defined]
+
+
 async def _scripted_call(app: AvaConsole, pilot: Any, wait: Any) -> str:
     """A call driven by keys: start, hello, tier DEEP, goodbye (the agent hangs up)."""
     await wait(pilot, lambda: app.engine_running, 60)  # cold imports on a loaded machine
@@ -86,7 +90,9 @@ async def test_a_replayed_recording_reproduces_the_live_screens(config_path: Pat
         call_id = await _scripted_call(live, pilot, wait)
         await pilot.press("escape")
         calls_live = _rows(live.screen.query_one("#calls", DataTable))
-        transcript_live = [str(x.text) for x in live.screen.query_one("#transcript").lines]  # type: ignore[attr-defined]
+        # a RichLog draws its writes once it has a size: wait for the last line, not for a pause
+        await wait(pilot, lambda: "ended: hangup" in "".join(_transcript(live)[-1:]))
+        transcript_live = _transcript(live)
         await pilot.press("f2")
         await wait(pilot, lambda: bool(_rows(live.screen.query("#invocations").first())))
         log_live = _rows(live.screen.query_one("#invocations", DataTable))
@@ -98,10 +104,10 @@ async def test_a_replayed_recording_reproduces_the_live_screens(config_path: Pat
     async with replay.run_test(size=(160, 40)) as pilot:
         await wait(pilot, lambda: replay.replay is not None and replay.replay.done and call_id in replay.state.ended)
         assert replay.engine is None and "replay" in replay.sub_title
-        await pilot.pause(0.1)
         await pilot.press("escape")
         assert _rows(replay.screen.query_one("#calls", DataTable)) == calls_live
-        assert [str(x.text) for x in replay.screen.query_one("#transcript").lines] == transcript_live  # type: ignore[attr-defined]
+        await wait(pilot, lambda: len(_transcript(replay)) >= len(transcript_live))
+        assert _transcript(replay) == transcript_live
         await pilot.press("f2")
         await wait(pilot, lambda: bool(_rows(replay.screen.query("#invocations").first())))
         assert _rows(replay.screen.query_one("#invocations", DataTable)) == log_live

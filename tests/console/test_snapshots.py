@@ -13,7 +13,7 @@ from console.app import AvaConsole
 from console.format import FixedClock
 from console.widgets.wrap_log import WrapLog
 from tests.console.conftest import servers_up
-from tests.console.helpers import paste
+from tests.console.helpers import paste, transcript_drawn
 from tests.console.snapshot_runs import compare_svg, screens_of_one_run
 from tests.fixtures.audio_backends import FeedBackend
 
@@ -183,6 +183,7 @@ def test_calls_screen_with_a_pending_approval(snap_compare, size) -> None:
         # the "one moment" the caller hears meanwhile is the log's last line: wait for it, or the log may end earlier
         await _settle(pilot, lambda: any(line.type == "announcement.requested" for line in app.state.log))
         await pilot.press("escape")
+        await _settle(pilot, lambda: transcript_drawn(app))
         first = app.approvals.first
         assert first is not None
         app.clock = FixedClock(at=first.deadline - 15)

@@ -10,6 +10,7 @@ import pytest
 from textual.widgets import Input
 
 from console.app import AvaConsole
+from tests.console.helpers import transcript_drawn
 from tests.console.test_snapshots import _app, _settle
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,6 +31,7 @@ def test_the_focused_talk_box_is_marked(snap_compare: Any, size: tuple[int, int]
         await _settle(pilot, lambda: app.focused is not None and app.focused.id == "calls")
         await pilot.press("s")
         await _settle(pilot, lambda: app.focused is not None and app.focused.id == "talk")
+        await _settle(pilot, lambda: transcript_drawn(app))
         talk = app.screen.query_one("#talk", Input)
         talk.cursor_blink = False  # a blinking cursor is on or off depending on when the frame is taken
         app.clear_notifications()

@@ -16,6 +16,7 @@ import pytest
 from console.app import AvaConsole
 from console.format import FixedClock
 from engine.events import CallMonitorChanged, ServerStateChanged, SoftphoneLevel
+from tests.console.helpers import transcript_drawn
 from tests.console.remote_double import InProcessRemote
 from tests.fixtures.audio_backends import FeedBackend
 
@@ -53,6 +54,7 @@ def test_calls_screen_with_the_operator_on_a_call(snap_compare: Any, size: tuple
         assert app.engine is not None and call_id is not None
         app.engine.bus.publish(CallMonitorChanged(call_id=call_id, mode="takeover"))
         await _settle(pilot, lambda: app.state.calls[call_id].operator == "takeover" and "operator" in app.sub_title)
+        await _settle(pilot, lambda: transcript_drawn(app))
         app.clear_notifications()
 
     assert snap_compare(_app(), run_before=run_before, terminal_size=size)

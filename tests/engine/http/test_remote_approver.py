@@ -111,7 +111,8 @@ async def test_a_console_attached_over_redis_answers_approvals(
     tmp_path: Path, engine_box: list[Engine], redis_server: RedisServer
 ) -> None:
     runs = Runs()
-    engine = Engine(settings(tmp_path, store=redis_server.url), extra_tools=[runs.tool])
+    # a heartbeat that outlives a loaded machine's pauses (at 0.2 s its key lapsed before the send): this is about approvals
+    engine = Engine(settings(tmp_path, store=redis_server.url, heartbeat_s=2), extra_tools=[runs.tool])
     await engine.start()
     engine_box.append(engine)
     await approve_through(engine, RedisEngines(redis_server.url, approver="op@box"), runs, "op@box")
