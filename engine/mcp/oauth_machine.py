@@ -111,24 +111,25 @@ class MachineOAuth(EngineOAuth):
     ) -> None:
         self._engine_setup(server_id, cfg, storage, interactive, on_needs)
         self._oauth = _oauth(cfg)
-        self._start(str(cfg.url), storage)
+        self._start(cfg, storage)
         self.machine = True
         self.pre_registered = _client(self._oauth, self._method, self._grant_type)
 
     @abstractmethod
-    def _start(self, server_url: str, storage: KeyringTokenStorage) -> None:
-        """Initialise the grant's SDK provider (and name its ``credential_keys``) from ``self._oauth``."""
+    def _start(self, cfg: McpServerConfig, storage: KeyringTokenStorage) -> None:
+        """Initialise the grant's SDK provider for the server at ``cfg.url`` (and name its ``credential_keys``) from
+        ``self._oauth``."""
 
 
 class ClientSecretOAuth(MachineOAuth, ClientCredentialsOAuthProvider):
     """``client_credentials`` with ``client_secret`` (client_secret_basic)."""
 
-    def _start(self, server_url: str, storage: KeyringTokenStorage) -> None:
+    def _start(self, cfg: McpServerConfig, storage: KeyringTokenStorage) -> None:
         oauth = self._oauth
         assert oauth.client_id is not None and oauth.client_secret is not None
         ClientCredentialsOAuthProvider.__init__(
             self,
-            server_url=server_url,
+            server_url=str(cfg.url),
             storage=storage,
             client_id=oauth.client_id,
             client_secret=oauth.client_secret.get_secret_value(),
@@ -143,12 +144,12 @@ class PrivateKeyOAuth(MachineOAuth, PrivateKeyJWTOAuthProvider):
 
     _method = "private_key_jwt"
 
-    def _start(self, server_url: str, storage: KeyringTokenStorage) -> None:
+    def _start(self, cfg: McpServerConfig, storage: KeyringTokenStorage) -> None:
         oauth = self._oauth
         assert oauth.client_id is not None
         PrivateKeyJWTOAuthProvider.__init__(
             self,
-            server_url=server_url,
+            server_url=str(cfg.url),
             storage=storage,
             client_id=oauth.client_id,
             assertion_provider=self._sign,
@@ -178,14 +179,14 @@ class WorkloadOAuth(MachineOAuth):
     _method = "none"
     _grant_type = JWT_BEARER_GRANT_TYPE
 
-    def _start(self, server_url: str, storage: KeyringTokenStorage) -> None:
+    def _start(self, cfg: McpServerConfig, storage: KeyringTokenStorage) -> None:
         metadata = OAuthClientMetadata(
             redirect_uris=None,
             grant_types=[self._grant_type],
             token_endpoint_auth_method="none",
             scope=self.cfg_scope,
         )
-        OAuthClientProvider.__init__(self, server_url=server_url, client_metadata=metadata, storage=storage)
+        OAuthClientProvider.__init__(self, server_url=str(cfg.url), client_metadata=metadata, storage=storage)
         self.credential_keys = "assertion" if self._oauth.assertion is not None else "assertion_file"
 
     async def _perform_authorization(self) -> httpx2.Request:
@@ -235,15 +236,15 @@ class EnterpriseOAuth(MachineOAuth):
 
     _grant_type = JWT_BEARER_GRANT_TYPE
 
-    def _start(self, server_url: str, storage: KeyringTokenStorage) -> None:
+    def _start(self, cfg: McpServerConfig, storage: KeyringTokenStorage) -> None:
         oauth = self._oauth
         assert oauth.idp is not None and oauth.issuer is not None
         assert oauth.client_id is not None and oauth.client_secret is not None
         metadata = OAuthClientMetadata(redirect_uris=None, grant_types=[self._grant_type], scope=self.cfg_scope)
-        OAuthClientProvider.__init__(self, server_url=server_url, client_metadata=metadata, storage=storage)
+        OAuthClientProvider.__init__(self, server_url=str(cfg.url), client_metadata=metadata, storage=storage)
         store: TokenStorage = _FreshStart(storage) if self.interactive else storage
         self._grant = IdentityAssertionOAuthProvider(
-            server_url=server_url,
+            server_url=str(cfg.url),
             storage=store,
             client_id=oauth.client_id,
             client_secret=oauth.client_secret.get_secret_value(),
