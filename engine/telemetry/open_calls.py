@@ -29,7 +29,7 @@ def usage_attributes(usage: Any) -> dict[str, int | float]:
 class OpenSpan:
     """A span still open (the call, a transfer): ended, and only then handed on, when its end comes."""
 
-    span_id: int
+    span_id: bytes
     start_ns: int
     attributes: dict[str, Any]
 

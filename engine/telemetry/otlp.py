@@ -196,10 +196,7 @@ STRING = _STRING = [bytes((0x12, n + 2, 0x0A, n)) for n in range(124)]
 #: (7, 8: fixed64), each after its tag (two-byte tags packed as little-endian shorts).
 _FIXED_ROOT = struct.Struct("<H16sH8sBQBQ").pack
 _FIXED_CHILD = struct.Struct("<H16sH8sH8sBQBQ").pack
-#: The same for a child span whose ids are 64-bit numbers (the builder's), packed little-endian: the bytes its
-#: children name as their parent are the same ``int.to_bytes(8, "little")``.
-CHILD = struct.Struct("<H16sHQHQBQBQ").pack
-ROOT = struct.Struct("<H16sHQBQBQ").pack
+CHILD, ROOT = _FIXED_CHILD, _FIXED_ROOT
 #: The key field of a tool span's ``gen_ai.tool.call.id``.
 CALL_ID = field(0x0A, b"gen_ai.tool.call.id")
 
@@ -207,4 +204,4 @@ CALL_ID = field(0x0A, b"gen_ai.tool.call.id")
 def child_with_double(key: str) -> tuple[Any, bytes]:
     """A packer of a child span's fixed part with one double attribute after it, and that attribute's head."""
     h = double_attribute(key)
-    return struct.Struct(f"<H16sHQHQBQBQ{len(h)}sd").pack, h
+    return struct.Struct(f"<H16sH8sH8sBQBQ{len(h)}sd").pack, h

@@ -96,15 +96,14 @@ _IDS = 1024
 _TURN, _LATENCY = child_with_double("ava.latency_ms")
 
 
-def _fresh_ids() -> list[int]:
-    """Random non-zero 64-bit span ids (as the SDK's ``RandomIdGenerator`` makes them); as bytes, each is its
-    ``to_bytes(8, "little")`` (``_b``), as ``otlp.CHILD`` packs it."""
-    ids = list(struct.unpack(f"<{_IDS}Q", os.urandom(8 * _IDS)))
-    return [i or 1 for i in ids] if 0 in ids else ids
+_SPLIT = struct.Struct("8s" * _IDS).unpack
+_ZERO = bytes(8)
 
 
-def _b(span_id: int) -> bytes:
-    return span_id.to_bytes(8, "little")
+def _fresh_ids() -> list[bytes]:
+    """Random non-zero span ids (as the SDK's ``RandomIdGenerator`` makes them), split from one ``os.urandom``."""
+    ids = list(_SPLIT(os.urandom(8 * _IDS)))
+    return [b"\x00" * 7 + b"\x01" if i == _ZERO else i for i in ids] if _ZERO in ids else ids
 
 
 class SpanBuilder:
@@ -125,7 +124,7 @@ class SpanBuilder:
         self.calls: dict[str, CallState] = {}
         self.out: list[bytes] = []
         self._encoder = SpanEncoder()
-        self._ids: list[int] = []
+        self._ids: list[bytes] = []
         self._pop = self._ids.pop
         #: What a tool span's head and its MCP request's head (if it made one) are, by the record's fields that
         #: decide them (``rec[6:]``); a turn's head by tier, budget and whether it went over; ``ava.turn`` by number.
@@ -133,7 +132,7 @@ class SpanBuilder:
         self._turns: dict[tuple[Any, ...], bytes] = {}
         self._numbers: dict[Any, bytes] = {}
 
-    def new_id(self) -> int:
+    def new_id(self) -> bytes:
         """A span id from the batch drawn last (a new batch when it is used up)."""
         if not self._ids:
             self._ids += _fresh_ids()
@@ -161,7 +160,7 @@ class SpanBuilder:
                     elif not rec[1]:  # outside any call (the engine's MCP endpoint, ``mcp call``): a trace of its own
                         tid = getrandbits(128) or 1
                         if self.sampled(tid, "execute_tool"):
-                            self._tool_spans((rec,), tid.to_bytes(16, "big"), 0)
+                            self._tool_spans((rec,), tid.to_bytes(16, "big"), b"")
                 else:
                     self._turn(rec)
             except Exception as e:  # one odd event never stops the traces of the others
@@ -217,13 +216,11 @@ class SpanBuilder:
         c.span.attributes["ava.call.end_reason"] = reason
         if c.sampled:
             s = c.span
-            self.emit(
-                SpanData(c.trace_id, _b(s.span_id), b"", "call", SERVER, s.start_ns, end, None, s.attributes, None)
-            )
+            self.emit(SpanData(c.trace_id, s.span_id, b"", "call", SERVER, s.start_ns, end, None, s.attributes, None))
 
     def _end(self, c: CallState, s: OpenSpan, name: str, kind: int, end: int, error: str | None) -> None:
         if c.sampled:
-            ids = _b(s.span_id), _b(c.span.span_id)
+            ids = s.span_id, c.span.span_id
             self.emit(SpanData(c.trace_id, *ids, name, kind, s.start_ns, end, None, s.attributes, error))
 
     def end_all(self, at: float, reason: str = "engine stopping") -> None:
@@ -298,9 +295,9 @@ class SpanBuilder:
         return made
 
     def _stages(
-        self, c: CallState, stages: tuple[Any, ...], start: float, turn_id: int, usage: TurnUsage | None
+        self, c: CallState, stages: tuple[Any, ...], start: float, turn_id: bytes, usage: TurnUsage | None
     ) -> None:
-        emit, tid, parent = self.emit, c.trace_id, _b(turn_id)
+        emit, tid, parent = self.emit, c.trace_id, turn_id
         for stage in map(_stage, stages):
             name = STAGE_SPANS.get(stage.name)
             if name is None:
@@ -318,12 +315,12 @@ class SpanBuilder:
             kind = CLIENT if name == "model" else INTERNAL
             a_ns = ns(start + stage.start_ms / 1000)  # the stage's measured duration exactly, not two rounded floats
             end_ns = a_ns + round(stage.duration_ms * 1e6)
-            emit(SpanData(tid, _b(self.new_id()), parent, name, kind, a_ns, end_ns, None, extra, None))
+            emit(SpanData(tid, self.new_id(), parent, name, kind, a_ns, end_ns, None, extra, None))
 
     # -------------------------------------------------------------------------------------------- tools
 
-    def _tool_spans(self, tools: Iterable[tuple[Any, ...]], trace_id: bytes, parent: int) -> None:
-        """Each tool record's span (and its MCP request's, if it made one) under ``parent`` (0: none)."""
+    def _tool_spans(self, tools: Iterable[tuple[Any, ...]], trace_id: bytes, parent: bytes) -> None:
+        """Each tool record's span (and its MCP request's, if it made one) under ``parent`` (b"": none)."""
         out, known, pop, join = self.out, self._tools, self._pop, b"".join
         for rec in tools:
             end = int(rec[4] * 1e9)
