@@ -113,8 +113,7 @@ class Telephony:
             return
         cfg = new.asterisk
         if self.app is not None and all(getattr(old.asterisk, k) == getattr(cfg, k) for k in CONNECTION):
-            self.app.config = self.app.monitor.config = cfg
-            self.app.pool.start, self.app.pool.end = cfg.rtp_port_start, cfg.rtp_port_end
+            self.app.reconfigure(cfg)
             log.info(
                 "telephony: asterisk settings changed; the connection and %d live call(s) stay", len(self.app.calls)
             )

@@ -12,17 +12,16 @@ from __future__ import annotations
 
 from engine.config.models import AsteriskConfig
 from engine.telephony.ari import AriClient, AriError
-from engine.telephony.owned import ResourceIds
+from engine.telephony.link import AsteriskLink
 from engine.telephony.phone_call import PhoneCall
 from engine.telephony.rtp import PortPool, RtpStream
 from engine.telephony.ws_media import WsMedia, WsMediaError, media_url
 
 
-async def connect_media(
-    ari: AriClient, config: AsteriskConfig, pool: PortPool, ids: ResourceIds, own: set[str], call: PhoneCall
-) -> None:
+async def connect_media(link: AsteriskLink, pool: PortPool, call: PhoneCall) -> None:
     """Answer the caller, make the call's bridge and media channel, and bridge the two once the media channel
-    entered Stasis; ``own`` learns the media channel."""
+    entered Stasis; the link's ``own`` learns the media channel."""
+    ari, config, ids, own = link.ari, link.config, link.ids, link.own
     await ari.answer(call.channel_id)
     bridge_id = ids.make("call", call.channel_id)
     bridge = await ari.create_bridge(bridge_id, kind="mixing", name=f"ava {call.channel_id}")

@@ -24,14 +24,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
-from engine.config.models import AsteriskConfig
-from engine.telephony.ari import AriClient, AriError
+from engine.telephony.ari import AriError
 from engine.telephony.handback import TakeoverTranscript
-from engine.telephony.owned import ResourceIds
+from engine.telephony.link import AsteriskLink
 from engine.telephony.rtp import PortPool, RtpStream
 from engine.voice.audio import AudioFrame, StreamResampler
 from engine.voice.backend import AudioBackend
@@ -63,21 +61,9 @@ class OperatorLine:
 
 
 class CallMonitor:
-    def __init__(
-        self,
-        ari: AriClient,
-        config: AsteriskConfig,
-        pool: PortPool,
-        own: set[str],
-        spawn: Callable[[Any, str], asyncio.Task[Any]],
-        ids: ResourceIds | None = None,
-    ) -> None:
-        self.ari = ari
-        self.ids = ids or ResourceIds.for_engine(None, config.app_name)
-        self.config = config
+    def __init__(self, link: AsteriskLink, pool: PortPool) -> None:
+        self.link = link
         self.pool = pool
-        self.own = own
-        self.spawn = spawn
         self.lines: dict[str, OperatorLine] = {}  # caller channel id -> the operator's line
 
     def mode(self, channel_id: str) -> str:
@@ -96,15 +82,16 @@ class CallMonitor:
         ``transcript`` hears both sides of a take-over."""
         if mode not in MODES or mode == "off":
             raise MonitorError(f"unknown monitor mode {mode!r} (one of {', '.join(MODES)})")
-        stream = await RtpStream.bind(self.config.rtp_host, self.pool)
+        ari, config, ids, own = self.link.ari, self.link.config, self.link.ids, self.link.own
+        stream = await RtpStream.bind(config.rtp_host, self.pool)
         line = OperatorLine(mode, stream, backend, transcript=transcript)
         try:
-            media_id = self.ids.make("op", channel_id)
-            self.own.add(media_id)
+            media_id = ids.make("op", channel_id)
+            own.add(media_id)
             line.channels.append(media_id)
-            timeout = self.config.request_timeout_s
-            async with self.ari.entering(media_id, "POST /channels/externalMedia (operator)") as media_entered:
-                media = await self.ari.external_media(f"{self.config.rtp_host}:{stream.port}", channel_id=media_id)
+            timeout = config.request_timeout_s
+            async with ari.entering(media_id, "POST /channels/externalMedia (operator)") as media_entered:
+                media = await ari.external_media(f"{config.rtp_host}:{stream.port}", channel_id=media_id)
                 variables = media.get("channelvars") or {}
                 host, port = variables.get("UNICASTRTP_LOCAL_ADDRESS"), str(variables.get("UNICASTRTP_LOCAL_PORT", ""))
                 if not host or not port.isdigit():
@@ -113,28 +100,26 @@ class CallMonitor:
                 if mode == "takeover":
                     assert call_bridge is not None
                     await media_entered.wait(timeout)
-                    await self.ari.add_to_bridge(call_bridge, [media_id])
+                    await ari.add_to_bridge(call_bridge, [media_id])
                 else:
-                    snoop_id = self.ids.make("snoop", channel_id)
-                    self.own.add(snoop_id)
+                    snoop_id = ids.make("snoop", channel_id)
+                    own.add(snoop_id)
                     line.channels.insert(0, snoop_id)
-                    async with self.ari.entering(snoop_id, f"POST /channels/{channel_id}/snoop") as snoop_entered:
-                        await self.ari.snoop(
+                    async with ari.entering(snoop_id, f"POST /channels/{channel_id}/snoop") as snoop_entered:
+                        await ari.snoop(
                             channel_id, spy="both", whisper=_SNOOP[mode], app_args=["monitor"], snoop_id=snoop_id
                         )
-                        bridge = await self.ari.create_bridge(
-                            self.ids.make("mon", channel_id), kind="mixing", name="operator"
-                        )
+                        bridge = await ari.create_bridge(ids.make("mon", channel_id), kind="mixing", name="operator")
                         line.bridge_id = bridge["id"]
                         await media_entered.wait(timeout)
                         await snoop_entered.wait(timeout)
-                    await self.ari.add_to_bridge(line.bridge_id, [snoop_id, media_id])
+                    await ari.add_to_bridge(line.bridge_id, [snoop_id, media_id])
         except (AriError, MonitorError):
             await self.close(line)
             raise
-        line.tasks.append(self.spawn(self._to_operator(line), f"monitor:{channel_id}:hear"))
+        line.tasks.append(self.link.spawn(self._to_operator(line), name=f"monitor:{channel_id}:hear"))
         if mode != "listen":
-            line.tasks.append(self.spawn(self._from_operator(line), f"monitor:{channel_id}:speak"))
+            line.tasks.append(self.link.spawn(self._from_operator(line), name=f"monitor:{channel_id}:speak"))
         self.lines[channel_id] = line
         return line
 
@@ -147,11 +132,11 @@ class CallMonitor:
                 await t
         for cid in line.channels:
             with contextlib.suppress(AriError):
-                await self.ari.hangup(cid)
-            self.own.discard(cid)
+                await self.link.ari.hangup(cid)
+            self.link.own.discard(cid)
         if line.bridge_id is not None:
             with contextlib.suppress(AriError):
-                await self.ari.destroy_bridge(line.bridge_id)
+                await self.link.ari.destroy_bridge(line.bridge_id)
         await line.stream.aclose()
         await line.backend.close()
         if line.transcript is not None:  # not handed back (the call ended): nobody needs the transcript

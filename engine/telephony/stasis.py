@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
@@ -36,6 +37,7 @@ from engine.telephony.ari import CONNECTED, RECONNECTED, AriClient, AriError
 from engine.telephony.connect import connect_media
 from engine.telephony.farewell import AI_STOP_WAIT_S, StopBudget, bounded, hush, say_farewell
 from engine.telephony.handback import brief_ai
+from engine.telephony.link import AsteriskLink
 from engine.telephony.media import backend_for
 from engine.telephony.monitor import CallMonitor
 from engine.telephony.owned import ResourceIds, parse, release_leftovers
@@ -77,7 +79,6 @@ class StasisApp:
         self.admit = admit
         self.config = config
         self.host = host
-        self.spawn = spawn
         self.contexts = contexts
         self.pool = pool or PortPool(config.rtp_port_start, config.rtp_port_end)
         self._make_call = make_call or (lambda backend, context, **kw: voice_call(host, backend, context, **kw))
@@ -86,13 +87,19 @@ class StasisApp:
         self.transfers: dict[str, PhoneTransfers] = {}  # caller channel id -> its transfers
         #: Channels the engine created itself (media, snoop, originated): their events are not new callers.
         self.own_channels: set[str] = set()
+        self.link = AsteriskLink(ari, config, self.ids, self.own_channels, spawn)
         self._stopping = False
         #: Set with the stop's budget: every wait of a call's task gives way to it.
         self._budget: StopBudget | None = None
         self._stopped = asyncio.Event()
-        self.monitor = CallMonitor(
-            ari, config, self.pool, self.own_channels, lambda coro, name: self.spawn(coro, name=name), self.ids
-        )
+        self.monitor = CallMonitor(self.link, self.pool)
+
+    def reconfigure(self, config: AsteriskConfig) -> None:
+        """Settings that keep the connection: new calls and the operator's line take them, live calls go on."""
+        self.config = config
+        self.link = dataclasses.replace(self.link, config=config)
+        self.monitor.link = self.link
+        self.pool.start, self.pool.end = config.rtp_port_start, config.rtp_port_end
 
     # ---------------------------------------------------------------------------------------------- events
 
@@ -122,7 +129,7 @@ class StasisApp:
                 bus=self.host.bus,
             )
             self.calls[cid] = call
-            self.spawn(self._take_call(call, channel, args), name=f"phone:{cid}")
+            self.link.spawn(self._take_call(call, channel, args), name=f"phone:{cid}")
         elif kind in CALLER_GONE and cid in self.calls:
             self.calls[cid].caller_left(kind)
         elif kind in CALLER_GONE and cid in self.own_channels:
@@ -133,7 +140,7 @@ class StasisApp:
             except AriError as e:
                 log.warning("telephony: cannot look for what an earlier run left in Asterisk: %s", e)
         elif kind == RECONNECTED:
-            self.spawn(self._recover(), name="phone:recover")
+            self.link.spawn(self._recover(), name="phone:recover")
 
     def _stray(self, cid: str) -> None:
         """A ``StasisStart`` nobody waits for of a channel an engine made: never a caller. This engine's (its request
@@ -142,7 +149,7 @@ class StasisApp:
         if cid in self.own_channels or (owned is not None and self.ids.left_over(owned)):
             log.warning("telephony: channel %s entered Stasis too late (nothing waits for it); hanging it up", cid)
             self.own_channels.discard(cid)
-            self.spawn(self._hang_up_quietly(cid), name=f"phone:stray:{cid}")
+            self.link.spawn(self._hang_up_quietly(cid), name=f"phone:stray:{cid}")
 
     async def _hang_up_quietly(self, cid: str) -> None:
         with contextlib.suppress(AriError):
@@ -201,17 +208,10 @@ class StasisApp:
                 context,
                 source,
             )
-            await connect_media(self.ari, self.config, self.pool, self.ids, self.own_channels, call)
+            await connect_media(self.link, self.pool, call)
             if call.caller_gone or self._stopping:
                 return
-            transfers = PhoneTransfers(
-                self.ari,
-                self.config,
-                call,
-                self.own_channels,
-                lambda coro, name: self.spawn(coro, name=name),
-                self.ids,
-            )
+            transfers = PhoneTransfers(self.link, call)
             self.transfers[call.channel_id] = transfers
             while not call.caller_gone and not self._stopping:
                 await self._run_ai(call, context, transfers)
@@ -280,7 +280,7 @@ class StasisApp:
                 if note:
                     call.tell(note)
 
-        waiter = self.spawn(register(), name=f"phone:{call.channel_id}:lines")
+        waiter = self.link.spawn(register(), name=f"phone:{call.channel_id}:lines")
         call.ai_done.clear()
         try:
             with continuing() if again else contextlib.nullcontext(), on_leg(call.leg):

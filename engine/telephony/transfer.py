@@ -19,14 +19,12 @@ import contextlib
 import itertools
 import logging
 import time
-from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from engine.config.models import AsteriskConfig
 from engine.config.models.tools import TransferTarget
-from engine.telephony.ari import AriClient, AriError, Entering
-from engine.telephony.owned import ResourceIds
+from engine.telephony.ari import AriError, Entering
+from engine.telephony.link import AsteriskLink
 from engine.tools.base import ToolResult
 from engine.tools.builtin.transfer import TransferMode
 
@@ -85,21 +83,9 @@ def _answered(xfer: Transfer, entered: asyncio.Future[dict[str, Any]]) -> None:
 class PhoneTransfers:
     """The ``TransferControl`` of one phone call (registered in ``PhoneLines`` under its engine call id)."""
 
-    def __init__(
-        self,
-        ari: AriClient,
-        config: AsteriskConfig,
-        line: Line,
-        own: set[str],
-        spawn: Callable[[Coroutine[Any, Any, None], str], object],
-        ids: ResourceIds | None = None,
-    ) -> None:
-        self.ari = ari
-        self.ids = ids or ResourceIds.for_engine(None, config.app_name)
-        self.config = config
+    def __init__(self, link: AsteriskLink, line: Line) -> None:
+        self.link = link
         self.line = line
-        self.own = own
-        self.spawn = spawn
         self.current: Transfer | None = None
         self.transferred = False
         self.holding = False
@@ -120,27 +106,27 @@ class PhoneTransfers:
             return ToolResult.error("This call has already been transferred.")
         if self.current is not None and self.current.state == "ringing":
             return ToolResult.error(f"A transfer to {self.current.name} is already ringing.")
-        xfer = Transfer(name, target, mode, self.ids.make("xfer", self.line.channel_id, next(_ids)))
-        self.own.add(xfer.channel_id)
+        xfer = Transfer(name, target, mode, self.link.ids.make("xfer", self.line.channel_id, next(_ids)))
+        self.link.own.add(xfer.channel_id)
         # The target answering is its channel entering Stasis: awaited by id from before the request on.
-        xfer.entering = self.ari.entering(xfer.channel_id, f"POST /channels/{xfer.channel_id} (originate)")
+        xfer.entering = self.link.ari.entering(xfer.channel_id, f"POST /channels/{xfer.channel_id} (originate)")
         xfer.entering.future.add_done_callback(lambda f: _answered(xfer, f))
         try:
-            await self.ari.originate(
+            await self.link.ari.originate(
                 target.destination,
                 app_args=["transfer", self.line.channel_id],
-                caller_id=self.config.caller_id,
+                caller_id=self.link.config.caller_id,
                 timeout_s=target.timeout_s,
                 channel_id=xfer.channel_id,
                 originator=self.line.channel_id,
             )
         except AriError as e:
             xfer.entering.cancel()
-            self.own.discard(xfer.channel_id)
+            self.link.own.discard(xfer.channel_id)
             return ToolResult.error(f"I couldn't reach {name} right now.", {"error": str(e)})
         self.current = xfer
         self.line.publish("call.transfer_started", target=name, destination=target.destination, mode=mode)
-        self.spawn(self._follow(xfer), f"transfer:{xfer.channel_id}")
+        self.link.spawn(self._follow(xfer), name=f"transfer:{xfer.channel_id}")
         if mode == "blind":
             return ToolResult.success(f"Transferring you to {name} now.", {"target": name, "mode": mode})
         return ToolResult.success(
@@ -157,7 +143,7 @@ class PhoneTransfers:
         if xfer.entering is not None:
             xfer.entering.cancel()  # answering now is too late: the engine hangs that channel up
         with contextlib.suppress(AriError):
-            await self.ari.hangup(xfer.channel_id)
+            await self.link.ari.hangup(xfer.channel_id)
         await self._hold(False)
         if not xfer.outcome.done():
             xfer.outcome.set_result("cancelled")
@@ -182,9 +168,9 @@ class PhoneTransfers:
         self.holding = on
         try:
             if self.current is not None and self.current.mode == "blind":
-                await self.ari.ring(self.line.channel_id, on)
+                await self.link.ari.ring(self.line.channel_id, on)
             else:
-                await self.ari.moh(self.line.channel_id, on)
+                await self.link.ari.moh(self.line.channel_id, on)
         except AriError as e:
             what = "starting" if on else "stopping"
             log.warning("transfer: %s hold for %s failed: %s", what, self.line.channel_id, e)
@@ -217,7 +203,7 @@ class PhoneTransfers:
         except TimeoutError:
             result = "no_answer"
             with contextlib.suppress(AriError):
-                await self.ari.hangup(xfer.channel_id)
+                await self.link.ari.hangup(xfer.channel_id)
         if result != "answered" and xfer.entering is not None:
             xfer.entering.cancel()
         if result == "cancelled":
@@ -227,7 +213,7 @@ class PhoneTransfers:
             return
         xfer.state = "failed"
         await self._hold(False)
-        self.own.discard(xfer.channel_id)
+        self.link.own.discard(xfer.channel_id)
         self.line.publish("call.transfer_failed", target=xfer.name, reason=result)
         told = next((t for r, t in (*FAILED_CAUSES.values(), UNREACHABLE) if r == result), UNREACHABLE[1])
         message = f"I'm sorry, {xfer.name} {told}. Is there anything else I can do for you?"
@@ -238,7 +224,7 @@ class PhoneTransfers:
 
     async def _ai_leaves_bridge(self) -> None:
         if self.line.bridge_id and self.line.media_channel_id:
-            await self.ari.remove_from_bridge(self.line.bridge_id, [self.line.media_channel_id])
+            await self.link.ari.remove_from_bridge(self.line.bridge_id, [self.line.media_channel_id])
 
     async def settled(self) -> None:
         """Until no hand-off is half done and no blind transfer rings (the call's owner looks at
@@ -262,11 +248,11 @@ class PhoneTransfers:
         await self._hold(False)
         assert self.line.bridge_id is not None
         try:
-            await self.ari.add_to_bridge(self.line.bridge_id, [xfer.channel_id])  # 3
+            await self.link.ari.add_to_bridge(self.line.bridge_id, [xfer.channel_id])  # 3
         except AriError as e:  # the target hung up between answering and joining: the AI comes back
             log.warning("transfer: %s could not join the caller: %s", xfer.name, e)
             xfer.state = "failed"
-            self.own.discard(xfer.channel_id)
+            self.link.own.discard(xfer.channel_id)
             self.line.publish("call.transfer_failed", target=xfer.name, reason="hung_up")
             await self.line.resume_ai(
                 f"I'm sorry, {xfer.name} hung up before I could connect you. Is there anything else I can do for you?"
