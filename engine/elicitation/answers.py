@@ -159,12 +159,7 @@ def _day_of_month(ws: list[str]) -> int | None:
 
 def choice(f: FormField, text: str) -> str | None:
     """The enum value ``text`` names (by value or title, whole words), or None (none or several)."""
-    said = f" {' '.join(words(text))} "
-    hits = [
-        value
-        for value, title in zip(f.options, f.option_titles, strict=True)
-        if any(f" {' '.join(words(n))} " in said for n in {value, title} if words(n))
-    ]
+    hits = choices(f, text) or []
     return hits[0] if len(set(hits)) == 1 else None
 
 
