@@ -182,14 +182,16 @@ class Encoder:
         return self.wrap(self._spans.spans(spans))
 
     def wrap(self, pieces: list[bytes]) -> bytes:
-        """The export request carrying these spans (each as its two pieces)."""
-        return field(0x0A, self._resource + field(0x12, self._scope + b"".join(pieces)))
+        """The export request carrying these spans (each as its two pieces), written in one join."""
+        n = len(self._scope) + sum(map(len, pieces))  # the ScopeSpans message
+        inner = len(self._resource) + 1 + len(varint(n)) + n  # the ResourceSpans message
+        return b"".join([b"\x0a", varint(inner), self._resource, b"\x12", varint(n), self._scope, *pieces])
 
 
 #: Ahead of time for every length below 128: a span attribute's tag and length (``_KV``), and the head of a KeyValue's
 #: value holding a string of that length (``_STRING``: value's tag and length, then string_value's).
-KV = _KV = [bytes((0x4A, n)) for n in range(128)]
-STRING = _STRING = [bytes((0x12, n + 2, 0x0A, n)) for n in range(124)]
+_KV = [bytes((0x4A, n)) for n in range(128)]
+_STRING = [bytes((0x12, n + 2, 0x0A, n)) for n in range(124)]
 
 
 #: A span's fixed part: trace_id (1, bytes), span_id (2, bytes), [parent_span_id (4, bytes)], start and end times
@@ -197,8 +199,10 @@ STRING = _STRING = [bytes((0x12, n + 2, 0x0A, n)) for n in range(124)]
 _FIXED_ROOT = struct.Struct("<H16sH8sBQBQ").pack
 _FIXED_CHILD = struct.Struct("<H16sH8sH8sBQBQ").pack
 CHILD, ROOT = _FIXED_CHILD, _FIXED_ROOT
-#: The key field of a tool span's ``gen_ai.tool.call.id``.
+#: The key field of a tool span's ``gen_ai.tool.call.id``, and the attribute up to its value's bytes for an ASCII
+#: value of each length below 100.
 CALL_ID = field(0x0A, b"gen_ai.tool.call.id")
+CALL_IDS = [_KV[len(CALL_ID) + n + 4] + CALL_ID + _STRING[n] for n in range(100)]
 
 
 def child_with_double(key: str) -> tuple[Any, bytes]:

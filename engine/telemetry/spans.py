@@ -35,13 +35,12 @@ from engine.events.usage import CallUsage, UsageUpdated
 from engine.telemetry.open_calls import CallState, OpenSpan, TurnUsage, usage_attributes
 from engine.telemetry.otlp import (
     CALL_ID,
+    CALL_IDS,
     CHILD,
     CLIENT,
     INTERNAL,
-    KV,
     ROOT,
     SERVER,
-    STRING,
     TAGS,
     SpanData,
     SpanEncoder,
@@ -259,7 +258,7 @@ class SpanBuilder:
             return
         reach = max([s.start_ms + s.duration_ms for s in map(_stage, stages)]) / 1000 if stages else 0.0
         start = started_at or ts - reach
-        end = start + max(latency_ms / 1000, reach)
+        end = start + (took if (took := latency_ms / 1000) > reach else reach)
         key = (tier, budget_ms, latency_ms > budget_ms)
         shared = self._turns.get(key) or self._turn_head(key)
         try:
@@ -335,8 +334,8 @@ class SpanBuilder:
             else:
                 fixed = ROOT(0x100A, trace_id, 0x0812, tool_id, 0x39, start, 0x41, end)
             call_id = rec[2]
-            if (n := len(call_id)) < 100 and call_id.isascii():  # every length in one byte
-                body = join((fixed, shared, KV[n + 25], CALL_ID, STRING[n], call_id.encode()))
+            if (n := len(call_id)) < 100 and call_id.isascii():  # an attribute head of this length is ready
+                body = join((fixed, shared, CALL_IDS[n], call_id.encode()))
             else:
                 body = join((fixed, shared, string_attribute(CALL_ID, call_id)))
             out += (TAGS[n] if (n := len(body)) < 4096 else span_tag(n), body)
