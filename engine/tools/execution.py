@@ -256,8 +256,11 @@ class ToolExecutor:
             try:
                 result = await entry.tool.execute(args, ctx)
             except asyncio.CancelledError:
-                if not self._deadlines.end(deadline):
-                    self._cancelled(session, entry, args, tool_call_id, is_probe, start, task, settings)
+                if not self._deadlines.end(deadline):  # cancelled, not by its deadline: the turn it served is gone
+                    latency_ms = (time.perf_counter() - start) * 1000
+                    message = f"{d.name} was cancelled before it finished; no result was used."
+                    cancelled = ToolResult("cancelled", message)  # to nobody; the event, metrics and hooks see it
+                    self._ended(call_id, entry, args, cancelled, latency_ms, tool_call_id, is_probe, task, settings)
                     raise
                 result = timeout_result(d, timeout, source)
             except TimeoutError:  # the tool's own timeout, not ours: as asyncio.timeout saw it, a timeout
@@ -322,26 +325,6 @@ class ToolExecutor:
                 is_probe=is_probe,
                 data=result.data,
             )
-        )
-
-    def _cancelled(
-        self,
-        session: CallSession | None,
-        entry: RegisteredTool,
-        args: dict[str, Any],
-        tool_call_id: str,
-        is_probe: bool,
-        start: float,
-        task: asyncio.Task[Any] | None,
-        settings: Settings,
-    ) -> None:
-        """The call's task was cancelled (not by its deadline): end the invocation as ``cancelled``. The result goes
-        to nobody (the turn it belonged to is gone); the event, the metrics and the latency hooks still see it."""
-        latency_ms = (time.perf_counter() - start) * 1000
-        message = f"{entry.tool.definition.name} was cancelled before it finished; no result was used."
-        call_id = session.call_id if session else ""
-        self._ended(
-            call_id, entry, args, ToolResult("cancelled", message), latency_ms, tool_call_id, is_probe, task, settings
         )
 
     async def execute_many(
