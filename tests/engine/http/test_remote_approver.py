@@ -111,7 +111,7 @@ async def test_a_console_attached_over_redis_answers_approvals(
     tmp_path: Path, engine_box: list[Engine], redis_server: RedisServer
 ) -> None:
     runs = Runs()
-    # a heartbeat that outlives a loaded machine's pauses (at 0.2 s its key lapsed before the send): this is about approvals
+    # a heartbeat that outlives a loaded machine's pauses (at 0.2 s its key lapsed before the send)
     engine = Engine(settings(tmp_path, store=redis_server.url, heartbeat_s=2), extra_tools=[runs.tool])
     await engine.start()
     engine_box.append(engine)

@@ -52,8 +52,8 @@ async def test_turns_write_only_their_fields_and_a_full_write_heals_the_hash(
         await engine.user_said(call.call_id, "echo pears")
         await eventually(lambda: has("turn", "2"), what="the next turn's write")
         for _ in range(2):  # two heartbeats came and went: each writes the call's changed fields, then its TTL
-            # Shortened behind the engine's back, so only a heartbeat's refresh (300 s) lifts it again; comparing with
-            # the TTL read after the last write could never see a refresh when that read came in the write's millisecond.
+            # Shortened behind the engine's back, so only a heartbeat's refresh (300 s) lifts it again; comparing
+            # with the TTL read after the last write missed every refresh when that read came in the write's ms.
             await r.pexpire(key, 60_000)
             await eventually(lambda: ttl_above(60_000), what="a heartbeat refreshing the hash's TTL")
         assert not await has("context")  # only changed fields went out: the lost one stays lost
