@@ -25,6 +25,7 @@ from typing import Literal
 
 from engine.elicitation.answers import GRAMMAR_NUMBERS, WEEKDAYS, confirmation, said_back, words
 from engine.elicitation.schema import FormField
+from engine.text.spoken_lists import spoken_list
 
 Refusal = Literal["cancel", "decline"]
 
@@ -97,7 +98,7 @@ def _hint(f: FormField) -> str:
     if f.kind in ("enum", "multi"):
         if len(f.options) < 2:
             return ""
-        options = ", ".join(f.option_titles[:-1]) + f" or {f.option_titles[-1]}"
+        options = spoken_list(f.option_titles, "or")
         return f" You can say {options}{' (one or more)' if f.kind == 'multi' else ''}."
     if f.kind in ("number", "integer"):
         whole = "A whole number" if f.kind == "integer" else "A number"

@@ -16,6 +16,7 @@ from typing import Any
 from mcp.types import AudioContent, EmbeddedResource, ImageContent, ResourceLink
 
 from engine.mcp.media import summary
+from engine.text.spoken_lists import spoken_list
 
 
 def _link(item: ResourceLink) -> dict[str, Any]:
@@ -68,13 +69,7 @@ def attachments(content: list[Any], budget_chars: int) -> list[dict[str, Any]]:
 
 
 def _names(names: list[str]) -> str:
-    if len(names) <= 1:
-        return "".join(names)
-    shown = names[:3]
-    rest = len(names) - len(shown)
-    if rest:
-        return ", ".join(shown) + f" and {rest} more"
-    return ", ".join(shown[:-1]) + f" and {shown[-1]}"
+    return spoken_list(names, most=3)
 
 
 def speech_summary(items: list[dict[str, Any]]) -> str | None:

@@ -27,6 +27,8 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
+from engine.text.spoken_lists import spoken_list as join_spoken  # "a, b and c", for every server
+
 __all__ = [
     "ASSETS_DIR",
     "LogLevel",
@@ -246,15 +248,6 @@ def spoken_result(speech: str, data: dict[str, Any]) -> CallToolResult:
     structured = dict(data)
     structured["speech"] = speech
     return CallToolResult(content=[TextContent(type="text", text=speech)], structured_content=structured)
-
-
-def join_spoken(items: Sequence[str]) -> str:
-    """``a``, ``a and b``, ``a, b and c``."""
-    if not items:
-        return ""
-    if len(items) == 1:
-        return items[0]
-    return ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def plural(count: int, word: str, plural_word: str | None = None) -> str:

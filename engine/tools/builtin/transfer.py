@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal, Protocol
 
 from engine.config.models.tools import TransferTarget
+from engine.text.spoken_lists import spoken_list
 from engine.tools.base import (
     LatencyMeta,
     Tool,
@@ -59,10 +60,8 @@ def resolve_destination(extensions: Mapping[str, TransferTarget], wanted: str) -
     return None
 
 
-def spoken_list(names: list[str]) -> str:
-    if not names:
-        return "nobody"
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+def _extensions_said(names: list[str]) -> str:
+    return spoken_list(names, "or") or "nobody"
 
 
 class _TransferBase(Tool):
@@ -85,7 +84,7 @@ class _TransferBase(Tool):
         extensions = self.extensions()
         found = resolve_destination(extensions, wanted)
         if found is None:
-            valid = spoken_list(list(extensions))
+            valid = _extensions_said(list(extensions))
             return ToolResult.error(
                 f"I can't transfer to {wanted or 'that'}. I can transfer you to {valid}.",
                 {"destination": wanted, "valid": list(extensions)},
