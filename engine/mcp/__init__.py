@@ -1,7 +1,6 @@
-"""MCP host: supervised connections to MCP servers whose tools the engine exposes (see host.McpHost)."""
+"""MCP host: supervised connections to MCP servers whose tools the engine exposes (see ``engine.mcp.host.McpHost``).
 
-from engine.mcp.host import McpHost, UnknownServer
-from engine.mcp.naming import NamingError
-from engine.mcp.tool import MCPTool
-
-__all__ = ["MCPTool", "McpHost", "NamingError", "UnknownServer"]
+The package face imports nothing: ``engine.mcp.policy`` and ``engine.mcp.naming`` are plain rules the budget layer
+and the registry use, and naming them must not load the host's client machinery and the MCP SDK (~1.4 s) in every
+command; import ``McpHost`` from ``engine.mcp.host``.
+"""
