@@ -8,6 +8,9 @@ and answers ``status()``, ``restart_server``, ``set_server_enabled`` and ``test_
 
 It gets what it needs, not the engine: ``HostServices`` (registry, bus, metrics, redaction, the budget layer's
 ``on_up`` callback, the engine's ``spawn``), a settings getter and ``spawn`` for its own watcher task.
+
+The client machinery (supervisors, connections, the MCP SDK: ~1.4 s of imports) loads when the first server is
+configured or tested, not with the host: an engine without MCP servers never pays for it.
 """
 
 from __future__ import annotations
@@ -15,13 +18,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.config.models import McpServerConfig, Settings
 from engine.core.tasks import Spawn
+from engine.mcp.host_services import HostServices
 from engine.mcp.naming import check_config
-from engine.mcp.probe import probe_server
-from engine.mcp.supervisor import HostServices, Supervisor
+
+if TYPE_CHECKING:
+    from engine.mcp.supervisor import Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +60,7 @@ class McpHost:
         settings = self._settings()
         check_config(settings.mcp)
         for sid, cfg in self._configured(settings).items():
-            self.supervisors[sid] = Supervisor(sid, cfg, self.services)
+            self.supervisors[sid] = self._supervisor(sid, cfg)
         eager = [s for s in self.supervisors.values() if s.cfg.enabled and s.cfg.start == "eager"]
         for s in eager:
             s.start()
@@ -63,6 +68,11 @@ class McpHost:
         if any(s.cfg.start == "lazy" for s in self.supervisors.values()):
             self._lazy_watch = self._spawn(self._watch_calls(), name="mcp:lazy-start")
         await self.wait_settled()
+
+    def _supervisor(self, server_id: str, cfg: McpServerConfig) -> Supervisor:
+        from engine.mcp.supervisor import Supervisor  # the MCP SDK loads only once a server is configured
+
+        return Supervisor(server_id, cfg, self.services)
 
     async def wait_settled(self) -> None:
         """Until every running eager server is up or has ended its first attempt (the engine's readiness)."""
@@ -103,10 +113,8 @@ class McpHost:
         for sid in removed:
             self.services.names.forget(sid)  # its name claims go: servers that now win a name take it
         await asyncio.gather(*(self.supervisors[sid].stop("config changed") for sid in changed))
-        for sid in changed:
-            self.supervisors[sid] = Supervisor(sid, after[sid], self.services)
-        for sid in added:
-            self.supervisors[sid] = Supervisor(sid, after[sid], self.services)
+        for sid in (*changed, *added):
+            self.supervisors[sid] = self._supervisor(sid, after[sid])
         for sid in (*changed, *added):
             s = self.supervisors[sid]
             if s.cfg.enabled and s.cfg.start == "eager":
@@ -236,6 +244,8 @@ class McpHost:
             data = dict(target)
             sid = str(data.pop("id", "test"))
             cfg = McpServerConfig.model_validate(data)
+        from engine.mcp.probe import probe_server  # the MCP SDK loads only once a server is tested
+
         return await probe_server(sid, cfg, self.services)
 
     def status(self) -> dict[str, Any]:

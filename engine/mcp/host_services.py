@@ -1,7 +1,7 @@
 """What a supervisor needs from the engine: ``HostServices``, kept narrow so tests can build one without an Engine.
 
 Apart from ``engine.mcp.supervisor`` (which re-exports it) so the host, prober and registration can name it
-without the supervisor's state machine.
+without the supervisor's state machine, and so the composition root can build it without loading the MCP SDK.
 """
 
 from __future__ import annotations
@@ -10,15 +10,17 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import mcp.types as types
+from typing import TYPE_CHECKING, Any
 
 from engine.core.metrics import Metrics
 from engine.events import EventBus
-from engine.mcp.connection import Elicit
 from engine.mcp.naming import NameBook
 from engine.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:  # the SDK's types name fields only: building the services must not load the SDK (~1 s)
+    import mcp.types as types
+
+    from engine.mcp.connection import Elicit
 
 
 @dataclass(slots=True)
