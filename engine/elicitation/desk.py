@@ -39,7 +39,6 @@ from contextlib import nullcontext
 from datetime import date
 from typing import Any
 
-import mcp.types as types
 from prometheus_client import Counter
 
 from engine.config.models import Settings
@@ -51,6 +50,7 @@ from engine.elicitation.links import Declined as _Declined
 from engine.elicitation.pending import Ask, CallerVoice, ElicitationError, PendingElicitation, settle
 from engine.elicitation.route import Asker
 from engine.elicitation.schema import FormField, SchemaError, form_fields
+from engine.elicitation.wire import Question, Reply, question, reply
 from engine.events import EventBus, TranscriptAdded
 from engine.events.elicitation import ElicitationRequested, ElicitationResolved, ElicitationWaiting
 from engine.redaction.redactor import Redactor
@@ -157,13 +157,10 @@ class ElicitationDesk:
 
     # ---------------------------------------------------------------------------------------- the question
 
-    async def elicit(
-        self, server: str, asker: Asker | None, in_flight: int, params: types.ElicitRequestParams
-    ) -> types.ElicitResult:
+    async def elicit(self, server: str, asker: Asker | None, in_flight: int, params: Question) -> Reply:
         """Answer one question from ``server``; ``asker`` is the call it belongs to (None: it cannot be placed)."""
         eid = f"el-{next(self._ids)}"
-        url = params.url if isinstance(params, types.ElicitRequestURLParams) else None
-        schema = dict(params.requested_schema) if isinstance(params, types.ElicitRequestFormParams) else {}
+        url, schema = question(params)
         mode = "url" if url is not None else "form"
         ctx = asker.ctx if asker is not None else None
         session = ctx.session if ctx is not None else None
@@ -253,7 +250,7 @@ class ElicitationDesk:
             self._resolved(eid, call_id, ctx, exposed, ask, "cancel", "engine", "the call or its turn ended", {})
             raise
         self._resolved(eid, call_id, ctx, exposed, ask, action, by, reason, content)
-        return types.ElicitResult(action=action, content=content if action == "accept" and mode == "form" else None)  # type: ignore[arg-type]
+        return reply(action, content, mode)
 
     def _resolved(
         self,
