@@ -246,8 +246,8 @@ def default_components(
     softphone_call: Callable[[], str | None],
 ) -> Parts:
     from engine.mcp.host import McpHost  # MCP servers: supervisors, discovery, calls
-    from engine.mcp.supervisor import HostServices
-    from engine.mcp_endpoint import McpEndpoint  # serves exposed tools to other agents
+    from engine.mcp.host_services import HostServices
+    from engine.mcp_endpoint.on_demand import EndpointSlot  # serves exposed tools to other agents
 
     engine.calls.end_hooks.append(engine.executor.approvals.call_ended)  # a call's pending approvals end with it
     components: list[EngineComponent] = []
@@ -310,7 +310,7 @@ def default_components(
             await http.stop()
             await http.start()
 
-    endpoint = McpEndpoint(  # the engine's own /mcp (engine.mcp_server)
+    endpoint = EndpointSlot(  # the engine's own /mcp (engine.mcp_server)
         services_of(engine),
         registry=engine.registry,
         runner=engine.executor,
@@ -318,7 +318,7 @@ def default_components(
         upstream=host,
     )
     components.append(endpoint)
-    services.on_notification = endpoint.handlers.relay.on_upstream  # servers' logs and updates reach its clients
+    services.on_notification = endpoint.on_upstream  # servers' logs and updates reach its clients
     from engine.recorder.desk import RecordingDesk  # the recorder's doors: the voice calls' audio tap
     from engine.telephony.component import Telephony  # Asterisk calls (ARI), when asterisk.enabled
 

@@ -1,6 +1,5 @@
-"""The engine's own MCP endpoint: serves ``engine.mcp_server.expose`` tools to other agents over streamable HTTP."""
+"""The engine's own MCP endpoint: serves ``engine.mcp_server.expose`` tools to other agents over streamable HTTP.
 
-from engine.mcp_endpoint.component import McpEndpoint
-from engine.mcp_endpoint.results import MCP_CONTENT_KEY, close_stream, report_progress
-
-__all__ = ["MCP_CONTENT_KEY", "McpEndpoint", "close_stream", "report_progress"]
+The package face imports nothing, so the composition root can hold the endpoint's slot (``on_demand``) without
+loading the MCP SDK; the endpoint is ``engine.mcp_endpoint.component.McpEndpoint``.
+"""

@@ -23,7 +23,7 @@ from typing import Any
 
 from engine.app import Engine
 from engine.config.models import Settings
-from engine.mcp_endpoint import MCP_CONTENT_KEY, close_stream, report_progress
+from engine.mcp_endpoint.results import MCP_CONTENT_KEY, close_stream, report_progress
 from engine.tools.base import FunctionTool, ToolDefinition, ToolExecutionContext, ToolResult
 
 JSON_SCHEMA_2020_12: dict[str, Any] = {

@@ -21,7 +21,7 @@ from engine.core.metrics import Metrics
 from engine.core.tasks import EngineTasks, TaskGroupClosed
 from engine.events import ConfigReloaded, EngineError, EventBus
 from engine.mcp.host import McpHost
-from engine.mcp_endpoint import McpEndpoint
+from engine.mcp_endpoint.component import McpEndpoint
 from engine.services import Services
 from engine.sessions.session import CallSession
 from engine.tools.base import ToolResult

@@ -14,7 +14,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from engine.app import Engine
 from engine.config.models import Settings
-from engine.mcp_endpoint import MCP_CONTENT_KEY, report_progress
+from engine.mcp_endpoint.results import MCP_CONTENT_KEY, report_progress
 from engine.tools.base import FunctionTool, Tool, ToolDefinition, ToolExecutionContext, ToolParameter, ToolResult
 
 TOKEN = "endpoint-test-token-7f3a"

@@ -20,7 +20,9 @@ from mcp_endpoint_helpers import TOKEN, endpoint_settings
 
 from engine.app import Engine
 from engine.http.server import HttpServer
-from engine.mcp_endpoint import McpEndpoint, close_stream, report_progress
+from engine.mcp_endpoint.component import McpEndpoint
+from engine.mcp_endpoint.on_demand import EndpointSlot
+from engine.mcp_endpoint.results import close_stream, report_progress
 from engine.tools.base import FunctionTool, Tool, ToolDefinition, ToolExecutionContext, ToolResult
 from tests.waiting import wait_until
 
@@ -75,7 +77,9 @@ async def served(chatter: int = 3, **mcp: Any) -> AsyncIterator[Served]:
     settings = endpoint_settings(expose=["gated", "chatty", "polling"], **mcp)
     async with Engine(settings, extra_tools=tools(gate, chatter), serve_http=True) as engine:
         http = next(c for c in engine.components if isinstance(c, HttpServer))
-        endpoint = next(c for c in engine.components if isinstance(c, McpEndpoint))
+        slot = next(c for c in engine.components if isinstance(c, EndpointSlot))
+        endpoint = slot.endpoint
+        assert endpoint is not None  # an engine serving HTTP has its endpoint
         yield Served(f"{http.url}{settings.engine.mcp_server.path}", endpoint, gate, engine)
 
 
