@@ -354,7 +354,7 @@ def default_components(
         services_of(engine), lambda: engine_id(engine), control.run, attach_approver=attach_approver
     )
     components.insert(control_at, commands)
-    sections = [(c.name, c.health) for c in (shared, commands, book)]  # /health's sections, in start order
+    sections = [(c.name, c.status) for c in (shared, commands, book)]  # /health's sections, in start order
     routes = [endpoint.install_routes]
 
     def backend() -> HttpBackend:

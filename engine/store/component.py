@@ -197,12 +197,9 @@ class StoreComponent(Component):
 
     # ------------------------------------------------------------------------------------------- status
 
-    def health(self) -> dict[str, Any]:
-        """The /health section (``engine.http.app``)."""
-        return self.status()
-
     def status(self) -> dict[str, Any]:
-        """For /health and the heartbeat: where, whether reachable, and what is buffered, written and dropped."""
+        """The /health section and the heartbeat's: where, whether reachable, and what is buffered, written and
+        dropped."""
         return {
             "store": self.store.description if self.store is not None else self._settings().engine.store,
             "engine_id": self.engine_id,

@@ -101,11 +101,8 @@ class ControlComponent(Component):
             await self.stop()
             await self.start()
 
-    def health(self) -> dict[str, Any]:
-        """The /health section: whether commands are being read, how many ran and were answered."""
-        return self.status()
-
     def status(self) -> dict[str, Any]:
+        """The /health section: whether commands are being read, how many ran and were answered."""
         r = self.reader
         if r is None:
             return {"reading": False}

@@ -145,11 +145,9 @@ class SharedBook:
             await self.stop()
             await self.start()
 
-    def health(self) -> dict[str, Any]:
-        """The /health section (only with a Redis store)."""
-        return self.status()
-
     def status(self) -> dict[str, Any]:
+        """The /health section: whether this environment's latency samples are shared (with a Redis store), and
+        how many were loaded, written and are waiting."""
         if self._client is None:
             return {"environment": self._settings().engine.environment, "shared": False}
         return {
