@@ -42,7 +42,7 @@ class WrapLog(RichLog):
         self._replaying = False
         #: At the bottom (or never scrolled): new lines scroll into view. Scrolled up: the view stays put.
         self._follow = True
-        self._resize_asked = False
+        self._asked_width = 0
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
@@ -77,9 +77,11 @@ class WrapLog(RichLog):
         super().action_scroll_home()
 
     def _ask_for_missed_resize(self) -> None:
-        """Laid out (it has a width) but never sent its Resize: send it one, once, so deferred writes are drawn."""
-        if not self._resize_asked and self.size.width and not log_size_known(self):
-            self._resize_asked = True
+        """Laid out at a width it was never told of (no Resize, or none since the width changed): send itself one,
+        once per width, so deferred writes are drawn and what it holds is wrapped at the width it has."""
+        width = self.scrollable_content_region.width
+        if width and width != self._asked_width and (width != self._wrapped_at or not log_size_known(self)):
+            self._asked_width = width
             self.post_message(Resize(self.size, self.virtual_size, self.container_size))
 
     def render_line(self, y: int) -> Strip:
