@@ -324,9 +324,7 @@ def default_components(
 
     recording = RecordingDesk(recorder, softphone_call)
     voice = voice_parts(engine, recording, desk)
-    telephony = Telephony(
-        lambda: engine.settings, voice, engine.spawn, engine.metrics, engine.lines, admit=engine.admission.reserve
-    )
+    telephony = Telephony(services_of(engine), voice, engine.lines, admit=engine.admission.reserve)
     components.append(telephony)
     if email is not None:
         components.append(email)

@@ -18,8 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from engine.config.models import AsteriskConfig, Settings
-from engine.core.metrics import Metrics
-from engine.core.tasks import Spawn
+from engine.services import Component, Services
 
 if TYPE_CHECKING:  # the voice stack (numpy, soxr) loads only when telephony is enabled
     from engine.realtime.host import RealtimeHost
@@ -42,26 +41,22 @@ def ari_client(cfg: AsteriskConfig) -> AriClient:
     return AriClient(cfg.ari_url, cfg.username, password, cfg.app_name, timeout_s=cfg.request_timeout_s)
 
 
-class Telephony:
+class Telephony(Component):
     name = "telephony"
 
     def __init__(
         self,
-        settings: Callable[[], Settings],
+        services: Services,
         host: RealtimeHost,
-        spawn: Spawn,
-        metrics: Metrics,
         lines: PhoneLines | None = None,
         admit: Callable[[], contextlib.AbstractContextManager[object]] | None = None,
     ) -> None:
-        self._settings = settings
-        self._metrics = metrics
+        super().__init__(services)
         #: Holds a new caller's place while the call is set up (engine.calls.capacity), or raises CallRefused: busy.
         self._admit = admit
         self._lines = lines
         #: What the phone calls' voice drivers use of the engine (``VoiceParts``, built from parts by the wiring).
         self._host = host
-        self._spawn = spawn
         self.ari: AriClient | None = None
         self.app: StasisApp | None = None
         self._task: asyncio.Task[None] | None = None
@@ -84,7 +79,7 @@ class Telephony:
             admit=self._admit,
             ids=ResourceIds.for_engine(self._settings().engine.id, cfg.app_name),
         )
-        self.app.pool.on_foreign = self._metrics.rtp_foreign_packets.inc
+        self.app.pool.on_foreign = self.metrics.rtp_foreign_packets.inc
         self._task = self._spawn(self.app.run(), name="telephony:events")
         log.info("telephony: Stasis app %r on %s", cfg.app_name, cfg.ari_url)
 
