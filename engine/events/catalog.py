@@ -34,10 +34,12 @@ class Event:
         return out
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), default=_json_default, ensure_ascii=False)
+        return json.dumps(self.to_dict(), default=json_default, ensure_ascii=False)
 
 
-def _json_default(o: Any) -> Any:
+def json_default(o: Any) -> Any:
+    """What an event's JSON makes of a value json cannot encode: a dataclass as its dict, a set or tuple as a list,
+    anything else as its text (the recorder's lines use the same rule)."""
     if dataclasses.is_dataclass(o) and not isinstance(o, type):
         return dataclasses.asdict(o)
     if isinstance(o, set | frozenset | tuple):

@@ -29,6 +29,7 @@ from typing import IO, TYPE_CHECKING, Any
 from engine.bounds.json_text import require_valid
 from engine.events import Event
 from engine.events.bus import SkippedEvents
+from engine.events.catalog import json_default
 from engine.recorder.codec import header_line
 from engine.recorder.files import audio_path, open_new_events
 
@@ -78,15 +79,7 @@ def _json(ev: Event) -> str:
     return _encode(d)
 
 
-def _default(o: Any) -> Any:
-    if dataclasses.is_dataclass(o) and not isinstance(o, type):
-        return dataclasses.asdict(o)
-    if isinstance(o, set | frozenset | tuple):
-        return list(o)
-    return str(o)
-
-
-_encode = json.JSONEncoder(default=_default, ensure_ascii=False).encode
+_encode = json.JSONEncoder(default=json_default, ensure_ascii=False).encode
 
 
 class RecordingWriter:
