@@ -38,7 +38,7 @@ async def _until(pred: Callable[[], bool]) -> None:
 
 
 async def _call(engine: Engine) -> tuple[RealtimeVoiceCall, asyncio.Task[str], Any]:
-    call = RealtimeVoiceCall(engine, FeedBackend(16000), "desk", settle_s=0.05)
+    call = RealtimeVoiceCall(engine.voice_parts, FeedBackend(16000), "desk", settle_s=0.05)
     task = asyncio.create_task(call.run())
     async with asyncio.timeout(10):
         await call.started.wait()

@@ -20,7 +20,7 @@ async def test_a_pipeline_turn_reports_its_cpu_seconds(tmp_path: Path) -> None:
     async with Engine(demo_settings(tmp_path), config_path=DEMO_CONFIG) as engine:
         sub = engine.bus.subscribe(maxsize=10_000, types={UsageUpdated.type})
         backend = WavBackend(tmp_path / "in.wav", tmp_path / "out.wav", sample_rate=RATE, timeline=True)
-        call = VoiceCall(engine, backend, "demo", recognizer=Recognizer())
+        call = VoiceCall(engine.voice_parts, backend, "demo", recognizer=Recognizer())
         call_id = await call.run()
         events = [e for e in sub.drain() if isinstance(e, UsageUpdated) and e.call_id == call_id]
         metrics = engine.metrics.render().decode()

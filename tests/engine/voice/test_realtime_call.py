@@ -90,7 +90,7 @@ async def _until(pred: Callable[[], bool]) -> None:
 
 async def _begin(engine: Engine, backend: Any, **kw: Any) -> tuple[RealtimeVoiceCall, asyncio.Task[str], Any]:
     states: list[CallState] = kw.pop("states", [])
-    call = RealtimeVoiceCall(engine, backend, "desk", on_state=states.append, settle_s=0.05, **kw)
+    call = RealtimeVoiceCall(engine.voice_parts, backend, "desk", on_state=states.append, settle_s=0.05, **kw)
     task = asyncio.create_task(call.run())
     async with asyncio.timeout(10):
         await call.started.wait()
@@ -112,7 +112,7 @@ async def test_voice_call_picks_the_realtime_driver_from_the_provider(make_engin
         assert isinstance(voice_call(engine.voice_parts, backend, "desk"), RealtimeVoiceCall)
         assert isinstance(voice_call(engine.voice_parts, backend, "cascade"), VoiceCall)
         with pytest.raises(Exception, match="does not run on a realtime provider"):
-            RealtimeVoiceCall(engine, backend, "cascade")
+            RealtimeVoiceCall(engine.voice_parts, backend, "cascade")
 
 
 async def test_audio_both_ways_transcripts_usage_and_states(make_engine: Callable[..., Engine]) -> None:
@@ -302,7 +302,7 @@ async def test_a_wav_run_puts_the_answer_on_the_inputs_timeline(
     write_wav(tmp_path / "in.wav", AudioFrame(caller, RATE))
     async with make_engine(greeting="Hi.") as engine:
         backend = WavBackend(tmp_path / "in.wav", tmp_path / "out.wav", timeline=True)
-        call = RealtimeVoiceCall(engine, backend, "desk", settle_s=0.2)
+        call = RealtimeVoiceCall(engine.voice_parts, backend, "desk", settle_s=0.2)
         run = asyncio.create_task(call.run())
         await call.started.wait()
         live: ScriptedRealtimeSession = provider_of(engine).sessions[-1]

@@ -31,7 +31,7 @@ async def test_hanging_up_while_the_provider_connects_ends_the_call_at_once(monk
     async with Engine(_settings()) as engine:
         sub = engine.bus.subscribe(types={CallEnded.type})
         provider = provider_of(engine)
-        call = RealtimeVoiceCall(engine, FeedBackend(16000, 20), "desk")
+        call = RealtimeVoiceCall(engine.voice_parts, FeedBackend(16000, 20), "desk")
         run = asyncio.create_task(call.run())
         await wait_until(lambda: provider.connecting, what="the session connecting")
         call.stop("caller hung up")

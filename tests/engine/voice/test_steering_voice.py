@@ -65,7 +65,7 @@ async def test_say_now_is_spoken_by_tts_while_the_turn_thinks(tmp_path: Path) ->
     async with engine:
         sub = engine.bus.subscribe(maxsize=10_000, types={SteeringInjected.type})
         backend = WavBackend(tmp_path / "in.wav", tmp_path / "out.wav", sample_rate=RATE, timeline=True)
-        call = VoiceCall(engine, backend, "vault", recognizer=Recognizer())
+        call = VoiceCall(engine.voice_parts, backend, "vault", recognizer=Recognizer())
 
         async def steer() -> str:
             await asyncio.wait_for(started.wait(), 60)  # the tool runs: the turn is thinking

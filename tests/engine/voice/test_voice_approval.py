@@ -87,7 +87,7 @@ async def test_one_moment_while_the_operator_decides(tmp_path: Path, recognizer:
     async with engine:
         approver = asyncio.create_task(operator())
         backend = WavBackend(tmp_path / "in.wav", tmp_path / "out.wav", sample_rate=RATE, timeline=True)
-        call = VoiceCall(engine, backend, "vault", recognizer=recognizer)
+        call = VoiceCall(engine.voice_parts, backend, "vault", recognizer=recognizer)
         await call.run()
         heard = await asyncio.wait_for(approver, 5)
     assert heard == [MESSAGE]

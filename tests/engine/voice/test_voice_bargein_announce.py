@@ -76,7 +76,7 @@ async def _run(engine: Engine, tmp_path: Path, recognizer: Recognizer) -> tuple[
     async with engine:
         sub = engine.bus.subscribe(maxsize=10_000)
         backend = WavBackend(tmp_path / "in.wav", tmp_path / "out.wav", sample_rate=RATE, timeline=True)
-        call = VoiceCall(engine, backend, "vault", recognizer=recognizer)
+        call = VoiceCall(engine.voice_parts, backend, "vault", recognizer=recognizer)
         await call.run()
         events = sub.drain()
         sub.close()

@@ -67,7 +67,7 @@ async def test_twenty_spoken_phrases_through_the_demo(tmp_path: Path, recognizer
     async with Engine(demo_settings(tmp_path), config_path=DEMO_CONFIG) as engine:
         sub = engine.bus.subscribe(maxsize=10_000)
         backend = WavBackend(tmp_path / "in.wav", tmp_path / "out.wav", sample_rate=RATE, timeline=True)
-        call = VoiceCall(engine, backend, "demo", recognizer=recognizer, caller_name="Robin")
+        call = VoiceCall(engine.voice_parts, backend, "demo", recognizer=recognizer, caller_name="Robin")
         call_id = await call.run()
         events = sub.drain()
         sub.close()
@@ -115,7 +115,7 @@ async def test_farewell_plays_in_full_before_call_ended(tmp_path: Path, recogniz
             publish(ev)
 
         engine.bus.publish = spy  # type: ignore[method-assign,assignment]
-        call = VoiceCall(engine, backend, "demo", recognizer=recognizer)
+        call = VoiceCall(engine.voice_parts, backend, "demo", recognizer=recognizer)
         await call.run()
         events = sub.drain()
     farewell = call.playbacks[-1]

@@ -40,7 +40,7 @@ async def test_voice_call_with_tools_and_hangup(tmp_path: Path) -> None:
         async with engine:
             sub = engine.bus.subscribe(maxsize=10_000)
             backend = WavBackend(tmp_path / "in.wav", tmp_path / "out.wav", timeline=True)
-            call = RealtimeVoiceCall(engine, backend, "desk", settle_s=0.2)
+            call = RealtimeVoiceCall(engine.voice_parts, backend, "desk", settle_s=0.2)
             async with asyncio.timeout(30):
                 await call.run()
             sub.close()
@@ -73,7 +73,7 @@ async def test_slow_tool_announcement_reaches_the_agent_as_an_injected_message(t
         async with engine:
             sub = engine.bus.subscribe(maxsize=10_000)
             backend = WavBackend(tmp_path / "in.wav", tmp_path / "out.wav", timeline=True)
-            call = RealtimeVoiceCall(engine, backend, "desk", settle_s=0.2)
+            call = RealtimeVoiceCall(engine.voice_parts, backend, "desk", settle_s=0.2)
             run = asyncio.create_task(call.run())
             await fake.wait_for(lambda m: isinstance(m, dict) and m.get("type") == "InjectAgentMessage", 20)
             box.release.set()

@@ -47,7 +47,7 @@ async def test_voice_call_with_a_tool_and_hangup(tmp_path: Path) -> None:
         async with engine:
             sub = engine.bus.subscribe(maxsize=10_000)
             backend = WavBackend(tmp_path / "in.wav", tmp_path / "out.wav", timeline=True)
-            call = RealtimeVoiceCall(engine, backend, "desk", settle_s=0.2)
+            call = RealtimeVoiceCall(engine.voice_parts, backend, "desk", settle_s=0.2)
             async with asyncio.timeout(30):
                 await call.run()
             sub.close()
@@ -99,7 +99,7 @@ async def test_slow_tool_announcement_through_the_driver(tmp_path: Path) -> None
             backend = WavBackend(tmp_path / "in.wav", tmp_path / "out.wav", timeline=True)
             # the call ends once the caller's WAV is over and the model stayed quiet for settle_s: on a loaded
             # run the answer after the tool's result came later than 0.3 s, and the call had ended without it
-            call = RealtimeVoiceCall(engine, backend, "desk", settle_s=1.5)
+            call = RealtimeVoiceCall(engine.voice_parts, backend, "desk", settle_s=1.5)
             async with asyncio.timeout(30):
                 await call.run()
     assert fake.errors == []

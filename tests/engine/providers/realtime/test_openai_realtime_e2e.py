@@ -53,7 +53,7 @@ async def test_a_wav_caller_gets_a_tool_backed_answer(tmp_path: Path) -> None:
 
             reader = asyncio.create_task(collect())
             backend = WavBackend(tmp_path / "in.wav", tmp_path / "out.wav", timeline=True)
-            call = RealtimeVoiceCall(engine, backend, "desk", settle_s=0.3)
+            call = RealtimeVoiceCall(engine.voice_parts, backend, "desk", settle_s=0.3)
             async with asyncio.timeout(30):
                 await call.run()
             await asyncio.sleep(0)

@@ -303,7 +303,7 @@ async def test_a_blocking_gemini_call_gets_the_question_in_the_engines_voice(
         async with Engine(load_settings(cfg)) as engine:
             sub = engine.bus.subscribe(maxsize=10_000)
             backend = WavBackend(tmp_path / "in.wav", tmp_path / "out.wav", timeline=True)
-            call = RealtimeVoiceCall(engine, backend, "tables", settle_s=0.3)
+            call = RealtimeVoiceCall(engine.voice_parts, backend, "tables", settle_s=0.3)
             async with asyncio.timeout(60):
                 await call.run()
             sub.close()

@@ -52,7 +52,7 @@ async def test_realtime_responses_are_metered_and_priced(tmp_path: Path) -> None
         async with Engine(settings, extra_tools=ToolBox().tools()) as engine:
             sub = engine.bus.subscribe(maxsize=10_000, types={UsageUpdated.type, CallUsage.type})
             backend = WavBackend(tmp_path / "in.wav", tmp_path / "out.wav", timeline=True)
-            call = RealtimeVoiceCall(engine, backend, "desk", settle_s=0.3)
+            call = RealtimeVoiceCall(engine.voice_parts, backend, "desk", settle_s=0.3)
             async with asyncio.timeout(30):
                 await call.run()
             events: list[Event] = sub.drain()
@@ -87,7 +87,7 @@ async def test_a_realtime_call_over_its_budget_says_the_farewell_and_ends(tmp_pa
         async with Engine(settings, extra_tools=ToolBox().tools()) as engine:
             sub = engine.bus.subscribe(maxsize=10_000, types={BudgetAlert.type, TranscriptAdded.type})
             backend = WavBackend(tmp_path / "in.wav", tmp_path / "out.wav", timeline=True)
-            call = RealtimeVoiceCall(engine, backend, "desk", settle_s=0.3)
+            call = RealtimeVoiceCall(engine.voice_parts, backend, "desk", settle_s=0.3)
             async with asyncio.timeout(30):
                 await call.run()
             events: list[Event] = sub.drain()
