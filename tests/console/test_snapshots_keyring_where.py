@@ -12,7 +12,7 @@ from typing import Any
 
 import keyring
 import pytest
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Input
 
 from console.app import AvaConsole
 from console.format import FixedClock
@@ -104,6 +104,8 @@ async def _show(pilot: Any, step: str) -> None:
         await pilot.pause(0.2)
         if step == "sign_in":  # the sign-in fails at once (nothing listens): the same words every run
             await _settle(pilot, lambda: "sign-in failed" in str(app.screen.query_one("#signin-status").render()))
+    for field in app.screen.query(Input):  # a blinking cursor is on or off depending on when the frame is taken
+        field.cursor_blink = False
     await pilot.pause(0.5)
     app.clear_notifications()
     await pilot.pause(0.2)
