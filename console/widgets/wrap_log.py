@@ -42,7 +42,7 @@ class WrapLog(RichLog):
         self._replaying = False
         #: At the bottom (or never scrolled): new lines scroll into view. Scrolled up: the view stays put.
         self._follow = True
-        self._asked_width = 0
+        self._checked_width = 0
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
@@ -78,10 +78,13 @@ class WrapLog(RichLog):
 
     def _ask_for_missed_resize(self) -> None:
         """Laid out at a width it was never told of (no Resize, or none since the width changed): send itself one,
-        once per width, so deferred writes are drawn and what it holds is wrapped at the width it has."""
-        width = self.scrollable_content_region.width
-        if width and width != self._asked_width and (width != self._wrapped_at or not log_size_known(self)):
-            self._asked_width = width
+        so deferred writes are drawn and what it holds is wrapped at the width it has. Checked once per width (this
+        runs for every line drawn: the usual case is one attribute read)."""
+        width = self.size.width
+        if not width or width == self._checked_width:
+            return
+        self._checked_width = width
+        if self.scrollable_content_region.width != self._wrapped_at or not log_size_known(self):
             self.post_message(Resize(self.size, self.virtual_size, self.container_size))
 
     def render_line(self, y: int) -> Strip:

@@ -4,13 +4,20 @@ scrolled up to read back, new lines do not yank the view away; back at the botto
 from __future__ import annotations
 
 from textual.app import App, ComposeResult
+from textual.events import Resize
+from textual.message import Message
 
 from console.widgets.wrap_log import WrapLog
+from tests.console.conftest import wait_for
 
 
 class _LogApp(App[None]):
+    def __init__(self, log: type[WrapLog] = WrapLog) -> None:
+        super().__init__()
+        self.log_class = log
+
     def compose(self) -> ComposeResult:
-        yield WrapLog(id="log")
+        yield self.log_class(id="log")
 
 
 async def test_the_log_follows_only_while_at_the_bottom() -> None:
@@ -60,24 +67,15 @@ class _ResizeLostLog(WrapLog):
 
     lost = 0
 
-    def post_message(self, message: object) -> bool:
-        from textual.events import Resize
-
+    def post_message(self, message: Message) -> bool:
         if isinstance(message, Resize) and not self.lost:
             self.lost += 1
             return True
-        return super().post_message(message)  # type: ignore[arg-type]
-
-
-class _LostResizeApp(App[None]):
-    def compose(self) -> ComposeResult:
-        yield _ResizeLostLog(id="log")
+        return super().post_message(message)
 
 
 async def test_a_log_laid_out_without_its_resize_still_draws_what_it_is_given() -> None:
-    from tests.console.conftest import wait_for
-
-    app = _LostResizeApp()
+    app = _LogApp(_ResizeLostLog)
     async with app.run_test(size=(40, 10)) as pilot:
         log = app.query_one(_ResizeLostLog)
         await wait_for(pilot, lambda: log.lost == 1 and log.size.width > 0)
