@@ -21,7 +21,7 @@ from engine.recorder.codec import Recording, read_recording
 from engine.recorder.export import render
 from engine.recorder.files import enforce_retention, find_recording, recordings_dir
 from engine.recorder.writer import SKIPPED_TYPES, RecordingWriter
-from engine.services import Component, Services
+from engine.services import Component, Services, restart_if_changed
 
 if TYPE_CHECKING:
     from engine.config.models import Settings
@@ -123,9 +123,7 @@ class Recorder(Component):
                 log.warning("recorder dropped %d items (queue full)", writer.dropped)
 
     async def reload(self, old: Settings, new: Settings) -> None:
-        if old.recording != new.recording:
-            await self.stop()
-            await self.start()
+        await restart_if_changed(self, old, new, lambda s: s.recording)
 
     async def _pump(self, sub: Subscription, writer: RecordingWriter) -> None:
         while True:

@@ -4,6 +4,10 @@ Why it exists: e-mail, the recorder, the store, the budget layer, the MCP endpoi
 stream each took the same settings getter, event bus, metrics and ``spawn`` one argument at a time and stored them
 the same way, and the wiring spelled the four out again for each. The wiring now builds the record once
 (``engine.components.services``) and each component keeps it through ``Component.__init__``.
+
+``restart_if_changed`` is the reload of a part that reads its section of the settings only at start (stop, then
+start, when that section changed): the recorder, the store, the control stream, the shared latency book and
+telephony each spelled it out.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from engine.config.models import Settings
@@ -51,3 +55,23 @@ class Component(ABC):
 
     @abstractmethod
     async def reload(self, old: Settings, new: Settings) -> None: ...
+
+
+class Restartable(Protocol):
+    """A part with a start and a stop (every ``Component``, and parts wired beside them)."""
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+async def restart_if_changed(
+    part: Restartable, old: Settings, new: Settings, section: Callable[[Settings], object]
+) -> bool:
+    """A reload for a part that reads its settings only at start: stop it, then start it, when ``section`` (what it
+    reads) differs between the ``old`` and ``new`` settings; True if it restarted."""
+    if section(old) == section(new):
+        return False
+    await part.stop()
+    await part.start()
+    return True

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.core.backoff import Backoff, Retry
 from engine.events.bus import SkippedEvents
-from engine.services import Component, Services
+from engine.services import Component, Services, restart_if_changed
 from engine.store.base import EventStore, StoredEvent, StoreUnavailable
 from engine.store.feed import CallStates, EventFeed, LiveCall
 from engine.store.opening import open_store
@@ -190,10 +190,7 @@ class StoreComponent(Component):
         self._set_connected(False)
 
     async def reload(self, old: Settings, new: Settings) -> None:
-        keys = ("store", "id", "store_buffer")
-        if any(getattr(old.engine, k) != getattr(new.engine, k) for k in keys):
-            await self.stop()
-            await self.start()
+        await restart_if_changed(self, old, new, lambda s: (s.engine.store, s.engine.id, s.engine.store_buffer))
 
     # ------------------------------------------------------------------------------------------- status
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from engine.config.models import Settings
-from engine.services import Component, Services
+from engine.services import Component, Services, restart_if_changed
 from engine.store.base import APPROVER_EVERY_S, APPROVER_TTL_S, StoreUnavailable
 
 if TYPE_CHECKING:
@@ -97,9 +97,7 @@ class ControlComponent(Component):
             await store.close()
 
     async def reload(self, old: Settings, new: Settings) -> None:
-        if (old.engine.store, old.engine.id) != (new.engine.store, new.engine.id):
-            await self.stop()
-            await self.start()
+        await restart_if_changed(self, old, new, lambda s: (s.engine.store, s.engine.id))
 
     def status(self) -> dict[str, Any]:
         """The /health section: whether commands are being read, how many ran and were answered."""

@@ -28,6 +28,7 @@ from urllib.parse import quote, unquote
 
 from engine.budget.stats import BookKey, Sample
 from engine.core.backoff import Backoff
+from engine.services import restart_if_changed
 from engine.store.base import calibration_key, latency_prefix
 
 if TYPE_CHECKING:
@@ -141,9 +142,7 @@ class SharedBook:
             self._client = None
 
     async def reload(self, old: Settings, new: Settings) -> None:
-        if (old.engine.store, old.engine.environment) != (new.engine.store, new.engine.environment):
-            await self.stop()
-            await self.start()
+        await restart_if_changed(self, old, new, lambda s: (s.engine.store, s.engine.environment))
 
     def status(self) -> dict[str, Any]:
         """The /health section: whether this environment's latency samples are shared (with a Redis store), and

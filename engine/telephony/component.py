@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from engine.config.models import AsteriskConfig, Settings
-from engine.services import Component, Services
+from engine.services import Component, Services, restart_if_changed
 
 if TYPE_CHECKING:  # the voice stack (numpy, soxr) loads only when telephony is enabled
     from engine.realtime.host import RealtimeHost
@@ -104,17 +104,15 @@ class Telephony(Component):
         """A changed ``asterisk:`` section: when the connection stays (``CONNECTION``), new calls take the new
         settings and live ones go on; else telephony restarts as on a stop (AI calls hear the farewell, calls a
         human has are left to them) and connects anew."""
-        if old.asterisk == new.asterisk:
-            return
         cfg = new.asterisk
-        if self.app is not None and all(getattr(old.asterisk, k) == getattr(cfg, k) for k in CONNECTION):
+        same_connection = all(getattr(old.asterisk, k) == getattr(cfg, k) for k in CONNECTION)
+        if old.asterisk != cfg and self.app is not None and same_connection:
             self.app.reconfigure(cfg)
             log.info(
                 "telephony: asterisk settings changed; the connection and %d live call(s) stay", len(self.app.calls)
             )
             return
-        await self.stop()
-        await self.start()
+        await restart_if_changed(self, old, new, lambda s: s.asterisk)
 
     async def monitor(self, channel_id: str, mode: str, backend: Callable[[], AudioBackend]) -> str:
         """The operator on a phone call (see ``engine.telephony.monitor``); MonitorError when it cannot be."""
