@@ -3,6 +3,8 @@
 Why it exists: speech-to-text hands the dice server words, not symbols. This module only rewrites words
 it knows (numbers, read by ``engine.text.spoken_numbers``; "d"/"dee", "plus"/"minus", "percent", "fudge",
 "keep/drop highest/lowest", "exploding") and leaves everything else for the parser to reject with a precise message.
+A die said without its size is a six-sided one, as people mean it ("roll two dice" is 2d6, "roll a die" d6), and
+"dice with twenty sides" is d20; a typed "2d" stays an error (notation is passed on as it is).
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ _PHRASES = (
     (re.compile(r"\bdrop(?:ping)? (?:the )?highest\b"), " dh "),
 )
 _FILLER = {"roll", "please", "a", "an", "of"}
+#: The words that name a die (their size, if said, comes after them) and what may follow as its size.
+_DIE_WORDS = frozenset({"die", "dice"})
+_SIZE_WORDS = frozenset({"percent", "percentile", "fudge"})
 
 
 def normalize(text: str) -> str:
@@ -51,7 +56,25 @@ def normalize(text: str) -> str:
             out.append(run.digits)
             i += run.used
             continue
+        if words[i] in _DIE_WORDS:
+            die, used = _die(words, i)
+            out.append(die)
+            i += used
+            continue
         if words[i] not in _FILLER:
             out.append(_SYMBOLS.get(words[i], words[i]))
         i += 1
     return "".join(out)
+
+
+def _die(words: list[str], i: int) -> tuple[str, int]:
+    """The die named at ``words[i]`` ("die", "dice") as notation, and the words it took: "d" when its size follows
+    ("dice six", "die percent"), "d20" for "dice with twenty sides", else "d6" (a die said without a size)."""
+    after = i + 1
+    if after < len(words) and words[after] == "with":
+        run = read_number(words, after + 1, oh=False)
+        if run is not None and words[after + 1 + run.used : after + 2 + run.used] in (["sides"], ["side"]):
+            return f"d{run.digits}", run.used + 3
+    if after < len(words) and (words[after] in _SIZE_WORDS or read_number(words, after, oh=False) is not None):
+        return "d", 1
+    return "d6", 1

@@ -142,10 +142,29 @@ def test_speech_and_seed_reproducibility() -> None:
         ("d percent", "d%"),
         ("four d fudge", "4dF"),
         ("2d6+1", "2d6+1"),
+        # a die said without its size has six sides; "with N sides" names it
+        ("roll two dice", "2d6"),
+        ("roll a die", "d6"),
+        ("2 dice", "2d6"),
+        ("two dice plus three", "2d6+3"),
+        ("roll two dice with six sides", "2d6"),
+        ("three dice with twenty sides minus one", "3d20-1"),
+        ("a die with one hundred sides", "d100"),
+        ("two dice twenty", "2d20"),
+        ("two dice percent", "2d%"),
+        ("four dice fudge", "4dF"),
     ],
 )
 def test_spoken_forms(spoken: str, notation: str) -> None:
     assert normalize(spoken) == notation
+
+
+def test_a_spoken_die_without_sides_rolls_but_typed_notation_without_sides_is_refused() -> None:
+    assert parse(normalize("roll two dice")).notation == "2d6"
+    with pytest.raises(DiceError, match="number of sides after 'd'"):
+        parse(normalize("2d"))
+    with pytest.raises(DiceError, match="number of sides after 'd'"):
+        parse(normalize("two d"))  # "d" is the letter, not the word: its size must be said
 
 
 def test_tables_file_validation(tmp_path: Path) -> None:
