@@ -3,8 +3,8 @@
 Why it exists: speech-to-text hands the dice server words, not symbols. This module only rewrites words
 it knows (numbers, read by ``engine.text.spoken_numbers``; "d"/"dee", "plus"/"minus", "percent", "fudge",
 "keep/drop highest/lowest", "exploding") and leaves everything else for the parser to reject with a precise message.
-A die said without its size is a six-sided one, as people mean it ("roll two dice" is 2d6, "roll a die" d6), and
-"dice with twenty sides" is d20; a typed "2d" stays an error (notation is passed on as it is).
+A die said without its size is a six-sided one, as people mean it ("roll two dice" is 2d6, "roll a die" d6);
+"dice with twenty sides" and "twenty sided dice" are d20; a typed "2d" stays an error (notation is passed on as it is).
 """
 
 from __future__ import annotations
@@ -53,8 +53,14 @@ def normalize(text: str) -> str:
     while i < len(words):
         run = read_number(words, i, oh=False)  # "two d six", "twenty one", "niner"
         if run is not None:
+            after = i + run.used
+            if words[after : after + 1] == ["sided"] and after + 1 < len(words) and words[after + 1] in _DIE_WORDS:
+                # "two twenty sided dice": the last number is the size, any before it the count
+                out.append("".join(map(str, run.groups[:-1])) + f"d{run.groups[-1]}")
+                i = after + 2
+                continue
             out.append(run.digits)
-            i += run.used
+            i = after
             continue
         if words[i] in _DIE_WORDS:
             die, used = _die(words, i)

@@ -153,6 +153,9 @@ def test_speech_and_seed_reproducibility() -> None:
         ("two dice twenty", "2d20"),
         ("two dice percent", "2d%"),
         ("four dice fudge", "4dF"),
+        ("roll a twenty sided die", "d20"),
+        ("two twenty-sided dice plus one", "2d20+1"),
+        ("three six sided dice", "3d6"),
     ],
 )
 def test_spoken_forms(spoken: str, notation: str) -> None:
