@@ -162,6 +162,11 @@ def test_settings_without_contexts_is_fine() -> None:
 )
 def test_the_demo_script_hands_the_dice_tool_only_the_dice(said: str, dice: str) -> None:
     """What a user types to the demo after the dice ("for me", "please") is not part of the notation."""
+    assert _demo_route(said) == ("roll", {"expr": dice})
+
+
+def _demo_route(said: str) -> tuple[str, dict[str, str]] | None:
+    """The demo line's script (config/scripts/demo.yaml): the intent ``said`` matches and what it took from it."""
     from engine.config.models import ProviderConfig
     from engine.providers.scripted import ScriptedProvider
 
@@ -170,5 +175,19 @@ def test_the_demo_script_hands_the_dice_tool_only_the_dice(said: str, dice: str)
         "demo", ProviderConfig(type="scripted", script="scripts/demo.yaml"), base_dir=root / "config"
     )
     found = provider.match(said)
-    assert found is not None and found[0].name == "roll"
-    assert found[1]["expr"] == dice
+    return None if found is None else (found[0].name, found[1])
+
+
+def test_the_demo_script_remembers_facts_about_the_game_not_about_the_speaker() -> None:
+    """A fact about someone of the game is kept under that someone; one about the speaker ("my name is …") would be
+    kept under "My", so it gets the hint instead."""
+    assert _demo_route("remember that grimble owes the party ten gold") == (
+        "remember",
+        {"subject": "grimble", "fact": "owes the party ten gold"},
+    )
+    assert _demo_route("remember that the mayor hates dragons") == (
+        "remember",
+        {"subject": "mayor", "fact": "hates dragons"},
+    )
+    assert _demo_route("remember that my name is Ada") is None
+    assert _demo_route("please remember that we are in Waterdeep") is None
