@@ -1,17 +1,25 @@
 """Quitting the console while MCP servers are still connecting stops them at once, grandchildren included.
 
 Before, the console only stopped an engine that had finished starting: quitting while a server hung in initialize
-left the start-up running and the children to outlive the console.
+left the start-up running and the children to outlive the console. "At once" is the stop's own escalation
+(``engine.mcp.connection``: SIGTERM, then SIGKILL to the child's process group), not the connect timeout nor the
+SDK's slower escalation: the test checks which path ended the server that ignores SIGTERM.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
 from pathlib import Path
+from typing import Any
+
+import mcp.client.stdio as sdk_stdio
+import pytest
 
 from console.app import AvaConsole
+from engine.mcp import connection
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "mcp_servers"
 
@@ -31,7 +39,26 @@ def _alive_in_group(pgid: int) -> list[int]:
     return out
 
 
-async def test_quit_while_servers_connect_stops_them_within_3_s(tmp_path: Path) -> None:
+async def test_quit_while_servers_connect_kills_them_and_their_grandchildren(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sent: list[tuple[int, str, bool]] = []  # (group, signal, whether the group was still there to receive it)
+    real_signal_group = connection.signal_group
+
+    def recording_signal_group(pgid: int, sig: int) -> bool:
+        delivered = real_signal_group(pgid, sig)
+        sent.append((pgid, signal.Signals(sig).name, delivered))
+        return delivered
+
+    sdk_escalations: list[int] = []
+    real_terminate = sdk_stdio._terminate_process_tree
+
+    async def recording_terminate(process: Any) -> None:
+        sdk_escalations.append(process.pid)
+        await real_terminate(process)
+
+    monkeypatch.setattr(connection, "signal_group", recording_signal_group)
+    monkeypatch.setattr(sdk_stdio, "_terminate_process_tree", recording_terminate)
     config = tmp_path / "config.yaml"
     config.write_text(
         "mcp:\n  servers:\n"
@@ -50,9 +77,15 @@ async def test_quit_while_servers_connect_stops_them_within_3_s(tmp_path: Path) 
             await pilot.pause(0.05)
             engine = app.engine
             sups = engine.mcp.supervisors.values() if engine is not None else []
-            groups = [s._attempt_conn.pid for s in sups if s._attempt_conn is not None and s._attempt_conn.pid]
+            conns = {s.server_id: s._attempt_conn for s in sups if s._attempt_conn is not None}
+            groups = [c.pid for c in conns.values() if c.pid]
         assert app.engine is not None and not app.engine.started  # still starting: the case this is about
-        async with asyncio.timeout(3):
+        async with asyncio.timeout(30):  # only a guard against hanging for ever (the connect timeout is 60 s)
             await app.action_quit()
+    stubborn = conns["stubborn"]
+    ours = [(sig, delivered) for pgid, sig, delivered in sent if pgid == stubborn.pid]
+    assert ours == [("SIGTERM", True), ("SIGKILL", True)]  # the stop's own escalation, in order, to a live group
+    assert stubborn.process.returncode == -signal.SIGKILL  # it ignores SIGTERM: the SIGKILL is what ended it
+    assert sdk_escalations == []  # the SDK's own (seconds later) was not needed, for either server
     for pgid in groups:
         assert not _alive_in_group(pgid), f"left in process group {pgid}"

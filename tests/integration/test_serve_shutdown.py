@@ -1,8 +1,10 @@
-"""``ava-engine serve`` (the installed entry point) stops within 3 s whatever its MCP servers are doing.
+"""``ava-engine serve`` (the installed entry point) stops cleanly whatever its MCP servers are doing.
 
 Servers hung in initialize (one that exits when its stdin closes, one that ignores that and SIGTERM and has a
-grandchild) and one backing off between restarts for a minute: SIGTERM ends serve within the 3 s guard, with exit
-code 0, and no child or grandchild is left. A second SIGTERM/SIGINT while stopping forces the exit at once.
+grandchild) and one backing off between restarts for a minute: SIGTERM ends serve with exit code 0, and no child or
+grandchild is left. Serve holds its own stop to ``STOP_DEADLINE_S`` (past it, it kills the children and exits 1), so
+exit code 0 is the sign that the stop fit in its bound; the tests time nothing themselves. A second SIGTERM/SIGINT
+while stopping forces the exit at once (exit code 128 + the signal).
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -127,25 +128,45 @@ def _started(proc: subprocess.Popen[str], *needles: str) -> dict[int, str]:
     return dict(found)
 
 
-def _stopped_within(proc: subprocess.Popen[str], limit_s: float) -> tuple[int, str]:
+#: Only a guard against a serve that never exits (its own stop deadline is under 3 s; the connect timeouts and the
+#: restart back-off it must not wait out are a minute).
+EXIT_GUARD_S = 30.0
+
+
+def _exit_of(proc: subprocess.Popen[str], seen: str = "") -> tuple[int, str]:
+    """Serve's exit code and its stderr (``seen``: what the test already read of it)."""
     try:
-        _out, err = proc.communicate(timeout=limit_s)
+        _out, err = proc.communicate(timeout=EXIT_GUARD_S)
     except subprocess.TimeoutExpired:
         proc.kill()
         _out, err = proc.communicate(timeout=10)
-        raise AssertionError(f"serve did not exit within {limit_s} s; stderr:\n{err}") from None
-    return proc.returncode, err
+        raise AssertionError(f"serve did not exit within {EXIT_GUARD_S} s; stderr:\n{seen}{err}") from None
+    return proc.returncode, seen + err
 
 
-def test_sigterm_while_servers_connect_and_back_off_exits_within_3_s(serve: object, tmp_path: Path) -> None:
+def _read_until(proc: subprocess.Popen[str], needle: str) -> str:
+    """Read serve's stderr up to the line holding ``needle``; returns what was read (pytest's timeout guards it)."""
+    assert proc.stderr is not None
+    seen = ""
+    while needle not in seen:
+        line = proc.stderr.readline()
+        assert line, f"serve's stderr ended before {needle!r}:\n{seen}"
+        seen += line
+    return seen
+
+
+def test_sigterm_while_servers_connect_and_back_off_stops_cleanly_and_leaves_no_child(
+    serve: object, tmp_path: Path
+) -> None:
     mark = tmp_path / "crashed"
     proc = serve(HUNG + crashing(mark))  # type: ignore[operator]
     children = _started(proc, "hang_initialize.py", "stubborn.py")
     wait_for(mark.exists, 30, "the crashing server's first attempt to end")
     children = {**children, **descendants(proc.pid)}
     proc.send_signal(signal.SIGTERM)
-    code, err = _stopped_within(proc, 3.0)
-    assert code == 0, err
+    code, err = _exit_of(proc)
+    assert code == 0, err  # not 1: the stop fit in serve's own deadline, the children were not killed past it
+    assert "did not stop within" not in err
     assert "Traceback" not in err
     left = [f"{pid} {cmd}" for pid, cmd in children.items() if _alive(pid)]
     assert not left, f"left behind: {left}"
@@ -155,9 +176,9 @@ def test_second_signal_forces_the_exit_and_still_kills_the_children(serve: objec
     proc = serve(HUNG)  # type: ignore[operator]
     children = _started(proc, "hang_initialize.py", "stubborn.py")
     proc.send_signal(signal.SIGTERM)
-    time.sleep(0.15)  # the stubborn server holds the orderly stop up for about a second
+    seen = _read_until(proc, "SIGTERM: stopping")  # the orderly stop has begun (the stubborn server holds it up)
     proc.send_signal(signal.SIGINT)
-    code, err = _stopped_within(proc, 1.5)
-    assert code == 128 + signal.SIGINT, err
+    code, err = _exit_of(proc, seen)
+    assert code == 128 + signal.SIGINT, err  # the forced exit, not the orderly stop's 0
     assert "second SIGINT" in err and "Traceback" not in err
-    wait_for(lambda: not any(_alive(pid) for pid in children), 1.0, "children killed by the forced exit")
+    wait_for(lambda: not any(_alive(pid) for pid in children), 10, "children killed by the forced exit")
