@@ -28,6 +28,23 @@ async def paste(pilot: Any, text: str) -> None:
     await pilot.pause()
 
 
+async def type_text(pilot: Any, text: str) -> None:
+    """Type ``text`` into the focused text box as a fast typist does: the Key events ``pilot.press(*text)`` sends,
+    in the same order, all queued at once, then one wait until the app is idle. ``pilot.press`` waits for the app to
+    go idle after every key (~0.1 s each), so a word cost a second. Printable characters only: the box types those
+    as its Key events arrive, where a key bound to an action (backspace, tab) runs its action later, after the
+    characters queued behind it; press those with ``pilot.press``."""
+    from textual import events
+    from textual.keys import _character_to_key
+
+    for char in text:
+        assert char.isprintable(), f"type_text types printable characters, not {char!r}"
+        event = events.Key(char if char.isalnum() else _character_to_key(char), char)
+        event.set_sender(pilot.app)
+        pilot.app.post_message(event)
+    await pilot.pause()
+
+
 def transcript_drawn(app: Any) -> bool:
     """The selected call has a line (its greeting, at least) and the Calls screen's transcript pane has drawn every
     line the console's state holds for it. The state has a line before the pane does (the pane writes on the next

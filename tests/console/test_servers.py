@@ -15,7 +15,7 @@ import yaml
 
 from console.app import AvaConsole
 from console.screens.servers import MCP_OFF
-from tests.console.helpers import paste, record_notifications
+from tests.console.helpers import paste, record_notifications, type_text
 
 FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "mcp_servers" / "fixture_server.py"
 
@@ -58,13 +58,14 @@ async def test_add_test_save_reload_with_secret(config_path: Path, memory_keyrin
         await wait(pilot, lambda: type(app.screen).__name__ == "ServersScreen")
         await pilot.press("a")
         await wait(pilot, lambda: app.focused is not None and app.focused.id == "f-id")
-        await pilot.press(*"Bad id")
+        await type_text(pilot, "Bad id")
         msg = app.screen.query_one("#msg-id")
         await wait(pilot, lambda: "lower-case" in str(msg.render()))
-        await pilot.press(*["backspace"] * 6, *"fixture")
+        await pilot.press(*["backspace"] * 6)
+        await type_text(pilot, "fixture")
         await wait(pilot, lambda: str(msg.render()) == "")
         await tab_to(pilot, app, "f-command")
-        await pilot.press(*"no-such-program-xyz")
+        await type_text(pilot, "no-such-program-xyz")
         await wait(pilot, lambda: "not found on PATH" in str(app.screen.query_one("#msg-command").render()))
         await pilot.press(*["backspace"] * len("no-such-program-xyz"))
         await paste(pilot, f"{sys.executable} {FIXTURE}")  # typing was checked with the name above
@@ -72,7 +73,9 @@ async def test_add_test_save_reload_with_secret(config_path: Path, memory_keyrin
         await tab_to(pilot, app, "add-env")
         await pilot.press("enter")
         await wait(pilot, lambda: app.focused is not None and "kv-key" in app.focused.classes)
-        await pilot.press(*"API_TOKEN", "tab", *"tok-123456")  # "store in keyring" is ticked by default
+        await type_text(pilot, "API_TOKEN")
+        await pilot.press("tab")
+        await type_text(pilot, "tok-123456")  # "store in keyring" is ticked by default
         await pilot.press("ctrl+t")
         result = app.screen.query_one("#form-result")
         await wait(pilot, lambda: "test passed" in str(result.render()), within=20)
