@@ -13,13 +13,11 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Any
 
-import mcp.client.stdio as sdk_stdio
 import pytest
 
 from console.app import AvaConsole
-from engine.mcp import connection
+from tests.engine.mcp.escalations import record_escalations
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "mcp_servers"
 
@@ -42,23 +40,7 @@ def _alive_in_group(pgid: int) -> list[int]:
 async def test_quit_while_servers_connect_kills_them_and_their_grandchildren(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    sent: list[tuple[int, str, bool]] = []  # (group, signal, whether the group was still there to receive it)
-    real_signal_group = connection.signal_group
-
-    def recording_signal_group(pgid: int, sig: int) -> bool:
-        delivered = real_signal_group(pgid, sig)
-        sent.append((pgid, signal.Signals(sig).name, delivered))
-        return delivered
-
-    sdk_escalations: list[int] = []
-    real_terminate = sdk_stdio._terminate_process_tree
-
-    async def recording_terminate(process: Any) -> None:
-        sdk_escalations.append(process.pid)
-        await real_terminate(process)
-
-    monkeypatch.setattr(connection, "signal_group", recording_signal_group)
-    monkeypatch.setattr(sdk_stdio, "_terminate_process_tree", recording_terminate)
+    escalations = record_escalations(monkeypatch)
     config = tmp_path / "config.yaml"
     config.write_text(
         "mcp:\n  servers:\n"
@@ -83,9 +65,9 @@ async def test_quit_while_servers_connect_kills_them_and_their_grandchildren(
         async with asyncio.timeout(30):  # only a guard against hanging for ever (the connect timeout is 60 s)
             await app.action_quit()
     stubborn = conns["stubborn"]
-    ours = [(sig, delivered) for pgid, sig, delivered in sent if pgid == stubborn.pid]
-    assert ours == [("SIGTERM", True), ("SIGKILL", True)]  # the stop's own escalation, in order, to a live group
+    # the stop's own escalation, in order, to a live group
+    assert escalations.to(stubborn.pid) == [("SIGTERM", True), ("SIGKILL", True)]
     assert stubborn.process.returncode == -signal.SIGKILL  # it ignores SIGTERM: the SIGKILL is what ended it
-    assert sdk_escalations == []  # the SDK's own (seconds later) was not needed, for either server
+    assert escalations.sdk == []  # the SDK's own (seconds later) was not needed, for either server
     for pgid in groups:
         assert not _alive_in_group(pgid), f"left in process group {pgid}"

@@ -14,11 +14,10 @@ import signal
 import sys
 from typing import Any
 
-import mcp.client.stdio as sdk_stdio
 import pytest
 
-from engine.mcp import connection
 from engine.mcp.connection import ServerGone
+from tests.engine.mcp.escalations import record_escalations
 from tests.engine.mcp.helpers import FIXTURES, settings
 from tests.waiting import wait_until
 
@@ -55,24 +54,7 @@ def _zombie(pid: int) -> bool:
 async def test_stop_with_a_call_hung_in_a_server_that_ignores_sigterm(
     make_engine: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    sent: list[tuple[str, bool]] = []  # (signal, whether the group was still there to receive it)
-    real_signal_group = connection.signal_group
-
-    def recording_signal_group(pgid: int, sig: int) -> bool:
-        delivered = real_signal_group(pgid, sig)
-        sent.append((signal.Signals(sig).name, delivered))
-        return delivered
-
-    sdk_escalations: list[int] = []
-    real_terminate = sdk_stdio._terminate_process_tree
-
-    async def recording_terminate(process: Any) -> None:
-        sdk_escalations.append(process.pid)
-        await real_terminate(process)
-
-    monkeypatch.setattr(connection, "signal_group", recording_signal_group)
-    monkeypatch.setattr(sdk_stdio, "_terminate_process_tree", recording_terminate)
-
+    escalations = record_escalations(monkeypatch)
     s = settings({"stub": {"transport": "stdio", "command": [sys.executable, STUBBORN], "connect_timeout_ms": 20000}})
     engine = await make_engine(s)
     sup = engine.mcp.supervisors["stub"]
@@ -85,7 +67,8 @@ async def test_stop_with_a_call_hung_in_a_server_that_ignores_sigterm(
     async with asyncio.timeout(30):  # only a guard against hanging for ever
         await engine.stop()
     assert call.done() and isinstance(call.exception(), ServerGone)  # retrieved: no "never retrieved" at its GC
-    assert sent == [("SIGTERM", True), ("SIGKILL", True)]  # the stop's own escalation, in order, to a live group
+    # the stop's own escalation, in order, to a live group
+    assert escalations.to(pgid) == [("SIGTERM", True), ("SIGKILL", True)]
     assert conn.process.returncode == -signal.SIGKILL  # SIGTERM is ignored: the SIGKILL is what ended it
-    assert sdk_escalations == []  # the SDK's own (seconds later) was not needed
+    assert escalations.sdk == []  # the SDK's own (seconds later) was not needed
     assert _gone(pgid), f"left in group {pgid}: {_members(pgid)}"
