@@ -30,8 +30,13 @@ from emulator import AriEmulator  # noqa: E402
 pytestmark = [pytest.mark.audio, pytest.mark.timeout(240)]
 
 RATE = 16000
-TONE_8K = ulaw_encode((8000 * np.sin(2 * np.pi * 440 * np.arange(8000 * 2) / 8000)).astype(np.int16))
-TONE_16K = (8000 * np.sin(2 * np.pi * 330 * np.arange(RATE * 2) / RATE)).astype(np.int16)
+#: Each tone is heard (or said) again when it did not come through, so it only has to outlast the 10 packets
+#: (200 ms) looked for, not a loaded machine's slow start: 2 s tones cost 10 s of the test's 21.
+TONE_S = 0.6
+#: What the operator's speaker records while Asterisk sends the tone: the tone and the line's latency after it.
+HEAR_S = TONE_S + 0.6
+TONE_8K = ulaw_encode((8000 * np.sin(2 * np.pi * 440 * np.arange(round(8000 * TONE_S)) / 8000)).astype(np.int16))
+TONE_16K = (8000 * np.sin(2 * np.pi * 330 * np.arange(round(RATE * TONE_S)) / RATE)).astype(np.int16)
 
 
 def loud_packets(peer: Any, since: int) -> int:
@@ -52,7 +57,7 @@ async def operator_hears(sd: Any, emu: AriEmulator) -> float:
     peer = emu.rtp[op_media(emu)]
     peak = 0.0
     for _ in range(5):
-        rec = sd.rec(RATE * 2, samplerate=RATE, channels=1, dtype="int16", device="pulse")
+        rec = sd.rec(round(RATE * HEAR_S), samplerate=RATE, channels=1, dtype="int16", device="pulse")
         await peer.speak(TONE_8K)
         await asyncio.to_thread(sd.wait)
         peak = max(peak, float(np.abs(rec.astype(np.int32)).max()))
