@@ -16,7 +16,7 @@ import yaml
 from console.app import AvaConsole
 from console.approvals import PendingRow
 from console.widgets.approval_panel import render_rows
-from tests.console.helpers import record_notifications
+from tests.console.helpers import record_notifications, type_text
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "tests" / "fixtures" / "mcp_servers" / "destructive_server.py"
@@ -56,7 +56,8 @@ async def _ask_for_delete(pilot, app: AvaConsole, wait) -> str:
     await wait(pilot, lambda: app.focused is not None and app.focused.id == "talk", 30)
     call_id = app.selected_call
     assert call_id is not None
-    await pilot.press(*"delete shopping", "enter")
+    await type_text(pilot, "delete shopping")
+    await pilot.press("enter")
     await wait(pilot, lambda: bool(app.approvals.rows), 30)
     await wait(pilot, lambda: bool(app.screen.query("#approvals")), 30)
     await pilot.press("escape")  # out of the talk box: y and x are keys again
@@ -119,7 +120,8 @@ async def test_shift_x_denies_with_the_operators_reason(notes_config: tuple[Path
         assert app.approvals.rows and record.read_text() == ""
         await pilot.press("X")
         await wait(pilot, lambda: app.screen.__class__.__name__ == "DenyReasonScreen", 30)
-        await pilot.press(*"keep it", "enter")
+        await type_text(pilot, "keep it")
+        await pilot.press("enter")
         await wait(pilot, lambda: not app.approvals.rows, 30)
         said = "the operator did not approve mcp_notes_delete_note: keep it"
         await wait(pilot, lambda: any(said in t for _, _, t in app.state.transcript(call_id)), 30)
@@ -179,7 +181,8 @@ async def test_the_keys_answer_the_selected_calls_approval_and_bracket_moves_the
         await wait(pilot, lambda: app.focused is not None and app.focused.id == "calls", 30)
         await pilot.press("s")
         await wait(pilot, lambda: app.focused is not None and app.focused.id == "talk", 30)
-        await pilot.press(*"delete groceries", "enter")
+        await type_text(pilot, "delete groceries")
+        await pilot.press("enter")
         await wait(pilot, lambda: len(app.approvals.rows) == 2, 30)
         await pilot.press("escape")
         await wait(pilot, lambda: "▶" in _panel_text(app) and "more waiting (] next)" in _panel_text(app), 30)

@@ -17,7 +17,7 @@ from console.screens.elicitation import ElicitationScreen
 from console.screens.invocations import running_text
 from console.state import Invocation
 from tests.console.conftest import servers_up
-from tests.console.helpers import record_notifications
+from tests.console.helpers import record_notifications, type_text
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "tests" / "fixtures" / "mcp_servers" / "elicit_server.py"
@@ -55,7 +55,8 @@ async def _ask(pilot, app: AvaConsole, wait, era: str) -> ElicitationScreen:
     await wait(pilot, lambda: app.focused is not None and app.focused.id == "calls", 30)
     await pilot.press("s")
     await wait(pilot, lambda: app.focused is not None and app.focused.id == "talk", 30)
-    await pilot.press(*f"book {era}", "enter")
+    await type_text(pilot, f"book {era}")
+    await pilot.press("enter")
     await wait(pilot, lambda: isinstance(app.screen, ElicitationScreen), 30)
     assert isinstance(app.screen, ElicitationScreen)
     return app.screen
@@ -106,7 +107,8 @@ async def test_ctrl_d_declines_and_a_question_nobody_answers_closes_its_dialog(t
         await wait(pilot, lambda: app.focused is not None and app.focused.id == "calls", 30)
         await pilot.press("s")
         await wait(pilot, lambda: app.focused is not None and app.focused.id == "talk", 30)
-        await pilot.press(*"book old", "enter")
+        await type_text(pilot, "book old")
+        await pilot.press("enter")
         await wait(pilot, lambda: _invocation(app, "old").status == "success", 30)
         assert _invocation(app, "old").message == "decline"
         await wait(pilot, lambda: not isinstance(app.screen, ElicitationScreen), 10)

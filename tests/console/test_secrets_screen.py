@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Static
 
 from console.app import AvaConsole
 from engine.config import set_secret
+from tests.console.helpers import type_text
 from tests.fixtures.memory_keyring import MemoryKeyring
 
 KEY = ("ava-console", "OPENAI_KEY")
@@ -37,7 +38,10 @@ async def test_add_asks_before_replacing(config_path: Path, memory_keyring: Memo
         await pilot.press("a")  # the row OPENAI_KEY is selected
         await wait(pilot, lambda: type(app.screen).__name__ == "SecretEntry")
         assert app.screen.query_one("#secret-name").value == ""  # type: ignore[attr-defined]
-        await pilot.press(*"OPENAI_KEY", "enter", *"new-value", "enter")
+        await type_text(pilot, "OPENAI_KEY")
+        await pilot.press("enter")
+        await type_text(pilot, "new-value")
+        await pilot.press("enter")
         await wait(pilot, lambda: type(app.screen).__name__ == "ConfirmScreen")
         await pilot.press("n")
         await wait(pilot, lambda: type(app.screen).__name__ == "SecretsScreen")
@@ -62,11 +66,14 @@ async def test_replace_and_rename_are_their_own_keys(
         table.move_cursor(row=table.get_row_index("OPENAI_KEY"))
         await pilot.press("e")  # replace the selected secret's value: that is what e says, so no question
         await wait(pilot, lambda: type(app.screen).__name__ == "SecretEntry")
-        await pilot.press(*"replaced", "enter")
+        await type_text(pilot, "replaced")
+        await pilot.press("enter")
         await wait(pilot, lambda: memory_keyring.store[KEY] == "replaced")
         await pilot.press("r")
         await wait(pilot, lambda: type(app.screen).__name__ == "NameEntry")
-        await pilot.press(*["backspace"] * 10, *"TAKEN", "enter")
+        await pilot.press(*["backspace"] * 10)
+        await type_text(pilot, "TAKEN")
+        await pilot.press("enter")
         await wait(pilot, lambda: type(app.screen).__name__ == "ConfirmScreen")
         await pilot.press("n")
         await wait(pilot, lambda: type(app.screen).__name__ == "SecretsScreen")
@@ -75,7 +82,9 @@ async def test_replace_and_rename_are_their_own_keys(
         table.move_cursor(row=table.get_row_index("OPENAI_KEY"))
         await pilot.press("r")
         await wait(pilot, lambda: type(app.screen).__name__ == "NameEntry")
-        await pilot.press(*["backspace"] * 10, *"LLM_KEY", "enter")
+        await pilot.press(*["backspace"] * 10)
+        await type_text(pilot, "LLM_KEY")
+        await pilot.press("enter")
         await wait(pilot, lambda: memory_keyring.store.get(("ava-console", "LLM_KEY")) == "replaced")
         assert KEY not in memory_keyring.store
         await wait(pilot, lambda: "LLM_KEY" in [k.value for k in table.rows] and "OPENAI_KEY" not in table.rows)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from console.app import AvaConsole
+from tests.console.helpers import type_text
 
 WHISPER = "The caller is the baron; flatter him."
 LINE = "A raven lands on the sill."
@@ -36,7 +37,8 @@ async def test_whisper_and_say_now_from_the_keyboard(config_path: Path, wait) ->
         assert "Whisper to the agent" in str(app.screen.query_one("#steer-title").render())
         await pilot.press("enter")  # nothing typed: the dialog says so and stays
         assert "type the instruction" in str(app.screen.query_one("#steer-error").render())
-        await pilot.press(*WHISPER, "enter")
+        await type_text(pilot, WHISPER)
+        await pilot.press("enter")
         await wait(pilot, lambda: type(app.screen).__name__ == "CallsScreen")
         await wait(pilot, lambda: "whisper" in {r for _, r, _ in app.state.transcript(call_id)})
         assert session.whispers == [WHISPER]
@@ -45,7 +47,8 @@ async def test_whisper_and_say_now_from_the_keyboard(config_path: Path, wait) ->
 
         await pilot.press("S")
         await wait(pilot, lambda: type(app.screen).__name__ == "SteerModal")
-        await pilot.press(*LINE, "enter")
+        await type_text(pilot, LINE)
+        await pilot.press("enter")
         await wait(pilot, lambda: ("assistant", LINE) in {(r, t) for _, r, t in app.state.transcript(call_id)})
         assert ("say-now", LINE) in {(r, t) for _, r, t in app.state.transcript(call_id)}
         assert [(n.kind, n.text) for n in session.steering] == [("whisper", WHISPER), ("say", LINE)]
@@ -53,7 +56,8 @@ async def test_whisper_and_say_now_from_the_keyboard(config_path: Path, wait) ->
 
         await pilot.press("S")  # Esc leaves the dialog: nothing is sent
         await wait(pilot, lambda: type(app.screen).__name__ == "SteerModal")
-        await pilot.press(*"never mind", "escape")  # an edited line: Esc asks first; d discards it
+        await type_text(pilot, "never mind")
+        await pilot.press("escape")  # an edited line: Esc asks first; d discards it
         await wait(pilot, lambda: type(app.screen).__name__ == "LeaveFormScreen")
         await pilot.press("d")
         await wait(pilot, lambda: type(app.screen).__name__ == "CallsScreen")
@@ -61,7 +65,8 @@ async def test_whisper_and_say_now_from_the_keyboard(config_path: Path, wait) ->
 
         await pilot.press("tab")  # the talk box is where the caller's words go
         app.screen.query_one("#talk").focus()
-        await pilot.press(*"hello", "enter")  # the whisper goes to this turn, once
+        await type_text(pilot, "hello")
+        await pilot.press("enter")  # the whisper goes to this turn, once
         await wait(pilot, lambda: session.whispers == [] and session.turn == 1)
 
 
