@@ -178,6 +178,14 @@ def _demo_route(said: str) -> tuple[str, dict[str, str]] | None:
     return None if found is None else (found[0].name, found[1])
 
 
+def test_the_demo_script_rolls_on_its_tables() -> None:
+    """"Roll on the loot table" is a table's roll, not dice called "on the loot table"; the tables can be asked for."""
+    assert _demo_route("roll on the loot table") == ("table", {"table": "loot"})
+    assert _demo_route("roll on a random encounter table please") == ("table", {"table": "random encounter"})
+    assert _demo_route("what tables do you have") == ("tables", {})
+    assert _demo_route("roll two d six") == ("roll", {"expr": "two d six"})
+
+
 def test_the_demo_script_remembers_facts_about_the_game_not_about_the_speaker() -> None:
     """A fact about someone of the game is kept under that someone; one about the speaker ("my name is …") would be
     kept under "My", so it gets the hint instead."""
