@@ -179,7 +179,7 @@ def _demo_route(said: str) -> tuple[str, dict[str, str]] | None:
 
 
 def test_the_demo_script_rolls_on_its_tables() -> None:
-    """"Roll on the loot table" is a table's roll, not dice called "on the loot table"; the tables can be asked for."""
+    """A roll "on the loot table" is a table's roll, not dice called "on the loot table"; tables can be listed."""
     assert _demo_route("roll on the loot table") == ("table", {"table": "loot"})
     assert _demo_route("roll on a random encounter table please") == ("table", {"table": "random encounter"})
     assert _demo_route("what tables do you have") == ("tables", {})
