@@ -175,9 +175,11 @@ async def test_one_console_over_three_serves_on_redis(tmp_path: Path, redis_serv
                 refs["lab-3"],
             ]
 
-            # kill -9 lab-3: its call is lost within the heartbeat (its key expires after three beats; the client polls)
+            # kill -9 lab-3: its call is lost once its key expires (three beats; the client polls). The wait is only a
+            # guard against hanging: with two CPU hogs beside the suite the client's stream read timed out and
+            # reconnected first, and the loss came after the 4.5 s this waited before
             serves["lab-3"].send_signal(signal.SIGKILL)
-            await wait_for(pilot, lambda: refs["lab-3"] in app.state.ended, within=HEARTBEAT_S * 3 + 3.0)
+            await wait_for(pilot, lambda: refs["lab-3"] in app.state.ended, within=30)
             assert app.state.ended[refs["lab-3"]].state == "lost"
             assert app.link is not None and app.link.engines["lab-3"].status == "gone"
             assert "2 engines" in app.sub_title
