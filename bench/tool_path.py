@@ -55,6 +55,8 @@ N = int(os.environ.get("BENCH_N", "20000"))
 ROUND = int(os.environ.get("BENCH_ROUND", "2048"))
 #: Rounds each way (interleaved).
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "16"))
+#: The echo tool's arguments in every call of the bench.
+ARGS = {"text": "hello", "times": 2}
 
 
 async def echo(args: dict[str, Any], ctx: ToolExecutionContext) -> ToolResult:
@@ -87,7 +89,6 @@ def settings(folder: str, name: str, telemetry: dict[str, Any] | None = None) ->
 
 
 async def path_overhead(tool: FunctionTool, folder: str) -> None:
-    args = {"text": "hello", "times": 2}
     engine = Engine(settings(folder, "path"), extra_tools=[tool])
     sub = engine.bus.subscribe(maxsize=1000)  # a live subscriber, as the console would have
     session = CallSession(call_id="bench", context="c", provider="p")
@@ -100,15 +101,15 @@ async def path_overhead(tool: FunctionTool, folder: str) -> None:
     path_cpu: list[float] = []
     cpu = time.process_time
     for _ in range(2000):  # warm up both
-        await tool.execute(args, ctx)
-        await engine.execute_tool(session, "echo", args)
+        await tool.execute(ARGS, ctx)
+        await engine.execute_tool(session, "echo", ARGS)
     for _ in range(N):
         c, t = cpu(), time.perf_counter()
-        await tool.execute(args, ctx)
+        await tool.execute(ARGS, ctx)
         direct.append(time.perf_counter() - t)
         direct_cpu.append(cpu() - c)
         c, t = cpu(), time.perf_counter()
-        await engine.execute_tool(session, "echo", args)
+        await engine.execute_tool(session, "echo", ARGS)
         path.append(time.perf_counter() - t)
         path_cpu.append(cpu() - c)
         sub.drain()
@@ -222,7 +223,6 @@ class Comparison:
 
 async def compare(tool: FunctionTool, folder: str, name: str, telemetry: dict[str, Any] | None) -> Comparison:
     """Rounds of tool calls on an engine tracing nothing and on one with ``telemetry`` (None: tracing nothing too)."""
-    args = {"text": "hello", "times": 2}
     engines = (
         Engine(settings(folder, f"{name}-off"), extra_tools=[tool]),
         Engine(settings(folder, f"{name}-2nd", telemetry), extra_tools=[tool]),
@@ -243,7 +243,7 @@ async def compare(tool: FunctionTool, folder: str, name: str, telemetry: dict[st
         e = engines[side]
         c, t = time.process_time(), time.perf_counter()
         for _ in range(calls):
-            await e.execute_tool(session, "echo", args)
+            await e.execute_tool(session, "echo", ARGS)
             # the turn it was part of ends (tracing: a turn span and the tool's span under it)
             e.bus.publish(TurnTimings(call_id="bench", turn=1, tier="standard", budget_ms=1000, latency_ms=1.0))
             for _ in range(3):  # the engine's tasks run before the next call
